@@ -1,0 +1,51 @@
+/*
+ * cli.h: what every `hetbatch` subcommand shares.
+ *
+ * Adding a subcommand:
+ *   1. write cli/NAME.c with `int cmd_NAME(int argc, char **argv, struct hb_cli *cli)`;
+ *      it parses its own options (getopt_long, argv[0] is the subcommand name),
+ *      prints its --help with examples, calls library code, and returns an exit code;
+ *   2. declare it below;
+ *   3. add a row to the commands[] table in cli/hetbatch.c (the help text is
+ *      generated from that table);
+ *   4. add the file to cli/meson.build and a test under tests/.
+ *
+ * Exit codes: 0 ok, 1 runtime failure, 2 usage or input error.  Only cli/
+ * prints errors and exits; library code fills a struct hb_error.
+ */
+#ifndef HB_CLI_H
+#define HB_CLI_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "log.h"
+
+struct hb_cli {
+	const char *prog;      /* "hetbatch" */
+	struct hb_log log;     /* threshold from -v/-q */
+	int quiet;             /* -q: no progress bars, warnings only on error */
+	uint64_t seed;         /* --seed N (default 1) */
+	int seed_set;          /* 1 if --seed was given */
+};
+
+typedef int hb_cmd_fn(int argc, char **argv, struct hb_cli *cli);
+
+struct hb_cmd {
+	const char *name;      /* subcommand word */
+	hb_cmd_fn *fn;
+	const char *summary;   /* one line for `hetbatch --help` */
+};
+
+/* Print "hetbatch: error: MSG" and return the exit code for err. */
+int hb_cli_fail(const struct hb_cli *cli, const struct hb_error *err);
+/* Print a usage error with a pointer to `hetbatch CMD --help`; returns 2. */
+int hb_cli_usage(const struct hb_cli *cli, const char *cmd, const char *fmt, ...) HB_PRINTF(3, 4);
+
+int cmd_catalog(int argc, char **argv, struct hb_cli *cli);
+int cmd_profile(int argc, char **argv, struct hb_cli *cli);
+int cmd_import(int argc, char **argv, struct hb_cli *cli);
+int cmd_plan(int argc, char **argv, struct hb_cli *cli);
+int cmd_forecast(int argc, char **argv, struct hb_cli *cli);
+
+#endif

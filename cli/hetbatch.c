@@ -1,0 +1,159 @@
+/*
+ * hetbatch.c: the `hetbatch` command: global options and the subcommand table.
+ *
+ * Global options (-v, -q, --seed N) may appear before or after the
+ * subcommand; they are taken out of argv before the subcommand sees it, so no
+ * subcommand may define them itself.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hb_config.h"
+#include "cli.h"
+#include "strutil.h"
+
+static int cmd_version(int argc, char **argv, struct hb_cli *cli)
+{
+	(void)argv;
+	(void)cli;
+	if (argc > 1 && strcmp(argv[1], "--help") != 0)
+		return hb_cli_usage(cli, "version", "takes no arguments");
+	printf("hetbatch %s (gpu backend: %s, mpi: %s)\n", HB_VERSION, HB_HAVE_GPU ? "yes" : "no",
+	       HB_HAVE_MPI ? "yes" : "no");
+	return 0;
+}
+
+static const struct hb_cmd commands[] = {
+	{ "version", cmd_version, "print the version and build features" },
+	/* new subcommands go above this line */
+};
+
+#define NCOMMANDS ((int)(sizeof(commands) / sizeof(commands[0])))
+
+int hb_cli_fail(const struct hb_cli *cli, const struct hb_error *err)
+{
+	fprintf(stderr, "%s: error: %s\n", cli->prog, err->msg[0] ? err->msg : "unknown error");
+	return err->code == HB_EINPUT ? 2 : 1;
+}
+
+int hb_cli_usage(const struct hb_cli *cli, const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s%s%s: ", cli->prog, cmd ? " " : "", cmd ? cmd : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s%s%s --help'.\n", cli->prog, cmd ? " " : "", cmd ? cmd : "");
+	return 2;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hetbatch [-v | -q] [--seed N] SUBCOMMAND [options]\n"
+		"\n"
+		"Plan, simulate and cost DNN training on heterogeneous GPU clusters.\n"
+		"\n"
+		"Subcommands:\n");
+	for (int i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out,
+		"\n"
+		"Global options:\n"
+		"  -v, --verbose    more messages on stderr (repeat for debug)\n"
+		"  -q, --quiet      only errors; no progress bars\n"
+		"  --seed N         seed for every random stream (default 1)\n"
+		"  --version        print the version and build features\n"
+		"  -h, --help       this help; 'hetbatch SUBCOMMAND --help' for each subcommand\n"
+		"\n"
+		"Examples:\n"
+		"  hetbatch catalog gpus\n"
+		"  hetbatch profile --analytic --db profiles.db\n"
+		"  hetbatch import jabas ../shared/data/jabas/resnet50-quickstart --db profiles.db\n"
+		"\n"
+		"Exit status: 0 ok, 1 runtime failure, 2 usage or input error.\n");
+}
+
+/* Remove global options from argv in place; returns the new argc or -1. */
+static int take_global_options(int argc, char **argv, struct hb_cli *cli)
+{
+	int out = 1;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *val = NULL;
+
+		if (strcmp(a, "--") == 0) {
+			while (i < argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+			cli->log.level++;
+		} else if (strcmp(a, "-vv") == 0) {
+			cli->log.level += 2;
+		} else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+			cli->quiet = 1;
+			cli->log.level = HB_LOG_ERROR;
+		} else if (strcmp(a, "--seed") == 0 || strncmp(a, "--seed=", 7) == 0) {
+			long v;
+
+			if (a[6] == '=')
+				val = a + 7;
+			else if (i + 1 < argc)
+				val = argv[++i];
+			if (!val || hb_parse_long_range(val, 0, 0x7fffffffL, &v) < 0) {
+				hb_cli_usage(cli, NULL, "--seed needs an integer in [0, 2147483647], got '%s'",
+					     val ? val : "");
+				return -1;
+			}
+			cli->seed = (uint64_t)v;
+			cli->seed_set = 1;
+		} else {
+			argv[out++] = argv[i];
+		}
+	}
+	argv[out] = NULL;
+	return out;
+}
+
+int main(int argc, char **argv)
+{
+	struct hb_cli cli = {
+		.prog = "hetbatch",
+		.log = { .level = HB_LOG_WARN, .out = stderr },
+		.seed = 1,
+	};
+
+	argc = take_global_options(argc, argv, &cli);
+	if (argc < 0)
+		return 2;
+	if (cli.log.level > HB_LOG_DEBUG)
+		cli.log.level = HB_LOG_DEBUG;
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+		if (argc > 2 && strcmp(argv[1], "help") == 0) {
+			char help[] = "--help";
+			char *sub[3] = { argv[2], help, NULL };
+
+			for (int i = 0; i < NCOMMANDS; i++)
+				if (strcmp(argv[2], commands[i].name) == 0)
+					return commands[i].fn(2, sub, &cli);
+			return hb_cli_usage(&cli, NULL, "unknown subcommand '%s'", argv[2]);
+		}
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0)
+		return cmd_version(1, argv + 1, &cli);
+	for (int i = 0; i < NCOMMANDS; i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1, &cli);
+	return hb_cli_usage(&cli, NULL, "unknown subcommand '%s'", argv[1]);
+}

@@ -1,0 +1,211 @@
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv.h"
+#include "strutil.h"
+
+int hb_csv_open(struct hb_csv *c, const char *path, struct hb_error *err)
+{
+	memset(c, 0, sizeof(*c));
+	hb_strlcpy(c->path, path, sizeof(c->path));
+	c->f = fopen(path, "rb");
+	if (!c->f)
+		return hb_input_error(err, "%s: cannot open: %s", path, strerror(errno));
+	return 0;
+}
+
+void hb_csv_close(struct hb_csv *c)
+{
+	if (c->f)
+		fclose(c->f);
+	free(c->buf);
+	free(c->field);
+	for (int i = 0; i < c->nheader; i++)
+		free(c->header[i]);
+	free(c->header);
+	memset(c, 0, sizeof(*c));
+}
+
+static int push_field(struct hb_csv *c, char *p, struct hb_error *err)
+{
+	if (c->nfield == c->cap_field) {
+		int ncap = c->cap_field ? 2 * c->cap_field : 16;
+		char **nf = realloc(c->field, (size_t)ncap * sizeof(*nf));
+
+		if (!nf)
+			return hb_runtime_error(err, "%s:%ld: out of memory", c->path, c->line);
+		c->field = nf;
+		c->cap_field = ncap;
+	}
+	c->field[c->nfield++] = p;
+	return 0;
+}
+
+/* Split c->buf (length n) into fields in place. */
+static int split_line(struct hb_csv *c, size_t n, struct hb_error *err)
+{
+	char *p = c->buf, *end = c->buf + n;
+
+	c->nfield = 0;
+	for (;;) {
+		char *start = p, *w;
+
+		if (p < end && *p == '"') {
+			w = start;
+			p++;
+			for (;;) {
+				if (p >= end)
+					return hb_input_error(err, "%s:%ld: unterminated quoted field", c->path, c->line);
+				if (*p == '"') {
+					if (p + 1 < end && p[1] == '"') {
+						*w++ = '"';
+						p += 2;
+						continue;
+					}
+					p++;
+					break;
+				}
+				*w++ = *p++;
+			}
+			if (p < end && *p != ',')
+				return hb_input_error(err, "%s:%ld: text after closing quote", c->path, c->line);
+			*w = '\0';
+		} else {
+			while (p < end && *p != ',') {
+				if (*p == '"')
+					return hb_input_error(err, "%s:%ld: stray quote in unquoted field", c->path, c->line);
+				p++;
+			}
+		}
+		if (push_field(c, start, err) < 0)
+			return -1;
+		if (p >= end) {
+			*p = '\0';
+			return 0;
+		}
+		*p++ = '\0';
+	}
+}
+
+int hb_csv_next(struct hb_csv *c, struct hb_error *err)
+{
+	for (;;) {
+		ssize_t n = getline(&c->buf, &c->cap, c->f);
+
+		if (n < 0) {
+			if (ferror(c->f))
+				return hb_runtime_error(err, "%s:%ld: read error", c->path, c->line + 1);
+			return 0;
+		}
+		c->line++;
+		if (memchr(c->buf, '\0', (size_t)n))
+			return hb_input_error(err, "%s:%ld: NUL byte in text file", c->path, c->line);
+		while (n > 0 && (c->buf[n - 1] == '\n' || c->buf[n - 1] == '\r'))
+			c->buf[--n] = '\0';
+		if (n == 0)
+			continue;
+		if (split_line(c, (size_t)n, err) < 0)
+			return -1;
+		return 1;
+	}
+}
+
+int hb_csv_header(struct hb_csv *c, const char *const *required, int *idx, struct hb_error *err)
+{
+	int rc = hb_csv_next(c, err);
+
+	if (rc < 0)
+		return -1;
+	if (rc == 0)
+		return hb_input_error(err, "%s: empty file, expected a header line", c->path);
+	c->header = calloc((size_t)c->nfield, sizeof(*c->header));
+	if (!c->header)
+		return hb_runtime_error(err, "%s: out of memory", c->path);
+	for (int i = 0; i < c->nfield; i++) {
+		c->header[i] = strdup(hb_trim(c->field[i]));
+		if (!c->header[i])
+			return hb_runtime_error(err, "%s: out of memory", c->path);
+		c->nheader = i + 1;
+	}
+	for (int k = 0; required && required[k]; k++) {
+		idx[k] = hb_csv_column(c, required[k]);
+		if (idx[k] < 0)
+			return hb_input_error(err, "%s:%ld: missing column '%s' in header", c->path, c->line, required[k]);
+	}
+	return 0;
+}
+
+int hb_csv_column(const struct hb_csv *c, const char *name)
+{
+	for (int i = 0; i < c->nheader; i++)
+		if (strcmp(c->header[i], name) == 0)
+			return i;
+	return -1;
+}
+
+static const char *colname(const struct hb_csv *c, int col)
+{
+	return col >= 0 && col < c->nheader ? c->header[col] : "?";
+}
+
+int hb_csv_check_width(struct hb_csv *c, struct hb_error *err)
+{
+	if (c->nfield != c->nheader)
+		return hb_input_error(err, "%s:%ld: expected %d fields, found %d", c->path, c->line,
+				      c->nheader, c->nfield);
+	return 0;
+}
+
+int hb_csv_str(struct hb_csv *c, int col, const char **out, struct hb_error *err)
+{
+	if (col < 0 || col >= c->nfield)
+		return hb_input_error(err, "%s:%ld: field '%s': missing (row has %d fields)", c->path, c->line,
+				      colname(c, col), c->nfield);
+	*out = c->field[col];
+	return 0;
+}
+
+int hb_csv_double(struct hb_csv *c, int col, double *out, struct hb_error *err)
+{
+	const char *s;
+
+	if (hb_csv_str(c, col, &s, err) < 0)
+		return -1;
+	if (hb_parse_double(s, out) < 0)
+		return hb_input_error(err, "%s:%ld: field '%s': value '%.64s' is not a number", c->path, c->line,
+				      colname(c, col), s);
+	return 0;
+}
+
+int hb_csv_long(struct hb_csv *c, int col, long *out, struct hb_error *err)
+{
+	const char *s;
+
+	if (hb_csv_str(c, col, &s, err) < 0)
+		return -1;
+	if (hb_parse_long(s, out) < 0)
+		return hb_input_error(err, "%s:%ld: field '%s': value '%.64s' is not an integer", c->path, c->line,
+				      colname(c, col), s);
+	return 0;
+}
+
+int hb_csv_double_range(struct hb_csv *c, int col, double lo, double hi, double *out, struct hb_error *err)
+{
+	if (hb_csv_double(c, col, out, err) < 0)
+		return -1;
+	if (*out < lo || *out > hi)
+		return hb_input_error(err, "%s:%ld: field '%s': value '%s' out of range [%g, %g]", c->path, c->line,
+				      colname(c, col), c->field[col], lo, hi);
+	return 0;
+}
+
+int hb_csv_long_range(struct hb_csv *c, int col, long lo, long hi, long *out, struct hb_error *err)
+{
+	if (hb_csv_long(c, col, out, err) < 0)
+		return -1;
+	if (*out < lo || *out > hi)
+		return hb_input_error(err, "%s:%ld: field '%s': value '%s' out of range [%ld, %ld]", c->path, c->line,
+				      colname(c, col), c->field[col], lo, hi);
+	return 0;
+}

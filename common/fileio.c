@@ -1,0 +1,142 @@
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "strutil.h"
+
+int hb_read_file(const char *path, char **data, size_t *len, struct hb_error *err)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!f)
+		return hb_input_error(err, "%s: cannot open: %s", path, strerror(errno));
+	for (;;) {
+		size_t got;
+
+		if (cap - n < 65536) {
+			char *nb;
+
+			cap = cap ? cap * 2 : 131072;
+			nb = realloc(buf, cap + 1);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return hb_runtime_error(err, "%s: out of memory", path);
+			}
+			buf = nb;
+		}
+		got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		free(buf);
+		fclose(f);
+		return hb_runtime_error(err, "%s: read error", path);
+	}
+	fclose(f);
+	buf[n] = '\0';
+	*data = buf;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+int hb_atomic_open(struct hb_atomic_file *af, const char *path, struct hb_error *err)
+{
+	if (hb_strlcpy(af->path, path, sizeof(af->path)) >= sizeof(af->path))
+		return hb_input_error(err, "%s: path too long", path);
+	snprintf(af->tmp, sizeof(af->tmp), "%s.tmp.%ld", path, (long)getpid());
+	af->f = fopen(af->tmp, "wb");
+	if (!af->f)
+		return hb_runtime_error(err, "%s: cannot create: %s", af->tmp, strerror(errno));
+	return 0;
+}
+
+int hb_atomic_commit(struct hb_atomic_file *af, struct hb_error *err)
+{
+	int bad = 0;
+
+	if (!af->f)
+		return hb_runtime_error(err, "%s: not open", af->path);
+	if (fflush(af->f) != 0 || ferror(af->f) || fsync(fileno(af->f)) != 0)
+		bad = 1;
+	if (fclose(af->f) != 0)
+		bad = 1;
+	af->f = NULL;
+	if (bad) {
+		remove(af->tmp);
+		return hb_runtime_error(err, "%s: write failed: %s", af->path, strerror(errno));
+	}
+	if (rename(af->tmp, af->path) != 0) {
+		int e = errno;
+
+		remove(af->tmp);
+		return hb_runtime_error(err, "%s: cannot rename into place: %s", af->path, strerror(e));
+	}
+	return 0;
+}
+
+void hb_atomic_abort(struct hb_atomic_file *af)
+{
+	if (af->f) {
+		fclose(af->f);
+		af->f = NULL;
+	}
+	remove(af->tmp);
+}
+
+int hb_write_file_atomic(const char *path, const char *data, size_t len, struct hb_error *err)
+{
+	struct hb_atomic_file af;
+
+	if (hb_atomic_open(&af, path, err) < 0)
+		return -1;
+	if (fwrite(data, 1, len, af.f) != len) {
+		hb_atomic_abort(&af);
+		return hb_runtime_error(err, "%s: write failed", path);
+	}
+	return hb_atomic_commit(&af, err);
+}
+
+int hb_path_is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int hb_path_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+int hb_mkdir_p(const char *path, struct hb_error *err)
+{
+	char buf[4096];
+	size_t n = hb_strlcpy(buf, path, sizeof(buf));
+
+	if (n >= sizeof(buf))
+		return hb_input_error(err, "%s: path too long", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+			return hb_runtime_error(err, "%s: cannot create directory: %s", buf, strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+		return hb_runtime_error(err, "%s: cannot create directory: %s", buf, strerror(errno));
+	if (!hb_path_is_dir(buf))
+		return hb_runtime_error(err, "%s: exists and is not a directory", buf);
+	return 0;
+}

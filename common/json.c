@@ -1,0 +1,209 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h"
+#include "json.h"
+
+cJSON *hb_json_parse(const char *text, size_t len, const char *name, struct hb_error *err)
+{
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+
+	if (!root) {
+		long line = 1, col = 1;
+		const char *p;
+
+		if (!end || end < text || end > text + len)
+			end = text + len;
+		for (p = text; p < end; p++) {
+			if (*p == '\n') {
+				line++;
+				col = 1;
+			} else {
+				col++;
+			}
+		}
+		hb_input_error(err, "%s:%ld:%ld: invalid JSON near '%.20s'", name, line, col,
+			       end < text + len ? end : "<end of file>");
+		return NULL;
+	}
+	/* Trailing garbage after the value is an error too. */
+	if (end) {
+		while (end < text + len && (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t'))
+			end++;
+		if (end < text + len && *end) {
+			cJSON_Delete(root);
+			hb_input_error(err, "%s: trailing text after the JSON value", name);
+			return NULL;
+		}
+	}
+	return root;
+}
+
+cJSON *hb_json_load_file(const char *path, struct hb_error *err)
+{
+	char *text;
+	size_t len;
+	cJSON *root;
+
+	if (hb_read_file(path, &text, &len, err) < 0)
+		return NULL;
+	if (memchr(text, '\0', len)) {
+		free(text);
+		hb_input_error(err, "%s: NUL byte in JSON file", path);
+		return NULL;
+	}
+	root = hb_json_parse(text, len, path, err);
+	free(text);
+	return root;
+}
+
+static const cJSON *field(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return v && !cJSON_IsNull(v) ? v : NULL;
+}
+
+int hb_json_num_opt(const cJSON *obj, const char *key, const char *where, double lo, double hi,
+		    double dflt, double *out, struct hb_error *err)
+{
+	const cJSON *v = field(obj, key);
+
+	if (!v) {
+		*out = dflt;
+		return 0;
+	}
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+		return hb_input_error(err, "%s: field '%s': expected a number", where, key);
+	if (v->valuedouble < lo || v->valuedouble > hi)
+		return hb_input_error(err, "%s: field '%s': value %g out of range [%g, %g]", where, key,
+				      v->valuedouble, lo, hi);
+	*out = v->valuedouble;
+	return 0;
+}
+
+int hb_json_num(const cJSON *obj, const char *key, const char *where, double lo, double hi,
+		double *out, struct hb_error *err)
+{
+	if (!field(obj, key))
+		return hb_input_error(err, "%s: field '%s': missing", where, key);
+	return hb_json_num_opt(obj, key, where, lo, hi, 0.0, out, err);
+}
+
+int hb_json_int_opt(const cJSON *obj, const char *key, const char *where, long lo, long hi,
+		    long dflt, long *out, struct hb_error *err)
+{
+	const cJSON *v = field(obj, key);
+	double d;
+
+	if (!v) {
+		*out = dflt;
+		return 0;
+	}
+	if (!cJSON_IsNumber(v))
+		return hb_input_error(err, "%s: field '%s': expected an integer", where, key);
+	d = v->valuedouble;
+	if (d != floor(d) || !isfinite(d))
+		return hb_input_error(err, "%s: field '%s': value %g is not an integer", where, key, d);
+	if (d < (double)lo || d > (double)hi)
+		return hb_input_error(err, "%s: field '%s': value %g out of range [%ld, %ld]", where, key, d, lo, hi);
+	*out = (long)d;
+	return 0;
+}
+
+int hb_json_int(const cJSON *obj, const char *key, const char *where, long lo, long hi,
+		long *out, struct hb_error *err)
+{
+	if (!field(obj, key))
+		return hb_input_error(err, "%s: field '%s': missing", where, key);
+	return hb_json_int_opt(obj, key, where, lo, hi, 0, out, err);
+}
+
+int hb_json_str_opt(const cJSON *obj, const char *key, const char *where, const char *dflt,
+		    const char **out, struct hb_error *err)
+{
+	const cJSON *v = field(obj, key);
+
+	if (!v) {
+		*out = dflt;
+		return 0;
+	}
+	if (!cJSON_IsString(v) || !v->valuestring[0])
+		return hb_input_error(err, "%s: field '%s': expected a non-empty string", where, key);
+	*out = v->valuestring;
+	return 0;
+}
+
+int hb_json_str(const cJSON *obj, const char *key, const char *where, const char **out,
+		struct hb_error *err)
+{
+	if (!field(obj, key))
+		return hb_input_error(err, "%s: field '%s': missing", where, key);
+	return hb_json_str_opt(obj, key, where, NULL, out, err);
+}
+
+int hb_json_array(const cJSON *obj, const char *key, const char *where, const cJSON **out,
+		  struct hb_error *err)
+{
+	const cJSON *v = field(obj, key);
+
+	if (!v)
+		return hb_input_error(err, "%s: field '%s': missing", where, key);
+	if (!cJSON_IsArray(v))
+		return hb_input_error(err, "%s: field '%s': expected an array", where, key);
+	*out = v;
+	return 0;
+}
+
+int hb_json_object(const cJSON *obj, const char *key, const char *where, const cJSON **out,
+		   struct hb_error *err)
+{
+	const cJSON *v = field(obj, key);
+
+	if (!v)
+		return hb_input_error(err, "%s: field '%s': missing", where, key);
+	if (!cJSON_IsObject(v))
+		return hb_input_error(err, "%s: field '%s': expected an object", where, key);
+	*out = v;
+	return 0;
+}
+
+int hb_json_check_keys(const cJSON *obj, const char *where, const char *const *allowed,
+		       struct hb_error *err)
+{
+	const cJSON *it;
+
+	if (!cJSON_IsObject(obj))
+		return hb_input_error(err, "%s: expected an object", where);
+	cJSON_ArrayForEach(it, obj) {
+		int ok = 0;
+
+		for (int i = 0; allowed[i]; i++)
+			if (it->string && strcmp(it->string, allowed[i]) == 0)
+				ok = 1;
+		if (!ok)
+			return hb_input_error(err, "%s: unknown field '%s'", where, it->string ? it->string : "?");
+	}
+	return 0;
+}
+
+int hb_json_write_file(const char *path, const cJSON *root, struct hb_error *err)
+{
+	char *text = cJSON_Print(root);
+	size_t n;
+	int rc;
+
+	if (!text)
+		return hb_runtime_error(err, "%s: out of memory serialising JSON", path);
+	n = strlen(text);
+	text = realloc(text, n + 2);
+	if (!text)
+		return hb_runtime_error(err, "%s: out of memory", path);
+	text[n] = '\n';
+	text[n + 1] = '\0';
+	rc = hb_write_file_atomic(path, text, n + 1, err);
+	free(text);
+	return rc;
+}

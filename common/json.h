@@ -1,0 +1,50 @@
+/*
+ * json.h: cJSON helpers that validate as they read.
+ *
+ * Every getter takes `where`, a human path to the object being read
+ * ("gpus.json: gpus[3] 'v100'"), so a bad value is reported as
+ * "gpus.json: gpus[3] 'v100': field 'fp32_tflops': value -1 out of range [0.01, 10000]".
+ * Parse errors give the file, line and column.
+ */
+#ifndef HB_JSON_H
+#define HB_JSON_H
+
+#include <cjson/cJSON.h>
+
+#include "error.h"
+
+/* Parse text (name is used in messages); the caller cJSON_Delete()s the result. */
+cJSON *hb_json_parse(const char *text, size_t len, const char *name, struct hb_error *err);
+cJSON *hb_json_load_file(const char *path, struct hb_error *err);
+
+/* Required number in [lo, hi]. */
+int hb_json_num(const cJSON *obj, const char *key, const char *where, double lo, double hi,
+		double *out, struct hb_error *err);
+/* Optional number: *out = dflt when the key is absent (null counts as absent). */
+int hb_json_num_opt(const cJSON *obj, const char *key, const char *where, double lo, double hi,
+		    double dflt, double *out, struct hb_error *err);
+/* Required integer in [lo, hi] (a number with no fractional part). */
+int hb_json_int(const cJSON *obj, const char *key, const char *where, long lo, long hi,
+		long *out, struct hb_error *err);
+int hb_json_int_opt(const cJSON *obj, const char *key, const char *where, long lo, long hi,
+		    long dflt, long *out, struct hb_error *err);
+/* Required non-empty string; *out points into obj. */
+int hb_json_str(const cJSON *obj, const char *key, const char *where, const char **out,
+		struct hb_error *err);
+int hb_json_str_opt(const cJSON *obj, const char *key, const char *where, const char *dflt,
+		    const char **out, struct hb_error *err);
+/* Required array (possibly empty) or object. */
+int hb_json_array(const cJSON *obj, const char *key, const char *where, const cJSON **out,
+		  struct hb_error *err);
+int hb_json_object(const cJSON *obj, const char *key, const char *where, const cJSON **out,
+		   struct hb_error *err);
+
+/* Reject keys not in the NULL-terminated allowed list (catches typos such as
+ * "fp32_tflop"). */
+int hb_json_check_keys(const cJSON *obj, const char *where, const char *const *allowed,
+		       struct hb_error *err);
+
+/* Serialise (formatted) and write atomically with a trailing newline. */
+int hb_json_write_file(const char *path, const cJSON *root, struct hb_error *err);
+
+#endif

@@ -1,0 +1,121 @@
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strutil.h"
+
+static int only_blanks(const char *s)
+{
+	while (*s && isspace((unsigned char)*s))
+		s++;
+	return *s == '\0';
+}
+
+int hb_parse_double(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s)
+		return -1;
+	while (isspace((unsigned char)*s))
+		s++;
+	if (!*s)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || !only_blanks(end) || errno == ERANGE || !isfinite(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int hb_parse_long(const char *s, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s)
+		return -1;
+	while (isspace((unsigned char)*s))
+		s++;
+	if (!*s)
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (end == s || !only_blanks(end) || errno == ERANGE)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int hb_parse_long_range(const char *s, long lo, long hi, long *out)
+{
+	long v;
+
+	if (hb_parse_long(s, &v) < 0 || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+size_t hb_strlcpy(char *dst, const char *src, size_t size)
+{
+	size_t n = strlen(src);
+
+	if (size) {
+		size_t k = n < size - 1 ? n : size - 1;
+		memcpy(dst, src, k);
+		dst[k] = '\0';
+	}
+	return n;
+}
+
+char *hb_trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+int hb_split_list(char *s, char **items, int max)
+{
+	int n = 0;
+	char *p = s;
+
+	for (;;) {
+		char *comma = strchr(p, ',');
+
+		if (comma)
+			*comma = '\0';
+		if (n == max)
+			return -1;
+		items[n] = hb_trim(p);
+		if (!*items[n])
+			return -1;
+		n++;
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	return n;
+}
+
+int hb_strcaseeq(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+			return 0;
+		a++;
+		b++;
+	}
+	return *a == *b;
+}

@@ -1,0 +1,34 @@
+/*
+ * strutil.h: strict string-to-number parsing and small string helpers.
+ *
+ * The parsers accept the whole string or nothing (leading/trailing blanks are
+ * allowed), so "12abc", "", "nan" and out-of-range values are rejected rather
+ * than silently read as something else.
+ */
+#ifndef HB_STRUTIL_H
+#define HB_STRUTIL_H
+
+#include <stddef.h>
+
+/* 0 on success; -1 if s is not a finite number. */
+int hb_parse_double(const char *s, double *out);
+/* 0 on success; -1 if s is not an integer that fits in long. */
+int hb_parse_long(const char *s, long *out);
+/* Like hb_parse_long, also requiring lo <= value <= hi. */
+int hb_parse_long_range(const char *s, long lo, long hi, long *out);
+
+/* Copy at most size-1 bytes and always terminate; returns strlen(src). */
+size_t hb_strlcpy(char *dst, const char *src, size_t size);
+
+/* Split a comma-separated list in place.  Fills at most max pointers into s
+ * (each trimmed of blanks) and returns the number of items, or -1 if there are
+ * more than max or an item is empty. */
+int hb_split_list(char *s, char **items, int max);
+
+/* Case-insensitive ASCII comparison. */
+int hb_strcaseeq(const char *a, const char *b);
+
+/* Trim blanks in place, returning the start of the trimmed string. */
+char *hb_trim(char *s);
+
+#endif

@@ -1,0 +1,166 @@
+/*
+ * catalog.h: GPU types, DNN models and clusters, loaded from validated JSON.
+ *
+ * The built-in catalog is the JSON in models/data/ compiled into the binary
+ * (see models/meson.build); a user's own file is accepted anywhere a built-in
+ * name is.  Every number in the data carries a "source" (paper table, artifact
+ * file, or "assumed: why"), kept here so `hetbatch catalog` can show it.
+ *
+ * Lifetime: a struct hb_catalog owns everything it points to; lookups return
+ * pointers into it that stay valid until hb_catalog_free().  Clusters refer to
+ * GPU types by index into cat->gpus, so a cluster is only meaningful together
+ * with the catalog that loaded it.
+ */
+#ifndef HB_CATALOG_H
+#define HB_CATALOG_H
+
+#include "error.h"
+
+#define HB_NAME_MAX 64
+#define HB_TEXT_MAX 256
+#define HB_MAX_ALIASES 8
+#define HB_MAX_GNS_POINTS 32
+#define HB_MAX_BUCKETS 512
+#define HB_MAX_OVERRIDES 8
+
+/* JABAS Eq. 8 default price: $3.06 per V100-hour (AWS p3.8xlarge / 4),
+ * scaled by FP32 TFLOPS with V100 = 14.13 TFLOPS. */
+#define HB_PRICE_V100_PER_HOUR 3.06
+#define HB_PRICE_V100_TFLOPS 14.13
+
+struct hb_gpu {
+	char name[HB_NAME_MAX];        /* catalog key, lower-case: "v100", "rtx-a6000-pc50" */
+	char display[HB_TEXT_MAX];     /* vendor name: "Tesla V100-PCIE-16GB" */
+	char aliases[HB_MAX_ALIASES][HB_NAME_MAX]; /* other names profilers report (matched case-insensitively) */
+	int naliases;
+	char base[HB_NAME_MAX];        /* for a power-capped variant, the uncapped type; else "" */
+	double power_cap;              /* fraction of board power, 1.0 = uncapped */
+	double fp32_tflops;            /* effective FP32 TFLOPS (after any power cap) */
+	double nominal_tflops;         /* FP32 TFLOPS of the uncapped card, used for the Eq. 8 price */
+	double tensor_tflops;          /* dense FP16/BF16 tensor-core TFLOPS, 0 if none */
+	double mem_bytes;              /* device memory usable by one process, bytes */
+	double mem_bw;                 /* memory bandwidth, bytes/s */
+	double price_per_hour;         /* $ per GPU-hour (Eq. 8 unless the data overrides it) */
+	int price_overridden;          /* 1 if price_per_hour came from the data, not Eq. 8 */
+	char source[HB_TEXT_MAX];      /* where the numbers come from */
+};
+
+/* Per-cluster settings a paper varies by cluster (JABAS Table 4). */
+struct hb_model_override {
+	char cluster[HB_NAME_MAX];     /* cluster name the override applies to */
+	double gamma;                  /* similarity threshold, < 0 if not overridden */
+	long min_gbs, max_gbs;         /* global batch bounds, < 0 if not overridden */
+};
+
+struct hb_model {
+	char name[HB_NAME_MAX];        /* catalog key: "resnet50", "gnmt", "pollux-imagenet" */
+	char display[HB_TEXT_MAX];     /* "ResNet-50 / ImageNet" */
+	char task[HB_NAME_MAX];        /* "image classification", ... */
+	char dataset[HB_NAME_MAX];     /* "ImageNet" */
+	char family[HB_NAME_MAX];      /* which paper's benchmark set: "jabas", "pollux", "ibm" */
+	double params;                 /* trainable parameters */
+	double flops_per_sample;       /* forward FLOPs per sample (backward taken as 2x) */
+	double act_bytes_per_sample;   /* activation memory kept for backward, bytes/sample */
+	double buckets[HB_MAX_BUCKETS];/* gradient bucket sizes in bytes, reduction order */
+	int nbuckets;                  /* derived from params and a 25 MiB cap when the data has none */
+	char optimizer[HB_NAME_MAX];   /* "sgd", "adam", "adamw", "lamb" */
+	double opt_state_bytes_per_param; /* optimizer state, bytes/param (SGD momentum 4, Adam 8) */
+	double dataset_size;           /* samples per epoch */
+	long m0;                       /* initial / base global batch (Pollux M0, JABAS B_G^init) */
+	long min_gbs, max_gbs;         /* global batch bounds (JABAS Table 4) */
+	long min_lbs;                  /* minimum local batch; candidate local batches are its multiples */
+	char lr_rule[HB_NAME_MAX];     /* "sqrt", "linear", "adascale", "none" */
+	double gamma;                  /* SimiGrad/JABAS similarity threshold */
+	double adapt_rate;             /* SimiGrad/JABAS alpha (0.1) */
+	long adapt_interval;           /* p, iterations between adaptations (100) */
+	double target_epochs;          /* target progress in M0-equivalent epochs */
+	/* Gradient-noise-scale trajectory: phi (samples) at training fraction f,
+	 * piecewise log-linear in between; f strictly increasing from 0 to 1. */
+	double gns_frac[HB_MAX_GNS_POINTS];
+	double gns_phi[HB_MAX_GNS_POINTS];
+	int ngns;
+	double sim_noise_sigma;        /* std. dev. of per-observation similarity noise */
+	double fwd_fraction;           /* zeta: forward share of fwd+bwd compute */
+	double data_s_per_sample;      /* data loading time per sample on one worker, s */
+	double bn_sync_s;              /* BN-sync constant per VSW per iteration, s (0 if none) */
+	double init_s;                 /* model-specific start-up on restart, s */
+	struct hb_model_override overrides[HB_MAX_OVERRIDES];
+	int noverrides;
+	char source[HB_TEXT_MAX * 4];  /* where the numbers come from */
+};
+
+struct hb_node {
+	char name[HB_NAME_MAX];        /* "node0", or "<group>-<k>" when expanded from a group */
+	int gpu;                       /* index into hb_catalog.gpus */
+	int ngpus;                     /* GPUs in this node (even for JABAS pairing) */
+	double intra_bw;               /* intra-node link bandwidth, bytes/s */
+	double inter_bw;               /* node's network bandwidth, bytes/s */
+	char intra_link[HB_NAME_MAX];  /* link class name, keys allreduce fits: "pcie3-x16" */
+	char inter_link[HB_NAME_MAX];  /* "ib-100g", "ib-56g", "eth-25g" */
+	int rack;                      /* rack id, 0 if unspecified */
+};
+
+struct hb_cluster {
+	char name[HB_NAME_MAX];        /* "jabas-a", "pollux-t4", or the file's "name" */
+	char display[HB_TEXT_MAX];
+	struct hb_node *nodes;         /* owned */
+	int nnodes;
+	int ngpus;                     /* total GPUs */
+	double storage_bw;             /* checkpoint storage bandwidth, bytes/s */
+	double restart_latency_s;      /* fixed start-up cost of a restart, s */
+	char source[HB_TEXT_MAX * 2];
+};
+
+struct hb_catalog {
+	struct hb_gpu *gpus;           /* owned arrays */
+	int ngpus;
+	struct hb_model *models;
+	int nmodels;
+	struct hb_cluster *clusters;
+	int nclusters;
+};
+
+/* Load the built-in catalog (compiled-in JSON).  Never fails on a correct
+ * build; the tests validate the embedded data. */
+int hb_catalog_load_builtin(struct hb_catalog *cat, struct hb_error *err);
+void hb_catalog_free(struct hb_catalog *cat);
+
+/* Load catalog JSON text; `name` is used in messages.  A document may hold any
+ * of the top-level arrays "gpus", "models", "clusters"; entries are appended to
+ * cat (a name already present is an error).  Exposed for tests and files. */
+int hb_catalog_load_json(struct hb_catalog *cat, const char *text, size_t len, const char *name,
+			 struct hb_error *err);
+int hb_catalog_load_file(struct hb_catalog *cat, const char *path, struct hb_error *err);
+
+/* Lookup by name or alias (case-insensitive); NULL if none. */
+const struct hb_gpu *hb_catalog_gpu(const struct hb_catalog *cat, const char *name);
+int hb_catalog_gpu_index(const struct hb_catalog *cat, const char *name);
+const struct hb_model *hb_catalog_model(const struct hb_catalog *cat, const char *name);
+const struct hb_cluster *hb_catalog_cluster(const struct hb_catalog *cat, const char *name);
+
+/* Accept a built-in name or a path to the user's JSON file (a file holding one
+ * object, or a document with a one-element "models"/"clusters" array).  A file
+ * is loaded into cat and the pointer refers to the copy there.  Unknown names
+ * fail with the list of known ones. */
+int hb_catalog_resolve_model(struct hb_catalog *cat, const char *name_or_path,
+			     const struct hb_model **out, struct hb_error *err);
+int hb_catalog_resolve_cluster(struct hb_catalog *cat, const char *name_or_path,
+			       const struct hb_cluster **out, struct hb_error *err);
+int hb_catalog_resolve_gpu(struct hb_catalog *cat, const char *name_or_path,
+			   const struct hb_gpu **out, struct hb_error *err);
+
+/* The model's settings on a cluster: gamma and batch bounds after applying a
+ * matching override (cluster may be NULL). */
+void hb_model_bounds(const struct hb_model *m, const char *cluster, double *gamma, long *min_gbs,
+		     long *max_gbs);
+
+/* Gradient noise scale phi (samples) at training fraction f in [0, 1]. */
+double hb_model_gns(const struct hb_model *m, double f);
+
+/* Bytes of a checkpoint: weights + optimizer state. */
+double hb_model_checkpoint_bytes(const struct hb_model *m);
+
+/* Eq. 8 price for a card of the given nominal TFLOPS. */
+double hb_price_eq8(double nominal_tflops);
+
+#endif

@@ -1,0 +1,184 @@
+/*
+ * profdb.h: the profile database, the contract between the profiler, the
+ * importers, the analytic generator and the solvers.
+ *
+ * One SQLite file (default "profiles.db").  Tables (schema version in
+ * PRAGMA user_version, forward migrations in profdb.c):
+ *
+ *   run(id, kind, host, device, driver, cuda, backend, started_at, tool_version)
+ *   compute(gpu, model, local_bs, n_vsw, fwd_s, bwd_s, data_s, update_s, copy_s,
+ *           bn_s, total_s, mem_bytes, source, run_id)   one measured/generated point
+ *   memory(gpu, model, local_bs, max_vsw, source)        feasibility; max local batch follows
+ *   bucket(model, idx, bytes, source)                    gradient buckets, reduction order
+ *   allreduce(scope, link, n_gpus, bytes, time_s, source, run_id)
+ *   allreduce_fit(scope, link, alpha, beta, bandwidth, r2, source)
+ *   placement(model, gpu, placement, local_bs, step_s, sync_s, source)   Pollux placements.csv
+ *   scalability(model, gpu, num_nodes, num_replicas, local_bs, step_s, sync_s, source)
+ *   gradstats(model, batch, epoch, iteration, progress, metric, grad_sqr, grad_var, source)
+ *   prediction(run_id, model, config_json, predicted_s, measured_s)
+ *
+ * GPU and model names are catalog names where the importer could map them
+ * (via the catalog's aliases), else the name as the source file spelled it.
+ * `source` is one of "cupti", "events", "cpu", "analytic", "import:pollux",
+ * "import:jabas", "import:nccl-tests", "live".  When several sources cover one
+ * (gpu, model) pair, readers take the whole set from the best one, in the
+ * order of hb_profdb_source_rank(), so a measured profile is never mixed
+ * with generated points.
+ *
+ * allreduce_fit follows JABAS Eq. 3 in the artifact's units: for a tensor of
+ * d bytes on N GPUs over a link of bandwidth K (bytes/s),
+ *   x_ms = d * 4(N-1)/N / K * 1000,   t_ms = alpha * x_ms + beta.
+ * `scope` is "intra" or "inter"; `link` is the link class name used by the
+ * cluster files ("pcie3-x16", "ib-100g", ...).
+ *
+ * Every write function is meant to be called inside hb_profdb_begin /
+ * hb_profdb_commit; importers wrap a whole file set in one transaction.
+ */
+#ifndef HB_PROFDB_H
+#define HB_PROFDB_H
+
+#include <stdint.h>
+
+#include "error.h"
+
+#define HB_PROFDB_SCHEMA_VERSION 1
+#define HB_PROFDB_DEFAULT "profiles.db"
+
+struct hb_profdb;  /* opaque: owns the sqlite3 handle and prepared statements */
+
+struct hb_run_info {
+	char kind[32];         /* "analytic", "import", "profile", "live" */
+	char host[64];
+	char device[128];
+	char driver[32];
+	char cuda[32];
+	char backend[16];      /* "cuda", "cpu", "none" */
+	char started_at[32];   /* ISO 8601 UTC */
+};
+
+struct hb_compute_row {
+	char gpu[64];
+	char model[64];
+	int local_bs;
+	int n_vsw;
+	double fwd_s, bwd_s, data_s, update_s, copy_s, bn_s; /* per iteration, seconds */
+	double total_s;        /* as measured (may exceed the sum of parts) */
+	double mem_bytes;      /* peak device memory, 0 if unknown */
+	char source[32];
+	int64_t run_id;        /* 0 if none */
+};
+
+struct hb_memory_row {
+	char gpu[64];
+	char model[64];
+	int local_bs;
+	int max_vsw;           /* 0 = this local batch does not fit */
+	char source[32];
+};
+
+struct hb_allreduce_row {
+	char scope[8];         /* "intra" or "inter" */
+	char link[64];
+	int n_gpus;
+	double bytes;
+	double time_s;
+	char source[32];
+	int64_t run_id;
+};
+
+struct hb_allreduce_fit {
+	char scope[8];
+	char link[64];
+	double alpha;          /* slope: measured ms per theoretical ms */
+	double beta;           /* intercept, ms */
+	double bandwidth;      /* K used for the theoretical time, bytes/s */
+	double r2;             /* coefficient of determination of the fit */
+	char source[32];
+};
+
+struct hb_placement_row {
+	char model[64];
+	char gpu[64];
+	char placement[64];    /* Pollux string: GPUs per node, e.g. "22" = 2 nodes x 2 */
+	int local_bs;
+	double step_s, sync_s;
+	char source[32];
+};
+
+struct hb_scalability_row {
+	char model[64];
+	char gpu[64];
+	int num_nodes, num_replicas, local_bs;
+	double step_s, sync_s;
+	char source[32];
+};
+
+struct hb_gradstats_row {
+	char model[64];
+	int batch;             /* global batch of the validation run */
+	int epoch;             /* 0-based row index within that run */
+	long iteration;
+	double progress;       /* samples (Pollux "progress") */
+	double metric;
+	double grad_sqr, grad_var;
+	char source[32];
+};
+
+/* Open (creating and migrating as needed).  readonly opens an existing file. */
+int hb_profdb_open(const char *path, int readonly, struct hb_profdb **out, struct hb_error *err);
+void hb_profdb_close(struct hb_profdb *db);
+const char *hb_profdb_path(const struct hb_profdb *db);
+
+int hb_profdb_begin(struct hb_profdb *db, struct hb_error *err);
+int hb_profdb_commit(struct hb_profdb *db, struct hb_error *err);
+void hb_profdb_rollback(struct hb_profdb *db);
+
+/* Lower rank = preferred.  Unknown sources rank last. */
+int hb_profdb_source_rank(const char *source);
+
+int hb_profdb_add_run(struct hb_profdb *db, const struct hb_run_info *run, int64_t *id, struct hb_error *err);
+
+/* Writers: insert or replace on the natural key (everything but the values). */
+int hb_profdb_put_compute(struct hb_profdb *db, const struct hb_compute_row *r, struct hb_error *err);
+int hb_profdb_put_memory(struct hb_profdb *db, const struct hb_memory_row *r, struct hb_error *err);
+/* Replace the model's bucket list for that source. */
+int hb_profdb_put_buckets(struct hb_profdb *db, const char *model, const double *bytes, int n,
+			  const char *source, struct hb_error *err);
+int hb_profdb_put_allreduce(struct hb_profdb *db, const struct hb_allreduce_row *r, struct hb_error *err);
+int hb_profdb_put_allreduce_fit(struct hb_profdb *db, const struct hb_allreduce_fit *f, struct hb_error *err);
+int hb_profdb_put_placement(struct hb_profdb *db, const struct hb_placement_row *r, struct hb_error *err);
+int hb_profdb_put_scalability(struct hb_profdb *db, const struct hb_scalability_row *r, struct hb_error *err);
+int hb_profdb_put_gradstats(struct hb_profdb *db, const struct hb_gradstats_row *r, struct hb_error *err);
+
+/* Readers.  Arrays are malloc'd (free() them); *n may be 0.  Rows come from
+ * the best-ranked source present for the key, ordered by local_bs, n_vsw. */
+int hb_profdb_get_compute(struct hb_profdb *db, const char *gpu, const char *model,
+			  struct hb_compute_row **rows, int *n, struct hb_error *err);
+int hb_profdb_get_memory(struct hb_profdb *db, const char *gpu, const char *model,
+			 struct hb_memory_row **rows, int *n, struct hb_error *err);
+/* Largest local batch with max_vsw >= 1, 0 if none recorded. */
+int hb_profdb_max_local_bs(struct hb_profdb *db, const char *gpu, const char *model, int *out,
+			   struct hb_error *err);
+int hb_profdb_get_buckets(struct hb_profdb *db, const char *model, double **bytes, int *n,
+			  struct hb_error *err);
+int hb_profdb_get_allreduce(struct hb_profdb *db, const char *scope, const char *link,
+			    struct hb_allreduce_row **rows, int *n, struct hb_error *err);
+/* found = 0 when no fit exists for (scope, link). */
+int hb_profdb_get_allreduce_fit(struct hb_profdb *db, const char *scope, const char *link,
+				struct hb_allreduce_fit *out, int *found, struct hb_error *err);
+int hb_profdb_get_placements(struct hb_profdb *db, const char *model,
+			     struct hb_placement_row **rows, int *n, struct hb_error *err);
+int hb_profdb_get_scalability(struct hb_profdb *db, const char *model,
+			      struct hb_scalability_row **rows, int *n, struct hb_error *err);
+int hb_profdb_get_gradstats(struct hb_profdb *db, const char *model,
+			    struct hb_gradstats_row **rows, int *n, struct hb_error *err);
+
+/* Row count of a table by name (for tests and `hetbatch profile --show`). */
+int hb_profdb_count(struct hb_profdb *db, const char *table, long *count, struct hb_error *err);
+
+/* Fit JABAS Eq. 3 (ordinary least squares on the stored allreduce rows of
+ * (scope, link) at bandwidth K) and store it; fails with fewer than 2 rows. */
+int hb_profdb_fit_allreduce(struct hb_profdb *db, const char *scope, const char *link, double bandwidth,
+			    const char *source, struct hb_allreduce_fit *out, struct hb_error *err);
+
+#endif
