@@ -1,0 +1,313 @@
+/*
+ * alloc.c: JABAS candidate allocations Q (notes/jabas.md §4.3); the order,
+ * the unit rule and the merging rule are documented in alloc.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+/* Classes of a cluster for one u, before any candidate exists. */
+struct layout {
+	int nnodes, nclasses;
+	int *node_class;           /* [nnodes] */
+	int *prev_in_class;        /* [nnodes]: previous node of the same class, −1 if first */
+	int *cap;                  /* [nnodes]: units per node */
+	struct hb_alloc_class *classes; /* [nclasses] */
+};
+
+static void layout_free(struct layout *L)
+{
+	free(L->node_class);
+	free(L->prev_in_class);
+	free(L->cap);
+	free(L->classes);
+	memset(L, 0, sizeof(*L));
+}
+
+static int same_server(const struct hb_node *a, const struct hb_node *b)
+{
+	return a->gpu == b->gpu && a->ngpus == b->ngpus && a->intra_bw == b->intra_bw &&
+	       a->inter_bw == b->inter_bw && strcmp(a->intra_link, b->intra_link) == 0 &&
+	       strcmp(a->inter_link, b->inter_link) == 0 && a->rack == b->rack;
+}
+
+static int layout_build(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit,
+			int merge, struct layout *L, struct hb_error *err)
+{
+	long units = 0;
+	int n;
+
+	memset(L, 0, sizeof(*L));
+	if (!cl || cl->nnodes < 1 || !cl->nodes)
+		return hb_input_error(err, "alloc: cluster '%s': needs at least one node",
+				      cl ? cl->name : "(null)");
+	if (unit < 1)
+		return hb_input_error(err, "alloc: cluster '%s': allocation unit '%d': must be >= 1 "
+				      "GPU", cl->name, unit);
+	n = cl->nnodes;
+	for (int i = 0; i < n; i++) {
+		const struct hb_node *nd = &cl->nodes[i];
+
+		if (nd->ngpus < 0)
+			return hb_input_error(err, "alloc: cluster '%s': node %d ('%s'): field "
+					      "'ngpus': value '%d': must be >= 0", cl->name, i,
+					      nd->name, nd->ngpus);
+		if (nd->gpu < 0 || (cat && nd->gpu >= cat->ngpus))
+			return hb_input_error(err, "alloc: cluster '%s': node %d ('%s'): field 'gpu': "
+					      "value '%d': not a GPU type of the catalog (%d types)",
+					      cl->name, i, nd->name, nd->gpu, cat ? cat->ngpus : 0);
+		units += nd->ngpus / unit;
+	}
+	if (units == 0)
+		return hb_input_error(err, "alloc: cluster '%s': allocation unit '%d': no node has "
+				      "that many GPUs, so there is no candidate", cl->name, unit);
+
+	L->nnodes = n;
+	L->node_class = malloc((size_t)n * sizeof(*L->node_class));
+	L->prev_in_class = malloc((size_t)n * sizeof(*L->prev_in_class));
+	L->cap = malloc((size_t)n * sizeof(*L->cap));
+	L->classes = malloc((size_t)n * sizeof(*L->classes));
+	if (!L->node_class || !L->prev_in_class || !L->cap || !L->classes) {
+		layout_free(L);
+		return hb_runtime_error(err, "alloc: out of memory for %d nodes", n);
+	}
+	for (int i = 0; i < n; i++) {
+		const struct hb_node *nd = &cl->nodes[i];
+		int c = -1;
+
+		L->cap[i] = nd->ngpus / unit;
+		L->prev_in_class[i] = -1;
+		if (merge)
+			for (int k = 0; k < L->nclasses && c < 0; k++)
+				if (same_server(&cl->nodes[L->classes[k].first_node], nd))
+					c = k;
+		if (c < 0) {
+			c = L->nclasses++;
+			L->classes[c].first_node = i;
+			L->classes[c].nnodes = 0;
+			L->classes[c].gpu = nd->gpu;
+			L->classes[c].units_per_node = L->cap[i];
+			L->classes[c].max_units = 0;
+		} else {
+			for (int j = i - 1; j >= 0; j--)
+				if (L->node_class[j] == c) {
+					L->prev_in_class[i] = j;
+					break;
+				}
+		}
+		L->node_class[i] = c;
+		L->classes[c].nnodes++;
+		L->classes[c].max_units += L->cap[i];
+	}
+	return 0;
+}
+
+/* Π (x_i + 1) − 1 over xs; −1 on 64-bit overflow. */
+static int count_product(const struct layout *L, int merged, uint64_t *out)
+{
+	uint64_t p = 1;
+	int m = merged ? L->nclasses : L->nnodes;
+
+	for (int i = 0; i < m; i++) {
+		uint64_t f = (uint64_t)(merged ? L->classes[i].max_units : L->cap[i]) + 1;
+
+		if (p > UINT64_MAX / f)
+			return -1;
+		p *= f;
+	}
+	*out = p - 1;
+	return 0;
+}
+
+int hb_alloc_count(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
+		   uint64_t *count, struct hb_error *err)
+{
+	struct layout L;
+	int rc = 0;
+
+	if (layout_build(cl, cat, unit, merge, &L, err))
+		return -1;
+	if (count_product(&L, merge != 0, count))
+		rc = hb_runtime_error(err, "alloc: cluster '%s': |Q| with %d-GPU units overflows "
+				      "64 bits", cl->name, unit);
+	layout_free(&L);
+	return rc;
+}
+
+/* Depth-first walk over nodes emitting, for one total, the per-node vectors
+ * in descending lexicographic order.  A node may take units only if the
+ * previous node of its class is full, which keeps exactly the packed vectors
+ * (and is no constraint when every node is its own class).  avail is exactly
+ * the most units the remaining nodes can still take under that rule, and any
+ * smaller number is reachable too, so no branch is a dead end: the walk costs
+ * O(|Q| · nodes). */
+struct walk {
+	const struct layout *L;
+	struct hb_alloc_set *s;
+	int *cur;                  /* [nnodes] vector being built */
+	long *after;               /* [nnodes]: Σ cap of the later nodes of the same class */
+	int total;
+	size_t next;               /* candidates emitted */
+};
+
+static void emit(struct walk *w)
+{
+	struct hb_alloc_set *s = w->s;
+	int *nu = s->node_units + w->next * (size_t)s->nnodes;
+	int *cu = s->class_units + w->next * (size_t)s->nclasses;
+
+	memcpy(nu, w->cur, (size_t)s->nnodes * sizeof(*nu));
+	memset(cu, 0, (size_t)s->nclasses * sizeof(*cu));
+	for (int i = 0; i < s->nnodes; i++)
+		cu[w->L->node_class[i]] += w->cur[i];
+	s->total_units[w->next] = w->total;
+	w->next++;
+}
+
+static void walk(struct walk *w, int i, long rem, long avail)
+{
+	const struct layout *L = w->L;
+	int cap, prev, top;
+
+	if (rem > avail)
+		return;
+	if (i == L->nnodes) {
+		if (w->next < w->s->ncand)
+			emit(w);
+		else
+			w->next++;  /* counted, caught as a mismatch by the caller */
+		return;
+	}
+	cap = L->cap[i];
+	prev = L->prev_in_class[i];
+	if (prev >= 0 && w->cur[prev] != L->cap[prev]) {
+		/* class already closed: its caps left avail when it closed */
+		w->cur[i] = 0;
+		walk(w, i + 1, rem, avail);
+		return;
+	}
+	top = cap < rem ? cap : (int)rem;
+	for (int v = top; v >= 0; v--) {
+		w->cur[i] = v;
+		walk(w, i + 1, rem - v, avail - cap - (v == cap ? 0 : w->after[i]));
+	}
+	w->cur[i] = 0;
+}
+
+void hb_alloc_free(struct hb_alloc_set *s)
+{
+	if (!s)
+		return;
+	free(s->classes);
+	free(s->node_class);
+	free(s->node_ngpus);
+	free(s->node_units);
+	free(s->class_units);
+	free(s->total_units);
+	memset(s, 0, sizeof(*s));
+}
+
+int hb_alloc_enumerate(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit,
+		       int merge, size_t limit, struct hb_alloc_set *out, struct hb_error *err)
+{
+	struct layout L;
+	struct walk w = { 0 };
+	uint64_t count, unmerged;
+	long room = 0;
+	int n, rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (layout_build(cl, cat, unit, merge, &L, err))
+		return -1;
+	n = L.nnodes;
+	if (limit == 0)
+		limit = HB_ALLOC_DEFAULT_LIMIT;
+	if (count_product(&L, merge != 0, &count) || count > (uint64_t)limit) {
+		hb_runtime_error(err, "alloc: cluster '%s': |Q| with %d-GPU units%s is more than the "
+				 "limit of %zu candidates; merge identical servers or use bigger "
+				 "units", cl->name, unit, merge ? " (merged)" : "", limit);
+		goto done;
+	}
+	if (count_product(&L, 0, &unmerged))
+		unmerged = UINT64_MAX;
+
+	out->unit = unit;
+	out->merged = merge != 0;
+	out->nnodes = n;
+	out->nclasses = L.nclasses;
+	out->ncand = (size_t)count;
+	out->ncand_unmerged = unmerged;
+	out->classes = malloc((size_t)L.nclasses * sizeof(*out->classes));
+	out->node_class = malloc((size_t)n * sizeof(*out->node_class));
+	out->node_ngpus = malloc((size_t)n * sizeof(*out->node_ngpus));
+	out->node_units = malloc(out->ncand * (size_t)n * sizeof(*out->node_units));
+	out->class_units = malloc(out->ncand * (size_t)L.nclasses * sizeof(*out->class_units));
+	out->total_units = malloc(out->ncand * sizeof(*out->total_units));
+	w.cur = calloc((size_t)n, sizeof(*w.cur));
+	w.after = calloc((size_t)n, sizeof(*w.after));
+	if (!out->classes || !out->node_class || !out->node_ngpus || !out->node_units ||
+	    !out->class_units || !out->total_units || !w.cur || !w.after) {
+		hb_runtime_error(err, "alloc: cluster '%s': out of memory for %zu candidates",
+				 cl->name, out->ncand);
+		goto done;
+	}
+	memcpy(out->classes, L.classes, (size_t)L.nclasses * sizeof(*out->classes));
+	memcpy(out->node_class, L.node_class, (size_t)n * sizeof(*out->node_class));
+	for (int i = 0; i < n; i++)
+		out->node_ngpus[i] = cl->nodes[i].ngpus;
+
+	w.L = &L;
+	w.s = out;
+	for (int i = n - 1; i >= 0; i--)
+		if (L.prev_in_class[i] >= 0)
+			w.after[L.prev_in_class[i]] = w.after[i] + L.cap[i];
+	for (int i = 0; i < n; i++)
+		room += L.cap[i];
+	for (long t = 1; t <= room; t++) {
+		w.total = (int)t;
+		walk(&w, 0, t, room);
+	}
+	if (w.next != out->ncand) {
+		hb_runtime_error(err, "alloc: cluster '%s': internal error: enumerated %zu candidates, "
+				 "the product formula says %zu", cl->name, w.next, out->ncand);
+		goto done;
+	}
+	rc = 0;
+done:
+	free(w.cur);
+	free(w.after);
+	layout_free(&L);
+	if (rc)
+		hb_alloc_free(out);
+	return rc;
+}
+
+const int *hb_alloc_node_units(const struct hb_alloc_set *s, size_t i)
+{
+	return s->node_units + i * (size_t)s->nnodes;
+}
+
+const int *hb_alloc_class_units(const struct hb_alloc_set *s, size_t i)
+{
+	return s->class_units + i * (size_t)s->nclasses;
+}
+
+int hb_alloc_ngpus(const struct hb_alloc_set *s, size_t i)
+{
+	return s->total_units[i] * s->unit;
+}
+
+int hb_alloc_gpus(const struct hb_alloc_set *s, size_t i, struct hb_alloc_gpu *gpus)
+{
+	const int *nu = hb_alloc_node_units(s, i);
+	int k = 0;
+
+	for (int node = 0; node < s->nnodes; node++)
+		for (int g = 0; g < nu[node] * s->unit; g++) {
+			gpus[k].node = node;
+			gpus[k].local = g;
+			k++;
+		}
+	return k;
+}
