@@ -24,8 +24,15 @@ cJSON *hb_json_parse(const char *text, size_t len, const char *name, struct hb_e
 				col++;
 			}
 		}
-		hb_input_error(err, "%s:%ld:%ld: invalid JSON near '%.20s'", name, line, col,
-			       end < text + len ? end : "<end of file>");
+		/* Quote at most 20 bytes of context, on one line. */
+		char near[21];
+		size_t k = 0;
+
+		for (p = end; p < text + len && *p && k < sizeof(near) - 1; p++)
+			near[k++] = (*p == '\n' || *p == '\r' || *p == '\t') ? ' ' : *p;
+		near[k] = '\0';
+		hb_input_error(err, "%s:%ld:%ld: invalid JSON near '%s'", name, line, col,
+			       k ? near : "<end of file>");
 		return NULL;
 	}
 	/* Trailing garbage after the value is an error too. */

@@ -61,6 +61,8 @@ struct hb_model {
 	double params;                 /* trainable parameters */
 	double flops_per_sample;       /* forward FLOPs per sample (backward taken as 2x) */
 	double act_bytes_per_sample;   /* activation memory kept for backward, bytes/sample */
+	double param_bytes;            /* bytes per weight and per gradient on the GPU (4 fp32, 2 fp16) */
+	int opt_offload;               /* 1: optimizer state lives in host memory (ZeRO-Offload), not on the GPU */
 	double buckets[HB_MAX_BUCKETS];/* gradient bucket sizes in bytes, reduction order */
 	int nbuckets;                  /* derived from params and a 25 MiB cap when the data has none */
 	char optimizer[HB_NAME_MAX];   /* "sgd", "adam", "adamw", "lamb" */
@@ -157,8 +159,23 @@ void hb_model_bounds(const struct hb_model *m, const char *cluster, double *gamm
 /* Gradient noise scale phi (samples) at training fraction f in [0, 1]. */
 double hb_model_gns(const struct hb_model *m, double f);
 
-/* Bytes of a checkpoint: weights + optimizer state. */
+/* Bytes of a checkpoint: weights (params x param_bytes) + optimizer state. */
 double hb_model_checkpoint_bytes(const struct hb_model *m);
+
+/* Relative FP32 speed of a GPU held to `cap` of its board power (0 < cap <= 1):
+ * cap^(1/3), see catalog_gpu.c.  A variant's "perf_scale" overrides it. */
+double hb_power_cap_perf(double cap);
+
+/* $ per hour of all GPUs of a cluster. */
+double hb_cluster_price_per_hour(const struct hb_catalog *cat, const struct hb_cluster *c);
+
+/* An entry as a JSON object in the form the loader reads back (stable key
+ * order; derived numbers are left out so a round trip gives the same entry).
+ * NULL when out of memory; the caller cJSON_Delete()s it. */
+struct cJSON;
+struct cJSON *hb_gpu_to_json(const struct hb_gpu *g);
+struct cJSON *hb_model_to_json(const struct hb_model *m);
+struct cJSON *hb_cluster_to_json(const struct hb_catalog *cat, const struct hb_cluster *c);
 
 /* Eq. 8 price for a card of the given nominal TFLOPS. */
 double hb_price_eq8(double nominal_tflops);

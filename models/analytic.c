@@ -1,0 +1,636 @@
+/*
+ * analytic.c: the analytic profile model (the embedded default profiles).
+ *
+ * What this is: a small roofline-style model that predicts what the JABAS /
+ * IIDP profilers would measure for a catalog GPU and DNN model, so the
+ * planner and simulator run with no GPU and no download.  It is not a
+ * kernel-level simulator: a model is described only by the catalog's
+ * numbers (parameters, forward FLOPs per sample, activation bytes per
+ * sample, optimizer state, forward fraction, data time per sample), and a
+ * GPU by its peak TFLOPS, memory size and memory bandwidth.
+ *
+ * Assumptions (symbols: N params, F forward FLOPs/sample, zeta forward
+ * fraction, pb bytes per weight, S optimizer bytes/param, A activation
+ * bytes/sample, B local batch, n VSWs, BW memory bandwidth):
+ *
+ *  1. Compute rate R = peak x eff(arch).  peak is the FP32 TFLOPS, or the
+ *     tensor TFLOPS for a model whose weights are 16-bit (param_bytes <= 2)
+ *     on a GPU that has tensor cores.  The catalog has no precision field, so
+ *     a mixed-precision run that keeps FP32 weights (apex AMP O1) is modelled
+ *     as FP32.
+ *  2. fwd+bwd FLOPs per sample = F / zeta (backward = (1-zeta)/zeta x
+ *     forward, 2x at zeta = 1/3).
+ *  3. One VSW's fwd+bwd time is affine in the batch:
+ *         fb1(B) = B * F/(zeta R) + t_fixed,   t_fixed = K_PARAM * pb * N / BW.
+ *     Equivalently the effective FLOP rate saturates in the batch,
+ *     R * B / (B + B_half) with B_half = t_fixed * zeta R / F.  t_fixed is
+ *     the per-step floor that does not shrink with the batch (kernel
+ *     launches, weight and gradient traffic), which grows with the model's
+ *     size; it is expressed as K_PARAM passes over the weights at full
+ *     memory bandwidth.  K_PARAM is one global constant.
+ *  4. n VSWs on one GPU (JABAS Eq. 1-2 in normalised form,
+ *     notes/jabas.md 2.2): thp(n)/thp(1) = a ln n + 1 and
+ *     fb(n) = n fb1 / (a ln n + 1), with a = vsw_k(arch) sqrt(1 - u1) where
+ *     u1 = B F/(zeta R) / fb1 is how close one VSW is to saturating the GPU:
+ *     a busy GPU gains little from a second stream.  The forward share of
+ *     fb(n) is zeta.
+ *  5. Data loading: n B d (the artifact's t_data(1) n, notes/jabas.md 2.2).
+ *  6. Optimizer step of the main VSW (SWS, run once per iteration):
+ *         T_UPDATE_FIXED + N (3 pb + 2 S) UNFUSED / (BW BW_EFF)
+ *     (read weight and gradient, write weight, read and write each state
+ *     buffer; UNFUSED for the temporaries of per-op PyTorch optimizers).
+ *     With ZeRO-Offload (opt_offload) the step is gradients to the host,
+ *     Adam on the CPU and weights back: 2 pb N / HOST_BW + N / CPU_ADAM_RATE.
+ *  7. Weight copy to the other n-1 VSWs:
+ *         (n-1) (T_COPY_FIXED + 2 pb N / (BW BW_EFF)).
+ *  8. Memory = optimizer state (S N, 0 when offloaded) + DDP's bucket copy of
+ *     the gradients (pb N) + n x (weights pb N + gradients pb N + library
+ *     workspace(arch) + A B) + MEM_RESERVE (CUDA context, allocator slack).
+ *     n_max(B) is the largest n <= 10 that fits and never exceeds n_max of
+ *     a smaller batch (the artifact's memory profiler, notes/jabas.md 2.3).
+ *  9. All-reduce: ring all-reduce moves 2(N-1)/N d at a fraction e of the
+ *     nominal link bandwidth K plus a fixed latency L per call, which in the
+ *     artifact's Eq. 3 units (x = d 4(N-1)/N / K, ms) is alpha = 1/(2e),
+ *     beta = L.
+ *
+ * Calibration (tests/analytic/test_analytic_calib.c prints every point):
+ *  - eff_fp32, K_PARAM: least squares on the JABAS artifact's ResNet-50
+ *    fwd+bwd at 1 VSW, local batch 32..128 (V100) and 32..160 (P100): the
+ *    slopes give eff (V100 0.659, P100 0.604), the intercepts K_PARAM
+ *    (118.4 and 117.0, one global 118).  Turing eff_fp32 = 0.65 from Pollux's
+ *    T4 CIFAR-10 ResNet-18 step times, the one FP32 CNN measured on T4.
+ *  - vsw_k and the sqrt form: least squares over the artifact's multi-VSW
+ *    points (V100 32x3, 64x2; P100 32x2, 32x4, 64x2).
+ *  - T_UPDATE_FIXED, T_COPY_FIXED: the artifact's update and copy times.
+ *  - workspace and MEM_RESERVE: chosen inside the ranges where the model
+ *    reproduces the artifact's n_max tables for V100 and P100 exactly.
+ *  - link efficiency and latency of PCIe and InfiniBand: least squares on
+ *    relative error over the artifact's intra and inter all-reduce profiles
+ *    (9 tensor sizes each), the metric the calibration test reports.
+ *  Everything else in the tables below is an assumption and says so.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analytic.h"   /* defines: hb_analytic_compute, _mem_bytes, _max_vsw, _allreduce_fit, _generate */
+#include "strutil.h"    /* defines: hb_strlcpy, hb_strcaseeq */
+
+/* ------------------------------------------------------------------------ */
+/* Constants                                                                 */
+
+/* Passes over the weights that make up one step's fixed fwd+bwd time
+ * (assumption 3); fitted: V100 118.4, P100 117.0. */
+#define K_PARAM 118.0
+/* Achieved fraction of memory bandwidth by streaming kernels (assumed, the
+ * usual STREAM-like figure for HBM2/GDDR6). */
+#define BW_EFF 0.8
+/* Extra memory traffic of per-op (unfused) optimizers over the minimal
+ * 3 pb + 2 S bytes per parameter (assumed). */
+#define UNFUSED 1.5
+/* Fixed part of the optimizer step and of one weight copy, s: launch-bound
+ * per-tensor loops; fitted to the artifact's ResNet-50 update_time
+ * (4.3-4.8 ms) and copy_time per copy (2.0-2.2 ms) on V100 and P100. */
+#define T_UPDATE_FIXED 3.4e-3
+#define T_COPY_FIXED 1.8e-3
+/* ZeRO-Offload host side (assumed): practical PCIe 3 x16 bandwidth, and
+ * DeepSpeed CPU-Adam throughput on a two-socket server (ZeRO-Offload,
+ * Ren et al. 2021, reports a few billion parameters per second). */
+#define HOST_BW 12e9
+#define CPU_ADAM_RATE 2e9
+/* CUDA context, cuBLAS/cuDNN handles and allocator slack, bytes; with the
+ * workspaces below it reproduces the artifact's n_max tables (a window of
+ * about 0.6-3.6 GB on V100 and <= 0.72 GB with P100's workspace). */
+#define MEM_RESERVE 0.4e9
+
+/* Matching is on the lower-cased catalog name, its power-cap base, then the
+ * display name; the first pattern found as a substring wins, so longer
+ * names come before their prefixes ("a100" before "a10"). */
+struct arch_pattern {
+	const char *pattern;
+	int arch;            /* index into arch_table */
+};
+
+enum { ARCH_VOLTA, ARCH_PASCAL, ARCH_TURING, ARCH_GA100, ARCH_GA10X, ARCH_HOPPER, ARCH_ADA, ARCH_GENERIC };
+
+static const struct hb_analytic_arch arch_table[] = {
+	[ARCH_VOLTA] = { "volta", 0.659, 0.40, 0.35, 1.0e9,
+		"fitted: JABAS artifact ResNet-50 V100 comp (eff, vsw_k) and memory (workspace) profiles; "
+		"eff_tensor assumed (typical 16-bit training utilisation)" },
+	[ARCH_PASCAL] = { "pascal", 0.604, 0.40, 0.26, 0.2e9,
+		"fitted: JABAS artifact ResNet-50 P100 comp (eff, vsw_k) and memory (workspace) profiles; "
+		"no tensor cores" },
+	[ARCH_TURING] = { "turing", 0.65, 0.40, 0.305, 1.0e9,
+		"eff fitted: Pollux T4 CIFAR-10 ResNet-18 placement '1'; assumed: vsw_k mean of Volta and Pascal, "
+		"workspace as Volta, eff_tensor" },
+	[ARCH_GA100] = { "ampere", 0.659, 0.40, 0.35, 1.0e9,
+		"assumed: as Volta (no public measurement in the calibration data)" },
+	[ARCH_GA10X] = { "ga10x", 0.33, 0.40, 0.35, 1.0e9,
+		"assumed: half of Volta's eff, because GA10x's quoted FP32 peak counts a second FP32 pipe "
+		"shared with INT32 that dense kernels rarely fill; other constants as Volta" },
+	[ARCH_HOPPER] = { "hopper", 0.659, 0.40, 0.35, 1.0e9,
+		"assumed: as Volta (no public measurement in the calibration data)" },
+	[ARCH_ADA] = { "ada", 0.33, 0.40, 0.35, 1.0e9,
+		"assumed: as GA10x (same dual FP32 issue)" },
+	[ARCH_GENERIC] = { "generic", 0.659, 0.40, 0.35, 1.0e9,
+		"assumed: unknown GPU, Volta's constants" },
+};
+
+static const struct arch_pattern arch_patterns[] = {
+	{ "v100", ARCH_VOLTA }, { "titan-v", ARCH_VOLTA }, { "titan v", ARCH_VOLTA },
+	{ "p100", ARCH_PASCAL }, { "p40", ARCH_PASCAL }, { "p4000", ARCH_PASCAL }, { "p6000", ARCH_PASCAL },
+	{ "titan-xp", ARCH_PASCAL }, { "titan xp", ARCH_PASCAL }, { "1080", ARCH_PASCAL },
+	{ "t4", ARCH_TURING }, { "titan-rtx", ARCH_TURING }, { "titan rtx", ARCH_TURING },
+	{ "quadro-rtx", ARCH_TURING }, { "quadro rtx", ARCH_TURING }, { "2060", ARCH_TURING },
+	{ "2070", ARCH_TURING }, { "2080", ARCH_TURING },
+	{ "a100", ARCH_GA100 }, { "a800", ARCH_GA100 }, { "a30", ARCH_GA100 },
+	{ "h100", ARCH_HOPPER }, { "h200", ARCH_HOPPER }, { "h800", ARCH_HOPPER },
+	{ "a6000", ARCH_GA10X }, { "a5000", ARCH_GA10X }, { "a4000", ARCH_GA10X }, { "a40", ARCH_GA10X },
+	{ "a10", ARCH_GA10X }, { "3060", ARCH_GA10X }, { "3070", ARCH_GA10X }, { "3080", ARCH_GA10X },
+	{ "3090", ARCH_GA10X },
+	{ "4090", ARCH_ADA }, { "4080", ARCH_ADA }, { "l40", ARCH_ADA }, { "l4", ARCH_ADA },
+};
+
+#define NPATTERNS ((int)(sizeof(arch_patterns) / sizeof(arch_patterns[0])))
+
+/* Link families, matched by prefix of the class name. */
+static const struct hb_analytic_link link_table[] = {
+	{ "pcie", 0.453, 2.66,
+	  "fitted: JABAS artifact intra_comm_profile_data.txt (4 GPUs, 15.75 GB/s), least squares on relative "
+	  "error: alpha 1.104, beta 2.66 ms" },
+	{ "ib", 0.388, 3.66,
+	  "fitted: JABAS artifact inter_comm_profile_data.txt (8 GPUs, 2 nodes), least squares on relative error: "
+	  "alpha 0.722 at the data's K = 7 GB/s, i.e. 1.290 at the cluster's 12.5 GB/s; beta 3.66 ms" },
+	{ "nvlink", 0.75, 2.66,
+	  "assumed: NCCL ring bus bandwidth ~75% of NVLink nominal; latency as PCIe (framework-bound)" },
+	{ "eth", 0.5, 3.66,
+	  "assumed: NCCL over TCP reaches about half the line rate; latency as InfiniBand (framework-bound)" },
+	{ "default", 0.4, 3.66,
+	  "assumed: unknown link class, between the measured PCIe and InfiniBand" },
+};
+
+#define NLINKS ((int)(sizeof(link_table) / sizeof(link_table[0])))
+
+/* ------------------------------------------------------------------------ */
+/* Lookups                                                                   */
+
+static void lower_copy(char *dst, size_t size, const char *src)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < size && src[i]; i++)
+		dst[i] = (char)((src[i] >= 'A' && src[i] <= 'Z') ? src[i] - 'A' + 'a' : src[i]);
+	dst[i] = '\0';
+}
+
+static int arch_index(const char *name)
+{
+	char low[HB_TEXT_MAX];
+
+	if (!name || !*name)
+		return -1;
+	lower_copy(low, sizeof(low), name);
+	for (int i = 0; i < NPATTERNS; i++)
+		if (strstr(low, arch_patterns[i].pattern))
+			return arch_patterns[i].arch;
+	return -1;
+}
+
+const struct hb_analytic_arch *hb_analytic_arch_of(const struct hb_gpu *g)
+{
+	const char *names[3] = { g->name, g->base, g->display };
+
+	for (int i = 0; i < 3; i++) {
+		int a = arch_index(names[i]);
+
+		if (a >= 0)
+			return &arch_table[a];
+	}
+	return &arch_table[ARCH_GENERIC];
+}
+
+const struct hb_analytic_link *hb_analytic_link_of(const char *link)
+{
+	char low[HB_NAME_MAX];
+
+	lower_copy(low, sizeof(low), link ? link : "");
+	for (int i = 0; i < NLINKS - 1; i++)
+		if (strncmp(low, link_table[i].prefix, strlen(link_table[i].prefix)) == 0)
+			return &link_table[i];
+	return &link_table[NLINKS - 1];
+}
+
+/* ------------------------------------------------------------------------ */
+/* Compute                                                                   */
+
+static double param_bytes(const struct hb_model *m)
+{
+	return m->param_bytes > 0 ? m->param_bytes : 4.0;
+}
+
+static double fwd_fraction(const struct hb_model *m)
+{
+	/* Outside (0, 1) the split is meaningless; 1/3 is the 2x-backward rule. */
+	return m->fwd_fraction > 0 && m->fwd_fraction < 1 ? m->fwd_fraction : 1.0 / 3.0;
+}
+
+/* Assumption 1: the peak that the model's arithmetic runs at. */
+static double compute_rate(const struct hb_gpu *g, const struct hb_model *m, const struct hb_analytic_arch *a)
+{
+	if (param_bytes(m) <= 2.0 && g->tensor_tflops > 0)
+		return g->tensor_tflops * 1e12 * a->eff_tensor;
+	return g->fp32_tflops * 1e12 * a->eff_fp32;
+}
+
+static int check_gpu(const struct hb_gpu *g, struct hb_error *err)
+{
+	if (!(g->fp32_tflops > 0) || !(g->mem_bw > 0) || !(g->mem_bytes > 0))
+		return hb_input_error(err, "gpu '%s': fp32_tflops %g, mem_bw %g and mem_bytes %g must all be positive "
+				      "for the analytic model", g->name, g->fp32_tflops, g->mem_bw, g->mem_bytes);
+	return 0;
+}
+
+static int check_model(const struct hb_model *m, struct hb_error *err)
+{
+	if (!(m->flops_per_sample > 0) || !(m->params > 0) || m->act_bytes_per_sample < 0 ||
+	    m->data_s_per_sample < 0 || m->opt_state_bytes_per_param < 0)
+		return hb_input_error(err, "model '%s': params %g and flops_per_sample %g must be positive, "
+				      "act_bytes_per_sample %g, data_s_per_sample %g and opt_state_bytes_per_param %g "
+				      "non-negative", m->name, m->params, m->flops_per_sample, m->act_bytes_per_sample,
+				      m->data_s_per_sample, m->opt_state_bytes_per_param);
+	return 0;
+}
+
+/* Assumptions 3 and 4 for one VSW at batch B. */
+static void fb_single(const struct hb_gpu *g, const struct hb_model *m, int local_bs,
+		      struct hb_analytic_breakdown *bd)
+{
+	const struct hb_analytic_arch *a = hb_analytic_arch_of(g);
+	double per_sample, compute;
+
+	bd->rate_flops = compute_rate(g, m, a);
+	bd->fb_flops = m->flops_per_sample / fwd_fraction(m);
+	per_sample = bd->fb_flops / bd->rate_flops;
+	bd->t_fixed_s = K_PARAM * param_bytes(m) * m->params / g->mem_bw;
+	bd->b_half = bd->t_fixed_s / per_sample;
+	compute = per_sample * local_bs;
+	bd->fb1_s = compute + bd->t_fixed_s;
+	bd->util1 = compute / bd->fb1_s;
+	bd->vsw_a = a->vsw_k * sqrt(1.0 - bd->util1);
+}
+
+/* Assumption 6. */
+static double update_time(const struct hb_gpu *g, const struct hb_model *m)
+{
+	double pb = param_bytes(m);
+
+	if (m->opt_offload)
+		return T_UPDATE_FIXED + 2.0 * pb * m->params / HOST_BW + m->params / CPU_ADAM_RATE;
+	return T_UPDATE_FIXED +
+	       m->params * (3.0 * pb + 2.0 * m->opt_state_bytes_per_param) * UNFUSED / (g->mem_bw * BW_EFF);
+}
+
+/* Assumption 7, for one copy. */
+static double copy_time(const struct hb_gpu *g, const struct hb_model *m)
+{
+	return T_COPY_FIXED + 2.0 * param_bytes(m) * m->params / (g->mem_bw * BW_EFF);
+}
+
+int hb_analytic_compute(const struct hb_gpu *g, const struct hb_model *m, int local_bs, int n_vsw,
+			struct hb_compute_row *row, struct hb_analytic_breakdown *bd, struct hb_error *err)
+{
+	struct hb_analytic_breakdown tmp;
+	double fb, zeta = fwd_fraction(m);
+
+	if (local_bs < 1 || n_vsw < 1)
+		return hb_input_error(err, "analytic model: gpu '%s', model '%s': local batch %d and n_vsw %d must "
+				      "be >= 1", g->name, m->name, local_bs, n_vsw);
+	if (check_gpu(g, err) < 0 || check_model(m, err) < 0)
+		return -1;
+	if (!bd)
+		bd = &tmp;
+	fb_single(g, m, local_bs, bd);
+	fb = n_vsw * bd->fb1_s / (bd->vsw_a * log((double)n_vsw) + 1.0);
+
+	memset(row, 0, sizeof(*row));
+	hb_strlcpy(row->gpu, g->name, sizeof(row->gpu));
+	hb_strlcpy(row->model, m->name, sizeof(row->model));
+	row->local_bs = local_bs;
+	row->n_vsw = n_vsw;
+	row->fwd_s = zeta * fb;
+	row->bwd_s = (1.0 - zeta) * fb;
+	row->data_s = (double)n_vsw * local_bs * m->data_s_per_sample;
+	row->update_s = update_time(g, m);
+	row->copy_s = (n_vsw - 1) * copy_time(g, m);
+	row->bn_s = m->bn_sync_s;
+	row->total_s = row->data_s + row->fwd_s + row->bwd_s + row->update_s + row->copy_s;
+	row->mem_bytes = hb_analytic_mem_bytes(g, m, local_bs, n_vsw);
+	hb_strlcpy(row->source, "analytic", sizeof(row->source));
+	row->run_id = 0;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Memory                                                                    */
+
+double hb_analytic_mem_bytes(const struct hb_gpu *g, const struct hb_model *m, int local_bs, int n_vsw)
+{
+	const struct hb_analytic_arch *a = hb_analytic_arch_of(g);
+	double pb = param_bytes(m);
+	double once = (m->opt_offload ? 0.0 : m->opt_state_bytes_per_param * m->params) + pb * m->params;
+	double per_vsw = 2.0 * pb * m->params + a->workspace_bytes + m->act_bytes_per_sample * local_bs;
+
+	return once + n_vsw * per_vsw + MEM_RESERVE;
+}
+
+int hb_analytic_max_vsw(const struct hb_gpu *g, const struct hb_model *m, int local_bs, int cap)
+{
+	int limit = (cap > 0 && cap < HB_ANALYTIC_MAX_VSW) ? cap : HB_ANALYTIC_MAX_VSW;
+	int n = 0;
+
+	if (local_bs < 1)
+		return 0;
+	while (n < limit && hb_analytic_mem_bytes(g, m, local_bs, n + 1) <= g->mem_bytes)
+		n++;
+	return n;
+}
+
+/* The local batches generate() considers: multiples of min_lbs up to the
+ * model's max global batch.  When there are more than
+ * HB_ANALYTIC_MAX_LBS_STEPS of them (NCF: 32..32768), a geometric grid of
+ * that many multiples replaces them: dense at small batches, where time
+ * changes fastest, and a bounded table everywhere.  Returns the count. */
+int hb_analytic_lbs_grid(const struct hb_model *m, int *out, int max)
+{
+	long step = m->min_lbs > 0 ? m->min_lbs : 1;
+	long lim = m->max_gbs >= step ? m->max_gbs : step * HB_ANALYTIC_MAX_LBS_STEPS;
+	long nmul = lim / step;
+	int n = 0;
+
+	if (lim > INT_MAX)
+		lim = INT_MAX - INT_MAX % step, nmul = lim / step;
+	if (nmul <= HB_ANALYTIC_MAX_LBS_STEPS) {
+		for (long k = 1; k <= nmul && n < max; k++)
+			out[n++] = (int)(k * step);
+		return n;
+	}
+	for (int i = 0; i < HB_ANALYTIC_MAX_LBS_STEPS && n < max; i++) {
+		double f = pow((double)nmul, (double)i / (HB_ANALYTIC_MAX_LBS_STEPS - 1));
+		long k = lround(f);
+
+		if (i == HB_ANALYTIC_MAX_LBS_STEPS - 1)
+			k = nmul;
+		if (k < 1)
+			k = 1;
+		if (n > 0 && k * step <= out[n - 1])
+			k = out[n - 1] / step + 1;
+		if (k > nmul)
+			break;
+		out[n++] = (int)(k * step);
+	}
+	return n;
+}
+
+int hb_analytic_max_local_bs(const struct hb_gpu *g, const struct hb_model *m)
+{
+	int grid[HB_ANALYTIC_MAX_LBS_STEPS];
+	int n = hb_analytic_lbs_grid(m, grid, HB_ANALYTIC_MAX_LBS_STEPS), best = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (hb_analytic_max_vsw(g, m, grid[i], 1) < 1)
+			break;
+		best = grid[i];
+	}
+	return best;
+}
+
+/* ------------------------------------------------------------------------ */
+/* All-reduce                                                                */
+
+int hb_analytic_allreduce_fit(const char *scope, const char *link, double bandwidth,
+			      struct hb_allreduce_fit *out, struct hb_error *err)
+{
+	const struct hb_analytic_link *l;
+
+	if (!scope || (strcmp(scope, "intra") != 0 && strcmp(scope, "inter") != 0))
+		return hb_input_error(err, "analytic all-reduce fit: scope '%s' must be 'intra' or 'inter'",
+				      scope ? scope : "");
+	if (!link || !*link)
+		return hb_input_error(err, "analytic all-reduce fit (%s): empty link class name", scope);
+	if (!(bandwidth > 0))
+		return hb_input_error(err, "analytic all-reduce fit (%s, %s): bandwidth %g must be positive", scope,
+				      link, bandwidth);
+	l = hb_analytic_link_of(link);
+	memset(out, 0, sizeof(*out));
+	hb_strlcpy(out->scope, scope, sizeof(out->scope));
+	hb_strlcpy(out->link, link, sizeof(out->link));
+	out->alpha = 1.0 / (2.0 * l->efficiency);
+	out->beta = l->latency_ms;
+	out->bandwidth = bandwidth;
+	out->r2 = 1.0;
+	hb_strlcpy(out->source, "analytic", sizeof(out->source));
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Generation                                                                */
+
+/* Resolve the requested names (or all) to catalog indices. */
+static int select_items(const struct hb_catalog *cat, const char *const *names, int n, int is_gpu, int *idx,
+			int *count, struct hb_error *err)
+{
+	int total = is_gpu ? cat->ngpus : cat->nmodels;
+
+	if (!names || n <= 0) {
+		for (int i = 0; i < total; i++)
+			idx[i] = i;
+		*count = total;
+		return 0;
+	}
+	*count = 0;
+	for (int i = 0; i < n; i++) {
+		int found = -1;
+
+		for (int j = 0; j < total && found < 0; j++) {
+			const char *name = is_gpu ? cat->gpus[j].name : cat->models[j].name;
+
+			if (hb_strcaseeq(name, names[i]))
+				found = j;
+		}
+		if (found < 0 && is_gpu) {
+			const struct hb_gpu *g = hb_catalog_gpu(cat, names[i]);
+
+			if (g)
+				found = (int)(g - cat->gpus);
+		}
+		if (found < 0)
+			return hb_input_error(err, "analytic profiles: unknown %s '%s' (see 'hetbatch catalog %s')",
+					      is_gpu ? "gpu" : "model", names[i], is_gpu ? "gpus" : "models");
+		for (int k = 0; k < *count; k++)
+			if (idx[k] == found)
+				found = -1;
+		if (found >= 0)
+			idx[(*count)++] = found;
+	}
+	return 0;
+}
+
+static int gen_pair(struct hb_profdb *db, const struct hb_gpu *g, const struct hb_model *m, int64_t run_id,
+		    struct hb_analytic_stats *st, struct hb_error *err)
+{
+	int grid[HB_ANALYTIC_MAX_LBS_STEPS];
+	int ngrid = hb_analytic_lbs_grid(m, grid, HB_ANALYTIC_MAX_LBS_STEPS);
+	int cap = HB_ANALYTIC_MAX_VSW;
+
+	for (int i = 0; i < ngrid; i++) {
+		struct hb_memory_row mr;
+		int b = grid[i];
+		int nmax = hb_analytic_max_vsw(g, m, b, cap);
+
+		memset(&mr, 0, sizeof(mr));
+		hb_strlcpy(mr.gpu, g->name, sizeof(mr.gpu));
+		hb_strlcpy(mr.model, m->name, sizeof(mr.model));
+		mr.local_bs = b;
+		mr.max_vsw = nmax;
+		hb_strlcpy(mr.source, "analytic", sizeof(mr.source));
+		if (hb_profdb_put_memory(db, &mr, err) < 0)
+			return -1;
+		st->memory_rows++;
+		if (nmax == 0) {
+			if (i == 0)
+				st->infeasible++;
+			break;
+		}
+		cap = nmax;
+		for (int n = 1; n <= nmax; n++) {
+			struct hb_compute_row row;
+
+			if (hb_analytic_compute(g, m, b, n, &row, NULL, err) < 0)
+				return -1;
+			row.run_id = run_id;
+			if (hb_profdb_put_compute(db, &row, err) < 0)
+				return -1;
+			st->compute_rows++;
+		}
+	}
+	return 0;
+}
+
+/* One fit per (scope, link class) found in the catalog's clusters; the
+ * first bandwidth seen for a class is the fit's K. */
+static int gen_fits(const struct hb_catalog *cat, struct hb_profdb *db, struct hb_analytic_stats *st,
+		    struct hb_error *err)
+{
+	int cap = 0, n = 0, rc = 0;
+	struct seen { char scope[8]; char link[HB_NAME_MAX]; } *seen;
+
+	for (int c = 0; c < cat->nclusters; c++)
+		cap += 2 * cat->clusters[c].nnodes;
+	if (cap == 0)
+		return 0;
+	seen = calloc((size_t)cap, sizeof(*seen));
+	if (!seen)
+		return hb_runtime_error(err, "analytic profiles: out of memory");
+	for (int c = 0; c < cat->nclusters && rc == 0; c++) {
+		const struct hb_cluster *cl = &cat->clusters[c];
+
+		for (int k = 0; k < cl->nnodes && rc == 0; k++) {
+			const struct hb_node *nd = &cl->nodes[k];
+			const char *scopes[2] = { "intra", "inter" };
+			const char *links[2] = { nd->intra_link, nd->inter_link };
+			double bws[2] = { nd->intra_bw, nd->inter_bw };
+
+			for (int s = 0; s < 2 && rc == 0; s++) {
+				struct hb_allreduce_fit fit;
+				int dup = 0;
+
+				if (!links[s][0] || !(bws[s] > 0))
+					continue;
+				for (int i = 0; i < n && !dup; i++)
+					dup = strcmp(seen[i].scope, scopes[s]) == 0 && strcmp(seen[i].link, links[s]) == 0;
+				if (dup)
+					continue;
+				hb_strlcpy(seen[n].scope, scopes[s], sizeof(seen[n].scope));
+				hb_strlcpy(seen[n].link, links[s], sizeof(seen[n].link));
+				n++;
+				rc = hb_analytic_allreduce_fit(scopes[s], links[s], bws[s], &fit, err);
+				if (rc == 0)
+					rc = hb_profdb_put_allreduce_fit(db, &fit, err);
+				if (rc == 0)
+					st->fit_rows++;
+			}
+		}
+	}
+	free(seen);
+	return rc;
+}
+
+int hb_analytic_generate(const struct hb_catalog *cat, const struct hb_analytic_request *req,
+			 struct hb_profdb *db, struct hb_analytic_stats *stats, struct hb_error *err)
+{
+	struct hb_analytic_request none = { 0 };
+	struct hb_analytic_stats st = { 0 };
+	struct hb_run_info run;
+	int *gi = NULL, *mi = NULL, ng = 0, nm = 0, rc = -1, done = 0;
+
+	if (!req)
+		req = &none;
+	gi = malloc(sizeof(int) * (size_t)(cat->ngpus > 0 ? cat->ngpus : 1));
+	mi = malloc(sizeof(int) * (size_t)(cat->nmodels > 0 ? cat->nmodels : 1));
+	if (!gi || !mi) {
+		hb_runtime_error(err, "analytic profiles: out of memory");
+		goto out;
+	}
+	if (select_items(cat, req->gpus, req->ngpus, 1, gi, &ng, err) < 0 ||
+	    select_items(cat, req->models, req->nmodels, 0, mi, &nm, err) < 0)
+		goto out;
+	for (int i = 0; i < ng; i++)
+		if (check_gpu(&cat->gpus[gi[i]], err) < 0)
+			goto out;
+	for (int j = 0; j < nm; j++)
+		if (check_model(&cat->models[mi[j]], err) < 0)
+			goto out;
+
+	memset(&run, 0, sizeof(run));
+	hb_strlcpy(run.kind, "analytic", sizeof(run.kind));
+	snprintf(run.device, sizeof(run.device), "analytic model v%d", HB_ANALYTIC_VERSION);
+	hb_strlcpy(run.backend, "none", sizeof(run.backend));
+	if (hb_profdb_begin(db, err) < 0)
+		goto out;
+	if (hb_profdb_add_run(db, &run, &st.run_id, err) < 0)
+		goto fail;
+	for (int j = 0; j < nm; j++) {
+		const struct hb_model *m = &cat->models[mi[j]];
+
+		if (m->nbuckets > 0) {
+			if (hb_profdb_put_buckets(db, m->name, m->buckets, m->nbuckets, "analytic", err) < 0)
+				goto fail;
+			st.bucket_rows += m->nbuckets;
+		}
+	}
+	for (int i = 0; i < ng; i++)
+		for (int j = 0; j < nm; j++) {
+			if (gen_pair(db, &cat->gpus[gi[i]], &cat->models[mi[j]], st.run_id, &st, err) < 0)
+				goto fail;
+			if (req->progress)
+				req->progress(req->progress_ctx, ++done, ng * nm);
+		}
+	if (gen_fits(cat, db, &st, err) < 0)
+		goto fail;
+	if (hb_profdb_commit(db, err) < 0)
+		goto fail;
+	st.gpus = ng;
+	st.models = nm;
+	if (stats)
+		*stats = st;
+	rc = 0;
+	goto out;
+fail:
+	hb_profdb_rollback(db);
+out:
+	free(gi);
+	free(mi);
+	return rc;
+}
