@@ -1,0 +1,537 @@
+/*
+ * forecast.c: `hetbatch forecast FILE.csv`: JABAS's B_G forecaster on a
+ * recorded trajectory.
+ *
+ * FILE has a header and the columns step,global_batch and optionally epoch
+ * (extra columns are ignored).  The history ends at the origin; the models
+ * are fitted on it as JABAS does at an epoch boundary (GPR on the current
+ * epoch, SES/Holt on all of it) and predict the next epoch.  When FILE goes
+ * on past the origin, the predictions are made at those rows' steps and each
+ * method is scored by MAPE against them; otherwise the predictions are made
+ * at JABAS's query points origin + P*i.
+ *
+ * Defaults (documented in --help):
+ *  - origin: the last row of the next-to-last epoch when epochs are known
+ *    (an epoch column, or --epoch-steps N putting step s in epoch
+ *    floor((s-1)/N)), else the row at 2/3 of the file (row ceil(2n/3));
+ *  - scored rows: the epoch of the first row after the origin when epochs
+ *    are known, else every row after the origin;
+ *  - horizon without rows past the origin: --epoch-steps N, else the length
+ *    in steps of the current epoch; floor(horizon / P) points, at least one.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "csv.h"      /* defines: hb_csv_open, hb_csv_header, hb_csv_next, typed getters */
+#include "forecast.h" /* defines: hb_forecast_run, hb_mape, hb_fc_query_steps, methods */
+#include "strutil.h"  /* defines: hb_parse_long_range, hb_parse_double, hb_split_list */
+
+struct series {
+	size_t n, cap;
+	double *step;   /* strictly increasing */
+	double *batch;  /* > 0 */
+	long *epoch;    /* non-decreasing; NULL when the file has no epoch column */
+};
+
+static void series_free(struct series *s)
+{
+	free(s->step);
+	free(s->batch);
+	free(s->epoch);
+	memset(s, 0, sizeof(*s));
+}
+
+static int series_push(struct series *s, double step, double batch, long epoch, int has_epoch,
+		       struct hb_error *err)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		double *a = realloc(s->step, cap * sizeof(double));
+
+		if (a)
+			s->step = a;
+		a = a ? realloc(s->batch, cap * sizeof(double)) : NULL;
+		if (a)
+			s->batch = a;
+		if (a && has_epoch) {
+			long *e = realloc(s->epoch, cap * sizeof(long));
+
+			if (e)
+				s->epoch = e;
+			else
+				a = NULL;
+		}
+		if (!a)
+			return hb_runtime_error(err, "out of memory reading %zu rows", s->n);
+		s->cap = cap;
+	}
+	s->step[s->n] = step;
+	s->batch[s->n] = batch;
+	if (has_epoch)
+		s->epoch[s->n] = epoch;
+	s->n++;
+	return 0;
+}
+
+/* Read and validate FILE: every error names FILE:LINE and the field. */
+static int read_series(const char *path, struct series *s, struct hb_error *err)
+{
+	static const char *const cols[] = { "step", "global_batch", NULL };
+	struct hb_csv c;
+	int idx[2], ecol, rc;
+	long prev_step = 0, prev_epoch = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (hb_csv_open(&c, path, err) < 0)
+		return -1;
+	if (hb_csv_header(&c, cols, idx, err) < 0)
+		goto fail;
+	ecol = hb_csv_column(&c, "epoch");
+	while ((rc = hb_csv_next(&c, err)) == 1) {
+		long step, epoch = 0;
+		double batch;
+		const char *text;
+
+		if (hb_csv_check_width(&c, err) < 0 || hb_csv_long_range(&c, idx[0], 0, LONG_MAX, &step, err) < 0 ||
+		    hb_csv_double(&c, idx[1], &batch, err) < 0)
+			goto fail;
+		if (s->n > 0 && step <= prev_step) {
+			hb_input_error(err, "%s:%ld: field 'step': value '%ld' is not greater than the previous step %ld",
+				       path, c.line, step, prev_step);
+			goto fail;
+		}
+		if (!(batch > 0)) {
+			hb_csv_str(&c, idx[1], &text, err);
+			hb_input_error(err, "%s:%ld: field 'global_batch': value '%s' must be > 0", path, c.line, text);
+			goto fail;
+		}
+		if (ecol >= 0) {
+			if (hb_csv_long_range(&c, ecol, 0, LONG_MAX, &epoch, err) < 0)
+				goto fail;
+			if (s->n > 0 && epoch < prev_epoch) {
+				hb_input_error(err, "%s:%ld: field 'epoch': value '%ld' is less than the previous epoch %ld",
+					       path, c.line, epoch, prev_epoch);
+				goto fail;
+			}
+		}
+		if (series_push(s, (double)step, batch, epoch, ecol >= 0, err) < 0)
+			goto fail;
+		prev_step = step;
+		prev_epoch = epoch;
+	}
+	if (rc < 0)
+		goto fail;
+	if (s->n == 0) {
+		hb_input_error(err, "%s: no data rows after the header", path);
+		goto fail;
+	}
+	hb_csv_close(&c);
+	return 0;
+fail:
+	hb_csv_close(&c);
+	series_free(s);
+	return -1;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hetbatch forecast FILE.csv [--origin STEP] [--interval P] [--epoch-steps N]\n"
+		"                         [--method LIST] [--gpr-x step|interval] [--json]\n"
+		"\n"
+		"Forecast the global batch size over the next epoch with JABAS's forecaster\n"
+		"(0.5 GPR on the current epoch + 0.5 simple exponential smoothing on all history)\n"
+		"and alternatives; when FILE continues past the origin, score each method by the\n"
+		"mean absolute percentage error (MAPE) on those rows.\n"
+		"\n"
+		"FILE: CSV with a header and columns step,global_batch[,epoch]; steps strictly\n"
+		"increasing, global_batch > 0, epoch non-decreasing.\n"
+		"\n"
+		"Options:\n"
+		"  --origin STEP      forecast from this step (default: the last row of the\n"
+		"                     next-to-last epoch; without epochs, the row at 2/3 of FILE)\n"
+		"  --interval P       adaptation interval in steps (default 100)\n"
+		"  --epoch-steps N    steps per epoch: puts step s in epoch floor((s-1)/N) when FILE\n"
+		"                     has no epoch column, and is the horizon (floor(N/P) points)\n"
+		"                     when FILE ends at the origin (default: the current epoch's span)\n"
+		"  --method LIST      comma-separated from ensemble,gpr,ses,holt,last (default all)\n"
+		"  --gpr-x UNIT       GPR inputs: 'step' (raw steps, as JABAS's code) or 'interval'\n"
+		"                     (steps / P, so the periodicity bounds 0.01..10 are in adaptations)\n"
+		"  --json             print JSON instead of a table\n"
+		"  -h, --help         this help\n"
+		"The global --seed N seeds the GPR's random restarts (default 1).\n"
+		"\n"
+		"Examples:\n"
+		"  hetbatch forecast trajectory.csv\n"
+		"  hetbatch forecast trajectory.csv --origin 6000 --method ensemble,last --json\n"
+		"  hetbatch --seed 7 forecast run.csv --epoch-steps 2000 --gpr-x interval\n");
+}
+
+struct fc_args {
+	const char *file;
+	long origin;
+	int origin_set;
+	double interval;
+	long epoch_steps;          /* 0: not given */
+	enum hb_fc_method methods[HB_FC_NMETHODS];
+	size_t nm;
+	int gpr_x_interval;
+	int json;
+};
+
+static int parse_args(int argc, char **argv, struct fc_args *a, struct hb_cli *cli, int *done)
+{
+	static const struct option opts[] = {
+		{ "origin", required_argument, NULL, 'o' },
+		{ "interval", required_argument, NULL, 'p' },
+		{ "epoch-steps", required_argument, NULL, 'e' },
+		{ "method", required_argument, NULL, 'm' },
+		{ "gpr-x", required_argument, NULL, 'x' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	memset(a, 0, sizeof(*a));
+	a->interval = 100.0;
+	for (int m = 0; m < HB_FC_NMETHODS; m++)
+		a->methods[a->nm++] = (enum hb_fc_method)m;
+	*done = 0;
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'o':
+			if (hb_parse_long_range(optarg, 0, LONG_MAX, &a->origin) < 0)
+				return hb_cli_usage(cli, "forecast", "--origin needs a step >= 0, got '%s'", optarg);
+			a->origin_set = 1;
+			break;
+		case 'p':
+			if (hb_parse_double(optarg, &a->interval) < 0 || !(a->interval > 0))
+				return hb_cli_usage(cli, "forecast", "--interval needs a number > 0, got '%s'", optarg);
+			break;
+		case 'e':
+			if (hb_parse_long_range(optarg, 1, LONG_MAX, &a->epoch_steps) < 0)
+				return hb_cli_usage(cli, "forecast", "--epoch-steps needs an integer >= 1, got '%s'", optarg);
+			break;
+		case 'm': {
+			char buf[256], *items[16];
+			int k;
+
+			if (hb_strlcpy(buf, optarg, sizeof(buf)) >= sizeof(buf) ||
+			    (k = hb_split_list(buf, items, 16)) <= 0)
+				return hb_cli_usage(cli, "forecast", "--method needs a list such as 'ensemble,last', got '%s'",
+						    optarg);
+			a->nm = 0;
+			for (int i = 0; i < k; i++) {
+				struct hb_error err = { 0 };
+				enum hb_fc_method m;
+
+				if (hb_fc_method_parse(items[i], &m, &err) < 0)
+					return hb_cli_usage(cli, "forecast", "%s", err.msg);
+				for (size_t j = 0; j < a->nm; j++)
+					if (a->methods[j] == m)
+						return hb_cli_usage(cli, "forecast", "--method lists '%s' twice", items[i]);
+				a->methods[a->nm++] = m;
+			}
+			break;
+		}
+		case 'x':
+			if (strcmp(optarg, "step") == 0)
+				a->gpr_x_interval = 0;
+			else if (strcmp(optarg, "interval") == 0)
+				a->gpr_x_interval = 1;
+			else
+				return hb_cli_usage(cli, "forecast", "--gpr-x takes 'step' or 'interval', got '%s'", optarg);
+			break;
+		case 'j':
+			a->json = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			*done = 1;
+			return 0;
+		case ':':
+			return hb_cli_usage(cli, "forecast", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return hb_cli_usage(cli, "forecast", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return hb_cli_usage(cli, "forecast", optind >= argc ? "needs FILE.csv" : "takes one FILE.csv, got '%s' too",
+				    optind < argc - 1 ? argv[optind + 1] : "");
+	a->file = argv[optind];
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* What to fit and what to predict, from the file and the options. */
+
+struct plan {
+	const long *epoch;     /* per row, or NULL when epochs are unknown */
+	long *derived;         /* epochs from --epoch-steps (owned) */
+	size_t origin_row;     /* last history row */
+	double origin;         /* sync step */
+	size_t epoch_start;    /* first row of the current epoch */
+	size_t first_target;   /* first scored row */
+	size_t ntarget;        /* scored rows (0: predictions only) */
+	double *query;         /* query steps (owned) */
+	size_t nq;
+};
+
+static int make_plan(const struct series *s, const struct fc_args *a, struct plan *pl, struct hb_error *err)
+{
+	const size_t n = s->n;
+
+	memset(pl, 0, sizeof(*pl));
+	pl->epoch = s->epoch;
+	if (!pl->epoch && a->epoch_steps > 0) {
+		pl->derived = malloc(n * sizeof(long));
+		if (!pl->derived)
+			return hb_runtime_error(err, "out of memory");
+		for (size_t i = 0; i < n; i++)
+			pl->derived[i] = s->step[i] > 0 ? ((long)s->step[i] - 1) / a->epoch_steps : 0;
+		pl->epoch = pl->derived;
+	}
+	if (a->origin_set) {
+		if ((double)a->origin < s->step[0])
+			return hb_input_error(err, "%s: --origin %ld is before the first step %.0f", a->file, a->origin,
+					      s->step[0]);
+		while (pl->origin_row + 1 < n && s->step[pl->origin_row + 1] <= (double)a->origin)
+			pl->origin_row++;
+		pl->origin = (double)a->origin;
+	} else {
+		if (pl->epoch && pl->epoch[0] != pl->epoch[n - 1]) {
+			while (pl->epoch[pl->origin_row + 1] != pl->epoch[n - 1])
+				pl->origin_row++;
+		} else {
+			pl->origin_row = (2 * n + 2) / 3 - 1; /* row ceil(2n/3), 0-based */
+		}
+		pl->origin = s->step[pl->origin_row];
+	}
+	if (pl->epoch)
+		for (pl->epoch_start = pl->origin_row;
+		     pl->epoch_start > 0 && pl->epoch[pl->epoch_start - 1] == pl->epoch[pl->origin_row];)
+			pl->epoch_start--;
+	pl->first_target = pl->origin_row + 1;
+	for (size_t j = pl->first_target; j < n; j++) {
+		if (pl->epoch && pl->epoch[j] != pl->epoch[pl->first_target])
+			break;
+		pl->ntarget++;
+	}
+	if (pl->ntarget > 0) {
+		pl->nq = pl->ntarget;
+		pl->query = malloc(pl->nq * sizeof(double));
+		if (!pl->query)
+			return hb_runtime_error(err, "out of memory");
+		memcpy(pl->query, s->step + pl->first_target, pl->nq * sizeof(double));
+	} else {
+		double horizon = a->epoch_steps > 0 ? (double)a->epoch_steps
+				 : pl->origin - (pl->epoch_start > 0 ? s->step[pl->epoch_start - 1] : 0.0);
+		size_t count = hb_fc_query_steps(pl->origin, a->interval, horizon, NULL, 0);
+
+		pl->nq = count > 0 ? count : 1;
+		pl->query = malloc(pl->nq * sizeof(double));
+		if (!pl->query)
+			return hb_runtime_error(err, "out of memory");
+		if (count > 0)
+			hb_fc_query_steps(pl->origin, a->interval, horizon, pl->query, pl->nq);
+		else
+			pl->query[0] = pl->origin + a->interval;
+	}
+	return 0;
+}
+
+static void plan_free(struct plan *pl)
+{
+	free(pl->derived);
+	free(pl->query);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output */
+
+static void print_table(const struct series *s, const struct fc_args *a, const struct plan *pl,
+			const double *pred, const double *mape, const struct hb_fc_fit *fit)
+{
+	const size_t nh = pl->origin_row + 1;
+
+	printf("forecast of %s from step %.0f (interval %g)\n", a->file, pl->origin, a->interval);
+	printf("history: %zu points from step %.0f; current epoch from step %.0f (%zu points for the GPR)\n", nh,
+	       s->step[0], s->step[pl->epoch_start], nh - pl->epoch_start);
+	if (fit->have_gpr)
+		printf("gpr:  c %.6g  length_scale %.6g  periodicity %.6g (%s)  log-likelihood %.6g\n",
+		       fit->gpr_hyper.c, fit->gpr_hyper.length, fit->gpr_hyper.period,
+		       a->gpr_x_interval ? "adaptations" : "steps", fit->gpr_lml);
+	if (fit->have_ses)
+		printf("ses:  alpha %.6g  level %.6g\n", fit->ses.alpha, fit->ses.level);
+	if (fit->have_holt)
+		printf("holt: alpha %.6g  beta %.6g  level %.6g  trend %.6g per interval\n", fit->holt.alpha,
+		       fit->holt.beta, fit->holt.level, fit->holt.trend);
+	if (pl->ntarget)
+		printf("scored on %zu rows after the origin (steps %.0f..%.0f)\n\n", pl->ntarget, pl->query[0],
+		       pl->query[pl->nq - 1]);
+	else
+		printf("%s ends at the origin: predictions at origin + %g*i, i = 1..%zu\n\n", a->file, a->interval,
+		       pl->nq);
+	printf("%10s", "step");
+	if (pl->ntarget)
+		printf(" %10s", "actual");
+	for (size_t k = 0; k < a->nm; k++)
+		printf(" %10s", hb_fc_method_name(a->methods[k]));
+	printf("\n");
+	for (size_t j = 0; j < pl->nq; j++) {
+		printf("%10.0f", pl->query[j]);
+		if (pl->ntarget)
+			printf(" %10.1f", s->batch[pl->first_target + j]);
+		for (size_t k = 0; k < a->nm; k++)
+			printf(" %10.1f", pred[k * pl->nq + j]);
+		printf("\n");
+	}
+	if (pl->ntarget) {
+		printf("%-21s", "MAPE %");
+		for (size_t k = 0; k < a->nm; k++)
+			printf(" %10.2f", mape[k]);
+		printf("\n");
+	}
+}
+
+static cJSON *json_array(const double *v, size_t n)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateNumber(v[i]));
+	return arr;
+}
+
+static int print_json(const struct series *s, const struct fc_args *a, const struct plan *pl,
+		      const double *pred, const double *mape, const struct hb_fc_fit *fit, uint64_t seed,
+		      struct hb_error *err)
+{
+	cJSON *root = cJSON_CreateObject(), *methods, *fits;
+	char *text;
+
+	cJSON_AddStringToObject(root, "file", a->file);
+	cJSON_AddNumberToObject(root, "origin", pl->origin);
+	cJSON_AddNumberToObject(root, "interval", a->interval);
+	cJSON_AddNumberToObject(root, "history_points", (double)(pl->origin_row + 1));
+	cJSON_AddNumberToObject(root, "epoch_start_step", s->step[pl->epoch_start]);
+	cJSON_AddStringToObject(root, "gpr_x", a->gpr_x_interval ? "interval" : "step");
+	cJSON_AddNumberToObject(root, "seed", (double)seed);
+	cJSON_AddBoolToObject(root, "scored", pl->ntarget > 0);
+	cJSON_AddItemToObject(root, "steps", json_array(pl->query, pl->nq));
+	if (pl->ntarget)
+		cJSON_AddItemToObject(root, "actual", json_array(s->batch + pl->first_target, pl->ntarget));
+	methods = cJSON_AddArrayToObject(root, "methods");
+	for (size_t k = 0; k < a->nm; k++) {
+		cJSON *m = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(m, "name", hb_fc_method_name(a->methods[k]));
+		cJSON_AddItemToObject(m, "predictions", json_array(pred + k * pl->nq, pl->nq));
+		if (pl->ntarget)
+			cJSON_AddNumberToObject(m, "mape_pct", mape[k]);
+		cJSON_AddItemToArray(methods, m);
+	}
+	fits = cJSON_AddObjectToObject(root, "fits");
+	if (fit->have_gpr) {
+		cJSON *g = cJSON_AddObjectToObject(fits, "gpr");
+
+		cJSON_AddNumberToObject(g, "points", (double)fit->gpr_points);
+		cJSON_AddNumberToObject(g, "c", fit->gpr_hyper.c);
+		cJSON_AddNumberToObject(g, "length_scale", fit->gpr_hyper.length);
+		cJSON_AddNumberToObject(g, "periodicity", fit->gpr_hyper.period);
+		cJSON_AddNumberToObject(g, "log_marginal_likelihood", fit->gpr_lml);
+	}
+	if (fit->have_ses) {
+		cJSON *o = cJSON_AddObjectToObject(fits, "ses");
+
+		cJSON_AddNumberToObject(o, "alpha", fit->ses.alpha);
+		cJSON_AddNumberToObject(o, "level0", fit->ses.level0);
+		cJSON_AddNumberToObject(o, "level", fit->ses.level);
+		cJSON_AddNumberToObject(o, "sse", fit->ses.sse);
+	}
+	if (fit->have_holt) {
+		cJSON *o = cJSON_AddObjectToObject(fits, "holt");
+
+		cJSON_AddNumberToObject(o, "alpha", fit->holt.alpha);
+		cJSON_AddNumberToObject(o, "beta", fit->holt.beta);
+		cJSON_AddNumberToObject(o, "level", fit->holt.level);
+		cJSON_AddNumberToObject(o, "trend", fit->holt.trend);
+		cJSON_AddNumberToObject(o, "sse", fit->holt.sse);
+	}
+	text = cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!text)
+		return hb_runtime_error(err, "out of memory writing JSON");
+	printf("%s\n", text);
+	cJSON_free(text);
+	return 0;
+}
+
+int cmd_forecast(int argc, char **argv, struct hb_cli *cli)
+{
+	struct fc_args a;
+	struct series s;
+	struct plan pl;
+	struct hb_fc_options o;
+	struct hb_fc_history h;
+	struct hb_fc_fit fit;
+	struct hb_error err = { 0 };
+	double *pred = NULL, mape[HB_FC_NMETHODS] = { 0 };
+	int done, rc;
+
+	if ((rc = parse_args(argc, argv, &a, cli, &done)) != 0 || done)
+		return rc;
+	if (read_series(a.file, &s, &err) < 0)
+		return hb_cli_fail(cli, &err);
+	if (make_plan(&s, &a, &pl, &err) < 0) {
+		rc = hb_cli_fail(cli, &err);
+		goto out;
+	}
+	hb_fc_options_default(&o, cli->seed);
+	o.interval = a.interval;
+	o.gpr_x_scale = a.gpr_x_interval ? a.interval : 1.0;
+	h = (struct hb_fc_history){ .step = s.step, .batch = s.batch, .n = pl.origin_row + 1,
+				    .epoch_start = pl.epoch_start };
+	pred = malloc(a.nm * pl.nq * sizeof(double));
+	if (!pred) {
+		hb_runtime_error(&err, "out of memory");
+		rc = hb_cli_fail(cli, &err);
+		goto out;
+	}
+	if (hb_forecast_run(&h, &o, a.methods, a.nm, pl.query, pl.nq, pred, &fit, &err) < 0) {
+		hb_error_prefix(&err, "%s: forecast from step %.0f", a.file, pl.origin);
+		rc = hb_cli_fail(cli, &err);
+		goto out;
+	}
+	for (size_t k = 0; pl.ntarget && k < a.nm; k++)
+		if (hb_mape(s.batch + pl.first_target, pred + k * pl.nq, pl.ntarget, &mape[k], &err) < 0) {
+			rc = hb_cli_fail(cli, &err);
+			goto out;
+		}
+	if (a.json) {
+		if (print_json(&s, &a, &pl, pred, mape, &fit, cli->seed, &err) < 0) {
+			rc = hb_cli_fail(cli, &err);
+			goto out;
+		}
+	} else {
+		print_table(&s, &a, &pl, pred, mape, &fit);
+	}
+	rc = 0;
+out:
+	free(pred);
+	plan_free(&pl);
+	series_free(&s);
+	return rc;
+}

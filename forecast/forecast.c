@@ -1,0 +1,207 @@
+/*
+ * forecast.c: the B_G forecaster interface (see forecast.h): checks the
+ * history, fits each model a requested method needs once, and combines.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forecast.h"
+
+static const char *const method_names[HB_FC_NMETHODS] = {
+	[HB_FC_ENSEMBLE] = "ensemble",
+	[HB_FC_GPR] = "gpr",
+	[HB_FC_SES] = "ses",
+	[HB_FC_HOLT] = "holt",
+	[HB_FC_LAST] = "last",
+};
+
+void hb_fc_options_default(struct hb_fc_options *o, uint64_t seed)
+{
+	memset(o, 0, sizeof(*o));
+	o->interval = 100.0;   /* JABAS p, notes §4.1 */
+	o->gpr_x_scale = 1.0;  /* raw steps, as the artifact */
+	o->gpr_weight = 0.5;   /* artifact EnsembleMethod rates [0.5, 0.5] */
+	hb_gpr_config_default(&o->gpr, seed);
+}
+
+const char *hb_fc_method_name(enum hb_fc_method m)
+{
+	return (unsigned)m < HB_FC_NMETHODS ? method_names[m] : "?";
+}
+
+int hb_fc_method_parse(const char *s, enum hb_fc_method *out, struct hb_error *err)
+{
+	for (int m = 0; m < HB_FC_NMETHODS; m++)
+		if (strcmp(s, method_names[m]) == 0) {
+			*out = (enum hb_fc_method)m;
+			return 0;
+		}
+	return hb_input_error(err, "unknown forecast method '%s' (expected ensemble, gpr, ses, holt or last)", s);
+}
+
+size_t hb_fc_query_steps(double sync_step, double interval, double epoch_steps, double *out, size_t cap)
+{
+	size_t count;
+
+	if (!(interval > 0) || !(epoch_steps >= interval))
+		return 0;
+	count = (size_t)floor(epoch_steps / interval);
+	for (size_t i = 1; i <= count && i <= cap; i++)
+		out[i - 1] = sync_step + interval * (double)i;
+	return count;
+}
+
+int hb_mape(const double *actual, const double *pred, size_t n, double *pct, struct hb_error *err)
+{
+	double s = 0.0;
+
+	if (n == 0)
+		return hb_input_error(err, "MAPE: no points to compare");
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(actual[i]) || actual[i] == 0.0 || !isfinite(pred[i]))
+			return hb_input_error(err, "MAPE: point %zu has actual %g and prediction %g", i, actual[i],
+					      pred[i]);
+		s += fabs(pred[i] - actual[i]) / fabs(actual[i]);
+	}
+	*pct = 100.0 * s / (double)n;
+	return 0;
+}
+
+static int check_inputs(const struct hb_fc_history *h, const struct hb_fc_options *o,
+			const enum hb_fc_method *methods, size_t nm, const double *query, size_t nq,
+			struct hb_error *err)
+{
+	if (h->n == 0)
+		return hb_input_error(err, "forecast: empty history");
+	if (h->epoch_start >= h->n)
+		return hb_input_error(err, "forecast: current epoch starts at point %zu but the history has %zu",
+				      h->epoch_start, h->n);
+	for (size_t i = 0; i < h->n; i++) {
+		if (!isfinite(h->step[i]) || (i > 0 && !(h->step[i] > h->step[i - 1])))
+			return hb_input_error(err, "forecast: history step %g at point %zu is not after %g",
+					      h->step[i], i, i > 0 ? h->step[i - 1] : -INFINITY);
+		if (!isfinite(h->batch[i]) || !(h->batch[i] > 0))
+			return hb_input_error(err, "forecast: history batch %g at step %g must be > 0",
+					      h->batch[i], h->step[i]);
+	}
+	if (!(o->interval > 0) || !(o->gpr_x_scale > 0) || !(o->gpr_weight >= 0 && o->gpr_weight <= 1))
+		return hb_input_error(err, "forecast: interval %g and gpr_x_scale %g must be > 0, gpr_weight %g in [0, 1]",
+				      o->interval, o->gpr_x_scale, o->gpr_weight);
+	for (size_t k = 0; k < nm; k++)
+		if ((unsigned)methods[k] >= HB_FC_NMETHODS)
+			return hb_input_error(err, "forecast: method %d out of range", (int)methods[k]);
+	for (size_t j = 0; j < nq; j++)
+		if (!isfinite(query[j]))
+			return hb_input_error(err, "forecast: query step %zu is not finite", j);
+	return 0;
+}
+
+/* GPR on the current epoch, predicting at every query. */
+static int run_gpr(const struct hb_fc_history *h, const struct hb_fc_options *o, const double *query,
+		   size_t nq, double *pred, struct hb_fc_fit *fit, struct hb_error *err)
+{
+	size_t m = h->n - h->epoch_start;
+	double *x = malloc((m + nq) * sizeof(double));
+	double *xq = x + m;
+	struct hb_gpr g;
+
+	if (!x)
+		return hb_runtime_error(err, "forecast: out of memory for %zu points", m + nq);
+	for (size_t i = 0; i < m; i++)
+		x[i] = h->step[h->epoch_start + i] / o->gpr_x_scale;
+	for (size_t j = 0; j < nq; j++)
+		xq[j] = query[j] / o->gpr_x_scale;
+	if (hb_gpr_fit(&g, x, h->batch + h->epoch_start, m, &o->gpr, err) < 0) {
+		free(x);
+		hb_error_prefix(err, "forecast: GPR on the current epoch's %zu points", m);
+		return -1;
+	}
+	hb_gpr_predict(&g, xq, nq, pred);
+	fit->have_gpr = 1;
+	fit->gpr_hyper = g.hyper;
+	fit->gpr_lml = g.lml;
+	fit->gpr_points = m;
+	hb_gpr_free(&g);
+	free(x);
+	return 0;
+}
+
+int hb_forecast_run(const struct hb_fc_history *h, const struct hb_fc_options *o,
+		    const enum hb_fc_method *methods, size_t nm, const double *query, size_t nq,
+		    double *out, struct hb_fc_fit *fit_out, struct hb_error *err)
+{
+	struct hb_fc_fit fit;
+	int need[HB_FC_NMETHODS] = { 0 };
+	double *gpr = NULL;
+	const double last = h->n ? h->batch[h->n - 1] : 0.0;
+	int rc = -1;
+
+	memset(&fit, 0, sizeof(fit));
+	if (check_inputs(h, o, methods, nm, query, nq, err) < 0)
+		return -1;
+	for (size_t k = 0; k < nm; k++)
+		need[methods[k]] = 1;
+	if (need[HB_FC_ENSEMBLE])
+		need[HB_FC_GPR] = need[HB_FC_SES] = 1;
+	if (need[HB_FC_GPR]) {
+		gpr = malloc((nq ? nq : 1) * sizeof(double));
+		if (!gpr)
+			return hb_runtime_error(err, "forecast: out of memory for %zu queries", nq);
+		if (run_gpr(h, o, query, nq, gpr, &fit, err) < 0)
+			goto out;
+	}
+	if (need[HB_FC_SES]) {
+		if (hb_ses_fit(h->batch, h->n, &fit.ses, err) < 0)
+			goto out;
+		fit.have_ses = 1;
+	}
+	/* Holt needs two points for a trend; with one it is the flat last value */
+	if (need[HB_FC_HOLT] && h->n >= 2) {
+		if (hb_holt_fit(h->batch, h->n, &fit.holt, err) < 0)
+			goto out;
+		fit.have_holt = 1;
+	}
+	for (size_t k = 0; k < nm; k++) {
+		double *row = out + k * nq;
+
+		for (size_t j = 0; j < nq; j++) {
+			switch (methods[k]) {
+			case HB_FC_ENSEMBLE:
+				row[j] = o->gpr_weight * gpr[j] + (1.0 - o->gpr_weight) * hb_ses_forecast(&fit.ses);
+				break;
+			case HB_FC_GPR:
+				row[j] = gpr[j];
+				break;
+			case HB_FC_SES:
+				row[j] = hb_ses_forecast(&fit.ses);
+				break;
+			case HB_FC_HOLT:
+				if (fit.have_holt) {
+					double hz = floor((query[j] - h->step[h->n - 1]) / o->interval + 0.5);
+
+					row[j] = hb_holt_forecast(&fit.holt, hz < 1.0 ? 1.0 : hz);
+				} else {
+					row[j] = last;
+				}
+				break;
+			case HB_FC_LAST:
+			case HB_FC_NMETHODS:
+				row[j] = last;
+				break;
+			}
+		}
+	}
+	if (fit_out)
+		*fit_out = fit;
+	rc = 0;
+out:
+	free(gpr);
+	return rc;
+}
+
+int hb_forecast(enum hb_fc_method m, const struct hb_fc_history *h, const struct hb_fc_options *o,
+		const double *query, size_t nq, double *out, struct hb_error *err)
+{
+	return hb_forecast_run(h, o, &m, 1, query, nq, out, NULL, err);
+}

@@ -1,0 +1,98 @@
+/*
+ * forecast.h: JABAS's global-batch-size forecaster and its alternatives.
+ *
+ * At the end of an epoch JABAS predicts B_G at the next epoch's adaptation
+ * points x_i = sync_step + p*i, i = 1..floor(epoch_steps / p), where
+ * epoch_steps = floor(|D| / B_G_cur), and sizes the allocation for that
+ * trajectory (notes/jabas.md §4.2-§4.4).  Methods:
+ *
+ *   ensemble  0.5 GPR + 0.5 SES (the paper's forecaster, artifact weights)
+ *   gpr       periodic-kernel GPR trained on the *current epoch's* points only
+ *   ses       simple exponential smoothing on *all* history (flat forecast)
+ *   holt      Holt's linear trend on all history (DESIGN.md option)
+ *   last      the last observed B_G held flat (the paper's no-prediction ablation)
+ *
+ * Index of smoothing forecasts (decision, notes §4.2): the artifact maps a
+ * query step x to a horizon by floor(x/100) against the number of history
+ * points, hard-coding p = 100; that only matters for non-flat methods.  We
+ * use h = round((x - last_step) / p), at least 1, which equals the artifact's
+ * index when adaptation points start at step 0 and p = 100.
+ *
+ * GPR inputs (decision, notes §10 item 10): the artifact feeds raw steps to
+ * a kernel whose periodicity is bounded to [0.01, 10] steps while points are
+ * p = 100 steps apart, so the period cannot describe the B_G wobble.
+ * gpr_x_scale = 1 reproduces the artifact (default); gpr_x_scale = p feeds
+ * adaptation-point indices, where the bounds mean 0.01..10 adaptations.
+ */
+#ifndef HB_FORECAST_H
+#define HB_FORECAST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "gpr.h"
+#include "smoothing.h"
+
+enum hb_fc_method {
+	HB_FC_ENSEMBLE = 0,  /* gpr_weight * GPR + (1 - gpr_weight) * SES */
+	HB_FC_GPR = 1,
+	HB_FC_SES = 2,
+	HB_FC_HOLT = 3,
+	HB_FC_LAST = 4,
+	HB_FC_NMETHODS = 5,
+};
+
+/* Observed trajectory up to the forecast origin (the sync step). */
+struct hb_fc_history {
+	const double *step;     /* adaptation steps, strictly increasing */
+	const double *batch;    /* B_G observed at each step, > 0 */
+	size_t n;               /* points, >= 1 */
+	size_t epoch_start;     /* first point of the current epoch; GPR trains on [epoch_start, n) */
+};
+
+struct hb_fc_options {
+	double interval;            /* p, adaptation interval in steps (JABAS default 100) */
+	double gpr_x_scale;         /* GPR input = step / gpr_x_scale; 1 = artifact */
+	double gpr_weight;          /* GPR's share in the ensemble (artifact 0.5) */
+	struct hb_gpr_config gpr;   /* kernel, bounds, restarts, seed */
+};
+
+/* What the fits found, for reports; a member is valid when its have_ flag is set. */
+struct hb_fc_fit {
+	int have_gpr, have_ses, have_holt;
+	struct hb_gpr_hyper gpr_hyper;  /* fitted kernel, in the GPR's x units */
+	double gpr_lml;                 /* its log marginal likelihood */
+	size_t gpr_points;              /* current-epoch points the GPR saw */
+	struct hb_ses ses;
+	struct hb_holt holt;
+};
+
+/* Artifact defaults: p = 100, raw steps into the GPR, 0.5/0.5, GPR seeded. */
+void hb_fc_options_default(struct hb_fc_options *o, uint64_t seed);
+
+const char *hb_fc_method_name(enum hb_fc_method m);
+/* Parse a method name ("ensemble", "gpr", "ses", "holt", "last"). */
+int hb_fc_method_parse(const char *s, enum hb_fc_method *out, struct hb_error *err);
+
+/* Predict each of nm methods at nq query steps: out[k * nq + j] is methods[k]
+ * at query[j].  Models shared by several methods are fitted once.  fit may be
+ * NULL. */
+int hb_forecast_run(const struct hb_fc_history *h, const struct hb_fc_options *o,
+		    const enum hb_fc_method *methods, size_t nm, const double *query, size_t nq,
+		    double *out, struct hb_fc_fit *fit, struct hb_error *err);
+
+/* One method; out has nq entries. */
+int hb_forecast(enum hb_fc_method m, const struct hb_fc_history *h, const struct hb_fc_options *o,
+		const double *query, size_t nq, double *out, struct hb_error *err);
+
+/* JABAS's query points: out[i-1] = sync_step + interval * i for
+ * i = 1..floor(epoch_steps / interval), at most cap of them; returns the count
+ * floor(epoch_steps / interval) (which may exceed cap). */
+size_t hb_fc_query_steps(double sync_step, double interval, double epoch_steps, double *out, size_t cap);
+
+/* Mean absolute percentage error 100/n * sum |pred - actual| / |actual|;
+ * fails if n == 0 or an actual value is 0 or not finite. */
+int hb_mape(const double *actual, const double *pred, size_t n, double *pct, struct hb_error *err);
+
+#endif

@@ -1,0 +1,525 @@
+/*
+ * gpr.c: JABAS's periodic-kernel GPR, fitted by maximising the log marginal
+ * likelihood (notes/jabas.md §4.2).  See gpr.h for the model and the two
+ * numerical decisions (modified Cholesky as the positive-definiteness test,
+ * logistic reparametrisation for the bounds).
+ *
+ * Order: kernel and workspace, LML with analytic gradient, the bounded
+ * objective for gsl_multimin, one BFGS start, the fit with restarts,
+ * prediction, benchmark.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_multimin.h>
+
+#include "gpr.h"
+#include "rng.h" /* defines: hb_rng_seed, hb_rng_uniform, hb_rng_normal, HB_STREAM_FIT */
+
+/* Objective value for a hyper-parameter vector whose K is not positive
+ * definite (scikit-learn: LML = -inf).  Finite so that BFGS2's cubic line
+ * search shrinks its step instead of producing inf - inf. */
+#define GPR_INFEASIBLE 1e30
+/* Stop a BFGS start when the gradient norm in u falls below this
+ * (scikit-learn's L-BFGS-B uses pgtol 1e-5). */
+#define GPR_GTOL 1e-5
+/* ... or when an iteration lowers the objective by less than this relative
+ * amount (L-BFGS-B's default factr 1e7 times machine epsilon). */
+#define GPR_FTOL 2.220446049250313e-09
+/* Cap on LML evaluations per start, per allowed iteration: starts drawn far
+ * out (c, l near 1e5) sit on a nearly singular ridge where line searches are
+ * long and never reach a competitive optimum. */
+#define GPR_EVALS_PER_ITER 5
+/* Starting points stay this fraction of the log range inside the bounds,
+ * where the logistic map is still invertible with a usable slope. */
+#define GPR_START_MARGIN 1e-3
+
+void hb_gpr_config_default(struct hb_gpr_config *cfg, uint64_t seed)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->init = (struct hb_gpr_hyper){ .c = 1.0, .length = 1.0, .period = 3.0 };
+	cfg->bounds = (struct hb_gpr_bounds){
+		.c_lo = 1.0, .c_hi = 1e6,
+		.length_lo = 1e-5, .length_hi = 1e5,
+		.period_lo = 1e-2, .period_hi = 10.0,
+	};
+	cfg->noise = 1e-10;
+	cfg->normalize_y = 1;
+	cfg->optimize = 1;
+	cfg->restarts = 9;
+	cfg->max_iter = 200;
+	cfg->seed = seed;
+}
+
+double hb_gpr_kernel(const struct hb_gpr_hyper *h, double x1, double x2)
+{
+	double s = sin(M_PI * fabs(x1 - x2) / h->period);
+
+	return h->c * exp(-2.0 * s * s / (h->length * h->length));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Workspace shared by every LML evaluation of one data set. */
+
+struct gpr_ws {
+	size_t n;
+	const double *x;        /* inputs (caller's array) */
+	gsl_vector *y;          /* standardised targets */
+	gsl_matrix *K;          /* kernel matrix, then its LDL' factor */
+	gsl_matrix *Kinv;       /* K^-1, for the gradient */
+	gsl_permutation *perm;  /* pivoting of the factorisation */
+	gsl_vector *E;          /* perturbation the modified Cholesky needed */
+	gsl_vector *alpha;      /* K^-1 y */
+	double *cS;             /* c S_ij (lower triangle, row-major n x n) */
+	double *dl;             /* (dK/dlog l)_ij / (c S_ij) = 4 sin^2(a) / l^2 */
+	double *dp;             /* (dK/dlog P)_ij / (c S_ij) = 2 a sin(2a) / l^2 */
+	double noise;           /* diagonal jitter */
+	double lo[3], hi[3];    /* log bounds, for the reparametrisation */
+	/* cache of the last evaluation (gsl_multimin asks f and df separately) */
+	double c_theta[3];
+	int c_have;             /* 0 none, 1 value, 2 value and gradient */
+	double c_lml;
+	double c_grad[3];
+	long evals;             /* evaluations in the current start */
+};
+
+static void ws_free(struct gpr_ws *w)
+{
+	gsl_vector_free(w->y);
+	gsl_matrix_free(w->K);
+	gsl_matrix_free(w->Kinv);
+	gsl_permutation_free(w->perm);
+	gsl_vector_free(w->E);
+	gsl_vector_free(w->alpha);
+	free(w->cS);
+	free(w->dl);
+	free(w->dp);
+	memset(w, 0, sizeof(*w));
+}
+
+/* Standardise y as scikit-learn's normalize_y does: population std, and a
+ * std that is zero up to rounding (relative 1e-12) counts as 1. */
+static void standardise(const double *y, size_t n, int normalize, double *mean, double *scale)
+{
+	double m = 0.0, v = 0.0;
+
+	*mean = 0.0;
+	*scale = 1.0;
+	if (!normalize)
+		return;
+	for (size_t i = 0; i < n; i++)
+		m += y[i];
+	m /= (double)n;
+	for (size_t i = 0; i < n; i++)
+		v += (y[i] - m) * (y[i] - m);
+	v = sqrt(v / (double)n);
+	*mean = m;
+	if (v > 1e-12 * fmax(fabs(m), 1.0))
+		*scale = v;
+}
+
+static int ws_init(struct gpr_ws *w, const double *x, const double *y, size_t n,
+		   double mean, double scale, double noise, struct hb_error *err)
+{
+	memset(w, 0, sizeof(*w));
+	w->n = n;
+	w->x = x;
+	w->noise = noise;
+	w->y = gsl_vector_alloc(n);
+	w->K = gsl_matrix_alloc(n, n);
+	w->Kinv = gsl_matrix_alloc(n, n);
+	w->perm = gsl_permutation_alloc(n);
+	w->E = gsl_vector_alloc(n);
+	w->alpha = gsl_vector_alloc(n);
+	w->cS = malloc(n * n * sizeof(double));
+	w->dl = malloc(n * n * sizeof(double));
+	w->dp = malloc(n * n * sizeof(double));
+	if (!w->cS || !w->dl || !w->dp) {
+		ws_free(w);
+		return hb_runtime_error(err, "GPR: out of memory for %zu points", n);
+	}
+	for (size_t i = 0; i < n; i++)
+		gsl_vector_set(w->y, i, (y[i] - mean) / scale);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Log marginal likelihood and its gradient in theta = (log c, log l, log P).
+ *
+ *   dK/dlog c = c S
+ *   dK/dlog l = c S * 4 sin^2(a) / l^2            a = pi |x - x'| / P
+ *   dK/dlog P = c S * 2 a sin(2a) / l^2
+ *   dLML/dtheta = 1/2 tr((alpha alpha' - K^-1) dK/dtheta)
+ *
+ * Returns 1 if K is positive definite (lml and grad set), 0 if not. */
+static int ws_eval(struct gpr_ws *w, const double theta[3], double *lml, double grad[3])
+{
+	const size_t n = w->n;
+	const double c = exp(theta[0]), l = exp(theta[1]), P = exp(theta[2]);
+	const double il2 = 1.0 / (l * l);
+	double quad, logdet = 0.0;
+	int same = w->c_have && memcmp(w->c_theta, theta, sizeof(w->c_theta)) == 0;
+
+	if (same && (!grad || w->c_have == 2 || !isfinite(w->c_lml))) {
+		*lml = w->c_lml;
+		if (grad)
+			memcpy(grad, w->c_grad, sizeof(w->c_grad));
+		return isfinite(w->c_lml);
+	}
+	if (!same) {
+		w->evals++;
+		for (size_t i = 0; i < n; i++) {
+			for (size_t j = 0; j < i; j++) {
+				double a = M_PI * fabs(w->x[i] - w->x[j]) / P;
+				double sn = sin(a);
+				double cS = c * exp(-2.0 * sn * sn * il2);
+
+				w->cS[i * n + j] = cS;
+				w->dl[i * n + j] = 4.0 * sn * sn * il2;
+				w->dp[i * n + j] = 2.0 * a * sin(2.0 * a) * il2;
+				gsl_matrix_set(w->K, i, j, cS);
+			}
+			w->cS[i * n + i] = c;
+			w->dl[i * n + i] = w->dp[i * n + i] = 0.0;
+			gsl_matrix_set(w->K, i, i, c + w->noise);
+		}
+		gsl_linalg_mcholesky_decomp(w->K, w->perm, w->E);
+		memcpy(w->c_theta, theta, sizeof(w->c_theta));
+		w->c_have = 1;
+		w->c_lml = -INFINITY;
+		w->c_grad[0] = w->c_grad[1] = w->c_grad[2] = 0.0;
+		for (size_t i = 0; i < n; i++) {
+			double d = gsl_matrix_get(w->K, i, i);
+
+			if (gsl_vector_get(w->E, i) != 0.0 || !(d > 0.0) || !isfinite(d))
+				return 0;
+			logdet += log(d);
+		}
+		gsl_linalg_mcholesky_solve(w->K, w->perm, w->y, w->alpha);
+		gsl_blas_ddot(w->y, w->alpha, &quad);
+		w->c_lml = -0.5 * quad - 0.5 * logdet - 0.5 * (double)n * log(2.0 * M_PI);
+		if (!isfinite(w->c_lml)) {
+			w->c_lml = -INFINITY;
+			return 0;
+		}
+	}
+	*lml = w->c_lml;
+	if (!grad)
+		return 1;
+	/* the factor, alpha and the per-pair terms above still belong to theta */
+	gsl_linalg_mcholesky_invert(w->K, w->perm, w->Kinv);
+	grad[0] = grad[1] = grad[2] = 0.0;
+	for (size_t i = 0; i < n; i++) {
+		double ai = gsl_vector_get(w->alpha, i);
+
+		for (size_t j = 0; j <= i; j++) {
+			double W = ai * gsl_vector_get(w->alpha, j) - gsl_matrix_get(w->Kinv, i, j);
+			double hWcS = (i == j ? 0.5 : 1.0) * W * w->cS[i * n + j]; /* 1/2 tr(): off-diagonal pairs twice */
+
+			grad[0] += hWcS;
+			grad[1] += hWcS * w->dl[i * n + j];
+			grad[2] += hWcS * w->dp[i * n + j];
+		}
+	}
+	memcpy(w->c_grad, grad, sizeof(w->c_grad));
+	w->c_have = 2;
+	return 1;
+}
+
+int hb_gpr_log_marginal_likelihood(const double *x, const double *y, size_t n,
+				   const struct hb_gpr_hyper *h, double noise, int normalize_y,
+				   double *lml, double grad[3], struct hb_error *err)
+{
+	struct gpr_ws w;
+	double mean, scale, theta[3];
+
+	if (n == 0)
+		return hb_input_error(err, "GPR: no training points");
+	if (!(h->c > 0) || !(h->length > 0) || !(h->period > 0) || !(noise >= 0))
+		return hb_input_error(err, "GPR: hyper-parameters c=%g length=%g period=%g noise=%g must be positive",
+				      h->c, h->length, h->period, noise);
+	standardise(y, n, normalize_y, &mean, &scale);
+	if (ws_init(&w, x, y, n, mean, scale, noise, err) < 0)
+		return -1;
+	theta[0] = log(h->c);
+	theta[1] = log(h->length);
+	theta[2] = log(h->period);
+	if (!ws_eval(&w, theta, lml, grad)) {
+		*lml = -INFINITY;
+		if (grad)
+			grad[0] = grad[1] = grad[2] = 0.0;
+	}
+	ws_free(&w);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Bounded objective: theta_k = lo_k + (hi_k - lo_k) * logistic(u_k). */
+
+static double logistic(double u)
+{
+	return 1.0 / (1.0 + exp(-u));
+}
+
+static void u_to_theta(const struct gpr_ws *w, const gsl_vector *u, double theta[3], double dtheta[3])
+{
+	for (int k = 0; k < 3; k++) {
+		double s = logistic(gsl_vector_get(u, k));
+
+		theta[k] = w->lo[k] + (w->hi[k] - w->lo[k]) * s;
+		if (dtheta)
+			dtheta[k] = (w->hi[k] - w->lo[k]) * s * (1.0 - s);
+	}
+}
+
+static double obj_f(const gsl_vector *u, void *p)
+{
+	struct gpr_ws *w = p;
+	double theta[3], lml;
+
+	u_to_theta(w, u, theta, NULL);
+	return ws_eval(w, theta, &lml, NULL) ? -lml : GPR_INFEASIBLE;
+}
+
+static void obj_fdf(const gsl_vector *u, void *p, double *f, gsl_vector *g)
+{
+	struct gpr_ws *w = p;
+	double theta[3], dtheta[3], lml, grad[3];
+
+	u_to_theta(w, u, theta, dtheta);
+	if (!ws_eval(w, theta, &lml, grad)) {
+		*f = GPR_INFEASIBLE;
+		gsl_vector_set_zero(g);
+		return;
+	}
+	*f = -lml;
+	for (int k = 0; k < 3; k++)
+		gsl_vector_set(g, k, -grad[k] * dtheta[k]);
+}
+
+static void obj_df(const gsl_vector *u, void *p, gsl_vector *g)
+{
+	double f;
+
+	obj_fdf(u, p, &f, g);
+}
+
+/* One BFGS2 start from theta0 (log units); returns the best objective and
+ * leaves its theta in theta_out.  *finite is 0 if the start itself was not
+ * positive definite (scikit-learn's -inf start). */
+static double bfgs_start(struct gpr_ws *w, const double theta0[3], int max_iter,
+			 double theta_out[3], int *finite)
+{
+	gsl_multimin_function_fdf fdf = { .f = obj_f, .df = obj_df, .fdf = obj_fdf, .n = 3, .params = w };
+	gsl_multimin_fdfminimizer *s = gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, 3);
+	gsl_vector *u0 = gsl_vector_alloc(3);
+	double f;
+
+	for (int k = 0; k < 3; k++) {
+		double frac = (theta0[k] - w->lo[k]) / (w->hi[k] - w->lo[k]);
+
+		frac = fmin(fmax(frac, GPR_START_MARGIN), 1.0 - GPR_START_MARGIN);
+		gsl_vector_set(u0, k, log(frac / (1.0 - frac)));
+	}
+	/* step 0.1 in u and line-search tolerance 0.1, as GSL recommends */
+	w->evals = 0;
+	gsl_multimin_fdfminimizer_set(s, &fdf, u0, 0.1, 0.1);
+	*finite = s->f < GPR_INFEASIBLE;
+	for (int it = 0; *finite && it < max_iter; it++) {
+		double fprev = s->f;
+
+		if (gsl_multimin_fdfminimizer_iterate(s) != GSL_SUCCESS)
+			break; /* GSL_ENOPROG: the line search can do no better */
+		if (gsl_multimin_test_gradient(s->gradient, GPR_GTOL) == GSL_SUCCESS)
+			break;
+		if ((fprev - s->f) <= GPR_FTOL * fmax(fmax(fabs(fprev), fabs(s->f)), 1.0))
+			break;
+		if (w->evals > GPR_EVALS_PER_ITER * max_iter)
+			break;
+	}
+	f = s->f;
+	u_to_theta(w, s->x, theta_out, NULL);
+	gsl_multimin_fdfminimizer_free(s);
+	gsl_vector_free(u0);
+	return f;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static int check_config(const struct hb_gpr_config *cfg, struct hb_error *err)
+{
+	const struct hb_gpr_bounds *b = &cfg->bounds;
+
+	if (!(cfg->init.c > 0) || !(cfg->init.length > 0) || !(cfg->init.period > 0))
+		return hb_input_error(err, "GPR: initial hyper-parameters c=%g length=%g period=%g must be positive",
+				      cfg->init.c, cfg->init.length, cfg->init.period);
+	if (!(cfg->noise >= 0))
+		return hb_input_error(err, "GPR: noise %g must be >= 0", cfg->noise);
+	if (cfg->optimize) {
+		if (!(b->c_lo > 0 && b->c_lo < b->c_hi) || !(b->length_lo > 0 && b->length_lo < b->length_hi) ||
+		    !(b->period_lo > 0 && b->period_lo < b->period_hi))
+			return hb_input_error(err, "GPR: bounds must satisfy 0 < lo < hi (c [%g, %g], length [%g, %g], period [%g, %g])",
+					      b->c_lo, b->c_hi, b->length_lo, b->length_hi, b->period_lo, b->period_hi);
+		if (cfg->restarts < 0 || cfg->max_iter < 1)
+			return hb_input_error(err, "GPR: restarts %d must be >= 0 and max_iter %d >= 1",
+					      cfg->restarts, cfg->max_iter);
+	}
+	return 0;
+}
+
+int hb_gpr_fit(struct hb_gpr *g, const double *x, const double *y, size_t n,
+	       const struct hb_gpr_config *cfg, struct hb_error *err)
+{
+	struct gpr_ws w;
+	double mean, scale, theta_init[3], best_theta[3], best_f = INFINITY, lml;
+	int use_init = !cfg->optimize;
+
+	memset(g, 0, sizeof(*g));
+	if (n == 0)
+		return hb_input_error(err, "GPR: no training points");
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(x[i]) || !isfinite(y[i]))
+			return hb_input_error(err, "GPR: training point %zu (x=%g, y=%g) is not finite", i, x[i], y[i]);
+	if (check_config(cfg, err) < 0)
+		return -1;
+	standardise(y, n, cfg->normalize_y, &mean, &scale);
+	if (ws_init(&w, x, y, n, mean, scale, cfg->noise, err) < 0)
+		return -1;
+	w.lo[0] = log(cfg->bounds.c_lo);
+	w.hi[0] = log(cfg->bounds.c_hi);
+	w.lo[1] = log(cfg->bounds.length_lo);
+	w.hi[1] = log(cfg->bounds.length_hi);
+	w.lo[2] = log(cfg->bounds.period_lo);
+	w.hi[2] = log(cfg->bounds.period_hi);
+	theta_init[0] = log(cfg->init.c);
+	theta_init[1] = log(cfg->init.length);
+	theta_init[2] = log(cfg->init.period);
+	if (!ws_eval(&w, theta_init, &lml, NULL))
+		lml = -INFINITY;
+	g->lml_init = lml;
+	memcpy(best_theta, theta_init, sizeof(best_theta));
+	if (!cfg->optimize) {
+		if (!isfinite(lml)) {
+			ws_free(&w);
+			return hb_runtime_error(err, "GPR: kernel matrix not positive definite at c=%g length=%g period=%g "
+						"(noise %g); raise the noise", cfg->init.c, cfg->init.length,
+						cfg->init.period, cfg->noise);
+		}
+		best_f = -lml;
+	} else {
+		struct hb_rng rng;
+
+		hb_rng_seed(&rng, cfg->seed, HB_STREAM_FIT);
+		for (int s = 0; s <= cfg->restarts; s++) {
+			double theta0[3], theta[3], f;
+			int finite;
+
+			for (int k = 0; k < 3; k++)
+				theta0[k] = s == 0 ? theta_init[k]
+						   : w.lo[k] + (w.hi[k] - w.lo[k]) * hb_rng_uniform(&rng);
+			f = bfgs_start(&w, theta0, cfg->max_iter, theta, &finite);
+			g->starts++;
+			g->starts_finite += finite;
+			if (finite && f < best_f) {
+				best_f = f;
+				memcpy(best_theta, theta, sizeof(best_theta));
+			}
+		}
+		/* the first start sits GPR_START_MARGIN inside the bounds (c's
+		 * initial 1.0 is its lower bound); keep init itself if better, so
+		 * the fit never ends below the kernel's initial values, as with
+		 * scikit-learn's bound-aware first start */
+		if (isfinite(g->lml_init) && -g->lml_init < best_f) {
+			best_f = -g->lml_init;
+			memcpy(best_theta, theta_init, sizeof(best_theta));
+			use_init = 1;
+		}
+		if (!(best_f < GPR_INFEASIBLE)) {
+			ws_free(&w);
+			return hb_runtime_error(err, "GPR: kernel matrix not positive definite at any of %d starts "
+						"(%zu points, noise %g)", g->starts, n, cfg->noise);
+		}
+	}
+	/* leave alpha for best_theta in the workspace */
+	w.c_have = 0;
+	ws_eval(&w, best_theta, &lml, NULL);
+	g->n = n;
+	g->x = malloc(n * sizeof(double));
+	g->alpha = malloc(n * sizeof(double));
+	if (!g->x || !g->alpha) {
+		ws_free(&w);
+		hb_gpr_free(g);
+		return hb_runtime_error(err, "GPR: out of memory for %zu points", n);
+	}
+	memcpy(g->x, x, n * sizeof(double));
+	for (size_t i = 0; i < n; i++)
+		g->alpha[i] = gsl_vector_get(w.alpha, i);
+	g->y_mean = mean;
+	g->y_scale = scale;
+	/* report the given values, not exp(log(value)), when init won */
+	g->hyper = use_init ? cfg->init
+			    : (struct hb_gpr_hyper){ exp(best_theta[0]), exp(best_theta[1]), exp(best_theta[2]) };
+	g->lml = lml;
+	ws_free(&w);
+	return 0;
+}
+
+void hb_gpr_predict(const struct hb_gpr *g, const double *xq, size_t nq, double *mean)
+{
+	for (size_t q = 0; q < nq; q++) {
+		double s = 0.0;
+
+		for (size_t i = 0; i < g->n; i++)
+			s += hb_gpr_kernel(&g->hyper, xq[q], g->x[i]) * g->alpha[i];
+		mean[q] = g->y_mean + g->y_scale * s;
+	}
+}
+
+void hb_gpr_free(struct hb_gpr *g)
+{
+	free(g->x);
+	free(g->alpha);
+	g->x = NULL;
+	g->alpha = NULL;
+	g->n = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+
+int hb_gpr_bench_fit(size_t n, uint64_t seed, double *seconds, struct hb_error *err)
+{
+	struct hb_gpr_config cfg;
+	struct hb_gpr g;
+	struct hb_rng rng;
+	struct timespec t0, t1;
+	double *x = malloc((n ? n : 1) * sizeof(double));
+	double *y = malloc((n ? n : 1) * sizeof(double));
+	int rc;
+
+	if (!x || !y) {
+		free(x);
+		free(y);
+		return hb_runtime_error(err, "GPR benchmark: out of memory for %zu points", n);
+	}
+	/* a JABAS-like trajectory (Fig. 9 shape): exponential growth with a
+	 * period-3 wobble and noise, one point per 100-step adaptation */
+	hb_rng_seed(&rng, seed, HB_STREAM_DEFAULT);
+	for (size_t i = 0; i < n; i++) {
+		x[i] = 100.0 * (double)(i + 1);
+		y[i] = 256.0 * exp(0.02 * (double)i) * (1.0 + 0.08 * sin(2.0 * M_PI * (double)i / 3.0)) +
+		       8.0 * hb_rng_normal(&rng);
+	}
+	hb_gpr_config_default(&cfg, seed);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = hb_gpr_fit(&g, x, y, n, &cfg, err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+	hb_gpr_free(&g);
+	free(x);
+	free(y);
+	return rc;
+}

@@ -1,0 +1,368 @@
+/*
+ * smoothing.c: SES and Holt's linear trend, fitted by one-step-ahead SSE
+ * over the weights and the initial state (see smoothing.h).
+ *
+ * Initial state (statsmodels' default "estimated" initialisation): for fixed
+ * weights the residuals are affine in the initial state, e(s0 + d) =
+ * e(s0) - X d, where X is the response of the residuals to a unit change of
+ * the state.  The best d is a least-squares solution (closed form for SES's
+ * one column, gsl_multifit_linear_tsvd for Holt's two), so the weights
+ * minimise a profile SSE.  The reference state s0 is y_1 for SES and the line
+ * through y_1, y_2 for Holt, which are exact for constant and linear series:
+ * their residuals vanish without cancellation.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_min.h>
+#include <gsl/gsl_multifit.h>
+#include <gsl/gsl_multimin.h>
+
+#include "smoothing.h"
+
+/* ------------------------------------------------------------------------ */
+/* Bounded 1-D minimisation on [a, b]: grid, then Brent when the grid brackets
+ * an interior minimum; a minimum on the grid's edge is refined inside the
+ * edge cell, down to a cell of 1e-6. */
+
+typedef double min1d_fn(double x, void *p);
+
+static double brent(min1d_fn *f, void *p, double lo, double mid, double hi)
+{
+	gsl_function F = { .function = f, .params = p };
+	gsl_min_fminimizer *s = gsl_min_fminimizer_alloc(gsl_min_fminimizer_brent);
+	double x;
+
+	/* callers guarantee f(mid) < f(lo), f(hi): gsl_min_fminimizer_set's precondition */
+	gsl_min_fminimizer_set(s, &F, mid, lo, hi);
+	for (int it = 0; it < 100; it++) {
+		if (gsl_min_fminimizer_iterate(s) != GSL_SUCCESS)
+			break;
+		if (gsl_min_test_interval(gsl_min_fminimizer_x_lower(s), gsl_min_fminimizer_x_upper(s),
+					  1e-10, 0.0) == GSL_SUCCESS)
+			break;
+	}
+	x = gsl_min_fminimizer_x_minimum(s);
+	gsl_min_fminimizer_free(s);
+	return x;
+}
+
+static double argmin_1d(min1d_fn *f, void *p, double a, double b, int ngrid)
+{
+	double fx[128], best_x = a;
+	int k = 0;
+
+	for (int i = 0; i < ngrid; i++) {
+		fx[i] = f(a + (b - a) * i / (ngrid - 1), p);
+		if (fx[i] < fx[k])
+			k = i;
+	}
+	best_x = a + (b - a) * k / (ngrid - 1);
+	if (k > 0 && k < ngrid - 1) {
+		if (fx[k] < fx[k - 1] && fx[k] < fx[k + 1]) {
+			double x = brent(f, p, a + (b - a) * (k - 1) / (ngrid - 1), best_x,
+					 a + (b - a) * (k + 1) / (ngrid - 1));
+
+			return f(x, p) <= fx[k] ? x : best_x;
+		}
+		return best_x; /* plateau: every grid neighbour is as good */
+	}
+	if ((b - a) / (ngrid - 1) > 1e-6) {
+		double h = (b - a) / (ngrid - 1);
+		double x = k == 0 ? argmin_1d(f, p, a, a + h, 11) : argmin_1d(f, p, b - h, b, 11);
+
+		return f(x, p) < fx[k] ? x : best_x;
+	}
+	return best_x;
+}
+
+/* ------------------------------------------------------------------------ */
+/* SES */
+
+double hb_ses_sse(const double *y, size_t n, double alpha, double level0)
+{
+	double l = level0, sse = 0.0;
+
+	for (size_t t = 0; t < n; t++) {
+		double e = y[t] - l;
+
+		sse += e * e;
+		l += alpha * e;
+	}
+	return sse;
+}
+
+struct ses_ctx {
+	const double *y;
+	size_t n;
+};
+
+/* SSE-optimal initial level for alpha, and the profile SSE. */
+static double ses_profile(const double *y, size_t n, double alpha, double *level0)
+{
+	double l = y[0], w = 1.0, ew = 0.0, ww = 0.0, d, sse = 0.0;
+
+	for (size_t t = 0; t < n; t++) {
+		double e = y[t] - l;
+
+		ew += e * w;
+		ww += w * w;
+		l += alpha * e;
+		w *= 1.0 - alpha;
+	}
+	d = ew / ww; /* ww >= 1: the first residual always sees the initial level */
+	l = y[0];
+	w = 1.0;
+	for (size_t t = 0; t < n; t++) {
+		double e = y[t] - l - w * d;
+
+		sse += e * e;
+		l += alpha * (y[t] - l);
+		w *= 1.0 - alpha;
+	}
+	*level0 = y[0] + d;
+	return sse;
+}
+
+static double ses_objective(double alpha, void *p)
+{
+	const struct ses_ctx *c = p;
+	double l0;
+
+	return ses_profile(c->y, c->n, alpha, &l0);
+}
+
+static int check_series(const double *y, size_t n, size_t min_n, const char *what, struct hb_error *err)
+{
+	if (n < min_n)
+		return hb_input_error(err, "%s: needs at least %zu observations, got %zu", what, min_n, n);
+	for (size_t t = 0; t < n; t++)
+		if (!isfinite(y[t]))
+			return hb_input_error(err, "%s: observation %zu (%g) is not finite", what, t + 1, y[t]);
+	return 0;
+}
+
+int hb_ses_fit_alpha(const double *y, size_t n, double alpha, struct hb_ses *m, struct hb_error *err)
+{
+	double l;
+
+	if (check_series(y, n, 1, "SES", err) < 0)
+		return -1;
+	if (!(alpha >= 0.0 && alpha <= 1.0))
+		return hb_input_error(err, "SES: alpha %g outside [0, 1]", alpha);
+	m->alpha = alpha;
+	ses_profile(y, n, alpha, &m->level0);
+	l = m->level0;
+	for (size_t t = 0; t < n; t++)
+		l += alpha * (y[t] - l);
+	m->level = l;
+	m->sse = hb_ses_sse(y, n, alpha, m->level0);
+	m->n = n;
+	return 0;
+}
+
+int hb_ses_fit(const double *y, size_t n, struct hb_ses *m, struct hb_error *err)
+{
+	struct ses_ctx c = { y, n };
+
+	if (check_series(y, n, 1, "SES", err) < 0)
+		return -1;
+	/* 101 grid points: statsmodels' brute start uses a similar 0.01 step */
+	return hb_ses_fit_alpha(y, n, n == 1 ? 1.0 : argmin_1d(ses_objective, &c, 0.0, 1.0, 101), m, err);
+}
+
+double hb_ses_forecast(const struct hb_ses *m)
+{
+	return m->level;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Holt */
+
+double hb_holt_sse(const double *y, size_t n, double alpha, double beta, double level0, double trend0)
+{
+	double l = level0, b = trend0, sse = 0.0;
+
+	for (size_t t = 0; t < n; t++) {
+		double e = y[t] - (l + b), lp = l;
+
+		sse += e * e;
+		l = alpha * y[t] + (1.0 - alpha) * (l + b);
+		b = beta * (l - lp) + (1.0 - beta) * b;
+	}
+	return sse;
+}
+
+struct holt_ctx {
+	const double *y;
+	size_t n;
+	gsl_matrix *X;                       /* residual response to the initial state, n x 2 */
+	gsl_vector *e;                       /* residuals from the reference state */
+	gsl_vector *d;                       /* state correction */
+	gsl_matrix *cov;
+	gsl_multifit_linear_workspace *work;
+	double penalty;                      /* weight of the distance outside [0, 1]^2 */
+};
+
+static void holt_ctx_init(struct holt_ctx *c, const double *y, size_t n)
+{
+	c->y = y;
+	c->n = n;
+	c->X = gsl_matrix_alloc(n, 2);
+	c->e = gsl_vector_alloc(n);
+	c->d = gsl_vector_alloc(2);
+	c->cov = gsl_matrix_alloc(2, 2);
+	c->work = gsl_multifit_linear_alloc(n, 2);
+	c->penalty = 1.0;
+}
+
+static void holt_ctx_free(struct holt_ctx *c)
+{
+	gsl_matrix_free(c->X);
+	gsl_vector_free(c->e);
+	gsl_vector_free(c->d);
+	gsl_matrix_free(c->cov);
+	gsl_multifit_linear_free(c->work);
+}
+
+/* Profile SSE at (alpha, beta); the best initial state goes to l0, b0. */
+static double holt_profile(struct holt_ctx *c, double alpha, double beta, double *l0, double *b0)
+{
+	const double *y = c->y;
+	double rl = 2.0 * y[0] - y[1], rb = y[1] - y[0]; /* the line through y_1, y_2 at t = 0 */
+	double l = rl, b = rb, dl[2] = { 1.0, 0.0 }, db[2] = { 0.0, 1.0 }, chisq;
+	size_t rank;
+
+	for (size_t t = 0; t < c->n; t++) {
+		double lp = l;
+
+		gsl_vector_set(c->e, t, y[t] - (l + b));
+		l = alpha * y[t] + (1.0 - alpha) * (l + b);
+		b = beta * (l - lp) + (1.0 - beta) * b;
+		for (int k = 0; k < 2; k++) {
+			double dlp = dl[k];
+
+			gsl_matrix_set(c->X, t, k, dl[k] + db[k]);
+			dl[k] = (1.0 - alpha) * (dl[k] + db[k]);
+			db[k] = beta * (dl[k] - dlp) + (1.0 - beta) * db[k];
+		}
+	}
+	/* truncated SVD: weights such as (1, 1) make the two columns nearly
+	 * collinear; the minimum-norm correction is then the one to take */
+	gsl_multifit_linear_tsvd(c->X, c->e, 1e-12, c->d, c->cov, &chisq, &rank, c->work);
+	*l0 = rl + gsl_vector_get(c->d, 0);
+	*b0 = rb + gsl_vector_get(c->d, 1);
+	return hb_holt_sse(y, c->n, alpha, beta, *l0, *b0);
+}
+
+static double clamp01(double v)
+{
+	return v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
+}
+
+static double holt_objective(const gsl_vector *v, void *p)
+{
+	struct holt_ctx *c = p;
+	double a = gsl_vector_get(v, 0), b = gsl_vector_get(v, 1);
+	double ca = clamp01(a), cb = clamp01(b), l0, b0;
+
+	/* clamping with a quadratic pull back into the box */
+	return holt_profile(c, ca, cb, &l0, &b0) + c->penalty * ((a - ca) * (a - ca) + (b - cb) * (b - cb));
+}
+
+static void holt_finish(const double *y, size_t n, double alpha, double beta, double l0, double b0,
+			struct hb_holt *m)
+{
+	double l = l0, b = b0;
+
+	for (size_t t = 0; t < n; t++) {
+		double lp = l;
+
+		l = alpha * y[t] + (1.0 - alpha) * (l + b);
+		b = beta * (l - lp) + (1.0 - beta) * b;
+	}
+	m->alpha = alpha;
+	m->beta = beta;
+	m->level0 = l0;
+	m->trend0 = b0;
+	m->level = l;
+	m->trend = b;
+	m->sse = hb_holt_sse(y, n, alpha, beta, l0, b0);
+	m->n = n;
+}
+
+int hb_holt_fit_weights(const double *y, size_t n, double alpha, double beta, struct hb_holt *m,
+			struct hb_error *err)
+{
+	struct holt_ctx c;
+	double l0, b0;
+
+	if (check_series(y, n, 2, "Holt", err) < 0)
+		return -1;
+	if (!(alpha >= 0.0 && alpha <= 1.0) || !(beta >= 0.0 && beta <= 1.0))
+		return hb_input_error(err, "Holt: alpha %g and beta %g must lie in [0, 1]", alpha, beta);
+	holt_ctx_init(&c, y, n);
+	holt_profile(&c, alpha, beta, &l0, &b0);
+	holt_ctx_free(&c);
+	holt_finish(y, n, alpha, beta, l0, b0, m);
+	return 0;
+}
+
+int hb_holt_fit(const double *y, size_t n, struct hb_holt *m, struct hb_error *err)
+{
+	enum { G = 21 };
+	struct holt_ctx c;
+	gsl_multimin_function F;
+	gsl_multimin_fminimizer *s;
+	gsl_vector *v0, *step;
+	double best = INFINITY, ba = 0.0, bb = 0.0, l0, b0, na, nb;
+
+	if (check_series(y, n, 2, "Holt", err) < 0)
+		return -1;
+	holt_ctx_init(&c, y, n);
+	for (int i = 0; i < G; i++)
+		for (int j = 0; j < G; j++) {
+			double a = (double)i / (G - 1), b = (double)j / (G - 1);
+			double f = holt_profile(&c, a, b, &l0, &b0);
+
+			if (f < best) {
+				best = f;
+				ba = a;
+				bb = b;
+			}
+		}
+	c.penalty = 1.0 + best;
+	F = (gsl_multimin_function){ .f = holt_objective, .n = 2, .params = &c };
+	s = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, 2);
+	v0 = gsl_vector_alloc(2);
+	step = gsl_vector_alloc(2);
+	gsl_vector_set(v0, 0, ba);
+	gsl_vector_set(v0, 1, bb);
+	gsl_vector_set_all(step, 0.5 / (G - 1));
+	gsl_multimin_fminimizer_set(s, &F, v0, step);
+	for (int it = 0; it < 500; it++) {
+		if (gsl_multimin_fminimizer_iterate(s) != GSL_SUCCESS)
+			break;
+		if (gsl_multimin_test_size(gsl_multimin_fminimizer_size(s), 1e-8) == GSL_SUCCESS)
+			break;
+	}
+	na = clamp01(gsl_vector_get(s->x, 0));
+	nb = clamp01(gsl_vector_get(s->x, 1));
+	if (holt_profile(&c, na, nb, &l0, &b0) < best) {
+		ba = na;
+		bb = nb;
+	}
+	gsl_multimin_fminimizer_free(s);
+	gsl_vector_free(v0);
+	gsl_vector_free(step);
+	holt_profile(&c, ba, bb, &l0, &b0);
+	holt_ctx_free(&c);
+	holt_finish(y, n, ba, bb, l0, b0, m);
+	return 0;
+}
+
+double hb_holt_forecast(const struct hb_holt *m, double h)
+{
+	return m->level + h * m->trend;
+}
