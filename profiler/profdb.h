@@ -146,9 +146,16 @@ int hb_profdb_put_buckets(struct hb_profdb *db, const char *model, const double 
 			  const char *source, struct hb_error *err);
 int hb_profdb_put_allreduce(struct hb_profdb *db, const struct hb_allreduce_row *r, struct hb_error *err);
 int hb_profdb_put_allreduce_fit(struct hb_profdb *db, const struct hb_allreduce_fit *f, struct hb_error *err);
+/* Delete one source's allreduce rows of (scope, link), so a new complete
+ * sweep replaces the old one instead of mixing with it before a fit. */
+int hb_profdb_clear_allreduce(struct hb_profdb *db, const char *scope, const char *link, const char *source,
+			      struct hb_error *err);
 int hb_profdb_put_placement(struct hb_profdb *db, const struct hb_placement_row *r, struct hb_error *err);
 int hb_profdb_put_scalability(struct hb_profdb *db, const struct hb_scalability_row *r, struct hb_error *err);
 int hb_profdb_put_gradstats(struct hb_profdb *db, const struct hb_gradstats_row *r, struct hb_error *err);
+/* One live-run check of the performance model (run_id 0 = no run). */
+int hb_profdb_put_prediction(struct hb_profdb *db, int64_t run_id, const char *model, const char *config_json,
+			     double predicted_s, double measured_s, struct hb_error *err);
 
 /* Readers.  Arrays are malloc'd (free() them); *n may be 0.  Rows come from
  * the best-ranked source present for the key, ordered by local_bs, n_vsw. */
@@ -177,7 +184,11 @@ int hb_profdb_get_gradstats(struct hb_profdb *db, const char *model,
 int hb_profdb_count(struct hb_profdb *db, const char *table, long *count, struct hb_error *err);
 
 /* Fit JABAS Eq. 3 (ordinary least squares on the stored allreduce rows of
- * (scope, link) at bandwidth K) and store it; fails with fewer than 2 rows. */
+ * (scope, link) at bandwidth K) and store it; fails with fewer than 2 rows.
+ * With source given, that source's rows are fitted and the fit is stored
+ * under it (an importer fits what it wrote even if a better-ranked source
+ * has rows for the link); with source NULL, the best-ranked source's rows,
+ * as a reader gets them, and the fit is stored under that source. */
 int hb_profdb_fit_allreduce(struct hb_profdb *db, const char *scope, const char *link, double bandwidth,
 			    const char *source, struct hb_allreduce_fit *out, struct hb_error *err);
 

@@ -1,0 +1,1141 @@
+/*
+ * profdb.c: the SQLite profile database (see profdb.h for the tables).
+ *
+ * Layout of this file, in the order data flows:
+ *   1. schema and forward migrations (PRAGMA user_version),
+ *   2. open/close and transactions,
+ *   3. the statement cache,
+ *   4. writers (INSERT OR REPLACE on each table's natural key),
+ *   5. readers (best-ranked source per key, via the SQL function
+ *      hb_source_rank registered on every connection),
+ *   6. the JABAS Eq. 3 all-reduce fit (GSL least squares).
+ *
+ * Adding schema version 2: append { 2, "ALTER TABLE ...;" } to migrations[]
+ * and raise HB_PROFDB_SCHEMA_VERSION; open() applies every step above the
+ * file's user_version in one transaction, so an old file is upgraded in
+ * place and a half-applied migration is impossible.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_fit.h>
+#include <sqlite3.h>
+
+#include "db.h"
+#include "hb_config.h"   /* HB_VERSION, recorded in run.tool_version */
+#include "profdb.h"
+#include "strutil.h"
+
+/* "HbPD": marks a file as a hetbatch profile database, so a results
+ * database or someone else's SQLite file is refused instead of altered. */
+#define HB_PROFDB_APPLICATION_ID 0x48625044
+
+/* ------------------------------------------------------------------------ */
+/* 1. Schema                                                                 */
+
+/* Natural keys are the UNIQUE constraints: INSERT OR REPLACE on them gives
+ * "a re-import replaces, never duplicates". run_id refers to run(id) and is
+ * NULL when a row has no run. */
+static const char schema_v1[] =
+	"CREATE TABLE run("
+	" id INTEGER PRIMARY KEY,"
+	" kind TEXT NOT NULL, host TEXT, device TEXT, driver TEXT, cuda TEXT,"
+	" backend TEXT, started_at TEXT, tool_version TEXT);"
+	"CREATE TABLE compute("
+	" gpu TEXT NOT NULL, model TEXT NOT NULL,"
+	" local_bs INTEGER NOT NULL CHECK(local_bs > 0), n_vsw INTEGER NOT NULL CHECK(n_vsw > 0),"
+	" fwd_s REAL NOT NULL, bwd_s REAL NOT NULL, data_s REAL NOT NULL, update_s REAL NOT NULL,"
+	" copy_s REAL NOT NULL, bn_s REAL NOT NULL, total_s REAL NOT NULL, mem_bytes REAL NOT NULL,"
+	" source TEXT NOT NULL, run_id INTEGER REFERENCES run(id),"
+	" UNIQUE(gpu, model, local_bs, n_vsw, source));"
+	"CREATE TABLE memory("
+	" gpu TEXT NOT NULL, model TEXT NOT NULL,"
+	" local_bs INTEGER NOT NULL CHECK(local_bs > 0), max_vsw INTEGER NOT NULL CHECK(max_vsw >= 0),"
+	" source TEXT NOT NULL,"
+	" UNIQUE(gpu, model, local_bs, source));"
+	"CREATE TABLE bucket("
+	" model TEXT NOT NULL, idx INTEGER NOT NULL CHECK(idx >= 0), bytes REAL NOT NULL CHECK(bytes > 0),"
+	" source TEXT NOT NULL,"
+	" UNIQUE(model, idx, source));"
+	"CREATE TABLE allreduce("
+	" scope TEXT NOT NULL CHECK(scope IN ('intra', 'inter')), link TEXT NOT NULL,"
+	" n_gpus INTEGER NOT NULL CHECK(n_gpus > 0), bytes REAL NOT NULL CHECK(bytes >= 0),"
+	" time_s REAL NOT NULL CHECK(time_s > 0), source TEXT NOT NULL, run_id INTEGER REFERENCES run(id),"
+	" UNIQUE(scope, link, n_gpus, bytes, source));"
+	"CREATE TABLE allreduce_fit("
+	" scope TEXT NOT NULL CHECK(scope IN ('intra', 'inter')), link TEXT NOT NULL,"
+	" alpha REAL NOT NULL, beta REAL NOT NULL, bandwidth REAL NOT NULL CHECK(bandwidth > 0),"
+	" r2 REAL NOT NULL, source TEXT NOT NULL,"
+	" UNIQUE(scope, link, source));"
+	"CREATE TABLE placement("
+	" model TEXT NOT NULL, gpu TEXT NOT NULL, placement TEXT NOT NULL,"
+	" local_bs INTEGER NOT NULL CHECK(local_bs > 0), step_s REAL NOT NULL, sync_s REAL NOT NULL,"
+	" source TEXT NOT NULL,"
+	" UNIQUE(model, gpu, placement, local_bs, source));"
+	"CREATE TABLE scalability("
+	" model TEXT NOT NULL, gpu TEXT NOT NULL,"
+	" num_nodes INTEGER NOT NULL CHECK(num_nodes > 0), num_replicas INTEGER NOT NULL CHECK(num_replicas > 0),"
+	" local_bs INTEGER NOT NULL CHECK(local_bs > 0), step_s REAL NOT NULL, sync_s REAL NOT NULL,"
+	" source TEXT NOT NULL,"
+	" UNIQUE(model, gpu, num_nodes, num_replicas, local_bs, source));"
+	"CREATE TABLE gradstats("
+	" model TEXT NOT NULL, batch INTEGER NOT NULL CHECK(batch > 0), epoch INTEGER NOT NULL CHECK(epoch >= 0),"
+	" iteration INTEGER NOT NULL, progress REAL NOT NULL, metric REAL NOT NULL,"
+	" grad_sqr REAL NOT NULL, grad_var REAL NOT NULL, source TEXT NOT NULL,"
+	" UNIQUE(model, batch, epoch, source));"
+	"CREATE TABLE prediction("
+	" id INTEGER PRIMARY KEY, run_id INTEGER REFERENCES run(id), model TEXT NOT NULL,"
+	" config_json TEXT NOT NULL, predicted_s REAL NOT NULL, measured_s REAL NOT NULL);";
+
+struct migration {
+	int to;           /* user_version after this step */
+	const char *sql;  /* statements taking the file from to-1 to to */
+};
+
+static const struct migration migrations[] = {
+	{ 1, schema_v1 },
+};
+
+#define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
+
+/* Tables hb_profdb_count accepts (names cannot be bound as parameters). */
+static const char *const table_names[] = {
+	"run", "compute", "memory", "bucket", "allreduce", "allreduce_fit",
+	"placement", "scalability", "gradstats", "prediction", NULL,
+};
+
+/* ------------------------------------------------------------------------ */
+/* 3. Statement cache (declared before open/close, which finalize it)       */
+
+enum stmt_id {
+	ST_ADD_RUN,
+	ST_PUT_COMPUTE,
+	ST_PUT_MEMORY,
+	ST_DEL_BUCKETS,
+	ST_PUT_BUCKET,
+	ST_PUT_ALLREDUCE,
+	ST_DEL_ALLREDUCE,
+	ST_PUT_FIT,
+	ST_PUT_PLACEMENT,
+	ST_PUT_SCALABILITY,
+	ST_PUT_GRADSTATS,
+	ST_PUT_PREDICTION,
+	ST_GET_COMPUTE,
+	ST_GET_MEMORY,
+	ST_MAX_LBS,
+	ST_GET_BUCKETS,
+	ST_GET_ALLREDUCE,
+	ST_GET_ALLREDUCE_SRC,
+	ST_GET_FIT,
+	ST_GET_PLACEMENTS,
+	ST_GET_SCALABILITY,
+	ST_GET_GRADSTATS,
+	ST_COUNT
+};
+
+/* The best source for a key: lowest rank, ties broken by name so the
+ * choice is deterministic. */
+#define BEST(table, where) \
+	"(SELECT source FROM " table " b WHERE " where " ORDER BY hb_source_rank(b.source), b.source LIMIT 1)"
+
+static const char *const stmt_sql[ST_COUNT] = {
+	[ST_ADD_RUN] =
+		"INSERT INTO run(kind, host, device, driver, cuda, backend, started_at, tool_version)"
+		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	[ST_PUT_COMPUTE] =
+		"INSERT OR REPLACE INTO compute(gpu, model, local_bs, n_vsw, fwd_s, bwd_s, data_s, update_s,"
+		" copy_s, bn_s, total_s, mem_bytes, source, run_id)"
+		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+	[ST_PUT_MEMORY] =
+		"INSERT OR REPLACE INTO memory(gpu, model, local_bs, max_vsw, source) VALUES(?1, ?2, ?3, ?4, ?5)",
+	[ST_DEL_BUCKETS] =
+		"DELETE FROM bucket WHERE model = ?1 AND source = ?2",
+	[ST_PUT_BUCKET] =
+		"INSERT OR REPLACE INTO bucket(model, idx, bytes, source) VALUES(?1, ?2, ?3, ?4)",
+	[ST_PUT_ALLREDUCE] =
+		"INSERT OR REPLACE INTO allreduce(scope, link, n_gpus, bytes, time_s, source, run_id)"
+		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[ST_DEL_ALLREDUCE] =
+		"DELETE FROM allreduce WHERE scope = ?1 AND link = ?2 AND source = ?3",
+	[ST_PUT_FIT] =
+		"INSERT OR REPLACE INTO allreduce_fit(scope, link, alpha, beta, bandwidth, r2, source)"
+		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[ST_PUT_PLACEMENT] =
+		"INSERT OR REPLACE INTO placement(model, gpu, placement, local_bs, step_s, sync_s, source)"
+		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[ST_PUT_SCALABILITY] =
+		"INSERT OR REPLACE INTO scalability(model, gpu, num_nodes, num_replicas, local_bs, step_s,"
+		" sync_s, source) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	[ST_PUT_GRADSTATS] =
+		"INSERT OR REPLACE INTO gradstats(model, batch, epoch, iteration, progress, metric, grad_sqr,"
+		" grad_var, source) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[ST_PUT_PREDICTION] =
+		"INSERT INTO prediction(run_id, model, config_json, predicted_s, measured_s)"
+		" VALUES(?1, ?2, ?3, ?4, ?5)",
+	[ST_GET_COMPUTE] =
+		"SELECT gpu, model, local_bs, n_vsw, fwd_s, bwd_s, data_s, update_s, copy_s, bn_s, total_s,"
+		" mem_bytes, source, run_id FROM compute"
+		" WHERE gpu = ?1 AND model = ?2 AND source = " BEST("compute", "b.gpu = ?1 AND b.model = ?2")
+		" ORDER BY local_bs, n_vsw",
+	[ST_GET_MEMORY] =
+		"SELECT gpu, model, local_bs, max_vsw, source FROM memory"
+		" WHERE gpu = ?1 AND model = ?2 AND source = " BEST("memory", "b.gpu = ?1 AND b.model = ?2")
+		" ORDER BY local_bs",
+	[ST_MAX_LBS] =
+		"SELECT MAX(local_bs) FROM memory"
+		" WHERE gpu = ?1 AND model = ?2 AND max_vsw >= 1"
+		" AND source = " BEST("memory", "b.gpu = ?1 AND b.model = ?2"),
+	[ST_GET_BUCKETS] =
+		"SELECT bytes FROM bucket"
+		" WHERE model = ?1 AND source = " BEST("bucket", "b.model = ?1")
+		" ORDER BY idx",
+	[ST_GET_ALLREDUCE] =
+		"SELECT scope, link, n_gpus, bytes, time_s, source, run_id FROM allreduce"
+		" WHERE scope = ?1 AND link = ?2 AND source = " BEST("allreduce", "b.scope = ?1 AND b.link = ?2")
+		" ORDER BY n_gpus, bytes",
+	[ST_GET_ALLREDUCE_SRC] =
+		"SELECT scope, link, n_gpus, bytes, time_s, source, run_id FROM allreduce"
+		" WHERE scope = ?1 AND link = ?2 AND source = ?3 ORDER BY n_gpus, bytes",
+	[ST_GET_FIT] =
+		"SELECT scope, link, alpha, beta, bandwidth, r2, source FROM allreduce_fit"
+		" WHERE scope = ?1 AND link = ?2 ORDER BY hb_source_rank(source), source LIMIT 1",
+	[ST_GET_PLACEMENTS] =
+		"SELECT model, gpu, placement, local_bs, step_s, sync_s, source FROM placement p"
+		" WHERE model = ?1 AND source = " BEST("placement", "b.model = p.model AND b.gpu = p.gpu")
+		" ORDER BY gpu, length(placement), placement, local_bs",
+	[ST_GET_SCALABILITY] =
+		"SELECT model, gpu, num_nodes, num_replicas, local_bs, step_s, sync_s, source FROM scalability p"
+		" WHERE model = ?1 AND source = " BEST("scalability", "b.model = p.model AND b.gpu = p.gpu")
+		" ORDER BY gpu, num_nodes, num_replicas, local_bs",
+	[ST_GET_GRADSTATS] =
+		"SELECT model, batch, epoch, iteration, progress, metric, grad_sqr, grad_var, source FROM gradstats"
+		" WHERE model = ?1 AND source = " BEST("gradstats", "b.model = ?1")
+		" ORDER BY batch, epoch",
+};
+
+struct hb_profdb {
+	sqlite3 *db;                    /* the connection (WAL, foreign keys on) */
+	char path[4096];                /* as given to hb_profdb_open, for messages */
+	int readonly;                   /* opened with readonly = 1 */
+	sqlite3_stmt *st[ST_COUNT];     /* prepared lazily, reset after each use */
+};
+
+/* Prepared statement for id, reset and with its bindings cleared. */
+static sqlite3_stmt *stmt(struct hb_profdb *p, enum stmt_id id, struct hb_error *err)
+{
+	if (!p->st[id]) {
+		if (hb_db_prepare(p->db, stmt_sql[id], &p->st[id], err) < 0)
+			return NULL;
+	} else {
+		sqlite3_reset(p->st[id]);
+		sqlite3_clear_bindings(p->st[id]);
+	}
+	return p->st[id];
+}
+
+static int db_error(struct hb_profdb *p, struct hb_error *err, const char *what)
+{
+	return hb_runtime_error(err, "%s: %s: %s", p->path, what, sqlite3_errmsg(p->db));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Source ranking                                                            */
+
+/* Lower = preferred: live measurements of the real job first, then kernel
+ * traces, event timing, published profiles, and generated points last. */
+static const char *const source_order[] = {
+	"live", "cupti", "events", "import:jabas", "import:pollux", "import:nccl-tests", "cpu", "analytic", NULL,
+};
+
+int hb_profdb_source_rank(const char *source)
+{
+	int i;
+
+	for (i = 0; source && source_order[i]; i++)
+		if (strcmp(source, source_order[i]) == 0)
+			return i;
+	return (int)(sizeof(source_order) / sizeof(source_order[0])); /* unknown: after every known one */
+}
+
+static void sql_source_rank(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	sqlite3_result_int(ctx, hb_profdb_source_rank((const char *)sqlite3_value_text(argv[0])));
+}
+
+/* ------------------------------------------------------------------------ */
+/* 2. Open, migrate, close, transactions                                     */
+
+static int query_int(sqlite3 *db, const char *sql, int *out, struct hb_error *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (hb_db_prepare(db, sql, &st, err) < 0)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return hb_runtime_error(err, "%s: %s", sql, sqlite3_errmsg(db));
+	}
+	*out = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/* Check the file is ours and at a version this build can use.  *version
+ * receives user_version (0 for a new, empty file). */
+static int check_identity(struct hb_profdb *p, int *version, struct hb_error *err)
+{
+	int appid, ntables;
+
+	if (hb_db_user_version(p->db, version, err) < 0 ||
+	    query_int(p->db, "PRAGMA application_id;", &appid, err) < 0 ||
+	    query_int(p->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table';", &ntables, err) < 0)
+		return -1;
+	if (appid != 0 && appid != HB_PROFDB_APPLICATION_ID)
+		return hb_input_error(err, "%s: not a hetbatch profile database (SQLite application_id 0x%08x)",
+				      p->path, (unsigned)appid);
+	if (*version == 0 && ntables > 0)
+		return hb_input_error(err, "%s: not a hetbatch profile database (it has %d tables but no schema "
+				      "version); use a new file", p->path, ntables);
+	if (*version > HB_PROFDB_SCHEMA_VERSION)
+		return hb_input_error(err, "%s: profile database schema version %d is newer than this hetbatch "
+				      "supports (%d); use a newer hetbatch or a new database file",
+				      p->path, *version, HB_PROFDB_SCHEMA_VERSION);
+	return 0;
+}
+
+static int migrate(struct hb_profdb *p, int from, struct hb_error *err)
+{
+	if (hb_db_begin(p->db, err) < 0)
+		return -1;
+	for (int i = 0; i < NMIGRATIONS; i++) {
+		if (migrations[i].to <= from)
+			continue;
+		if (hb_db_exec(p->db, migrations[i].sql, err) < 0 ||
+		    hb_db_set_user_version(p->db, migrations[i].to, err) < 0) {
+			hb_error_prefix(err, "%s: migrating the profile database to schema version %d", p->path,
+					migrations[i].to);
+			hb_db_rollback(p->db);
+			return -1;
+		}
+	}
+	{
+		char sql[64];
+
+		snprintf(sql, sizeof(sql), "PRAGMA application_id=%d;", HB_PROFDB_APPLICATION_ID);
+		if (hb_db_exec(p->db, sql, err) < 0) {
+			hb_db_rollback(p->db);
+			return -1;
+		}
+	}
+	return hb_db_commit(p->db, err);
+}
+
+int hb_profdb_open(const char *path, int readonly, struct hb_profdb **out, struct hb_error *err)
+{
+	struct hb_profdb *p;
+	int version;
+
+	*out = NULL;
+	if (!path || !*path)
+		return hb_input_error(err, "profile database: empty path");
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return hb_runtime_error(err, "%s: out of memory", path);
+	hb_strlcpy(p->path, path, sizeof(p->path));
+	p->readonly = readonly;
+	if (hb_db_open(path, readonly ? HB_DB_READONLY : HB_DB_CREATE, &p->db, err) < 0) {
+		free(p);
+		return -1;
+	}
+	if (sqlite3_create_function(p->db, "hb_source_rank", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+				    sql_source_rank, NULL, NULL) != SQLITE_OK) {
+		db_error(p, err, "register hb_source_rank");
+		goto fail;
+	}
+	if (check_identity(p, &version, err) < 0)
+		goto fail;
+	if (version < HB_PROFDB_SCHEMA_VERSION) {
+		if (readonly) {
+			if (version == 0)
+				hb_input_error(err, "%s: not a hetbatch profile database (empty file)", path);
+			else
+				hb_input_error(err, "%s: profile database schema version %d is older than %d; open it "
+					       "once read-write (for example with 'hetbatch import') to migrate it",
+					       path, version, HB_PROFDB_SCHEMA_VERSION);
+			goto fail;
+		}
+		if (migrate(p, version, err) < 0)
+			goto fail;
+	}
+	*out = p;
+	return 0;
+fail:
+	hb_profdb_close(p);
+	return -1;
+}
+
+void hb_profdb_close(struct hb_profdb *db)
+{
+	if (!db)
+		return;
+	for (int i = 0; i < ST_COUNT; i++)
+		sqlite3_finalize(db->st[i]);
+	hb_db_rollback(db->db);
+	hb_db_close(db->db);
+	free(db);
+}
+
+const char *hb_profdb_path(const struct hb_profdb *db)
+{
+	return db->path;
+}
+
+int hb_profdb_begin(struct hb_profdb *db, struct hb_error *err)
+{
+	if (db->readonly)
+		return hb_input_error(err, "%s: opened read-only", db->path);
+	return hb_db_begin(db->db, err);
+}
+
+int hb_profdb_commit(struct hb_profdb *db, struct hb_error *err)
+{
+	return hb_db_commit(db->db, err);
+}
+
+void hb_profdb_rollback(struct hb_profdb *db)
+{
+	/* A statement left mid-step would keep the transaction's read lock. */
+	for (int i = 0; i < ST_COUNT; i++)
+		if (db->st[i])
+			sqlite3_reset(db->st[i]);
+	hb_db_rollback(db->db);
+}
+
+/* ------------------------------------------------------------------------ */
+/* 4. Writers                                                                */
+
+static int bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	return sqlite3_bind_text(st, i, s ? s : "", -1, SQLITE_TRANSIENT);
+}
+
+static int bind_run(sqlite3_stmt *st, int i, int64_t run_id)
+{
+	return run_id > 0 ? sqlite3_bind_int64(st, i, run_id) : sqlite3_bind_null(st, i);
+}
+
+/* Step a bound write statement; a constraint failure is the caller's input. */
+static int finish_write(struct hb_profdb *p, sqlite3_stmt *st, const char *what, struct hb_error *err)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE)
+		return 0;
+	if ((rc & 0xff) == SQLITE_CONSTRAINT)
+		return hb_input_error(err, "%s: %s rejected: %s", p->path, what, sqlite3_errmsg(p->db));
+	return db_error(p, err, what);
+}
+
+static int check_name(const char *what, const char *field, const char *v, struct hb_error *err)
+{
+	if (!v || !*v)
+		return hb_input_error(err, "%s: field '%s' is empty", what, field);
+	return 0;
+}
+
+/* Times and sizes must be finite and >= lo. */
+static int check_num(const char *what, const char *field, double v, double lo, struct hb_error *err)
+{
+	if (!isfinite(v) || v < lo)
+		return hb_input_error(err, "%s: field '%s': value %g must be a finite number >= %g", what, field,
+				      v, lo);
+	return 0;
+}
+
+int hb_profdb_add_run(struct hb_profdb *db, const struct hb_run_info *run, int64_t *id, struct hb_error *err)
+{
+	sqlite3_stmt *st;
+
+	if (check_name("run", "kind", run->kind, err) < 0)
+		return -1;
+	if (!(st = stmt(db, ST_ADD_RUN, err)))
+		return -1;
+	bind_text(st, 1, run->kind);
+	bind_text(st, 2, run->host);
+	bind_text(st, 3, run->device);
+	bind_text(st, 4, run->driver);
+	bind_text(st, 5, run->cuda);
+	bind_text(st, 6, run->backend);
+	bind_text(st, 7, run->started_at);
+	bind_text(st, 8, HB_VERSION);
+	if (finish_write(db, st, "add run", err) < 0)
+		return -1;
+	if (id)
+		*id = sqlite3_last_insert_rowid(db->db);
+	return 0;
+}
+
+int hb_profdb_put_compute(struct hb_profdb *db, const struct hb_compute_row *r, struct hb_error *err)
+{
+	static const char *const names[] = { "fwd_s", "bwd_s", "data_s", "update_s", "copy_s", "bn_s", "total_s",
+					      "mem_bytes" };
+	const double v[] = { r->fwd_s, r->bwd_s, r->data_s, r->update_s, r->copy_s, r->bn_s, r->total_s,
+			     r->mem_bytes };
+	char what[256];
+	sqlite3_stmt *st;
+
+	snprintf(what, sizeof(what), "compute row (%s, %s, local_bs %d, n_vsw %d)", r->gpu, r->model, r->local_bs,
+		 r->n_vsw);
+	if (check_name(what, "gpu", r->gpu, err) < 0 || check_name(what, "model", r->model, err) < 0 ||
+	    check_name(what, "source", r->source, err) < 0)
+		return -1;
+	if (r->local_bs < 1 || r->n_vsw < 1)
+		return hb_input_error(err, "%s: local_bs and n_vsw must be >= 1", what);
+	for (int i = 0; i < 8; i++)
+		if (check_num(what, names[i], v[i], 0.0, err) < 0)
+			return -1;
+	if (!(st = stmt(db, ST_PUT_COMPUTE, err)))
+		return -1;
+	bind_text(st, 1, r->gpu);
+	bind_text(st, 2, r->model);
+	sqlite3_bind_int(st, 3, r->local_bs);
+	sqlite3_bind_int(st, 4, r->n_vsw);
+	for (int i = 0; i < 8; i++)
+		sqlite3_bind_double(st, 5 + i, v[i]);
+	bind_text(st, 13, r->source);
+	bind_run(st, 14, r->run_id);
+	return finish_write(db, st, what, err);
+}
+
+int hb_profdb_put_memory(struct hb_profdb *db, const struct hb_memory_row *r, struct hb_error *err)
+{
+	char what[256];
+	sqlite3_stmt *st;
+
+	snprintf(what, sizeof(what), "memory row (%s, %s, local_bs %d)", r->gpu, r->model, r->local_bs);
+	if (check_name(what, "gpu", r->gpu, err) < 0 || check_name(what, "model", r->model, err) < 0 ||
+	    check_name(what, "source", r->source, err) < 0)
+		return -1;
+	if (r->local_bs < 1 || r->max_vsw < 0)
+		return hb_input_error(err, "%s: local_bs must be >= 1 and max_vsw >= 0 (got %d)", what, r->max_vsw);
+	if (!(st = stmt(db, ST_PUT_MEMORY, err)))
+		return -1;
+	bind_text(st, 1, r->gpu);
+	bind_text(st, 2, r->model);
+	sqlite3_bind_int(st, 3, r->local_bs);
+	sqlite3_bind_int(st, 4, r->max_vsw);
+	bind_text(st, 5, r->source);
+	return finish_write(db, st, what, err);
+}
+
+int hb_profdb_put_buckets(struct hb_profdb *db, const char *model, const double *bytes, int n,
+			  const char *source, struct hb_error *err)
+{
+	char what[256];
+	sqlite3_stmt *st;
+
+	snprintf(what, sizeof(what), "buckets of %s", model ? model : "?");
+	if (check_name(what, "model", model, err) < 0 || check_name(what, "source", source, err) < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		char f[32];
+
+		snprintf(f, sizeof(f), "bytes[%d]", i);
+		if (check_num(what, f, bytes[i], 1.0, err) < 0)
+			return -1;
+	}
+	if (!(st = stmt(db, ST_DEL_BUCKETS, err)))
+		return -1;
+	bind_text(st, 1, model);
+	bind_text(st, 2, source);
+	if (finish_write(db, st, what, err) < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		if (!(st = stmt(db, ST_PUT_BUCKET, err)))
+			return -1;
+		bind_text(st, 1, model);
+		sqlite3_bind_int(st, 2, i);
+		sqlite3_bind_double(st, 3, bytes[i]);
+		bind_text(st, 4, source);
+		if (finish_write(db, st, what, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int check_scope(const char *what, const char *scope, struct hb_error *err)
+{
+	if (!scope || (strcmp(scope, "intra") != 0 && strcmp(scope, "inter") != 0))
+		return hb_input_error(err, "%s: field 'scope': value '%s' is not 'intra' or 'inter'", what,
+				      scope ? scope : "");
+	return 0;
+}
+
+int hb_profdb_put_allreduce(struct hb_profdb *db, const struct hb_allreduce_row *r, struct hb_error *err)
+{
+	char what[256];
+	sqlite3_stmt *st;
+
+	snprintf(what, sizeof(what), "allreduce row (%s, %s, %d GPUs, %.0f bytes)", r->scope, r->link, r->n_gpus,
+		 r->bytes);
+	if (check_scope(what, r->scope, err) < 0 || check_name(what, "link", r->link, err) < 0 ||
+	    check_name(what, "source", r->source, err) < 0 || check_num(what, "bytes", r->bytes, 0.0, err) < 0)
+		return -1;
+	if (r->n_gpus < 1)
+		return hb_input_error(err, "%s: n_gpus must be >= 1", what);
+	if (!isfinite(r->time_s) || r->time_s <= 0)
+		return hb_input_error(err, "%s: field 'time_s': value %g must be > 0", what, r->time_s);
+	if (!(st = stmt(db, ST_PUT_ALLREDUCE, err)))
+		return -1;
+	bind_text(st, 1, r->scope);
+	bind_text(st, 2, r->link);
+	sqlite3_bind_int(st, 3, r->n_gpus);
+	sqlite3_bind_double(st, 4, r->bytes);
+	sqlite3_bind_double(st, 5, r->time_s);
+	bind_text(st, 6, r->source);
+	bind_run(st, 7, r->run_id);
+	return finish_write(db, st, what, err);
+}
+
+int hb_profdb_clear_allreduce(struct hb_profdb *db, const char *scope, const char *link, const char *source,
+			      struct hb_error *err)
+{
+	char what[160];
+	sqlite3_stmt *st;
+
+	snprintf(what, sizeof(what), "clear allreduce rows (%s, %s, %s)", scope ? scope : "?", link ? link : "?",
+		 source ? source : "?");
+	if (check_scope(what, scope, err) < 0 || check_name(what, "link", link, err) < 0 ||
+	    check_name(what, "source", source, err) < 0)
+		return -1;
+	if (!(st = stmt(db, ST_DEL_ALLREDUCE, err)))
+		return -1;
+	bind_text(st, 1, scope);
+	bind_text(st, 2, link);
+	bind_text(st, 3, source);
+	return finish_write(db, st, what, err);
+}
+
+int hb_profdb_put_allreduce_fit(struct hb_profdb *db, const struct hb_allreduce_fit *f, struct hb_error *err)
+{
+	char what[256];
+	sqlite3_stmt *st;
+
+	snprintf(what, sizeof(what), "allreduce fit (%s, %s)", f->scope, f->link);
+	if (check_scope(what, f->scope, err) < 0 || check_name(what, "link", f->link, err) < 0 ||
+	    check_name(what, "source", f->source, err) < 0)
+		return -1;
+	if (!isfinite(f->alpha) || !isfinite(f->beta) || !isfinite(f->r2))
+		return hb_input_error(err, "%s: alpha, beta and r2 must be finite", what);
+	if (!isfinite(f->bandwidth) || f->bandwidth <= 0)
+		return hb_input_error(err, "%s: field 'bandwidth': value %g must be > 0", what, f->bandwidth);
+	if (!(st = stmt(db, ST_PUT_FIT, err)))
+		return -1;
+	bind_text(st, 1, f->scope);
+	bind_text(st, 2, f->link);
+	sqlite3_bind_double(st, 3, f->alpha);
+	sqlite3_bind_double(st, 4, f->beta);
+	sqlite3_bind_double(st, 5, f->bandwidth);
+	sqlite3_bind_double(st, 6, f->r2);
+	bind_text(st, 7, f->source);
+	return finish_write(db, st, what, err);
+}
+
+int hb_profdb_put_placement(struct hb_profdb *db, const struct hb_placement_row *r, struct hb_error *err)
+{
+	char what[256];
+	sqlite3_stmt *st;
+
+	snprintf(what, sizeof(what), "placement row (%s, %s, '%s', local_bs %d)", r->model, r->gpu, r->placement,
+		 r->local_bs);
+	if (check_name(what, "model", r->model, err) < 0 || check_name(what, "gpu", r->gpu, err) < 0 ||
+	    check_name(what, "placement", r->placement, err) < 0 || check_name(what, "source", r->source, err) < 0 ||
+	    check_num(what, "step_s", r->step_s, 0.0, err) < 0 || check_num(what, "sync_s", r->sync_s, 0.0, err) < 0)
+		return -1;
+	if (r->local_bs < 1)
+		return hb_input_error(err, "%s: local_bs must be >= 1", what);
+	if (!(st = stmt(db, ST_PUT_PLACEMENT, err)))
+		return -1;
+	bind_text(st, 1, r->model);
+	bind_text(st, 2, r->gpu);
+	bind_text(st, 3, r->placement);
+	sqlite3_bind_int(st, 4, r->local_bs);
+	sqlite3_bind_double(st, 5, r->step_s);
+	sqlite3_bind_double(st, 6, r->sync_s);
+	bind_text(st, 7, r->source);
+	return finish_write(db, st, what, err);
+}
+
+int hb_profdb_put_scalability(struct hb_profdb *db, const struct hb_scalability_row *r, struct hb_error *err)
+{
+	char what[256];
+	sqlite3_stmt *st;
+
+	snprintf(what, sizeof(what), "scalability row (%s, %s, %d nodes, %d replicas, local_bs %d)", r->model,
+		 r->gpu, r->num_nodes, r->num_replicas, r->local_bs);
+	if (check_name(what, "model", r->model, err) < 0 || check_name(what, "gpu", r->gpu, err) < 0 ||
+	    check_name(what, "source", r->source, err) < 0 || check_num(what, "step_s", r->step_s, 0.0, err) < 0 ||
+	    check_num(what, "sync_s", r->sync_s, 0.0, err) < 0)
+		return -1;
+	if (r->num_nodes < 1 || r->num_replicas < 1 || r->local_bs < 1)
+		return hb_input_error(err, "%s: num_nodes, num_replicas and local_bs must be >= 1", what);
+	if (!(st = stmt(db, ST_PUT_SCALABILITY, err)))
+		return -1;
+	bind_text(st, 1, r->model);
+	bind_text(st, 2, r->gpu);
+	sqlite3_bind_int(st, 3, r->num_nodes);
+	sqlite3_bind_int(st, 4, r->num_replicas);
+	sqlite3_bind_int(st, 5, r->local_bs);
+	sqlite3_bind_double(st, 6, r->step_s);
+	sqlite3_bind_double(st, 7, r->sync_s);
+	bind_text(st, 8, r->source);
+	return finish_write(db, st, what, err);
+}
+
+int hb_profdb_put_gradstats(struct hb_profdb *db, const struct hb_gradstats_row *r, struct hb_error *err)
+{
+	char what[256];
+	sqlite3_stmt *st;
+
+	snprintf(what, sizeof(what), "gradstats row (%s, batch %d, epoch %d)", r->model, r->batch, r->epoch);
+	if (check_name(what, "model", r->model, err) < 0 || check_name(what, "source", r->source, err) < 0 ||
+	    check_num(what, "progress", r->progress, 0.0, err) < 0)
+		return -1;
+	if (r->batch < 1 || r->epoch < 0 || r->iteration < 0)
+		return hb_input_error(err, "%s: batch must be >= 1, epoch and iteration >= 0", what);
+	if (!isfinite(r->metric) || !isfinite(r->grad_sqr) || !isfinite(r->grad_var))
+		return hb_input_error(err, "%s: metric, grad_sqr and grad_var must be finite", what);
+	if (!(st = stmt(db, ST_PUT_GRADSTATS, err)))
+		return -1;
+	bind_text(st, 1, r->model);
+	sqlite3_bind_int(st, 2, r->batch);
+	sqlite3_bind_int(st, 3, r->epoch);
+	sqlite3_bind_int64(st, 4, r->iteration);
+	sqlite3_bind_double(st, 5, r->progress);
+	sqlite3_bind_double(st, 6, r->metric);
+	sqlite3_bind_double(st, 7, r->grad_sqr);
+	sqlite3_bind_double(st, 8, r->grad_var);
+	bind_text(st, 9, r->source);
+	return finish_write(db, st, what, err);
+}
+
+int hb_profdb_put_prediction(struct hb_profdb *db, int64_t run_id, const char *model, const char *config_json,
+			     double predicted_s, double measured_s, struct hb_error *err)
+{
+	char what[256];
+	sqlite3_stmt *st;
+
+	snprintf(what, sizeof(what), "prediction row (%s)", model ? model : "?");
+	if (check_name(what, "model", model, err) < 0 || check_name(what, "config_json", config_json, err) < 0 ||
+	    check_num(what, "predicted_s", predicted_s, 0.0, err) < 0 ||
+	    check_num(what, "measured_s", measured_s, 0.0, err) < 0)
+		return -1;
+	if (!(st = stmt(db, ST_PUT_PREDICTION, err)))
+		return -1;
+	bind_run(st, 1, run_id);
+	bind_text(st, 2, model);
+	bind_text(st, 3, config_json);
+	sqlite3_bind_double(st, 4, predicted_s);
+	sqlite3_bind_double(st, 5, measured_s);
+	return finish_write(db, st, what, err);
+}
+
+/* ------------------------------------------------------------------------ */
+/* 5. Readers                                                                */
+
+static void col_text(sqlite3_stmt *st, int col, char *dst, size_t size)
+{
+	const unsigned char *s = sqlite3_column_text(st, col);
+
+	hb_strlcpy(dst, s ? (const char *)s : "", size);
+}
+
+/* Append one zeroed element to a growing array; NULL when out of memory. */
+static void *grow(void **arr, int *n, int *cap, size_t size)
+{
+	if (*n == *cap) {
+		int ncap = *cap ? 2 * *cap : 16;
+		void *na = realloc(*arr, (size_t)ncap * size);
+
+		if (!na)
+			return NULL;
+		*arr = na;
+		*cap = ncap;
+	}
+	memset((char *)*arr + (size_t)*n * size, 0, size);
+	return (char *)*arr + (size_t)(*n)++ * size;
+}
+
+/* Fills one element from the current row. */
+typedef void row_reader(sqlite3_stmt *st, void *dst);
+
+/* Run a bound SELECT and collect its rows with fill(). */
+static int collect(struct hb_profdb *p, sqlite3_stmt *st, size_t size, row_reader *fill, void **rows, int *n,
+		   const char *what, struct hb_error *err)
+{
+	void *arr = NULL;
+	int cap = 0, rc;
+
+	*rows = NULL;
+	*n = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		void *dst = grow(&arr, n, &cap, size);
+
+		if (!dst) {
+			sqlite3_reset(st);
+			free(arr);
+			*n = 0;
+			return hb_runtime_error(err, "%s: %s: out of memory", p->path, what);
+		}
+		fill(st, dst);
+	}
+	if (rc != SQLITE_DONE) {
+		db_error(p, err, what);
+		sqlite3_reset(st);
+		free(arr);
+		*n = 0;
+		return -1;
+	}
+	sqlite3_reset(st);
+	*rows = arr;
+	return 0;
+}
+
+static void read_compute(sqlite3_stmt *st, void *dst)
+{
+	struct hb_compute_row *r = dst;
+
+	col_text(st, 0, r->gpu, sizeof(r->gpu));
+	col_text(st, 1, r->model, sizeof(r->model));
+	r->local_bs = sqlite3_column_int(st, 2);
+	r->n_vsw = sqlite3_column_int(st, 3);
+	r->fwd_s = sqlite3_column_double(st, 4);
+	r->bwd_s = sqlite3_column_double(st, 5);
+	r->data_s = sqlite3_column_double(st, 6);
+	r->update_s = sqlite3_column_double(st, 7);
+	r->copy_s = sqlite3_column_double(st, 8);
+	r->bn_s = sqlite3_column_double(st, 9);
+	r->total_s = sqlite3_column_double(st, 10);
+	r->mem_bytes = sqlite3_column_double(st, 11);
+	col_text(st, 12, r->source, sizeof(r->source));
+	r->run_id = sqlite3_column_int64(st, 13);
+}
+
+static void read_memory(sqlite3_stmt *st, void *dst)
+{
+	struct hb_memory_row *r = dst;
+
+	col_text(st, 0, r->gpu, sizeof(r->gpu));
+	col_text(st, 1, r->model, sizeof(r->model));
+	r->local_bs = sqlite3_column_int(st, 2);
+	r->max_vsw = sqlite3_column_int(st, 3);
+	col_text(st, 4, r->source, sizeof(r->source));
+}
+
+static void read_bytes(sqlite3_stmt *st, void *dst)
+{
+	*(double *)dst = sqlite3_column_double(st, 0);
+}
+
+static void read_allreduce(sqlite3_stmt *st, void *dst)
+{
+	struct hb_allreduce_row *r = dst;
+
+	col_text(st, 0, r->scope, sizeof(r->scope));
+	col_text(st, 1, r->link, sizeof(r->link));
+	r->n_gpus = sqlite3_column_int(st, 2);
+	r->bytes = sqlite3_column_double(st, 3);
+	r->time_s = sqlite3_column_double(st, 4);
+	col_text(st, 5, r->source, sizeof(r->source));
+	r->run_id = sqlite3_column_int64(st, 6);
+}
+
+static void read_placement(sqlite3_stmt *st, void *dst)
+{
+	struct hb_placement_row *r = dst;
+
+	col_text(st, 0, r->model, sizeof(r->model));
+	col_text(st, 1, r->gpu, sizeof(r->gpu));
+	col_text(st, 2, r->placement, sizeof(r->placement));
+	r->local_bs = sqlite3_column_int(st, 3);
+	r->step_s = sqlite3_column_double(st, 4);
+	r->sync_s = sqlite3_column_double(st, 5);
+	col_text(st, 6, r->source, sizeof(r->source));
+}
+
+static void read_scalability(sqlite3_stmt *st, void *dst)
+{
+	struct hb_scalability_row *r = dst;
+
+	col_text(st, 0, r->model, sizeof(r->model));
+	col_text(st, 1, r->gpu, sizeof(r->gpu));
+	r->num_nodes = sqlite3_column_int(st, 2);
+	r->num_replicas = sqlite3_column_int(st, 3);
+	r->local_bs = sqlite3_column_int(st, 4);
+	r->step_s = sqlite3_column_double(st, 5);
+	r->sync_s = sqlite3_column_double(st, 6);
+	col_text(st, 7, r->source, sizeof(r->source));
+}
+
+static void read_gradstats(sqlite3_stmt *st, void *dst)
+{
+	struct hb_gradstats_row *r = dst;
+
+	col_text(st, 0, r->model, sizeof(r->model));
+	r->batch = sqlite3_column_int(st, 1);
+	r->epoch = sqlite3_column_int(st, 2);
+	r->iteration = (long)sqlite3_column_int64(st, 3);
+	r->progress = sqlite3_column_double(st, 4);
+	r->metric = sqlite3_column_double(st, 5);
+	r->grad_sqr = sqlite3_column_double(st, 6);
+	r->grad_var = sqlite3_column_double(st, 7);
+	col_text(st, 8, r->source, sizeof(r->source));
+}
+
+/* Prepare id and bind up to three text keys (NULL = not bound). */
+static sqlite3_stmt *keyed(struct hb_profdb *p, enum stmt_id id, const char *k1, const char *k2, const char *k3,
+			   struct hb_error *err)
+{
+	sqlite3_stmt *st = stmt(p, id, err);
+
+	if (!st)
+		return NULL;
+	if (k1)
+		bind_text(st, 1, k1);
+	if (k2)
+		bind_text(st, 2, k2);
+	if (k3)
+		bind_text(st, 3, k3);
+	return st;
+}
+
+int hb_profdb_get_compute(struct hb_profdb *db, const char *gpu, const char *model,
+			  struct hb_compute_row **rows, int *n, struct hb_error *err)
+{
+	sqlite3_stmt *st = keyed(db, ST_GET_COMPUTE, gpu, model, NULL, err);
+
+	*rows = NULL;
+	*n = 0;
+	return st ? collect(db, st, sizeof(**rows), read_compute, (void **)rows, n, "read compute", err) : -1;
+}
+
+int hb_profdb_get_memory(struct hb_profdb *db, const char *gpu, const char *model,
+			 struct hb_memory_row **rows, int *n, struct hb_error *err)
+{
+	sqlite3_stmt *st = keyed(db, ST_GET_MEMORY, gpu, model, NULL, err);
+
+	*rows = NULL;
+	*n = 0;
+	return st ? collect(db, st, sizeof(**rows), read_memory, (void **)rows, n, "read memory", err) : -1;
+}
+
+int hb_profdb_max_local_bs(struct hb_profdb *db, const char *gpu, const char *model, int *out,
+			   struct hb_error *err)
+{
+	sqlite3_stmt *st = keyed(db, ST_MAX_LBS, gpu, model, NULL, err);
+	int rc;
+
+	*out = 0;
+	if (!st)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_type(st, 0) == SQLITE_NULL ? 0 : sqlite3_column_int(st, 0);
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_error(db, err, "read max local batch");
+	return 0;
+}
+
+int hb_profdb_get_buckets(struct hb_profdb *db, const char *model, double **bytes, int *n,
+			  struct hb_error *err)
+{
+	sqlite3_stmt *st = keyed(db, ST_GET_BUCKETS, model, NULL, NULL, err);
+
+	*bytes = NULL;
+	*n = 0;
+	return st ? collect(db, st, sizeof(**bytes), read_bytes, (void **)bytes, n, "read buckets", err) : -1;
+}
+
+int hb_profdb_get_allreduce(struct hb_profdb *db, const char *scope, const char *link,
+			    struct hb_allreduce_row **rows, int *n, struct hb_error *err)
+{
+	sqlite3_stmt *st = keyed(db, ST_GET_ALLREDUCE, scope, link, NULL, err);
+
+	*rows = NULL;
+	*n = 0;
+	return st ? collect(db, st, sizeof(**rows), read_allreduce, (void **)rows, n, "read allreduce", err) : -1;
+}
+
+int hb_profdb_get_allreduce_fit(struct hb_profdb *db, const char *scope, const char *link,
+				struct hb_allreduce_fit *out, int *found, struct hb_error *err)
+{
+	sqlite3_stmt *st = keyed(db, ST_GET_FIT, scope, link, NULL, err);
+	int rc;
+
+	*found = 0;
+	memset(out, 0, sizeof(*out));
+	if (!st)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		col_text(st, 0, out->scope, sizeof(out->scope));
+		col_text(st, 1, out->link, sizeof(out->link));
+		out->alpha = sqlite3_column_double(st, 2);
+		out->beta = sqlite3_column_double(st, 3);
+		out->bandwidth = sqlite3_column_double(st, 4);
+		out->r2 = sqlite3_column_double(st, 5);
+		col_text(st, 6, out->source, sizeof(out->source));
+		*found = 1;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_error(db, err, "read allreduce fit");
+	return 0;
+}
+
+int hb_profdb_get_placements(struct hb_profdb *db, const char *model,
+			     struct hb_placement_row **rows, int *n, struct hb_error *err)
+{
+	sqlite3_stmt *st = keyed(db, ST_GET_PLACEMENTS, model, NULL, NULL, err);
+
+	*rows = NULL;
+	*n = 0;
+	return st ? collect(db, st, sizeof(**rows), read_placement, (void **)rows, n, "read placements", err) : -1;
+}
+
+int hb_profdb_get_scalability(struct hb_profdb *db, const char *model,
+			      struct hb_scalability_row **rows, int *n, struct hb_error *err)
+{
+	sqlite3_stmt *st = keyed(db, ST_GET_SCALABILITY, model, NULL, NULL, err);
+
+	*rows = NULL;
+	*n = 0;
+	return st ? collect(db, st, sizeof(**rows), read_scalability, (void **)rows, n, "read scalability", err)
+		  : -1;
+}
+
+int hb_profdb_get_gradstats(struct hb_profdb *db, const char *model,
+			    struct hb_gradstats_row **rows, int *n, struct hb_error *err)
+{
+	sqlite3_stmt *st = keyed(db, ST_GET_GRADSTATS, model, NULL, NULL, err);
+
+	*rows = NULL;
+	*n = 0;
+	return st ? collect(db, st, sizeof(**rows), read_gradstats, (void **)rows, n, "read gradstats", err) : -1;
+}
+
+int hb_profdb_count(struct hb_profdb *db, const char *table, long *count, struct hb_error *err)
+{
+	char sql[96];
+	sqlite3_stmt *st;
+	int rc, i;
+
+	*count = 0;
+	for (i = 0; table_names[i]; i++)
+		if (table && strcmp(table, table_names[i]) == 0)
+			break;
+	if (!table_names[i])
+		return hb_input_error(err, "%s: no table named '%s'", db->path, table ? table : "");
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s;", table_names[i]);
+	if (hb_db_prepare(db->db, sql, &st, err) < 0)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*count = (long)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return db_error(db, err, "count rows");
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* 6. JABAS Eq. 3 fit                                                        */
+
+/* Theoretical all-reduce time in ms (profdb.h; notes/jabas.md 2.3 item 4). */
+static double theoretical_ms(double bytes, int n_gpus, double bandwidth)
+{
+	return bytes * 4.0 * (n_gpus - 1) / n_gpus / bandwidth * 1000.0;
+}
+
+/*
+ * Which rows are fitted: with `source` given, that source's rows of (scope,
+ * link), so an importer fits exactly what it just wrote even when a better-
+ * ranked source (e.g. live) also has rows for the link; with source NULL,
+ * the rows a reader would get (best-ranked source), and the fit is stored
+ * under that source's name.
+ */
+int hb_profdb_fit_allreduce(struct hb_profdb *db, const char *scope, const char *link, double bandwidth,
+			    const char *source, struct hb_allreduce_fit *out, struct hb_error *err)
+{
+	struct hb_allreduce_row *rows = NULL;
+	struct hb_allreduce_fit fit;
+	double *x = NULL, *y = NULL, c0, c1, cov00, cov01, cov11, sumsq, mean = 0, sstot = 0;
+	double spread = 0;
+	int n = 0, rc = -1;
+	char what[160];
+
+	snprintf(what, sizeof(what), "allreduce fit (%s, %s)", scope ? scope : "?", link ? link : "?");
+	if (check_scope(what, scope, err) < 0 || check_name(what, "link", link, err) < 0)
+		return -1;
+	if (!isfinite(bandwidth) || bandwidth <= 0)
+		return hb_input_error(err, "%s: bandwidth %g must be > 0", what, bandwidth);
+	if (source) {
+		sqlite3_stmt *st = keyed(db, ST_GET_ALLREDUCE_SRC, scope, link, source, err);
+
+		if (!st || collect(db, st, sizeof(*rows), read_allreduce, (void **)&rows, &n, "read allreduce", err) < 0)
+			return -1;
+	} else if (hb_profdb_get_allreduce(db, scope, link, &rows, &n, err) < 0) {
+		return -1;
+	}
+	if (n < 2) {
+		hb_input_error(err, "%s: needs at least 2 all-reduce measurements%s%s, found %d", what,
+			       source ? " from " : "", source ? source : "", n);
+		goto out;
+	}
+	x = malloc((size_t)n * sizeof(*x));
+	y = malloc((size_t)n * sizeof(*y));
+	if (!x || !y) {
+		hb_runtime_error(err, "%s: out of memory", what);
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		x[i] = theoretical_ms(rows[i].bytes, rows[i].n_gpus, bandwidth);
+		y[i] = rows[i].time_s * 1000.0;
+		mean += y[i] / n;
+	}
+	for (int i = 1; i < n; i++)
+		spread = fmax(spread, fabs(x[i] - x[0]));
+	if (!(spread > 0) || gsl_fit_linear(x, 1, y, 1, (size_t)n, &c0, &c1, &cov00, &cov01, &cov11, &sumsq) != 0 ||
+	    !isfinite(c0) || !isfinite(c1)) {
+		hb_input_error(err, "%s: the %d measurements do not determine a line (all of one size, or on "
+			       "one GPU?)", what, n);
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+		sstot += (y[i] - mean) * (y[i] - mean);
+	memset(&fit, 0, sizeof(fit));
+	hb_strlcpy(fit.scope, scope, sizeof(fit.scope));
+	hb_strlcpy(fit.link, link, sizeof(fit.link));
+	fit.alpha = c1;
+	fit.beta = c0;
+	fit.bandwidth = bandwidth;
+	fit.r2 = sstot > 0 ? 1.0 - sumsq / sstot : 1.0;
+	hb_strlcpy(fit.source, source ? source : rows[0].source, sizeof(fit.source));
+	if (hb_profdb_put_allreduce_fit(db, &fit, err) < 0)
+		goto out;
+	if (out)
+		*out = fit;
+	rc = 0;
+out:
+	free(rows);
+	free(x);
+	free(y);
+	return rc;
+}
