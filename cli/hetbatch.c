@@ -26,11 +26,12 @@ static int cmd_version(int argc, char **argv, struct hb_cli *cli)
 }
 
 static const struct hb_cmd commands[] = {
-	{ "version", cmd_version, "print the version and build features" },
-	{ "forecast", cmd_forecast, "forecast the next epoch's global batch trajectory" },
 	{ "catalog", cmd_catalog, "list GPU types, DNN models and cluster presets" },
-	{ "import", cmd_import, "load published or measured profiles into the profile database" },
 	{ "profile", cmd_profile, "fill a profile database from the analytic model" },
+	{ "import", cmd_import, "load published or measured profiles into the profile database" },
+	{ "plan", cmd_plan, "plan one job: IIDP configuration, DDP and OptPerf baselines, auto-scaling" },
+	{ "forecast", cmd_forecast, "forecast the next epoch's global batch trajectory" },
+	{ "version", cmd_version, "print the version and build features" },
 	/* new subcommands go above this line */
 };
 

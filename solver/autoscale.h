@@ -1,0 +1,43 @@
+/*
+ * autoscale.h: JABAS's coarse-grained auto-scaler estimate (notes/jabas.md
+ * §4.3 [C _estimate_efficient_resource, estimate_epoch_time]).
+ *
+ * For one candidate allocation G and a global-batch trajectory for the next
+ * epoch (the current B_G followed by the forecast, one value per block of p
+ * iterations), the predicted epoch time walks the trajectory:
+ *
+ *   rem = |D|; T = 0
+ *   for k, b in traj:
+ *       steps = p            (k = 0: p - steps already done in that block)
+ *       if k is last: steps = floor(rem / b) + 1
+ *       (B_L, C) = ConfigurationSolver(b, G)       infeasible -> T = inf
+ *       b' = realised B_G of C
+ *       if rem - b' steps < 0: steps = floor(rem / b') + 1
+ *       T += C.t steps;  rem -= b' steps;  stop when rem <= 0
+ *
+ * The auto-scaler takes argmin_G T(G), ties to the later candidate ("<=";
+ * candidates are enumerated from fewer units up, so ties go to more GPUs).
+ * The objective is epoch time, not cost; callers may rank by cost too.
+ */
+#ifndef HB_AUTOSCALE_H
+#define HB_AUTOSCALE_H
+
+#include "error.h"
+#include "iidp.h"
+
+struct hb_epoch_estimate {
+	int feasible;        /* 0: some trajectory point has no configuration on G */
+	double epoch_s;      /* predicted epoch time, s (INFINITY when infeasible) */
+	long iterations;     /* iterations the walk counted */
+	int first_local_bs;  /* B_L chosen for the first trajectory point */
+	long first_global_bs;/* realised B_G of the first point */
+	double first_iter_s; /* iteration time of the first point */
+};
+
+/* traj: ntraj >= 1 target global batches; p: iterations per adaptation
+ * block; done_in_block: iterations of the first block already run (0 at an
+ * epoch start); dataset: samples per epoch. */
+int hb_jabas_epoch_time(struct hb_iidp_solver *s, const int *alloc, const long *traj, int ntraj, long p,
+			long done_in_block, double dataset, struct hb_epoch_estimate *out, struct hb_error *err);
+
+#endif

@@ -1,0 +1,1223 @@
+/*
+ * iidp.c: the JABAS configuration solver as an exact min-max search.
+ *
+ * Sections: the min-max core (feasibility by reachability, the parametric
+ * search, the reference DP, the shared backtrack); worker-count rules; the
+ * solver object with its caches; formatting.  The exactness argument and the
+ * tie-breaking rules are in iidp.h.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iidp.h"
+#include "strutil.h"
+
+/* ---- the min-max core -------------------------------------------------- */
+
+void hb_iidp_scratch_free(struct hb_iidp_scratch *s)
+{
+	if (!s)
+		return;
+	free(s->reach);
+	free(s->cand);
+	free(s->dp);
+	free(s->best);
+	memset(s, 0, sizeof(*s));
+}
+
+static int grow(void **buf, size_t *cap, size_t n, size_t elem)
+{
+	void *p;
+
+	if (n <= *cap)
+		return 0;
+	p = realloc(*buf, n * elem);
+	if (!p)
+		return -1;
+	*buf = p;
+	*cap = n;
+	return 0;
+}
+
+/* Number of n_GA in [0, gamax] with t(n_GA) <= T: a prefix, as t is
+ * non-decreasing in n_GA.  The division is only a first guess; the result is
+ * settled on the same expression every other path evaluates. */
+static int ga_count(const struct hb_perf_coef *c, int gamax, double T)
+{
+	long g;
+	double q;
+
+	if (gamax < 0 || hb_perf_iter_s(c, 0) > T)
+		return 0;
+	if (!(c->step_s > 0.0))
+		return gamax + 1;
+	q = (T - c->base_s) / c->step_s;
+	g = q >= (double)gamax ? (long)gamax + 1 : (long)floor(q) + 1;
+	if (g < 0)
+		g = 0;
+	while (g > 0 && hb_perf_iter_s(c, g - 1) > T)
+		g--;
+	while (g <= gamax && hb_perf_iter_s(c, g) <= T)
+		g++;
+	return (int)g;
+}
+
+struct mm {
+	const struct hb_iidp_pair *pairs;
+	int N;             /* pairs */
+	int M;             /* workers to place */
+	int W;             /* most workers one pair can take: M - (N - 1) */
+	unsigned char *L;  /* layers L_0..L_{N-1}, each M+1 bytes: L_k = sums reachable by pairs 0..k-1 */
+	double *D;         /* reference DP layers D_0..D_{N-1} */
+	double *best;      /* reference: best_t of the current pair */
+};
+
+static int pair_cap(const struct mm *p, int k)
+{
+	int c = p->pairs[k].cap;
+	return c < p->W ? c : p->W;
+}
+
+/* Is every pair able to run within T with the workers summing to M?  Fills
+ * the layers L_1..L_{N-1} on the way (L_0 is set by the caller). */
+static int feasible(struct mm *p, double T)
+{
+	size_t stride = (size_t)p->M + 1;
+
+	for (int k = 0; k < p->N; k++) {
+		const unsigned char *in = p->L + (size_t)k * stride;
+		const struct hb_perf_coef *coef = p->pairs[k].coef;
+		int cap = pair_cap(p, k);
+
+		if (k == p->N - 1) {
+			/* Last pair: only the sum M matters. */
+			for (int n = 1; n <= cap; n++) {
+				int g = ga_count(&coef[n - 1], p->W / n - 1, T);
+				for (int j = 1; j <= g; j++)
+					if (in[p->M - j * n])
+						return 1;
+			}
+			return 0;
+		} else {
+			unsigned char *out = p->L + (size_t)(k + 1) * stride;
+			int hi = p->M - (p->N - (k + 1)); /* later pairs need >= 1 each */
+			int any = 0;
+
+			memset(out, 0, stride);
+			for (int n = 1; n <= cap; n++) {
+				int g = ga_count(&coef[n - 1], p->W / n - 1, T);
+				if (g == 0)
+					continue;
+				/* out[m] |= OR_{j=1..g} in[m - j n]: a window of g
+				 * along each residue class mod n. */
+				for (int r = 0; r < n && r <= hi; r++) {
+					int cnt = 0, i = 1;
+					for (int m = r + n; m <= hi; m += n, i++) {
+						cnt += in[m - n];
+						if (i > g)
+							cnt -= in[m - (g + 1) * n];
+						out[m] |= (unsigned char)(cnt != 0);
+					}
+				}
+			}
+			for (int m = 0; m <= hi && !any; m++)
+				any = out[m];
+			if (!any)
+				return 0;
+		}
+	}
+	return 0;
+}
+
+/* Does pair k admit w workers within T? */
+static int admits(const struct mm *p, int k, int w, double T)
+{
+	int cap = pair_cap(p, k);
+
+	for (int n = 1; n <= cap && n <= w; n++)
+		if (w % n == 0 && hb_perf_iter_s(&p->pairs[k].coef[n - 1], w / n - 1) <= T)
+			return 1;
+	return 0;
+}
+
+/* Walk back from the last pair: each takes the largest admissible w whose
+ * remainder the earlier pairs can complete within T (reach_prev). */
+static int backtrack(const struct mm *p, double T, int (*reach_prev)(const struct mm *, int, int, double),
+		     int *w_out)
+{
+	int rem = p->M;
+
+	for (int k = p->N - 1; k >= 0; k--) {
+		int w, chosen = 0;
+		for (w = rem - k; w >= 1; w--) {
+			if (admits(p, k, w, T) && reach_prev(p, k, rem - w, T)) {
+				chosen = w;
+				break;
+			}
+		}
+		if (!chosen)
+			return -1;
+		w_out[k] = chosen;
+		rem -= chosen;
+	}
+	return rem == 0 ? 0 : -1;
+}
+
+static int reach_layers(const struct mm *p, int k, int x, double T)
+{
+	(void)T; /* the layers were built for T */
+	return p->L[(size_t)k * ((size_t)p->M + 1) + (size_t)x] != 0;
+}
+
+static int check_args(const struct hb_iidp_pair *pairs, int npairs, int M, struct hb_error *err)
+{
+	if (npairs < 1)
+		return hb_input_error(err, "min-max: no pair");
+	if (M < npairs)
+		return hb_input_error(err, "min-max: M = %d workers < N_H = %d pairs (each needs one)", M, npairs);
+	for (int k = 0; k < npairs; k++) {
+		if (pairs[k].cap < 1 || !pairs[k].coef)
+			return hb_input_error(err, "min-max: pair %d has no configuration (cap %d)", k, pairs[k].cap);
+		/* t must be finite and non-decreasing in n_GA (step >= 0). */
+		for (int n = 1; n <= pairs[k].cap; n++)
+			if (!isfinite(pairs[k].coef[n - 1].base_s) || !isfinite(pairs[k].coef[n - 1].step_s) ||
+			    pairs[k].coef[n - 1].step_s < 0.0)
+				return hb_input_error(err, "min-max: pair %d, n_vsw %d: time %g + n_GA x %g is invalid", k,
+						      n, pairs[k].coef[n - 1].base_s, pairs[k].coef[n - 1].step_s);
+	}
+	return 0;
+}
+
+static void swapd(double *a, double *b)
+{
+	double t = *a;
+	*a = *b;
+	*b = t;
+}
+
+/* k-th smallest of a[0..n) (0-based), reordering a. */
+static double select_kth(double *a, long n, long k)
+{
+	long lo = 0, hi = n - 1;
+
+	while (lo < hi) {
+		long mid = lo + (hi - lo) / 2, lt = lo, i = lo, gt = hi;
+		double x = a[lo], y = a[mid], z = a[hi], pv;
+
+		pv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+		while (i <= gt) {
+			if (a[i] < pv)
+				swapd(&a[lt++], &a[i++]);
+			else if (a[i] > pv)
+				swapd(&a[i], &a[gt--]);
+			else
+				i++;
+		}
+		if (k < lt)
+			hi = lt - 1;
+		else if (k > gt)
+			lo = gt + 1;
+		else
+			return pv;
+	}
+	return a[k];
+}
+
+/* Pair k's table equals an earlier pair's (same node, or another node of
+ * the same GPU type and links): its candidate times are already listed. */
+static int same_as_earlier(const struct hb_iidp_pair *pairs, int k)
+{
+	for (int j = 0; j < k; j++)
+		if (pairs[j].cap == pairs[k].cap &&
+		    (pairs[j].coef == pairs[k].coef ||
+		     memcmp(pairs[j].coef, pairs[k].coef, (size_t)pairs[k].cap * sizeof(*pairs[k].coef)) == 0))
+			return 1;
+	return 0;
+}
+
+/* Move the a[i] < v (dir -1), > v (dir 1) or >= v (dir 0) to the front by
+ * swaps, so a[0..n) keeps its values (phase 1 narrows a prefix and then
+ * returns to the whole list); returns how many were moved. */
+static long filter(double *a, long n, double v, int dir)
+{
+	long j = 0;
+
+	for (long i = 0; i < n; i++)
+		if (dir < 0 ? a[i] < v : dir > 0 ? a[i] > v : a[i] >= v)
+			swapd(&a[j++], &a[i]);
+	return j;
+}
+
+/* Necessary for feasibility at T: the pairs' smallest admissible worker
+ * counts fit in M and their largest reach M. */
+static int capacity_ok(const struct mm *p, double T)
+{
+	long lo = 0, hi = 0;
+
+	for (int k = 0; k < p->N; k++) {
+		int cap = pair_cap(p, k), wmin = 0, wmax = 0;
+		for (int n = 1; n <= cap; n++) {
+			int g = ga_count(&p->pairs[k].coef[n - 1], p->W / n - 1, T);
+			if (g > 0 && wmin == 0)
+				wmin = n;
+			if (n * g > wmax)
+				wmax = n * g;
+		}
+		if (wmin == 0)
+			return 0;
+		lo += wmin;
+		hi += wmax;
+	}
+	return lo <= p->M && hi >= p->M;
+}
+
+/* A lower bound on the optimum in O(N_H cap) per probe: every pair runs at
+ * least its cheapest configuration, and below the least T meeting
+ * capacity_ok nothing is feasible (the bisection keeps capacity_ok false at
+ * the value returned). */
+static double minmax_lower_bound(const struct hb_iidp_pair *pairs, int npairs, int M)
+{
+	struct mm p = { pairs, npairs, M, M - (npairs - 1), NULL, NULL, NULL };
+	double lo = -INFINITY, hi = -INFINITY;
+
+	for (int k = 0; k < npairs; k++) {
+		double mn = INFINITY, mx = -INFINITY;
+		for (int n = 1; n <= pair_cap(&p, k); n++) {
+			double a = hb_perf_iter_s(&pairs[k].coef[n - 1], 0);
+			double b = hb_perf_iter_s(&pairs[k].coef[n - 1], p.W / n - 1);
+			mn = a < mn ? a : mn;
+			mx = b > mx ? b : mx;
+		}
+		lo = mn > lo ? mn : lo;
+		hi = mx > hi ? mx : hi;
+	}
+	/* At hi every configuration runs: capacity_ok holds there. */
+	if (capacity_ok(&p, lo))
+		return lo;
+	for (int it = 0; it < 60 && hi - lo > 1e-12 * hi; it++) {
+		double mid = 0.5 * (lo + hi);
+		if (capacity_ok(&p, mid))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return lo;
+}
+
+int hb_iidp_minmax_fast(const struct hb_iidp_pair *pairs, int npairs, int M, struct hb_iidp_scratch *scratch,
+			double *t_out, int *w_out, struct hb_error *err)
+{
+	struct hb_iidp_scratch local = { 0 };
+	struct hb_iidp_scratch *sc = scratch ? scratch : &local;
+	struct mm p = { pairs, npairs, M, M - (npairs - 1), NULL, NULL, NULL };
+	double lo = -INFINITY, best = INFINITY, last = NAN; /* last: T the layers were built for */
+	size_t ncand = 0, need = 0;
+	long n;
+	int rc = -1;
+
+	if (check_args(pairs, npairs, M, err) != 0)
+		return -1;
+	/* No pair runs faster than its cheapest configuration. */
+	for (int k = 0; k < npairs; k++) {
+		double m = INFINITY;
+		for (int c = 1; c <= pair_cap(&p, k); c++) {
+			double t = hb_perf_iter_s(&pairs[k].coef[c - 1], 0);
+			if (t < m)
+				m = t;
+		}
+		if (m > lo)
+			lo = m;
+	}
+	for (int k = 0; k < npairs; k++) {
+		if (same_as_earlier(pairs, k))
+			continue; /* identical pair: same candidate times */
+		for (int c = 1; c <= pair_cap(&p, k); c++)
+			need += (size_t)(p.W / c);
+	}
+	if (grow((void **)&sc->cand, &sc->cand_cap, need ? need : 1, sizeof(double)) != 0 ||
+	    grow((void **)&sc->reach, &sc->reach_cap, (size_t)npairs * ((size_t)M + 1), 1) != 0) {
+		hb_runtime_error(err, "min-max: out of memory (M = %d, N_H = %d)", M, npairs);
+		goto out;
+	}
+	for (int k = 0; k < npairs; k++) {
+		if (same_as_earlier(pairs, k))
+			continue;
+		for (int c = 1; c <= pair_cap(&p, k); c++) {
+			for (int ga = 0; ga < p.W / c; ga++) {
+				double t = hb_perf_iter_s(&pairs[k].coef[c - 1], ga);
+				if (t >= lo)
+					sc->cand[ncand++] = t;
+			}
+		}
+	}
+	p.L = sc->reach;
+	memset(p.L, 0, (size_t)M + 1);
+	p.L[0] = 1;
+	/* Phase 1: the least candidate meeting a necessary condition that
+	 * costs O(N_H cap) to test.  Every smaller value is infeasible. */
+	n = (long)ncand;
+	{
+		double lb = INFINITY;
+		long m = n;
+		while (m > 0) {
+			double v = select_kth(sc->cand, m, m / 2);
+			int ok = capacity_ok(&p, v);
+			if (ok)
+				lb = v;
+			m = filter(sc->cand, m, v, ok ? -1 : 1);
+		}
+		n = filter(sc->cand, n, lb, 0);
+	}
+	/* Phase 2: gallop upwards from that bound (the optimum is usually one of
+	 * the first few values above it), then halve between the last infeasible
+	 * and the first feasible value.  Feasibility is monotone in T, so the
+	 * least feasible candidate is the optimum D[N_H][M]. */
+	for (long step = 1; n > 0; step *= 2) {
+		double v = select_kth(sc->cand, n, (step < n ? step : n) - 1);
+		int ok = feasible(&p, v);
+		last = v;
+		n = filter(sc->cand, n, v, ok ? -1 : 1);
+		if (ok) {
+			best = v;
+			break;
+		}
+	}
+	while (n > 0) {
+		double v = select_kth(sc->cand, n, n / 2);
+		int ok = feasible(&p, v);
+		last = v;
+		if (ok)
+			best = v;
+		n = filter(sc->cand, n, v, ok ? -1 : 1);
+	}
+	/* The layers must be those of T = best for the walk back. */
+	if (!isfinite(best) || (last != best && !feasible(&p, best)) ||
+	    backtrack(&p, best, reach_layers, w_out) != 0) {
+		hb_runtime_error(err, "min-max: no assignment found (M = %d, N_H = %d)", M, npairs);
+		goto out;
+	}
+	*t_out = best;
+	rc = 0;
+out:
+	if (!scratch)
+		hb_iidp_scratch_free(&local);
+	return rc;
+}
+
+
+static int reach_dp(const struct mm *p, int k, int x, double T)
+{
+	return p->D[(size_t)k * ((size_t)p->M + 1) + (size_t)x] <= T;
+}
+
+int hb_iidp_minmax_dp(const struct hb_iidp_pair *pairs, int npairs, int M, struct hb_iidp_scratch *scratch,
+		      double *t_out, int *w_out, struct hb_error *err)
+{
+	struct hb_iidp_scratch local = { 0 };
+	struct hb_iidp_scratch *sc = scratch ? scratch : &local;
+	struct mm p = { pairs, npairs, M, M - (npairs - 1), NULL, NULL, NULL };
+	size_t stride = (size_t)M + 1;
+	double T = INFINITY;
+	int rc = -1;
+
+	if (check_args(pairs, npairs, M, err) != 0)
+		return -1;
+	if (grow((void **)&sc->dp, &sc->dp_cap, (size_t)npairs * stride, sizeof(double)) != 0 ||
+	    grow((void **)&sc->best, &sc->best_cap, (size_t)p.W + 1, sizeof(double)) != 0) {
+		hb_runtime_error(err, "min-max DP: out of memory (M = %d, N_H = %d)", M, npairs);
+		goto out;
+	}
+	p.D = sc->dp;
+	p.best = sc->best;
+	for (size_t m = 0; m < stride; m++)
+		p.D[m] = INFINITY;
+	p.D[0] = -INFINITY; /* no pair, no worker: feasible at any time */
+	for (int k = 0; k < npairs; k++) {
+		const double *prev = p.D + (size_t)k * stride;
+		int cap = pair_cap(&p, k);
+
+		/* best_t_k(w): the fastest (n_vsw, n_GA) with n_vsw (n_GA+1) = w. */
+		for (int w = 0; w <= p.W; w++)
+			p.best[w] = INFINITY;
+		for (int n = 1; n <= cap; n++) {
+			for (int ga = 0; n * (ga + 1) <= p.W; ga++) {
+				double t = hb_perf_iter_s(&pairs[k].coef[n - 1], ga);
+				if (t < p.best[n * (ga + 1)])
+					p.best[n * (ga + 1)] = t;
+			}
+		}
+		if (k == npairs - 1) {
+			for (int w = 1; w <= p.W; w++) {
+				double x = prev[M - w] > p.best[w] ? prev[M - w] : p.best[w];
+				if (x < T)
+					T = x;
+			}
+		} else {
+			double *cur = p.D + (size_t)(k + 1) * stride;
+			int hi = M - (npairs - (k + 1));
+
+			for (size_t m = 0; m < stride; m++)
+				cur[m] = INFINITY;
+			for (int m = k + 1; m <= hi; m++) {
+				double v = INFINITY;
+				for (int w = 1; w <= m - k; w++) {
+					double x = prev[m - w] > p.best[w] ? prev[m - w] : p.best[w];
+					if (x < v)
+						v = x;
+				}
+				cur[m] = v;
+			}
+		}
+	}
+	if (!isfinite(T) || backtrack(&p, T, reach_dp, w_out) != 0) {
+		hb_runtime_error(err, "min-max DP: no assignment found (M = %d, N_H = %d)", M, npairs);
+		goto out;
+	}
+	*t_out = T;
+	rc = 0;
+out:
+	if (!scratch)
+		hb_iidp_scratch_free(&local);
+	return rc;
+}
+
+int hb_iidp_pair_best(const struct hb_iidp_pair *pair, int w, int maxn, int *n_vsw, int *n_ga, double *t)
+{
+	int cap = pair->cap < maxn ? pair->cap : maxn, found = 0;
+	double bt = INFINITY;
+
+	for (int n = 1; n <= cap && n <= w; n++) {
+		double v;
+		if (w % n != 0)
+			continue;
+		v = hb_perf_iter_s(&pair->coef[n - 1], w / n - 1);
+		if (!found || v <= bt) { /* <=: ties go to more VSWs, fewer GA steps */
+			found = 1;
+			bt = v;
+			*n_vsw = n;
+			*n_ga = w / n - 1;
+		}
+	}
+	if (found)
+		*t = bt;
+	return found;
+}
+
+/* ---- worker counts ----------------------------------------------------- */
+
+/* round(a / b) with ties to even, as Python 3's round(); a >= 0, b > 0. */
+static long round_half_even(long a, long b)
+{
+	long q = a / b, r = a % b;
+
+	if (2 * r > b || (2 * r == b && (q & 1)))
+		q++;
+	return q;
+}
+
+long hb_iidp_round_m(long global_bs, int local_bs)
+{
+	if (global_bs <= 0 || local_bs <= 0)
+		return 0;
+	return round_half_even(global_bs, 2L * local_bs);
+}
+
+long hb_iidp_runtime_workers(long cur_global_bs, long target_global_bs, int local_bs, int n_gpus)
+{
+	long nw;
+
+	if (target_global_bs <= 0 || local_bs <= 0)
+		return 0;
+	nw = round_half_even(target_global_bs, local_bs);
+	if (target_global_bs > cur_global_bs) {
+		nw += nw % 2;
+		if ((long)local_bs * nw <= cur_global_bs)
+			return 0;
+	} else {
+		nw -= nw % 2;
+		if ((long)local_bs * nw >= cur_global_bs)
+			return 0;
+	}
+	return nw >= n_gpus && nw > 0 ? nw : 0;
+}
+
+/* ---- caches ------------------------------------------------------------ */
+
+/* Open-addressing hash map from byte strings to owned values. */
+struct hmap_slot {
+	uint64_t h;        /* hash of key, 0 = empty slot */
+	void *key;         /* owned copy */
+	size_t klen;
+	void *val;         /* owned by the map's user, freed through hmap_clear's callback */
+};
+
+struct hmap {
+	struct hmap_slot *s;
+	size_t cap;        /* power of two, 0 when empty */
+	size_t n;
+};
+
+static uint64_t hash_bytes(const void *key, size_t n)
+{
+	const unsigned char *p = key;
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 1099511628211ULL;
+	}
+	return h ? h : 1;
+}
+
+static void *hmap_get(const struct hmap *m, const void *key, size_t klen)
+{
+	uint64_t h;
+
+	if (m->cap == 0)
+		return NULL;
+	h = hash_bytes(key, klen);
+	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		const struct hmap_slot *sl = &m->s[i];
+		if (sl->h == 0)
+			return NULL;
+		if (sl->h == h && sl->klen == klen && memcmp(sl->key, key, klen) == 0)
+			return sl->val;
+	}
+}
+
+static void hmap_place(struct hmap_slot *s, size_t cap, struct hmap_slot e)
+{
+	size_t i = e.h & (cap - 1);
+
+	while (s[i].h != 0)
+		i = (i + 1) & (cap - 1);
+	s[i] = e;
+}
+
+/* Insert a key known to be absent; returns bytes used, or 0 on failure. */
+static size_t hmap_put(struct hmap *m, const void *key, size_t klen, void *val)
+{
+	struct hmap_slot e;
+	size_t used = klen + sizeof(struct hmap_slot);
+
+	if (2 * (m->n + 1) > m->cap) {
+		size_t nc = m->cap ? 2 * m->cap : 16;
+		struct hmap_slot *ns = calloc(nc, sizeof(*ns));
+		if (!ns)
+			return 0;
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->s[i].h)
+				hmap_place(ns, nc, m->s[i]);
+		used += (nc - m->cap) * sizeof(*ns);
+		free(m->s);
+		m->s = ns;
+		m->cap = nc;
+	}
+	e.h = hash_bytes(key, klen);
+	e.key = malloc(klen);
+	if (!e.key)
+		return 0;
+	memcpy(e.key, key, klen);
+	e.klen = klen;
+	e.val = val;
+	hmap_place(m->s, m->cap, e);
+	m->n++;
+	return used;
+}
+
+static void hmap_clear(struct hmap *m, void (*free_val)(void *))
+{
+	for (size_t i = 0; i < m->cap; i++) {
+		if (m->s[i].h) {
+			free(m->s[i].key);
+			if (free_val)
+				free_val(m->s[i].val);
+		}
+	}
+	free(m->s);
+	memset(m, 0, sizeof(*m));
+}
+
+/* The (allocation, B_L) table: per used node the coefficients for n_vsw =
+ * 1..n_cap with that allocation's communication, and the pairs. */
+struct table {
+	int local_bs;
+	int n_gpus;
+	int npairs;
+	int *pair_node;               /* perf node of each pair */
+	struct hb_iidp_pair *pairs;   /* point into coef */
+	struct hb_perf_coef *coef;    /* per used node, n_cap entries each */
+	struct hmap memo;             /* int M -> struct memo */
+};
+
+struct memo {
+	double t;                     /* optimal time, or a lower bound on it when !exact */
+	int exact;                    /* 1: t and w are the answer; 0: only the bound is known */
+	int w[];                      /* workers per pair (when exact) */
+};
+
+static void table_free(void *v)
+{
+	struct table *t = v;
+
+	if (!t)
+		return;
+	hmap_clear(&t->memo, free);
+	free(t->pair_node);
+	free(t->pairs);
+	free(t->coef);
+	free(t);
+}
+
+struct hb_iidp_solver {
+	const struct hb_perf *perf;   /* borrowed, prepared */
+	struct hmap tables;           /* (alloc[], B_L) -> struct table */
+	size_t limit;                 /* cache limit, bytes; 0 = no caching */
+	struct hb_iidp_stats st;
+	struct hb_iidp_scratch sc;
+	int *key;                     /* nnodes + 1 ints: alloc then B_L */
+	int *w;                       /* workers per pair of the current problem */
+	int w_cap;
+};
+
+int hb_iidp_solver_new(const struct hb_perf *perf, struct hb_iidp_solver **out, struct hb_error *err)
+{
+	struct hb_iidp_solver *s;
+
+	*out = NULL;
+	if (!perf || !perf->prepared)
+		return hb_input_error(err, "IIDP solver: the performance model is not prepared");
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->key = calloc((size_t)perf->nnodes + 1, sizeof(int)))) {
+		free(s);
+		return hb_runtime_error(err, "IIDP solver: out of memory");
+	}
+	s->perf = perf;
+	s->limit = (size_t)64 << 20;
+	*out = s;
+	return 0;
+}
+
+void hb_iidp_solver_clear_cache(struct hb_iidp_solver *s)
+{
+	hmap_clear(&s->tables, table_free);
+	s->st.cache_bytes = 0;
+}
+
+void hb_iidp_solver_free(struct hb_iidp_solver *s)
+{
+	if (!s)
+		return;
+	hb_iidp_solver_clear_cache(s);
+	hb_iidp_scratch_free(&s->sc);
+	free(s->key);
+	free(s->w);
+	free(s);
+}
+
+void hb_iidp_solver_set_cache_limit(struct hb_iidp_solver *s, size_t bytes)
+{
+	s->limit = bytes;
+	if (s->st.cache_bytes > bytes)
+		hb_iidp_solver_clear_cache(s);
+}
+
+void hb_iidp_solver_stats(const struct hb_iidp_solver *s, struct hb_iidp_stats *out)
+{
+	*out = s->st;
+}
+
+/* Build the table of (alloc, local_bs); every used node must have a feasible
+ * profile at local_bs (the caller checked with hb_perf_alloc_lbs). */
+static int table_build(const struct hb_iidp_solver *s, const int *alloc, int local_bs, struct table **out,
+		       size_t *bytes, struct hb_error *err)
+{
+	const struct hb_perf *pf = s->perf;
+	struct table *t = calloc(1, sizeof(*t));
+	int ncoef = 0, npairs = 0, ng = 0;
+
+	*out = NULL;
+	if (!t)
+		return hb_runtime_error(err, "IIDP solver: out of memory");
+	for (int i = 0; i < pf->nnodes; i++) {
+		const struct hb_perf_lbs *l;
+		if (alloc[i] == 0)
+			continue;
+		l = hb_perf_find_lbs(pf, pf->nodes[i].gpu, local_bs);
+		if (!l || l->n_cap < 1) {
+			table_free(t);
+			return hb_input_error(err, "IIDP solver: GPU %s of node %s has no feasible profile at B_L %d",
+					      pf->gpus[pf->nodes[i].gpu].name, pf->nodes[i].name, local_bs);
+		}
+		ncoef += l->n_cap;
+		npairs += alloc[i] / 2;
+		ng += alloc[i];
+	}
+	t->local_bs = local_bs;
+	t->n_gpus = ng;
+	t->npairs = npairs;
+	t->coef = malloc((size_t)ncoef * sizeof(*t->coef));
+	t->pairs = malloc((size_t)npairs * sizeof(*t->pairs));
+	t->pair_node = malloc((size_t)npairs * sizeof(*t->pair_node));
+	if (!t->coef || !t->pairs || !t->pair_node) {
+		table_free(t);
+		return hb_runtime_error(err, "IIDP solver: out of memory");
+	}
+	ncoef = npairs = 0;
+	for (int i = 0; i < pf->nnodes; i++) {
+		const struct hb_perf_lbs *l;
+		struct hb_perf_comm c;
+		struct hb_perf_coef *co = t->coef + ncoef;
+
+		if (alloc[i] == 0)
+			continue;
+		l = hb_perf_find_lbs(pf, pf->nodes[i].gpu, local_bs);
+		if (hb_perf_comm_eval(pf, alloc, i, &c, err) != 0) {
+			table_free(t);
+			return -1;
+		}
+		for (int n = 1; n <= l->n_cap; n++) {
+			if (hb_perf_coef_eval(pf, l, &c, n, pf->tau, &co[n - 1], err) != 0) {
+				table_free(t);
+				return -1;
+			}
+		}
+		for (int k = 0; k < alloc[i] / 2; k++) {
+			t->pairs[npairs].cap = l->n_cap;
+			t->pairs[npairs].coef = co;
+			t->pair_node[npairs++] = i;
+		}
+		ncoef += l->n_cap;
+	}
+	*bytes = sizeof(*t) + (size_t)ncoef * sizeof(*t->coef) +
+		 (size_t)npairs * (sizeof(*t->pairs) + sizeof(*t->pair_node));
+	*out = t;
+	return 0;
+}
+
+/* The cached table, or a fresh one the caller must free (*owned = 1). */
+static int table_get(struct hb_iidp_solver *s, const int *alloc, int local_bs, struct table **out, int *owned,
+		     struct hb_error *err)
+{
+	size_t klen = ((size_t)s->perf->nnodes + 1) * sizeof(int), bytes = 0, used;
+	struct table *t;
+
+	*owned = 0;
+	memcpy(s->key, alloc, (size_t)s->perf->nnodes * sizeof(int));
+	s->key[s->perf->nnodes] = local_bs;
+	if (s->limit > 0 && (t = hmap_get(&s->tables, s->key, klen)) != NULL) {
+		s->st.table_hits++;
+		*out = t;
+		return 0;
+	}
+	s->st.table_misses++;
+	if (table_build(s, alloc, local_bs, &t, &bytes, err) != 0)
+		return -1;
+	if (s->limit == 0 || (used = hmap_put(&s->tables, s->key, klen, t)) == 0) {
+		*owned = 1;
+	} else {
+		s->st.cache_bytes += bytes + used;
+	}
+	*out = t;
+	return 0;
+}
+
+/* The memo of (t, M), created (as a bound-only entry) if absent; NULL when
+ * memory runs out, which only costs a recomputation. */
+static struct memo *memo_entry(struct hb_iidp_solver *s, struct table *t, int M)
+{
+	struct memo *mo = hmap_get(&t->memo, &M, sizeof(M));
+	size_t sz = sizeof(*mo) + (size_t)t->npairs * sizeof(int), used;
+
+	if (mo)
+		return mo;
+	mo = malloc(sz);
+	if (!mo)
+		return NULL;
+	mo->t = -INFINITY;
+	mo->exact = 0;
+	if ((used = hmap_put(&t->memo, &M, sizeof(M), mo)) == 0) {
+		free(mo);
+		return NULL;
+	}
+	s->st.cache_bytes += sz + used;
+	return mo;
+}
+
+/* Solve (table, M) into s->w and *T, through the memo for the fast path. */
+static int table_solve(struct hb_iidp_solver *s, struct table *t, int M, int method, double *T, int cache,
+		       struct hb_error *err)
+{
+	struct memo *mo;
+	int rc;
+
+	s->st.solves++;
+	if (t->npairs > s->w_cap) {
+		int *nw = realloc(s->w, (size_t)t->npairs * sizeof(int));
+		if (!nw)
+			return hb_runtime_error(err, "IIDP solver: out of memory");
+		s->w = nw;
+		s->w_cap = t->npairs;
+	}
+	if (method == HB_IIDP_FAST && cache) {
+		mo = hmap_get(&t->memo, &M, sizeof(M));
+		if (mo && mo->exact) {
+			s->st.memo_hits++;
+			*T = mo->t;
+			memcpy(s->w, mo->w, (size_t)t->npairs * sizeof(int));
+			return 0;
+		}
+		s->st.memo_misses++;
+	}
+	rc = method == HB_IIDP_DP ? hb_iidp_minmax_dp(t->pairs, t->npairs, M, &s->sc, T, s->w, err)
+				  : hb_iidp_minmax_fast(t->pairs, t->npairs, M, &s->sc, T, s->w, err);
+	if (rc != 0)
+		return -1;
+	if (method == HB_IIDP_FAST && cache && (mo = memo_entry(s, t, M)) != NULL) {
+		mo->t = *T;
+		mo->exact = 1;
+		memcpy(mo->w, s->w, (size_t)t->npairs * sizeof(int));
+	}
+	return 0;
+}
+
+/* ---- the solver -------------------------------------------------------- */
+
+void hb_iidp_result_free(struct hb_iidp_result *r)
+{
+	if (!r)
+		return;
+	free(r->pairs);
+	r->pairs = NULL;
+	r->npairs = 0;
+}
+
+static void result_reset(struct hb_iidp_result *r, int sync)
+{
+	memset(r, 0, sizeof(*r));
+	r->sync = sync;
+}
+
+static int validate_alloc(const struct hb_perf *pf, const int *alloc, int *n_gpus, struct hb_error *err)
+{
+	if (!alloc)
+		return hb_input_error(err, "IIDP solver: no allocation");
+	for (int i = 0; i < pf->nnodes; i++)
+		if (alloc[i] % 2 != 0)
+			return hb_input_error(err,
+					      "IIDP solver: node %s gets %d GPUs; JABAS allocates identical pairs, so "
+					      "the count must be even",
+					      pf->nodes[i].name, alloc[i]);
+	return hb_perf_alloc_gpus(pf, alloc, n_gpus, NULL, err);
+}
+
+/* Fill r (pairs allocated) from a solved table. */
+static int result_fill(const struct hb_iidp_solver *s, const struct table *t, int M, double T,
+		       struct hb_iidp_result *r, struct hb_error *err)
+{
+	struct hb_iidp_pair_cfg *pc = malloc((size_t)t->npairs * sizeof(*pc));
+
+	if (!pc)
+		return hb_runtime_error(err, "IIDP solver: out of memory");
+	for (int k = 0; k < t->npairs; k++) {
+		pc[k].node = t->pair_node[k];
+		pc[k].workers = s->w[k];
+		if (!hb_iidp_pair_best(&t->pairs[k], s->w[k], t->pairs[k].cap, &pc[k].n_vsw, &pc[k].n_ga,
+				       &pc[k].iter_s)) {
+			free(pc);
+			return hb_runtime_error(err, "IIDP solver: pair %d cannot serve %d workers", k, s->w[k]);
+		}
+	}
+	free(r->pairs);
+	r->pairs = pc;
+	r->npairs = t->npairs;
+	r->found = 1;
+	r->why[0] = '\0';
+	r->local_bs = t->local_bs;
+	r->m = M;
+	r->global_bs = 2L * M * t->local_bs;
+	r->n_gpus = t->n_gpus;
+	r->iter_s = T;
+	r->throughput = (double)r->global_bs / T;
+	r->sync = s->perf->sync;
+	return 0;
+}
+
+static int lbs_in(const int *v, int n, int b)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == b)
+			return 1;
+	return 0;
+}
+
+/* Explain an empty candidate list or a local batch outside it. */
+static void why_lbs(const struct hb_perf *pf, const int *alloc, int want, struct hb_iidp_result *r)
+{
+	int maxl = 0;
+
+	for (int i = 0; i < pf->nnodes; i++) {
+		int m;
+		if (alloc[i] == 0)
+			continue;
+		m = hb_perf_max_lbs(pf, pf->nodes[i].gpu);
+		if (maxl == 0 || m < maxl)
+			maxl = m;
+	}
+	if (want > 0 && want > maxl)
+		snprintf(r->why, sizeof(r->why), "local batch %d exceeds maxB_L %d of the allocation", want, maxl);
+	else if (want > 0)
+		snprintf(r->why, sizeof(r->why),
+			 "local batch %d is not profiled (with n_max >= 1) on every GPU type of the allocation", want);
+	else
+		snprintf(r->why, sizeof(r->why), "no multiple of minB_L %d up to maxB_L %d is profiled on every GPU type",
+			 pf->min_lbs, maxl);
+}
+
+static int solve_one(struct hb_iidp_solver *s, const int *alloc, int local_bs, int M, int method,
+		     struct hb_iidp_result *best, double *best_f, struct hb_error *err)
+{
+	struct table *t;
+	int owned, rc = 0;
+	double T;
+
+	if (table_get(s, alloc, local_bs, &t, &owned, err) != 0)
+		return -1;
+	if (table_solve(s, t, M, method, &T, !owned, err) != 0) {
+		rc = -1;
+	} else {
+		double f = 2.0 * M * local_bs / T;
+		/* An exact tie keeps the smaller B_L (the artifact's strict > over
+		 * ascending B_L), whatever order the B_L are visited in. */
+		if (f > *best_f || (f == *best_f && best->found && local_bs < best->local_bs)) {
+			*best_f = f;
+			rc = result_fill(s, t, M, T, best, err);
+		}
+	}
+	if (owned)
+		table_free(t);
+	return rc;
+}
+
+static void maybe_flush(struct hb_iidp_solver *s)
+{
+	if (s->st.cache_bytes > s->limit) {
+		hb_iidp_solver_clear_cache(s);
+		s->st.flushes++;
+	}
+}
+
+int hb_iidp_solve_m(struct hb_iidp_solver *s, const int *alloc, int local_bs, int M, int method,
+		    struct hb_iidp_result *out, struct hb_error *err)
+{
+	int ng, *lbs = NULL, nl = 0, rc;
+	double bf = -1.0;
+
+	result_reset(out, s->perf->sync);
+	if (validate_alloc(s->perf, alloc, &ng, err) != 0)
+		return -1;
+	if (local_bs <= 0 || local_bs % s->perf->min_lbs != 0)
+		return hb_input_error(err, "IIDP solver: local batch %d is not a positive multiple of minB_L %d",
+				      local_bs, s->perf->min_lbs);
+	if (hb_perf_alloc_lbs(s->perf, alloc, &lbs, &nl, err) != 0)
+		return -1;
+	if (!lbs_in(lbs, nl, local_bs)) {
+		why_lbs(s->perf, alloc, local_bs, out);
+		free(lbs);
+		return 0;
+	}
+	free(lbs);
+	if (M < ng / 2) {
+		snprintf(out->why, sizeof(out->why), "M = %d workers per group < N_H = %d pairs", M, ng / 2);
+		return 0;
+	}
+	maybe_flush(s);
+	rc = solve_one(s, alloc, local_bs, M, method, out, &bf, err);
+	if (rc != 0)
+		hb_iidp_result_free(out);
+	return rc;
+}
+
+/* A candidate (B_L, M) of a request and its throughput bound. */
+struct lcand {
+	int lbs;
+	int M;
+	double f_ub;       /* 2 M B_L / (a lower bound on the time) >= the achievable F */
+};
+
+static int cmp_lcand(const void *a, const void *b)
+{
+	const struct lcand *x = a, *y = b;
+
+	if (x->f_ub != y->f_ub)
+		return x->f_ub > y->f_ub ? -1 : 1;
+	return x->lbs - y->lbs;
+}
+
+static int bound_one(struct hb_iidp_solver *s, const int *alloc, struct lcand *c, struct hb_error *err)
+{
+	struct memo *mo;
+	struct table *t;
+	int owned;
+
+	if (table_get(s, alloc, c->lbs, &t, &owned, err) != 0)
+		return -1;
+	/* The bound is memoised with the answers; an answer is its own bound. */
+	mo = owned ? NULL : memo_entry(s, t, c->M);
+	if (mo && !mo->exact && mo->t == -INFINITY)
+		mo->t = minmax_lower_bound(t->pairs, t->npairs, c->M);
+	c->f_ub = 2.0 * c->M * c->lbs / (mo ? mo->t : minmax_lower_bound(t->pairs, t->npairs, c->M));
+	if (owned)
+		table_free(t);
+	return 0;
+}
+
+int hb_iidp_solve(struct hb_iidp_solver *s, const struct hb_iidp_request *req, struct hb_iidp_result *out,
+		  struct hb_error *err)
+{
+	const struct hb_perf *pf = s->perf;
+	int ng, nh, *lbs = NULL, nl = 0, nc = 0, rc = -1;
+	struct lcand *c = NULL;
+	double bf = -1.0;
+
+	result_reset(out, pf->sync);
+	if (validate_alloc(pf, req->alloc, &ng, err) != 0)
+		return -1;
+	nh = ng / 2;
+	if (req->global_bs <= 0)
+		return hb_input_error(err, "IIDP solver: global batch %ld must be > 0", req->global_bs);
+	if (req->m_rule == HB_IIDP_M_RUNTIME && req->cur_global_bs <= 0)
+		return hb_input_error(err, "IIDP solver: the run-time rule needs the current global batch (got %ld)",
+				      req->cur_global_bs);
+	if (req->local_bs < 0 || (req->local_bs > 0 && req->local_bs % pf->min_lbs != 0))
+		return hb_input_error(err, "IIDP solver: local batch %d is not a positive multiple of minB_L %d",
+				      req->local_bs, pf->min_lbs);
+	if (hb_perf_alloc_lbs(pf, req->alloc, &lbs, &nl, err) != 0)
+		return -1;
+	if (nl == 0 || (req->local_bs > 0 && !lbs_in(lbs, nl, req->local_bs))) {
+		why_lbs(pf, req->alloc, req->local_bs, out);
+		free(lbs);
+		return 0;
+	}
+	if (!(c = malloc((size_t)nl * sizeof(*c)))) {
+		hb_runtime_error(err, "IIDP solver: out of memory");
+		goto out;
+	}
+	/* The (B_L, M) problems of the request, ascending in B_L. */
+	for (int i = 0; i < nl; i++) {
+		int b = lbs[i];
+		long M;
+
+		if (req->local_bs > 0 && b != req->local_bs)
+			continue;
+		if (req->m_rule == HB_IIDP_M_RUNTIME) {
+			long nw = hb_iidp_runtime_workers(req->cur_global_bs, req->global_bs, b, ng);
+			if (nw == 0) {
+				if (nc == 0)
+					snprintf(out->why, sizeof(out->why),
+						 "run-time rule: no even worker count moves B_G %ld towards %ld with "
+						 ">= %d workers at any B_L",
+						 req->cur_global_bs, req->global_bs, ng);
+				continue;
+			}
+			M = nw / 2;
+		} else {
+			M = hb_iidp_round_m(req->global_bs, b);
+			if (M < nh) {
+				if (nc == 0)
+					snprintf(out->why, sizeof(out->why),
+						 "B_G %ld at B_L %d gives M = %ld < N_H = %d pairs (needs B_G >= %ld)",
+						 req->global_bs, b, M, nh, 2L * nh * b);
+				break; /* Algorithm 1: larger B_L only lowers M */
+			}
+		}
+		if (M > (long)(INT32_MAX / 4)) {
+			hb_input_error(err, "IIDP solver: M = %ld workers is too large", M);
+			goto out;
+		}
+		c[nc].lbs = b;
+		c[nc].M = (int)M;
+		c[nc++].f_ub = INFINITY;
+	}
+	maybe_flush(s);
+	/* Fast path: visit the B_L by decreasing throughput bound and skip those
+	 * whose bound cannot beat (or tie with a smaller B_L) the best so far.
+	 * Exact: the bound is >= the throughput the B_L can reach.  The DP
+	 * reference solves every B_L in ascending order. */
+	if (req->method == HB_IIDP_FAST && nc > 1) {
+		for (int i = 0; i < nc; i++)
+			if (bound_one(s, req->alloc, &c[i], err) != 0)
+				goto out;
+		qsort(c, (size_t)nc, sizeof(*c), cmp_lcand);
+	}
+	for (int i = 0; i < nc; i++) {
+		if (out->found && (c[i].f_ub < bf || (c[i].f_ub == bf && c[i].lbs > out->local_bs))) {
+			s->st.pruned++;
+			continue;
+		}
+		if (solve_one(s, req->alloc, c[i].lbs, c[i].M, req->method, out, &bf, err) != 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	if (rc != 0)
+		hb_iidp_result_free(out);
+	free(c);
+	free(lbs);
+	return rc;
+}
+
+/* ---- formatting -------------------------------------------------------- */
+
+int hb_iidp_format_config(const struct hb_perf *perf, const struct hb_iidp_result *r, char *buf, size_t size)
+{
+	size_t off = 0;
+	int first = 1;
+	char *used;
+
+	if (size == 0)
+		return -1;
+	buf[0] = '\0';
+	if (!r->found)
+		return snprintf(buf, size, "[]") < (int)size ? 0 : -1;
+	used = calloc((size_t)r->npairs, 1);
+	if (!used)
+		return -1;
+	off += (size_t)snprintf(buf + off, size - off, "[");
+	for (int k = 0; k < r->npairs && off < size; k++) {
+		const struct hb_iidp_pair_cfg *a = &r->pairs[k];
+		int gpus = 0;
+
+		if (used[k])
+			continue;
+		for (int j = k; j < r->npairs; j++) {
+			const struct hb_iidp_pair_cfg *b = &r->pairs[j];
+			if (!used[j] && b->node == a->node && b->n_vsw == a->n_vsw && b->n_ga == a->n_ga) {
+				used[j] = 1;
+				gpus += 2;
+			}
+		}
+		off += (size_t)snprintf(buf + off, size - off, "%s'%s:%dGPU,VSW:%d,GA:%d'", first ? "" : ", ",
+					perf->nodes[a->node].name, gpus, a->n_vsw, a->n_ga);
+		first = 0;
+	}
+	if (off < size)
+		off += (size_t)snprintf(buf + off, size - off, "]");
+	free(used);
+	return off < size ? 0 : -1;
+}
+
+int hb_iidp_format_line(const struct hb_perf *perf, const struct hb_iidp_result *r, char *buf, size_t size)
+{
+	char *cfg = malloc(size ? size : 1);
+	int n = -1;
+
+	if (cfg && hb_iidp_format_config(perf, r, cfg, size ? size : 1) == 0)
+		n = snprintf(buf, size, "GBS: %ld | LBS: %d | weight sync method: %s | config: %s", r->global_bs,
+			     r->local_bs, r->sync == HB_SYNC_SWS ? "sequential" : "overlap", cfg);
+	free(cfg);
+	return n >= 0 && (size_t)n < size ? 0 : -1;
+}

@@ -1,0 +1,190 @@
+/*
+ * iidp.h: the JABAS configuration solver (notes/jabas.md §3) as an exact,
+ * fast min-max search, plus the run-time worker-count rule of §4.1.
+ *
+ * Problem, for one allocation and one local batch B_L: the allocation is cut
+ * into N_H identical GPU pairs (two GPUs of one node; group H takes one GPU
+ * of each pair, the other group mirrors it).  Pair k gets w_k >= 1 decoupled
+ * workers as n_vsw (n_GA + 1) with 1 <= n_vsw <= n_max(g_k, B_L); the w_k sum
+ * to M per group, and the iteration time is max_k t_k(n_vsw, n_GA).  Minimise
+ * it.  Two pairs in one node may get different (n_vsw, n_GA) (the code
+ * allows it, notes §3).  Then, over candidate B_L, maximise the throughput
+ * F = 2 M B_L / t.
+ *
+ * Exactness.  With best_t_k(w) = min over n | w, n <= cap of t_k(n, w/n - 1),
+ * the optimum is D[N_H][M] of D[k][m] = min_w max(D[k-1][m-w], best_t_k(w))
+ * (notes §3 [D]); hb_iidp_minmax_dp() computes exactly that in O(N_H M^2).
+ * The fast path (hb_iidp_minmax_fast) is a parametric search on the answer.
+ * "Is there an assignment with every t_k <= T?" is monotone in T, and the
+ * optimum is one of the finite set of values t_k(n, n_GA), so the least
+ * feasible value among them is exactly D[N_H][M].  best_t_k is not monotone
+ * in w (a prime w can only be served by one VSW and many GA steps), so the
+ * test is not a greedy "each pair takes the most workers it can within T"
+ * but an exact reachability: for a fixed n the n_GA with t <= T form a
+ * prefix (t is non-decreasing in n_GA), so pair k's admissible worker counts
+ * are a union of <= cap arithmetic progressions {n, 2n, ..., g_n(T) n}, and
+ * the reachable sums are propagated pair by pair with one sliding-window
+ * pass per progression and residue: O(N_H cap M) per test.  The values are
+ * searched without sorting (quickselect): first for the least one passing a
+ * necessary O(N_H cap) condition (sum of the pairs' smallest admissible
+ * counts <= M <= sum of their largest), then galloping upwards from it and
+ * halving; in practice 1-3 exact tests, at most O(log(N_H cap M)).
+ * Identical pairs (same coefficients) contribute their values once.
+ *
+ * Tie-breaking (both paths give the same configuration, tests check it):
+ *  - within a B_L, among assignments reaching the optimal time T*: pairs are
+ *    visited from the last to the first (allocation order: node index, then
+ *    pair within the node) and each takes the LARGEST worker count that still
+ *    lets the earlier pairs complete M within T*;
+ *  - a worker count w is served by the (n_vsw, n_GA) of least predicted time,
+ *    ties to the larger n_vsw (fewer GA steps);
+ *  - across B_L, the highest throughput wins and an exact tie keeps the
+ *    smaller B_L (the artifact's `>` over ascending B_L).
+ * Across B_L the fast path first bounds each B_L's throughput from above
+ * (2 M B_L over a lower bound on its time, from the same necessary
+ * condition) and solves them by decreasing bound, skipping every B_L whose
+ * bound cannot beat the best found: exact, and usually one or two exact
+ * solves per request.
+ * n_GA is bounded only as Algorithm 1 bounds it (n_vsw (n_GA+1) <= M); the
+ * code's extra cap of 1000 GA steps per table row (notes §3, "Table
+ * construction") is not applied: it only removes options at very large M.
+ *
+ * Caching: a solver object owns its caches (per (allocation, B_L) tables of
+ * per-node coefficients, and per M the solved assignment), so the auto-scaler
+ * may call it for thousands of candidates x trajectory points.  No globals:
+ * distinct solver objects may be used from distinct threads; one object is
+ * not to be shared between threads without a lock.
+ */
+#ifndef HB_IIDP_H
+#define HB_IIDP_H
+
+#include <stddef.h>
+
+#include "error.h"
+#include "perfmodel.h"
+
+/* ---- the min-max core (exposed for tests and scripts/bench) ------------ */
+
+/* One pair's options: n_vsw in 1..cap, t(n, n_GA) = hb_perf_iter_s(&coef[n-1], n_GA). */
+struct hb_iidp_pair {
+	int cap;                           /* largest n_vsw allowed (>= 1) */
+	const struct hb_perf_coef *coef;   /* cap entries, coef[n-1] for n VSWs */
+};
+
+/* Scratch memory, grown on demand; zero-initialise, free with hb_iidp_scratch_free. */
+struct hb_iidp_scratch {
+	unsigned char *reach;  /* (N_H) x (M+1) reachability layers */
+	size_t reach_cap;
+	double *cand;          /* candidate times */
+	size_t cand_cap;
+	double *dp;            /* DP layers (reference path) */
+	size_t dp_cap;
+	double *best;          /* best_t per pair (reference path) */
+	size_t best_cap;
+};
+void hb_iidp_scratch_free(struct hb_iidp_scratch *s);
+
+/* Minimise max_k t_k over assignments of M workers to npairs pairs.  On
+ * success *t_out = optimal time and w_out[k] = workers of pair k.  M < npairs
+ * is an input error.  scratch may be NULL (allocated and freed per call). */
+int hb_iidp_minmax_fast(const struct hb_iidp_pair *pairs, int npairs, int M, struct hb_iidp_scratch *scratch,
+			double *t_out, int *w_out, struct hb_error *err);
+/* The O(N_H M^2) reference DP of notes §3 (same tie-breaking). */
+int hb_iidp_minmax_dp(const struct hb_iidp_pair *pairs, int npairs, int M, struct hb_iidp_scratch *scratch,
+		      double *t_out, int *w_out, struct hb_error *err);
+/* The (n_vsw, n_GA) serving w workers on a pair with the least time (ties to
+ * larger n_vsw); n_vsw <= maxn as well as <= cap.  0 if none. */
+int hb_iidp_pair_best(const struct hb_iidp_pair *pair, int w, int maxn, int *n_vsw, int *n_ga, double *t);
+
+/* ---- worker counts ----------------------------------------------------- */
+
+/* Algorithm 1: M = round(B_G / B_L / 2), ties to even as Python's round(). */
+long hb_iidp_round_m(long global_bs, int local_bs);
+/* §4.1 run-time rule [C solve_placement]: n_w = round(B_G'/B_L); if B_G' >
+ * B_G (increase) n_w += n_w mod 2 and B_L n_w must exceed B_G, else n_w -=
+ * n_w mod 2 and B_L n_w must be below B_G; n_w >= n_gpus.  Returns n_w (even,
+ * M = n_w / 2), or 0 when this B_L is skipped. */
+long hb_iidp_runtime_workers(long cur_global_bs, long target_global_bs, int local_bs, int n_gpus);
+
+/* ---- the solver -------------------------------------------------------- */
+
+enum hb_iidp_m_rule {
+	HB_IIDP_M_ROUND = 0,    /* Algorithm 1: M = round(B_G/B_L/2); stop at the first B_L with M < N_H */
+	HB_IIDP_M_RUNTIME = 1,  /* §4.1: parity rule relative to the current B_G; skip B_L that fail it */
+};
+
+enum hb_iidp_method {
+	HB_IIDP_FAST = 0,       /* parametric search (default) */
+	HB_IIDP_DP = 1,         /* O(N_H M^2) reference DP, never memoised */
+};
+
+struct hb_iidp_request {
+	const int *alloc;       /* GPUs per perf node (perf->nnodes entries; even; 0 = unused) */
+	long global_bs;         /* target B_G (B_G' under the run-time rule) */
+	int m_rule;             /* enum hb_iidp_m_rule */
+	long cur_global_bs;     /* current B_G, HB_IIDP_M_RUNTIME only */
+	int local_bs;           /* 0: search every candidate B_L; > 0: only this one */
+	int method;             /* enum hb_iidp_method */
+};
+
+struct hb_iidp_pair_cfg {
+	int node;               /* perf node index */
+	int n_vsw;              /* VSWs on each GPU of the pair */
+	int n_ga;               /* extra GA steps of each VSW */
+	int workers;            /* n_vsw (n_ga + 1), per GPU */
+	double iter_s;          /* predicted iteration time of the pair's GPUs */
+};
+
+struct hb_iidp_result {
+	int found;              /* 0: no feasible configuration; why says which constraint */
+	char why[256];          /* reason when !found */
+	long global_bs;         /* B_G* = 2 M B_L (rounded from the request) */
+	int local_bs;           /* B_L* */
+	int m;                  /* decoupled workers per group */
+	int n_gpus;             /* GPUs of the allocation (= 2 npairs) */
+	double iter_s;          /* C.t: the slowest pair's time */
+	double throughput;      /* F = B_G* / C.t, samples/s */
+	int sync;               /* HB_SYNC_OWS or HB_SYNC_SWS */
+	struct hb_iidp_pair_cfg *pairs; /* npairs entries, owned: hb_iidp_result_free */
+	int npairs;
+};
+void hb_iidp_result_free(struct hb_iidp_result *r);
+
+struct hb_iidp_stats {
+	long solves;            /* (allocation, B_L, M) problems solved or looked up */
+	long table_hits;        /* (allocation, B_L) coefficient tables found in the cache */
+	long table_misses;
+	long memo_hits;         /* (allocation, B_L, M) answers found in the cache */
+	long memo_misses;
+	long pruned;            /* (B_L, M) problems skipped: their throughput bound could not win */
+	long flushes;           /* times the cache exceeded its limit and was emptied */
+	size_t cache_bytes;     /* memory held by the caches now */
+};
+
+struct hb_iidp_solver; /* opaque: the perf model (borrowed), caches, scratch */
+
+/* perf must be prepared and outlive the solver. */
+int hb_iidp_solver_new(const struct hb_perf *perf, struct hb_iidp_solver **out, struct hb_error *err);
+void hb_iidp_solver_free(struct hb_iidp_solver *s);
+void hb_iidp_solver_clear_cache(struct hb_iidp_solver *s);
+/* Cache limit in bytes (default 64 MiB; 0 disables caching entirely). */
+void hb_iidp_solver_set_cache_limit(struct hb_iidp_solver *s, size_t bytes);
+void hb_iidp_solver_stats(const struct hb_iidp_solver *s, struct hb_iidp_stats *out);
+
+/* Solve a request.  Returns -1 only for invalid input (odd GPU counts, bad
+ * indices, B_G <= 0, B_L not a multiple of minB_L) or internal failure; no
+ * feasible configuration is a success with out->found = 0. */
+int hb_iidp_solve(struct hb_iidp_solver *s, const struct hb_iidp_request *req, struct hb_iidp_result *out,
+		  struct hb_error *err);
+/* One (allocation, B_L, M) problem (what the auto-scaler needs when it has
+ * already fixed M).  found = 0 with why when M < N_H or B_L is infeasible. */
+int hb_iidp_solve_m(struct hb_iidp_solver *s, const int *alloc, int local_bs, int M, int method,
+		    struct hb_iidp_result *out, struct hb_error *err);
+
+/* "['node0:4GPU,VSW:1,GA:0']": the artifact's config list, one entry per
+ * node and distinct (n_vsw, n_GA) (pairs merged, GPUs counted). */
+int hb_iidp_format_config(const struct hb_perf *perf, const struct hb_iidp_result *r, char *buf, size_t size);
+/* "GBS: 128 | LBS: 32 | weight sync method: overlap | config: [...]" */
+int hb_iidp_format_line(const struct hb_perf *perf, const struct hb_iidp_result *r, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,659 @@
+/*
+ * perfmodel.c: the IIDP iteration-time model, notes/jabas.md §2.2.
+ *
+ * Sections, in the order data flows: building a struct hb_perf; loading it
+ * from the profile database; prepare (throughput fits, OWS/SWS); evaluation
+ * (fwd+bwd, all-reduce, the per-GPU line base + n_GA step).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_fit.h>
+
+#include "perfmodel.h"
+#include "profdb.h"
+#include "strutil.h"
+
+/* ---- building ---------------------------------------------------------- */
+
+void hb_perf_init(struct hb_perf *p, const char *model, int min_lbs)
+{
+	memset(p, 0, sizeof(*p));
+	hb_strlcpy(p->model, model ? model : "", sizeof(p->model));
+	p->min_lbs = min_lbs;
+	p->sync_request = HB_SYNC_AUTO;
+	p->artifact_rounding = 1;
+}
+
+void hb_perf_free(struct hb_perf *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < p->ngpus; i++)
+		free(p->gpus[i].lbs);
+	free(p->gpus);
+	free(p->nodes);
+	free(p->bucket_bytes);
+	memset(p, 0, sizeof(*p));
+}
+
+int hb_perf_add_gpu(struct hb_perf *p, const char *name, int *idx, struct hb_error *err)
+{
+	struct hb_perf_gpu *g;
+
+	for (int i = 0; i < p->ngpus; i++) {
+		if (strcmp(p->gpus[i].name, name) == 0) {
+			*idx = i;
+			return 0;
+		}
+	}
+	g = realloc(p->gpus, (size_t)(p->ngpus + 1) * sizeof(*g));
+	if (!g)
+		return hb_runtime_error(err, "perf model %s: out of memory adding GPU '%s'", p->model, name);
+	p->gpus = g;
+	memset(&g[p->ngpus], 0, sizeof(*g));
+	hb_strlcpy(g[p->ngpus].name, name, sizeof(g[p->ngpus].name));
+	*idx = p->ngpus++;
+	p->prepared = 0;
+	return 0;
+}
+
+static int valid_time(double t)
+{
+	return isfinite(t) && t >= 0.0;
+}
+
+int hb_perf_add_lbs(struct hb_perf *p, int gpu, int local_bs, int n_max, const struct hb_perf_point *pts,
+		    int npts, struct hb_error *err)
+{
+	struct hb_perf_gpu *g;
+	struct hb_perf_lbs *l = NULL;
+
+	if (gpu < 0 || gpu >= p->ngpus)
+		return hb_input_error(err, "perf model %s: GPU index %d out of range", p->model, gpu);
+	g = &p->gpus[gpu];
+	if (local_bs <= 0)
+		return hb_input_error(err, "perf model %s, GPU %s: local batch %d must be > 0", p->model, g->name,
+				      local_bs);
+	if (n_max < 0 || n_max > HB_PERF_MAX_VSW)
+		return hb_input_error(err, "perf model %s, GPU %s, local batch %d: n_max %d outside [0, %d]",
+				      p->model, g->name, local_bs, n_max, HB_PERF_MAX_VSW);
+	for (int i = 0; i < g->nlbs; i++)
+		if (g->lbs[i].local_bs == local_bs)
+			l = &g->lbs[i];
+	if (!l) {
+		if (g->nlbs == g->cap_lbs) {
+			int cap = g->cap_lbs ? 2 * g->cap_lbs : 8;
+			struct hb_perf_lbs *nl = realloc(g->lbs, (size_t)cap * sizeof(*nl));
+			if (!nl)
+				return hb_runtime_error(err, "perf model %s: out of memory", p->model);
+			g->lbs = nl;
+			g->cap_lbs = cap;
+		}
+		l = &g->lbs[g->nlbs++];
+		memset(l, 0, sizeof(*l));
+		l->local_bs = local_bs;
+	}
+	l->n_max = n_max;
+	for (int i = 0; i < npts; i++) {
+		const struct hb_perf_point *q = &pts[i];
+		int slot = -1;
+
+		if (q->n_vsw < 1 || q->n_vsw > HB_PERF_MAX_VSW)
+			return hb_input_error(err, "perf model %s, GPU %s, local batch %d: n_vsw %d outside [1, %d]",
+					      p->model, g->name, local_bs, q->n_vsw, HB_PERF_MAX_VSW);
+		if (!valid_time(q->fwd_s) || !valid_time(q->bwd_s) || !valid_time(q->data_s) ||
+		    !valid_time(q->update_s) || !valid_time(q->copy_s) || !valid_time(q->bn_s) ||
+		    q->fwd_s + q->bwd_s <= 0.0)
+			return hb_input_error(err,
+					      "perf model %s, GPU %s, local batch %d, n_vsw %d: times must be finite and "
+					      ">= 0 with fwd+bwd > 0",
+					      p->model, g->name, local_bs, q->n_vsw);
+		for (int j = 0; j < l->npts; j++)
+			if (l->pts[j].n_vsw == q->n_vsw)
+				slot = j;
+		if (slot < 0) {
+			if (l->npts == HB_PERF_MAX_POINTS)
+				return hb_input_error(err, "perf model %s, GPU %s, local batch %d: more than %d points",
+						      p->model, g->name, local_bs, HB_PERF_MAX_POINTS);
+			slot = l->npts++;
+		}
+		l->pts[slot] = *q;
+	}
+	p->prepared = 0;
+	return 0;
+}
+
+int hb_perf_add_node(struct hb_perf *p, const char *name, int gpu, int ngpus, const struct hb_perf_ar *intra,
+		     const struct hb_perf_ar *inter, struct hb_error *err)
+{
+	struct hb_perf_node *n;
+
+	if (gpu < 0 || gpu >= p->ngpus)
+		return hb_input_error(err, "perf model %s, node %s: GPU index %d out of range", p->model, name, gpu);
+	if (ngpus <= 0)
+		return hb_input_error(err, "perf model %s, node %s: %d GPUs", p->model, name, ngpus);
+	n = realloc(p->nodes, (size_t)(p->nnodes + 1) * sizeof(*n));
+	if (!n)
+		return hb_runtime_error(err, "perf model %s: out of memory adding node %s", p->model, name);
+	p->nodes = n;
+	n = &p->nodes[p->nnodes++];
+	memset(n, 0, sizeof(*n));
+	hb_strlcpy(n->name, name, sizeof(n->name));
+	n->gpu = gpu;
+	n->ngpus = ngpus;
+	if (intra)
+		n->intra = *intra;
+	if (inter)
+		n->inter = *inter;
+	p->prepared = 0;
+	return 0;
+}
+
+int hb_perf_set_buckets(struct hb_perf *p, const double *bytes, int n, struct hb_error *err)
+{
+	double *b;
+
+	if (n <= 0)
+		return hb_input_error(err, "perf model %s: needs at least one gradient bucket", p->model);
+	for (int i = 0; i < n; i++)
+		if (!isfinite(bytes[i]) || bytes[i] <= 0.0)
+			return hb_input_error(err, "perf model %s: bucket %d has %g bytes", p->model, i, bytes[i]);
+	b = malloc((size_t)n * sizeof(*b));
+	if (!b)
+		return hb_runtime_error(err, "perf model %s: out of memory", p->model);
+	memcpy(b, bytes, (size_t)n * sizeof(*b));
+	free(p->bucket_bytes);
+	p->bucket_bytes = b;
+	p->nbuckets = n;
+	p->prepared = 0;
+	return 0;
+}
+
+/* ---- loading from the profile database --------------------------------- */
+
+void hb_perf_opts_default(struct hb_perf_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->sync = HB_SYNC_AUTO;
+	o->k_source = HB_PERF_K_FIT;
+	o->artifact_rounding = -1;
+}
+
+/* A compute row as a model point.  Rows that only carry total_s (Pollux's
+ * single-GPU step times) are split with the catalog's forward fraction. */
+static void row_point(const struct hb_compute_row *r, const struct hb_model *m, struct hb_perf_point *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->n_vsw = r->n_vsw;
+	q->fwd_s = r->fwd_s;
+	q->bwd_s = r->bwd_s;
+	q->data_s = r->data_s;
+	q->update_s = r->update_s;
+	q->copy_s = r->copy_s;
+	q->bn_s = r->bn_s;
+	if (r->fwd_s + r->bwd_s <= 0.0 && r->total_s > 0.0) {
+		double fb = r->total_s - r->data_s - r->update_s - r->copy_s - r->bn_s * r->n_vsw;
+		if (fb <= 0.0)
+			fb = r->total_s;
+		q->fwd_s = fb * m->fwd_fraction;
+		q->bwd_s = fb - q->fwd_s;
+	}
+}
+
+static int load_gpu(struct hb_profdb *db, const struct hb_model *m, struct hb_perf *p, int gi, int *all_jabas,
+		    struct hb_error *err)
+{
+	const char *gname = p->gpus[gi].name;
+	struct hb_compute_row *cr = NULL;
+	struct hb_memory_row *mr = NULL;
+	int nc = 0, nm = 0, rc = -1;
+
+	if (hb_profdb_get_compute(db, gname, m->name, &cr, &nc, err) != 0 ||
+	    hb_profdb_get_memory(db, gname, m->name, &mr, &nm, err) != 0)
+		goto out;
+	if (nc == 0) {
+		hb_input_error(err,
+			       "profile database %s: no compute profile for GPU '%s' and model '%s' (run `hetbatch "
+			       "profile` or import one)",
+			       hb_profdb_path(db), gname, m->name);
+		goto out;
+	}
+	/* Rows come ordered by local_bs, n_vsw: one entry per local batch. */
+	for (int i = 0; i < nc;) {
+		struct hb_perf_point pts[HB_PERF_MAX_POINTS];
+		int lbs = cr[i].local_bs, np = 0, n_max = 0, top = 0;
+
+		for (; i < nc && cr[i].local_bs == lbs; i++) {
+			if (np == HB_PERF_MAX_POINTS) {
+				hb_input_error(err, "profile database %s: GPU '%s', model '%s', local batch %d: more "
+						    "than %d n_vsw points",
+					       hb_profdb_path(db), gname, m->name, lbs, HB_PERF_MAX_POINTS);
+				goto out;
+			}
+			row_point(&cr[i], m, &pts[np]);
+			if (strcmp(cr[i].source, "import:jabas") != 0)
+				*all_jabas = 0;
+			if (cr[i].n_vsw > top)
+				top = cr[i].n_vsw;
+			np++;
+		}
+		/* n_max from the memory profile; without one, what was run fits. */
+		n_max = top;
+		for (int j = 0; j < nm; j++)
+			if (mr[j].local_bs == lbs)
+				n_max = mr[j].max_vsw;
+		if (n_max > HB_PERF_MAX_VSW)
+			n_max = HB_PERF_MAX_VSW;
+		if (hb_perf_add_lbs(p, gi, lbs, n_max, pts, np, err) != 0) {
+			hb_error_prefix(err, "profile database %s: ", hb_profdb_path(db));
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(cr);
+	free(mr);
+	return rc;
+}
+
+static int load_ar(struct hb_profdb *db, const char *scope, const char *link, double cluster_bw, int k_source,
+		   struct hb_perf_ar *out, struct hb_error *err)
+{
+	struct hb_allreduce_fit f;
+	int found = 0;
+
+	memset(out, 0, sizeof(*out));
+	hb_strlcpy(out->link, link, sizeof(out->link));
+	if (!link[0])
+		return 0;
+	if (hb_profdb_get_allreduce_fit(db, scope, link, &f, &found, err) != 0)
+		return -1;
+	if (!found)
+		return 0; /* an error only if an allocation needs it (hb_perf_comm_eval) */
+	out->have = 1;
+	out->alpha = f.alpha;
+	out->beta_ms = f.beta;
+	out->k_bw = (k_source == HB_PERF_K_FIT && f.bandwidth > 0.0) || !(cluster_bw > 0.0) ? f.bandwidth : cluster_bw;
+	return 0;
+}
+
+int hb_perf_load(struct hb_profdb *db, const struct hb_catalog *cat, const struct hb_cluster *cl,
+		 const struct hb_model *model, const struct hb_perf_opts *opts, struct hb_perf *p,
+		 struct hb_error *err)
+{
+	struct hb_perf_opts dflt;
+	double *bytes = NULL;
+	int nb = 0, all_jabas = 1;
+
+	if (!opts) {
+		hb_perf_opts_default(&dflt);
+		opts = &dflt;
+	}
+	hb_perf_init(p, model->name, opts->min_lbs > 0 ? opts->min_lbs : (int)model->min_lbs);
+	p->sync_request = opts->sync;
+	p->artifact_rounding = opts->artifact_rounding;
+	for (int i = 0; i < cl->nnodes; i++) {
+		const struct hb_node *nd = &cl->nodes[i];
+		struct hb_perf_ar intra, inter;
+		int before = p->ngpus, gi;
+
+		if (nd->gpu < 0 || nd->gpu >= cat->ngpus) {
+			hb_input_error(err, "cluster %s, node %s: GPU index %d outside the catalog", cl->name, nd->name,
+				       nd->gpu);
+			goto fail;
+		}
+		if (hb_perf_add_gpu(p, cat->gpus[nd->gpu].name, &gi, err) != 0)
+			goto fail;
+		if (p->ngpus > before && load_gpu(db, model, p, gi, &all_jabas, err) != 0)
+			goto fail;
+		if (load_ar(db, "intra", nd->intra_link, nd->intra_bw, opts->k_source, &intra, err) != 0 ||
+		    load_ar(db, "inter", nd->inter_link, nd->inter_bw, opts->k_source, &inter, err) != 0 ||
+		    hb_perf_add_node(p, nd->name, gi, nd->ngpus, &intra, &inter, err) != 0)
+			goto fail;
+	}
+	if (hb_profdb_get_buckets(db, model->name, &bytes, &nb, err) != 0)
+		goto fail;
+	if (nb > 0) {
+		if (hb_perf_set_buckets(p, bytes, nb, err) != 0)
+			goto fail;
+	} else if (model->nbuckets > 0) {
+		if (hb_perf_set_buckets(p, model->buckets, model->nbuckets, err) != 0)
+			goto fail;
+	} else {
+		hb_input_error(err, "model %s: no gradient buckets in %s or the catalog", model->name,
+			       hb_profdb_path(db));
+		goto fail;
+	}
+	free(bytes);
+	bytes = NULL;
+	if (opts->artifact_rounding < 0)
+		p->artifact_rounding = all_jabas;
+	if (hb_perf_prepare(p, err) != 0)
+		goto fail;
+	return 0;
+fail:
+	free(bytes);
+	hb_perf_free(p);
+	return -1;
+}
+
+/* ---- prepare ----------------------------------------------------------- */
+
+/* Python's round(x, d) as the artifact calls it (nearest, ties to even). */
+static double round_dec(double x, int d)
+{
+	double s = pow(10.0, d);
+	return rint(x * s) / s;
+}
+
+int hb_perf_select_sync(const double *bucket_bytes, int n)
+{
+	double sum = 0.0;
+
+	if (n < 2)
+		return HB_SYNC_OWS;
+	for (int i = 0; i < n - 1; i++)
+		sum += bucket_bytes[i] / 1048576.0;
+	/* int(): the artifact truncates the mean (in MiB) before dividing. */
+	return floor(sum / (n - 1)) / (HB_PERF_BUCKET_CAP_BYTES / 1048576.0) > HB_PERF_SWS_THRESHOLD ? HB_SYNC_SWS
+												     : HB_SYNC_OWS;
+}
+
+static int cmp_point(const void *a, const void *b)
+{
+	return ((const struct hb_perf_point *)a)->n_vsw - ((const struct hb_perf_point *)b)->n_vsw;
+}
+
+static int cmp_lbs(const void *a, const void *b)
+{
+	return ((const struct hb_perf_lbs *)a)->local_bs - ((const struct hb_perf_lbs *)b)->local_bs;
+}
+
+static int prepare_lbs(const struct hb_perf *p, const struct hb_perf_gpu *g, struct hb_perf_lbs *l,
+		       struct hb_error *err)
+{
+	const struct hb_perf_point *top;
+	double x[HB_PERF_MAX_POINTS], y[HB_PERF_MAX_POINTS];
+	int rnd = p->artifact_rounding;
+
+	l->n_cap = 0;
+	if (l->n_max == 0)
+		return 0; /* does not fit: never evaluated */
+	if (l->npts == 0)
+		return hb_input_error(err, "perf model %s, GPU %s, local batch %d: n_max %d but no measured point",
+				      p->model, g->name, l->local_bs, l->n_max);
+	qsort(l->pts, (size_t)l->npts, sizeof(l->pts[0]), cmp_point);
+	if (l->pts[0].n_vsw != 1)
+		return hb_input_error(err,
+				      "perf model %s, GPU %s, local batch %d: no point with n_vsw = 1 (needed for thp_1)",
+				      p->model, g->name, l->local_bs);
+	top = &l->pts[l->npts - 1];
+	/* Constants come from the profile with the most VSWs (notes §2.2). */
+	l->zeta = top->fwd_s / (top->fwd_s + top->bwd_s);
+	l->update_s = top->update_s;
+	l->copy1_s = top->n_vsw > 1 ? top->copy_s / (top->n_vsw - 1) : 0.0;
+	l->bn_s = top->bn_s;
+	l->thp1 = l->local_bs / (l->pts[0].fwd_s + l->pts[0].bwd_s);
+	if (rnd)
+		l->thp1 = round_dec(l->thp1, 2);
+	if (!(l->thp1 > 0.0))
+		return hb_input_error(err, "perf model %s, GPU %s, local batch %d: one-VSW throughput rounds to 0",
+				      p->model, g->name, l->local_bs);
+	for (int i = 0; i < l->npts; i++) {
+		const struct hb_perf_point *q = &l->pts[i];
+		double v = (double)l->local_bs * q->n_vsw / (q->fwd_s + q->bwd_s) / l->thp1;
+
+		x[i] = log((double)q->n_vsw);
+		y[i] = rnd ? round_dec(v, 3) : v;
+	}
+	l->table = top->n_vsw < 3;
+	if (l->table) {
+		/* The artifact's "real" model indexes the measured list by n-1,
+		 * so only a gap-free prefix 1..k of measured n is usable. */
+		int k = 0;
+		memset(l->norm, 0, sizeof(l->norm));
+		for (int i = 0; i < l->npts && l->pts[i].n_vsw == i + 1; i++) {
+			l->norm[i + 1] = y[i];
+			k = i + 1;
+		}
+		l->n_cap = l->n_max < k ? l->n_max : k;
+		l->a = l->b = 0.0;
+	} else {
+		double c0, c1, cov00, cov01, cov11, sumsq;
+
+		if (gsl_fit_linear(x, 1, y, 1, (size_t)l->npts, &c0, &c1, &cov00, &cov01, &cov11, &sumsq) != 0)
+			return hb_runtime_error(err, "perf model %s, GPU %s, local batch %d: throughput fit failed",
+						p->model, g->name, l->local_bs);
+		l->a = c1;
+		l->b = c0;
+		l->n_cap = l->n_max;
+	}
+	for (int n = 1; n <= l->n_cap; n++) {
+		double v = hb_perf_norm_thp(l, n);
+		if (!(v > 0.0) || !isfinite(v))
+			return hb_input_error(err,
+					      "perf model %s, GPU %s, local batch %d: normalised throughput %g at n_vsw %d "
+					      "(fit a=%g b=%g) is not positive",
+					      p->model, g->name, l->local_bs, v, n, l->a, l->b);
+	}
+	return 0;
+}
+
+int hb_perf_prepare(struct hb_perf *p, struct hb_error *err)
+{
+	double sum = 0.0;
+
+	p->prepared = 0;
+	if (p->min_lbs <= 0)
+		return hb_input_error(err, "perf model %s: min local batch %d must be > 0", p->model, p->min_lbs);
+	if (p->nbuckets <= 0)
+		return hb_input_error(err, "perf model %s: no gradient buckets", p->model);
+	for (int i = 0; i < p->ngpus; i++) {
+		struct hb_perf_gpu *g = &p->gpus[i];
+		qsort(g->lbs, (size_t)g->nlbs, sizeof(g->lbs[0]), cmp_lbs);
+		for (int j = 0; j < g->nlbs; j++)
+			if (prepare_lbs(p, g, &g->lbs[j], err) != 0)
+				return -1;
+	}
+	for (int i = 0; i < p->nnodes; i++) {
+		const struct hb_perf_node *n = &p->nodes[i];
+		const struct hb_perf_ar *ar[2] = { &n->intra, &n->inter };
+		for (int j = 0; j < 2; j++)
+			if (ar[j]->have && (!isfinite(ar[j]->alpha) || !isfinite(ar[j]->beta_ms) || !(ar[j]->k_bw > 0.0)))
+				return hb_input_error(err, "perf model %s, node %s: %s all-reduce fit (link %s) is invalid",
+						      p->model, n->name, j ? "inter" : "intra", ar[j]->link);
+	}
+	p->sync = p->sync_request == HB_SYNC_AUTO ? hb_perf_select_sync(p->bucket_bytes, p->nbuckets)
+						  : p->sync_request;
+	for (int i = 0; i < p->nbuckets; i++)
+		sum += p->bucket_bytes[i];
+	p->tau = p->sync == HB_SYNC_SWS ? 1.0 : p->bucket_bytes[p->nbuckets - 1] / sum;
+	p->prepared = 1;
+	return 0;
+}
+
+/* ---- evaluation -------------------------------------------------------- */
+
+const struct hb_perf_lbs *hb_perf_find_lbs(const struct hb_perf *p, int gpu, int local_bs)
+{
+	const struct hb_perf_gpu *g;
+
+	if (gpu < 0 || gpu >= p->ngpus)
+		return NULL;
+	g = &p->gpus[gpu];
+	for (int i = 0; i < g->nlbs; i++)
+		if (g->lbs[i].local_bs == local_bs)
+			return &g->lbs[i];
+	return NULL;
+}
+
+int hb_perf_max_lbs(const struct hb_perf *p, int gpu)
+{
+	int best = 0;
+
+	if (gpu < 0 || gpu >= p->ngpus)
+		return 0;
+	for (int i = 0; i < p->gpus[gpu].nlbs; i++) {
+		const struct hb_perf_lbs *l = &p->gpus[gpu].lbs[i];
+		if (l->n_max >= 1 && l->local_bs > best)
+			best = l->local_bs;
+	}
+	return best;
+}
+
+double hb_perf_norm_thp(const struct hb_perf_lbs *l, int n)
+{
+	if (l->table)
+		return n >= 1 && n <= HB_PERF_MAX_POINTS ? l->norm[n] : 0.0;
+	return l->a * log((double)n) + l->b;
+}
+
+double hb_perf_fb_s(const struct hb_perf *p, const struct hb_perf_lbs *l, int n)
+{
+	double t = (double)l->local_bs * n / (hb_perf_norm_thp(l, n) * l->thp1);
+	return p->artifact_rounding ? round_dec(t, 4) : t;
+}
+
+double hb_perf_data_s(const struct hb_perf_lbs *l, int n)
+{
+	for (int i = 0; i < l->npts; i++)
+		if (l->pts[i].n_vsw == n)
+			return l->pts[i].data_s;
+	return l->pts[0].data_s * n; /* pts[0] is n = 1 after prepare */
+}
+
+int hb_perf_alloc_gpus(const struct hb_perf *p, const int *alloc, int *n_gpus, int *n_nodes, struct hb_error *err)
+{
+	int g = 0, nn = 0;
+
+	for (int i = 0; i < p->nnodes; i++) {
+		if (alloc[i] < 0 || alloc[i] > p->nodes[i].ngpus)
+			return hb_input_error(err, "allocation: node %s gets %d GPUs, it has %d", p->nodes[i].name,
+					      alloc[i], p->nodes[i].ngpus);
+		if (alloc[i] > 0) {
+			g += alloc[i];
+			nn++;
+		}
+	}
+	if (g == 0)
+		return hb_input_error(err, "allocation: no GPU allocated");
+	*n_gpus = g;
+	if (n_nodes)
+		*n_nodes = nn;
+	return 0;
+}
+
+int hb_perf_comm_eval(const struct hb_perf *p, const int *alloc, int node, struct hb_perf_comm *out,
+		      struct hb_error *err)
+{
+	const struct hb_perf_ar *ar;
+	int ng, nn;
+
+	if (node < 0 || node >= p->nnodes)
+		return hb_input_error(err, "perf model %s: node index %d out of range", p->model, node);
+	if (hb_perf_alloc_gpus(p, alloc, &ng, &nn, err) != 0)
+		return -1;
+	out->overlap_s = out->last_s = 0.0;
+	if (ng < 2)
+		return 0; /* one GPU: no all-reduce runs at all */
+	ar = nn > 1 ? &p->nodes[node].inter : &p->nodes[node].intra;
+	if (!ar->have)
+		return hb_input_error(err, "perf model %s: no %s-node all-reduce fit for node %s (link '%s')", p->model,
+				      nn > 1 ? "inter" : "intra", p->nodes[node].name, ar->link);
+	for (int i = 0; i < p->nbuckets; i++) {
+		double x_ms = p->bucket_bytes[i] * 4.0 * (ng - 1) / ng / ar->k_bw * 1000.0;
+		double t = (ar->alpha * x_ms + ar->beta_ms) / 1000.0;
+		if (i < p->nbuckets - 1)
+			out->overlap_s += t;
+		else
+			out->last_s = t;
+	}
+	return 0;
+}
+
+int hb_perf_coef_eval(const struct hb_perf *p, const struct hb_perf_lbs *l, const struct hb_perf_comm *c,
+		      int n_vsw, double tau, struct hb_perf_coef *out, struct hb_error *err)
+{
+	double fb, fwd, bwd, data;
+
+	if (n_vsw < 1 || n_vsw > l->n_cap)
+		return hb_input_error(err, "perf model %s, local batch %d: n_vsw %d outside [1, %d]", p->model,
+				      l->local_bs, n_vsw, l->n_cap);
+	fb = hb_perf_fb_s(p, l, n_vsw);
+	fwd = fb * l->zeta;
+	bwd = fb * (1.0 - l->zeta);
+	data = hb_perf_data_s(l, n_vsw);
+	out->base_s = data + l->bn_s * n_vsw + fwd + (bwd > c->overlap_s ? bwd : c->overlap_s) + c->last_s +
+		      tau * (l->update_s + l->copy1_s * (n_vsw - 1));
+	out->step_s = data + fwd + bwd;
+	return 0;
+}
+
+int hb_perf_iter_time(const struct hb_perf *p, const int *alloc, int node, int local_bs, int n_vsw, int n_ga,
+		      double *iter_s, struct hb_error *err)
+{
+	const struct hb_perf_lbs *l;
+	struct hb_perf_comm c;
+	struct hb_perf_coef k;
+
+	if (!p->prepared)
+		return hb_input_error(err, "perf model %s: not prepared", p->model);
+	if (node < 0 || node >= p->nnodes)
+		return hb_input_error(err, "perf model %s: node index %d out of range", p->model, node);
+	if (n_ga < 0)
+		return hb_input_error(err, "perf model %s: n_GA %d < 0", p->model, n_ga);
+	l = hb_perf_find_lbs(p, p->nodes[node].gpu, local_bs);
+	if (!l || l->n_max < 1)
+		return hb_input_error(err, "perf model %s: GPU %s has no feasible profile at local batch %d", p->model,
+				      p->gpus[p->nodes[node].gpu].name, local_bs);
+	if (hb_perf_comm_eval(p, alloc, node, &c, err) != 0 ||
+	    hb_perf_coef_eval(p, l, &c, n_vsw, p->tau, &k, err) != 0)
+		return -1;
+	*iter_s = hb_perf_iter_s(&k, n_ga);
+	return 0;
+}
+
+int hb_perf_alloc_lbs(const struct hb_perf *p, const int *alloc, int **out, int *n, struct hb_error *err)
+{
+	int maxl = 0, cnt = 0, ng;
+	int *v;
+
+	*out = NULL;
+	*n = 0;
+	if (hb_perf_alloc_gpus(p, alloc, &ng, NULL, err) != 0)
+		return -1;
+	for (int i = 0; i < p->nnodes; i++) {
+		int m;
+		if (alloc[i] == 0)
+			continue;
+		m = hb_perf_max_lbs(p, p->nodes[i].gpu);
+		if (maxl == 0 || m < maxl)
+			maxl = m;
+	}
+	if (maxl < p->min_lbs)
+		return 0;
+	v = malloc((size_t)(maxl / p->min_lbs) * sizeof(*v));
+	if (!v)
+		return hb_runtime_error(err, "perf model %s: out of memory", p->model);
+	for (int b = p->min_lbs; b <= maxl; b += p->min_lbs) {
+		int ok = 1;
+		for (int i = 0; i < p->nnodes && ok; i++) {
+			const struct hb_perf_lbs *l;
+			if (alloc[i] == 0)
+				continue;
+			l = hb_perf_find_lbs(p, p->nodes[i].gpu, b);
+			ok = l && l->n_max >= 1 && l->n_cap >= 1;
+		}
+		if (ok)
+			v[cnt++] = b;
+	}
+	if (cnt == 0) {
+		free(v);
+		return 0;
+	}
+	*out = v;
+	*n = cnt;
+	return 0;
+}

@@ -1,0 +1,785 @@
+/* Unit tests for solver/iidp: the fast parametric search and the reference
+ * DP against exhaustive enumeration, fast = DP on large M, the notes §2.4
+ * answer at B_G = 128, M rounding and the run-time parity rule, infeasible
+ * cases, formatting and the caches. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "iidp.h"
+#include "perfmodel.h"
+#include "quickstart_fixture.h"
+#include "rng.h"
+
+#define MAXP 8
+#define MAXCAP 10
+
+/* ---- random pair tables ------------------------------------------------ */
+
+struct inst {
+	int N, M;
+	struct hb_perf_coef coef[MAXP][MAXCAP];
+	struct hb_iidp_pair pairs[MAXP];
+};
+
+static double unif(struct hb_rng *r, double lo, double hi)
+{
+	return lo + (hi - lo) * hb_rng_uniform(r);
+}
+
+/* Profiles shaped like the model: a step that grows sub-linearly in n
+ * (multi-stream gain), overheads growing with n.  ties = 1 quantises times
+ * to 10 ms so that many assignments tie; wild = 1 draws base and step per n
+ * freely (still t non-decreasing in n_GA, the one property the solver uses). */
+static void gen(struct hb_rng *r, struct inst *in, int N, int M, int maxcap, int ties, int wild)
+{
+	in->N = N;
+	in->M = M;
+	for (int k = 0; k < N; k++) {
+		int cap = 1 + (int)hb_rng_below(r, (uint64_t)maxcap);
+		double s1 = unif(r, 0.05, 0.3), gain = unif(r, 0.0, 0.4), over = unif(r, 0.0, 0.05);
+		double per = unif(r, 0.0, 0.01);
+
+		if (k > 0 && hb_rng_below(r, 3) == 0) { /* an identical pair (same node) */
+			in->pairs[k] = in->pairs[k - 1];
+			continue;
+		}
+		for (int n = 1; n <= cap; n++) {
+			struct hb_perf_coef *c = &in->coef[k][n - 1];
+			if (wild) {
+				c->step_s = unif(r, 0.01, 0.5);
+				c->base_s = unif(r, 0.01, 0.8);
+			} else {
+				c->step_s = n * s1 / (1.0 + gain * log((double)n));
+				c->base_s = c->step_s + over + per * n;
+			}
+			if (ties) {
+				c->step_s = round(c->step_s * 100) / 100 + 0.01;
+				c->base_s = round(c->base_s * 100) / 100;
+			}
+		}
+		in->pairs[k].cap = cap;
+		in->pairs[k].coef = in->coef[k];
+	}
+}
+
+static void enum_rec(const struct inst *in, int k, int rem, double cur, double *best)
+{
+	if (cur >= *best)
+		return;
+	if (k == in->N) {
+		if (rem == 0)
+			*best = cur;
+		return;
+	}
+	for (int n = 1; n <= in->pairs[k].cap; n++) {
+		for (int ga = 0;; ga++) {
+			int w = n * (ga + 1);
+			double t;
+			if (w > rem - (in->N - k - 1))
+				break;
+			t = hb_perf_iter_s(&in->pairs[k].coef[n - 1], ga);
+			enum_rec(in, k + 1, rem - w, t > cur ? t : cur, best);
+		}
+	}
+}
+
+/* Exhaustive enumeration of every per-pair (n_vsw, n_GA) with sum M. */
+static double enumerate(const struct inst *in)
+{
+	double best = INFINITY;
+
+	enum_rec(in, 0, in->M, -INFINITY, &best);
+	return best;
+}
+
+/* The assignment is valid and its slowest pair takes exactly T. */
+static void check_assignment(const struct inst *in, const int *w, double T)
+{
+	int sum = 0;
+	double worst = -INFINITY;
+
+	for (int k = 0; k < in->N; k++) {
+		int n, ga;
+		double t;
+		assert_true(w[k] >= 1);
+		assert_true(hb_iidp_pair_best(&in->pairs[k], w[k], in->pairs[k].cap, &n, &ga, &t));
+		assert_true(n >= 1 && n <= in->pairs[k].cap);
+		assert_int_equal(n * (ga + 1), w[k]);
+		assert_true(t <= T);
+		if (t > worst)
+			worst = t;
+		sum += w[k];
+	}
+	assert_int_equal(sum, in->M);
+	assert_true(worst == T);
+}
+
+/* >= 200 random small instances: enumeration = DP = fast, and the DP and
+ * the fast path pick the same assignment (same tie-breaking). */
+static void test_exact_vs_enumeration(void **state)
+{
+	struct hb_rng r;
+	struct hb_iidp_scratch sc = { 0 };
+	struct hb_error err = { 0 };
+	int count = 0;
+
+	(void)state;
+	hb_rng_seed(&r, 7, HB_STREAM_DEFAULT);
+	for (int it = 0; it < 400; it++) {
+		struct inst in;
+		int N = 1 + (int)hb_rng_below(&r, 4), M = N + (int)hb_rng_below(&r, (uint64_t)(13 - N));
+		int wf[MAXP], wd[MAXP];
+		double tf, td, te;
+
+		gen(&r, &in, N, M, it % 3 == 0 ? 10 : 5, it % 4 == 1, it % 5 == 2);
+		te = enumerate(&in);
+		assert_int_equal(hb_iidp_minmax_fast(in.pairs, N, M, &sc, &tf, wf, &err), 0);
+		assert_int_equal(hb_iidp_minmax_dp(in.pairs, N, M, it % 2 ? &sc : NULL, &td, wd, &err), 0);
+		if (!(tf == te && td == te)) {
+			print_error("instance %d (N %d, M %d): enumeration %.9f, DP %.9f, fast %.9f\n", it, N, M, te, td,
+				    tf);
+			fail();
+		}
+		assert_memory_equal(wf, wd, (size_t)N * sizeof(int));
+		check_assignment(&in, wf, tf);
+		count++;
+	}
+	assert_true(count >= 200);
+	hb_iidp_scratch_free(&sc);
+}
+
+/* >= 200 instances up to N_H = 8 and M = 400, plus a few at M ~ 2,600:
+ * fast = the O(N_H M^2) DP exactly, assignments included. */
+static void test_fast_vs_dp_large(void **state)
+{
+	struct hb_rng r;
+	struct hb_iidp_scratch sc = { 0 };
+	struct hb_error err = { 0 };
+
+	(void)state;
+	hb_rng_seed(&r, 11, HB_STREAM_DEFAULT);
+	for (int it = 0; it < 210; it++) {
+		struct inst in;
+		int big = it >= 204;
+		int N = 1 + (int)hb_rng_below(&r, big ? 4 : 8);
+		int M = big ? 1500 + (int)hb_rng_below(&r, 1100) : N + (int)hb_rng_below(&r, 400);
+		int wf[MAXP], wd[MAXP];
+		double tf, td;
+
+		gen(&r, &in, N, M, 10, it % 4 == 1, it % 5 == 2);
+		assert_int_equal(hb_iidp_minmax_fast(in.pairs, N, M, &sc, &tf, wf, &err), 0);
+		assert_int_equal(hb_iidp_minmax_dp(in.pairs, N, M, &sc, &td, wd, &err), 0);
+		if (tf != td) {
+			print_error("instance %d (N %d, M %d): DP %.9f, fast %.9f\n", it, N, M, td, tf);
+			fail();
+		}
+		assert_memory_equal(wf, wd, (size_t)N * sizeof(int));
+		check_assignment(&in, wf, tf);
+	}
+	hb_iidp_scratch_free(&sc);
+}
+
+/* A prime worker count can only use one VSW: best_t is not monotone in w,
+ * so "most workers within T" greedy would fail; the exact search must not. */
+static void test_non_monotone_best_t(void **state)
+{
+	/* One pair type: n = 1 is slow per worker, n = 4 is very efficient. */
+	struct hb_perf_coef c[4] = { { 1.0, 1.0 }, { 1.2, 1.1 }, { 1.3, 1.2 }, { 1.4, 1.3 } };
+	struct hb_iidp_pair pr[2] = { { 4, c }, { 4, c } };
+	struct hb_error err = { 0 };
+	int w[2];
+	double t, td;
+
+	(void)state;
+	/* M = 8: (4, 4) with n = 4 each gives 1.4; any split using 3, 5 or 7
+	 * workers needs n = 1 or 3 GA-heavy configurations. */
+	assert_int_equal(hb_iidp_minmax_fast(pr, 2, 8, NULL, &t, w, &err), 0);
+	assert_int_equal(hb_iidp_minmax_dp(pr, 2, 8, NULL, &td, w, &err), 0);
+	assert_true(t == td);
+	assert_true(t == 1.4);
+	assert_int_equal(w[0], 4);
+	assert_int_equal(w[1], 4);
+	/* M = 9: one pair must take an odd count: (4, 5)? 5 = n 1 x 5 -> 5.0;
+	 * (6, 3): 6 = n 3 x 2 -> 2.5, 3 = n 3 -> 1.3; so 2.5, or (8, 1): 8 = n 4 x 2
+	 * -> 2.7, 1 -> 1.0; best (6, 3) or (3, 6) at 2.5. */
+	assert_int_equal(hb_iidp_minmax_fast(pr, 2, 9, NULL, &t, w, &err), 0);
+	assert_true(fabs(t - 2.5) < 1e-12);
+	assert_int_equal(w[0] + w[1], 9);
+	assert_int_equal(w[1], 6); /* the last pair takes the largest count */
+}
+
+/* A worker count served equally fast by several (n_vsw, n_GA): the one with
+ * more VSWs (fewer GA steps) is chosen; beyond cap it is not offered. */
+static void test_pair_best_ties(void **state)
+{
+	/* t(1, 3) = 0.5 + 3 x 0.5 = 2.0 = t(2, 1) = 1.0 + 1.0 = t(4, 0) = 2.0. */
+	struct hb_perf_coef c[4] = { { 0.5, 0.5 }, { 1.0, 1.0 }, { 3.0, 1.0 }, { 2.0, 2.0 } };
+	struct hb_iidp_pair pr = { 4, c };
+	int n, ga;
+	double t;
+
+	(void)state;
+	assert_true(hb_iidp_pair_best(&pr, 4, 4, &n, &ga, &t));
+	assert_int_equal(n, 4);
+	assert_int_equal(ga, 0);
+	assert_true(t == 2.0);
+	assert_true(hb_iidp_pair_best(&pr, 4, 2, &n, &ga, &t));
+	assert_int_equal(n, 2);
+	assert_int_equal(ga, 1);
+	/* 3 workers: n = 1 (x3) at 1.5 beats n = 3 at 3.0. */
+	assert_true(hb_iidp_pair_best(&pr, 3, 4, &n, &ga, &t));
+	assert_int_equal(n, 1);
+	assert_int_equal(ga, 2);
+	assert_false(hb_iidp_pair_best(&pr, 0, 4, &n, &ga, &t));
+}
+
+static void test_core_errors(void **state)
+{
+	struct hb_perf_coef c[1] = { { 1.0, 1.0 } };
+	struct hb_iidp_pair pr[3] = { { 1, c }, { 1, c }, { 1, c } };
+	struct hb_error err = { 0 };
+	int w[3];
+	double t;
+
+	(void)state;
+	assert_int_equal(hb_iidp_minmax_fast(pr, 3, 2, NULL, &t, w, &err), -1);
+	assert_int_equal(err.code, HB_EINPUT);
+	assert_non_null(strstr(err.msg, "N_H = 3"));
+	assert_int_equal(hb_iidp_minmax_dp(pr, 3, 2, NULL, &t, w, &err), -1);
+	/* t must be non-decreasing in n_GA. */
+	{
+		struct hb_perf_coef bad[1] = { { 1.0, -0.5 } };
+		struct hb_iidp_pair pb[1] = { { 1, bad } };
+		assert_int_equal(hb_iidp_minmax_fast(pb, 1, 2, NULL, &t, w, &err), -1);
+		assert_non_null(strstr(err.msg, "invalid"));
+	}
+	/* M = N_H: one worker each. */
+	assert_int_equal(hb_iidp_minmax_fast(pr, 3, 3, NULL, &t, w, &err), 0);
+	assert_true(t == 1.0);
+}
+
+/* ---- the quick-start profile ------------------------------------------- */
+
+static int setup(void **state)
+{
+	static struct hb_perf p;
+	struct hb_error err = { 0 };
+
+	if (qs_build(&p, HB_SYNC_AUTO, &err) != 0) {
+		print_error("fixture: %s\n", err.msg);
+		return -1;
+	}
+	*state = &p;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	hb_perf_free(*state);
+	return 0;
+}
+
+static void solve_best(struct hb_iidp_solver *s, int unit, long gbs, struct hb_iidp_result *best, int *best_alloc)
+{
+	struct hb_error err = { 0 };
+
+	memset(best, 0, sizeof(*best));
+	for (int a = 0; a <= 4; a += unit) {
+		for (int b = 0; b <= 4; b += unit) {
+			int alloc[2] = { a, b };
+			struct hb_iidp_request req = { alloc, gbs, HB_IIDP_M_ROUND, 0, 0, HB_IIDP_FAST };
+			struct hb_iidp_result r;
+			if (a + b == 0)
+				continue;
+			assert_int_equal(hb_iidp_solve(s, &req, &r, &err), 0);
+			if (r.found && r.throughput > best->throughput) {
+				hb_iidp_result_free(best);
+				*best = r;
+				best_alloc[0] = a;
+				best_alloc[1] = b;
+			} else {
+				hb_iidp_result_free(&r);
+			}
+		}
+	}
+}
+
+/* notes §2.4 / artifact E1: at B_G = 128 the V100 node alone, B_L 32,
+ * VSW 1, GA 0, OWS, about 1130 samples/s; with 2- or 4-GPU units. */
+static void test_worked_example(void **state)
+{
+	const struct hb_perf *p = *state;
+	struct hb_iidp_solver *s;
+	struct hb_iidp_result best;
+	struct hb_error err = { 0 };
+	int alloc[2];
+	char line[512];
+
+	assert_int_equal(hb_iidp_solver_new(p, &s, &err), 0);
+	for (int unit = 2; unit <= 4; unit += 2) {
+		solve_best(s, unit, 128, &best, alloc);
+		assert_true(best.found);
+		assert_int_equal(alloc[0], 4);
+		assert_int_equal(alloc[1], 0);
+		assert_int_equal(best.local_bs, 32);
+		assert_int_equal(best.global_bs, 128);
+		assert_int_equal(best.m, 2);
+		assert_int_equal(best.npairs, 2);
+		for (int k = 0; k < 2; k++) {
+			assert_int_equal(best.pairs[k].node, QS_V100);
+			assert_int_equal(best.pairs[k].n_vsw, 1);
+			assert_int_equal(best.pairs[k].n_ga, 0);
+		}
+		assert_int_equal(best.sync, HB_SYNC_OWS);
+		assert_true(fabs(best.throughput - 1130) < 1130 * 0.01);
+		assert_int_equal(hb_iidp_format_line(p, &best, line, sizeof(line)), 0);
+		assert_string_equal(line,
+				    "GBS: 128 | LBS: 32 | weight sync method: overlap | config: ['node0:4GPU,VSW:1,GA:0']");
+		hb_iidp_result_free(&best);
+	}
+	hb_iidp_solver_free(s);
+}
+
+/* Two pairs of one node may differ; the per-node summary lists both. */
+static void test_pairs_differ_and_format(void **state)
+{
+	const struct hb_perf *p = *state;
+	struct hb_iidp_solver *s;
+	struct hb_iidp_result r;
+	struct hb_error err = { 0 };
+	int alloc[2] = { 4, 0 };
+	char buf[256];
+
+	assert_int_equal(hb_iidp_solver_new(p, &s, &err), 0);
+	assert_int_equal(hb_iidp_solve_m(s, alloc, 32, 3, HB_IIDP_FAST, &r, &err), 0);
+	assert_true(r.found);
+	assert_int_equal(r.global_bs, 192);
+	/* w = (1, 2): the last pair takes the larger share; 2 workers are
+	 * faster as 2 VSWs (0.207 s) than as 1 VSW + 1 GA step (0.216 s). */
+	assert_int_equal(r.pairs[0].workers, 1);
+	assert_int_equal(r.pairs[1].workers, 2);
+	assert_int_equal(r.pairs[1].n_vsw, 2);
+	assert_int_equal(r.pairs[1].n_ga, 0);
+	assert_true(r.iter_s == r.pairs[1].iter_s);
+	assert_int_equal(hb_iidp_format_config(p, &r, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "['node0:2GPU,VSW:1,GA:0', 'node0:2GPU,VSW:2,GA:0']");
+	/* A too small buffer is refused, not overrun. */
+	assert_int_equal(hb_iidp_format_config(p, &r, buf, 10), -1);
+	hb_iidp_result_free(&r);
+
+	/* Both nodes, B_L 32, M = 9: 4 pairs; check against the DP path. */
+	{
+		int both[2] = { 4, 4 };
+		struct hb_iidp_result d;
+		assert_int_equal(hb_iidp_solve_m(s, both, 32, 9, HB_IIDP_FAST, &r, &err), 0);
+		assert_int_equal(hb_iidp_solve_m(s, both, 32, 9, HB_IIDP_DP, &d, &err), 0);
+		assert_true(r.iter_s == d.iter_s);
+		for (int k = 0; k < 4; k++) {
+			assert_int_equal(r.pairs[k].n_vsw, d.pairs[k].n_vsw);
+			assert_int_equal(r.pairs[k].n_ga, d.pairs[k].n_ga);
+		}
+		hb_iidp_result_free(&r);
+		hb_iidp_result_free(&d);
+	}
+	hb_iidp_solver_free(s);
+}
+
+/* Algorithm 1's M = round(B_G / B_L / 2), ties to even. */
+static void test_round_m(void **state)
+{
+	(void)state;
+	assert_int_equal(hb_iidp_round_m(128, 32), 2);
+	assert_int_equal(hb_iidp_round_m(96, 64), 1);   /* 0.75 */
+	assert_int_equal(hb_iidp_round_m(160, 64), 1);  /* 1.25 */
+	assert_int_equal(hb_iidp_round_m(192, 64), 2);  /* 1.5 -> 2 */
+	assert_int_equal(hb_iidp_round_m(320, 64), 2);  /* 2.5 -> 2 */
+	assert_int_equal(hb_iidp_round_m(448, 64), 4);  /* 3.5 -> 4 */
+	assert_int_equal(hb_iidp_round_m(0, 64), 0);
+}
+
+/* §4.1 run-time rule [C solve_placement]. */
+static void test_runtime_rule(void **state)
+{
+	(void)state;
+	/* Increase 256 -> 282 at B_L 32: round(8.81) = 9 -> 10 (even), 320 > 256. */
+	assert_int_equal(hb_iidp_runtime_workers(256, 282, 32, 4), 10);
+	/* 256 -> 270: round(8.44) = 8, 256 is not above 256: skipped. */
+	assert_int_equal(hb_iidp_runtime_workers(256, 270, 32, 4), 0);
+	/* Decrease 256 -> 230: round(7.19) = 7 -> 6, 192 < 256. */
+	assert_int_equal(hb_iidp_runtime_workers(256, 230, 32, 4), 6);
+	/* 256 -> 250: round(7.81) = 8, 256 is not below 256: skipped. */
+	assert_int_equal(hb_iidp_runtime_workers(256, 250, 32, 4), 0);
+	/* Equal target takes the decrease branch and is skipped at B_L 32. */
+	assert_int_equal(hb_iidp_runtime_workers(256, 256, 32, 4), 0);
+	/* Too few workers for the GPUs. */
+	assert_int_equal(hb_iidp_runtime_workers(128, 154, 96, 4), 0);
+	/* Ties to even: 80 / 32 = 2.5 -> 2, then 64 < 100. */
+	assert_int_equal(hb_iidp_runtime_workers(100, 80, 32, 2), 2);
+	/* 112 / 32 = 3.5 -> 4 (even), increase from 100: 128 > 100. */
+	assert_int_equal(hb_iidp_runtime_workers(100, 112, 32, 2), 4);
+}
+
+static void test_runtime_solve(void **state)
+{
+	const struct hb_perf *p = *state;
+	struct hb_iidp_solver *s;
+	struct hb_iidp_result r;
+	struct hb_error err = { 0 };
+	int alloc[2] = { 4, 0 };
+	struct hb_iidp_request req = { alloc, 154, HB_IIDP_M_RUNTIME, 128, 0, HB_IIDP_FAST };
+
+	assert_int_equal(hb_iidp_solver_new(p, &s, &err), 0);
+	/* 128 -> 154 on the V100 node: only B_L 32 passes (n_w 6 -> M 3). */
+	assert_int_equal(hb_iidp_solve(s, &req, &r, &err), 0);
+	assert_true(r.found);
+	assert_int_equal(r.local_bs, 32);
+	assert_int_equal(r.m, 3);
+	assert_int_equal(r.global_bs, 192);
+	hb_iidp_result_free(&r);
+	/* 128 -> 141: every B_L is skipped (no even count moves B_G up with 4 GPUs). */
+	req.global_bs = 141;
+	assert_int_equal(hb_iidp_solve(s, &req, &r, &err), 0);
+	assert_false(r.found);
+	assert_non_null(strstr(r.why, "run-time rule"));
+	/* 256 -> 230: B_L 32, n_w 6. */
+	req.cur_global_bs = 256;
+	req.global_bs = 230;
+	assert_int_equal(hb_iidp_solve(s, &req, &r, &err), 0);
+	assert_true(r.found);
+	assert_int_equal(r.global_bs, 192);
+	hb_iidp_result_free(&r);
+	/* The run-time rule needs the current B_G. */
+	req.cur_global_bs = 0;
+	assert_int_equal(hb_iidp_solve(s, &req, &r, &err), -1);
+	hb_iidp_solver_free(s);
+}
+
+static void test_infeasible(void **state)
+{
+	const struct hb_perf *p = *state;
+	struct hb_iidp_solver *s;
+	struct hb_iidp_result r;
+	struct hb_error err = { 0 };
+	int both[2] = { 4, 4 }, odd[2] = { 3, 0 };
+	struct hb_iidp_request req = { both, 128, HB_IIDP_M_ROUND, 0, 0, HB_IIDP_FAST };
+
+	assert_int_equal(hb_iidp_solver_new(p, &s, &err), 0);
+	/* 8 GPUs at B_G 128: M = 2 < N_H = 4 already at the smallest B_L. */
+	assert_int_equal(hb_iidp_solve(s, &req, &r, &err), 0);
+	assert_false(r.found);
+	assert_non_null(strstr(r.why, "N_H = 4"));
+	assert_non_null(strstr(r.why, "256"));
+	/* B_L above the V100's maxB_L. */
+	req.global_bs = 4096;
+	req.local_bs = 160;
+	assert_int_equal(hb_iidp_solve(s, &req, &r, &err), 0);
+	assert_false(r.found);
+	assert_non_null(strstr(r.why, "exceeds maxB_L 128"));
+	assert_int_equal(hb_iidp_solve_m(s, both, 160, 8, HB_IIDP_FAST, &r, &err), 0);
+	assert_false(r.found);
+	/* M < N_H at a fixed B_L. */
+	assert_int_equal(hb_iidp_solve_m(s, both, 32, 3, HB_IIDP_FAST, &r, &err), 0);
+	assert_false(r.found);
+	assert_non_null(strstr(r.why, "N_H = 4"));
+	/* Invalid input is an error, not "none". */
+	req.local_bs = 48;
+	assert_int_equal(hb_iidp_solve(s, &req, &r, &err), -1);
+	assert_int_equal(err.code, HB_EINPUT);
+	req.local_bs = 0;
+	req.alloc = odd;
+	assert_int_equal(hb_iidp_solve(s, &req, &r, &err), -1);
+	assert_non_null(strstr(err.msg, "even"));
+	req.alloc = both;
+	req.global_bs = 0;
+	assert_int_equal(hb_iidp_solve(s, &req, &r, &err), -1);
+	hb_iidp_solver_free(s);
+}
+
+/* The fixed-B_L and searched paths agree; larger B_G uses larger B_L when
+ * it pays, and the solver answer matches an independent enumeration over
+ * (B_L, assignment) using hb_perf_iter_time. */
+static void enum_alloc_rec(const struct hb_perf *p, const int *alloc, const int *pn, int np, int k, int rem, int lbs,
+			   double cur, double *best)
+{
+	struct hb_error err = { 0 };
+
+	if (cur >= *best)
+		return;
+	if (k == np) {
+		if (rem == 0)
+			*best = cur;
+		return;
+	}
+	for (int n = 1; n <= hb_perf_find_lbs(p, p->nodes[pn[k]].gpu, lbs)->n_cap; n++) {
+		for (int ga = 0; n * (ga + 1) <= rem - (np - k - 1); ga++) {
+			double t;
+			assert_int_equal(hb_perf_iter_time(p, alloc, pn[k], lbs, n, ga, &t, &err), 0);
+			enum_alloc_rec(p, alloc, pn, np, k + 1, rem - n * (ga + 1), lbs, t > cur ? t : cur, best);
+		}
+	}
+}
+
+static void test_solver_vs_enumeration(void **state)
+{
+	const struct hb_perf *p = *state;
+	struct hb_iidp_solver *s;
+	struct hb_error err = { 0 };
+	static const long gbs[] = { 128, 192, 256, 320, 384, 512, 640, 768 };
+
+	assert_int_equal(hb_iidp_solver_new(p, &s, &err), 0);
+	for (int a = 0; a <= 4; a += 2) {
+		for (int b = 0; b <= 4; b += 2) {
+			int alloc[2] = { a, b }, pn[4], np = 0;
+			if (a + b == 0)
+				continue;
+			for (int i = 0; i < a / 2; i++)
+				pn[np++] = 0;
+			for (int i = 0; i < b / 2; i++)
+				pn[np++] = 1;
+			for (unsigned g = 0; g < sizeof(gbs) / sizeof(gbs[0]); g++) {
+				struct hb_iidp_request req = { alloc, gbs[g], HB_IIDP_M_ROUND, 0, 0, HB_IIDP_FAST };
+				struct hb_iidp_result r;
+				double bestf = -1;
+				int bestl = 0, *lbs, nl;
+
+				assert_int_equal(hb_iidp_solve(s, &req, &r, &err), 0);
+				assert_int_equal(hb_perf_alloc_lbs(p, alloc, &lbs, &nl, &err), 0);
+				for (int i = 0; i < nl; i++) {
+					long M = hb_iidp_round_m(gbs[g], lbs[i]);
+					double t = INFINITY, f;
+					if (M < np)
+						break;
+					enum_alloc_rec(p, alloc, pn, np, 0, (int)M, lbs[i], -INFINITY, &t);
+					f = 2.0 * (double)M * lbs[i] / t;
+					if (f > bestf) {
+						bestf = f;
+						bestl = lbs[i];
+					}
+				}
+				free(lbs);
+				assert_int_equal(r.found, bestf > 0);
+				if (r.found) {
+					assert_int_equal(r.local_bs, bestl);
+					assert_true(fabs(r.throughput - bestf) <= 1e-9 * bestf);
+				}
+				hb_iidp_result_free(&r);
+			}
+		}
+	}
+	hb_iidp_solver_free(s);
+}
+
+/* A random heterogeneous profile: 2-3 GPU types of different speed and
+ * memory (so maxB_L differs), 2-3 nodes of 2 or 4 GPUs. */
+static void random_perf(struct hb_rng *r, struct hb_perf *p)
+{
+	struct hb_perf_ar intra = { 1, 1.4, 1.2, 15.75e9, "pcie3-x16" };
+	struct hb_perf_ar inter = { 1, 0.7, 3.9, 12.5e9, "ib-100g" };
+	struct hb_error err = { 0 };
+	int ntypes = 2 + (int)hb_rng_below(r, 2), nnodes = 2 + (int)hb_rng_below(r, 2), nb = 3 + (int)hb_rng_below(r, 4);
+	double bytes[6];
+
+	hb_perf_init(p, "random", 8);
+	for (int b = 0; b < nb; b++)
+		bytes[b] = unif(r, 5, 30) * 1048576.0;
+	assert_int_equal(hb_perf_set_buckets(p, bytes, nb, &err), 0);
+	for (int g = 0; g < ntypes; g++) {
+		char name[16];
+		double speed = unif(r, 0.3, 1.0), gain = unif(r, 0.02, 0.3), memf = unif(r, 0.4, 2.0);
+		int gi;
+
+		snprintf(name, sizeof(name), "gpu%d", g);
+		assert_int_equal(hb_perf_add_gpu(p, name, &gi, &err), 0);
+		for (int lbs = 8; lbs <= 64; lbs += 8) {
+			struct hb_perf_point pts[3];
+			int n_max = (int)(48 * memf / lbs), np = 0;
+			int ns[3];
+
+			n_max = n_max > 6 ? 6 : n_max;
+			ns[0] = 1;
+			ns[1] = n_max > 3 ? n_max / 2 : 0;
+			ns[2] = n_max;
+			for (int i = 0; i < 3 && n_max > 0; i++) {
+				int n = ns[i];
+				double fb;
+				if (n == 0 || (i == 2 && n == 1))
+					continue;
+				fb = n * lbs * 0.002 / speed / (1.0 + gain * log((double)n));
+				pts[np].n_vsw = n;
+				pts[np].fwd_s = fb / 3;
+				pts[np].bwd_s = 2 * fb / 3;
+				pts[np].data_s = 0.0005 * n;
+				pts[np].update_s = 0.01;
+				pts[np].copy_s = 0.002 * (n - 1);
+				pts[np].bn_s = 0.001;
+				np++;
+			}
+			assert_int_equal(hb_perf_add_lbs(p, gi, lbs, n_max, pts, np, &err), 0);
+		}
+	}
+	for (int i = 0; i < nnodes; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "node%d", i);
+		assert_int_equal(hb_perf_add_node(p, name, (int)hb_rng_below(r, (uint64_t)ntypes),
+						  hb_rng_below(r, 2) ? 4 : 2, &intra, &inter, &err), 0);
+	}
+	assert_int_equal(hb_perf_prepare(p, &err), 0);
+}
+
+/* Whole requests on random profiles: the fast path (bounded, B_L visited
+ * by decreasing throughput bound, memoised) = the DP path (every B_L in
+ * ascending order), configuration included; both rules. */
+static void test_solve_fast_vs_dp_random(void **state)
+{
+	struct hb_rng r;
+	struct hb_error err = { 0 };
+	struct hb_iidp_stats st;
+	int compared = 0;
+	long pruned = 0;
+
+	(void)state;
+	hb_rng_seed(&r, 23, HB_STREAM_DEFAULT);
+	for (int it = 0; it < 100; it++) {
+		struct hb_perf p;
+		struct hb_iidp_solver *s;
+
+		random_perf(&r, &p);
+		assert_int_equal(hb_iidp_solver_new(&p, &s, &err), 0);
+		for (int q = 0; q < 12; q++) {
+			int alloc[3] = { 0, 0, 0 }, any = 0;
+			struct hb_iidp_request req;
+			struct hb_iidp_result a, b;
+
+			for (int i = 0; i < p.nnodes; i++) {
+				alloc[i] = 2 * (int)hb_rng_below(&r, (uint64_t)(p.nodes[i].ngpus / 2 + 1));
+				any += alloc[i];
+			}
+			if (!any)
+				alloc[0] = 2;
+			req.alloc = alloc;
+			req.global_bs = 16 + (long)hb_rng_below(&r, 3000);
+			req.m_rule = q % 2 ? HB_IIDP_M_RUNTIME : HB_IIDP_M_ROUND;
+			req.cur_global_bs = 16 + (long)hb_rng_below(&r, 3000);
+			req.local_bs = 0;
+			req.method = HB_IIDP_FAST;
+			assert_int_equal(hb_iidp_solve(s, &req, &a, &err), 0);
+			req.method = HB_IIDP_DP;
+			assert_int_equal(hb_iidp_solve(s, &req, &b, &err), 0);
+			assert_int_equal(a.found, b.found);
+			if (a.found) {
+				assert_int_equal(a.local_bs, b.local_bs);
+				assert_int_equal(a.global_bs, b.global_bs);
+				assert_true(a.iter_s == b.iter_s);
+				assert_true(a.throughput == b.throughput);
+				assert_int_equal(a.npairs, b.npairs);
+				for (int k = 0; k < a.npairs; k++) {
+					assert_int_equal(a.pairs[k].n_vsw, b.pairs[k].n_vsw);
+					assert_int_equal(a.pairs[k].n_ga, b.pairs[k].n_ga);
+				}
+				compared++;
+			}
+			hb_iidp_result_free(&a);
+			hb_iidp_result_free(&b);
+		}
+		hb_iidp_solver_stats(s, &st);
+		pruned += st.pruned;
+		hb_iidp_solver_free(s);
+		hb_perf_free(&p);
+	}
+	assert_true(compared >= 100);
+	assert_true(pruned > 0); /* the bound did skip B_L */
+}
+
+/* The caches: the second pass is all memo hits with identical answers; a
+ * zero limit disables caching; the DP path is never memoised. */
+static void test_cache(void **state)
+{
+	const struct hb_perf *p = *state;
+	struct hb_iidp_solver *s, *nc;
+	struct hb_iidp_stats st, st0;
+	struct hb_error err = { 0 };
+	int both[2] = { 4, 4 };
+	double first[40];
+
+	assert_int_equal(hb_iidp_solver_new(p, &s, &err), 0);
+	assert_int_equal(hb_iidp_solver_new(p, &nc, &err), 0);
+	hb_iidp_solver_set_cache_limit(nc, 0);
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < 40; i++) {
+			struct hb_iidp_request req = { both, 256 + 64L * i, HB_IIDP_M_ROUND, 0, 0, HB_IIDP_FAST };
+			struct hb_iidp_result r, q;
+			assert_int_equal(hb_iidp_solve(s, &req, &r, &err), 0);
+			assert_int_equal(hb_iidp_solve(nc, &req, &q, &err), 0);
+			assert_true(r.found && q.found);
+			assert_true(r.iter_s == q.iter_s);
+			assert_int_equal(r.local_bs, q.local_bs);
+			for (int k = 0; k < r.npairs; k++)
+				assert_int_equal(r.pairs[k].workers, q.pairs[k].workers);
+			if (pass == 0)
+				first[i] = r.throughput;
+			else
+				assert_true(first[i] == r.throughput);
+			hb_iidp_result_free(&r);
+			hb_iidp_result_free(&q);
+		}
+		if (pass == 0) {
+			hb_iidp_solver_stats(s, &st0);
+			assert_true(st0.cache_bytes > 0);
+			assert_true(st0.memo_misses > 0);
+		}
+	}
+	/* Pass 1 solved nothing anew. */
+	hb_iidp_solver_stats(s, &st);
+	assert_int_equal(st.memo_misses, st0.memo_misses);
+	assert_int_equal(st.memo_hits - st0.memo_hits, st.solves - st0.solves);
+	assert_int_equal(st.table_misses, 4); /* one per B_L of this allocation */
+	hb_iidp_solver_stats(nc, &st);
+	assert_int_equal(st.memo_hits + st.table_hits, 0);
+	assert_int_equal(st.cache_bytes, 0);
+	/* Lowering the limit below the held bytes empties the cache; a tiny
+	 * limit then flushes before each solve instead of growing. */
+	hb_iidp_solver_set_cache_limit(s, 1);
+	hb_iidp_solver_stats(s, &st);
+	assert_int_equal(st.cache_bytes, 0);
+	for (int i = 0; i < 3; i++) {
+		struct hb_iidp_request req = { both, 512, HB_IIDP_M_ROUND, 0, 0, HB_IIDP_FAST };
+		struct hb_iidp_result r;
+		assert_int_equal(hb_iidp_solve(s, &req, &r, &err), 0);
+		hb_iidp_result_free(&r);
+	}
+	hb_iidp_solver_stats(s, &st);
+	assert_int_equal(st.flushes, 2);
+	hb_iidp_solver_clear_cache(s);
+	hb_iidp_solver_stats(s, &st);
+	assert_int_equal(st.cache_bytes, 0);
+	hb_iidp_solver_free(s);
+	hb_iidp_solver_free(nc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exact_vs_enumeration),
+		cmocka_unit_test(test_fast_vs_dp_large),
+		cmocka_unit_test(test_non_monotone_best_t),
+		cmocka_unit_test(test_pair_best_ties),
+		cmocka_unit_test(test_core_errors),
+		cmocka_unit_test(test_worked_example),
+		cmocka_unit_test(test_pairs_differ_and_format),
+		cmocka_unit_test(test_round_m),
+		cmocka_unit_test(test_runtime_rule),
+		cmocka_unit_test(test_runtime_solve),
+		cmocka_unit_test(test_infeasible),
+		cmocka_unit_test(test_solver_vs_enumeration),
+		cmocka_unit_test(test_solve_fast_vs_dp_random),
+		cmocka_unit_test(test_cache),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
