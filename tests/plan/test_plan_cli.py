@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""`hetbatch plan` end to end.
+
+1. With the JABAS artifact's quick-start profiles imported, plan at global
+   batch 128 must reproduce the artifact's documented answer (notes/jabas.md
+   2.4 and Appendix A, experiment E1): local batch 32, only the V100 node,
+   1 VSW, 0 GA steps, overlapping weight sync, predicted V100 iteration time
+   0.113 s within 2 %, throughput about 1130 samples/s.
+2. --autoscale ranks candidates; the ranking is sorted by epoch time.
+3. Bad input gives exit 2 and one line on stderr, and --out writes nothing.
+Skips (77) when ../shared is absent.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HB = os.environ["HETBATCH"]
+SHARED = os.environ.get("HB_SHARED", "")
+QS = os.path.join(SHARED, "data/jabas/resnet50-quickstart")
+
+
+def run(*args, ok=True):
+    p = subprocess.run([HB, *args], capture_output=True, text=True)
+    if ok and p.returncode != 0:
+        sys.exit("FAIL: %s -> %d\n%s" % (" ".join(args), p.returncode, p.stderr))
+    return p
+
+
+def check(cond, msg):
+    if not cond:
+        sys.exit("FAIL: " + msg)
+
+
+def main():
+    if not os.path.isdir(QS):
+        print("skip: %s not found" % QS)
+        sys.exit(77)
+    tmp = tempfile.mkdtemp(prefix="hb-plan-")
+    db = os.path.join(tmp, "q.db")
+    run("-q", "import", "jabas", QS, "--db", db)
+
+    plan = json.loads(run("plan", "--cluster", "jabas-quickstart", "--model", "resnet50",
+                          "--gbs", "128", "--db", db, "--json").stdout)
+    ii = plan["iidp"]
+    check(plan["format"] == "hetbatch-plan/1", "format tag")
+    check(ii["found"], "IIDP found a configuration")
+    check(ii["global_batch"] == 128 and ii["local_batch"] == 32, "GBS 128, LBS 32: %r" % ii)
+    check(ii["weight_sync"] == "overlap", "overlapping weight sync")
+    check(ii["config"] == "['node0:4GPU,VSW:1,GA:0']", "artifact config string: %s" % ii["config"])
+    check([g["node"] for g in ii["gpus"]] == ["node0"], "only the V100 node is used")
+    check(all(p["n_vsw"] == 1 and p["n_ga"] == 0 for p in ii["pairs"]), "VSW 1, GA 0")
+    check(abs(ii["iter_s"] - 0.113) / 0.113 < 0.02, "V100 iteration %.4f s within 2%% of 0.113" % ii["iter_s"])
+    check(abs(ii["throughput"] - 1130) / 1130 < 0.02, "throughput %.1f ~ 1130" % ii["throughput"])
+    # Baselines exist on the V100 node and on all 8 GPUs.
+    check("baselines_on_iidp_gpus" in plan and "baselines_on_requested_gpus" in plan, "baselines present")
+    ddp = plan["baselines_on_requested_gpus"]["ddp"]
+    check(ddp["found"] and ddp["local_batch"] == 32, "DDP on all GPUs uses B_L 32")
+
+    # At 256 the P100s join (8 GPUs need M >= 4 per group): IIDP must now
+    # be at least as fast per sample as on the V100 node alone.
+    p256 = json.loads(run("plan", "--cluster", "jabas-quickstart", "--model", "resnet50",
+                          "--gbs", "256", "--db", db, "--json").stdout)
+    check(p256["iidp"]["throughput"] >= ii["throughput"], "more GPUs at B_G 256 do not lose throughput")
+
+    # --gpus restricts the search.
+    only_p100 = json.loads(run("plan", "--cluster", "jabas-quickstart", "--model", "resnet50", "--gbs", "128",
+                               "--db", db, "--gpus", "p100", "--json").stdout)
+    check([g["node"] for g in only_p100["iidp"]["gpus"]] == ["node1"], "--gpus p100 uses node1 only")
+
+    # Auto-scaling: sorted by epoch time, JSON written atomically with --out.
+    out = os.path.join(tmp, "as.json")
+    run("plan", "--cluster", "jabas-quickstart", "--model", "resnet50", "--db", db,
+        "--autoscale", "128,256,512", "--out", out, "-q")
+    rank = json.load(open(out))["ranking"]
+    check(len(rank) >= 1, "some feasible candidate")
+    times = [r["epoch_s"] for r in rank]
+    check(times == sorted(times), "ranking sorted by epoch time")
+
+    # Bad inputs: exit 2, one stderr line, no --out file.
+    bad = [
+        ("--cluster", "jabas-quickstart", "--model", "no-such-model", "--gbs", "128", "--db", db),
+        ("--cluster", "no-such-cluster", "--model", "resnet50", "--gbs", "128", "--db", db),
+        ("--cluster", "jabas-quickstart", "--model", "resnet50", "--gbs", "0", "--db", db),
+        ("--cluster", "jabas-quickstart", "--model", "resnet50", "--gbs", "128", "--gpus", "node9", "--db", db),
+        ("--cluster", "jabas-quickstart", "--model", "resnet50", "--autoscale", "128,x", "--db", db),
+        ("--cluster", "jabas-quickstart", "--model", "resnet50", "--gbs", "128", "--db",
+         os.path.join(tmp, "missing.db")),
+    ]
+    for args in bad:
+        target = os.path.join(tmp, "never.json")
+        p = run("plan", *args, "--out", target, ok=False)
+        check(p.returncode == 2, "exit 2 for %s, got %d (%s)" % (args, p.returncode, p.stderr))
+        check(len(p.stderr.strip().splitlines()) <= 2, "short error for %s: %r" % (args, p.stderr))
+        check(not os.path.exists(target), "no output file after an error")
+    print("plan cli: all checks passed")
+
+
+main()
