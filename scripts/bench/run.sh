@@ -1,0 +1,11 @@
+#!/bin/sh
+# Build an optimised tree (build-bench/) and print the benchmark tables.
+#   scripts/bench/run.sh [REPEATS]
+set -eu
+cd "$(dirname "$0")/../.."
+sh scripts/install-deps.sh
+BUILD_DIR=build-bench sh scripts/build.sh --buildtype=release
+REPS=${1:-21}
+./build-bench/scripts/bench/bench_math "$REPS"
+echo
+./build-bench/scripts/bench/bench_solvers "$REPS"
