@@ -43,6 +43,7 @@ struct hb_analytic_arch {
 	double eff_tensor;       /* same for 16-bit models on tensor cores */
 	double vsw_k;            /* multi-VSW gain scale: a = vsw_k * sqrt(1 - u1) */
 	double workspace_bytes;  /* per-VSW library workspace (cuDNN/cuBLAS), bytes */
+	double act_scale;        /* activation bytes kept per sample relative to the catalog's figure */
 	const char *source;      /* where the numbers come from */
 };
 
@@ -107,6 +108,12 @@ int hb_analytic_max_local_bs(const struct hb_gpu *g, const struct hb_model *m);
  * beta is the family's latency; r2 is 1 (exact by construction). */
 int hb_analytic_allreduce_fit(const char *scope, const char *link, double bandwidth,
 			      struct hb_allreduce_fit *out, struct hb_error *err);
+
+/* The fit of every (scope, link class) used by the catalog's clusters, in
+ * order of first appearance; the first bandwidth seen for a class is its K.
+ * *fits is malloc'd (free() it); *nfits may be 0. */
+int hb_analytic_catalog_fits(const struct hb_catalog *cat, struct hb_allreduce_fit **fits, int *nfits,
+			     struct hb_error *err);
 
 /* Called after each GPU x model pair (done of total). */
 typedef void hb_analytic_progress_fn(void *ctx, int done, int total);
