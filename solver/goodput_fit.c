@@ -1,0 +1,573 @@
+/*
+ * goodput_fit.c: online fit of Pollux's theta_sys (notes/pollux.md 2.1).
+ *
+ * Objective (the artifact's fit_perf_params, note 2.1 [ART] and A3):
+ *   RMSLE(pred T_iter, measured T_iter)
+ * + RMSLE(pred T_grad, measured T_grad)          over samples that measured it
+ * + 1e-3 (gamma - 1)^2                           (easier alphas/betas)
+ * + 1e-2 ((beta_n/alpha_n)^2 + (beta_r/alpha_r)^2) (prefer no retrogression)
+ * The paper (section 4.1) names RMSLE only; options.regularise = 0 gives that.
+ *
+ * Bounds: alphas, betas >= 1e-8 and gamma in [1, 10].  The paper uses
+ * L-BFGS-B; GSL has no bounded quasi-Newton method, so BFGS (vector_bfgs2)
+ * runs on an unconstrained reparametrisation (note 8.3 accepts this):
+ *   x = 1e-8 + exp(u)        for alphas and betas (scale-free steps),
+ *   gamma = 1 + 9 sin^2(u)   (no vanishing gradient at gamma = 1, where the
+ *                             artifact starts and where data often puts it).
+ * Parameters pinned by a prior are removed from the vector.
+ *
+ * Starts: the artifact's initial point, a point estimated from the data, and
+ * options.restarts perturbations of the best point so far drawn from the
+ * HB_STREAM_FIT stream of options.seed; the lowest objective wins.  The same
+ * samples and seed give the same result.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_fit.h>
+#include <gsl/gsl_multimin.h>
+#include <gsl/gsl_vector.h>
+
+#include "goodput.h"
+#include "rng.h"
+
+#define LB HB_GOODPUT_FIT_LB
+#define REG_GAMMA 1e-3  /* artifact: 1e-3 (gamma - 1)^2 */
+#define REG_RETRO 1e-2  /* artifact: 1e-2 (beta/alpha)^2 per link type */
+
+struct fit_problem {
+	const struct hb_goodput_sample *s;
+	size_t n;
+	size_t n_compute;            /* samples with compute_s > 0 */
+	double *log_iter;            /* log(iter_s) per sample */
+	double *log_compute;         /* log(compute_s) per sample, 0 if unmeasured */
+	int regularise;
+	double x[HB_GP_NPARAMS];     /* current full parameter vector; pinned
+					entries hold their pinned values */
+	int free_idx[HB_GP_NPARAMS]; /* parameter index of each optimiser coordinate */
+	int nfree;
+};
+
+void hb_goodput_fit_options_default(struct hb_goodput_fit_options *o)
+{
+	o->priors = 1;
+	o->regularise = 1;
+	o->restarts = 2;
+	o->max_iter = 400;
+	o->seed = 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reparametrisation                                                         */
+
+/* exp(u) stays finite and the objective with it, so the line search never
+ * meets an infinity (and GSL's error handler is never involved). */
+static double clamp_u(double u)
+{
+	return u < -60.0 ? -60.0 : u > 60.0 ? 60.0 : u;
+}
+
+static double to_param(int i, double u)
+{
+	if (i == HB_GP_GAMMA) {
+		double sn = sin(u);
+
+		return HB_GOODPUT_GAMMA_MIN + (HB_GOODPUT_GAMMA_MAX - HB_GOODPUT_GAMMA_MIN) * sn * sn;
+	}
+	return LB + exp(clamp_u(u));
+}
+
+/* dx/du at u. */
+static double param_slope(int i, double u)
+{
+	if (i == HB_GP_GAMMA)
+		return (HB_GOODPUT_GAMMA_MAX - HB_GOODPUT_GAMMA_MIN) * sin(2.0 * u);
+	return u == clamp_u(u) ? exp(u) : 0.0;
+}
+
+static double from_param(int i, double x)
+{
+	if (i == HB_GP_GAMMA) {
+		double f = (x - HB_GOODPUT_GAMMA_MIN) / (HB_GOODPUT_GAMMA_MAX - HB_GOODPUT_GAMMA_MIN);
+
+		f = f < 0 ? 0 : f > 1 ? 1 : f;
+		return asin(sqrt(f));
+	}
+	return log(x - LB > LB * 1e-3 ? x - LB : LB * 1e-3);
+}
+
+static void unpack(struct fit_problem *fp, const gsl_vector *u)
+{
+	for (int k = 0; k < fp->nfree; k++)
+		fp->x[fp->free_idx[k]] = to_param(fp->free_idx[k], gsl_vector_get(u, (size_t)k));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Objective and gradient in the natural parameters                          */
+
+/* Value of the objective at x; with grad != NULL also d/dx (all 7). */
+static double objective(const struct fit_problem *fp, const double *x, double *grad,
+			double *rmsle_iter, double *rmsle_compute)
+{
+	double q1 = 0, q2 = 0, f;
+	double g1[HB_GP_NPARAMS] = { 0 }, g2[HB_GP_NPARAMS] = { 0 };
+	double ac = x[HB_GP_ALPHA_C], bc = x[HB_GP_BETA_C], gam = x[HB_GP_GAMMA];
+
+	for (size_t i = 0; i < fp->n; i++) {
+		const struct hb_goodput_sample *smp = &fp->s[i];
+		double m = smp->local_bsz, acc = smp->accum_steps;
+		double tc = ac + bc * m, ts = 0, retro = smp->num_replicas > 2 ? smp->num_replicas - 2 : 0;
+		int ia = -1, ib = -1;
+		double norm, t, r, wc, wn, dn_dtc, dn_dts, dn_dg, dt_dtc;
+
+		if (smp->num_replicas > 1) {
+			ia = smp->num_nodes > 1 ? HB_GP_ALPHA_N : HB_GP_ALPHA_R;
+			ib = smp->num_nodes > 1 ? HB_GP_BETA_N : HB_GP_BETA_R;
+			ts = x[ia] + x[ib] * retro;
+		}
+		{
+			double hi = tc > ts ? tc : ts, lo = tc > ts ? ts : tc, ratio = lo / hi;
+			double rg = pow(ratio, gam);
+
+			norm = hi * pow(1.0 + rg, 1.0 / gam);
+			/* weights (T_grad/norm)^gamma and (T_sync/norm)^gamma */
+			wc = tc >= ts ? 1.0 / (1.0 + rg) : rg / (1.0 + rg);
+			wn = 1.0 - wc;
+		}
+		t = acc * tc + norm;
+		r = log(t) - fp->log_iter[i];
+		q1 += r * r;
+		if (grad) {
+			dn_dtc = wc * norm / tc;
+			dn_dts = ts > 0 ? wn * norm / ts : 0.0;
+			dn_dg = norm * (wc * log(tc) + (ts > 0 ? wn * log(ts) : 0.0) - log(norm)) / gam;
+			dt_dtc = acc + dn_dtc;
+			g1[HB_GP_ALPHA_C] += r * dt_dtc / t;
+			g1[HB_GP_BETA_C] += r * dt_dtc * m / t;
+			if (ia >= 0) {
+				g1[ia] += r * dn_dts / t;
+				g1[ib] += r * dn_dts * retro / t;
+			}
+			g1[HB_GP_GAMMA] += r * dn_dg / t;
+		}
+		if (smp->compute_s > 0) {
+			double rc = log(tc) - fp->log_compute[i];
+
+			q2 += rc * rc;
+			if (grad) {
+				g2[HB_GP_ALPHA_C] += rc / tc;
+				g2[HB_GP_BETA_C] += rc * m / tc;
+			}
+		}
+	}
+	{
+		double e1 = sqrt(q1 / (double)fp->n);
+		double e2 = fp->n_compute ? sqrt(q2 / (double)fp->n_compute) : 0.0;
+
+		if (rmsle_iter)
+			*rmsle_iter = e1;
+		if (rmsle_compute)
+			*rmsle_compute = e2;
+		f = e1 + e2;
+		if (grad) {
+			/* d sqrt(Q/n) = dQ / (2 n sqrt(Q/n)); dQ = 2 sum r dr.  At an
+			 * exact fit the RMSE has a kink; take the zero subgradient. */
+			for (int k = 0; k < HB_GP_NPARAMS; k++) {
+				grad[k] = e1 > 0 ? g1[k] / ((double)fp->n * e1) : 0.0;
+				if (e2 > 0)
+					grad[k] += g2[k] / ((double)fp->n_compute * e2);
+			}
+		}
+	}
+	if (fp->regularise) {
+		double an = x[HB_GP_ALPHA_N], bn = x[HB_GP_BETA_N];
+		double ar = x[HB_GP_ALPHA_R], br = x[HB_GP_BETA_R];
+
+		f += REG_GAMMA * (gam - 1) * (gam - 1);
+		f += REG_RETRO * ((bn / an) * (bn / an) + (br / ar) * (br / ar));
+		if (grad) {
+			grad[HB_GP_GAMMA] += 2 * REG_GAMMA * (gam - 1);
+			grad[HB_GP_BETA_N] += 2 * REG_RETRO * bn / (an * an);
+			grad[HB_GP_ALPHA_N] -= 2 * REG_RETRO * bn * bn / (an * an * an);
+			grad[HB_GP_BETA_R] += 2 * REG_RETRO * br / (ar * ar);
+			grad[HB_GP_ALPHA_R] -= 2 * REG_RETRO * br * br / (ar * ar * ar);
+		}
+	}
+	return f;
+}
+
+/* ------------------------------------------------------------------------ */
+/* GSL callbacks on the free coordinates u                                   */
+
+static double mm_f(const gsl_vector *u, void *params)
+{
+	struct fit_problem *fp = params;
+	double f;
+
+	unpack(fp, u);
+	f = objective(fp, fp->x, NULL, NULL, NULL);
+	return isfinite(f) ? f : GSL_POSINF;
+}
+
+static void mm_fdf(const gsl_vector *u, void *params, double *f, gsl_vector *df)
+{
+	struct fit_problem *fp = params;
+	double grad[HB_GP_NPARAMS];
+
+	unpack(fp, u);
+	*f = objective(fp, fp->x, grad, NULL, NULL);
+	for (int k = 0; k < fp->nfree; k++) {
+		int i = fp->free_idx[k];
+		double d = grad[i] * param_slope(i, gsl_vector_get(u, (size_t)k));
+
+		gsl_vector_set(df, (size_t)k, isfinite(d) ? d : 0.0);
+	}
+	if (!isfinite(*f))
+		*f = GSL_POSINF;
+}
+
+static void mm_df(const gsl_vector *u, void *params, gsl_vector *df)
+{
+	double f;
+
+	mm_fdf(u, params, &f, df);
+}
+
+/* Run BFGS from u (updated in place to the minimiser); returns the
+ * objective.  A start ends as scipy's L-BFGS-B (the artifact's minimiser)
+ * ends by default: small gradient, or a relative gain below 2.2e-9 in one
+ * iteration.  The RMSLE surface has long flat valleys (gamma against the
+ * sync constants) where BFGS otherwise creeps for hundreds of iterations to
+ * win 1e-6 of the objective; on Pollux's profiles these stops land within
+ * 3e-6 of the best objective found with 40 restarts.  BFGS is restarted
+ * from its own end point while that still improves, since vector_bfgs2
+ * stops with GSL_ENOPROG when its line search fails on a stale Hessian
+ * estimate. */
+#define GRAD_TOL 1e-5  /* scipy L-BFGS-B's default pgtol, which the artifact ran */
+#define FTOL 2.2e-9    /* scipy L-BFGS-B's default ftol */
+static double run_bfgs(struct fit_problem *fp, gsl_vector *u, int max_iter, int *iterations,
+		       int *failed)
+{
+	const gsl_multimin_fdfminimizer_type *type = gsl_multimin_fdfminimizer_vector_bfgs2;
+	gsl_multimin_function_fdf fn = { mm_f, mm_df, mm_fdf, (size_t)fp->nfree, fp };
+	gsl_multimin_fdfminimizer *mz = gsl_multimin_fdfminimizer_alloc(type, (size_t)fp->nfree);
+	double best = mm_f(u, fp);
+
+	if (!mz) {
+		*failed = 1;
+		return best;
+	}
+	for (int round = 0; round < 4; round++) {
+		double before = best, prev, f;
+
+		if (gsl_multimin_fdfminimizer_set(mz, &fn, u, 0.1, 0.1) != GSL_SUCCESS)
+			break;
+		prev = gsl_multimin_fdfminimizer_minimum(mz);
+		for (int it = 0; it < max_iter; it++) {
+			int st = gsl_multimin_fdfminimizer_iterate(mz);
+
+			++*iterations;
+			if (st != GSL_SUCCESS)
+				break;
+			if (gsl_multimin_test_gradient(gsl_multimin_fdfminimizer_gradient(mz), GRAD_TOL) == GSL_SUCCESS)
+				break;
+			f = gsl_multimin_fdfminimizer_minimum(mz);
+			/* The first step after (re)setting is a trial step of
+			 * size 0.1 and may gain little; judge from the second. */
+			if (it > 0 && prev - f < FTOL * (1.0 + fabs(f)))
+				break;
+			prev = f;
+		}
+		f = gsl_multimin_fdfminimizer_minimum(mz);
+		if (f < best) {
+			best = f;
+			gsl_vector_memcpy(u, gsl_multimin_fdfminimizer_x(mz));
+		}
+		if (!(best < before - FTOL * (1.0 + fabs(before))))
+			break;
+	}
+	gsl_multimin_fdfminimizer_free(mz);
+	return best;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Priors and starting points                                                */
+
+/* Mean T_grad for the alpha_c prior: measured compute times, else single-GPU
+ * iteration times per pass, else every iteration time per pass (an upper
+ * bound on T_grad). */
+static double mean_compute(const struct hb_goodput_sample *s, size_t n)
+{
+	double sum = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (s[i].compute_s > 0) {
+			sum += s[i].compute_s;
+			k++;
+		}
+	for (int pass = 0; pass < 2 && k == 0; pass++)
+		for (size_t i = 0; i < n; i++)
+			if (pass == 1 || s[i].num_replicas == 1) {
+				sum += s[i].iter_s / (s[i].accum_steps + 1);
+				k++;
+			}
+	return sum / (double)k;
+}
+
+/* Pin the parameters the data cannot inform (note 2.1; A1 read as the node
+ * pair).  Returns the prior bits; fills x with pinned values and pinned[]. */
+static unsigned apply_priors(const struct hb_goodput_sample *s, size_t n, double *x, int *pinned)
+{
+	int multi_node = 0, local_multi = 0, over_two = 0, one_m = 1;
+	unsigned bits = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		multi_node |= s[i].num_nodes > 1;
+		local_multi |= s[i].num_nodes == 1 && s[i].num_replicas > 1;
+		over_two |= s[i].num_replicas > 2;
+		one_m &= s[i].local_bsz == s[0].local_bsz;
+	}
+	if (one_m) {
+		/* Half the time is per-batch overhead: optimistic about larger m. */
+		x[HB_GP_ALPHA_C] = mean_compute(s, n) / 2;
+		pinned[HB_GP_ALPHA_C] = 1;
+		bits |= HB_PRIOR_ALPHA_C;
+	}
+	if (!multi_node) {
+		x[HB_GP_ALPHA_N] = x[HB_GP_BETA_N] = LB;
+		pinned[HB_GP_ALPHA_N] = pinned[HB_GP_BETA_N] = 1;
+		bits |= HB_PRIOR_NODE;
+	}
+	if (!local_multi) {
+		x[HB_GP_ALPHA_R] = x[HB_GP_BETA_R] = LB;
+		pinned[HB_GP_ALPHA_R] = pinned[HB_GP_BETA_R] = 1;
+		bits |= HB_PRIOR_LOCAL;
+	}
+	if (!over_two) {
+		x[HB_GP_BETA_N] = x[HB_GP_BETA_R] = LB;
+		pinned[HB_GP_BETA_N] = pinned[HB_GP_BETA_R] = 1;
+		bits |= HB_PRIOR_RETRO;
+	}
+	return bits;
+}
+
+/* A start estimated from the data: T_grad by least squares on m, sync
+ * constants from the time left over in the synchronising pass (as if gamma
+ * were 1), small retrogression, little overlap. */
+static void data_start(const struct hb_goodput_sample *s, size_t n, double *x)
+{
+	double *m = malloc(n * sizeof(*m)), *t = malloc(n * sizeof(*t));
+	double c0 = 0, c1 = 0, cov00, cov01, cov11, sumsq, mean = mean_compute(s, n);
+	double sn = 0, sr = 0;
+	size_t k = 0, kn = 0, kr = 0;
+
+	if (m && t) {
+		for (size_t i = 0; i < n; i++) {
+			double tg = s[i].compute_s > 0 ? s[i].compute_s
+				  : s[i].num_replicas == 1 ? s[i].iter_s / (s[i].accum_steps + 1) : 0;
+
+			if (tg > 0) {
+				m[k] = s[i].local_bsz;
+				t[k++] = tg;
+			}
+		}
+		if (k >= 2)
+			gsl_fit_linear(m, 1, t, 1, k, &c0, &c1, &cov00, &cov01, &cov11, &sumsq);
+	}
+	free(m);
+	free(t);
+	if (!(k >= 2 && isfinite(c0) && isfinite(c1) && c1 > 0)) {
+		c0 = mean / 2;
+		c1 = mean / 2 / s[0].local_bsz;
+	}
+	x[HB_GP_ALPHA_C] = c0 > 1e-3 * mean ? c0 : 1e-3 * mean;
+	x[HB_GP_BETA_C] = c1;
+	for (size_t i = 0; i < n; i++) {
+		double tg = x[HB_GP_ALPHA_C] + x[HB_GP_BETA_C] * s[i].local_bsz;
+		double left = s[i].iter_s - (s[i].accum_steps + 1) * tg;
+
+		if (s[i].num_replicas < 2)
+			continue;
+		left = left > 1e-3 * tg ? left : 1e-3 * tg;
+		if (s[i].num_nodes > 1) {
+			sn += left;
+			kn++;
+		} else {
+			sr += left;
+			kr++;
+		}
+	}
+	x[HB_GP_ALPHA_N] = kn ? sn / (double)kn : 0.1;
+	x[HB_GP_ALPHA_R] = kr ? sr / (double)kr : 0.1;
+	x[HB_GP_BETA_N] = 0.01 * x[HB_GP_ALPHA_N];
+	x[HB_GP_BETA_R] = 0.01 * x[HB_GP_ALPHA_R];
+	x[HB_GP_GAMMA] = 1.5;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public entry points                                                       */
+
+static int check_samples(const struct hb_goodput_sample *s, size_t n, struct hb_error *err)
+{
+	if (n == 0)
+		return hb_input_error(err, "goodput fit: no samples");
+	for (size_t i = 0; i < n; i++) {
+		const struct hb_goodput_sample *p = &s[i];
+
+		if (p->num_nodes < 1 || p->num_replicas < p->num_nodes)
+			return hb_input_error(err, "goodput fit: sample %zu: fields 'num_nodes', "
+					      "'num_replicas': value '%d, %d': need 1 <= nodes <= "
+					      "replicas", i, p->num_nodes, p->num_replicas);
+		if (p->local_bsz < 1)
+			return hb_input_error(err, "goodput fit: sample %zu: field 'local_bsz': "
+					      "value '%d': must be >= 1", i, p->local_bsz);
+		if (p->accum_steps < 0)
+			return hb_input_error(err, "goodput fit: sample %zu: field 'accum_steps': "
+					      "value '%d': must be >= 0", i, p->accum_steps);
+		if (!isfinite(p->iter_s) || p->iter_s <= 0)
+			return hb_input_error(err, "goodput fit: sample %zu: field 'iter_s': "
+					      "value '%g': must be finite and > 0", i, p->iter_s);
+		if (!isfinite(p->compute_s))
+			return hb_input_error(err, "goodput fit: sample %zu: field 'compute_s': "
+					      "value '%g': must be finite", i, p->compute_s);
+	}
+	return 0;
+}
+
+double hb_goodput_rmsle(const struct hb_goodput_params *p, const struct hb_goodput_sample *samples,
+			size_t n, double *compute_rmsle)
+{
+	double q1 = 0, q2 = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct hb_goodput_sample *s = &samples[i];
+		double r = log(hb_goodput_iter_time(p, s->num_nodes, s->num_replicas, s->local_bsz,
+						    s->accum_steps) / s->iter_s);
+
+		q1 += r * r;
+		if (s->compute_s > 0) {
+			double rc = log(hb_goodput_compute_time(p, s->local_bsz) / s->compute_s);
+
+			q2 += rc * rc;
+			k++;
+		}
+	}
+	if (compute_rmsle)
+		*compute_rmsle = k ? sqrt(q2 / (double)k) : 0.0;
+	return n ? sqrt(q1 / (double)n) : 0.0;
+}
+
+int hb_goodput_fit(const struct hb_goodput_sample *samples, size_t n,
+		   const struct hb_goodput_fit_options *opt, struct hb_goodput_fit_result *out,
+		   struct hb_error *err)
+{
+	struct hb_goodput_fit_options def;
+	struct fit_problem fp;
+	int pinned[HB_GP_NPARAMS] = { 0 };
+	double base[HB_GP_NPARAMS], best_x[HB_GP_NPARAMS], best_f = INFINITY;
+	gsl_vector *u = NULL, *best_u = NULL;
+	struct hb_rng rng;
+	unsigned bits = 0;
+	int iterations = 0, starts = 0, failed = 0;
+
+	if (!opt) {
+		hb_goodput_fit_options_default(&def);
+		opt = &def;
+	}
+	if (check_samples(samples, n, err))
+		return -1;
+	if (opt->restarts < 0 || opt->max_iter < 1)
+		return hb_input_error(err, "goodput fit: options: restarts '%d', max_iter '%d': "
+				      "need restarts >= 0 and max_iter >= 1", opt->restarts,
+				      opt->max_iter);
+
+	memset(&fp, 0, sizeof(fp));
+	fp.s = samples;
+	fp.n = n;
+	fp.regularise = opt->regularise;
+	fp.log_iter = malloc(2 * n * sizeof(double));
+	if (!fp.log_iter)
+		return hb_runtime_error(err, "goodput fit: out of memory");
+	fp.log_compute = fp.log_iter + n;
+	for (size_t i = 0; i < n; i++) {
+		fp.n_compute += samples[i].compute_s > 0;
+		fp.log_iter[i] = log(samples[i].iter_s);
+		fp.log_compute[i] = samples[i].compute_s > 0 ? log(samples[i].compute_s) : 0.0;
+	}
+
+	/* The artifact's initial point: alphas 0.1, betas 0.01, gamma 1.001. */
+	for (int i = 0; i < HB_GP_GAMMA; i++)
+		base[i] = i % 2 == 0 ? 0.1 : 0.01;
+	base[HB_GP_GAMMA] = 1.001;
+	if (opt->priors)
+		bits = apply_priors(samples, n, base, pinned);
+	for (int i = 0; i < HB_GP_NPARAMS; i++)
+		if (!pinned[i])
+			fp.free_idx[fp.nfree++] = i;
+
+	u = gsl_vector_alloc((size_t)fp.nfree);
+	best_u = gsl_vector_alloc((size_t)fp.nfree);
+	if (!u || !best_u) {
+		gsl_vector_free(u);
+		gsl_vector_free(best_u);
+		free(fp.log_iter);
+		return hb_runtime_error(err, "goodput fit: out of memory");
+	}
+	hb_rng_seed(&rng, opt->seed, HB_STREAM_FIT);
+	for (int start = 0; start < 2 + opt->restarts; start++) {
+		double x0[HB_GP_NPARAMS], f;
+
+		memcpy(x0, base, sizeof(x0));
+		if (start == 1) {
+			data_start(samples, n, x0);
+			for (int i = 0; i < HB_GP_NPARAMS; i++)
+				if (pinned[i])
+					x0[i] = base[i];
+		}
+		for (int k = 0; k < fp.nfree; k++) {
+			int i = fp.free_idx[k];
+			double v = start >= 2 ? gsl_vector_get(best_u, (size_t)k) : from_param(i, x0[i]);
+
+			if (start >= 2)
+				v += i == HB_GP_GAMMA ? 0.5 * hb_rng_normal(&rng) : hb_rng_normal(&rng);
+			gsl_vector_set(u, (size_t)k, v);
+		}
+		memcpy(fp.x, base, sizeof(fp.x));
+		f = run_bfgs(&fp, u, opt->max_iter, &iterations, &failed);
+		starts++;
+		if (f < best_f) {
+			best_f = f;
+			gsl_vector_memcpy(best_u, u);
+			unpack(&fp, u);
+			memcpy(best_x, fp.x, sizeof(best_x));
+		}
+	}
+	gsl_vector_free(u);
+	gsl_vector_free(best_u);
+	if (failed || !isfinite(best_f)) {
+		free(fp.log_iter);
+		return hb_runtime_error(err, "goodput fit: the minimiser failed on %zu samples "
+					"(objective %g)", n, best_f);
+	}
+
+	if (bits & HB_PRIOR_NODE) {
+		/* Unexplored inter-node links are assumed slower than local ones. */
+		if (best_x[HB_GP_ALPHA_N] < 1.1 * best_x[HB_GP_ALPHA_R])
+			best_x[HB_GP_ALPHA_N] = 1.1 * best_x[HB_GP_ALPHA_R];
+		if (best_x[HB_GP_BETA_N] < 1.1 * best_x[HB_GP_BETA_R])
+			best_x[HB_GP_BETA_N] = 1.1 * best_x[HB_GP_BETA_R];
+	}
+	hb_goodput_params_from_array(&out->params, best_x);
+	(void)objective(&fp, best_x, NULL, &out->rmsle_iter, &out->rmsle_compute);
+	free(fp.log_iter);
+	out->objective = best_f;
+	out->priors = bits;
+	out->free_params = fp.nfree;
+	out->starts = starts;
+	out->iterations = iterations;
+	return 0;
+}
