@@ -20,7 +20,7 @@ static int cmd_version(int argc, char **argv, struct hb_cli *cli)
 	(void)cli;
 	if (argc > 1 && strcmp(argv[1], "--help") != 0)
 		return hb_cli_usage(cli, "version", "takes no arguments");
-	printf("hetbatch %s (gpu backend: %s, mpi: %s)\n", HB_VERSION, HB_HAVE_GPU ? "yes" : "no",
+	printf("hetbatch %s (CUDA toolkit at build: %s, MPI: %s)\n", HB_VERSION, HB_HAVE_GPU ? "yes" : "no",
 	       HB_HAVE_MPI ? "yes" : "no");
 	return 0;
 }
