@@ -1,0 +1,612 @@
+/*
+ * sim.c: the simulator's event loop, closed-form progress, configuration
+ * changes and their costs, and the services agents call (sim.h explains the
+ * model of time and progress).
+ *
+ * Costs charged here, with their sources:
+ *  - restart (checkpoint-restart after an allocation change): save and load
+ *    of weights + optimizer state at the cluster's storage bandwidth, plus
+ *    the cluster's restart latency and the model's start-up time; or a
+ *    constant in fidelity mode (Pollux's simulator uses 30 s, pollux.md §4.3).
+ *  - in-place reconfiguration (new B_G, B_L or VSWs on the same GPUs):
+ *    reconfig_s per change.  JABAS measures this overhead at 3.45 % of
+ *    training time on cluster A and 1.26 % on B (notes/jabas.md §7.6) with one
+ *    change per adaptation at most; 1 s per change is of that order for the
+ *    paper's runs and is reported in the header.
+ *  - GNS monitoring of Pollux-family agents: 14.3 % of iteration time, the
+ *    figure JABAS measured for ResNet-50 (§7.7); applied to every model by
+ *    default because the JABAS port of Pollux monitors GNS every iteration for
+ *    every model; --gns-overhead changes it.
+ *  - the similarity measurement of SimiGrad and JABAS: one half-group
+ *    all-reduce of every bucket plus an all-gather of the model between two
+ *    ranks every p iterations (§4.1 [D]), charged by the agents per iteration.
+ * The first configuration of a job is free: every policy starts the same way.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profdb.h"
+#include "progress.h"
+#include "sim.h"
+#include "strutil.h"
+
+#define DEFAULT_RECONFIG_S 1.0
+#define DEFAULT_GNS_OVERHEAD 0.143
+#define ITER_EPS 1e-6          /* iterations: tolerance when snapping to milestones */
+
+/* ---- configurations ---------------------------------------------------- */
+
+void hb_job_config_init(struct hb_job_config *c, int nnodes)
+{
+	memset(c, 0, sizeof(*c));
+	c->alloc = calloc((size_t)(nnodes > 0 ? nnodes : 1), sizeof(int));
+	c->eff_factor = 1.0;
+}
+
+void hb_job_config_free(struct hb_job_config *c)
+{
+	free(c->alloc);
+	c->alloc = NULL;
+}
+
+int hb_job_config_copy(struct hb_job_config *dst, const struct hb_job_config *src, int nnodes)
+{
+	int *alloc = dst->alloc;
+
+	if (!alloc)
+		alloc = calloc((size_t)(nnodes > 0 ? nnodes : 1), sizeof(int));
+	if (!alloc)
+		return -1;
+	*dst = *src;
+	dst->alloc = alloc;
+	memcpy(dst->alloc, src->alloc, sizeof(int) * (size_t)nnodes);
+	return 0;
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+void hb_sim_opts_default(struct hb_sim_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->seed = 1;
+	o->restart_const_s = -1.0;
+	o->reconfig_s = DEFAULT_RECONFIG_S;
+	o->gns_overhead = -1.0;
+	o->similarity_cost = 1;
+	o->max_sim_s = 1e9;
+	o->sample_every = 1;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static int grow(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	void *na;
+	size_t ncap;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? 2 * *cap : 256;
+	na = realloc(*arr, ncap * elem);
+	if (!na)
+		return -1;
+	*arr = na;
+	*cap = ncap;
+	return 0;
+}
+
+void hb_sim_note(struct hb_sim *sim, const struct hb_sim_job *job, const char *kind, const char *fmt, ...)
+{
+	struct hb_sim_event_rec *r;
+	va_list ap;
+
+	if (grow((void **)&sim->events, &sim->cap_events, sim->nevents, sizeof(*sim->events)) < 0)
+		return; /* records are best effort under memory exhaustion */
+	r = &sim->events[sim->nevents++];
+	r->t = sim->eng.now;
+	r->job = job ? job->id : -1;
+	hb_strlcpy(r->kind, kind, sizeof(r->kind));
+	va_start(ap, fmt);
+	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+	va_end(ap);
+}
+
+static void record_sample(struct hb_sim *sim, const struct hb_sim_job *job)
+{
+	struct hb_sim_sample *s;
+
+	if (grow((void **)&sim->samples, &sim->cap_samples, sim->nsamples, sizeof(*sim->samples)) < 0)
+		return;
+	s = &sim->samples[sim->nsamples++];
+	s->t = job->t_last;
+	s->job = job->id;
+	s->global_bs = job->cfg.global_bs;
+	s->local_bs = job->cfg.local_bs;
+	s->ngpus = job->cfg.ngpus;
+	s->iter_s = job->cfg.iter_s + job->cfg.overhead_per_iter_s;
+	s->progress_frac = job->target > 0 ? job->progress / job->target : 0;
+	s->phi = job->phi;
+	s->similarity = job->last_similarity;
+	s->cost_usd = job->cost_usd;
+	s->epoch = job->epoch;
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+
+int hb_sim_init(struct hb_sim *sim, const struct hb_catalog *cat, const struct hb_cluster *cl,
+		struct hb_profdb *db, const char *policy, const struct hb_sim_opts *opts, struct hb_error *err)
+{
+	memset(sim, 0, sizeof(*sim));
+	sim->cat = cat;
+	sim->cl = cl;
+	sim->db = db;
+	sim->policy = policy;
+	if (opts)
+		sim->opts = *opts;
+	else
+		hb_sim_opts_default(&sim->opts);
+	if (sim->opts.sample_every < 1)
+		sim->opts.sample_every = 1;
+	hb_engine_init(&sim->eng);
+	hb_rng_seed(&sim->rng_similarity, sim->opts.seed, HB_STREAM_SIMILARITY);
+	hb_rng_seed(&sim->rng_gns, sim->opts.seed, HB_STREAM_GNS);
+	hb_rng_seed(&sim->rng_agent, sim->opts.seed, HB_STREAM_SCHED);
+	sim->perf = calloc((size_t)cat->nmodels, sizeof(*sim->perf));
+	sim->solver = calloc((size_t)cat->nmodels, sizeof(*sim->solver));
+	sim->stats = calloc((size_t)cat->nmodels, sizeof(*sim->stats));
+	if (!sim->perf || !sim->solver || !sim->stats) {
+		hb_sim_free(sim);
+		return hb_runtime_error(err, "simulator: out of memory");
+	}
+	return 0;
+}
+
+void hb_sim_free(struct hb_sim *sim)
+{
+	for (int j = 0; j < sim->njobs; j++) {
+		struct hb_sim_job *job = &sim->jobs[j];
+
+		if (job->agent && job->agent->free_state)
+			job->agent->free_state(job);
+		hb_job_config_free(&job->cfg);
+	}
+	free(sim->jobs);
+	for (int m = 0; sim->perf && m < sim->cat->nmodels; m++) {
+		hb_iidp_solver_free(sim->solver[m]);
+		if (sim->perf[m]) {
+			hb_perf_free(sim->perf[m]);
+			free(sim->perf[m]);
+		}
+		if (sim->stats[m]) {
+			hb_stats_free(sim->stats[m]);
+			free(sim->stats[m]);
+		}
+	}
+	free(sim->perf);
+	free(sim->solver);
+	free(sim->stats);
+	free(sim->samples);
+	free(sim->events);
+	hb_engine_free(&sim->eng);
+	memset(sim, 0, sizeof(*sim));
+}
+
+/* Models shared by every job of one DNN model: perf, solver, stats. */
+static int model_state(struct hb_sim *sim, const struct hb_model *m, int *idx, struct hb_error *err)
+{
+	int k = (int)(m - sim->cat->models);
+	int used;
+
+	if (k < 0 || k >= sim->cat->nmodels)
+		return hb_input_error(err, "simulator: model %s is not in the catalog the simulation uses", m->name);
+	*idx = k;
+	if (sim->perf[k])
+		return 0;
+	sim->perf[k] = calloc(1, sizeof(struct hb_perf));
+	sim->stats[k] = calloc(1, sizeof(struct hb_stats));
+	if (!sim->perf[k] || !sim->stats[k])
+		return hb_runtime_error(err, "simulator: out of memory");
+	if (hb_perf_load(sim->db, sim->cat, sim->cl, m, NULL, sim->perf[k], err) < 0) {
+		free(sim->perf[k]);
+		sim->perf[k] = NULL;
+		return -1;
+	}
+	if (hb_iidp_solver_new(sim->perf[k], &sim->solver[k], err) < 0)
+		return -1;
+	if (hb_stats_init(sim->stats[k], m, err) < 0)
+		return -1;
+	sim->stats[k]->unequal_k = sim->opts.unequal_k;
+	if (sim->db && hb_stats_load_gradstats(sim->stats[k], sim->db, &used, err) < 0)
+		return -1;
+	return 0;
+}
+
+int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb_agent_ops *agent,
+		   double arrival_s, int *id, struct hb_error *err)
+{
+	struct hb_sim_job *nj, *job;
+	int k = 0;
+
+	if (!(arrival_s >= 0) || !isfinite(arrival_s))
+		return hb_input_error(err, "simulator: job %s: arrival %g s is not a time", m->name, arrival_s);
+	if (model_state(sim, m, &k, err) < 0)
+		return -1;
+	nj = realloc(sim->jobs, sizeof(*nj) * (size_t)(sim->njobs + 1));
+	if (!nj)
+		return hb_runtime_error(err, "simulator: out of memory");
+	sim->jobs = nj;
+	job = &sim->jobs[sim->njobs];
+	memset(job, 0, sizeof(*job));
+	job->id = sim->njobs;
+	snprintf(job->name, sizeof(job->name), "%.48s-%d", m->name, job->id);
+	job->model = m;
+	job->agent = agent;
+	job->arrival_s = arrival_s;
+	job->perf = sim->perf[k];
+	job->solver = sim->solver[k];
+	job->stats = sim->stats[k];
+	hb_model_bounds(m, sim->cl->name, &job->gamma, &job->min_gbs, &job->max_gbs);
+	job->target = job->stats->target;
+	hb_job_config_init(&job->cfg, sim->cl->nnodes);
+	if (!job->cfg.alloc)
+		return hb_runtime_error(err, "simulator: out of memory");
+	sim->njobs++;
+	if (id)
+		*id = job->id;
+	return 0;
+}
+
+/* ---- services -------------------------------------------------------------- */
+
+double hb_sim_now(const struct hb_sim *sim)
+{
+	return sim->eng.now;
+}
+
+double hb_sim_phi(const struct hb_sim *sim, const struct hb_sim_job *job, double batch)
+{
+	(void)sim;
+	return hb_stats_phi(job->stats, job->target > 0 ? job->progress / job->target : 0.0, batch);
+}
+
+double hb_sim_observe_similarity(struct hb_sim *sim, struct hb_sim_job *job)
+{
+	double b = (double)job->cfg.global_bs;
+	double phi = hb_sim_phi(sim, job, b);
+
+	job->last_similarity = hb_stats_observe_similarity(job->stats, phi, b, &sim->rng_similarity);
+	return job->last_similarity;
+}
+
+double hb_sim_restart_s(const struct hb_sim *sim, const struct hb_sim_job *job)
+{
+	double ckpt;
+
+	if (sim->opts.restart_const_s >= 0)
+		return sim->opts.restart_const_s;
+	ckpt = hb_model_checkpoint_bytes(job->model);
+	/* Save then load the checkpoint through shared storage. */
+	return (sim->cl->storage_bw > 0 ? 2.0 * ckpt / sim->cl->storage_bw : 0.0) + sim->cl->restart_latency_s +
+	       job->model->init_s;
+}
+
+double hb_sim_similarity_cost_s(const struct hb_sim *sim, const struct hb_sim_job *job, const int *alloc)
+{
+	struct hb_perf_comm c;
+	double bw = 0.0, t = 0.0;
+	int nodes = 0, ng = 0;
+
+	for (int i = 0; i < sim->cl->nnodes; i++) {
+		if (!alloc[i])
+			continue;
+		ng += alloc[i];
+		nodes++;
+		if (hb_perf_comm_eval(job->perf, alloc, i, &c, NULL) == 0 && c.overlap_s + c.last_s > t)
+			t = c.overlap_s + c.last_s;
+	}
+	if (ng < 2)
+		return 0.0;
+	for (int i = 0; i < sim->cl->nnodes; i++) {
+		double b;
+
+		if (!alloc[i])
+			continue;
+		b = nodes > 1 ? sim->cl->nodes[i].inter_bw : sim->cl->nodes[i].intra_bw;
+		if (b > 0 && (bw == 0.0 || b < bw))
+			bw = b;
+	}
+	/* The half-group all-reduce moves as much as the world one in ring
+	 * all-reduce terms; the two representatives then exchange the model. */
+	if (bw > 0)
+		t += job->model->params * job->model->param_bytes / bw;
+	return t;
+}
+
+double hb_sim_gns_overhead(const struct hb_sim *sim, const struct hb_sim_job *job)
+{
+	(void)job;
+	return sim->opts.gns_overhead >= 0 ? sim->opts.gns_overhead : DEFAULT_GNS_OVERHEAD;
+}
+
+double hb_sim_price_per_hour(const struct hb_sim *sim, const int *alloc)
+{
+	double usd = 0.0;
+
+	for (int i = 0; i < sim->cl->nnodes; i++)
+		usd += alloc[i] * sim->cat->gpus[sim->cl->nodes[i].gpu].price_per_hour;
+	return usd;
+}
+
+/* ---- progress -------------------------------------------------------------- */
+
+static double per_iter_s(const struct hb_sim_job *job)
+{
+	return job->cfg.iter_s + job->cfg.overhead_per_iter_s;
+}
+
+/* Integrate the job from t_last to t in closed form. */
+static void advance(struct hb_sim *sim, struct hb_sim_job *job, double t)
+{
+	double dt = t - job->t_last;
+
+	if (dt <= 0 || job->state == HB_JOB_PENDING || job->state == HB_JOB_DONE) {
+		if (t > job->t_last)
+			job->t_last = t;
+		return;
+	}
+	job->gpu_s += dt * job->cfg.ngpus;
+	job->gpus_time_sum += dt * job->cfg.ngpus;
+	job->cost_usd += dt * hb_sim_price_per_hour(sim, job->cfg.alloc) / 3600.0;
+	if (job->state == HB_JOB_RUNNING) {
+		double di = dt / per_iter_s(job), b = (double)job->cfg.global_bs;
+
+		job->iters += di;
+		job->samples += di * b;
+		job->progress += di * b * job->eff;
+		job->epoch_samples += di * b;
+		job->overhead_s += di * job->cfg.overhead_per_iter_s;
+		job->gbs_time_sum += dt * b;
+		job->run_s += dt;
+	} else {
+		job->overhead_s += dt;
+	}
+	job->t_last = t;
+}
+
+/* Freeze phi and E(B) for the next stretch. */
+static void refresh_rates(struct hb_sim_job *job)
+{
+	double b = (double)job->cfg.global_bs;
+
+	job->phi = hb_stats_phi(job->stats, job->target > 0 ? job->progress / job->target : 0.0, b);
+	job->eff = hb_stats_efficiency(job->stats, job->phi, b) * job->cfg.eff_factor;
+}
+
+static long interval_of(const struct hb_sim *sim, const struct hb_sim_job *job)
+{
+	return job->agent->interval ? job->agent->interval(sim, job) : 0;
+}
+
+/* Schedule the job's next milestone (or its restart end). */
+static int schedule_next(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	double n, x, b = (double)job->cfg.global_bs, D = job->model->dataset_size;
+
+	job->gen++;
+	if (job->state == HB_JOB_RESTARTING)
+		return hb_engine_schedule(&sim->eng, job->restart_until, HB_EV_REALLOC_DONE, job->id, job->gen, err);
+	if (job->state != HB_JOB_RUNNING)
+		return 0;
+	if (!(b > 0) || !(per_iter_s(job) > 0) || !(job->eff > 0))
+		return hb_runtime_error(err, "simulator: job %s: configuration has B_G %g, iteration %g s, efficiency %g",
+					job->name, b, per_iter_s(job), job->eff);
+	/* Completion. */
+	n = ceil((job->target - job->progress) / (b * job->eff) - ITER_EPS);
+	/* End of epoch: the iteration that crosses the dataset size. */
+	x = ceil((D - job->epoch_samples) / b - ITER_EPS);
+	if (x < n)
+		n = x;
+	if (job->next_adapt_iter > 0) {
+		x = job->next_adapt_iter - job->iters;
+		if (x < n)
+			n = x;
+	}
+	if (n < 1)
+		n = 1;
+	return hb_engine_schedule(&sim->eng, job->t_last + n * per_iter_s(job), HB_EV_MILESTONE, job->id, job->gen,
+				  err);
+}
+
+int hb_sim_apply(struct hb_sim *sim, struct hb_sim_job *job, const struct hb_job_config *cfg, int how,
+		 const char *why, struct hb_error *err)
+{
+	double now = sim->eng.now, pause = 0.0;
+	const char *kind = "start";
+
+	if (cfg->ngpus < 1 || cfg->global_bs < 1 || !(cfg->iter_s > 0) || !(cfg->eff_factor > 0))
+		return hb_runtime_error(err, "simulator: job %s: agent %s gave an invalid configuration (%d GPUs, B_G %ld, "
+					     "iteration %g s)", job->name, job->agent->name, cfg->ngpus, cfg->global_bs,
+					cfg->iter_s);
+	advance(sim, job, now);
+	if (hb_job_config_copy(&job->cfg, cfg, sim->cl->nnodes) < 0)
+		return hb_runtime_error(err, "simulator: out of memory");
+	if (how == HB_APPLY_RESTART) {
+		pause = hb_sim_restart_s(sim, job);
+		job->restarts++;
+		kind = "restart";
+	} else if (how == HB_APPLY_INPLACE) {
+		pause = sim->opts.reconfig_s;
+		job->reconfigs++;
+		kind = "reconfig";
+	}
+	hb_sim_note(sim, job, kind, "%s; B_G %ld, %d GPUs, %.4f s/iter: %s", why ? why : "", cfg->global_bs,
+		    cfg->ngpus, cfg->iter_s + cfg->overhead_per_iter_s, cfg->layout);
+	if (pause > 0) {
+		job->state = HB_JOB_RESTARTING;
+		job->restart_until = now + pause;
+	} else {
+		job->state = HB_JOB_RUNNING;
+	}
+	refresh_rates(job);
+	record_sample(sim, job);
+	return schedule_next(sim, job, err);
+}
+
+/* ---- event handlers --------------------------------------------------------- */
+
+static int finish(struct hb_sim *sim, struct hb_sim_job *job)
+{
+	job->state = HB_JOB_DONE;
+	job->finish_s = sim->eng.now;
+	job->gen++;
+	record_sample(sim, job);
+	hb_sim_note(sim, job, "done", "%.0f iterations, %ld epochs, B_G %ld, $%.2f", job->iters, job->epoch,
+		    job->cfg.global_bs, job->cost_usd);
+	return 0;
+}
+
+static int on_milestone(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	double D = job->model->dataset_size, r = floor(job->iters + 0.5);
+	uint64_t gen;
+
+	if (fabs(job->iters - r) < ITER_EPS)
+		job->iters = r;
+	if (job->progress >= job->target * (1.0 - 1e-12))
+		return finish(sim, job);
+	gen = job->gen;
+	if (job->epoch_samples >= D - ITER_EPS) {
+		job->epoch++;
+		job->epoch_samples -= D;
+		hb_sim_note(sim, job, "epoch", "epoch %ld done at %.0f iterations, progress %.4f", job->epoch, job->iters,
+			    job->progress / job->target);
+		if (job->agent->on_epoch_end && job->agent->on_epoch_end(sim, job, err) < 0)
+			return -1;
+	}
+	if (job->next_adapt_iter > 0 && job->iters >= job->next_adapt_iter - ITER_EPS &&
+	    job->state == HB_JOB_RUNNING) {
+		long p = interval_of(sim, job);
+
+		job->adaptations++;
+		job->next_adapt_iter += (double)(p > 0 ? p : 1);
+		if (job->agent->on_adapt && job->agent->on_adapt(sim, job, err) < 0)
+			return -1;
+		if (job->adaptations % sim->opts.sample_every == 0 && job->gen == gen)
+			record_sample(sim, job);
+	} else if (job->next_adapt_iter > 0 && job->iters >= job->next_adapt_iter - ITER_EPS) {
+		/* Adaptation point reached while a restart was pending: skip it. */
+		job->next_adapt_iter += (double)interval_of(sim, job);
+	}
+	if (job->gen != gen)
+		return 0; /* the agent applied a new configuration and rescheduled */
+	refresh_rates(job);
+	return schedule_next(sim, job, err);
+}
+
+static int on_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	long p = interval_of(sim, job);
+	double rs;
+
+	job->t_last = sim->eng.now;
+	job->next_adapt_iter = p > 0 ? (double)p : 0.0;
+	if (job->agent->start(sim, job, err) < 0) {
+		hb_error_prefix(err, "policy %s, model %s on %s", sim->policy ? sim->policy : job->agent->name,
+				job->model->name, sim->cl->name);
+		return -1;
+	}
+	if (job->state == HB_JOB_PENDING)
+		return hb_runtime_error(err, "simulator: agent %s did not start job %s", job->agent->name, job->name);
+	rs = job->agent->round_s ? job->agent->round_s(sim, job) : 0.0;
+	if (rs > 0)
+		return hb_engine_schedule(&sim->eng, sim->eng.now + rs, HB_EV_ROUND, job->id, 0, err);
+	return 0;
+}
+
+static int on_round(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	double rs;
+
+	if (job->state == HB_JOB_DONE)
+		return 0;
+	advance(sim, job, sim->eng.now);
+	if (job->agent->on_round && job->agent->on_round(sim, job, err) < 0)
+		return -1;
+	rs = job->agent->round_s(sim, job);
+	return rs > 0 ? hb_engine_schedule(&sim->eng, sim->eng.now + rs, HB_EV_ROUND, job->id, 0, err) : 0;
+}
+
+int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
+{
+	struct hb_event ev;
+	struct hb_progress bar;
+	double t0 = hb_now(), total = 0.0;
+	int done = 0;
+
+	for (int j = 0; j < sim->njobs; j++) {
+		if (hb_engine_schedule(&sim->eng, sim->jobs[j].arrival_s, HB_EV_ARRIVAL, j, 0, err) < 0)
+			return -1;
+		total += sim->jobs[j].target;
+	}
+	hb_progress_start(&bar, sim->policy ? sim->policy : "sim", 1.0, !sim->opts.quiet);
+	while (done < sim->njobs && hb_engine_pop(&sim->eng, &ev)) {
+		struct hb_sim_job *job = ev.job >= 0 ? &sim->jobs[ev.job] : NULL;
+		int rc = 0;
+
+		if (ev.t > sim->opts.max_sim_s) {
+			hb_progress_finish(&bar);
+			return hb_runtime_error(err, "simulator: %s did not finish within %g simulated seconds",
+						job ? job->name : "the run", sim->opts.max_sim_s);
+		}
+		if (!job)
+			continue;
+		switch (ev.kind) {
+		case HB_EV_ARRIVAL:
+			rc = on_arrival(sim, job, err);
+			break;
+		case HB_EV_REALLOC_DONE:
+			if (ev.gen != job->gen)
+				break;
+			advance(sim, job, ev.t);
+			job->state = HB_JOB_RUNNING;
+			refresh_rates(job);
+			rc = schedule_next(sim, job, err);
+			break;
+		case HB_EV_MILESTONE:
+			if (ev.gen != job->gen || job->state != HB_JOB_RUNNING)
+				break;
+			advance(sim, job, ev.t);
+			rc = on_milestone(sim, job, err);
+			if (job->state == HB_JOB_DONE)
+				done++;
+			break;
+		case HB_EV_ROUND:
+			rc = on_round(sim, job, err);
+			break;
+		default:
+			break;
+		}
+		if (rc < 0) {
+			hb_progress_finish(&bar);
+			return -1;
+		}
+		/* Redraw now and then: summing over jobs every event would make a
+		 * trace replay quadratic. */
+		if (total > 0 && (sim->eng.popped & 1023) == 0) {
+			double p = 0.0;
+
+			for (int j = 0; j < sim->njobs; j++)
+				p += fmin(sim->jobs[j].progress, sim->jobs[j].target);
+			hb_progress_update(&bar, p / total);
+		}
+	}
+	hb_progress_finish(&bar);
+	sim->wall_s = hb_now() - t0;
+	if (done < sim->njobs)
+		return hb_runtime_error(err, "simulator: event queue ran dry with %d of %d jobs unfinished",
+					sim->njobs - done, sim->njobs);
+	return 0;
+}

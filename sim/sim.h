@@ -1,0 +1,269 @@
+/*
+ * sim.h: the simulator core: jobs, their configurations, the event loop,
+ * and the services agents use.  One struct hb_sim is one run of one policy
+ * on one cluster with one seed; runs share nothing mutable, so a sweep may
+ * run them on threads.
+ *
+ * Time and progress.  A running job has a configuration (GPUs per node,
+ * global batch B, the predicted iteration time) that holds until its agent
+ * changes it.  Between events the job advances in closed form: it runs
+ * 1 / (iter_s + overhead_per_iter_s) iterations per second, each adding B
+ * samples and B E(B) M0-equivalent samples of progress, with phi (so E)
+ * frozen at the value of the last milestone.  Every job always has exactly
+ * one pending MILESTONE event: the next iteration count at which something
+ * happens (an adaptation point every `interval` iterations, the end of the
+ * epoch, or the completion of training), computed in closed form from the
+ * current rates.  Changing a configuration bumps the job's generation, which
+ * cancels the pending milestone, and schedules a new one.
+ *
+ * Agents (one per job, from the policy) are clients behind struct
+ * hb_agent_ops; the engine never switches on a policy name.
+ */
+#ifndef HB_SIM_H
+#define HB_SIM_H
+
+#include <stdint.h>
+
+#include "catalog.h"
+#include "engine.h"
+#include "error.h"
+#include "iidp.h"
+#include "log.h"
+#include "perfmodel.h"
+#include "rng.h"
+#include "stats.h"
+
+struct hb_profdb;
+struct hb_sim;
+struct hb_sim_job;
+
+/* ---- configurations ---------------------------------------------------- */
+
+/* How a job uses its GPUs between two decisions.  Agents fill it; iter_s is
+ * the perf model's prediction for the chosen layout, which is the
+ * simulator's ground truth. */
+struct hb_job_config {
+	int *alloc;              /* GPUs per cluster node (nnodes entries), owned by the config */
+	int ngpus;               /* sum of alloc */
+	long global_bs;          /* realised B_G */
+	int local_bs;            /* B_L when equal on every worker, 0 when unequal (OptPerf) */
+	double iter_s;           /* compute + communication time of one iteration, s */
+	double overhead_per_iter_s; /* monitoring and similarity cost per iteration, s */
+	double eff_factor;       /* multiplier on E(B) (unequal-batch what-if), 1 = none */
+	char layout[256];        /* human description ("node0:4GPU,VSW:1,GA:0", "B_L 64 x 16") */
+};
+
+void hb_job_config_init(struct hb_job_config *c, int nnodes);
+void hb_job_config_free(struct hb_job_config *c);
+int hb_job_config_copy(struct hb_job_config *dst, const struct hb_job_config *src, int nnodes);
+
+/* How a configuration change is applied (and charged). */
+enum hb_apply {
+	HB_APPLY_START = 0,    /* first configuration: pays the start latency only */
+	HB_APPLY_INPLACE = 1,  /* same GPUs, new batch/VSWs: pays reconfig_s */
+	HB_APPLY_RESTART = 2,  /* new GPUs: checkpoint + restart (restart_s) */
+};
+
+/* ---- agents ------------------------------------------------------------ */
+
+/* A job agent decides how its job uses GPUs.  Every callback may call
+ * hb_sim_apply(); returning -1 aborts the run with err filled. */
+struct hb_agent_ops {
+	const char *name;        /* "jabas" */
+	const char *summary;     /* one line for help */
+	/* Iterations between adaptation points (0: none). */
+	long (*interval)(const struct hb_sim *sim, const struct hb_sim_job *job);
+	/* Seconds between periodic rounds (0: none), e.g. Pollux's 30 s re-tune. */
+	double (*round_s)(const struct hb_sim *sim, const struct hb_sim_job *job);
+	/* Pick the first configuration (must call hb_sim_apply with HB_APPLY_START). */
+	int (*start)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
+	int (*on_adapt)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
+	int (*on_epoch_end)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
+	int (*on_round)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
+	void (*free_state)(struct hb_sim_job *job);
+};
+
+/* Built-in agents (sim/agent_*.c). */
+extern const struct hb_agent_ops hb_agent_static;
+extern const struct hb_agent_ops hb_agent_simigrad;
+extern const struct hb_agent_ops hb_agent_jabas;
+extern const struct hb_agent_ops hb_agent_pollux;
+extern const struct hb_agent_ops hb_agent_pollux_as;
+extern const struct hb_agent_ops hb_agent_optperf;
+
+/* ---- jobs -------------------------------------------------------------- */
+
+enum hb_job_state {
+	HB_JOB_PENDING = 0,     /* not yet arrived / not started */
+	HB_JOB_RUNNING = 1,
+	HB_JOB_RESTARTING = 2,  /* paused for a restart: GPUs held and billed, no progress */
+	HB_JOB_DONE = 3,
+};
+
+struct hb_sim_job {
+	int id;                  /* index in sim->jobs */
+	char name[64];
+	const struct hb_model *model;   /* borrowed from the catalog */
+	const struct hb_agent_ops *agent;
+	void *agent_state;       /* owned by the agent (free_state) */
+	double arrival_s;
+
+	/* Models of this job (owned by the sim, shared by jobs of one model). */
+	struct hb_perf *perf;    /* prepared perf model on the cluster */
+	struct hb_iidp_solver *solver;  /* IIDP solver over perf */
+	struct hb_stats *stats;  /* convergence model */
+	long min_gbs, max_gbs;   /* batch bounds on this cluster (overrides applied) */
+	double gamma;            /* similarity threshold on this cluster */
+
+	/* Current configuration and state. */
+	int state;               /* enum hb_job_state */
+	struct hb_job_config cfg;
+	double t_last;           /* time up to which progress is integrated */
+	double restart_until;    /* end of the current restart (RESTARTING) */
+	uint64_t gen;            /* bumped on every change; stale events are dropped */
+
+	/* Progress. */
+	double iters;            /* iterations run (fractional between events) */
+	double samples;          /* samples processed */
+	double progress;         /* M0-equivalent samples */
+	double target;           /* progress needed to finish */
+	long epoch;              /* epochs completed */
+	double epoch_samples;    /* samples into the current epoch */
+	double phi;              /* noise scale frozen since the last milestone */
+	double eff;              /* E(B) x cfg.eff_factor, frozen likewise */
+	double next_adapt_iter;  /* iteration count of the next adaptation point */
+
+	/* Accounting. */
+	double gpu_s;            /* GPU-seconds held */
+	double cost_usd;         /* dollars for the GPUs held */
+	double overhead_s;       /* wall time lost to restarts, reconfiguration, monitoring */
+	double gbs_time_sum;     /* integral of B_G dt while running (mean B_G) */
+	double gpus_time_sum;    /* integral of GPUs held dt (mean GPUs) */
+	double run_s;            /* time spent RUNNING (excludes restarts) */
+	int restarts;
+	long reconfigs;          /* in-place changes */
+	long adaptations;        /* adaptation points reached */
+	double finish_s;         /* completion time, 0 until done */
+	double last_similarity;  /* last observed Phi, for records */
+};
+
+/* ---- records (time series and events, kept in memory, written by results.c) */
+
+struct hb_sim_sample {
+	double t;                /* s */
+	int job;
+	long global_bs;
+	int local_bs;
+	int ngpus;
+	double iter_s;           /* including overhead per iteration */
+	double progress_frac;    /* progress / target */
+	double phi;
+	double similarity;       /* last observed Phi (0 if none) */
+	double cost_usd;         /* cumulative */
+	long epoch;
+};
+
+struct hb_sim_event_rec {
+	double t;
+	int job;
+	char kind[16];           /* "start", "reconfig", "restart", "epoch", "done", "adapt" */
+	char detail[256];
+};
+
+/* ---- the simulation ---------------------------------------------------- */
+
+struct hb_sim_opts {
+	uint64_t seed;           /* every RNG stream is seeded from this */
+	long interval;           /* > 0: override every model's adaptation interval p */
+	double restart_const_s;  /* >= 0: constant restart cost (fidelity mode); < 0 derive from model */
+	double reconfig_s;       /* in-place VSW reconfiguration cost, s (default 1.0, see sim.c) */
+	double gns_overhead;     /* Pollux GNS monitoring overhead fraction; < 0 = default (sim.c) */
+	int similarity_cost;     /* 1: charge the similarity all-reduce every p (default 1) */
+	double unequal_k;        /* what-if: convergence penalty for unequal local batches (0 off) */
+	const char *replay;      /* trajectory file (step,global_batch) driving B_G, or NULL */
+	double max_sim_s;        /* stop a run that exceeds this simulated time (default 1e9) */
+	long sample_every;       /* record a time-series sample every N adaptation points (default 1) */
+	int quiet;               /* no progress bar */
+	const struct hb_log *log;/* may be NULL */
+};
+
+void hb_sim_opts_default(struct hb_sim_opts *o);
+
+struct hb_sim {
+	const struct hb_catalog *cat;   /* borrowed */
+	const struct hb_cluster *cl;    /* borrowed */
+	struct hb_profdb *db;           /* borrowed, profiles */
+	struct hb_sim_opts opts;
+	const char *policy;             /* policy name, for records */
+	struct hb_engine eng;
+
+	struct hb_rng rng_similarity;   /* HB_STREAM_SIMILARITY */
+	struct hb_rng rng_gns;          /* HB_STREAM_GNS */
+	struct hb_rng rng_agent;        /* HB_STREAM_SCHED: agents' own randomness */
+
+	struct hb_sim_job *jobs;
+	int njobs;
+
+	/* Per-model shared models (index parallel to cat->models). */
+	struct hb_perf **perf;
+	struct hb_iidp_solver **solver;
+	struct hb_stats **stats;
+
+	/* Records. */
+	struct hb_sim_sample *samples;
+	size_t nsamples, cap_samples;
+	struct hb_sim_event_rec *events;
+	size_t nevents, cap_events;
+	double wall_s;                  /* wall-clock time of hb_sim_run */
+};
+
+/* Create a simulation of one policy's agent on a dedicated cluster. */
+int hb_sim_init(struct hb_sim *sim, const struct hb_catalog *cat, const struct hb_cluster *cl,
+		struct hb_profdb *db, const char *policy, const struct hb_sim_opts *opts, struct hb_error *err);
+void hb_sim_free(struct hb_sim *sim);
+/* Add a job (model, agent, arrival); returns its index in *id. */
+int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb_agent_ops *agent,
+		   double arrival_s, int *id, struct hb_error *err);
+/* Run until every job is done (or max_sim_s). */
+int hb_sim_run(struct hb_sim *sim, struct hb_error *err);
+
+/* ---- services for agents ----------------------------------------------- */
+
+/* Apply a new configuration at the current time: integrates progress so
+ * far, charges the change (enum hb_apply), records it, and reschedules. */
+int hb_sim_apply(struct hb_sim *sim, struct hb_sim_job *job, const struct hb_job_config *cfg, int how,
+		 const char *why, struct hb_error *err);
+/* Current simulated time. */
+double hb_sim_now(const struct hb_sim *sim);
+/* True noise scale now (training fraction of the job, at batch B). */
+double hb_sim_phi(const struct hb_sim *sim, const struct hb_sim_job *job, double batch);
+/* A noisy observation of the half-batch gradient similarity at the job's
+ * current global batch (stream HB_STREAM_SIMILARITY). */
+double hb_sim_observe_similarity(struct hb_sim *sim, struct hb_sim_job *job);
+/* Restart cost of the job: checkpoint bytes / storage bandwidth + latencies,
+ * or the constant of fidelity mode. */
+double hb_sim_restart_s(const struct hb_sim *sim, const struct hb_sim_job *job);
+/* Cost of one similarity measurement (a half-group all-reduce of every
+ * bucket plus an all-gather of the model between two ranks), s, for alloc. */
+double hb_sim_similarity_cost_s(const struct hb_sim *sim, const struct hb_sim_job *job, const int *alloc);
+/* GNS monitoring overhead fraction for Pollux-family agents. */
+double hb_sim_gns_overhead(const struct hb_sim *sim, const struct hb_sim_job *job);
+/* Price of an allocation, $/h. */
+double hb_sim_price_per_hour(const struct hb_sim *sim, const int *alloc);
+/* Record an event (kind, printf detail). */
+void hb_sim_note(struct hb_sim *sim, const struct hb_sim_job *job, const char *kind, const char *fmt, ...)
+	HB_PRINTF(4, 5);
+
+/* ---- policies ----------------------------------------------------------- */
+
+struct hb_policy {
+	const char *name;             /* "jabas" */
+	const struct hb_agent_ops *agent;
+	const char *summary;
+};
+
+/* Table of built-in policies; NULL-name terminated. */
+extern const struct hb_policy hb_policies[];
+const struct hb_policy *hb_policy_find(const char *name);
+
+#endif
