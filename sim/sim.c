@@ -106,6 +106,7 @@ void hb_sim_note(struct hb_sim *sim, const struct hb_sim_job *job, const char *k
 	if (grow((void **)&sim->events, &sim->cap_events, sim->nevents, sizeof(*sim->events)) < 0)
 		return; /* records are best effort under memory exhaustion */
 	r = &sim->events[sim->nevents++];
+	memset(r, 0, sizeof(*r));
 	r->t = sim->eng.now;
 	r->job = job ? job->id : -1;
 	hb_strlcpy(r->kind, kind, sizeof(r->kind));
@@ -121,6 +122,7 @@ static void record_sample(struct hb_sim *sim, const struct hb_sim_job *job)
 	if (grow((void **)&sim->samples, &sim->cap_samples, sim->nsamples, sizeof(*sim->samples)) < 0)
 		return;
 	s = &sim->samples[sim->nsamples++];
+	memset(s, 0, sizeof(*s)); /* padding too: records are compared bytewise */
 	s->t = job->t_last;
 	s->job = job->id;
 	s->global_bs = job->cfg.global_bs;

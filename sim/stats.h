@@ -45,6 +45,7 @@ struct hb_stats {
 	double unequal_k;      /* what-if: penalty k for unequal local batches, 0 = off */
 	struct hb_stats_run *runs; /* Pollux gradstats, sorted by batch; NULL = use the trajectory */
 	int nruns;
+	int nskipped;          /* gradstats rows skipped: non-positive or non-finite */
 };
 
 /* From the catalog model only. */
