@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "profdb.h"
 #include "progress.h"
 #include "sim.h"
@@ -156,6 +157,11 @@ int hb_sim_init(struct hb_sim *sim, const struct hb_catalog *cat, const struct h
 	hb_rng_seed(&sim->rng_similarity, sim->opts.seed, HB_STREAM_SIMILARITY);
 	hb_rng_seed(&sim->rng_gns, sim->opts.seed, HB_STREAM_GNS);
 	hb_rng_seed(&sim->rng_agent, sim->opts.seed, HB_STREAM_SCHED);
+	if (sim->opts.replay &&
+	    hb_sim_load_replay(sim->opts.replay, &sim->replay_step, &sim->replay_gbs, &sim->nreplay, err) < 0) {
+		hb_engine_free(&sim->eng);
+		return -1;
+	}
 	sim->perf = calloc((size_t)cat->nmodels, sizeof(*sim->perf));
 	sim->solver = calloc((size_t)cat->nmodels, sizeof(*sim->solver));
 	sim->stats = calloc((size_t)cat->nmodels, sizeof(*sim->stats));
@@ -192,6 +198,8 @@ void hb_sim_free(struct hb_sim *sim)
 	free(sim->stats);
 	free(sim->samples);
 	free(sim->events);
+	free(sim->replay_step);
+	free(sim->replay_gbs);
 	hb_engine_free(&sim->eng);
 	memset(sim, 0, sizeof(*sim));
 }
@@ -259,6 +267,90 @@ int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb
 	if (id)
 		*id = job->id;
 	return 0;
+}
+
+/* ---- replay ----------------------------------------------------------------- */
+
+int hb_sim_load_replay(const char *path, double **steps, long **gbs, int *n, struct hb_error *err)
+{
+	static const char *const cols[] = { "step", "global_batch", NULL };
+	struct hb_csv c;
+	int idx[2], rc, cap = 0;
+
+	*steps = NULL;
+	*gbs = NULL;
+	*n = 0;
+	if (hb_csv_open(&c, path, err) < 0)
+		return -1;
+	if (hb_csv_header(&c, cols, idx, err) < 0)
+		goto fail;
+	while ((rc = hb_csv_next(&c, err)) == 1) {
+		double st;
+		long b;
+
+		if (hb_csv_double_range(&c, idx[0], 0, 1e15, &st, err) < 0 ||
+		    hb_csv_long_range(&c, idx[1], 1, 1L << 40, &b, err) < 0)
+			goto fail;
+		if (*n > 0 && st <= (*steps)[*n - 1]) {
+			hb_input_error(err, "%s:%ld: field 'step': value '%s' is not greater than the previous step %.0f",
+				       path, c.line, c.field[idx[0]], (*steps)[*n - 1]);
+			goto fail;
+		}
+		if (*n == cap) {
+			double *ns;
+			long *nb;
+
+			cap = cap ? 2 * cap : 256;
+			ns = realloc(*steps, sizeof(double) * (size_t)cap);
+			if (ns)
+				*steps = ns;
+			nb = realloc(*gbs, sizeof(long) * (size_t)cap);
+			if (nb)
+				*gbs = nb;
+			if (!ns || !nb) {
+				hb_runtime_error(err, "%s: out of memory", path);
+				goto fail;
+			}
+		}
+		(*steps)[*n] = st;
+		(*gbs)[*n] = b;
+		(*n)++;
+	}
+	if (rc < 0)
+		goto fail;
+	if (*n == 0) {
+		hb_input_error(err, "%s: no trajectory rows after the header", path);
+		goto fail;
+	}
+	hb_csv_close(&c);
+	return 0;
+fail:
+	hb_csv_close(&c);
+	free(*steps);
+	free(*gbs);
+	*steps = NULL;
+	*gbs = NULL;
+	*n = 0;
+	return -1;
+}
+
+int hb_sim_replay_gbs(const struct hb_sim *sim, const struct hb_sim_job *job, long *gbs)
+{
+	int lo = 0, hi = sim->nreplay - 1;
+
+	if (sim->nreplay == 0)
+		return 0;
+	/* Last point with step <= iterations run (binary search). */
+	while (lo < hi) {
+		int mid = (lo + hi + 1) / 2;
+
+		if (sim->replay_step[mid] <= job->iters + ITER_EPS)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	*gbs = sim->replay_gbs[lo];
+	return 1;
 }
 
 /* ---- services -------------------------------------------------------------- */

@@ -67,7 +67,8 @@ enum hb_apply {
 /* ---- agents ------------------------------------------------------------ */
 
 /* A job agent decides how its job uses GPUs.  Every callback may call
- * hb_sim_apply(); returning -1 aborts the run with err filled. */
+ * hb_sim_apply(); returning -1 aborts the run with err filled.  Only start
+ * is required; any other callback may be NULL. */
 struct hb_agent_ops {
 	const char *name;        /* "jabas" */
 	const char *summary;     /* one line for help */
@@ -215,6 +216,11 @@ struct hb_sim {
 	struct hb_sim_event_rec *events;
 	size_t nevents, cap_events;
 	double wall_s;                  /* wall-clock time of hb_sim_run */
+
+	/* Replay (opts.replay): B_G from a recorded trajectory, by iteration. */
+	double *replay_step;            /* strictly increasing iteration counts, owned */
+	long *replay_gbs;               /* global batch from that step on, owned */
+	int nreplay;
 };
 
 /* Create a simulation of one policy's agent on a dedicated cluster. */
@@ -250,6 +256,14 @@ double hb_sim_similarity_cost_s(const struct hb_sim *sim, const struct hb_sim_jo
 double hb_sim_gns_overhead(const struct hb_sim *sim, const struct hb_sim_job *job);
 /* Price of an allocation, $/h. */
 double hb_sim_price_per_hour(const struct hb_sim *sim, const int *alloc);
+/* Replay mode: 1 and *gbs = the recorded global batch at the job's current
+ * iteration (the last point whose step is <= it; the first point before
+ * that), 0 when no replay file is set.  SimiGrad and JABAS take it instead
+ * of the similarity rule, so two policies can be compared on one schedule. */
+int hb_sim_replay_gbs(const struct hb_sim *sim, const struct hb_sim_job *job, long *gbs);
+/* Read a replay file (CSV with columns step, global_batch; steps strictly
+ * increasing, batches positive); exposed for tests and the CLI. */
+int hb_sim_load_replay(const char *path, double **steps, long **gbs, int *n, struct hb_error *err);
 /* Record an event (kind, printf detail). */
 void hb_sim_note(struct hb_sim *sim, const struct hb_sim_job *job, const char *kind, const char *fmt, ...)
 	HB_PRINTF(4, 5);

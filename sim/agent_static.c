@@ -1,0 +1,55 @@
+/*
+ * agent_static.c: static data parallelism, the "Static / DP" baseline of
+ * notes/jabas.md §5.
+ *
+ * A fixed global batch on every GPU of the cluster with an equal local
+ * batch (plain DP, no WDP): B_L is limited by the GPU with the least memory,
+ * gradient accumulation carries what B_L cannot, and the slowest GPU sets
+ * the pace (§5 "Porting baselines": "Static DDP: B_G fixed, all GPUs").
+ *
+ * The batch is the job's min_gbs, i.e. minB_G on this cluster after the
+ * model's overrides: the artifact starts at minB_G (§6 Table 4 note,
+ * §10.13: B_G^init = minB_G), so Static is what the adaptive policies would
+ * do if they never adapted.  The realised B_G is hb_ddp_plan's rounding of
+ * that target to B_L·N_G·(n_GA+1) with B_L a multiple of minB_L, and may
+ * therefore be larger (ResNet-50 on cluster A: 16 GPUs x minB_L 32 = 512 for
+ * a minB_G of 256).  The agent never adapts: no interval, no round, nothing
+ * at epoch ends.
+ */
+#include <stdio.h>
+
+#include "agent_util.h"   /* hb_agent_alloc_all, hb_agent_ddp_config */
+#include "sim.h"
+
+static int static_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	struct hb_job_config cfg;
+	char why[96];
+	int rc;
+
+	hb_job_config_init(&cfg, job->perf->nnodes);
+	if (!cfg.alloc)
+		return hb_runtime_error(err, "static %s: out of memory", job->name);
+	hb_agent_alloc_all(job->perf, cfg.alloc);
+	rc = hb_agent_ddp_config(job->perf, cfg.alloc, job->min_gbs, &cfg, NULL, err);
+	if (rc < 0) {
+		hb_error_prefix(err, "static %s on %s", job->name, sim->cl->name);
+	} else {
+		snprintf(why, sizeof(why), "static: target minB_G %ld, equal B_L on all GPUs", job->min_gbs);
+		rc = hb_sim_apply(sim, job, &cfg, HB_APPLY_START, why, err);
+	}
+	hb_job_config_free(&cfg);
+	return rc;
+}
+
+const struct hb_agent_ops hb_agent_static = {
+	.name = "static",
+	.summary = "fixed global batch (minB_G), equal local batch on all GPUs, never adapts",
+	.interval = NULL,     /* sim.c treats a missing callback as "none" */
+	.round_s = NULL,
+	.start = static_start,
+	.on_adapt = NULL,
+	.on_epoch_end = NULL,
+	.on_round = NULL,
+	.free_state = NULL,
+};

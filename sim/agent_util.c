@@ -1,0 +1,80 @@
+/*
+ * agent_util.c: helpers shared by the job agents (agent_util.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_util.h"
+
+long hb_agent_interval(const struct hb_sim *sim, const struct hb_sim_job *job)
+{
+	if (sim->opts.interval > 0)
+		return sim->opts.interval;
+	return job->model->adapt_interval;
+}
+
+int hb_agent_alloc_all(const struct hb_perf *perf, int *alloc)
+{
+	int n = 0;
+
+	for (int i = 0; i < perf->nnodes; i++) {
+		alloc[i] = perf->nodes[i].ngpus;
+		n += alloc[i];
+	}
+	return n;
+}
+
+int hb_agent_ddp_config(const struct hb_perf *perf, const int *alloc, long target_gbs, struct hb_job_config *cfg,
+			struct hb_ddp_result *plan, struct hb_error *err)
+{
+	struct hb_ddp_result r;
+
+	if (!cfg->alloc)
+		return hb_runtime_error(err, "DDP configuration: the configuration has no allocation array");
+	if (hb_ddp_plan(perf, alloc, target_gbs, &r, err) < 0) {
+		hb_error_prefix(err, "DDP configuration for B_G %ld", target_gbs);
+		return -1;
+	}
+	if (!r.found)
+		return hb_input_error(err, "DDP configuration for B_G %ld: %s", target_gbs, r.why);
+	if (cfg->alloc != alloc)
+		memcpy(cfg->alloc, alloc, sizeof(int) * (size_t)perf->nnodes);
+	cfg->ngpus = r.n_gpus;
+	cfg->global_bs = r.global_bs;
+	cfg->local_bs = r.local_bs;
+	cfg->iter_s = r.iter_s;
+	cfg->overhead_per_iter_s = 0.0;
+	cfg->eff_factor = 1.0;
+	snprintf(cfg->layout, sizeof(cfg->layout), "DDP B_L %d x %d GPUs, GA %d, pace %s", r.local_bs, r.n_gpus,
+		 r.ga_steps, r.slowest_node >= 0 ? perf->nodes[r.slowest_node].name : "?");
+	if (plan)
+		*plan = r;
+	return 0;
+}
+
+double hb_agent_gns_overhead_s(const struct hb_sim *sim, const struct hb_sim_job *job, double iter_s)
+{
+	return hb_sim_gns_overhead(sim, job) * iter_s;
+}
+
+double hb_simigrad_step(const struct hb_simigrad_params *sp, double b, double phi, int *dir)
+{
+	int d = HB_SIMIGRAD_HOLD;
+
+	if (phi < sp->gamma) {
+		b *= 1.0 + sp->alpha;
+		d = HB_SIMIGRAD_GROW;
+	} else if (phi > sp->gamma) {
+		b *= 1.0 - sp->alpha;
+		d = HB_SIMIGRAD_SHRINK;
+	}
+	if (b < (double)sp->min_gbs)
+		b = (double)sp->min_gbs;
+	if (b > (double)sp->max_gbs)
+		b = (double)sp->max_gbs;
+	if (dir)
+		*dir = d;
+	return b;
+}

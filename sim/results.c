@@ -1,0 +1,1073 @@
+/*
+ * results.c: the comparison table and the result files of a set of runs
+ * (results.h says what is written and why it is reproducible).
+ *
+ * Sections follow the data: per-job metrics, knobs, the summary rows every
+ * writer shares, then one writer per output (terminal, JSON, CSV, gnuplot
+ * data, SQLite) and the staging that makes the set all or nothing.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hb_config.h"  /* HB_VERSION, recorded in meta and summary.json */
+#include "db.h"
+#include "fileio.h"
+#include "results.h"
+#include "strutil.h"
+
+/* ---- per-job metrics ------------------------------------------------------ */
+
+void hb_job_metrics(const struct hb_sim_job *job, struct hb_job_metrics *m)
+{
+	double end;
+
+	memset(m, 0, sizeof(*m));
+	m->done = job->state == HB_JOB_DONE;
+	end = m->done ? job->finish_s : job->t_last;
+	m->time_s = end > job->arrival_s ? end - job->arrival_s : 0.0;
+	m->cost_usd = job->cost_usd;
+	m->gpu_hours = job->gpu_s / 3600.0;
+	m->mean_gpus = m->time_s > 0 ? job->gpus_time_sum / m->time_s : 0.0;
+	m->iterations = job->iters;
+	m->mean_gbs = job->run_s > 0 ? job->gbs_time_sum / job->run_s : (double)job->cfg.global_bs;
+	m->final_gbs = job->cfg.global_bs;
+	m->restarts = job->restarts;
+	m->overhead_s = job->overhead_s;
+}
+
+/* ---- knobs ---------------------------------------------------------------- */
+
+/* Sentinels: a negative value means "derived" / "default" (sim.h). */
+static int same_sentinel(double a, double b)
+{
+	return (a < 0 && b < 0) || a == b;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static struct hb_knob *knob(struct hb_knob *k, int *n, const char *key, const char *label, int always)
+{
+	struct hb_knob *x = &k[(*n)++];
+
+	memset(x, 0, sizeof(*x));
+	x->key = key;
+	x->label = label;
+	x->always = always;
+	return x;
+}
+
+static void knob_num(struct hb_knob *x, double v, const char *unit)
+{
+	x->type = HB_KNOB_NUM;
+	x->num = v;
+	snprintf(x->text, sizeof(x->text), "%g%s", v, unit);
+}
+
+static void knob_default(struct hb_knob *x, const char *text)
+{
+	x->type = HB_KNOB_DEFAULT;
+	hb_strlcpy(x->text, text, sizeof(x->text));
+}
+
+int hb_results_knobs(const struct hb_results *r, struct hb_knob *k)
+{
+	const struct hb_sim_opts *o = &r->opts, *d = &r->defaults;
+	struct hb_knob *x;
+	int n = 0;
+
+	x = knob(k, &n, "interval", "interval", 1);
+	if (o->interval > 0)
+		knob_num(x, (double)o->interval, "");
+	else
+		knob_default(x, "model");
+	x->non_default = !((o->interval <= 0 && d->interval <= 0) || o->interval == d->interval);
+
+	x = knob(k, &n, "restart_cost_s", "restart-cost", 1);
+	if (o->restart_const_s >= 0)
+		knob_num(x, o->restart_const_s, " s");
+	else
+		knob_default(x, "derived");
+	x->non_default = !same_sentinel(o->restart_const_s, d->restart_const_s);
+
+	x = knob(k, &n, "reconfig_cost_s", "reconfig-cost", 1);
+	knob_num(x, o->reconfig_s, " s");
+	x->non_default = o->reconfig_s != d->reconfig_s;
+
+	x = knob(k, &n, "gns_overhead", "gns-overhead", 1);
+	if (o->gns_overhead >= 0)
+		knob_num(x, o->gns_overhead, "");
+	else
+		knob_default(x, "default");
+	x->non_default = !same_sentinel(o->gns_overhead, d->gns_overhead);
+
+	x = knob(k, &n, "similarity_cost", "similarity-cost", 1);
+	x->type = HB_KNOB_BOOL;
+	x->num = o->similarity_cost ? 1 : 0;
+	hb_strlcpy(x->text, o->similarity_cost ? "on" : "off", sizeof(x->text));
+	x->non_default = !o->similarity_cost != !d->similarity_cost;
+
+	x = knob(k, &n, "unequal_penalty", "unequal-penalty", 1);
+	knob_num(x, o->unequal_k, "");
+	x->non_default = o->unequal_k != d->unequal_k;
+
+	/* A replay file is recorded by its base name: an absolute path would
+	 * make the files depend on where the command ran. */
+	x = knob(k, &n, "replay", "replay", 1);
+	if (o->replay) {
+		x->type = HB_KNOB_STR;
+		x->str = base_name(o->replay);
+		hb_strlcpy(x->text, x->str, sizeof(x->text));
+	} else {
+		knob_default(x, "none");
+	}
+	x->non_default = !o->replay != !d->replay;
+
+	x = knob(k, &n, "max_sim_s", "max-sim", 0);
+	knob_num(x, o->max_sim_s, " s");
+	x->non_default = o->max_sim_s != d->max_sim_s;
+
+	x = knob(k, &n, "sample_every", "sample-every", 0);
+	knob_num(x, (double)o->sample_every, "");
+	x->non_default = o->sample_every != d->sample_every;
+	return n;
+}
+
+/* The first job of a run of `model` that ran, to show what a default knob
+ * stands for (the model's own interval, the simulator's GNS overhead). */
+static const struct hb_run_result *model_run(const struct hb_results *r, const char *model)
+{
+	for (int i = 0; model && i < r->nruns; i++) {
+		const struct hb_run_result *ru = &r->runs[i];
+
+		if (ru->ran && ru->sim && ru->sim->njobs > 0 && strcmp(ru->model, model) == 0)
+			return ru;
+	}
+	return NULL;
+}
+
+void hb_results_knob_line(const struct hb_results *r, const char *model, char *buf, size_t size)
+{
+	struct hb_knob k[HB_RESULTS_MAX_KNOBS];
+	int n = hb_results_knobs(r, k);
+	const struct hb_run_result *ru = model_run(r, model);
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		char val[160];
+
+		if (!k[i].always && !k[i].non_default)
+			continue;
+		if (ru && k[i].type == HB_KNOB_DEFAULT && strcmp(k[i].key, "interval") == 0)
+			snprintf(val, sizeof(val), "%ld (model)", ru->sim->jobs[0].model->adapt_interval);
+		else if (ru && k[i].type == HB_KNOB_DEFAULT && strcmp(k[i].key, "gns_overhead") == 0)
+			snprintf(val, sizeof(val), "%g (default)", hb_sim_gns_overhead(ru->sim, &ru->sim->jobs[0]));
+		else
+			hb_strlcpy(val, k[i].text, sizeof(val));
+		len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s=%s%s", len ? ", " : "",
+					k[i].label, val, k[i].non_default ? "*" : "");
+		if (len >= size)
+			return;
+	}
+}
+
+static cJSON *knobs_json(const struct hb_results *r)
+{
+	struct hb_knob k[HB_RESULTS_MAX_KNOBS];
+	int n = hb_results_knobs(r, k);
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		cJSON *v;
+
+		switch (k[i].type) {
+		case HB_KNOB_NUM: v = cJSON_CreateNumber(k[i].num); break;
+		case HB_KNOB_BOOL: v = cJSON_CreateBool(k[i].num != 0); break;
+		case HB_KNOB_STR: v = cJSON_CreateString(k[i].str); break;
+		default: v = cJSON_CreateNull(); break;
+		}
+		if (!v || !cJSON_AddItemToObject(o, k[i].key, v)) {
+			cJSON_Delete(v);
+			cJSON_Delete(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+/* ---- reading the set ------------------------------------------------------- */
+
+const struct hb_run_result *hb_results_reference(const struct hb_results *r, const char *model)
+{
+	const struct hb_run_result *first = NULL;
+
+	for (int i = 0; i < r->nruns; i++) {
+		const struct hb_run_result *ru = &r->runs[i];
+
+		if (!ru->ran || !ru->sim || strcmp(ru->model, model) != 0)
+			continue;
+		if (strcmp(ru->policy, HB_RESULTS_REF_POLICY) == 0)
+			return ru;
+		if (!first)
+			first = ru;
+	}
+	return first;
+}
+
+int hb_results_models(const struct hb_results *r, const char **models, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < r->nruns; i++) {
+		int seen = 0;
+
+		for (int k = 0; k < n && !seen; k++)
+			seen = strcmp(models[k], r->runs[i].model) == 0;
+		if (!seen && n < max)
+			models[n++] = r->runs[i].model;
+	}
+	return n;
+}
+
+void hb_results_file_stem(const char *model, char *buf, size_t size)
+{
+	size_t i = 0;
+
+	if (size == 0)
+		return;
+	for (; model[i] && i + 1 < size; i++) {
+		char c = model[i];
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+			 c == '_' || (c == '.' && i > 0);
+
+		buf[i] = ok ? c : '_';
+	}
+	buf[i] = '\0';
+	if (i == 0)
+		hb_strlcpy(buf, "model", size);
+}
+
+/* ---- summary rows (shared by every writer) ---------------------------------- */
+
+struct srow {
+	int run_id;                      /* 1-based position in r->runs */
+	const struct hb_run_result *run;
+	int job;                         /* job index, -1 for a run that cannot run */
+	struct hb_job_metrics m;
+	double time_rel, cost_rel;       /* vs the reference's same job; NAN when undefined */
+	const char *ref;                 /* reference policy, NULL if none */
+};
+
+static double ratio(double a, double b)
+{
+	return b > 0 && isfinite(a) ? a / b : NAN;
+}
+
+static int summary_rows(const struct hb_results *r, struct srow **out, size_t *nout, struct hb_error *err)
+{
+	size_t n = 0, cap = 0;
+	struct srow *rows = NULL;
+
+	for (int i = 0; i < r->nruns; i++) {
+		const struct hb_run_result *ru = &r->runs[i];
+		const struct hb_run_result *ref = hb_results_reference(r, ru->model);
+		int njobs = ru->ran && ru->sim ? ru->sim->njobs : 0;
+
+		for (int j = 0; j < (njobs > 0 ? njobs : 1); j++) {
+			struct srow *s;
+
+			if (n == cap) {
+				struct srow *nr;
+
+				cap = cap ? 2 * cap : 16;
+				nr = realloc(rows, cap * sizeof(*rows));
+				if (!nr) {
+					free(rows);
+					return hb_runtime_error(err, "results: out of memory");
+				}
+				rows = nr;
+			}
+			s = &rows[n++];
+			memset(s, 0, sizeof(*s));
+			s->run_id = i + 1;
+			s->run = ru;
+			s->job = njobs > 0 ? j : -1;
+			s->time_rel = s->cost_rel = NAN;
+			s->ref = ref ? ref->policy : NULL;
+			if (njobs == 0)
+				continue;
+			hb_job_metrics(&ru->sim->jobs[j], &s->m);
+			if (ref && j < ref->sim->njobs) {
+				struct hb_job_metrics rm;
+
+				hb_job_metrics(&ref->sim->jobs[j], &rm);
+				s->time_rel = ratio(s->m.time_s, rm.time_s);
+				s->cost_rel = ratio(s->m.cost_usd, rm.cost_usd);
+			}
+		}
+	}
+	*out = rows;
+	*nout = n;
+	return 0;
+}
+
+/* ---- terminal table ------------------------------------------------------------ */
+
+static void print_rel(FILE *out, double v)
+{
+	if (isfinite(v))
+		fprintf(out, " %7.2f", v);
+	else
+		fprintf(out, " %7s", "-");
+}
+
+void hb_results_print(FILE *out, const struct hb_results *r)
+{
+	const char *models[256];
+	int nm = hb_results_models(r, models, 256);
+	struct srow *rows = NULL;
+	size_t nrows = 0;
+	struct hb_error err = { 0 };
+	char line[2048];
+
+	if (summary_rows(r, &rows, &nrows, &err) < 0) {
+		fprintf(out, "%s\n", err.msg);
+		return;
+	}
+	for (int mi = 0; mi < nm; mi++) {
+		const struct hb_run_result *ref = hb_results_reference(r, models[mi]);
+		const char *refname = ref ? ref->policy : HB_RESULTS_REF_POLICY;
+		char th[32], ch[32];
+
+		hb_results_knob_line(r, models[mi], line, sizeof(line));
+		fprintf(out, "%scluster %s, model %s, seed %llu; %s  (* = non-default)\n", mi ? "\n" : "", r->cluster,
+			models[mi], (unsigned long long)r->seed, line);
+		snprintf(th, sizeof(th), "t/%.5s", refname);
+		snprintf(ch, sizeof(ch), "$/%.5s", refname);
+		fprintf(out, "%-12s %9s %10s %9s %6s %11s %9s %9s %8s %8s %7s %7s %8s\n", "policy", "time(h)", "cost($)",
+			"GPU-h", "GPUs", "iterations", "mean_B_G", "final_B_G", "restarts", "ovhd(h)", th, ch, "wall(s)");
+		for (size_t i = 0; i < nrows; i++) {
+			const struct srow *s = &rows[i];
+			char name[160];
+
+			if (strcmp(s->run->model, models[mi]) != 0)
+				continue;
+			if (s->job >= 0 && s->run->sim->njobs > 1)
+				snprintf(name, sizeof(name), "%s:%s", s->run->policy, s->run->sim->jobs[s->job].name);
+			else
+				hb_strlcpy(name, s->run->policy, sizeof(name));
+			if (s->job < 0) {
+				fprintf(out, "%-12s cannot run: %s\n", name, s->run->why);
+				continue;
+			}
+			fprintf(out, "%-12s %9.2f %10.2f %9.2f %6.2f %11.0f %9.1f %9ld %8d %8.3f", name, s->m.time_s / 3600.0,
+				s->m.cost_usd, s->m.gpu_hours, s->m.mean_gpus, s->m.iterations, s->m.mean_gbs,
+				s->m.final_gbs, s->m.restarts, s->m.overhead_s / 3600.0);
+			print_rel(out, s->time_rel);
+			print_rel(out, s->cost_rel);
+			fprintf(out, " %8.3f%s\n", s->run->wall_s, s->m.done ? "" : "  (did not reach the target)");
+		}
+	}
+	free(rows);
+}
+
+/* ---- JSON ------------------------------------------------------------------------ */
+
+static void add_num(cJSON *o, const char *key, double v)
+{
+	if (isfinite(v))
+		cJSON_AddNumberToObject(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *row_json(const struct srow *s)
+{
+	const struct hb_sim_job *job = &s->run->sim->jobs[s->job];
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	cJSON_AddNumberToObject(o, "job", s->job);
+	cJSON_AddStringToObject(o, "name", job->name);
+	cJSON_AddBoolToObject(o, "done", s->m.done);
+	add_num(o, "time_h", s->m.time_s / 3600.0);
+	add_num(o, "cost_usd", s->m.cost_usd);
+	add_num(o, "gpu_hours", s->m.gpu_hours);
+	add_num(o, "mean_gpus", s->m.mean_gpus);
+	add_num(o, "iterations", s->m.iterations);
+	add_num(o, "mean_gbs", s->m.mean_gbs);
+	add_num(o, "final_gbs", (double)s->m.final_gbs);
+	add_num(o, "restarts", s->m.restarts);
+	add_num(o, "overhead_h", s->m.overhead_s / 3600.0);
+	add_num(o, "time_rel", s->time_rel);
+	add_num(o, "cost_rel", s->cost_rel);
+	return o;
+}
+
+static cJSON *summary_json_rows(const struct hb_results *r, const struct srow *rows, size_t nrows)
+{
+	const char *models[256];
+	int nm = hb_results_models(r, models, 256);
+	cJSON *root = cJSON_CreateObject(), *arr, *knobs, *nd;
+	struct hb_knob k[HB_RESULTS_MAX_KNOBS];
+	int nk = hb_results_knobs(r, k);
+
+	if (!root)
+		return NULL;
+	cJSON_AddStringToObject(root, "format", HB_RESULTS_FORMAT);
+	cJSON_AddStringToObject(root, "version", HB_VERSION);
+	cJSON_AddStringToObject(root, "cluster", r->cluster);
+	cJSON_AddNumberToObject(root, "seed", (double)r->seed);
+	knobs = knobs_json(r);
+	if (!knobs || !cJSON_AddItemToObject(root, "knobs", knobs)) {
+		cJSON_Delete(knobs);
+		cJSON_Delete(root);
+		return NULL;
+	}
+	nd = cJSON_AddArrayToObject(root, "non_default");
+	for (int i = 0; nd && i < nk; i++)
+		if (k[i].non_default)
+			cJSON_AddItemToArray(nd, cJSON_CreateString(k[i].key));
+	arr = cJSON_AddArrayToObject(root, "models");
+	if (!nd || !arr) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	for (int mi = 0; mi < nm; mi++) {
+		const struct hb_run_result *ref = hb_results_reference(r, models[mi]);
+		cJSON *mo = cJSON_CreateObject(), *runs;
+
+		if (!mo || !cJSON_AddItemToArray(arr, mo)) {
+			cJSON_Delete(mo);
+			cJSON_Delete(root);
+			return NULL;
+		}
+		cJSON_AddStringToObject(mo, "model", models[mi]);
+		if (ref)
+			cJSON_AddStringToObject(mo, "reference", ref->policy);
+		else
+			cJSON_AddNullToObject(mo, "reference");
+		runs = cJSON_AddArrayToObject(mo, "runs");
+		for (int i = 0; runs && i < r->nruns; i++) {
+			const struct hb_run_result *ru = &r->runs[i];
+			cJSON *ro, *jobs;
+
+			if (strcmp(ru->model, models[mi]) != 0)
+				continue;
+			ro = cJSON_CreateObject();
+			if (!ro || !cJSON_AddItemToArray(runs, ro)) {
+				cJSON_Delete(ro);
+				break;
+			}
+			cJSON_AddNumberToObject(ro, "run_id", i + 1);
+			cJSON_AddStringToObject(ro, "policy", ru->policy);
+			cJSON_AddStringToObject(ro, "status", ru->ran ? "ok" : "cannot run");
+			if (!ru->ran) {
+				cJSON_AddStringToObject(ro, "reason", ru->why);
+				continue;
+			}
+			jobs = cJSON_AddArrayToObject(ro, "jobs");
+			for (size_t s = 0; jobs && s < nrows; s++)
+				if (rows[s].run == ru && rows[s].job >= 0)
+					cJSON_AddItemToArray(jobs, row_json(&rows[s]));
+		}
+	}
+	return root;
+}
+
+cJSON *hb_results_summary_json(const struct hb_results *r)
+{
+	struct srow *rows;
+	size_t n;
+	struct hb_error err = { 0 };
+	cJSON *root;
+
+	if (summary_rows(r, &rows, &n, &err) < 0)
+		return NULL;
+	root = summary_json_rows(r, rows, n);
+	free(rows);
+	return root;
+}
+
+/* ---- CSV and gnuplot data ------------------------------------------------------------ */
+
+/* Numbers in files: 9 significant digits (ms on a 10-day run, 1e-9 of a
+ * dollar amount); empty in CSV when undefined. */
+static void put_num(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, "%.9g", v);
+}
+
+static void put_sep_num(FILE *f, double v)
+{
+	fputc(',', f);
+	put_num(f, v);
+}
+
+static void put_csv_str(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		/* hetbatch's CSV reader takes no field across lines */
+		fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+	}
+	fputc('"', f);
+}
+
+static void write_summary_csv(FILE *f, const struct srow *rows, size_t nrows)
+{
+	fputs("run_id,model,policy,job,status,reason,time_h,cost_usd,gpu_hours,mean_gpus,iterations,mean_gbs,"
+	      "final_gbs,restarts,overhead_h,time_rel,cost_rel,ref_policy\n",
+	      f);
+	for (size_t i = 0; i < nrows; i++) {
+		const struct srow *s = &rows[i];
+
+		fprintf(f, "%d,", s->run_id);
+		put_csv_str(f, s->run->model);
+		fputc(',', f);
+		put_csv_str(f, s->run->policy);
+		if (s->job < 0) {
+			fputs(",,cannot run,", f);
+			put_csv_str(f, s->run->why);
+			fputs(",,,,,,,,,,,,", f);
+		} else {
+			fprintf(f, ",%d,%s,", s->job, s->m.done ? "ok" : "unfinished");
+			put_sep_num(f, s->m.time_s / 3600.0);
+			put_sep_num(f, s->m.cost_usd);
+			put_sep_num(f, s->m.gpu_hours);
+			put_sep_num(f, s->m.mean_gpus);
+			put_sep_num(f, s->m.iterations);
+			put_sep_num(f, s->m.mean_gbs);
+			fprintf(f, ",%ld,%d", s->m.final_gbs, s->m.restarts);
+			put_sep_num(f, s->m.overhead_s / 3600.0);
+			put_sep_num(f, s->time_rel);
+			put_sep_num(f, s->cost_rel);
+			fputc(',', f);
+		}
+		if (s->ref)
+			put_csv_str(f, s->ref);
+		fputc('\n', f);
+	}
+}
+
+static void run_prefix(FILE *f, int run_id, const struct hb_run_result *ru)
+{
+	fprintf(f, "%d,", run_id);
+	put_csv_str(f, ru->model);
+	fputc(',', f);
+	put_csv_str(f, ru->policy);
+}
+
+static void write_timeseries_csv(FILE *f, const struct hb_results *r)
+{
+	fputs("run_id,model,policy,t_s,job,global_bs,local_bs,ngpus,iter_s,progress_frac,phi,similarity,cost_usd,"
+	      "epoch\n",
+	      f);
+	for (int i = 0; i < r->nruns; i++) {
+		const struct hb_run_result *ru = &r->runs[i];
+
+		for (size_t k = 0; ru->ran && ru->sim && k < ru->sim->nsamples; k++) {
+			const struct hb_sim_sample *s = &ru->sim->samples[k];
+
+			run_prefix(f, i + 1, ru);
+			put_sep_num(f, s->t);
+			fprintf(f, ",%d,%ld,%d,%d", s->job, s->global_bs, s->local_bs, s->ngpus);
+			put_sep_num(f, s->iter_s);
+			put_sep_num(f, s->progress_frac);
+			put_sep_num(f, s->phi);
+			put_sep_num(f, s->similarity);
+			put_sep_num(f, s->cost_usd);
+			fprintf(f, ",%ld\n", s->epoch);
+		}
+	}
+}
+
+static void write_events_csv(FILE *f, const struct hb_results *r)
+{
+	fputs("run_id,model,policy,t_s,job,kind,detail\n", f);
+	for (int i = 0; i < r->nruns; i++) {
+		const struct hb_run_result *ru = &r->runs[i];
+
+		for (size_t k = 0; ru->ran && ru->sim && k < ru->sim->nevents; k++) {
+			const struct hb_sim_event_rec *e = &ru->sim->events[k];
+
+			run_prefix(f, i + 1, ru);
+			put_sep_num(f, e->t);
+			fprintf(f, ",%d,", e->job);
+			put_csv_str(f, e->kind);
+			fputc(',', f);
+			put_csv_str(f, e->detail);
+			fputc('\n', f);
+		}
+	}
+}
+
+/*
+ * <model>-series.dat: one block per policy that ran (blocks separated by two
+ * blank lines, gnuplot's `index`), rows "t_h global_bs ngpus cost_usd
+ * progress_frac" for the first job, closed by a row at its finish so step
+ * plots reach the end.  The scripts take the block titles from a word list
+ * the caller passes, in the same order.
+ */
+static void write_series_dat(FILE *f, const struct hb_results *r, const char *model)
+{
+	int block = 0;
+
+	fprintf(f, "# hetbatch sim: %s on %s, seed %llu; columns: t_h global_bs ngpus cost_usd progress_frac\n",
+		model, r->cluster, (unsigned long long)r->seed);
+	for (int i = 0; i < r->nruns; i++) {
+		const struct hb_run_result *ru = &r->runs[i];
+		const struct hb_sim_job *job;
+		double last_t = -1.0;
+
+		if (!ru->ran || !ru->sim || ru->sim->njobs == 0 || strcmp(ru->model, model) != 0)
+			continue;
+		job = &ru->sim->jobs[0];
+		fprintf(f, "%s# %s\n", block++ ? "\n\n" : "", ru->policy);
+		for (size_t k = 0; k < ru->sim->nsamples; k++) {
+			const struct hb_sim_sample *s = &ru->sim->samples[k];
+
+			if (s->job != 0)
+				continue;
+			fprintf(f, "%.9g %ld %d %.9g %.9g\n", s->t / 3600.0, s->global_bs, s->ngpus, s->cost_usd,
+				s->progress_frac);
+			last_t = s->t;
+		}
+		{
+			struct hb_job_metrics m;
+			double end;
+
+			hb_job_metrics(job, &m);
+			end = job->arrival_s + m.time_s;
+			if (end > last_t)
+				fprintf(f, "%.9g %ld %d %.9g %.9g\n", end / 3600.0, job->cfg.global_bs, job->cfg.ngpus,
+					job->cost_usd, job->target > 0 ? job->progress / job->target : 0.0);
+		}
+	}
+}
+
+/* <model>-bars.dat: "policy time_rel cost_rel time_h cost_usd", first job. */
+static void write_bars_dat(FILE *f, const struct hb_results *r, const struct srow *rows, size_t nrows,
+			   const char *model)
+{
+	const struct hb_run_result *ref = hb_results_reference(r, model);
+
+	fprintf(f, "# hetbatch sim: %s on %s, seed %llu; relative to %s\n# policy time_rel cost_rel time_h cost_usd\n",
+		model, r->cluster, (unsigned long long)r->seed, ref ? ref->policy : "-");
+	for (size_t i = 0; i < nrows; i++) {
+		const struct srow *s = &rows[i];
+
+		if (s->job != 0 || strcmp(s->run->model, model) != 0 || !isfinite(s->time_rel) || !isfinite(s->cost_rel))
+			continue;
+		fprintf(f, "%s %.9g %.9g %.9g %.9g\n", s->run->policy, s->time_rel, s->cost_rel, s->m.time_s / 3600.0,
+			s->m.cost_usd);
+	}
+}
+
+/* ---- SQLite --------------------------------------------------------------------------- */
+
+static const char *const schema =
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+	"CREATE TABLE runs(run_id INTEGER PRIMARY KEY, cluster TEXT NOT NULL, model TEXT NOT NULL,"
+	" policy TEXT NOT NULL, seed INTEGER NOT NULL, knobs_json TEXT NOT NULL,"
+	" wall_s REAL,"           /* NULL unless asked for: it would break reproducibility */
+	" status TEXT NOT NULL, reason TEXT, njobs INTEGER NOT NULL, end_s REAL,"
+	" nsamples INTEGER NOT NULL, nevents INTEGER NOT NULL);"
+	"CREATE TABLE jobs(run_id INTEGER NOT NULL REFERENCES runs(run_id), job INTEGER NOT NULL,"
+	" name TEXT NOT NULL, model TEXT NOT NULL, arrival_s REAL, finish_s REAL, time_s REAL, cost_usd REAL,"
+	" gpu_hours REAL, mean_gpus REAL, iterations REAL, mean_gbs REAL, final_gbs INTEGER, restarts INTEGER,"
+	" overhead_s REAL, done INTEGER NOT NULL, reconfigs INTEGER, adaptations INTEGER, epochs INTEGER,"
+	" samples REAL, progress REAL, target REAL, run_s REAL, final_layout TEXT, PRIMARY KEY(run_id, job));"
+	"CREATE TABLE events(run_id INTEGER NOT NULL REFERENCES runs(run_id), seq INTEGER NOT NULL, t REAL NOT NULL,"
+	" job INTEGER NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL, PRIMARY KEY(run_id, seq));"
+	"CREATE TABLE timeseries(run_id INTEGER NOT NULL REFERENCES runs(run_id), seq INTEGER NOT NULL,"
+	" t REAL NOT NULL, job INTEGER NOT NULL, global_bs INTEGER, local_bs INTEGER, ngpus INTEGER, iter_s REAL,"
+	" progress_frac REAL, phi REAL, similarity REAL, cost_usd REAL, epoch INTEGER, PRIMARY KEY(run_id, seq));"
+	"CREATE TABLE summary(run_id INTEGER NOT NULL REFERENCES runs(run_id), job INTEGER, model TEXT NOT NULL,"
+	" policy TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, time_h REAL, cost_usd REAL, gpu_hours REAL,"
+	" mean_gpus REAL, iterations REAL, mean_gbs REAL, final_gbs INTEGER, restarts INTEGER, overhead_h REAL,"
+	" time_rel REAL, cost_rel REAL, ref_policy TEXT);";
+
+static int bind_real(sqlite3_stmt *st, int i, double v)
+{
+	return isfinite(v) ? sqlite3_bind_double(st, i, v) : sqlite3_bind_null(st, i);
+}
+
+static int bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+}
+
+static int step(sqlite3 *db, sqlite3_stmt *st, struct hb_error *err)
+{
+	int rc = hb_db_step_done(db, st, err);
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc;
+}
+
+enum { ST_META, ST_RUN, ST_JOB, ST_EVENT, ST_SAMPLE, ST_SUMMARY, ST_N };
+
+static const char *const insert_sql[ST_N] = {
+	"INSERT INTO meta VALUES(?1, ?2)",
+	"INSERT INTO runs VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+	"INSERT INTO jobs VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
+	" ?19, ?20, ?21, ?22, ?23, ?24)",
+	"INSERT INTO events VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+	"INSERT INTO timeseries VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+	"INSERT INTO summary VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+};
+
+static int db_meta(sqlite3 *db, sqlite3_stmt *st, const char *key, const char *value, struct hb_error *err)
+{
+	bind_text(st, 1, key);
+	bind_text(st, 2, value);
+	return step(db, st, err);
+}
+
+static int db_run(sqlite3 *db, sqlite3_stmt **st, const struct hb_results *r, int i, const char *knobs,
+		  struct hb_error *err)
+{
+	const struct hb_run_result *ru = &r->runs[i];
+	const struct hb_sim *sim = ru->ran ? ru->sim : NULL;
+	sqlite3_stmt *s = st[ST_RUN];
+
+	sqlite3_bind_int(s, 1, i + 1);
+	bind_text(s, 2, r->cluster);
+	bind_text(s, 3, ru->model);
+	bind_text(s, 4, ru->policy);
+	sqlite3_bind_int64(s, 5, (sqlite3_int64)r->seed);
+	bind_text(s, 6, knobs);
+	if (r->record_wall)
+		bind_real(s, 7, ru->wall_s);
+	else
+		sqlite3_bind_null(s, 7);
+	bind_text(s, 8, ru->ran ? "ok" : "cannot run");
+	bind_text(s, 9, ru->ran ? NULL : ru->why);
+	sqlite3_bind_int(s, 10, sim ? sim->njobs : 0);
+	if (sim)
+		bind_real(s, 11, sim->eng.now);
+	sqlite3_bind_int64(s, 12, sim ? (sqlite3_int64)sim->nsamples : 0);
+	sqlite3_bind_int64(s, 13, sim ? (sqlite3_int64)sim->nevents : 0);
+	if (step(db, s, err) < 0)
+		return -1;
+	if (!sim)
+		return 0;
+
+	s = st[ST_JOB];
+	for (int j = 0; j < sim->njobs; j++) {
+		const struct hb_sim_job *job = &sim->jobs[j];
+		struct hb_job_metrics m;
+
+		hb_job_metrics(job, &m);
+		sqlite3_bind_int(s, 1, i + 1);
+		sqlite3_bind_int(s, 2, j);
+		bind_text(s, 3, job->name);
+		bind_text(s, 4, job->model ? job->model->name : ru->model);
+		bind_real(s, 5, job->arrival_s);
+		if (m.done)
+			bind_real(s, 6, job->finish_s);
+		bind_real(s, 7, m.time_s);
+		bind_real(s, 8, m.cost_usd);
+		bind_real(s, 9, m.gpu_hours);
+		bind_real(s, 10, m.mean_gpus);
+		bind_real(s, 11, m.iterations);
+		bind_real(s, 12, m.mean_gbs);
+		sqlite3_bind_int64(s, 13, m.final_gbs);
+		sqlite3_bind_int(s, 14, m.restarts);
+		bind_real(s, 15, m.overhead_s);
+		sqlite3_bind_int(s, 16, m.done);
+		sqlite3_bind_int64(s, 17, job->reconfigs);
+		sqlite3_bind_int64(s, 18, job->adaptations);
+		sqlite3_bind_int64(s, 19, job->epoch);
+		bind_real(s, 20, job->samples);
+		bind_real(s, 21, job->progress);
+		bind_real(s, 22, job->target);
+		bind_real(s, 23, job->run_s);
+		bind_text(s, 24, job->cfg.layout);
+		if (step(db, s, err) < 0)
+			return -1;
+	}
+
+	s = st[ST_EVENT];
+	for (size_t k = 0; k < sim->nevents; k++) {
+		const struct hb_sim_event_rec *e = &sim->events[k];
+
+		sqlite3_bind_int(s, 1, i + 1);
+		sqlite3_bind_int64(s, 2, (sqlite3_int64)k);
+		bind_real(s, 3, e->t);
+		sqlite3_bind_int(s, 4, e->job);
+		bind_text(s, 5, e->kind);
+		bind_text(s, 6, e->detail);
+		if (step(db, s, err) < 0)
+			return -1;
+	}
+
+	s = st[ST_SAMPLE];
+	for (size_t k = 0; k < sim->nsamples; k++) {
+		const struct hb_sim_sample *x = &sim->samples[k];
+
+		sqlite3_bind_int(s, 1, i + 1);
+		sqlite3_bind_int64(s, 2, (sqlite3_int64)k);
+		bind_real(s, 3, x->t);
+		sqlite3_bind_int(s, 4, x->job);
+		sqlite3_bind_int64(s, 5, x->global_bs);
+		sqlite3_bind_int(s, 6, x->local_bs);
+		sqlite3_bind_int(s, 7, x->ngpus);
+		bind_real(s, 8, x->iter_s);
+		bind_real(s, 9, x->progress_frac);
+		bind_real(s, 10, x->phi);
+		bind_real(s, 11, x->similarity);
+		bind_real(s, 12, x->cost_usd);
+		sqlite3_bind_int64(s, 13, x->epoch);
+		if (step(db, s, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int db_summary(sqlite3 *db, sqlite3_stmt *s, const struct srow *x, struct hb_error *err)
+{
+	sqlite3_bind_int(s, 1, x->run_id);
+	if (x->job >= 0)
+		sqlite3_bind_int(s, 2, x->job);
+	bind_text(s, 3, x->run->model);
+	bind_text(s, 4, x->run->policy);
+	bind_text(s, 5, x->job < 0 ? "cannot run" : x->m.done ? "ok" : "unfinished");
+	bind_text(s, 6, x->job < 0 ? x->run->why : NULL);
+	if (x->job >= 0) {
+		bind_real(s, 7, x->m.time_s / 3600.0);
+		bind_real(s, 8, x->m.cost_usd);
+		bind_real(s, 9, x->m.gpu_hours);
+		bind_real(s, 10, x->m.mean_gpus);
+		bind_real(s, 11, x->m.iterations);
+		bind_real(s, 12, x->m.mean_gbs);
+		sqlite3_bind_int64(s, 13, x->m.final_gbs);
+		sqlite3_bind_int(s, 14, x->m.restarts);
+		bind_real(s, 15, x->m.overhead_s / 3600.0);
+		bind_real(s, 16, x->time_rel);
+		bind_real(s, 17, x->cost_rel);
+	}
+	bind_text(s, 18, x->ref);
+	return step(db, s, err);
+}
+
+/* The whole database in one transaction, into `path` (a fresh file).  The
+ * journal stays in memory: the file is private until it is renamed, and a
+ * failure removes it, so no -journal or -wal file is ever left beside it. */
+static int write_db(const struct hb_results *r, const struct srow *rows, size_t nrows, const char *path,
+		    struct hb_error *err)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st[ST_N] = { 0 };
+	char seed[32], *knobs = NULL;
+	cJSON *kj = knobs_json(r);
+	int rc = -1;
+
+	if (kj)
+		knobs = cJSON_PrintUnformatted(kj);
+	cJSON_Delete(kj);
+	if (!knobs)
+		return hb_runtime_error(err, "%s: out of memory", path);
+	remove(path);
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		hb_runtime_error(err, "%s: cannot create database: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+		goto out;
+	}
+	sqlite3_extended_result_codes(db, 1);
+	if (hb_db_exec(db, "PRAGMA journal_mode=MEMORY;", err) < 0 || hb_db_begin(db, err) < 0 ||
+	    hb_db_exec(db, schema, err) < 0)
+		goto out;
+	for (int i = 0; i < ST_N; i++)
+		if (hb_db_prepare(db, insert_sql[i], &st[i], err) < 0)
+			goto out;
+	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)r->seed);
+	if (db_meta(db, st[ST_META], "format", HB_RESULTS_FORMAT, err) < 0 ||
+	    db_meta(db, st[ST_META], "version", HB_VERSION, err) < 0 ||
+	    db_meta(db, st[ST_META], "cluster", r->cluster, err) < 0 || db_meta(db, st[ST_META], "seed", seed, err) < 0 ||
+	    db_meta(db, st[ST_META], "knobs_json", knobs, err) < 0)
+		goto out;
+	for (int i = 0; i < r->nruns; i++)
+		if (db_run(db, st, r, i, knobs, err) < 0)
+			goto out;
+	for (size_t i = 0; i < nrows; i++)
+		if (db_summary(db, st[ST_SUMMARY], &rows[i], err) < 0)
+			goto out;
+	for (int i = 0; i < ST_N; i++) {
+		sqlite3_finalize(st[i]);
+		st[i] = NULL;
+	}
+	if (hb_db_commit(db, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	for (int i = 0; i < ST_N; i++)
+		sqlite3_finalize(st[i]);
+	if (rc < 0 && db)
+		hb_db_rollback(db);
+	if (db && sqlite3_close(db) != SQLITE_OK && rc == 0)
+		rc = hb_runtime_error(err, "%s: cannot close the database", path);
+	if (rc < 0)
+		remove(path);
+	free(knobs);
+	return rc;
+}
+
+/* ---- staging: all files or none ---------------------------------------------------------- */
+
+struct stage {
+	struct hb_atomic_file *files;  /* open temporaries, committed together */
+	int n, cap;
+};
+
+static FILE *stage_open(struct stage *sg, const char *dir, const char *name, struct hb_error *err)
+{
+	char path[4096];
+
+	if (sg->n == sg->cap) {
+		int ncap = sg->cap ? 2 * sg->cap : 8;
+		struct hb_atomic_file *nf = realloc(sg->files, (size_t)ncap * sizeof(*nf));
+
+		if (!nf) {
+			hb_runtime_error(err, "results: out of memory");
+			return NULL;
+		}
+		sg->files = nf;
+		sg->cap = ncap;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
+		hb_input_error(err, "%s: output path too long", dir);
+		return NULL;
+	}
+	if (hb_atomic_open(&sg->files[sg->n], path, err) < 0)
+		return NULL;
+	return sg->files[sg->n++].f;
+}
+
+static int stage_check(struct stage *sg, struct hb_error *err)
+{
+	for (int i = 0; i < sg->n; i++)
+		if (ferror(sg->files[i].f))
+			return hb_runtime_error(err, "%s: write failed", sg->files[i].tmp);
+	return 0;
+}
+
+static void stage_abort(struct stage *sg, int from)
+{
+	for (int i = from; i < sg->n; i++)
+		hb_atomic_abort(&sg->files[i]);
+	free(sg->files);
+	sg->files = NULL;
+	sg->n = sg->cap = 0;
+}
+
+static int stage_commit(struct stage *sg, struct hb_error *err)
+{
+	for (int i = 0; i < sg->n; i++) {
+		if (hb_atomic_commit(&sg->files[i], err) < 0) {
+			stage_abort(sg, i + 1);
+			return -1;
+		}
+	}
+	stage_abort(sg, sg->n);
+	return 0;
+}
+
+static int write_text_files(struct stage *sg, const struct hb_results *r, const struct srow *rows, size_t nrows,
+			    const char *dir, int plot_data, struct hb_error *err)
+{
+	const char *models[256];
+	int nm = hb_results_models(r, models, 256);
+	cJSON *json;
+	char *text;
+	FILE *f;
+
+	if (!(f = stage_open(sg, dir, "summary.csv", err)))
+		return -1;
+	write_summary_csv(f, rows, nrows);
+	if (!(f = stage_open(sg, dir, "timeseries.csv", err)))
+		return -1;
+	write_timeseries_csv(f, r);
+	if (!(f = stage_open(sg, dir, "events.csv", err)))
+		return -1;
+	write_events_csv(f, r);
+	if (!(f = stage_open(sg, dir, "summary.json", err)))
+		return -1;
+	json = summary_json_rows(r, rows, nrows);
+	text = json ? cJSON_Print(json) : NULL;
+	cJSON_Delete(json);
+	if (!text)
+		return hb_runtime_error(err, "%s/summary.json: out of memory", dir);
+	fprintf(f, "%s\n", text);
+	free(text);
+	for (int mi = 0; plot_data && mi < nm; mi++) {
+		char stem[HB_NAME_MAX], name[HB_NAME_MAX + 16];
+
+		if (!hb_results_reference(r, models[mi]))
+			continue; /* nothing ran: nothing to plot */
+		hb_results_file_stem(models[mi], stem, sizeof(stem));
+		snprintf(name, sizeof(name), "%s-series.dat", stem);
+		if (!(f = stage_open(sg, dir, name, err)))
+			return -1;
+		write_series_dat(f, r, models[mi]);
+		snprintf(name, sizeof(name), "%s-bars.dat", stem);
+		if (!(f = stage_open(sg, dir, name, err)))
+			return -1;
+		write_bars_dat(f, r, rows, nrows, models[mi]);
+	}
+	return stage_check(sg, err);
+}
+
+int hb_results_write(const struct hb_results *r, const char *dir, int plot_data, struct hb_error *err)
+{
+	struct stage sg = { 0 };
+	struct srow *rows = NULL;
+	size_t nrows = 0;
+	char db_path[4096], db_tmp[4200];
+
+	if (hb_mkdir_p(dir, err) < 0)
+		return -1;
+	if ((size_t)snprintf(db_path, sizeof(db_path), "%s/results.db", dir) >= sizeof(db_path))
+		return hb_input_error(err, "%s: output path too long", dir);
+	snprintf(db_tmp, sizeof(db_tmp), "%s.tmp.%ld", db_path, (long)getpid());
+	if (summary_rows(r, &rows, &nrows, err) < 0)
+		return -1;
+	if (write_db(r, rows, nrows, db_tmp, err) < 0) {
+		free(rows);
+		return -1;
+	}
+	if (write_text_files(&sg, r, rows, nrows, dir, plot_data, err) < 0) {
+		stage_abort(&sg, 0);
+		remove(db_tmp);
+		free(rows);
+		return -1;
+	}
+	free(rows);
+	if (rename(db_tmp, db_path) != 0) {
+		int e = errno;
+
+		stage_abort(&sg, 0);
+		remove(db_tmp);
+		return hb_runtime_error(err, "%s: cannot rename into place: %s", db_path, strerror(e));
+	}
+	return stage_commit(&sg, err);
+}

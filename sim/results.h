@@ -1,0 +1,138 @@
+/*
+ * results.h: what a set of simulations leaves behind.
+ *
+ * A result set is the runs of one command (`hetbatch sim`): one finished
+ * struct hb_sim per (model, policy), or the reason the policy could not run
+ * the model.  From it this module prints the terminal comparison table and
+ * writes, into one directory:
+ *
+ *   results.db        SQLite: meta, runs, jobs, events, timeseries, summary
+ *                     (written in one transaction to a temporary file that
+ *                     is renamed into place)
+ *   summary.csv       one row per (run, job): the comparison table
+ *   timeseries.csv    every recorded sample of every run
+ *   events.csv        every recorded event of every run
+ *   summary.json      cluster, seed, knobs and the summary rows
+ *   <model>-series.dat, <model>-bars.dat
+ *                     gnuplot data (only when asked for plots)
+ *
+ * Every file is staged beside its destination and only renamed into place
+ * once all of them were written, so a failed write leaves the previous
+ * results (or nothing) behind.
+ *
+ * Reproducibility: the files hold no timestamps, no wall-clock times and no
+ * absolute paths (a replay file is recorded by its base name), and numbers
+ * are printed in fixed formats, so identical inputs and seed give
+ * byte-identical files.  Wall-clock times appear on the terminal only,
+ * unless hb_results.record_wall asks for them in runs.wall_s.
+ *
+ * Relative columns ("x JABAS") divide by the reference run of the same
+ * model: the "jabas" run when it ran, else the first run that did.
+ */
+#ifndef HB_RESULTS_H
+#define HB_RESULTS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "sim.h"
+
+#define HB_RESULTS_FORMAT "hetbatch-sim-results/1"  /* meta.format and summary.json "format" */
+#define HB_RESULTS_REF_POLICY "jabas"               /* preferred reference for relative columns */
+
+/* What one job achieved, derived from its accounting fields. */
+struct hb_job_metrics {
+	int done;            /* 1 if the job reached its target */
+	double time_s;       /* finish - arrival; when not done, last integrated time - arrival */
+	double cost_usd;     /* dollars for the GPUs held */
+	double gpu_hours;    /* GPU-seconds held / 3600 */
+	double mean_gpus;    /* GPUs held, time-averaged over time_s (restarts included) */
+	double iterations;   /* iterations run */
+	double mean_gbs;     /* B_G time-averaged over the time spent RUNNING */
+	long final_gbs;      /* B_G of the last configuration */
+	int restarts;        /* checkpoint-restarts */
+	double overhead_s;   /* wall time lost to restarts, reconfiguration, monitoring */
+};
+
+void hb_job_metrics(const struct hb_sim_job *job, struct hb_job_metrics *m);
+
+/* One (model, policy) run. */
+struct hb_run_result {
+	char model[HB_NAME_MAX];     /* model name (catalog key or the user file's "name") */
+	char policy[HB_NAME_MAX];    /* policy name */
+	int ran;                     /* 1: sim finished; 0: the policy cannot run the model */
+	char why[512];               /* when !ran: the error the run stopped with */
+	const struct hb_sim *sim;    /* the finished simulation when ran (borrowed), else NULL */
+	double wall_s;               /* wall-clock seconds of hb_sim_run (terminal only) */
+};
+
+/* The runs of one command, in the order they are reported (model-major). */
+struct hb_results {
+	char cluster[HB_NAME_MAX];   /* cluster name */
+	uint64_t seed;               /* seed shared by every run */
+	struct hb_sim_opts opts;     /* what-if knobs every run used (pointers borrowed) */
+	struct hb_sim_opts defaults; /* hb_sim_opts_default(), to mark non-default knobs */
+	struct hb_run_result *runs;  /* borrowed array */
+	int nruns;
+	int record_wall;             /* 1: store wall_s in runs.wall_s (files then differ run to run) */
+};
+
+/* ---- knobs ------------------------------------------------------------- */
+
+#define HB_RESULTS_MAX_KNOBS 12
+
+enum hb_knob_type {
+	HB_KNOB_NUM = 0,     /* a number (num) */
+	HB_KNOB_DEFAULT = 1, /* the default sentinel: derived from the model/cluster (JSON null) */
+	HB_KNOB_BOOL = 2,    /* on/off (num 0 or 1) */
+	HB_KNOB_STR = 3,     /* a string (str) */
+};
+
+/* One what-if knob as the header line and the files show it. */
+struct hb_knob {
+	const char *key;             /* JSON key: "interval", "restart_cost_s", ... */
+	const char *label;           /* terminal name: "interval", "restart-cost", ... */
+	int always;                  /* 1: a command-line knob, shown even at its default */
+	int type;                    /* enum hb_knob_type */
+	double num;                  /* value for NUM and BOOL */
+	const char *str;             /* value for STR (a replay file's base name) */
+	char text[128];              /* value for people: "100", "derived", "off" */
+	int non_default;             /* 1 when it differs from the default */
+};
+
+/* The knobs of r, in a fixed order; returns how many (<= HB_RESULTS_MAX_KNOBS). */
+int hb_results_knobs(const struct hb_results *r, struct hb_knob *k);
+/* "interval=100 (model), restart-cost=derived, reconfig-cost=5 s*, ..." with
+ * '*' after each non-default value.  model (may be NULL) names the model
+ * whose runs tell what a default stands for (its own adaptation interval,
+ * the simulator's GNS overhead). */
+void hb_results_knob_line(const struct hb_results *r, const char *model, char *buf, size_t size);
+
+/* ---- reading the set ---------------------------------------------------- */
+
+/* The reference run for the relative columns of `model` (see above), or
+ * NULL when no run of that model ran. */
+const struct hb_run_result *hb_results_reference(const struct hb_results *r, const char *model);
+
+/* Models in order of first appearance; returns how many (<= max). */
+int hb_results_models(const struct hb_results *r, const char **models, int max);
+
+/* A model name made safe for a file name ([A-Za-z0-9._-], others '_'). */
+void hb_results_file_stem(const char *model, char *buf, size_t size);
+
+/* ---- writers ------------------------------------------------------------ */
+
+/* The comparison tables, one per model, with wall times. */
+void hb_results_print(FILE *out, const struct hb_results *r);
+
+/* summary.json's document; NULL when out of memory.  The caller
+ * cJSON_Delete()s it. */
+cJSON *hb_results_summary_json(const struct hb_results *r);
+
+/* Write every file listed at the top into dir (created if missing); with
+ * plot_data also the gnuplot data files.  All or nothing, as above. */
+int hb_results_write(const struct hb_results *r, const char *dir, int plot_data, struct hb_error *err);
+
+#endif
