@@ -32,6 +32,7 @@ static const struct hb_cmd commands[] = {
 	{ "plan", cmd_plan, "plan one job: IIDP configuration, DDP and OptPerf baselines, auto-scaling" },
 	{ "forecast", cmd_forecast, "forecast the next epoch's global batch trajectory" },
 	{ "version", cmd_version, "print the version and build features" },
+	{ "sim", cmd_sim, "simulate policies on a dedicated heterogeneous cluster and compare time and cost" },
 	/* new subcommands go above this line */
 };
 

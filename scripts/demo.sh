@@ -10,7 +10,5 @@ HB=./build/cli/hetbatch
 
 step() { printf '\n$ hetbatch %s\n' "$*"; $HB "$@"; }
 
-step catalog clusters
 step plan --cluster jabas-a --model resnet50 --gbs 2048
-step plan --cluster jabas-a --model gnmt --gbs 512
-step plan --cluster jabas-a --model gnmt --autoscale 512,640,800,1000,1250 --top 5
+step sim --cluster jabas-a --model resnet50,gnmt --policy jabas,simigrad,pollux,pollux-as,optperf

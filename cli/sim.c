@@ -1,0 +1,649 @@
+/*
+ * sim.c: `hetbatch sim`: compare policies on one job on a dedicated
+ * heterogeneous cluster (JABAS's experimental setting).
+ *
+ * For each model, every policy runs on identical inputs: the same cluster,
+ * profiles, what-if knobs and seed, one job arriving at t = 0.  The command
+ * prints one comparison table per model; with --out it writes the result
+ * files (sim/results.h), with --plot the gnuplot figures.
+ *
+ * Order of work, so that bad input never leaves partial results: parse and
+ * resolve every name, open the profiles, set up every simulation (this is
+ * where a cluster GPU missing from the profiles is found), run them all,
+ * and only then write.  An error while setting up is the command's: exit 2
+ * for bad input (1 otherwise) and no file.  An error inside one run (its
+ * agent finds no configuration, Pollux runs out of memory on LLaMA2-7B, ...)
+ * concerns that policy only, even when the agent flags it as an input error:
+ * the table shows "cannot run: <reason>" and the others go on.  When no run
+ * ran at all, the first error decides the exit status and nothing is
+ * written.
+ *
+ * Figures: the scripts in scripts/gnuplot/ are found through
+ * $HETBATCH_GNUPLOT_DIR, else the compile-time HB_GNUPLOT_DIR when the build
+ * defines it, else beside the executable (../share/hetbatch/gnuplot for an
+ * installed binary, ../../scripts/gnuplot and ../scripts/gnuplot for one in a
+ * build directory of the source tree).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "catalog.h"
+#include "cli.h"
+#include "default_db.h"
+#include "fileio.h"
+#include "profdb.h"
+#include "progress.h"
+#include "results.h"
+#include "sim.h"
+#include "strutil.h"
+
+extern char **environ;
+
+#define MAX_MODELS 32
+#define MAX_POLICIES 32
+#define DEFAULT_POLICIES "jabas,simigrad,pollux,pollux-as,optperf"
+#define GNUPLOT_ENV "HETBATCH_GNUPLOT_DIR"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hetbatch sim --cluster C --model M[,M2...] [--policy LIST] [options]\n"
+		"\n"
+		"Simulate adaptive-batching and auto-scaling policies on one job on a\n"
+		"dedicated heterogeneous cluster and compare time to target, cost in $,\n"
+		"GPU-hours, GPUs held, iterations, global batch, restarts and overheads.\n"
+		"For each model every policy runs on the same cluster, profiles, knobs and\n"
+		"seed (global option --seed N, default 1), one job arriving at t = 0.\n"
+		"Times and costs are also given relative to JABAS (x).\n"
+		"\n"
+		"Options:\n"
+		"  --cluster C          built-in cluster name or a cluster JSON file\n"
+		"  --model M[,M2...]    built-in model names or model JSON files\n"
+		"  --policy LIST        comma-separated policies, in table order (default\n"
+		"                       " DEFAULT_POLICIES ")\n"
+		"  --db FILE            profile database (default: the built-in analytic one)\n"
+		"  --out DIR            write results.db, summary.csv, timeseries.csv,\n"
+		"                       events.csv and summary.json into DIR (created)\n"
+		"  --plot               also draw DIR/<model>-batch, -gpus and -bars (.png and\n"
+		"                       .svg) with gnuplot; needs --out.  Without gnuplot on\n"
+		"                       PATH the plots are skipped with a warning.  Scripts:\n"
+		"                       $" GNUPLOT_ENV ", else scripts/gnuplot/ found from\n"
+		"                       the executable\n"
+		"  --json               print summary.json's document instead of the tables\n"
+		"  --record-wall-time   store wall-clock times in results.db (runs.wall_s);\n"
+		"                       the files then differ from run to run\n"
+		"\n"
+		"What-if knobs (shown in the table header, '*' when not the default):\n"
+		"  --interval P         adaptation interval p in iterations (default: the model's)\n"
+		"  --restart-cost S     constant restart cost in s (fidelity mode; default:\n"
+		"                       checkpoint bytes / storage bandwidth + start latency)\n"
+		"  --reconfig-cost S    in-place reconfiguration cost in s\n"
+		"  --gns-overhead F     Pollux GNS monitoring overhead fraction (e.g. 0.143)\n"
+		"  --no-similarity-cost do not charge the similarity all-reduce every p\n"
+		"  --unequal-penalty K  convergence penalty for unequal local batches (0 = off)\n"
+		"  --replay FILE        drive B_G from a trajectory file (step,global_batch)\n"
+		"  -h, --help           this help\n"
+		"\n"
+		"Policies:\n");
+	for (const struct hb_policy *p = hb_policies; p->name; p++)
+		fprintf(out, "  %-10s %s\n", p->name, p->summary);
+	fprintf(out,
+		"\n"
+		"Examples:\n"
+		"  hetbatch sim --cluster jabas-a --model resnet50\n"
+		"  hetbatch sim --cluster jabas-a --model resnet50,gnmt --out runs/a --plot\n"
+		"  hetbatch --seed 7 sim --cluster jabas-b --model gnmt --policy jabas,pollux\n"
+		"  hetbatch sim --cluster jabas-c --model llama2-7b --restart-cost 60 --json\n"
+		"  hetbatch sim --cluster demo --model resnet50 --policy jabas,simigrad --interval 50\n"
+		"\n"
+		"Result files hold no timestamps, wall times or absolute paths: the same\n"
+		"inputs and seed give byte-identical files.\n"
+		"\n"
+		"Exit status: 0 if at least one policy ran (the others show 'cannot run: why'),\n"
+		"1 if none ran (2 if the first failure was an input error) or writing failed,\n"
+		"2 for a usage or input error (unknown model, policy or cluster, a cluster GPU\n"
+		"missing from the profiles, a bad replay file).  Unless a policy ran, no\n"
+		"result file is written.\n");
+}
+
+struct sim_args {
+	const char *cluster, *models, *policies, *db, *out, *replay;
+	int plot, json, record_wall;
+	long interval;
+	double restart_s, reconfig_s, gns_overhead, unequal_k;
+	int have_restart, have_reconfig, have_gns, have_unequal, no_similarity;
+};
+
+enum {
+	OPT_CLUSTER = 256, OPT_MODEL, OPT_POLICY, OPT_DB, OPT_OUT, OPT_PLOT, OPT_JSON, OPT_WALL, OPT_INTERVAL,
+	OPT_RESTART, OPT_RECONFIG, OPT_GNS, OPT_NOSIM, OPT_UNEQUAL, OPT_REPLAY,
+};
+
+static int parse_nonneg(struct hb_cli *cli, const char *opt, const char *val, double max, double *out)
+{
+	if (hb_parse_double(val, out) < 0 || *out < 0 || *out > max)
+		return hb_cli_usage(cli, "sim", "%s: '%s' is not a number in [0, %g]", opt, val, max);
+	return 0;
+}
+
+/* 0 to go on, -1 after --help, 2 on a usage error. */
+static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args *a)
+{
+	static const struct option opts[] = {
+		{ "cluster", required_argument, NULL, OPT_CLUSTER },
+		{ "model", required_argument, NULL, OPT_MODEL },
+		{ "policy", required_argument, NULL, OPT_POLICY },
+		{ "db", required_argument, NULL, OPT_DB },
+		{ "out", required_argument, NULL, OPT_OUT },
+		{ "plot", no_argument, NULL, OPT_PLOT },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "record-wall-time", no_argument, NULL, OPT_WALL },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "restart-cost", required_argument, NULL, OPT_RESTART },
+		{ "reconfig-cost", required_argument, NULL, OPT_RECONFIG },
+		{ "gns-overhead", required_argument, NULL, OPT_GNS },
+		{ "no-similarity-cost", no_argument, NULL, OPT_NOSIM },
+		{ "unequal-penalty", required_argument, NULL, OPT_UNEQUAL },
+		{ "replay", required_argument, NULL, OPT_REPLAY },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	memset(a, 0, sizeof(*a));
+	a->policies = DEFAULT_POLICIES;
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (ch) {
+		case OPT_CLUSTER: a->cluster = optarg; break;
+		case OPT_MODEL: a->models = optarg; break;
+		case OPT_POLICY: a->policies = optarg; break;
+		case OPT_DB: a->db = optarg; break;
+		case OPT_OUT: a->out = optarg; break;
+		case OPT_PLOT: a->plot = 1; break;
+		case OPT_JSON: a->json = 1; break;
+		case OPT_WALL: a->record_wall = 1; break;
+		case OPT_NOSIM: a->no_similarity = 1; break;
+		case OPT_REPLAY: a->replay = optarg; break;
+		case OPT_INTERVAL:
+			if (hb_parse_long_range(optarg, 1, 1L << 30, &a->interval) < 0)
+				return hb_cli_usage(cli, "sim", "--interval: '%s' is not a positive integer", optarg);
+			break;
+		case OPT_RESTART:
+			if (parse_nonneg(cli, "--restart-cost", optarg, 1e7, &a->restart_s))
+				return 2;
+			a->have_restart = 1;
+			break;
+		case OPT_RECONFIG:
+			if (parse_nonneg(cli, "--reconfig-cost", optarg, 1e7, &a->reconfig_s))
+				return 2;
+			a->have_reconfig = 1;
+			break;
+		case OPT_GNS:
+			if (parse_nonneg(cli, "--gns-overhead", optarg, 10.0, &a->gns_overhead))
+				return 2;
+			a->have_gns = 1;
+			break;
+		case OPT_UNEQUAL:
+			if (parse_nonneg(cli, "--unequal-penalty", optarg, 1e6, &a->unequal_k))
+				return 2;
+			a->have_unequal = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		case ':':
+			return hb_cli_usage(cli, "sim", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return hb_cli_usage(cli, "sim", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return hb_cli_usage(cli, "sim", "unexpected argument '%s'", argv[optind]);
+	if (!a->cluster || !a->models)
+		return hb_cli_usage(cli, "sim", "--cluster and --model are required");
+	if (a->plot && !a->out)
+		return hb_cli_usage(cli, "sim", "--plot needs --out DIR (the figures and their data go there)");
+	if (a->out && hb_path_exists(a->out) && !hb_path_is_dir(a->out))
+		return hb_cli_usage(cli, "sim", "--out: '%s' exists and is not a directory", a->out);
+	if (a->replay && !hb_path_exists(a->replay))
+		return hb_cli_usage(cli, "sim", "--replay: no file '%s'", a->replay);
+	return 0;
+}
+
+/* Split a comma list into a caller buffer; 2 on a usage error. */
+static int split(struct hb_cli *cli, const char *opt, const char *list, char *buf, size_t size, char **items, int max,
+		 int *n)
+{
+	if (hb_strlcpy(buf, list, size) >= size)
+		return hb_cli_usage(cli, "sim", "%s: list too long", opt);
+	*n = hb_split_list(buf, items, max);
+	if (*n <= 0)
+		return hb_cli_usage(cli, "sim", "%s: '%s' is not a comma-separated list of at most %d names", opt, list,
+				    max);
+	for (int i = 0; i < *n; i++)
+		for (int k = 0; k < i; k++)
+			if (strcmp(items[i], items[k]) == 0)
+				return hb_cli_usage(cli, "sim", "%s: '%s' is listed twice", opt, items[i]);
+	return 0;
+}
+
+static int unknown_policy(struct hb_cli *cli, const char *name)
+{
+	char known[512] = "";
+	size_t len = 0;
+
+	for (const struct hb_policy *p = hb_policies; p->name; p++)
+		len += (size_t)snprintf(known + len, len < sizeof(known) ? sizeof(known) - len : 0, "%s%s",
+					len ? ", " : "", p->name);
+	fprintf(stderr, "%s: error: unknown policy '%s'; known policies: %s\n", cli->prog, name, known);
+	return 2;
+}
+
+/* ---- figures --------------------------------------------------------------------- */
+
+/* An executable `name` on PATH, into buf; 0 if found. */
+static int find_on_path(const char *name, char *buf, size_t size)
+{
+	const char *path = getenv("PATH");
+
+	while (path && *path) {
+		const char *colon = strchr(path, ':');
+		size_t len = colon ? (size_t)(colon - path) : strlen(path);
+
+		if (len > 0 && (size_t)snprintf(buf, size, "%.*s/%s", (int)len, path, name) < size &&
+		    access(buf, X_OK) == 0 && !hb_path_is_dir(buf))
+			return 0;
+		path = colon ? colon + 1 : NULL;
+	}
+	return -1;
+}
+
+static int has_scripts(const char *dir)
+{
+	char p[PATH_MAX + 32];
+
+	snprintf(p, sizeof(p), "%s/sim-batch.gp", dir);
+	return hb_path_exists(p);
+}
+
+/* The directory holding the gnuplot scripts (see the top of the file). */
+static int gnuplot_dir(char *buf, size_t size, struct hb_error *err)
+{
+	static const char *const rel[] = { "../share/hetbatch/gnuplot", "../../scripts/gnuplot", "../scripts/gnuplot" };
+	const char *env = getenv(GNUPLOT_ENV);
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env) {
+		if (!has_scripts(env))
+			return hb_input_error(err, "$%s: '%s' holds no sim-batch.gp", GNUPLOT_ENV, env);
+		hb_strlcpy(buf, env, size);
+		return 0;
+	}
+#ifdef HB_GNUPLOT_DIR
+	if (has_scripts(HB_GNUPLOT_DIR)) {
+		hb_strlcpy(buf, HB_GNUPLOT_DIR, size);
+		return 0;
+	}
+#endif
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			if ((size_t)snprintf(buf, size, "%s/%s", exe, rel[i]) < size && has_scripts(buf))
+				return 0;
+		}
+	}
+	return hb_input_error(err, "cannot find the gnuplot scripts (sim-batch.gp); set $%s to scripts/gnuplot",
+			      GNUPLOT_ENV);
+}
+
+/* Append a gnuplot assignment var='value' ('' escapes a quote). */
+static void gp_assign(char *buf, size_t size, const char *var, const char *value)
+{
+	size_t len = strlen(buf);
+
+	len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s='", var);
+	for (; *value && len + 3 < size; value++) {
+		if (*value == '\'')
+			buf[len++] = '\'';
+		buf[len++] = *value;
+	}
+	if (len + 3 < size) {
+		buf[len++] = '\'';
+		buf[len++] = ';';
+		buf[len] = '\0';
+	}
+}
+
+static int run_gnuplot(const char *gnuplot, const char *script, const char *vars, struct hb_error *err)
+{
+	char *argv[] = { (char *)gnuplot, (char *)"-e", (char *)vars, (char *)script, NULL };
+	pid_t pid;
+	int st, rc;
+
+	rc = posix_spawn(&pid, gnuplot, NULL, NULL, argv, environ);
+	if (rc != 0)
+		return hb_runtime_error(err, "%s: cannot start: %s", gnuplot, strerror(rc));
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return hb_runtime_error(err, "%s: wait failed: %s", gnuplot, strerror(errno));
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return hb_runtime_error(err, "gnuplot failed on %s (status %d)", script,
+					WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return 0;
+}
+
+/* One figure: gnuplot writes PREFIX.tmp.PID.{png,svg}, renamed into place. */
+static int figure(const char *gnuplot, const char *gpdir, const char *script, const char *dir, const char *stem,
+		  const char *kind, const char *vars_in, struct hb_error *err)
+{
+	char vars[8192], tmp[4096], final[4096], from[4200], to[4200], sp[PATH_MAX + 64];
+	static const char *const ext[] = { "png", "svg" };
+	int rc;
+
+	snprintf(tmp, sizeof(tmp), "%s/%s-%s.tmp.%ld", dir, stem, kind, (long)getpid());
+	snprintf(final, sizeof(final), "%s/%s-%s", dir, stem, kind);
+	snprintf(sp, sizeof(sp), "%s/%s", gpdir, script);
+	hb_strlcpy(vars, vars_in, sizeof(vars));
+	gp_assign(vars, sizeof(vars), "out", tmp);
+	rc = run_gnuplot(gnuplot, sp, vars, err);
+	for (int i = 0; i < 2; i++) {
+		snprintf(from, sizeof(from), "%s.%s", tmp, ext[i]);
+		snprintf(to, sizeof(to), "%s.%s", final, ext[i]);
+		if (rc == 0 && rename(from, to) != 0)
+			rc = hb_runtime_error(err, "%s: cannot rename into place: %s", to, strerror(errno));
+		remove(from);
+	}
+	return rc;
+}
+
+/* Where gnuplot and the scripts are: 1 if plots can be drawn, 0 if gnuplot
+ * is missing (a warning, not an error), -1 if the scripts are missing. */
+static int plot_tools(struct hb_cli *cli, char *gnuplot, size_t gsize, char *gpdir, size_t dsize,
+		      struct hb_error *err)
+{
+	if (find_on_path("gnuplot", gnuplot, gsize) < 0) {
+		fprintf(stderr, "%s: warning: gnuplot is not on PATH; skipping the plots (install gnuplot-nox); "
+				"their data files are still written\n",
+			cli->prog);
+		return 0;
+	}
+	if (gnuplot_dir(gpdir, dsize, err) < 0)
+		return -1;
+	return 1;
+}
+
+/* Draw the three figures of every model that has a run. */
+static int plot(struct hb_cli *cli, const struct hb_results *res, const char *dir, const char *gnuplot,
+		const char *gpdir, struct hb_error *err)
+{
+	const char *models[MAX_MODELS];
+	int nm = hb_results_models(res, models, MAX_MODELS);
+
+	for (int mi = 0; mi < nm; mi++) {
+		const struct hb_run_result *ref = hb_results_reference(res, models[mi]);
+		char stem[HB_NAME_MAX], path[4096], names[1024] = "", title[512], base[8192] = "";
+		size_t len = 0;
+
+		if (!ref)
+			continue;
+		hb_results_file_stem(models[mi], stem, sizeof(stem));
+		for (int i = 0; i < res->nruns; i++)
+			if (res->runs[i].ran && strcmp(res->runs[i].model, models[mi]) == 0)
+				len += (size_t)snprintf(names + len, len < sizeof(names) ? sizeof(names) - len : 0,
+							"%s%s", len ? " " : "", res->runs[i].policy);
+		snprintf(title, sizeof(title), "%s on %s, seed %llu", models[mi], res->cluster,
+			 (unsigned long long)res->seed);
+		snprintf(path, sizeof(path), "%s/%s-series.dat", dir, stem);
+		gp_assign(base, sizeof(base), "dat", path);
+		gp_assign(base, sizeof(base), "names", names);
+		gp_assign(base, sizeof(base), "ttl", title);
+		if (figure(gnuplot, gpdir, "sim-batch.gp", dir, stem, "batch", base, err) < 0 ||
+		    figure(gnuplot, gpdir, "sim-gpus.gp", dir, stem, "gpus", base, err) < 0)
+			return -1;
+		base[0] = '\0';
+		snprintf(path, sizeof(path), "%s/%s-bars.dat", dir, stem);
+		gp_assign(base, sizeof(base), "dat", path);
+		gp_assign(base, sizeof(base), "ref", ref->policy);
+		gp_assign(base, sizeof(base), "ttl", title);
+		if (figure(gnuplot, gpdir, "sim-bars.gp", dir, stem, "bars", base, err) < 0)
+			return -1;
+		hb_info(&cli->log, "plots: %s/%s-{batch,gpus,bars}.{png,svg}", dir, stem);
+	}
+	return 0;
+}
+
+/* ---- the command ------------------------------------------------------------------ */
+
+struct sim_cmd {
+	struct hb_catalog cat;
+	struct hb_profdb *db;
+	struct hb_sim *sims;           /* nruns, model-major */
+	int *inited;                   /* 1 where sims[i] needs hb_sim_free */
+	struct hb_run_result *runs;
+	int nruns;
+};
+
+static void sim_cmd_free(struct sim_cmd *c)
+{
+	for (int i = 0; i < c->nruns; i++)
+		if (c->inited && c->inited[i])
+			hb_sim_free(&c->sims[i]);
+	free(c->sims);
+	free(c->inited);
+	free(c->runs);
+	hb_profdb_close(c->db);
+	hb_catalog_free(&c->cat);
+}
+
+/* Resolve names and set up every simulation; any failure is the command's. */
+static int setup(struct sim_cmd *c, const struct sim_args *a, char **model_names, int nm, const struct hb_policy **pol,
+		 int np, const struct hb_sim_opts *so, const struct hb_cluster **clp, struct hb_error *err)
+{
+	const struct hb_model *models[MAX_MODELS];
+	const struct hb_cluster *cl;
+	char cluster_name[HB_NAME_MAX];
+	char names[MAX_MODELS][HB_NAME_MAX];
+
+	if (hb_catalog_load_builtin(&c->cat, err) < 0 || hb_catalog_resolve_cluster(&c->cat, a->cluster, &cl, err) < 0)
+		return -1;
+	hb_strlcpy(cluster_name, cl->name, sizeof(cluster_name));
+	for (int i = 0; i < nm; i++) {
+		const struct hb_model *m;
+
+		if (hb_catalog_resolve_model(&c->cat, model_names[i], &m, err) < 0)
+			return -1;
+		hb_strlcpy(names[i], m->name, sizeof(names[i]));
+		for (int k = 0; k < i; k++)
+			if (strcmp(names[k], names[i]) == 0)
+				return hb_input_error(err, "--model: model '%s' is listed twice", names[i]);
+	}
+	/* Loading a user file may move the catalog's arrays: look every
+	 * entry up again once all are in. */
+	cl = hb_catalog_cluster(&c->cat, cluster_name);
+	for (int i = 0; i < nm; i++)
+		models[i] = hb_catalog_model(&c->cat, names[i]);
+	*clp = cl;
+	if (hb_default_profdb(&c->cat, a->db, &c->db, err) < 0)
+		return -1;
+	c->nruns = nm * np;
+	c->sims = calloc((size_t)c->nruns, sizeof(*c->sims));
+	c->inited = calloc((size_t)c->nruns, sizeof(*c->inited));
+	c->runs = calloc((size_t)c->nruns, sizeof(*c->runs));
+	if (!c->sims || !c->inited || !c->runs)
+		return hb_runtime_error(err, "out of memory");
+	for (int mi = 0; mi < nm; mi++) {
+		for (int pi = 0; pi < np; pi++) {
+			int i = mi * np + pi;
+			struct hb_run_result *ru = &c->runs[i];
+
+			hb_strlcpy(ru->model, models[mi]->name, sizeof(ru->model));
+			hb_strlcpy(ru->policy, pol[pi]->name, sizeof(ru->policy));
+			if (hb_sim_init(&c->sims[i], &c->cat, cl, c->db, pol[pi]->name, so, err) < 0)
+				return -1;
+			c->inited[i] = 1;
+			if (hb_sim_add_job(&c->sims[i], models[mi], pol[pi]->agent, 0.0, NULL, err) < 0) {
+				hb_error_prefix(err, "%s on %s", models[mi]->name, cl->name);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Run every simulation; returns how many ran, *first_fail the first failure. */
+static int run_all(struct hb_cli *cli, struct sim_cmd *c, struct hb_error *first_fail)
+{
+	struct hb_progress bar;
+	int ran = 0;
+
+	hb_progress_start(&bar, "sim", c->nruns, !cli->quiet);
+	for (int i = 0; i < c->nruns; i++) {
+		struct hb_run_result *ru = &c->runs[i];
+		struct hb_error err = { 0 };
+		double t0 = hb_now();
+
+		snprintf(bar.label, sizeof(bar.label), "sim %.20s/%.16s", ru->model, ru->policy);
+		hb_progress_update(&bar, i);
+		if (hb_sim_run(&c->sims[i], &err) < 0) {
+			ru->ran = 0;
+			hb_strlcpy(ru->why, err.msg[0] ? err.msg : "unknown error", sizeof(ru->why));
+			if (first_fail->code == HB_OK)
+				*first_fail = err;
+			hb_info(&cli->log, "%s/%s cannot run: %s", ru->model, ru->policy, ru->why);
+		} else {
+			ru->ran = 1;
+			ru->sim = &c->sims[i];
+			ran++;
+		}
+		ru->wall_s = hb_now() - t0;
+	}
+	hb_progress_update(&bar, c->nruns);
+	hb_progress_finish(&bar);
+	return ran;
+}
+
+/* Nothing ran: one line per distinct reason, exit 2 for input errors. */
+static int none_ran(struct hb_cli *cli, const struct sim_cmd *c, const struct hb_error *first)
+{
+	int all_same = 1;
+
+	for (int i = 1; i < c->nruns; i++)
+		all_same &= strcmp(c->runs[i].why, c->runs[0].why) == 0;
+	if (all_same)
+		return hb_cli_fail(cli, first);
+	for (int i = 0; i < c->nruns; i++)
+		fprintf(stderr, "%s: error: %s/%s cannot run: %s\n", cli->prog, c->runs[i].model, c->runs[i].policy,
+			c->runs[i].why);
+	return first->code == HB_EINPUT ? 2 : 1;
+}
+
+int cmd_sim(int argc, char **argv, struct hb_cli *cli)
+{
+	struct sim_args a;
+	struct sim_cmd c;
+	struct hb_sim_opts so;
+	struct hb_results res;
+	struct hb_error err = { 0 }, first_fail = { 0 };
+	const struct hb_policy *pol[MAX_POLICIES];
+	const struct hb_cluster *cl = NULL;
+	char mbuf[4096], pbuf[1024], *model_names[MAX_MODELS], *policy_names[MAX_POLICIES];
+	char gnuplot[PATH_MAX], gpdir[PATH_MAX];
+	int nm, np, rc, nran, can_plot = 0;
+	double t0 = hb_now();
+
+	rc = parse_args(argc, argv, cli, &a);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (split(cli, "--model", a.models, mbuf, sizeof(mbuf), model_names, MAX_MODELS, &nm) ||
+	    split(cli, "--policy", a.policies, pbuf, sizeof(pbuf), policy_names, MAX_POLICIES, &np))
+		return 2;
+	for (int i = 0; i < np; i++)
+		if (!(pol[i] = hb_policy_find(policy_names[i])))
+			return unknown_policy(cli, policy_names[i]);
+
+	hb_sim_opts_default(&so);
+	memset(&res, 0, sizeof(res));
+	res.defaults = so;
+	so.seed = cli->seed;
+	so.quiet = 1; /* one bar across runs, below */
+	so.log = &cli->log;
+	if (a.interval > 0)
+		so.interval = a.interval;
+	if (a.have_restart)
+		so.restart_const_s = a.restart_s;
+	if (a.have_reconfig)
+		so.reconfig_s = a.reconfig_s;
+	if (a.have_gns)
+		so.gns_overhead = a.gns_overhead;
+	if (a.no_similarity)
+		so.similarity_cost = 0;
+	if (a.have_unequal)
+		so.unequal_k = a.unequal_k;
+	so.replay = a.replay;
+
+	memset(&c, 0, sizeof(c));
+	if (a.plot && (can_plot = plot_tools(cli, gnuplot, sizeof(gnuplot), gpdir, sizeof(gpdir), &err)) < 0)
+		return hb_cli_fail(cli, &err);
+	if (setup(&c, &a, model_names, nm, pol, np, &so, &cl, &err) < 0) {
+		rc = hb_cli_fail(cli, &err);
+		goto out;
+	}
+	nran = run_all(cli, &c, &first_fail);
+	if (nran == 0) {
+		rc = none_ran(cli, &c, &first_fail);
+		goto out;
+	}
+
+	hb_strlcpy(res.cluster, cl->name, sizeof(res.cluster));
+	res.seed = cli->seed;
+	res.opts = so;
+	res.runs = c.runs;
+	res.nruns = c.nruns;
+	res.record_wall = a.record_wall;
+	if (a.json) {
+		cJSON *doc = hb_results_summary_json(&res);
+		char *text = doc ? cJSON_Print(doc) : NULL;
+
+		cJSON_Delete(doc);
+		if (!text) {
+			hb_runtime_error(&err, "out of memory printing JSON");
+			rc = hb_cli_fail(cli, &err);
+			goto out;
+		}
+		printf("%s\n", text);
+		free(text);
+	} else {
+		hb_results_print(stdout, &res);
+		printf("\n%d of %d runs ran; wall time %.2f s\n", nran, c.nruns, hb_now() - t0);
+	}
+	fflush(stdout);
+	rc = 0;
+	if (a.out) {
+		if (hb_results_write(&res, a.out, a.plot, &err) < 0 ||
+		    (can_plot == 1 && plot(cli, &res, a.out, gnuplot, gpdir, &err) < 0))
+			rc = hb_cli_fail(cli, &err);
+		else
+			hb_info(&cli->log, "results in %s", a.out);
+	}
+out:
+	sim_cmd_free(&c);
+	return rc;
+}
