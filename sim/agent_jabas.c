@@ -211,6 +211,12 @@ static int jabas_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_err
 	if (!st)
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 	job->agent_state = st;
+	/* Q spans the cluster: the agent auto-scales over every GPU, which the
+	 * dedicated arbiter grants.  A shared-cluster JABAS arbiter is future work. */
+	if (!hb_agent_owns_cluster(sim, job))
+		return hb_input_error(err, "jabas %s: the JABAS agent needs the whole cluster (dedicated arbiter); "
+				      "arbiter %s granted %d of %d GPUs", job->name, sim->arbiter->name, job->ngrant,
+				      sim->cl->ngpus);
 	st->nnodes = sim->cl->nnodes;
 	st->p = hb_agent_interval(sim, job);
 	if (st->p < 1)

@@ -55,7 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent_util.h"        /* hb_cannikin_decide, hb_agent_alloc_all, hb_agent_gns_overhead_s */
+#include "agent_util.h"        /* hb_cannikin_decide, hb_agent_alloc_granted, hb_agent_gns_overhead_s */
 #include "optperf.h"           /* hb_optperf_choose_batch, hb_optperf_solve, hb_optperf_iter_time */
 #include "optperf_profile.h"   /* hb_optperf_from_perf: OptPerf's cluster from the perf model */
 #include "sim.h"
@@ -253,7 +253,7 @@ static int optperf_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_e
 		return hb_input_error(err, "optperf %s: global batch bounds [%ld, %ld] are not a range", job->name,
 				      job->min_gbs, job->max_gbs);
 	}
-	hb_agent_alloc_all(job->perf, alloc);
+	hb_agent_alloc_granted(job, alloc);
 	rc = choose(sim, job, alloc, 0, HB_APPLY_START, err);
 	free(alloc);
 	return rc;

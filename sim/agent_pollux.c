@@ -87,7 +87,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent_util.h" /* hb_agent_alloc_all, hb_agent_gns_overhead_s */
+#include "agent_util.h" /* hb_agent_alloc_granted, hb_agent_gns_overhead_s */
 #include "analytic.h"  /* hb_analytic_mem_bytes: one worker's memory footprint */
 #include "ddp.h"       /* hb_ddp_iter_time: the DDP layout's true time */
 #include "goodput.h"   /* theta_sys fit, efficiency, (m, s) argmax */
@@ -526,7 +526,7 @@ static int pollux_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_er
 	if (!alloc)
 		return hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
 	/* All GPUs of the cluster for the whole run (jabas.md §5). */
-	hb_agent_alloc_all(job->perf, alloc);
+	hb_agent_alloc_granted(job, alloc);
 	rc = start_on(sim, job, st, alloc, err);
 	free(alloc);
 	return rc;
@@ -553,6 +553,12 @@ static int pollux_as_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb
 {
 	struct pollux_state *st = NULL;
 	int *alloc, rc;
+
+	/* Pollux-AS orders the cluster's nodes itself: it needs all of them. */
+	if (!hb_agent_owns_cluster(sim, job))
+		return hb_input_error(err, "pollux-as %s: the agent needs the whole cluster (dedicated arbiter); "
+				      "arbiter %s granted %d of %d GPUs", job->name, sim->arbiter->name, job->ngrant,
+				      sim->cl->ngpus);
 
 	if (state_new(job, &st, err) < 0)
 		return -1;

@@ -126,7 +126,7 @@ static int simigrad_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_
 	hb_job_config_init(&cfg, job->perf->nnodes);
 	if (!cfg.alloc)
 		return hb_runtime_error(err, "simigrad %s: out of memory", job->name);
-	hb_agent_alloc_all(job->perf, cfg.alloc);
+	hb_agent_alloc_granted(job, cfg.alloc);
 	rc = hb_agent_ddp_config(job->perf, cfg.alloc, job->min_gbs, &cfg, NULL, err);
 	if (rc < 0) {
 		hb_error_prefix(err, "simigrad %s on %s", job->name, sim->cl->name);

@@ -7,6 +7,8 @@
  * gradient accumulation carries what B_L cannot, and the slowest GPU sets
  * the pace (§5 "Porting baselines": "Static DDP: B_G fixed, all GPUs").
  *
+ * In trace replay the job's requested batch (hb_sim_job_request) and the
+ * arbiter's grant replace these: the TunedJobs baselines of Pollux's study.
  * The batch is the job's min_gbs, i.e. minB_G on this cluster after the
  * model's overrides: the artifact starts at minB_G (§6 Table 4 note,
  * §10.13: B_G^init = minB_G), so Static is what the adaptive policies would
@@ -18,24 +20,26 @@
  */
 #include <stdio.h>
 
-#include "agent_util.h"   /* hb_agent_alloc_all, hb_agent_ddp_config */
+#include "agent_util.h"   /* hb_agent_alloc_granted, hb_agent_ddp_config */
 #include "sim.h"
 
 static int static_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct hb_job_config cfg;
-	char why[96];
+	long target = job->req_batch > 0 ? job->req_batch : job->min_gbs;
+	char why[128];
 	int rc;
 
 	hb_job_config_init(&cfg, job->perf->nnodes);
 	if (!cfg.alloc)
 		return hb_runtime_error(err, "static %s: out of memory", job->name);
-	hb_agent_alloc_all(job->perf, cfg.alloc);
-	rc = hb_agent_ddp_config(job->perf, cfg.alloc, job->min_gbs, &cfg, NULL, err);
+	hb_agent_alloc_granted(job, cfg.alloc);
+	rc = hb_agent_ddp_config(job->perf, cfg.alloc, target, &cfg, NULL, err);
 	if (rc < 0) {
 		hb_error_prefix(err, "static %s on %s", job->name, sim->cl->name);
 	} else {
-		snprintf(why, sizeof(why), "static: target minB_G %ld, equal B_L on all GPUs", job->min_gbs);
+		snprintf(why, sizeof(why), "static: target B_G %ld (%s), equal B_L on the %d granted GPUs", target,
+			 job->req_batch > 0 ? "requested" : "minB_G", job->ngrant);
 		rc = hb_sim_apply(sim, job, &cfg, HB_APPLY_START, why, err);
 	}
 	hb_job_config_free(&cfg);

@@ -26,6 +26,21 @@ int hb_agent_alloc_all(const struct hb_perf *perf, int *alloc)
 	return n;
 }
 
+int hb_agent_alloc_granted(const struct hb_sim_job *job, int *alloc)
+{
+	for (int i = 0; i < job->perf->nnodes; i++)
+		alloc[i] = job->grant[i];
+	return job->ngrant;
+}
+
+int hb_agent_owns_cluster(const struct hb_sim *sim, const struct hb_sim_job *job)
+{
+	for (int i = 0; i < sim->cl->nnodes; i++)
+		if (job->grant[i] != sim->cl->nodes[i].ngpus)
+			return 0;
+	return 1;
+}
+
 int hb_agent_ddp_config(const struct hb_perf *perf, const int *alloc, long target_gbs, struct hb_job_config *cfg,
 			struct hb_ddp_result *plan, struct hb_error *err)
 {

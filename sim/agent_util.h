@@ -36,6 +36,15 @@ long hb_agent_interval(const struct hb_sim *sim, const struct hb_sim_job *job);
  * caller-owned).  Returns the total. */
 int hb_agent_alloc_all(const struct hb_perf *perf, int *alloc);
 
+/* The GPUs the cluster arbiter granted the job (the whole cluster under the
+ * dedicated arbiter): alloc[i] = job->grant[i].  Returns the total. */
+int hb_agent_alloc_granted(const struct hb_sim_job *job, int *alloc);
+
+/* 1 when the job holds every GPU of the cluster.  Agents whose decisions
+ * span the whole cluster (JABAS's candidate allocations, Pollux-AS's node
+ * order) need it until they learn to work inside a grant. */
+int hb_agent_owns_cluster(const struct hb_sim *sim, const struct hb_sim_job *job);
+
 /* Equal-local-batch data parallelism at a target global batch on alloc
  * (notes/jabas.md §5 "Porting baselines" and §10.17): hb_ddp_plan's layout,
  * i.e. the fewest accumulation steps that let a local batch no larger than

@@ -162,10 +162,15 @@ int hb_sim_init(struct hb_sim *sim, const struct hb_catalog *cat, const struct h
 		hb_engine_free(&sim->eng);
 		return -1;
 	}
+	sim->arbiter = &hb_arbiter_dedicated;
+	sim->free_gpus = calloc((size_t)(cl->nnodes > 0 ? cl->nnodes : 1), sizeof(int));
+	if (sim->free_gpus)
+		for (int i = 0; i < cl->nnodes; i++)
+			sim->free_gpus[i] = cl->nodes[i].ngpus;
 	sim->perf = calloc((size_t)cat->nmodels, sizeof(*sim->perf));
 	sim->solver = calloc((size_t)cat->nmodels, sizeof(*sim->solver));
 	sim->stats = calloc((size_t)cat->nmodels, sizeof(*sim->stats));
-	if (!sim->perf || !sim->solver || !sim->stats) {
+	if (!sim->perf || !sim->solver || !sim->stats || !sim->free_gpus) {
 		hb_sim_free(sim);
 		return hb_runtime_error(err, "simulator: out of memory");
 	}
@@ -174,13 +179,17 @@ int hb_sim_init(struct hb_sim *sim, const struct hb_catalog *cat, const struct h
 
 void hb_sim_free(struct hb_sim *sim)
 {
+	if (sim->arbiter && sim->arbiter->free_state)
+		sim->arbiter->free_state(sim);
 	for (int j = 0; j < sim->njobs; j++) {
 		struct hb_sim_job *job = &sim->jobs[j];
 
 		if (job->agent && job->agent->free_state)
 			job->agent->free_state(job);
 		hb_job_config_free(&job->cfg);
+		free(job->grant);
 	}
+	free(sim->free_gpus);
 	free(sim->jobs);
 	for (int m = 0; sim->perf && m < sim->cat->nmodels; m++) {
 		hb_iidp_solver_free(sim->solver[m]);
@@ -261,8 +270,12 @@ int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb
 	hb_model_bounds(m, sim->cl->name, &job->gamma, &job->min_gbs, &job->max_gbs);
 	job->target = job->stats->target;
 	hb_job_config_init(&job->cfg, sim->cl->nnodes);
-	if (!job->cfg.alloc)
+	job->grant = calloc((size_t)(sim->cl->nnodes > 0 ? sim->cl->nnodes : 1), sizeof(int));
+	if (!job->cfg.alloc || !job->grant) {
+		hb_job_config_free(&job->cfg);
+		free(job->grant);
 		return hb_runtime_error(err, "simulator: out of memory");
+	}
 	sim->njobs++;
 	if (id)
 		*id = job->id;
@@ -551,7 +564,7 @@ int hb_sim_apply(struct hb_sim *sim, struct hb_sim_job *job, const struct hb_job
 
 /* ---- event handlers --------------------------------------------------------- */
 
-static int finish(struct hb_sim *sim, struct hb_sim_job *job)
+static int finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
 {
 	job->state = HB_JOB_DONE;
 	job->finish_s = sim->eng.now;
@@ -559,6 +572,11 @@ static int finish(struct hb_sim *sim, struct hb_sim_job *job)
 	record_sample(sim, job);
 	hb_sim_note(sim, job, "done", "%.0f iterations, %ld epochs, B_G %ld, $%.2f", job->iters, job->epoch,
 		    job->cfg.global_bs, job->cost_usd);
+	if (sim->arbiter != &hb_arbiter_dedicated)
+		for (int i = 0; i < sim->cl->nnodes; i++)
+			sim->free_gpus[i] += job->grant[i];
+	if (sim->arbiter->on_finish)
+		return sim->arbiter->on_finish(sim, job, err);
 	return 0;
 }
 
@@ -570,7 +588,7 @@ static int on_milestone(struct hb_sim *sim, struct hb_sim_job *job, struct hb_er
 	if (fabs(job->iters - r) < ITER_EPS)
 		job->iters = r;
 	if (job->progress >= job->target * (1.0 - 1e-12))
-		return finish(sim, job);
+		return finish(sim, job, err);
 	gen = job->gen;
 	if (job->epoch_samples >= D - ITER_EPS) {
 		job->epoch++;
@@ -600,13 +618,71 @@ static int on_milestone(struct hb_sim *sim, struct hb_sim_job *job, struct hb_er
 	return schedule_next(sim, job, err);
 }
 
-static int on_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+/* ---- arbitration ------------------------------------------------------------- */
+
+void hb_sim_set_arbiter(struct hb_sim *sim, const struct hb_arbiter_ops *arb)
 {
-	long p = interval_of(sim, job);
+	sim->arbiter = arb ? arb : &hb_arbiter_dedicated;
+}
+
+void hb_sim_job_request(struct hb_sim_job *job, int gpus, long batch)
+{
+	job->req_gpus = gpus > 0 ? gpus : 0;
+	job->req_batch = batch > 0 ? batch : 0;
+}
+
+int hb_sim_place(const struct hb_sim *sim, int n, int *grant)
+{
+	int left = n, total = 0;
+	int *taken = calloc((size_t)(sim->cl->nnodes > 0 ? sim->cl->nnodes : 1), sizeof(int));
+
+	if (!taken)
+		return 0;
+	for (int i = 0; i < sim->cl->nnodes; i++)
+		total += sim->free_gpus[i];
+	if (n < 1 || total < n) {
+		free(taken);
+		return 0;
+	}
+	memset(grant, 0, sizeof(int) * (size_t)sim->cl->nnodes);
+	/* Fewest nodes: repeatedly take the node with the most free GPUs. */
+	while (left > 0) {
+		int best = -1;
+
+		for (int i = 0; i < sim->cl->nnodes; i++)
+			if (!taken[i] && sim->free_gpus[i] > 0 && (best < 0 || sim->free_gpus[i] > sim->free_gpus[best]))
+				best = i;
+		taken[best] = 1;
+		grant[best] = sim->free_gpus[best] < left ? sim->free_gpus[best] : left;
+		left -= grant[best];
+	}
+	free(taken);
+	return 1;
+}
+
+int hb_sim_start_job(struct hb_sim *sim, struct hb_sim_job *job, const int *grant, struct hb_error *err)
+{
+	int dedicated = sim->arbiter == &hb_arbiter_dedicated;
 	double rs;
 
+	if (job->state != HB_JOB_PENDING)
+		return hb_runtime_error(err, "simulator: job %s started twice", job->name);
+	job->ngrant = 0;
+	for (int i = 0; i < sim->cl->nnodes; i++) {
+		if (grant[i] < 0 || (!dedicated && grant[i] > sim->free_gpus[i]))
+			return hb_runtime_error(err, "simulator: arbiter %s granted job %s %d GPUs of node %s, %d free",
+						sim->arbiter->name, job->name, grant[i], sim->cl->nodes[i].name,
+						sim->free_gpus[i]);
+		job->grant[i] = grant[i];
+		job->ngrant += grant[i];
+	}
+	if (job->ngrant == 0)
+		return hb_runtime_error(err, "simulator: arbiter %s granted job %s no GPU", sim->arbiter->name, job->name);
+	if (!dedicated)
+		for (int i = 0; i < sim->cl->nnodes; i++)
+			sim->free_gpus[i] -= grant[i];
 	job->t_last = sim->eng.now;
-	job->next_adapt_iter = p > 0 ? (double)p : 0.0;
+	job->start_s = sim->eng.now;
 	if (job->agent->start(sim, job, err) < 0) {
 		hb_error_prefix(err, "policy %s, model %s on %s", sim->policy ? sim->policy : job->agent->name,
 				job->model->name, sim->cl->name);
@@ -618,6 +694,38 @@ static int on_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_erro
 	if (rs > 0)
 		return hb_engine_schedule(&sim->eng, sim->eng.now + rs, HB_EV_ROUND, job->id, 0, err);
 	return 0;
+}
+
+/* dedicated: the whole cluster for every job, outside the shared pool (each
+ * job runs as if alone, which is also the reference of finish-time fairness). */
+static int dedicated_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	int *all = malloc(sizeof(int) * (size_t)(sim->cl->nnodes > 0 ? sim->cl->nnodes : 1));
+	int rc;
+
+	if (!all)
+		return hb_runtime_error(err, "simulator: out of memory");
+	for (int i = 0; i < sim->cl->nnodes; i++)
+		all[i] = sim->cl->nodes[i].ngpus;
+	rc = hb_sim_start_job(sim, job, all, err);
+	free(all);
+	return rc;
+}
+
+const struct hb_arbiter_ops hb_arbiter_dedicated = {
+	.name = "dedicated",
+	.summary = "every job alone on the whole cluster",
+	.on_arrival = dedicated_arrival,
+};
+
+static int on_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	long p = interval_of(sim, job);
+
+	job->t_last = sim->eng.now;
+	job->next_adapt_iter = p > 0 ? (double)p : 0.0;
+	hb_sim_note(sim, job, "arrival", "asks for %d GPUs, B_G %ld", job->req_gpus, job->req_batch);
+	return sim->arbiter->on_arrival(sim, job, err);
 }
 
 static int on_round(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
@@ -645,6 +753,9 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 			return -1;
 		total += sim->jobs[j].target;
 	}
+	if (sim->arbiter->round_s && sim->arbiter->on_round && sim->arbiter->round_s(sim) > 0 &&
+	    hb_engine_schedule(&sim->eng, sim->arbiter->round_s(sim), HB_EV_ROUND, -1, 0, err) < 0)
+		return -1;
 	hb_progress_start(&bar, sim->policy ? sim->policy : "sim", 1.0, !sim->opts.quiet);
 	while (done < sim->njobs && hb_engine_pop(&sim->eng, &ev)) {
 		struct hb_sim_job *job = ev.job >= 0 ? &sim->jobs[ev.job] : NULL;
@@ -655,8 +766,22 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 			return hb_runtime_error(err, "simulator: %s did not finish within %g simulated seconds",
 						job ? job->name : "the run", sim->opts.max_sim_s);
 		}
-		if (!job)
+		if (!job) {
+			if (ev.kind == HB_EV_ROUND && sim->arbiter->on_round) {
+				double rs = sim->arbiter->round_s(sim);
+
+				if (sim->arbiter->on_round(sim, err) < 0) {
+					hb_progress_finish(&bar);
+					return -1;
+				}
+				if (rs > 0 && done < sim->njobs &&
+				    hb_engine_schedule(&sim->eng, ev.t + rs, HB_EV_ROUND, -1, 0, err) < 0) {
+					hb_progress_finish(&bar);
+					return -1;
+				}
+			}
 			continue;
+		}
 		switch (ev.kind) {
 		case HB_EV_ARRIVAL:
 			rc = on_arrival(sim, job, err);

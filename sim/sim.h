@@ -92,6 +92,32 @@ extern const struct hb_agent_ops hb_agent_pollux;
 extern const struct hb_agent_ops hb_agent_pollux_as;
 extern const struct hb_agent_ops hb_agent_optperf;
 
+/* ---- cluster arbiters ---------------------------------------------------- */
+
+/* A cluster arbiter decides which GPUs each job holds (its grant); the job's
+ * agent then decides how to use them.  It starts a job with
+ * hb_sim_start_job(), which takes the grant out of the free pool and calls
+ * the agent's start.  Only on_arrival is required. */
+struct hb_arbiter_ops {
+	const char *name;        /* "fifo" */
+	const char *summary;
+	/* A job was submitted (it is PENDING): grant now, or queue it. */
+	int (*on_arrival)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
+	/* A job finished and its GPUs are back in the pool. */
+	int (*on_finish)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
+	/* Seconds between scheduling rounds (0: none) and the round itself. */
+	double (*round_s)(const struct hb_sim *sim);
+	int (*on_round)(struct hb_sim *sim, struct hb_error *err);
+	void (*free_state)(struct hb_sim *sim);
+};
+
+/* dedicated: every job is granted the whole cluster at arrival (single-job
+ * studies, the JABAS setting).  fifo: jobs start in submission order with
+ * their requested GPU count, all or nothing (gang), packed on the fewest
+ * nodes; the queue head blocks the jobs behind it. */
+extern const struct hb_arbiter_ops hb_arbiter_dedicated;
+extern const struct hb_arbiter_ops hb_arbiter_fifo;
+
 /* ---- jobs -------------------------------------------------------------- */
 
 enum hb_job_state {
@@ -108,6 +134,11 @@ struct hb_sim_job {
 	const struct hb_agent_ops *agent;
 	void *agent_state;       /* owned by the agent (free_state) */
 	double arrival_s;
+	int req_gpus;            /* GPUs the job asks for (0: the arbiter decides) */
+	long req_batch;          /* global batch the job asks for (0: the model's minB_G) */
+	int *grant;              /* GPUs per node the arbiter gives the job, owned */
+	int ngrant;              /* sum of grant */
+	double start_s;          /* first start (queueing delay = start_s - arrival_s) */
 
 	/* Models of this job (owned by the sim, shared by jobs of one model). */
 	struct hb_perf *perf;    /* prepared perf model on the cluster */
@@ -196,6 +227,9 @@ struct hb_sim {
 	struct hb_profdb *db;           /* borrowed, profiles */
 	struct hb_sim_opts opts;
 	const char *policy;             /* policy name, for records */
+	const struct hb_arbiter_ops *arbiter; /* dedicated unless set by hb_sim_set_arbiter */
+	void *arbiter_state;            /* owned by the arbiter (free_state) */
+	int *free_gpus;                 /* GPUs per node not granted to any job */
 	struct hb_engine eng;
 
 	struct hb_rng rng_similarity;   /* HB_STREAM_SIMILARITY */
@@ -230,6 +264,18 @@ void hb_sim_free(struct hb_sim *sim);
 /* Add a job (model, agent, arrival); returns its index in *id. */
 int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb_agent_ops *agent,
 		   double arrival_s, int *id, struct hb_error *err);
+/* Use a cluster arbiter (before hb_sim_run; default dedicated). */
+void hb_sim_set_arbiter(struct hb_sim *sim, const struct hb_arbiter_ops *arb);
+/* Set what a job asks for (trace replay): GPUs and global batch, 0 = none. */
+void hb_sim_job_request(struct hb_sim_job *job, int gpus, long batch);
+/* Start a PENDING job on grant (GPUs per node, all free): takes them from
+ * the pool and calls the agent's start.  An agent that cannot run the job
+ * fails the run. */
+int hb_sim_start_job(struct hb_sim *sim, struct hb_sim_job *job, const int *grant, struct hb_error *err);
+/* Gang placement of n GPUs on the free pool, fewest nodes first (largest
+ * free counts first, ties to the lower node index): 1 and grant filled, or 0
+ * when n GPUs are not free. */
+int hb_sim_place(const struct hb_sim *sim, int n, int *grant);
 /* Run until every job is done (or max_sim_s). */
 int hb_sim_run(struct hb_sim *sim, struct hb_error *err);
 

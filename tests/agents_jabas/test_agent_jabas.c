@@ -65,9 +65,12 @@ static void start_job(struct hb_sim *sim, struct hb_sim_job *job)
 {
 	struct hb_error err;
 
-	job->t_last = 0.0;
+	int all[64];
+
+	for (int i = 0; i < sim->cl->nnodes; i++)
+		all[i] = sim->cl->nodes[i].ngpus;
 	job->next_adapt_iter = (double)hb_agent_jabas.interval(sim, job);
-	must(hb_agent_jabas.start(sim, job, &err), &err);
+	must(hb_sim_start_job(sim, job, all, &err), &err);
 }
 
 /* Exact observations from here on. */

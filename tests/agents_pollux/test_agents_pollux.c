@@ -73,8 +73,12 @@ static struct hb_sim_job *sim_new(struct hb_sim *sim, const char *cluster, const
 static void start(struct hb_sim *sim, struct hb_sim_job *job)
 {
 	struct hb_error err = { 0 };
+	int all[64];
 
-	if (job->agent->start(sim, job, &err) < 0)
+	/* As the dedicated arbiter does at arrival: the whole cluster. */
+	for (int i = 0; i < sim->cl->nnodes; i++)
+		all[i] = sim->cl->nodes[i].ngpus;
+	if (hb_sim_start_job(sim, job, all, &err) < 0)
 		fail_msg("%s", err.msg);
 	assert_int_equal(job->state, HB_JOB_RUNNING);
 }
