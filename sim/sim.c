@@ -459,7 +459,7 @@ static void advance(struct hb_sim *sim, struct hb_sim_job *job, double t)
 {
 	double dt = t - job->t_last;
 
-	if (dt <= 0 || job->state == HB_JOB_PENDING || job->state == HB_JOB_DONE) {
+	if (dt <= 0 || job->state == HB_JOB_PENDING || job->state == HB_JOB_DONE || job->state == HB_JOB_SUSPENDED) {
 		if (t > job->t_last)
 			job->t_last = t;
 		return;
@@ -540,6 +540,9 @@ int hb_sim_apply(struct hb_sim *sim, struct hb_sim_job *job, const struct hb_job
 	advance(sim, job, now);
 	if (hb_job_config_copy(&job->cfg, cfg, sim->cl->nnodes) < 0)
 		return hb_runtime_error(err, "simulator: out of memory");
+	if (how == HB_APPLY_START && job->started)
+		how = HB_APPLY_RESTART; /* resumed after preemption or on a new grant */
+	job->started = 1;
 	if (how == HB_APPLY_RESTART) {
 		pause = hb_sim_restart_s(sim, job);
 		job->restarts++;
@@ -696,6 +699,50 @@ int hb_sim_start_job(struct hb_sim *sim, struct hb_sim_job *job, const int *gran
 	return 0;
 }
 
+int hb_sim_regrant(struct hb_sim *sim, struct hb_sim_job *job, const int *grant, struct hb_error *err)
+{
+	int n = 0, dedicated = sim->arbiter == &hb_arbiter_dedicated;
+
+	if (job->state == HB_JOB_PENDING || job->state == HB_JOB_DONE)
+		return hb_runtime_error(err, "simulator: regrant of job %s, which is %s", job->name,
+					job->state == HB_JOB_DONE ? "done" : "not started");
+	advance(sim, job, sim->eng.now);
+	for (int i = 0; i < sim->cl->nnodes; i++) {
+		int avail = sim->free_gpus[i] + job->grant[i];
+
+		if (grant[i] < 0 || (!dedicated && grant[i] > avail))
+			return hb_runtime_error(err, "simulator: arbiter %s gave job %s %d GPUs of node %s, %d available",
+						sim->arbiter->name, job->name, grant[i], sim->cl->nodes[i].name, avail);
+		n += grant[i];
+	}
+	for (int i = 0; i < sim->cl->nnodes; i++) {
+		if (!dedicated)
+			sim->free_gpus[i] += job->grant[i] - grant[i];
+		job->grant[i] = grant[i];
+	}
+	job->ngrant = n;
+	job->gen++; /* cancels the pending milestone or restart end */
+	if (n == 0) {
+		job->state = HB_JOB_SUSPENDED;
+		job->preemptions++;
+		hb_sim_note(sim, job, "preempt", "suspended at %.0f iterations, progress %.4f", job->iters,
+			    job->progress / job->target);
+		return 0;
+	}
+	job->state = HB_JOB_PENDING; /* apply() below sets RUNNING or RESTARTING */
+	if (job->agent->on_grant)
+		return job->agent->on_grant(sim, job, err);
+	if (job->agent->free_state)
+		job->agent->free_state(job);
+	job->agent_state = NULL;
+	if (job->agent->start(sim, job, err) < 0) {
+		hb_error_prefix(err, "policy %s, model %s on %s, new grant of %d GPUs",
+				sim->policy ? sim->policy : job->agent->name, job->model->name, sim->cl->name, n);
+		return -1;
+	}
+	return 0;
+}
+
 /* dedicated: the whole cluster for every job, outside the shared pool (each
  * job runs as if alone, which is also the reference of finish-time fairness). */
 static int dedicated_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
@@ -735,7 +782,9 @@ static int on_round(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error 
 	if (job->state == HB_JOB_DONE)
 		return 0;
 	advance(sim, job, sim->eng.now);
-	if (job->agent->on_round && job->agent->on_round(sim, job, err) < 0)
+	/* A suspended or not yet started job has nothing to re-tune. */
+	if ((job->state == HB_JOB_RUNNING || job->state == HB_JOB_RESTARTING) && job->agent->on_round &&
+	    job->agent->on_round(sim, job, err) < 0)
 		return -1;
 	rs = job->agent->round_s(sim, job);
 	return rs > 0 ? hb_engine_schedule(&sim->eng, sim->eng.now + rs, HB_EV_ROUND, job->id, 0, err) : 0;

@@ -82,6 +82,10 @@ struct hb_agent_ops {
 	int (*on_epoch_end)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
 	int (*on_round)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
 	void (*free_state)(struct hb_sim_job *job);
+	/* The arbiter changed the job's grant (job->grant) while it ran: apply a
+	 * configuration inside it (the simulator charges a restart).  NULL: the
+	 * simulator frees the agent state and calls start again. */
+	int (*on_grant)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
 };
 
 /* Built-in agents (sim/agent_*.c). */
@@ -118,6 +122,9 @@ struct hb_arbiter_ops {
 extern const struct hb_arbiter_ops hb_arbiter_dedicated;
 extern const struct hb_arbiter_ops hb_arbiter_fifo;
 
+/* GPUs a job asks an arbiter for: its request, or else the largest node. */
+int hb_arbiter_job_gpus(const struct hb_sim *sim, const struct hb_sim_job *job);
+
 /* ---- jobs -------------------------------------------------------------- */
 
 enum hb_job_state {
@@ -125,6 +132,7 @@ enum hb_job_state {
 	HB_JOB_RUNNING = 1,
 	HB_JOB_RESTARTING = 2,  /* paused for a restart: GPUs held and billed, no progress */
 	HB_JOB_DONE = 3,
+	HB_JOB_SUSPENDED = 4,   /* preempted by the arbiter: no GPUs, progress kept */
 };
 
 struct hb_sim_job {
@@ -139,6 +147,9 @@ struct hb_sim_job {
 	int *grant;              /* GPUs per node the arbiter gives the job, owned */
 	int ngrant;              /* sum of grant */
 	double start_s;          /* first start (queueing delay = start_s - arrival_s) */
+	int started;             /* 1 once the first configuration was applied: a later
+				    start (after preemption or a new grant) is a restart */
+	int preemptions;         /* times the arbiter suspended the job */
 
 	/* Models of this job (owned by the sim, shared by jobs of one model). */
 	struct hb_perf *perf;    /* prepared perf model on the cluster */
@@ -272,6 +283,11 @@ void hb_sim_job_request(struct hb_sim_job *job, int gpus, long batch);
  * the pool and calls the agent's start.  An agent that cannot run the job
  * fails the run. */
 int hb_sim_start_job(struct hb_sim *sim, struct hb_sim_job *job, const int *grant, struct hb_error *err);
+/* Change the grant of a started job: release the old GPUs, take the new
+ * ones (all free), and let the agent re-plan inside them, charged as a
+ * restart.  An all-zero grant suspends the job (HB_JOB_SUSPENDED: no GPUs,
+ * no cost, progress kept); a grant on a suspended job resumes it. */
+int hb_sim_regrant(struct hb_sim *sim, struct hb_sim_job *job, const int *grant, struct hb_error *err);
 /* Gang placement of n GPUs on the free pool, fewest nodes first (largest
  * free counts first, ties to the lower node index): 1 and grant filled, or 0
  * when n GPUs are not free. */
