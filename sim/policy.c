@@ -1,21 +1,23 @@
 /*
  * policy.c: the named policies.  A policy is a cluster arbiter and a job
- * agent; on a dedicated cluster (this file's only arbiter so far) the agent
- * alone decides, so a policy is its agent.  Help text and `--policy` parsing
- * are generated from this table.
+ * agent: on a dedicated cluster (single-job studies) the agent alone decides;
+ * when jobs share a cluster (trace replay) the policy's shared arbiter decides
+ * which GPUs each job holds.  Help text and `--policy` parsing are generated
+ * from this table.
  */
 #include <string.h>
 
 #include "sim.h"
 
 const struct hb_policy hb_policies[] = {
-	{ "jabas", &hb_agent_jabas, "JABAS: IIDP configurations, similarity-driven batch, epoch auto-scaling" },
-	{ "simigrad", &hb_agent_simigrad, "SimiGrad: similarity-driven batch on all GPUs, equal local batch" },
-	{ "pollux", &hb_agent_pollux, "Pollux (JABAS port): goodput-driven batch per epoch on all GPUs" },
-	{ "pollux-as", &hb_agent_pollux_as, "Pollux-AS: Pollux plus node-by-node auto-scaling (U 2/3, L 1/2)" },
-	{ "optperf", &hb_agent_optperf, "Cannikin: OptPerf unequal local batches, goodput-chosen total batch" },
-	{ "static", &hb_agent_static, "static DDP: fixed global batch, equal local batch on all GPUs" },
-	{ NULL, NULL, NULL },
+	{ "jabas", &hb_agent_jabas, NULL, "JABAS: IIDP configurations, similarity-driven batch, epoch auto-scaling" },
+	{ "simigrad", &hb_agent_simigrad, NULL, "SimiGrad: similarity-driven batch on all GPUs, equal local batch" },
+	{ "pollux", &hb_agent_pollux, NULL, "Pollux (JABAS port): goodput-driven batch per epoch on all GPUs" },
+	{ "pollux-as", &hb_agent_pollux_as, NULL, "Pollux-AS: Pollux plus node-by-node auto-scaling (U 2/3, L 1/2)" },
+	{ "optperf", &hb_agent_optperf, NULL, "Cannikin: OptPerf unequal local batches, goodput-chosen total batch" },
+	{ "static", &hb_agent_static, &hb_arbiter_fifo, "static DDP: fixed global batch, equal local batch on all GPUs" },
+	{ "fifo", &hb_agent_static, &hb_arbiter_fifo, "FIFO with gang placement; jobs keep their requested GPUs and batch" },
+	{ NULL, NULL, NULL, NULL },
 };
 
 const struct hb_policy *hb_policy_find(const char *name)

@@ -335,10 +335,15 @@ void hb_sim_note(struct hb_sim *sim, const struct hb_sim_job *job, const char *k
 struct hb_policy {
 	const char *name;             /* "jabas" */
 	const struct hb_agent_ops *agent;
+	/* Arbiter when jobs share a cluster (trace replay); NULL: the policy
+	 * only runs single jobs on a dedicated cluster so far. */
+	const struct hb_arbiter_ops *shared;
 	const char *summary;
 };
 
-/* Table of built-in policies; NULL-name terminated. */
+/* Table of built-in policies; NULL-name terminated.  In single-job studies
+ * every policy runs under the dedicated arbiter; in trace replay under its
+ * `shared` arbiter. */
 extern const struct hb_policy hb_policies[];
 const struct hb_policy *hb_policy_find(const char *name);
 
