@@ -1,6 +1,8 @@
 /*
  * sim.c: `hetbatch sim`: compare policies on one job on a dedicated
- * heterogeneous cluster (JABAS's experimental setting).
+ * heterogeneous cluster (JABAS's experimental setting), or, with --trace,
+ * replay a job trace on a shared cluster under each policy's cluster
+ * arbiter and compare the cluster metrics (sim/metrics.h).
  *
  * For each model, every policy runs on identical inputs: the same cluster,
  * profiles, what-if knobs and seed, one job arriving at t = 0.  The command
@@ -27,6 +29,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +43,10 @@
 #include "cli.h"
 #include "default_db.h"
 #include "fileio.h"
+#include "jobspec.h"
 #include "profdb.h"
 #include "progress.h"
+#include "replay.h"
 #include "results.h"
 #include "sim.h"
 #include "strutil.h"
@@ -57,6 +62,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: hetbatch sim --cluster C --model M[,M2...] [--policy LIST] [options]\n"
+		"       hetbatch sim --cluster C --trace FILE [--policy LIST] [trace options] [options]\n"
 		"\n"
 		"Simulate adaptive-batching and auto-scaling policies on one job on a\n"
 		"dedicated heterogeneous cluster and compare time to target, cost in $,\n"
@@ -93,9 +99,36 @@ static void usage(FILE *out)
 		"  --replay FILE        drive B_G from a trajectory file (step,global_batch)\n"
 		"  -h, --help           this help\n"
 		"\n"
-		"Policies:\n");
+		"Trace replay (--trace): every job of the trace on ONE shared cluster, per\n"
+		"policy: the policy's cluster arbiter decides which GPUs each job holds,\n"
+		"its agent how the job uses them.  The table gives jobs done and dropped,\n"
+		"mean/median/p99 JCT, makespan, mean queueing, GPU-hours, $, utilisation,\n"
+		"restarts per job, finish-time fairness rho (median, p99) and scheduler\n"
+		"decision time per round, then mean JCT by model.\n"
+		"  --trace FILE         job trace: Philly log or philly.csv, a Pollux\n"
+		"                       workload CSV, a job-spec CSV or JSON (docs/jobspec.md)\n"
+		"  --format F           auto (default), philly-log, philly-csv,\n"
+		"                       pollux-workload, jobspec-csv, jobspec-json\n"
+		"  --load F             divide arrival times by F (2 = twice the load)\n"
+		"  --max-jobs N         the first N jobs the filters keep (file order)\n"
+		"  --from S, --to S     keep arrivals in [S, T) s after the trace origin\n"
+		"  --vc LIST            keep these virtual clusters (Philly)\n"
+		"  --gpus MIN:MAX       keep jobs asking for MIN..MAX GPUs (either may be empty)\n"
+		"  --no-fairness        skip rho (it simulates every distinct job once more\n"
+		"                       alone on its 1/J share)\n"
+		"  Default policies: every policy with a shared-cluster arbiter (one of\n"
+		"  those that pair the same arbiter and agent).  A listed policy without\n"
+		"  one gets the row 'cannot run: policy X has no shared-cluster arbiter yet'.\n"
+		"  Jobs asking for more GPUs than the cluster are skipped and counted as\n"
+		"  dropped (use --gpus to leave them out).  Jobs without a model (Philly)\n"
+		"  get one by GPU-time class (Pollux's workload construction) drawn with\n"
+		"  --seed.  Files: results.db, cluster_summary.csv, jobs.csv, by_model.csv,\n"
+		"  utilisation.csv, timeseries.csv, events.csv, summary.json; --plot draws\n"
+		"  trace-jct (JCT CDF), trace-util (utilisation) and trace-rho (rho CDF).\n"
+		"\n"
+		"Policies (* = has a shared-cluster arbiter for --trace):\n");
 	for (const struct hb_policy *p = hb_policies; p->name; p++)
-		fprintf(out, "  %-10s %s\n", p->name, p->summary);
+		fprintf(out, "  %-10s %s %s\n", p->name, p->shared ? "*" : " ", p->summary);
 	fprintf(out,
 		"\n"
 		"Examples:\n"
@@ -104,6 +137,8 @@ static void usage(FILE *out)
 		"  hetbatch --seed 7 sim --cluster jabas-b --model gnmt --policy jabas,pollux\n"
 		"  hetbatch sim --cluster jabas-c --model llama2-7b --restart-cost 60 --json\n"
 		"  hetbatch sim --cluster demo --model resnet50 --policy jabas,simigrad --interval 50\n"
+		"  hetbatch sim --cluster pollux-t4 --trace workload-1.csv --policy fifo --out runs/w1 --plot\n"
+		"  hetbatch sim --cluster pollux-t4 --trace philly.csv --from 0 --to 28800 --load 2\n"
 		"\n"
 		"Result files hold no timestamps, wall times or absolute paths: the same\n"
 		"inputs and seed give byte-identical files.\n"
@@ -111,8 +146,8 @@ static void usage(FILE *out)
 		"Exit status: 0 if at least one policy ran (the others show 'cannot run: why'),\n"
 		"1 if none ran (2 if the first failure was an input error) or writing failed,\n"
 		"2 for a usage or input error (unknown model, policy or cluster, a cluster GPU\n"
-		"missing from the profiles, a bad replay file).  Unless a policy ran, no\n"
-		"result file is written.\n");
+		"missing from the profiles, a bad replay file, a bad trace line or a trace\n"
+		"model not in the catalog).  Unless a policy ran, no result file is written.\n");
 }
 
 struct sim_args {
@@ -121,12 +156,36 @@ struct sim_args {
 	long interval;
 	double restart_s, reconfig_s, gns_overhead, unequal_k;
 	int have_restart, have_reconfig, have_gns, have_unequal, no_similarity;
+	/* trace replay */
+	const char *trace;
+	enum hb_trace_format format;
+	struct hb_trace_options topt;  /* filters */
+	double load;
+	int no_fairness, trace_opts;   /* trace_opts: a trace-only option was given */
 };
 
 enum {
 	OPT_CLUSTER = 256, OPT_MODEL, OPT_POLICY, OPT_DB, OPT_OUT, OPT_PLOT, OPT_JSON, OPT_WALL, OPT_INTERVAL,
-	OPT_RESTART, OPT_RECONFIG, OPT_GNS, OPT_NOSIM, OPT_UNEQUAL, OPT_REPLAY,
+	OPT_RESTART, OPT_RECONFIG, OPT_GNS, OPT_NOSIM, OPT_UNEQUAL, OPT_REPLAY, OPT_TRACE, OPT_FORMAT, OPT_LOAD,
+	OPT_MAXJOBS, OPT_FROM, OPT_TO, OPT_VC, OPT_GPUS, OPT_NOFAIR,
 };
+
+/* --gpus MIN:MAX, either side may be empty; 2 on a usage error. */
+static int parse_gpus(struct hb_cli *cli, const char *val, struct hb_trace_options *o)
+{
+	char buf[64], *colon;
+	long lo = 1, hi = 0;
+
+	if (hb_strlcpy(buf, val, sizeof(buf)) >= sizeof(buf) || !(colon = strchr(buf, ':')))
+		return hb_cli_usage(cli, "sim", "--gpus: '%s' is not MIN:MAX", val);
+	*colon = '\0';
+	if ((buf[0] && hb_parse_long_range(buf, 1, 1L << 20, &lo) < 0) ||
+	    (colon[1] && hb_parse_long_range(colon + 1, 1, 1L << 20, &hi) < 0) || (hi > 0 && hi < lo))
+		return hb_cli_usage(cli, "sim", "--gpus: '%s' is not MIN:MAX with 1 <= MIN <= MAX", val);
+	o->min_gpus = (int)lo;
+	o->max_gpus = (int)hi;
+	return 0;
+}
 
 static int parse_nonneg(struct hb_cli *cli, const char *opt, const char *val, double max, double *out)
 {
@@ -154,13 +213,28 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		{ "no-similarity-cost", no_argument, NULL, OPT_NOSIM },
 		{ "unequal-penalty", required_argument, NULL, OPT_UNEQUAL },
 		{ "replay", required_argument, NULL, OPT_REPLAY },
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "load", required_argument, NULL, OPT_LOAD },
+		{ "max-jobs", required_argument, NULL, OPT_MAXJOBS },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "to", required_argument, NULL, OPT_TO },
+		{ "vc", required_argument, NULL, OPT_VC },
+		{ "gpus", required_argument, NULL, OPT_GPUS },
+		{ "no-fairness", no_argument, NULL, OPT_NOFAIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct hb_error err = { 0 };
+	double v;
+	long n;
 	int ch;
 
 	memset(a, 0, sizeof(*a));
-	a->policies = DEFAULT_POLICIES;
+	a->policies = NULL;
+	a->format = HB_TRACE_AUTO;
+	a->load = 1.0;
+	hb_trace_options_init(&a->topt);
 	optind = 1;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -175,6 +249,45 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		case OPT_WALL: a->record_wall = 1; break;
 		case OPT_NOSIM: a->no_similarity = 1; break;
 		case OPT_REPLAY: a->replay = optarg; break;
+		case OPT_TRACE: a->trace = optarg; break;
+		case OPT_NOFAIR: a->no_fairness = a->trace_opts = 1; break;
+		case OPT_FORMAT:
+			if (hb_trace_format_parse(optarg, &a->format, &err) < 0 || a->format == HB_TRACE_SYNTHETIC)
+				return hb_cli_usage(cli, "sim", "--format: '%s' is not a trace file format (auto, philly-log, "
+							 "philly-csv, pollux-workload, jobspec-csv, jobspec-json)",
+						    optarg);
+			a->trace_opts = 1;
+			break;
+		case OPT_LOAD:
+			if (hb_parse_double(optarg, &v) < 0 || !(v > 0) || v > 1e6)
+				return hb_cli_usage(cli, "sim", "--load: '%s' is not a number in (0, 1e6]", optarg);
+			a->load = v;
+			a->trace_opts = 1;
+			break;
+		case OPT_MAXJOBS:
+			if (hb_parse_long_range(optarg, 1, 1L << 40, &n) < 0)
+				return hb_cli_usage(cli, "sim", "--max-jobs: '%s' is not a positive integer", optarg);
+			a->topt.max_jobs = n;
+			a->trace_opts = 1;
+			break;
+		case OPT_FROM:
+		case OPT_TO:
+			if (hb_parse_double(optarg, &v) < 0 || !isfinite(v))
+				return hb_cli_usage(cli, "sim", "%s: '%s' is not a time in seconds",
+						    ch == OPT_FROM ? "--from" : "--to", optarg);
+			*(ch == OPT_FROM ? &a->topt.from_s : &a->topt.to_s) = v;
+			a->trace_opts = 1;
+			break;
+		case OPT_VC:
+			if (hb_strlcpy(a->topt.vc, optarg, sizeof(a->topt.vc)) >= sizeof(a->topt.vc))
+				return hb_cli_usage(cli, "sim", "--vc: list too long");
+			a->trace_opts = 1;
+			break;
+		case OPT_GPUS:
+			if (parse_gpus(cli, optarg, &a->topt))
+				return 2;
+			a->trace_opts = 1;
+			break;
 		case OPT_INTERVAL:
 			if (hb_parse_long_range(optarg, 1, 1L << 30, &a->interval) < 0)
 				return hb_cli_usage(cli, "sim", "--interval: '%s' is not a positive integer", optarg);
@@ -210,8 +323,19 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 	}
 	if (optind < argc)
 		return hb_cli_usage(cli, "sim", "unexpected argument '%s'", argv[optind]);
-	if (!a->cluster || !a->models)
-		return hb_cli_usage(cli, "sim", "--cluster and --model are required");
+	if (a->trace && a->models)
+		return hb_cli_usage(cli, "sim", "--trace and --model exclude each other (the trace names the models)");
+	if (!a->trace && a->trace_opts)
+		return hb_cli_usage(cli, "sim", "--format, --load, --max-jobs, --from, --to, --vc, --gpus and "
+						"--no-fairness need --trace");
+	if (!a->cluster || (!a->models && !a->trace))
+		return hb_cli_usage(cli, "sim", "--cluster and --model (or --trace) are required");
+	if (a->trace && !hb_path_exists(a->trace))
+		return hb_cli_usage(cli, "sim", "--trace: no file '%s'", a->trace);
+	if (a->topt.from_s >= a->topt.to_s)
+		return hb_cli_usage(cli, "sim", "--from %g is not before --to %g", a->topt.from_s, a->topt.to_s);
+	if (!a->trace && !a->policies)
+		a->policies = DEFAULT_POLICIES;
 	if (a->plot && !a->out)
 		return hb_cli_usage(cli, "sim", "--plot needs --out DIR (the figures and their data go there)");
 	if (a->out && hb_path_exists(a->out) && !hb_path_is_dir(a->out))
@@ -430,6 +554,310 @@ static int plot(struct hb_cli *cli, const struct hb_results *res, const char *di
 	return 0;
 }
 
+/* ---- trace replay (--trace) --------------------------------------------------------- */
+
+/*
+ * Order of work, as in the single-job mode: resolve the policies, read the
+ * whole trace (a bad line or an unknown model is an input error: exit 2,
+ * nothing written), set up one simulation per policy with an arbiter, run
+ * them, compute the metrics, and only then print and write.
+ *
+ * A policy without a shared-cluster arbiter is a table row ("cannot run:
+ * policy X has no shared-cluster arbiter yet"), like a policy that cannot
+ * run a model in the single-job mode, so a list mixing both still compares
+ * the others; when no listed policy has one the command is a usage error.
+ */
+
+struct trace_cmd {
+	struct hb_catalog cat;
+	struct hb_profdb *db;
+	struct hb_replay rp;
+	struct hb_sim *sims;           /* nruns */
+	int *inited;                   /* 1 where sims[i] needs hb_sim_free */
+	struct hb_trace_run *runs;
+	int nruns;
+};
+
+static void trace_cmd_free(struct trace_cmd *c)
+{
+	for (int i = 0; i < c->nruns; i++) {
+		if (c->runs)
+			hb_trace_run_free(&c->runs[i]);
+		if (c->inited && c->inited[i])
+			hb_sim_free(&c->sims[i]);
+	}
+	free(c->sims);
+	free(c->inited);
+	free(c->runs);
+	hb_replay_free(&c->rp);
+	hb_profdb_close(c->db);
+	hb_catalog_free(&c->cat);
+}
+
+/* Default policies: those with a shared arbiter, one per (arbiter, agent)
+ * pair, since two such policies would replay identically; of such twins the
+ * one named after its arbiter ("fifo" rather than "static") stands for both. */
+static int default_trace_policies(const struct hb_policy **pol)
+{
+	int n = 0;
+
+	for (const struct hb_policy *p = hb_policies; p->name && n < MAX_POLICIES; p++) {
+		int dup = -1;
+
+		if (!p->shared)
+			continue;
+		for (int k = 0; k < n && dup < 0; k++)
+			if (pol[k]->shared == p->shared && pol[k]->agent == p->agent)
+				dup = k;
+		if (dup < 0)
+			pol[n++] = p;
+		else if (strcmp(p->name, p->shared->name) == 0)
+			pol[dup] = p;
+	}
+	return n;
+}
+
+static void shared_names(char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (const struct hb_policy *p = hb_policies; p->name; p++)
+		if (p->shared)
+			len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", len ? ", " : "",
+						p->name);
+}
+
+/* The reader's filters in words, for the table header and the files. */
+static void filters_text(const struct sim_args *a, char *buf, size_t size)
+{
+	const struct hb_trace_options *o = &a->topt;
+	size_t len = 0;
+
+#define ADD(...) (len += (size_t)snprintf(buf + len, len < size ? size - len : 0, __VA_ARGS__))
+	buf[0] = '\0';
+	if (o->max_jobs > 0)
+		ADD("%smax-jobs=%ld", len ? ", " : "", o->max_jobs);
+	if (isfinite(o->from_s))
+		ADD("%sfrom=%.10g s", len ? ", " : "", o->from_s);
+	if (isfinite(o->to_s))
+		ADD("%sto=%.10g s", len ? ", " : "", o->to_s);
+	if (o->vc[0])
+		ADD("%svc=%s", len ? ", " : "", o->vc);
+	if (o->min_gpus > 1 || o->max_gpus > 0) {
+		ADD("%sgpus=%d:", len ? ", " : "", o->min_gpus);
+		if (o->max_gpus > 0)
+			ADD("%d", o->max_gpus);
+	}
+	if (!len)
+		hb_strlcpy(buf, "none", size);
+#undef ADD
+}
+
+static int trace_setup(struct trace_cmd *c, const struct sim_args *a, const struct hb_policy **pol, int np,
+		       const struct hb_sim_opts *so, const struct hb_cluster **clp, struct hb_error *err)
+{
+	struct hb_replay_opts ro;
+	const struct hb_cluster *cl;
+	char shared[512];
+
+	if (hb_catalog_load_builtin(&c->cat, err) < 0 || hb_catalog_resolve_cluster(&c->cat, a->cluster, &cl, err) < 0)
+		return -1;
+	*clp = cl;
+	hb_replay_opts_init(&ro);
+	ro.load = a->load;
+	ro.seed = so->seed;
+	if (hb_replay_read(&c->cat, cl, a->trace, a->format, &a->topt, &ro, &c->rp, err) < 0)
+		return -1;
+	if (c->rp.njobs == 0)
+		return hb_input_error(err, "%s: no job to replay (%ld read after the filters, %ld larger than the %d GPUs "
+					   "of %s)",
+				      a->trace, c->rp.read, c->rp.oversize, cl->ngpus, cl->name);
+	if (hb_default_profdb(&c->cat, a->db, &c->db, err) < 0)
+		return -1;
+	c->nruns = np;
+	c->sims = calloc((size_t)np, sizeof(*c->sims));
+	c->inited = calloc((size_t)np, sizeof(*c->inited));
+	c->runs = calloc((size_t)np, sizeof(*c->runs));
+	if (!c->sims || !c->inited || !c->runs)
+		return hb_runtime_error(err, "out of memory");
+	shared_names(shared, sizeof(shared));
+	for (int i = 0; i < np; i++) {
+		struct hb_trace_run *ru = &c->runs[i];
+
+		hb_strlcpy(ru->policy, pol[i]->name, sizeof(ru->policy));
+		if (!pol[i]->shared) {
+			snprintf(ru->why, sizeof(ru->why),
+				 "policy %s has no shared-cluster arbiter yet (policies with one: %.400s)", pol[i]->name,
+				 shared);
+			continue;
+		}
+		if (hb_sim_init(&c->sims[i], &c->cat, cl, c->db, pol[i]->name, so, err) < 0)
+			return -1;
+		c->inited[i] = 1;
+		hb_sim_set_arbiter(&c->sims[i], pol[i]->shared);
+		if (hb_replay_build(&c->sims[i], &c->rp, pol[i]->agent, a->trace, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Run every replay and its metrics; returns how many ran. */
+static int trace_run_all(struct hb_cli *cli, struct trace_cmd *c, int fairness, struct hb_error *first_fail,
+			 struct hb_error *fatal)
+{
+	int nran = 0;
+
+	for (int i = 0; i < c->nruns; i++) {
+		struct hb_trace_run *ru = &c->runs[i];
+		struct hb_error err = { 0 };
+		double t0 = hb_now();
+
+		if (!c->inited[i])
+			continue; /* no shared arbiter: its row says so */
+		if (hb_sim_run(&c->sims[i], &err) < 0) {
+			hb_strlcpy(ru->why, err.msg[0] ? err.msg : "unknown error", sizeof(ru->why));
+			if (first_fail->code == HB_OK)
+				*first_fail = err;
+			hb_info(&cli->log, "%s cannot run the trace: %s", ru->policy, ru->why);
+			continue;
+		}
+		ru->wall_s = hb_now() - t0;
+		ru->ran = 1;
+		ru->sim = &c->sims[i];
+		nran++;
+		if (hb_trace_run_metrics(ru, fairness, !cli->quiet, fatal) < 0)
+			return -1;
+	}
+	return nran;
+}
+
+/* Draw the three trace figures (those with data). */
+static int trace_plot(struct hb_cli *cli, const struct hb_trace_results *res, const char *dir, const char *gnuplot,
+		      const char *gpdir, struct hb_error *err)
+{
+	static const char *const what[] = { "jct", "util", "rho" };
+	char title[512];
+
+	snprintf(title, sizeof(title), "%s on %s, seed %llu, load %g", res->trace, res->cluster,
+		 (unsigned long long)res->seed, res->load);
+	for (int k = 0; k < 3; k++) {
+		char names[1024], path[4096], script[64], base[8192] = "";
+
+		if (hb_trace_results_plot_names(res, what[k], names, sizeof(names)) == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/trace-%s.dat", dir, what[k]);
+		snprintf(script, sizeof(script), "trace-%s.gp", what[k]);
+		gp_assign(base, sizeof(base), "dat", path);
+		gp_assign(base, sizeof(base), "names", names);
+		gp_assign(base, sizeof(base), "ttl", title);
+		if (figure(gnuplot, gpdir, script, dir, "trace", what[k], base, err) < 0)
+			return -1;
+	}
+	hb_info(&cli->log, "plots: %s/trace-{jct,util,rho}.{png,svg}", dir);
+	return 0;
+}
+
+static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct hb_policy **pol_in, int np,
+		     const struct hb_sim_opts *so_in, double t0)
+{
+	const struct hb_policy *pol[MAX_POLICIES];
+	const struct hb_cluster *cl = NULL;
+	struct hb_sim_opts so = *so_in;
+	struct trace_cmd c;
+	struct hb_trace_results res;
+	struct hb_error err = { 0 }, first_fail = { 0 };
+	char gnuplot[PATH_MAX], gpdir[PATH_MAX];
+	int rc, nran, can_plot = 0, nshared = 0;
+
+	if (np == 0)
+		np = default_trace_policies(pol);
+	else
+		memcpy(pol, pol_in, sizeof(*pol) * (size_t)np);
+	for (int i = 0; i < np; i++)
+		nshared += pol[i]->shared != NULL;
+	if (nshared == 0) {
+		char shared[512];
+
+		shared_names(shared, sizeof(shared));
+		return hb_cli_usage(cli, "sim", "--trace: no listed policy has a shared-cluster arbiter yet "
+						"(policies with one: %s)",
+				    shared);
+	}
+	so.quiet = cli->quiet; /* one bar per replay: they are long */
+
+	memset(&c, 0, sizeof(c));
+	if (a->plot && (can_plot = plot_tools(cli, gnuplot, sizeof(gnuplot), gpdir, sizeof(gpdir), &err)) < 0)
+		return hb_cli_fail(cli, &err);
+	if (trace_setup(&c, a, pol, np, &so, &cl, &err) < 0) {
+		rc = hb_cli_fail(cli, &err);
+		goto out;
+	}
+	if (c.rp.oversize > 0)
+		hb_warn(&cli->log, "%s: %ld jobs ask for more GPUs than the %d of %s (up to %d): skipped, counted as "
+				   "dropped",
+			a->trace, c.rp.oversize, cl->ngpus, cl->name, c.rp.max_oversize_gpus);
+	nran = trace_run_all(cli, &c, !a->no_fairness, &first_fail, &err);
+	if (nran < 0) {
+		rc = hb_cli_fail(cli, &err);
+		goto out;
+	}
+	if (nran == 0) {
+		rc = hb_cli_fail(cli, &first_fail);
+		goto out;
+	}
+
+	memset(&res, 0, sizeof(res));
+	hb_strlcpy(res.cluster, cl->name, sizeof(res.cluster));
+	res.cluster_gpus = cl->ngpus;
+	res.seed = cli->seed;
+	{
+		const char *slash = strrchr(a->trace, '/');
+
+		hb_strlcpy(res.trace, slash ? slash + 1 : a->trace, sizeof(res.trace));
+	}
+	hb_strlcpy(res.format, hb_trace_format_name(c.rp.format), sizeof(res.format));
+	filters_text(a, res.filters, sizeof(res.filters));
+	res.load = a->load;
+	res.read = c.rp.read;
+	res.oversize = c.rp.oversize;
+	res.assigned = c.rp.assigned;
+	hb_sim_opts_default(&res.defaults);
+	res.opts = so;
+	res.runs = c.runs;
+	res.nruns = c.nruns;
+	res.fairness = !a->no_fairness;
+	res.record_wall = a->record_wall;
+	if (a->json) {
+		cJSON *doc = hb_trace_results_json(&res);
+		char *text = doc ? cJSON_Print(doc) : NULL;
+
+		cJSON_Delete(doc);
+		if (!text) {
+			hb_runtime_error(&err, "out of memory printing JSON");
+			rc = hb_cli_fail(cli, &err);
+			goto out;
+		}
+		printf("%s\n", text);
+		free(text);
+	} else {
+		hb_trace_results_print(stdout, &res);
+		printf("\n%d of %d policies ran; wall time %.2f s\n", nran, c.nruns, hb_now() - t0);
+	}
+	fflush(stdout);
+	rc = 0;
+	if (a->out) {
+		if (hb_trace_results_write(&res, a->out, a->plot, &err) < 0 ||
+		    (can_plot == 1 && trace_plot(cli, &res, a->out, gnuplot, gpdir, &err) < 0))
+			rc = hb_cli_fail(cli, &err);
+		else
+			hb_info(&cli->log, "results in %s", a->out);
+	}
+out:
+	trace_cmd_free(&c);
+	return rc;
+}
+
 /* ---- the command ------------------------------------------------------------------ */
 
 struct sim_cmd {
@@ -572,9 +1000,11 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 	rc = parse_args(argc, argv, cli, &a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	if (split(cli, "--model", a.models, mbuf, sizeof(mbuf), model_names, MAX_MODELS, &nm) ||
-	    split(cli, "--policy", a.policies, pbuf, sizeof(pbuf), policy_names, MAX_POLICIES, &np))
+	if ((a.models && split(cli, "--model", a.models, mbuf, sizeof(mbuf), model_names, MAX_MODELS, &nm)) ||
+	    (a.policies && split(cli, "--policy", a.policies, pbuf, sizeof(pbuf), policy_names, MAX_POLICIES, &np)))
 		return 2;
+	if (!a.policies)
+		np = 0;
 	for (int i = 0; i < np; i++)
 		if (!(pol[i] = hb_policy_find(policy_names[i])))
 			return unknown_policy(cli, policy_names[i]);
@@ -598,6 +1028,8 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 	if (a.have_unequal)
 		so.unequal_k = a.unequal_k;
 	so.replay = a.replay;
+	if (a.trace)
+		return sim_trace(cli, &a, pol, np, &so, t0);
 
 	memset(&c, 0, sizeof(c));
 	if (a.plot && (can_plot = plot_tools(cli, gnuplot, sizeof(gnuplot), gpdir, sizeof(gpdir), &err)) < 0)

@@ -80,6 +80,33 @@
  *    the agent's own estimate).  Pollux-AS never releases nodes (jabas.md §5
  *    describes scale-up only) and applies no 2x exploration cap (a
  *    PolluxSched rule, pollux.md §3.2, not part of the port).
+ *
+ * Shared clusters (PolluxSched, sim/arbiter_pollux.c).  Under any arbiter
+ * but the dedicated one the job holds only its grant and the agent is
+ * Pollux's own PolluxAgent (pollux.md §3.1, §4.3) rather than JABAS's port:
+ *  - It reports its goodput function to the scheduler
+ *    (hb_pollux_agent_report, agent_pollux.h): theta_sys, the gradient
+ *    statistics and its batch limits.
+ *  - History as in the artifact's simulator (pollux.md §4.3, update_params):
+ *    one observation per distinct (N, K, m, s), its first measurement, and a
+ *    refit whenever the history grows.  Observations are taken when the
+ *    scheduler asks for a report, at epoch ends and before a new grant is
+ *    used, each time only for a configuration the job has actually run
+ *    (not one still in its restart delay, not one interrupted by a
+ *    preemption).
+ *  - (m, s) = argmax GOODPUT on the current GPUs at epoch ends and on every
+ *    new grant (on_grant), WITHOUT the never-decrease floor: Pollux shrinks
+ *    the batch under contention (pollux.md §7.2, Fig. 6 "B"); M stays in
+ *    [minB_G, maxB_G].  The history and theta_sys survive grant changes.
+ *  - Heterogeneous GPUs: theta_sys is kept for a reference type and
+ *    observations are converted to it (agent_pollux.h).  An observation on
+ *    an allocation paced by type X with compute factor c = u(X)/u(ref) <= 1
+ *    becomes T_grad / c and T_iter + (1/c - 1)(s+1) T_grad: exact when
+ *    compute and communication do not overlap (gamma = 1), and a conversion
+ *    of the compute passes only otherwise.  u(X) is the perf model's time of
+ *    one extra micro-step per sample on one GPU of type X at the largest
+ *    local batch every usable type can run (what observe() measures as
+ *    T_grad), i.e. profiled relative speeds as in Gavel (pollux.md A17).
  */
 #include <math.h>
 #include <stdint.h>
@@ -87,6 +114,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent_pollux.h" /* hb_pollux_agent_report: the goodput function PolluxSched reads */
 #include "agent_util.h" /* hb_agent_alloc_granted, hb_agent_gns_overhead_s */
 #include "analytic.h"  /* hb_analytic_mem_bytes: one worker's memory footprint */
 #include "ddp.h"       /* hb_ddp_iter_time: the DDP layout's true time */
@@ -127,6 +155,16 @@ struct pollux_state {
 	int accum_steps;          /* current extra micro-steps */
 	int *order;               /* AS: cluster nodes, slowest first */
 	int held;                 /* AS: nodes order[0 .. held-1] are held */
+	/* Shared clusters (see the top). */
+	struct hb_pollux_type *types; /* per GPU type of job->perf, NULL until needed */
+	int ref_type;             /* reference type of theta_sys */
+	int fitted;               /* 1: theta holds a fit of the history */
+	struct hb_goodput_params theta; /* last fit, on the reference type */
+	size_t fit_nobs;          /* nobs when theta was fitted */
+	long fits;                /* fits run */
+	double run_from;          /* time the current configuration started running
+				     (after its restart delay); INFINITY before the first */
+	int preempt_seen;         /* job->preemptions when the configuration was applied */
 };
 
 /* The decision for one allocation. */
@@ -154,19 +192,32 @@ static void pollux_free_state(struct hb_sim_job *job)
 		return;
 	free(st->obs);
 	free(st->order);
+	free(st->types);
 	free(st);
 	job->agent_state = NULL;
 }
 
+/* The job's state, created on first use: a scheduler may ask a job that has
+ * not started yet for its report, and start then keeps that state. */
 static int state_new(struct hb_sim_job *job, struct pollux_state **out, struct hb_error *err)
 {
-	struct pollux_state *st = calloc(1, sizeof(*st));
+	struct pollux_state *st = job->agent_state;
 
-	if (!st)
-		return hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
-	job->agent_state = st;
+	if (!st) {
+		st = calloc(1, sizeof(*st));
+		if (!st)
+			return hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
+		st->run_from = INFINITY;
+		job->agent_state = st;
+	}
 	*out = st;
 	return 0;
+}
+
+/* PolluxSched's setting (the top): the job shares the cluster. */
+static int shared_mode(const struct hb_sim *sim)
+{
+	return sim->arbiter != &hb_arbiter_dedicated;
 }
 
 /* ---- memory and layouts ---------------------------------------------------- */
@@ -273,6 +324,8 @@ static int apply(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state
 	if (rc == 0) {
 		st->local_bs = local_bs;
 		st->accum_steps = accum_steps;
+		st->run_from = job->state == HB_JOB_RESTARTING ? job->restart_until : hb_sim_now(sim);
+		st->preempt_seen = job->preemptions;
 	}
 	return rc;
 }
@@ -295,7 +348,152 @@ static int oom_error(const struct hb_sim *sim, const struct hb_sim_job *job, con
 				GNS_BYTES_PER_PARAM * job->model->params / 1e9);
 }
 
+/* ---- GPU types in a shared cluster ------------------------------------------ */
+
+/* Seconds per sample of one extra micro-step of local_bs on one GPU of node
+ * `node`: what observe() reads as T_grad, per sample. */
+static int per_sample_compute(const struct hb_sim *sim, const struct hb_sim_job *job, int *one, int node,
+			      int local_bs, double *u, struct hb_error *err)
+{
+	double t0, t1;
+	int rc;
+
+	(void)sim;
+	one[node] = 1;
+	rc = hb_perf_iter_time(job->perf, one, node, local_bs, 1, 0, &t0, err);
+	if (rc == 0)
+		rc = hb_perf_iter_time(job->perf, one, node, local_bs, 1, 1, &t1, err);
+	one[node] = 0;
+	if (rc == 0)
+		*u = (t1 - t0) / local_bs;
+	return rc;
+}
+
+/* Usable types, their batch ranges and compute factors, and the reference
+ * type (agent_pollux.h). */
+static int types_prepare(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, struct hb_error *err)
+{
+	const struct hb_perf *perf = job->perf;
+	int nt = perf->ngpus, *first, *one, common = 0, rc = -1;
+	double *u, umax = 0.0;
+
+	if (st->types)
+		return 0;
+	st->types = calloc((size_t)(nt > 0 ? nt : 1), sizeof(*st->types));
+	first = malloc(sizeof(int) * (size_t)(nt > 0 ? nt : 1));
+	one = calloc((size_t)perf->nnodes, sizeof(int));
+	u = calloc((size_t)(nt > 0 ? nt : 1), sizeof(double));
+	if (!st->types || !first || !one || !u) {
+		hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
+		goto done;
+	}
+	st->ref_type = -1;
+	for (int t = 0; t < nt; t++)
+		first[t] = -1;
+	for (int n = perf->nnodes - 1; n >= 0; n--)
+		first[perf->nodes[n].gpu] = n;
+	for (int t = 0; t < nt; t++) {
+		int *lbs = NULL, nl = 0;
+
+		if (first[t] < 0)
+			continue;
+		one[first[t]] = 1;
+		rc = feasible_lbs(sim, job, one, &lbs, &nl, err);
+		one[first[t]] = 0;
+		if (rc < 0)
+			goto done;
+		if (nl > 0) {
+			st->types[t].usable = 1;
+			st->types[t].min_local_bsz = lbs[0];
+			st->types[t].max_local_bsz = lbs[nl - 1];
+			if (common == 0 || lbs[nl - 1] < common)
+				common = lbs[nl - 1];
+		}
+		free(lbs);
+	}
+	rc = -1;
+	for (int t = 0; t < nt; t++) {
+		int *lbs = NULL, nl = 0, at = 0;
+
+		if (!st->types[t].usable)
+			continue;
+		/* The largest feasible local batch of t not above `common`. */
+		one[first[t]] = 1;
+		if (feasible_lbs(sim, job, one, &lbs, &nl, err) < 0)
+			goto done;
+		one[first[t]] = 0;
+		for (int i = 0; i < nl; i++)
+			if (lbs[i] <= common)
+				at = lbs[i];
+		free(lbs);
+		if (at == 0)
+			at = (int)st->types[t].min_local_bsz;
+		if (per_sample_compute(sim, job, one, first[t], at, &u[t], err) < 0)
+			goto done;
+		if (st->ref_type < 0 || u[t] > umax) {
+			umax = u[t];
+			st->ref_type = t;
+		}
+	}
+	for (int t = 0; t < nt; t++)
+		if (st->types[t].usable)
+			st->types[t].compute_scale = t == st->ref_type ? 1.0 : u[t] / umax;
+	rc = 0;
+done:
+	if (rc < 0) {
+		free(st->types);
+		st->types = NULL;
+	}
+	free(first);
+	free(one);
+	free(u);
+	return rc;
+}
+
+/* Slowest type of alloc by compute factor; -1 if empty or a type is unusable. */
+static int slowest_type(const struct hb_pollux_type *types, const struct hb_perf *perf, const int *alloc)
+{
+	int best = -1;
+
+	for (int n = 0; n < perf->nnodes; n++) {
+		int t = perf->nodes[n].gpu;
+
+		if (alloc[n] <= 0)
+			continue;
+		if (!types[t].usable)
+			return -1;
+		if (best < 0 || types[t].compute_scale > types[best].compute_scale)
+			best = t;
+	}
+	return best;
+}
+
+/* theta_sys of the reference type on alloc's slowest type. */
+static struct hb_goodput_params theta_on(const struct pollux_state *st, const struct hb_perf *perf, const int *alloc)
+{
+	struct hb_goodput_params p = st->theta;
+	int t = slowest_type(st->types, perf, alloc);
+
+	if (t >= 0 && t != st->ref_type) {
+		p.alpha_c *= st->types[t].compute_scale;
+		p.beta_c *= st->types[t].compute_scale;
+	}
+	return p;
+}
+
 /* ---- observations and the fit ---------------------------------------------- */
+
+static struct pollux_obs *find_obs(struct pollux_state *st, int nodes, int gpus, int local_bs, int accum_steps)
+{
+	for (size_t i = 0; i < st->nobs; i++) {
+		struct pollux_obs *e = &st->obs[i];
+
+		if (e->num_nodes == nodes && e->num_replicas == gpus && e->local_bs == local_bs &&
+		    e->accum_steps == accum_steps)
+			return e;
+	}
+	return NULL;
+}
 
 /* Record what the job measured while running its current configuration. */
 static int observe(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, struct hb_error *err)
@@ -322,16 +520,19 @@ static int observe(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_sta
 	}
 	iter_s *= exp(POLLUX_OBS_SIGMA * hb_rng_normal(&sim->rng_agent));
 	compute_s *= exp(POLLUX_OBS_SIGMA * hb_rng_normal(&sim->rng_agent));
+	if (shared_mode(sim) && st->types) {
+		/* To the reference type (the top, "Heterogeneous GPUs"). */
+		int t = slowest_type(st->types, job->perf, alloc);
 
-	for (size_t i = 0; i < st->nobs; i++) {
-		struct pollux_obs *e = &st->obs[i];
+		if (t >= 0 && t != st->ref_type) {
+			double c = st->types[t].compute_scale;
 
-		if (e->num_nodes == nodes && e->num_replicas == gpus && e->local_bs == st->local_bs &&
-		    e->accum_steps == st->accum_steps) {
-			o = e;
-			break;
+			iter_s += (1.0 / c - 1.0) * (st->accum_steps + 1) * compute_s;
+			compute_s /= c;
 		}
 	}
+
+	o = find_obs(st, nodes, gpus, st->local_bs, st->accum_steps);
 	if (!o) {
 		if (st->nobs == st->cap_obs) {
 			size_t cap = st->cap_obs ? 2 * st->cap_obs : 16;
@@ -390,13 +591,56 @@ static int fit(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *
 	return rc;
 }
 
+/* Shared clusters: refit when the history grew since the last fit. */
+static int refresh_fit(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, struct hb_error *err)
+{
+	struct hb_goodput_fit_result fr;
+
+	if (st->nobs == 0 || st->nobs == st->fit_nobs)
+		return 0;
+	if (fit(sim, job, st, &fr, err) < 0)
+		return -1;
+	st->theta = fr.params;
+	st->fitted = 1;
+	st->fit_nobs = st->nobs;
+	st->decisions++;
+	st->fits++;
+	return 0;
+}
+
+/* Shared clusters: record the configuration the job runs now, once per
+ * distinct (N, K, m, s), if it has run it since it was applied and was not
+ * preempted meanwhile (the top). */
+static int shared_observe(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, struct hb_error *err)
+{
+	int nodes, gpus;
+
+	if (!(st->run_from < hb_sim_now(sim)) || job->preemptions != st->preempt_seen || job->cfg.ngpus < 1)
+		return 0;
+	if (alloc_shape(job, job->cfg.alloc, &nodes, &gpus, err) < 0)
+		return -1;
+	if (find_obs(st, nodes, gpus, st->local_bs, st->accum_steps))
+		return 0;
+	return observe(sim, job, st, err);
+}
+
+/* Shared clusters: everything the agent knows, brought up to date. */
+static int shared_update(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, struct hb_error *err)
+{
+	if (types_prepare(sim, job, st, err) < 0 || shared_observe(sim, job, st, err) < 0 ||
+	    refresh_fit(sim, job, st, err) < 0)
+		return -1;
+	return 0;
+}
+
 /* ---- the goodput decision -------------------------------------------------- */
 
 /* Best (m, s) of the fitted model on alloc with M >= floor_bs, realised as a
- * DDP layout (see "Realising (m, s)" at the top). */
+ * DDP layout (see "Realising (m, s)" at the top) with B_G in [lo_bs,
+ * maxB_G]. */
 static int choose(const struct hb_sim *sim, struct hb_sim_job *job, const struct hb_goodput_params *theta,
-		  const struct hb_grad_params *grad, const int *alloc, long floor_bs, struct pollux_choice *out,
-		  struct hb_error *err)
+		  const struct hb_grad_params *grad, const int *alloc, long floor_bs, long lo_bs,
+		  struct pollux_choice *out, struct hb_error *err)
 {
 	struct hb_goodput_limits lim;
 	int *lbs = NULL, nl = 0, rc = -1;
@@ -416,7 +660,7 @@ static int choose(const struct hb_sim *sim, struct hb_sim_job *job, const struct
 	if (out->argmax.feasible) {
 		out->accum_steps = out->argmax.accum_steps;
 		out->local_bs = nearest_lbs(lbs, nl, (double)out->argmax.local_bsz, out->num_replicas,
-					    out->accum_steps, floor_bs, job->max_gbs);
+					    out->accum_steps, lo_bs, job->max_gbs);
 		if (out->local_bs > 0) {
 			out->global_bs = (long)out->local_bs * out->num_replicas * (out->accum_steps + 1);
 			out->feasible = 1;
@@ -467,11 +711,9 @@ static int single_gpu_goodput(const struct hb_sim *sim, struct hb_sim_job *job, 
 
 /* The (N, K, m, s) the fit was given, then the fitted theta, the phi used and
  * the argmax, in a form a test can parse back. */
-static void note_decision(struct hb_sim *sim, const struct hb_sim_job *job, const struct hb_goodput_fit_result *fr,
+static void note_decision(struct hb_sim *sim, const struct hb_sim_job *job, const struct hb_goodput_params *p,
 			  double phi, const struct pollux_choice *c)
 {
-	const struct hb_goodput_params *p = &fr->params;
-
 	hb_sim_note(sim, job, "adapt",
 		    "theta %.9g %.9g %.9g %.9g %.9g %.9g %.9g phi %.9g floor %ld argmax m %ld s %d M %ld "
 		    "good %.6g -> B_L %d s %d B_G %ld",
@@ -605,6 +847,21 @@ static int retune(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_stat
 	return apply(sim, job, st, job->cfg.alloc, c->local_bs, c->accum_steps, HB_APPLY_INPLACE, why, err);
 }
 
+/* Shared clusters: the fitted argmax on alloc (its slowest type) without the
+ * never-decrease floor, B_G in [minB_G, maxB_G] (the top).  Requires a fit. */
+static int shared_choose(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, const int *alloc,
+			 struct pollux_choice *c, struct hb_error *err)
+{
+	double phi = hb_sim_phi(sim, job, (double)job->cfg.global_bs);
+	struct hb_grad_params grad = hb_grad_params_from_phi(phi, job->stats->m0);
+	struct hb_goodput_params theta = theta_on(st, job->perf, alloc);
+
+	if (choose(sim, job, &theta, &grad, alloc, 0, job->min_gbs, c, err) < 0)
+		return -1;
+	note_decision(sim, job, &theta, phi, c);
+	return 0;
+}
+
 static int pollux_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct pollux_state *st = job->agent_state;
@@ -613,10 +870,19 @@ static int pollux_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struc
 	struct pollux_choice c;
 	double phi;
 
+	if (shared_mode(sim)) {
+		if (shared_update(sim, job, st, err) < 0)
+			return -1;
+		if (!st->fitted)
+			return 0;
+		if (shared_choose(sim, job, st, job->cfg.alloc, &c, err) < 0)
+			return -1;
+		return retune(sim, job, st, &c, err);
+	}
 	if (prepare_decision(sim, job, st, &fr, &grad, &phi, err) < 0 ||
-	    choose(sim, job, &fr.params, &grad, job->cfg.alloc, job->cfg.global_bs, &c, err) < 0)
+	    choose(sim, job, &fr.params, &grad, job->cfg.alloc, job->cfg.global_bs, job->cfg.global_bs, &c, err) < 0)
 		return -1;
-	note_decision(sim, job, &fr, phi, &c);
+	note_decision(sim, job, &fr.params, phi, &c);
 	return retune(sim, job, st, &c, err);
 }
 
@@ -631,10 +897,10 @@ static int pollux_as_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, st
 	long floor_bs = job->cfg.global_bs;
 
 	if (prepare_decision(sim, job, st, &fr, &grad, &phi, err) < 0 ||
-	    choose(sim, job, &fr.params, &grad, job->cfg.alloc, floor_bs, &cur, err) < 0 ||
+	    choose(sim, job, &fr.params, &grad, job->cfg.alloc, floor_bs, floor_bs, &cur, err) < 0 ||
 	    single_gpu_goodput(sim, job, &fr.params, &grad, job->cfg.alloc, &g1, err) < 0)
 		return -1;
-	note_decision(sim, job, &fr, phi, &cur);
+	note_decision(sim, job, &fr.params, phi, &cur);
 	alloc = malloc(sizeof(*alloc) * (size_t)sim->cl->nnodes);
 	if (!alloc)
 		return hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
@@ -649,7 +915,7 @@ static int pollux_as_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, st
 			struct pollux_choice e;
 
 			alloc[next] = sim->cl->nodes[next].ngpus;
-			if (choose(sim, job, &fr.params, &grad, alloc, floor_bs, &e, err) < 0)
+			if (choose(sim, job, &fr.params, &grad, alloc, floor_bs, floor_bs, &e, err) < 0)
 				goto done;
 			if (!e.feasible || e.argmax.goodput < POLLUX_AS_L * e.num_replicas * g1) {
 				alloc[next] = 0;
@@ -678,6 +944,100 @@ done:
 	return rc;
 }
 
+/* ---- a new grant (shared clusters) --------------------------------------------- */
+
+/* Re-plan (m, s) inside the new grant with the history and theta_sys kept:
+ * record what ran before, refit if that was new, take the fitted argmax on
+ * the grant, and restart on it.  Without a fit yet (the grant changed before
+ * anything was measured) the job restarts at minB_G as at its start. */
+static int pollux_on_grant(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	struct pollux_state *st = NULL;
+	struct pollux_choice c = { 0 };
+	int *alloc, rc;
+
+	if (state_new(job, &st, err) < 0 || shared_update(sim, job, st, err) < 0)
+		return -1;
+	alloc = calloc((size_t)sim->cl->nnodes, sizeof(*alloc));
+	if (!alloc)
+		return hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
+	hb_agent_alloc_granted(job, alloc);
+	rc = st->fitted ? shared_choose(sim, job, st, alloc, &c, err) : 0;
+	if (rc == 0 && c.feasible) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "new grant of %d GPUs: goodput argmax (M %ld, efficiency %.3f)", job->ngrant,
+			 c.argmax.total_bsz, c.argmax.efficiency);
+		rc = apply(sim, job, st, alloc, c.local_bs, c.accum_steps, HB_APPLY_RESTART, why, err);
+	} else if (rc == 0) {
+		rc = start_on(sim, job, st, alloc, err); /* the simulator charges it as a restart */
+	}
+	free(alloc);
+	return rc;
+}
+
+/* ---- the report to PolluxSched (agent_pollux.h) --------------------------------- */
+
+int hb_pollux_agent_report(struct hb_sim *sim, struct hb_sim_job *job, struct hb_pollux_report *out,
+			   struct hb_error *err)
+{
+	struct pollux_state *st = NULL;
+	const struct hb_pollux_type *ref;
+	long b;
+
+	memset(out, 0, sizeof(*out));
+	if (job->agent != &hb_agent_pollux)
+		return hb_input_error(err, "pollux report: job %s runs agent %s; PolluxSched needs agent pollux",
+				      job->name, job->agent ? job->agent->name : "(none)");
+	if (state_new(job, &st, err) < 0 || types_prepare(sim, job, st, err) < 0)
+		return -1;
+	if (job->state == HB_JOB_RUNNING && shared_observe(sim, job, st, err) < 0)
+		return -1;
+	if (refresh_fit(sim, job, st, err) < 0)
+		return -1;
+	out->fitted = st->fitted;
+	out->theta = st->theta;
+	b = job->started && job->cfg.global_bs > 0 ? job->cfg.global_bs : job->min_gbs;
+	out->grad = hb_grad_params_from_phi(hb_sim_phi(sim, job, (double)b), job->stats->m0);
+	ref = st->ref_type >= 0 ? &st->types[st->ref_type] : NULL;
+	hb_goodput_limits_default(&out->limits, job->max_gbs, ref ? ref->min_local_bsz : job->perf->min_lbs,
+				  ref ? ref->max_local_bsz : job->perf->min_lbs);
+	for (size_t i = 0; i < st->nobs; i++)
+		if (st->obs[i].num_replicas > out->max_replicas_seen)
+			out->max_replicas_seen = st->obs[i].num_replicas;
+	out->nobs = st->nobs;
+	out->fits = st->fits;
+	out->ref_type = st->ref_type;
+	out->ntypes = job->perf->ngpus;
+	out->types = st->types;
+	return 0;
+}
+
+int hb_pollux_slowest_type(const struct hb_pollux_report *r, const struct hb_perf *perf, const int *alloc)
+{
+	return r->types ? slowest_type(r->types, perf, alloc) : -1;
+}
+
+int hb_pollux_report_argmax(const struct hb_pollux_report *r, int type, int num_nodes, int num_replicas,
+			    struct hb_goodput_config *out, struct hb_error *err)
+{
+	struct hb_goodput_params p = r->theta;
+	struct hb_goodput_limits l = r->limits;
+
+	if (!r->fitted)
+		return hb_input_error(err, "pollux report: no fitted theta_sys to evaluate %d GPUs on %d nodes",
+				      num_replicas, num_nodes);
+	if (type < 0 || type >= r->ntypes || !r->types[type].usable) {
+		memset(out, 0, sizeof(*out));
+		return 0;
+	}
+	p.alpha_c *= r->types[type].compute_scale;
+	p.beta_c *= r->types[type].compute_scale;
+	l.min_local_bsz = r->types[type].min_local_bsz;
+	l.max_local_bsz = r->types[type].max_local_bsz;
+	return hb_goodput_argmax(&p, &r->grad, &l, num_nodes, num_replicas, out, err);
+}
+
 /* ---- tables ---------------------------------------------------------------- */
 
 const struct hb_agent_ops hb_agent_pollux = {
@@ -690,6 +1050,7 @@ const struct hb_agent_ops hb_agent_pollux = {
 	.on_epoch_end = pollux_on_epoch_end,
 	.on_round = NULL,
 	.free_state = pollux_free_state,
+	.on_grant = pollux_on_grant,
 };
 
 const struct hb_agent_ops hb_agent_pollux_as = {

@@ -700,7 +700,10 @@ static const char *const schema =
 	" job INTEGER NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL, PRIMARY KEY(run_id, seq));"
 	"CREATE TABLE timeseries(run_id INTEGER NOT NULL REFERENCES runs(run_id), seq INTEGER NOT NULL,"
 	" t REAL NOT NULL, job INTEGER NOT NULL, global_bs INTEGER, local_bs INTEGER, ngpus INTEGER, iter_s REAL,"
-	" progress_frac REAL, phi REAL, similarity REAL, cost_usd REAL, epoch INTEGER, PRIMARY KEY(run_id, seq));"
+	" progress_frac REAL, phi REAL, similarity REAL, cost_usd REAL, epoch INTEGER, PRIMARY KEY(run_id, seq));";
+
+/* The single-job comparison (one row per run and job, relative columns). */
+static const char *const schema_single =
 	"CREATE TABLE summary(run_id INTEGER NOT NULL REFERENCES runs(run_id), job INTEGER, model TEXT NOT NULL,"
 	" policy TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, time_h REAL, cost_usd REAL, gpu_hours REAL,"
 	" mean_gpus REAL, iterations REAL, mean_gbs REAL, final_gbs INTEGER, restarts INTEGER, overhead_h REAL,"
@@ -874,8 +877,13 @@ static int db_summary(sqlite3 *db, sqlite3_stmt *s, const struct srow *x, struct
 /* The whole database in one transaction, into `path` (a fresh file).  The
  * journal stays in memory: the file is private until it is renamed, and a
  * failure removes it, so no -journal or -wal file is ever left beside it. */
-static int write_db(const struct hb_results *r, const struct srow *rows, size_t nrows, const char *path,
-		    struct hb_error *err)
+struct trace_view;
+static int db_trace(sqlite3 *db, const struct trace_view *tv, sqlite3_stmt *meta, struct hb_error *err);
+static const char *const schema_trace;
+
+/* tv: a trace replay's view (its own tables replace `summary`), or NULL. */
+static int write_db(const struct hb_results *r, const struct srow *rows, size_t nrows, const struct trace_view *tv,
+		    const char *path, struct hb_error *err)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st[ST_N] = { 0 };
@@ -895,10 +903,10 @@ static int write_db(const struct hb_results *r, const struct srow *rows, size_t 
 	}
 	sqlite3_extended_result_codes(db, 1);
 	if (hb_db_exec(db, "PRAGMA journal_mode=MEMORY;", err) < 0 || hb_db_begin(db, err) < 0 ||
-	    hb_db_exec(db, schema, err) < 0)
+	    hb_db_exec(db, schema, err) < 0 || hb_db_exec(db, tv ? schema_trace : schema_single, err) < 0)
 		goto out;
 	for (int i = 0; i < ST_N; i++)
-		if (hb_db_prepare(db, insert_sql[i], &st[i], err) < 0)
+		if ((i != ST_SUMMARY || !tv) && hb_db_prepare(db, insert_sql[i], &st[i], err) < 0)
 			goto out;
 	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)r->seed);
 	if (db_meta(db, st[ST_META], "format", HB_RESULTS_FORMAT, err) < 0 ||
@@ -909,9 +917,11 @@ static int write_db(const struct hb_results *r, const struct srow *rows, size_t 
 	for (int i = 0; i < r->nruns; i++)
 		if (db_run(db, st, r, i, knobs, err) < 0)
 			goto out;
-	for (size_t i = 0; i < nrows; i++)
+	for (size_t i = 0; !tv && i < nrows; i++)
 		if (db_summary(db, st[ST_SUMMARY], &rows[i], err) < 0)
 			goto out;
+	if (tv && db_trace(db, tv, st[ST_META], err) < 0)
+		goto out;
 	for (int i = 0; i < ST_N; i++) {
 		sqlite3_finalize(st[i]);
 		st[i] = NULL;
@@ -1051,7 +1061,7 @@ int hb_results_write(const struct hb_results *r, const char *dir, int plot_data,
 	snprintf(db_tmp, sizeof(db_tmp), "%s.tmp.%ld", db_path, (long)getpid());
 	if (summary_rows(r, &rows, &nrows, err) < 0)
 		return -1;
-	if (write_db(r, rows, nrows, db_tmp, err) < 0) {
+	if (write_db(r, rows, nrows, NULL, db_tmp, err) < 0) {
 		free(rows);
 		return -1;
 	}
@@ -1070,4 +1080,807 @@ int hb_results_write(const struct hb_results *r, const char *dir, int plot_data,
 		return hb_runtime_error(err, "%s: cannot rename into place: %s", db_path, strerror(e));
 	}
 	return stage_commit(&sg, err);
+}
+
+/* ==== trace replay (results.h: "trace replay") ============================================ */
+
+/* A trace replay seen as single-job results (model "trace"), so the runs,
+ * jobs, events and time-series writers above serve both modes. */
+struct trace_view {
+	const struct hb_trace_results *tr;
+	struct hb_results base;
+	struct hb_run_result *bruns;   /* owned */
+};
+
+static int trace_view_init(struct trace_view *tv, const struct hb_trace_results *tr, struct hb_error *err)
+{
+	memset(tv, 0, sizeof(*tv));
+	tv->tr = tr;
+	tv->bruns = calloc((size_t)(tr->nruns > 0 ? tr->nruns : 1), sizeof(*tv->bruns));
+	if (!tv->bruns)
+		return hb_runtime_error(err, "results: out of memory");
+	for (int i = 0; i < tr->nruns; i++) {
+		struct hb_run_result *b = &tv->bruns[i];
+		const struct hb_trace_run *ru = &tr->runs[i];
+
+		hb_strlcpy(b->model, HB_TRACE_RUN_MODEL, sizeof(b->model));
+		hb_strlcpy(b->policy, ru->policy, sizeof(b->policy));
+		b->ran = ru->ran && ru->sim;
+		hb_strlcpy(b->why, ru->why, sizeof(b->why));
+		b->sim = b->ran ? ru->sim : NULL;
+		b->wall_s = ru->wall_s;
+	}
+	hb_strlcpy(tv->base.cluster, tr->cluster, sizeof(tv->base.cluster));
+	tv->base.seed = tr->seed;
+	tv->base.opts = tr->opts;
+	tv->base.defaults = tr->defaults;
+	tv->base.runs = tv->bruns;
+	tv->base.nruns = tr->nruns;
+	tv->base.record_wall = tr->record_wall;
+	return 0;
+}
+
+static void trace_view_free(struct trace_view *tv)
+{
+	free(tv->bruns);
+	tv->bruns = NULL;
+}
+
+static int ran(const struct hb_trace_run *ru)
+{
+	return ru->ran && ru->sim;
+}
+
+/* ---- metrics of one run ---------------------------------------------------------------- */
+
+int hb_trace_run_metrics(struct hb_trace_run *ru, int fairness, int show_progress, struct hb_error *err)
+{
+	if (!ran(ru))
+		return 0;
+	if (hb_metrics_utilisation(ru->sim, HB_TRACE_UTIL_POINTS, &ru->util, err) < 0)
+		return -1;
+	if (fairness) {
+		ru->rho = calloc((size_t)(ru->sim->njobs > 0 ? ru->sim->njobs : 1), sizeof(*ru->rho));
+		if (!ru->rho)
+			return hb_runtime_error(err, "results: out of memory");
+		if (hb_metrics_rho(ru->sim, show_progress, ru->rho, &ru->rho_stats, err) < 0)
+			return -1;
+	}
+	if (hb_metrics_by_model(ru->sim, &ru->by_model, &ru->nby_model, err) < 0)
+		return -1;
+	hb_cluster_summary(ru->sim, ru->rho, &ru->util, &ru->sum);
+	return 0;
+}
+
+void hb_trace_run_free(struct hb_trace_run *ru)
+{
+	hb_util_series_free(&ru->util);
+	free(ru->rho);
+	free(ru->by_model);
+	ru->rho = NULL;
+	ru->by_model = NULL;
+	ru->nby_model = 0;
+}
+
+static long dropped(const struct hb_trace_results *r, const struct hb_trace_run *ru)
+{
+	return r->oversize + ru->sum.unfinished;
+}
+
+/* ---- terminal ------------------------------------------------------------------------------ */
+
+/* A number in a column, or "-" when undefined. */
+static void cell(FILE *out, int width, int prec, double v)
+{
+	if (isfinite(v))
+		fprintf(out, " %*.*f", width, prec, v);
+	else
+		fprintf(out, " %*s", width, "-");
+}
+
+static const struct hb_model_jct *model_row(const struct hb_trace_run *ru, const char *model)
+{
+	for (int i = 0; i < ru->nby_model; i++)
+		if (strcmp(ru->by_model[i].model, model) == 0)
+			return &ru->by_model[i];
+	return NULL;
+}
+
+void hb_trace_results_print(FILE *out, const struct hb_trace_results *r)
+{
+	struct trace_view tv;
+	struct hb_error err = { 0 };
+	const struct hb_trace_run *first = NULL;
+	char line[2048];
+
+	if (trace_view_init(&tv, r, &err) < 0) {
+		fprintf(out, "%s\n", err.msg);
+		return;
+	}
+	hb_results_knob_line(&tv.base, NULL, line, sizeof(line));
+	fprintf(out, "cluster %s (%d GPUs), trace %s (%s), %ld jobs", r->cluster, r->cluster_gpus, r->trace, r->format,
+		r->read - r->oversize);
+	if (r->oversize > 0)
+		fprintf(out, " (%ld larger than the cluster skipped)", r->oversize);
+	if (r->assigned > 0)
+		fprintf(out, " (%ld models drawn by GPU-time class)", r->assigned);
+	fprintf(out, ", seed %llu, load %g, filters: %s\n%s  (* = non-default)\n", (unsigned long long)r->seed, r->load,
+		r->filters, line);
+	fprintf(out, "%-12s %5s %5s %5s %8s %8s %8s %9s %8s %9s %9s %6s %8s %7s %7s %9s %8s\n", "policy", "jobs", "done",
+		"drop", "JCT(h)", "med(h)", "p99(h)", "makespan", "queue(h)", "GPU-h", "cost($)", "util%", "rst/job",
+		"rho50", "rho99", "ms/round", "wall(s)");
+	for (int i = 0; i < r->nruns; i++) {
+		const struct hb_trace_run *ru = &r->runs[i];
+		const struct hb_cluster_summary *s = &ru->sum;
+
+		if (!ran(ru)) {
+			fprintf(out, "%-12s cannot run: %s\n", ru->policy, ru->why);
+			continue;
+		}
+		if (!first)
+			first = ru;
+		fprintf(out, "%-12s %5d %5d %5ld", ru->policy, s->njobs, s->completed, dropped(r, ru));
+		cell(out, 8, 2, s->jct_s.mean / 3600.0);
+		cell(out, 8, 2, s->jct_s.median / 3600.0);
+		cell(out, 8, 2, s->jct_s.p99 / 3600.0);
+		cell(out, 9, 2, s->makespan_s / 3600.0);
+		cell(out, 8, 2, s->queue_s.mean / 3600.0);
+		cell(out, 9, 1, s->gpu_hours);
+		cell(out, 9, 2, s->cost_usd);
+		cell(out, 6, 1, 100.0 * s->util_mean);
+		cell(out, 8, 2, s->restarts_per_job);
+		cell(out, 7, 2, s->rho.median);
+		cell(out, 7, 2, s->rho.p99);
+		cell(out, 9, 3, s->sched_ms_per_round);
+		cell(out, 8, 2, ru->wall_s);
+		fputc('\n', out);
+	}
+	if (first) {
+		fprintf(out, "\nmean JCT by model (h)\n%-22s", "model (jobs)");
+		for (int i = 0; i < r->nruns; i++)
+			if (ran(&r->runs[i]))
+				fprintf(out, " %10.10s", r->runs[i].policy);
+		fputc('\n', out);
+		for (int m = 0; m < first->nby_model; m++) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "%.14s (%d)", first->by_model[m].model, first->by_model[m].njobs);
+			fprintf(out, "%-22s", name);
+			for (int i = 0; i < r->nruns; i++) {
+				const struct hb_model_jct *mj;
+
+				if (!ran(&r->runs[i]))
+					continue;
+				mj = model_row(&r->runs[i], first->by_model[m].model);
+				cell(out, 10, 2, mj ? mj->jct_mean_s / 3600.0 : NAN);
+			}
+			fputc('\n', out);
+		}
+	}
+	if (r->fairness)
+		fprintf(out, "\nrho: JCT here / JCT alone on max(1, round(%d / J)) GPUs, J = mean active jobs over the "
+			     "job's life (metrics.h)\n",
+			r->cluster_gpus);
+	for (int i = 0; i < r->nruns; i++)
+		if (ran(&r->runs[i]) && r->runs[i].rho_stats.failed > 0)
+			fprintf(out, "rho %s: %d jobs without a reference run (first: %s)\n", r->runs[i].policy,
+				r->runs[i].rho_stats.failed, r->runs[i].rho_stats.why);
+	trace_view_free(&tv);
+}
+
+/* ---- JSON ------------------------------------------------------------------------------------ */
+
+/* "jct_mean_h", "jct_median_h", ... as in cluster_summary.csv. */
+static void add_dist(cJSON *o, const char *name, const char *unit, const struct hb_dist *d, double scale)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), "%s_mean%s", name, unit);
+	add_num(o, key, d->mean * scale);
+	snprintf(key, sizeof(key), "%s_median%s", name, unit);
+	add_num(o, key, d->median * scale);
+	snprintf(key, sizeof(key), "%s_p99%s", name, unit);
+	add_num(o, key, d->p99 * scale);
+	snprintf(key, sizeof(key), "%s_max%s", name, unit);
+	add_num(o, key, d->max * scale);
+}
+
+static cJSON *trace_run_json(const struct hb_trace_results *r, int i)
+{
+	const struct hb_trace_run *ru = &r->runs[i];
+	const struct hb_cluster_summary *s = &ru->sum;
+	cJSON *o = cJSON_CreateObject(), *arr, *u;
+
+	if (!o)
+		return NULL;
+	cJSON_AddNumberToObject(o, "run_id", i + 1);
+	cJSON_AddStringToObject(o, "policy", ru->policy);
+	cJSON_AddStringToObject(o, "status", ran(ru) ? "ok" : "cannot run");
+	if (!ran(ru)) {
+		cJSON_AddStringToObject(o, "reason", ru->why);
+		return o;
+	}
+	cJSON_AddNumberToObject(o, "jobs", s->njobs);
+	cJSON_AddNumberToObject(o, "completed", s->completed);
+	cJSON_AddNumberToObject(o, "dropped", (double)dropped(r, ru));
+	add_dist(o, "jct", "_h", &s->jct_s, 1.0 / 3600.0);
+	add_num(o, "makespan_h", s->makespan_s / 3600.0);
+	add_num(o, "queue_mean_h", s->queue_s.mean / 3600.0);
+	add_num(o, "queue_p99_h", s->queue_s.p99 / 3600.0);
+	add_num(o, "gpu_hours", s->gpu_hours);
+	add_num(o, "cost_usd", s->cost_usd);
+	add_num(o, "util_mean", s->util_mean);
+	add_num(o, "restarts_per_job", s->restarts_per_job);
+	add_num(o, "preemptions_per_job", s->preemptions_per_job);
+	cJSON_AddNumberToObject(o, "rho_jobs", (double)s->rho.n);
+	add_num(o, "rho_median", s->rho.median);
+	add_num(o, "rho_p99", s->rho.p99);
+	add_num(o, "rho_max", s->rho.max);
+	cJSON_AddNumberToObject(o, "sched_rounds", (double)s->sched_rounds);
+	arr = cJSON_AddArrayToObject(o, "by_model");
+	for (int m = 0; arr && m < ru->nby_model; m++) {
+		cJSON *mo = cJSON_CreateObject();
+
+		if (!mo || !cJSON_AddItemToArray(arr, mo)) {
+			cJSON_Delete(mo);
+			break;
+		}
+		cJSON_AddStringToObject(mo, "model", ru->by_model[m].model);
+		cJSON_AddNumberToObject(mo, "jobs", ru->by_model[m].njobs);
+		cJSON_AddNumberToObject(mo, "completed", ru->by_model[m].completed);
+		add_num(mo, "jct_mean_h", ru->by_model[m].jct_mean_s / 3600.0);
+		add_num(mo, "jct_median_h", ru->by_model[m].jct_median_s / 3600.0);
+	}
+	u = cJSON_AddObjectToObject(o, "utilisation");
+	if (u) {
+		cJSON *pts;
+
+		add_num(u, "t0_h", ru->util.t0_s / 3600.0);
+		add_num(u, "t1_h", ru->util.t1_s / 3600.0);
+		add_num(u, "mean", ru->util.mean);
+		pts = cJSON_AddArrayToObject(u, "bins");
+		for (int k = 0; pts && k < ru->util.npoints; k++)
+			cJSON_AddItemToArray(pts, cJSON_CreateNumber(ru->util.util[k]));
+	}
+	return o;
+}
+
+cJSON *hb_trace_results_json(const struct hb_trace_results *r)
+{
+	struct trace_view tv;
+	struct hb_error err = { 0 };
+	struct hb_knob k[HB_RESULTS_MAX_KNOBS];
+	cJSON *root, *knobs, *nd, *arr;
+	int nk;
+
+	if (trace_view_init(&tv, r, &err) < 0)
+		return NULL;
+	nk = hb_results_knobs(&tv.base, k);
+	root = cJSON_CreateObject();
+	knobs = knobs_json(&tv.base);
+	trace_view_free(&tv);
+	if (!root || !knobs) {
+		cJSON_Delete(knobs);
+		cJSON_Delete(root);
+		return NULL;
+	}
+	cJSON_AddStringToObject(root, "format", HB_RESULTS_FORMAT);
+	cJSON_AddStringToObject(root, "version", HB_VERSION);
+	cJSON_AddStringToObject(root, "mode", "trace");
+	cJSON_AddStringToObject(root, "cluster", r->cluster);
+	cJSON_AddNumberToObject(root, "cluster_gpus", r->cluster_gpus);
+	cJSON_AddNumberToObject(root, "seed", (double)r->seed);
+	cJSON_AddStringToObject(root, "trace", r->trace);
+	cJSON_AddStringToObject(root, "trace_format", r->format);
+	cJSON_AddStringToObject(root, "filters", r->filters);
+	add_num(root, "load", r->load);
+	cJSON_AddNumberToObject(root, "jobs_read", (double)r->read);
+	cJSON_AddNumberToObject(root, "jobs_oversize", (double)r->oversize);
+	cJSON_AddNumberToObject(root, "models_assigned", (double)r->assigned);
+	cJSON_AddBoolToObject(root, "fairness", r->fairness);
+	if (!cJSON_AddItemToObject(root, "knobs", knobs)) {
+		cJSON_Delete(knobs);
+		cJSON_Delete(root);
+		return NULL;
+	}
+	nd = cJSON_AddArrayToObject(root, "non_default");
+	for (int i = 0; nd && i < nk; i++)
+		if (k[i].non_default)
+			cJSON_AddItemToArray(nd, cJSON_CreateString(k[i].key));
+	arr = cJSON_AddArrayToObject(root, "policies");
+	if (!nd || !arr) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	for (int i = 0; i < r->nruns; i++) {
+		cJSON *ro = trace_run_json(r, i);
+
+		if (!ro || !cJSON_AddItemToArray(arr, ro)) {
+			cJSON_Delete(ro);
+			cJSON_Delete(root);
+			return NULL;
+		}
+	}
+	return root;
+}
+
+/* ---- CSV ------------------------------------------------------------------------------------ */
+
+static void write_cluster_summary_csv(FILE *f, const struct hb_trace_results *r)
+{
+	fputs("run_id,policy,status,reason,jobs,completed,dropped,jct_mean_h,jct_median_h,jct_p99_h,jct_max_h,"
+	      "makespan_h,queue_mean_h,queue_p99_h,gpu_hours,cost_usd,util_mean,restarts_per_job,"
+	      "preemptions_per_job,rho_jobs,rho_median,rho_p99,rho_max,sched_rounds\n",
+	      f);
+	for (int i = 0; i < r->nruns; i++) {
+		const struct hb_trace_run *ru = &r->runs[i];
+		const struct hb_cluster_summary *s = &ru->sum;
+
+		fprintf(f, "%d,", i + 1);
+		put_csv_str(f, ru->policy);
+		if (!ran(ru)) {
+			fputs(",cannot run,", f);
+			put_csv_str(f, ru->why);
+			fputs(",,,,,,,,,,,,,,,,,,,,\n", f);
+			continue;
+		}
+		fprintf(f, ",ok,,%d,%d,%ld", s->njobs, s->completed, dropped(r, ru));
+		put_sep_num(f, s->jct_s.mean / 3600.0);
+		put_sep_num(f, s->jct_s.median / 3600.0);
+		put_sep_num(f, s->jct_s.p99 / 3600.0);
+		put_sep_num(f, s->jct_s.max / 3600.0);
+		put_sep_num(f, s->makespan_s / 3600.0);
+		put_sep_num(f, s->queue_s.mean / 3600.0);
+		put_sep_num(f, s->queue_s.p99 / 3600.0);
+		put_sep_num(f, s->gpu_hours);
+		put_sep_num(f, s->cost_usd);
+		put_sep_num(f, s->util_mean);
+		put_sep_num(f, s->restarts_per_job);
+		put_sep_num(f, s->preemptions_per_job);
+		fprintf(f, ",%zu", s->rho.n);
+		put_sep_num(f, s->rho.median);
+		put_sep_num(f, s->rho.p99);
+		put_sep_num(f, s->rho.max);
+		fprintf(f, ",%ld\n", s->sched_rounds);
+	}
+}
+
+/* Per-job values shared by jobs.csv and the cluster_jobs table. */
+struct trace_job {
+	double jct_s, queue_s, finish_s;       /* NAN when not done / not started */
+	double javg, ref_jct_s, rho;           /* NAN without fairness */
+	int ref_gpus;
+};
+
+static void trace_job(const struct hb_trace_run *ru, int j, struct trace_job *t)
+{
+	const struct hb_sim_job *job = &ru->sim->jobs[j];
+	int done = job->state == HB_JOB_DONE;
+
+	t->finish_s = done ? job->finish_s : NAN;
+	t->jct_s = done ? job->finish_s - job->arrival_s : NAN;
+	t->queue_s = job->started ? job->start_s - job->arrival_s : NAN;
+	t->javg = ru->rho ? ru->rho[j].javg : NAN;
+	t->ref_jct_s = ru->rho ? ru->rho[j].ref_jct_s : NAN;
+	t->rho = ru->rho ? ru->rho[j].rho : NAN;
+	t->ref_gpus = ru->rho ? ru->rho[j].ref_gpus : 0;
+}
+
+static void write_trace_jobs_csv(FILE *f, const struct hb_trace_results *r)
+{
+	fputs("run_id,policy,job,name,model,req_gpus,req_batch,arrival_s,start_s,finish_s,jct_s,queue_s,gpu_hours,"
+	      "cost_usd,restarts,preemptions,mean_gbs,final_gbs,javg,ref_gpus,ref_jct_s,rho\n",
+	      f);
+	for (int i = 0; i < r->nruns; i++) {
+		const struct hb_trace_run *ru = &r->runs[i];
+
+		for (int j = 0; ran(ru) && j < ru->sim->njobs; j++) {
+			const struct hb_sim_job *job = &ru->sim->jobs[j];
+			struct hb_job_metrics m;
+			struct trace_job t;
+
+			hb_job_metrics(job, &m);
+			trace_job(ru, j, &t);
+			fprintf(f, "%d,", i + 1);
+			put_csv_str(f, ru->policy);
+			fprintf(f, ",%d,", j);
+			put_csv_str(f, job->name);
+			fputc(',', f);
+			put_csv_str(f, job->model->name);
+			fprintf(f, ",%d,%ld", job->req_gpus, job->req_batch);
+			put_sep_num(f, job->arrival_s);
+			put_sep_num(f, job->started ? job->start_s : NAN);
+			put_sep_num(f, t.finish_s);
+			put_sep_num(f, t.jct_s);
+			put_sep_num(f, t.queue_s);
+			put_sep_num(f, m.gpu_hours);
+			put_sep_num(f, m.cost_usd);
+			fprintf(f, ",%d,%d", job->restarts, job->preemptions);
+			put_sep_num(f, m.mean_gbs);
+			fprintf(f, ",%ld", m.final_gbs);
+			put_sep_num(f, t.javg);
+			fputc(',', f);
+			if (t.ref_gpus > 0)
+				fprintf(f, "%d", t.ref_gpus);
+			put_sep_num(f, t.ref_jct_s);
+			put_sep_num(f, t.rho);
+			fputc('\n', f);
+		}
+	}
+}
+
+static void write_by_model_csv(FILE *f, const struct hb_trace_results *r)
+{
+	fputs("run_id,policy,model,jobs,completed,jct_mean_h,jct_median_h\n", f);
+	for (int i = 0; i < r->nruns; i++) {
+		const struct hb_trace_run *ru = &r->runs[i];
+
+		for (int m = 0; ran(ru) && m < ru->nby_model; m++) {
+			fprintf(f, "%d,", i + 1);
+			put_csv_str(f, ru->policy);
+			fputc(',', f);
+			put_csv_str(f, ru->by_model[m].model);
+			fprintf(f, ",%d,%d", ru->by_model[m].njobs, ru->by_model[m].completed);
+			put_sep_num(f, ru->by_model[m].jct_mean_s / 3600.0);
+			put_sep_num(f, ru->by_model[m].jct_median_s / 3600.0);
+			fputc('\n', f);
+		}
+	}
+}
+
+static void write_utilisation_csv(FILE *f, const struct hb_trace_results *r)
+{
+	fputs("run_id,policy,bin,t_s,t_end_s,util\n", f);
+	for (int i = 0; i < r->nruns; i++) {
+		const struct hb_trace_run *ru = &r->runs[i];
+		const struct hb_util_series *u = &ru->util;
+
+		for (int k = 0; ran(ru) && k < u->npoints; k++) {
+			fprintf(f, "%d,", i + 1);
+			put_csv_str(f, ru->policy);
+			fprintf(f, ",%d", k);
+			put_sep_num(f, u->t_s[k]);
+			put_sep_num(f, k + 1 < u->npoints ? u->t_s[k + 1] : u->t1_s);
+			put_sep_num(f, u->util[k]);
+			fputc('\n', f);
+		}
+	}
+}
+
+/* ---- gnuplot data ------------------------------------------------------------------------------ */
+
+enum { PLOT_JCT, PLOT_UTIL, PLOT_RHO };
+
+static int plot_kind(const char *what)
+{
+	if (strcmp(what, "jct") == 0)
+		return PLOT_JCT;
+	if (strcmp(what, "util") == 0)
+		return PLOT_UTIL;
+	if (strcmp(what, "rho") == 0)
+		return PLOT_RHO;
+	return -1;
+}
+
+static int has_block(const struct hb_trace_run *ru, int kind)
+{
+	if (!ran(ru))
+		return 0;
+	switch (kind) {
+	case PLOT_JCT: return ru->sum.jct_s.n > 0;
+	case PLOT_UTIL: return ru->util.npoints > 0;
+	case PLOT_RHO: return ru->rho && ru->sum.rho.n > 0;
+	default: return 0;
+	}
+}
+
+int hb_trace_results_plot_names(const struct hb_trace_results *r, const char *what, char *buf, size_t size)
+{
+	int kind = plot_kind(what), n = 0;
+	size_t len = 0;
+
+	if (size > 0)
+		buf[0] = '\0';
+	for (int i = 0; i < r->nruns; i++) {
+		if (!has_block(&r->runs[i], kind))
+			continue;
+		len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", n ? " " : "",
+					r->runs[i].policy);
+		n++;
+	}
+	return n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* One CDF block: sorted values, fraction k/n. */
+static int cdf_block(FILE *f, double *v, size_t n, double scale)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(v[i]))
+			v[k++] = v[i];
+	qsort(v, k, sizeof(double), cmp_double);
+	for (size_t i = 0; i < k; i++)
+		fprintf(f, "%.9g %.9g\n", v[i] * scale, (double)(i + 1) / (double)k);
+	return 0;
+}
+
+/* trace-<what>.dat: one block per policy of hb_trace_results_plot_names. */
+static int write_trace_dat(FILE *f, const struct hb_trace_results *r, int kind, struct hb_error *err)
+{
+	static const char *const cols[] = { "jct_h cdf", "t_h util_pct", "rho cdf" };
+	int block = 0;
+
+	fprintf(f, "# hetbatch sim --trace %s on %s, seed %llu, load %g; columns: %s\n", r->trace, r->cluster,
+		(unsigned long long)r->seed, r->load, cols[kind]);
+	for (int i = 0; i < r->nruns; i++) {
+		const struct hb_trace_run *ru = &r->runs[i];
+		double *v;
+
+		if (!has_block(ru, kind))
+			continue;
+		fprintf(f, "%s# %s\n", block++ ? "\n\n" : "", ru->policy);
+		if (kind == PLOT_UTIL) {
+			const struct hb_util_series *u = &ru->util;
+
+			for (int k = 0; k < u->npoints; k++)
+				fprintf(f, "%.9g %.9g\n", u->t_s[k] / 3600.0, 100.0 * u->util[k]);
+			/* close the last step at the end of the window */
+			fprintf(f, "%.9g %.9g\n", u->t1_s / 3600.0, 100.0 * u->util[u->npoints - 1]);
+			continue;
+		}
+		v = malloc(sizeof(double) * (size_t)(ru->sim->njobs + 1));
+		if (!v)
+			return hb_runtime_error(err, "results: out of memory");
+		for (int j = 0; j < ru->sim->njobs; j++) {
+			struct trace_job t;
+
+			trace_job(ru, j, &t);
+			v[j] = kind == PLOT_JCT ? t.jct_s : t.rho;
+		}
+		cdf_block(f, v, (size_t)ru->sim->njobs, kind == PLOT_JCT ? 1.0 / 3600.0 : 1.0);
+		free(v);
+	}
+	return 0;
+}
+
+/* ---- SQLite --------------------------------------------------------------------------------------- */
+
+static const char *const schema_trace =
+	"CREATE TABLE cluster_summary(run_id INTEGER PRIMARY KEY REFERENCES runs(run_id), policy TEXT NOT NULL,"
+	" status TEXT NOT NULL, reason TEXT, jobs INTEGER, completed INTEGER, dropped INTEGER, jct_mean_h REAL,"
+	" jct_median_h REAL, jct_p99_h REAL, jct_max_h REAL, makespan_h REAL, queue_mean_h REAL, queue_p99_h REAL,"
+	" gpu_hours REAL, cost_usd REAL, util_mean REAL, restarts_per_job REAL, preemptions_per_job REAL,"
+	" rho_jobs INTEGER, rho_median REAL, rho_p99 REAL, rho_max REAL, sched_rounds INTEGER,"
+	" sched_ms_per_round REAL);"  /* NULL unless asked for: a wall time */
+	"CREATE TABLE cluster_jobs(run_id INTEGER NOT NULL REFERENCES runs(run_id), job INTEGER NOT NULL,"
+	" name TEXT NOT NULL, model TEXT NOT NULL, req_gpus INTEGER, req_batch INTEGER, arrival_s REAL, start_s REAL,"
+	" finish_s REAL, jct_s REAL, queue_s REAL, restarts INTEGER, preemptions INTEGER, javg REAL,"
+	" ref_gpus INTEGER, ref_jct_s REAL, rho REAL, PRIMARY KEY(run_id, job));"
+	"CREATE TABLE model_jct(run_id INTEGER NOT NULL REFERENCES runs(run_id), model TEXT NOT NULL,"
+	" jobs INTEGER NOT NULL, completed INTEGER NOT NULL, jct_mean_h REAL, jct_median_h REAL,"
+	" PRIMARY KEY(run_id, model));"
+	"CREATE TABLE utilisation(run_id INTEGER NOT NULL REFERENCES runs(run_id), bin INTEGER NOT NULL,"
+	" t_s REAL NOT NULL, t_end_s REAL NOT NULL, util REAL, PRIMARY KEY(run_id, bin));";
+
+enum { TS_SUMMARY, TS_JOB, TS_MODEL, TS_UTIL, TS_N };
+
+static const char *const trace_sql[TS_N] = {
+	"INSERT INTO cluster_summary VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
+	" ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+	"INSERT INTO cluster_jobs VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+	"INSERT INTO model_jct VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+	"INSERT INTO utilisation VALUES(?1, ?2, ?3, ?4, ?5)",
+};
+
+static int db_trace_summary(sqlite3 *db, sqlite3_stmt *s, const struct hb_trace_results *r, int i,
+			    struct hb_error *err)
+{
+	const struct hb_trace_run *ru = &r->runs[i];
+	const struct hb_cluster_summary *x = &ru->sum;
+
+	sqlite3_bind_int(s, 1, i + 1);
+	bind_text(s, 2, ru->policy);
+	bind_text(s, 3, ran(ru) ? "ok" : "cannot run");
+	bind_text(s, 4, ran(ru) ? NULL : ru->why);
+	if (ran(ru)) {
+		sqlite3_bind_int(s, 5, x->njobs);
+		sqlite3_bind_int(s, 6, x->completed);
+		sqlite3_bind_int64(s, 7, dropped(r, ru));
+		bind_real(s, 8, x->jct_s.mean / 3600.0);
+		bind_real(s, 9, x->jct_s.median / 3600.0);
+		bind_real(s, 10, x->jct_s.p99 / 3600.0);
+		bind_real(s, 11, x->jct_s.max / 3600.0);
+		bind_real(s, 12, x->makespan_s / 3600.0);
+		bind_real(s, 13, x->queue_s.mean / 3600.0);
+		bind_real(s, 14, x->queue_s.p99 / 3600.0);
+		bind_real(s, 15, x->gpu_hours);
+		bind_real(s, 16, x->cost_usd);
+		bind_real(s, 17, x->util_mean);
+		bind_real(s, 18, x->restarts_per_job);
+		bind_real(s, 19, x->preemptions_per_job);
+		sqlite3_bind_int64(s, 20, (sqlite3_int64)x->rho.n);
+		bind_real(s, 21, x->rho.median);
+		bind_real(s, 22, x->rho.p99);
+		bind_real(s, 23, x->rho.max);
+		sqlite3_bind_int64(s, 24, x->sched_rounds);
+		if (r->record_wall)
+			bind_real(s, 25, x->sched_ms_per_round);
+	}
+	return step(db, s, err);
+}
+
+static int db_trace_run(sqlite3 *db, sqlite3_stmt **st, const struct hb_trace_results *r, int i,
+			struct hb_error *err)
+{
+	const struct hb_trace_run *ru = &r->runs[i];
+	sqlite3_stmt *s = st[TS_JOB];
+
+	if (db_trace_summary(db, st[TS_SUMMARY], r, i, err) < 0)
+		return -1;
+	if (!ran(ru))
+		return 0;
+	for (int j = 0; j < ru->sim->njobs; j++) {
+		const struct hb_sim_job *job = &ru->sim->jobs[j];
+		struct trace_job t;
+
+		trace_job(ru, j, &t);
+		sqlite3_bind_int(s, 1, i + 1);
+		sqlite3_bind_int(s, 2, j);
+		bind_text(s, 3, job->name);
+		bind_text(s, 4, job->model->name);
+		sqlite3_bind_int(s, 5, job->req_gpus);
+		sqlite3_bind_int64(s, 6, job->req_batch);
+		bind_real(s, 7, job->arrival_s);
+		bind_real(s, 8, job->started ? job->start_s : NAN);
+		bind_real(s, 9, t.finish_s);
+		bind_real(s, 10, t.jct_s);
+		bind_real(s, 11, t.queue_s);
+		sqlite3_bind_int(s, 12, job->restarts);
+		sqlite3_bind_int(s, 13, job->preemptions);
+		bind_real(s, 14, t.javg);
+		if (t.ref_gpus > 0)
+			sqlite3_bind_int(s, 15, t.ref_gpus);
+		bind_real(s, 16, t.ref_jct_s);
+		bind_real(s, 17, t.rho);
+		if (step(db, s, err) < 0)
+			return -1;
+	}
+	s = st[TS_MODEL];
+	for (int m = 0; m < ru->nby_model; m++) {
+		sqlite3_bind_int(s, 1, i + 1);
+		bind_text(s, 2, ru->by_model[m].model);
+		sqlite3_bind_int(s, 3, ru->by_model[m].njobs);
+		sqlite3_bind_int(s, 4, ru->by_model[m].completed);
+		bind_real(s, 5, ru->by_model[m].jct_mean_s / 3600.0);
+		bind_real(s, 6, ru->by_model[m].jct_median_s / 3600.0);
+		if (step(db, s, err) < 0)
+			return -1;
+	}
+	s = st[TS_UTIL];
+	for (int k = 0; k < ru->util.npoints; k++) {
+		sqlite3_bind_int(s, 1, i + 1);
+		sqlite3_bind_int(s, 2, k);
+		bind_real(s, 3, ru->util.t_s[k]);
+		bind_real(s, 4, k + 1 < ru->util.npoints ? ru->util.t_s[k + 1] : ru->util.t1_s);
+		bind_real(s, 5, ru->util.util[k]);
+		if (step(db, s, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int db_trace(sqlite3 *db, const struct trace_view *tv, sqlite3_stmt *meta, struct hb_error *err)
+{
+	const struct hb_trace_results *r = tv->tr;
+	sqlite3_stmt *st[TS_N] = { 0 };
+	char num[64];
+	int rc = -1;
+
+	if (db_meta(db, meta, "mode", "trace", err) < 0 || db_meta(db, meta, "trace", r->trace, err) < 0 ||
+	    db_meta(db, meta, "trace_format", r->format, err) < 0 || db_meta(db, meta, "filters", r->filters, err) < 0)
+		return -1;
+	snprintf(num, sizeof(num), "%.9g", r->load);
+	if (db_meta(db, meta, "load", num, err) < 0)
+		return -1;
+	snprintf(num, sizeof(num), "%ld", r->read);
+	if (db_meta(db, meta, "jobs_read", num, err) < 0)
+		return -1;
+	snprintf(num, sizeof(num), "%ld", r->oversize);
+	if (db_meta(db, meta, "jobs_oversize", num, err) < 0)
+		return -1;
+	snprintf(num, sizeof(num), "%ld", r->assigned);
+	if (db_meta(db, meta, "models_assigned", num, err) < 0 ||
+	    db_meta(db, meta, "fairness", r->fairness ? "on" : "off", err) < 0)
+		return -1;
+	for (int i = 0; i < TS_N; i++)
+		if (hb_db_prepare(db, trace_sql[i], &st[i], err) < 0)
+			goto out;
+	for (int i = 0; i < r->nruns; i++)
+		if (db_trace_run(db, st, r, i, err) < 0)
+			goto out;
+	rc = 0;
+out:
+	for (int i = 0; i < TS_N; i++)
+		sqlite3_finalize(st[i]);
+	return rc;
+}
+
+/* ---- all files ----------------------------------------------------------------------------------- */
+
+int hb_trace_results_write(const struct hb_trace_results *r, const char *dir, int plot_data, struct hb_error *err)
+{
+	static const char *const dat[] = { "trace-jct.dat", "trace-util.dat", "trace-rho.dat" };
+	struct trace_view tv;
+	struct stage sg = { 0 };
+	char db_path[4096], db_tmp[4200], *text;
+	cJSON *json;
+	FILE *f;
+	int rc = -1;
+
+	if (hb_mkdir_p(dir, err) < 0)
+		return -1;
+	if ((size_t)snprintf(db_path, sizeof(db_path), "%s/results.db", dir) >= sizeof(db_path))
+		return hb_input_error(err, "%s: output path too long", dir);
+	snprintf(db_tmp, sizeof(db_tmp), "%s.tmp.%ld", db_path, (long)getpid());
+	if (trace_view_init(&tv, r, err) < 0)
+		return -1;
+	if (write_db(&tv.base, NULL, 0, &tv, db_tmp, err) < 0) {
+		trace_view_free(&tv);
+		return -1;
+	}
+	if (!(f = stage_open(&sg, dir, "cluster_summary.csv", err)))
+		goto fail;
+	write_cluster_summary_csv(f, r);
+	if (!(f = stage_open(&sg, dir, "jobs.csv", err)))
+		goto fail;
+	write_trace_jobs_csv(f, r);
+	if (!(f = stage_open(&sg, dir, "by_model.csv", err)))
+		goto fail;
+	write_by_model_csv(f, r);
+	if (!(f = stage_open(&sg, dir, "utilisation.csv", err)))
+		goto fail;
+	write_utilisation_csv(f, r);
+	if (!(f = stage_open(&sg, dir, "timeseries.csv", err)))
+		goto fail;
+	write_timeseries_csv(f, &tv.base);
+	if (!(f = stage_open(&sg, dir, "events.csv", err)))
+		goto fail;
+	write_events_csv(f, &tv.base);
+	if (!(f = stage_open(&sg, dir, "summary.json", err)))
+		goto fail;
+	json = hb_trace_results_json(r);
+	text = json ? cJSON_Print(json) : NULL;
+	cJSON_Delete(json);
+	if (!text) {
+		hb_runtime_error(err, "%s/summary.json: out of memory", dir);
+		goto fail;
+	}
+	fprintf(f, "%s\n", text);
+	free(text);
+	for (int k = 0; plot_data && k < 3; k++) {
+		if (!(f = stage_open(&sg, dir, dat[k], err)) || write_trace_dat(f, r, k, err) < 0)
+			goto fail;
+	}
+	if (stage_check(&sg, err) < 0)
+		goto fail;
+	if (rename(db_tmp, db_path) != 0) {
+		hb_runtime_error(err, "%s: cannot rename into place: %s", db_path, strerror(errno));
+		goto fail;
+	}
+	rc = stage_commit(&sg, err);
+	trace_view_free(&tv);
+	return rc;
+fail:
+	stage_abort(&sg, 0);
+	remove(db_tmp);
+	trace_view_free(&tv);
+	return -1;
 }

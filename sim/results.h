@@ -37,6 +37,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "metrics.h"
 #include "sim.h"
 
 #define HB_RESULTS_FORMAT "hetbatch-sim-results/1"  /* meta.format and summary.json "format" */
@@ -134,5 +135,82 @@ cJSON *hb_results_summary_json(const struct hb_results *r);
 /* Write every file listed at the top into dir (created if missing); with
  * plot_data also the gnuplot data files.  All or nothing, as above. */
 int hb_results_write(const struct hb_results *r, const char *dir, int plot_data, struct hb_error *err);
+
+/* ---- trace replay: one simulation per policy on a shared cluster ---------
+ *
+ * `hetbatch sim --trace` runs every policy on the same jobs (replay.h) and
+ * compares them with the cluster metrics of metrics.h.  Its files, in one
+ * directory, all or nothing and byte-identical for one input and seed as
+ * above (scheduler wall times stay on the terminal unless record_wall):
+ *
+ *   results.db          meta (mode 'trace', the trace, load, filters),
+ *                       runs (model 'trace'), jobs, events, timeseries as in
+ *                       the single-job mode, plus cluster_summary (a row per
+ *                       policy), cluster_jobs (queueing, preemptions and
+ *                       fairness per job), model_jct (mean JCT by model) and
+ *                       utilisation (the binned series)
+ *   cluster_summary.csv, jobs.csv, by_model.csv, utilisation.csv,
+ *   events.csv, timeseries.csv, summary.json
+ *   trace-jct.dat, trace-util.dat, trace-rho.dat
+ *                       gnuplot data (only when asked for plots): one block
+ *                       per policy, see hb_trace_results_plot_names
+ */
+
+#define HB_TRACE_UTIL_POINTS 100   /* bins of the utilisation series */
+#define HB_TRACE_RUN_MODEL "trace" /* runs.model of a trace replay's runs */
+
+/* One policy's replay. */
+struct hb_trace_run {
+	char policy[HB_NAME_MAX];       /* policy name */
+	int ran;                        /* 1: the replay finished */
+	char why[512];                  /* when !ran: why not (no shared arbiter, the error it stopped with) */
+	const struct hb_sim *sim;       /* the finished simulation when ran (borrowed), else NULL */
+	struct hb_cluster_summary sum;  /* hb_trace_run_metrics fills the rest */
+	struct hb_util_series util;     /* owned */
+	struct hb_rho_job *rho;         /* sim->njobs entries, owned; NULL without fairness */
+	struct hb_rho_stats rho_stats;
+	struct hb_model_jct *by_model;  /* owned */
+	int nby_model;
+	double wall_s;                  /* wall-clock s of the replay (terminal only) */
+};
+
+/* Metrics of a run that ran: utilisation, fairness (when asked; a bar on a
+ * terminal when show_progress), per-model JCT and the summary. */
+int hb_trace_run_metrics(struct hb_trace_run *ru, int fairness, int show_progress, struct hb_error *err);
+void hb_trace_run_free(struct hb_trace_run *ru);
+
+/* The replays of one command, in table order. */
+struct hb_trace_results {
+	char cluster[HB_NAME_MAX];      /* cluster name */
+	int cluster_gpus;               /* its GPUs */
+	uint64_t seed;                  /* seed of every run and of the model draws */
+	char trace[256];                /* base name of the trace file (no directory: reproducible) */
+	char format[32];                /* trace format name */
+	char filters[512];              /* reader filters in words, "none" */
+	double load;                    /* arrival scaling: arrivals / load */
+	long read;                      /* jobs the reader returned */
+	long oversize;                  /* of them, skipped as larger than the cluster */
+	long assigned;                  /* of them, models drawn (traces without a model) */
+	struct hb_sim_opts opts;        /* knobs every run used (pointers borrowed) */
+	struct hb_sim_opts defaults;    /* hb_sim_opts_default(), to mark non-default knobs */
+	struct hb_trace_run *runs;      /* borrowed array */
+	int nruns;
+	int fairness;                   /* 1: rho was computed */
+	int record_wall;                /* 1: store decision times in cluster_summary.sched_ms_per_round */
+};
+
+/* The comparison table (one row per policy), the per-model JCT table,
+ * with decision and wall times. */
+void hb_trace_results_print(FILE *out, const struct hb_trace_results *r);
+
+/* summary.json's document; NULL when out of memory. */
+cJSON *hb_trace_results_json(const struct hb_trace_results *r);
+
+/* Policies with a block in trace-<what>.dat ("jct", "util" or "rho"), space
+ * separated into buf, in block order; returns how many. */
+int hb_trace_results_plot_names(const struct hb_trace_results *r, const char *what, char *buf, size_t size);
+
+/* Write the files listed above into dir (created); all or nothing. */
+int hb_trace_results_write(const struct hb_trace_results *r, const char *dir, int plot_data, struct hb_error *err);
 
 #endif

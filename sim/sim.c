@@ -817,12 +817,14 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 		}
 		if (!job) {
 			if (ev.kind == HB_EV_ROUND && sim->arbiter->on_round) {
-				double rs = sim->arbiter->round_s(sim);
+				double rs = sim->arbiter->round_s(sim), w0 = hb_now();
 
 				if (sim->arbiter->on_round(sim, err) < 0) {
 					hb_progress_finish(&bar);
 					return -1;
 				}
+				sim->sched_wall_s += hb_now() - w0;
+				sim->sched_rounds++;
 				if (rs > 0 && done < sim->njobs &&
 				    hb_engine_schedule(&sim->eng, ev.t + rs, HB_EV_ROUND, -1, 0, err) < 0) {
 					hb_progress_finish(&bar);

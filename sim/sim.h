@@ -121,6 +121,9 @@ struct hb_arbiter_ops {
  * nodes; the queue head blocks the jobs behind it. */
 extern const struct hb_arbiter_ops hb_arbiter_dedicated;
 extern const struct hb_arbiter_ops hb_arbiter_fifo;
+extern const struct hb_arbiter_ops hb_arbiter_pollux;
+extern const struct hb_arbiter_ops hb_arbiter_tiresias;
+extern const struct hb_arbiter_ops hb_arbiter_optimus;
 
 /* GPUs a job asks an arbiter for: its request, or else the largest node. */
 int hb_arbiter_job_gpus(const struct hb_sim *sim, const struct hb_sim_job *job);
@@ -261,6 +264,8 @@ struct hb_sim {
 	struct hb_sim_event_rec *events;
 	size_t nevents, cap_events;
 	double wall_s;                  /* wall-clock time of hb_sim_run */
+	double sched_wall_s;            /* wall-clock time inside arbiter on_round (never in result files) */
+	long sched_rounds;              /* arbiter rounds run */
 
 	/* Replay (opts.replay): B_G from a recorded trajectory, by iteration. */
 	double *replay_step;            /* strictly increasing iteration counts, owned */

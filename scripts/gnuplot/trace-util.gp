@@ -1,0 +1,34 @@
+# trace-util.gp: cluster utilisation over time (GPUs held / cluster GPUs,
+# averaged over equal bins), one step line per policy (trace replay).
+#
+# Written for `hetbatch sim --trace --plot`, which calls
+#   gnuplot -e "dat='DIR/trace-util.dat'; names='fifo tiresias ...'; ttl='...'; out='PREFIX'" trace-util.gp
+# dat   trace-util.dat: one block per policy (blocks separated by two blank
+#       lines), columns t_h util_pct (bin start, mean utilisation in the bin;
+#       a last row closes the final bin)
+# names the policies, one word per block, in block order
+# ttl   the title (optional)
+# out   output path without extension: writes out.png (pngcairo) and out.svg
+if (!exists("dat") || !exists("names") || !exists("out")) {
+	print "trace-util.gp: set dat, names and out with -e (see the header)"
+	exit status 2
+}
+if (!exists("ttl")) ttl = ""
+
+set title ttl
+set xlabel "time (h)"
+set ylabel "GPUs held (% of the cluster)"
+set yrange [0:105]
+set xrange [0:*]
+set grid xtics ytics lc rgb "#dddddd"
+set key outside right top
+set border 3
+set tics nomirror
+
+set terminal pngcairo size 1000,560 font "sans,11" noenhanced
+set output out.".png"
+plot for [i=1:words(names)] dat index (i-1) using 1:2 with steps lw 2 dt i title word(names, i)
+set terminal svg size 1000,560 font "sans,11" noenhanced background rgb "white"
+set output out.".svg"
+replot
+set output

@@ -1,0 +1,76 @@
+/*
+ * agent_pollux.h: what a Pollux job agent reports to the cluster scheduler
+ * (PolluxAgent -> PolluxSched, notes/pollux.md §3.1 and §3.2).
+ *
+ * The Pollux agent (sim/agent_pollux.c) measures its iteration times, fits
+ * theta_sys to them and knows its gradient statistics; PolluxSched
+ * (sim/arbiter_pollux.c) turns that into SPEEDUP_j(A_j) for any candidate
+ * allocation.  A report is that goodput function: theta_sys, the gradient
+ * statistics at the job's current batch, the batch limits, and how far the
+ * job has explored (the most GPUs it was observed on).
+ *
+ * Heterogeneous clusters.  Pollux's throughput model has one GPU type
+ * (notes/pollux.md A17, footnote 1).  In a shared cluster the agent keeps
+ * theta_sys for one REFERENCE type, the GPU type of the cluster on which this
+ * model computes slowest, and converts every observation to it with a
+ * per-type compute factor (Gavel-style normalisation, the footnote's
+ * suggestion); a candidate allocation is evaluated as if all its GPUs were
+ * its SLOWEST type (which paces synchronous data parallelism): the compute
+ * terms alpha_c, beta_c are scaled by that type's factor and the per-GPU
+ * batch range is that type's.  On a homogeneous cluster every factor is 1
+ * and nothing is converted.
+ */
+#ifndef HB_AGENT_POLLUX_H
+#define HB_AGENT_POLLUX_H
+
+#include "goodput.h"
+#include "sim.h"
+
+/* One GPU type of the cluster as the job sees it (index = job->perf's GPU
+ * type index, perf->nodes[n].gpu). */
+struct hb_pollux_type {
+	int usable;              /* 1: some local batch fits one GPU of the type with the GNS buffer */
+	double compute_scale;    /* T_grad on this type / T_grad on the reference type, in (0, 1];
+				    0 when not usable */
+	long min_local_bsz;      /* smallest feasible per-GPU batch m (0 when not usable) */
+	long max_local_bsz;      /* largest feasible per-GPU batch m (0 when not usable) */
+};
+
+/* The goodput function of one job at the current time. */
+struct hb_pollux_report {
+	int fitted;              /* 0: nothing observed yet (the scheduler's perfect-scaling prior) */
+	struct hb_goodput_params theta; /* theta_sys on the reference type (valid when fitted) */
+	struct hb_grad_params grad;     /* gradient statistics at the job's current B_G (true phi,
+					   noise-free, as the artifact's simulator; pollux.md §8.1.5) */
+	struct hb_goodput_limits limits; /* max_bsz = maxB_G, artifact argmax settings; the local
+					    batch range is the reference type's */
+	int max_replicas_seen;   /* most GPUs of an observed configuration (exploration cap base) */
+	size_t nobs;             /* distinct (N, K, m, s) configurations observed so far */
+	long fits;               /* theta_sys fits run so far */
+	int ref_type;            /* index of the reference GPU type */
+	int ntypes;              /* entries of types */
+	const struct hb_pollux_type *types; /* per GPU type, owned by the agent (valid until the
+					       job's agent state is freed) */
+};
+
+/* Report the job's goodput function, first recording the configuration it
+ * runs now if it has run it (a RUNNING job) and that configuration is new,
+ * and refitting theta_sys when the history grew (the artifact simulator's
+ * update_params: one sample per distinct (N, K, m), pollux.md §4.3).  Meant
+ * for cluster arbiters; the job's agent must be hb_agent_pollux (input error
+ * otherwise).  A job that has not started yet reports fitted = 0. */
+int hb_pollux_agent_report(struct hb_sim *sim, struct hb_sim_job *job, struct hb_pollux_report *out,
+			   struct hb_error *err);
+
+/* The slowest usable GPU type of alloc (nnodes entries) for the report's
+ * job, or -1 when alloc is empty or holds a type the job cannot use. */
+int hb_pollux_slowest_type(const struct hb_pollux_report *r, const struct hb_perf *perf, const int *alloc);
+
+/* Best (m, s) of the report on num_replicas GPUs over num_nodes nodes, all
+ * of GPU type `type` (see the top): hb_goodput_argmax with alpha_c, beta_c
+ * scaled by the type's compute factor and the type's per-GPU batch range.
+ * out->feasible = 0 (goodput 0) for an unusable type.  Requires fitted. */
+int hb_pollux_report_argmax(const struct hb_pollux_report *r, int type, int num_nodes, int num_replicas,
+			    struct hb_goodput_config *out, struct hb_error *err);
+
+#endif

@@ -1,0 +1,1323 @@
+/*
+ * arbiter_pollux.c: PolluxSched (notes/pollux.md §3.2), the cluster-wide
+ * half of Pollux: every 60 s it searches for the allocation matrix that
+ * maximises the power mean of the jobs' speedups, and hands the GPUs out;
+ * each job's Pollux agent then re-tunes (m, s) inside its grant
+ * (sim/agent_pollux.c, on_grant).
+ *
+ * The search is the artifact's (pollux.md §3.2 [ART], `simulator/pollux.py`
+ * of the osdi21-artifact branch): NSGA-II with a population of 100 for 100
+ * generations over J x N integer matrices, two objectives (FITNESS, and the
+ * cluster utility that only shapes the search), single-point crossover over
+ * jobs, the three-step mutation, the four-step repair, and the first-front
+ * member of best FITNESS as the answer.  The GA core (first half of this
+ * file) is declared in arbiter_pollux.h; the arbiter (second half) builds
+ * each round's problem from the agents' reports (agent_pollux.h).
+ *
+ * Decisions, with the note's items:
+ *  - FITNESS (Eq. 14) with p = -1, every active job counted (running,
+ *    restarting, suspended and pending: "J counts running and pending
+ *    jobs"), the artifact's eps = 1e-3 added to every term (A5: a pending
+ *    job adds 1000 to the p = -1 sum, so the search starts everyone it can)
+ *    and its constant scale nodes / GPUs on speedups.
+ *  - SPEEDUP (Eq. 15) = max GOODPUT on the row / max GOODPUT on the fair
+ *    share, the fair share being ceil(G / J) GPUs on ONE node, as the
+ *    artifact evaluates it (A4).  If the job's batch limits make that
+ *    baseline infeasible (K min_local > maxB_G), the largest feasible K
+ *    below it is the baseline.  A job with nothing observed yet gets the
+ *    artifact's perfect-scaling prior K / ceil(G / J).
+ *  - Re-allocation factor max(T - 30 R, 0) / (T + 30) on every row that
+ *    differs from the current allocation, first starts included (A6):
+ *    T = age since submission, R = job->restarts (re-grants and resumes;
+ *    the first start is not one, as the artifact's num_restarts), delta =
+ *    30 s (§5.1).
+ *  - Exploration cap: at most min(max(2 x most GPUs observed, 1), cluster
+ *    GPUs, maxB_G / min local batch) GPUs (§3.2 [ART]: the artifact's 64 is
+ *    its cluster's size), so a new job starts on 1 GPU.  At most 16 nodes per
+ *    job, at most one multi-node job per node (interference avoidance).
+ *  - Repair priority (A7): jobs ordered by attained service (GPU-seconds,
+ *    restart time included) ascending, then submission time, then id.
+ *  - Warm start: the previous round's final first front, rows remapped by
+ *    job (new jobs get empty rows); the first round starts from the current
+ *    allocation alone.  The note says "the previous round's final
+ *    population"; the artifact keeps pymoo's result.X, which is the final
+ *    population's non-dominated front, and so do we.
+ *  - Generations: pymoo counts the initial population as generation 1, so
+ *    100 generations are 99 rounds of mating.  Tournaments compare by
+ *    Pareto dominance, then crowding distance, then a coin (pymoo's NSGA-II
+ *    binary tournament); duplicates of existing matrices are dropped and
+ *    mating is repeated, at most 100 times per generation.
+ *  - Heterogeneous clusters: a row is evaluated as if all its GPUs were its
+ *    slowest type for the job (agent_pollux.h: compute terms scaled, that
+ *    type's batch range); the fair share uses the job's reference type, the
+ *    cluster's slowest for its model.  Pollux itself assumes one type (A17).
+ *  - Time: rounds every 60 s (§5.1), the first at t = 60 s; arrivals and
+ *    freed GPUs wait for the next round (§4.3 [ART], the queueing share of
+ *    Fig. 8b).  The restart delay is the simulator's restart cost
+ *    (hb_sim_restart_s; --restart-cost 30 gives the artifact's 30 s).
+ *  - Applying a matrix: jobs whose row changes are re-granted (or started,
+ *    or suspended for an empty row) in job order, each as soon as the GPUs
+ *    it needs are free; if the remaining ones wait on each other in a cycle,
+ *    the first of them is suspended and resumed later in the same round (one
+ *    restart, as any re-allocation, but it also counts as a preemption).
+ *  - Randomness: a stream of its own seeded from --seed (the GA never
+ *    shifts the agents' draws).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_pollux.h"   /* hb_pollux_agent_report, hb_pollux_report_argmax */
+#include "arbiter_pollux.h" /* the GA core */
+#include "goodput.h"        /* hb_goodput_fitness, hb_goodput_restart_factor, exploration cap */
+#include "sim.h"
+
+/* ---- knobs (pollux.md §3.2, §5.1; [ART] where marked) ------------------- */
+
+#define POLLUX_ROUND_S 60.0        /* scheduling interval */
+#define POLLUX_DELTA_S 30.0        /* delta of the re-allocation factor */
+#define POLLUX_P (-1.0)            /* fairness knob (default harmonic mean) */
+#define POLLUX_EPS 1e-3            /* [ART] added to every speedup (A5) */
+#define POLLUX_MAX_NODES 16        /* [ART] nodes one job may span */
+#define POLLUX_POP 100             /* [ART] NSGA-II population */
+#define POLLUX_GENERATIONS 100     /* [ART] NSGA-II generations */
+#define POLLUX_MATING_ROUNDS 100   /* pymoo's n_max_iterations of mating */
+#define MUT_RESET_P 0.1            /* [ART] mutation 1: row back to the base */
+#define MUT_ZERO_ROW_P 0.1         /* [ART] mutation 2: row chosen for zeroing */
+#define MUT_ZERO_ELEM_P 0.1        /* [ART] mutation 2: element zeroed */
+
+/* The GA's random stream: HB_STREAM_SCHED is rng_agent's, so this one sets a
+ * high bit to stay apart from it and from every other stream id. */
+#define POLLUX_GA_STREAM (((uint64_t)1 << 32) | (uint64_t)HB_STREAM_SCHED)
+
+/* ======================================================================== */
+/* The GA core (arbiter_pollux.h)                                            */
+
+void hb_pollux_ga_opts_default(struct hb_pollux_ga_opts *o)
+{
+	o->pop_size = POLLUX_POP;
+	o->generations = POLLUX_GENERATIONS;
+	o->max_mating_rounds = POLLUX_MATING_ROUNDS;
+}
+
+/* Work buffers of one problem, so operators and evaluation do not allocate. */
+struct scratch {
+	double *spd;    /* J: scaled speedups */
+	double *fac;    /* J: factors */
+	int *rowsum;    /* J: GPUs of each row */
+	int *rownz;     /* J: nodes of each row */
+	int *dlist;     /* J: rows spanning several nodes */
+	int *colsum;    /* N: GPUs used per node */
+	int *perm;      /* N: node shuffle */
+	int *elig;      /* N: nodes with a free GPU (mutate), taken nodes (repair) */
+};
+
+static void scratch_free(struct scratch *s)
+{
+	free(s->spd);
+	free(s->fac);
+	free(s->rowsum);
+	free(s->rownz);
+	free(s->dlist);
+	free(s->colsum);
+	free(s->perm);
+	free(s->elig);
+	memset(s, 0, sizeof(*s));
+}
+
+static int scratch_new(const struct hb_pollux_problem *pb, struct scratch *s)
+{
+	size_t j = (size_t)(pb->njobs > 0 ? pb->njobs : 1), n = (size_t)(pb->nnodes > 0 ? pb->nnodes : 1);
+
+	s->spd = malloc(j * sizeof(double));
+	s->fac = malloc(j * sizeof(double));
+	s->rowsum = malloc(j * sizeof(int));
+	s->rownz = malloc(j * sizeof(int));
+	s->dlist = malloc(j * sizeof(int));
+	s->colsum = malloc(n * sizeof(int));
+	s->perm = malloc(n * sizeof(int));
+	s->elig = malloc(n * sizeof(int));
+	if (!s->spd || !s->fac || !s->rowsum || !s->rownz || !s->dlist || !s->colsum || !s->perm || !s->elig) {
+		scratch_free(s);
+		return -1;
+	}
+	return 0;
+}
+
+/* Bernoulli trials from 32-bit halves of the generator's 64-bit draws (the
+ * operators draw one per cell, so this halves their calls into the RNG). */
+struct coins {
+	struct hb_rng *rng;
+	uint64_t bits;       /* unused half of the last draw */
+	int left;            /* halves left in bits */
+};
+
+/* Threshold of a Bernoulli(p) trial: P(1) = threshold / 2^32. */
+static uint64_t coin_threshold(double p)
+{
+	if (!(p > 0.0))
+		return 0;
+	if (p >= 1.0)
+		return (uint64_t)1 << 32;
+	return (uint64_t)(p * 4294967296.0);
+}
+
+static int coin(struct coins *c, uint64_t threshold)
+{
+	uint32_t u;
+
+	if (c->left == 0) {
+		c->bits = hb_rng_u64(c->rng);
+		c->left = 2;
+	}
+	u = (uint32_t)c->bits;
+	c->bits >>= 32;
+	c->left--;
+	return u < threshold;
+}
+
+static int row_nodes(const int *row, int n)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++)
+		k += row[i] > 0;
+	return k;
+}
+
+static int row_sum(const int *row, int n)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++)
+		k += row[i];
+	return k;
+}
+
+static int evaluate(const struct hb_pollux_problem *pb, struct scratch *s, const int *a, double *fitness,
+		    double *utility, struct hb_error *err)
+{
+	int J = pb->njobs, N = pb->nnodes;
+	double total = 0.0;
+	long active = 0;
+
+	for (int j = 0; j < J; j++) {
+		const int *row = a + (size_t)j * N, *base = pb->base + (size_t)j * N;
+		double x;
+
+		if (pb->speedup(pb->ctx, j, row, &x, err) < 0)
+			return -1;
+		if (!(x >= 0) || !isfinite(x))
+			return hb_runtime_error(err, "pollux: job %d: speedup %g is not a finite value >= 0", j, x);
+		total += x;
+		s->spd[j] = x * pb->scale;
+		s->fac[j] = memcmp(row, base, sizeof(int) * (size_t)N) != 0 ? pb->factor[j] : 1.0;
+		if (!(s->fac[j] >= 0) || !isfinite(s->fac[j]))
+			return hb_input_error(err, "pollux: job %d: field 'factor': value '%g': must be finite and >= 0",
+					      j, s->fac[j]);
+	}
+	for (int n = 0; n < N; n++)
+		s->colsum[n] = 0;
+	for (int j = 0; j < J; j++) {
+		const int *restrict row = a + (size_t)j * N;
+		int *restrict col = s->colsum;
+
+		for (int n = 0; n < N; n++)
+			col[n] |= row[n];
+	}
+	for (int n = 0; n < N; n++)
+		if (s->colsum[n] > 0)
+			active += pb->capacity[n];
+	*utility = active > 0 ? total / (double)active : 0.0;
+	if (pb->p == -1.0 && pb->eps > 0) {
+		/* The harmonic mean of hb_goodput_fitness without its pow() calls,
+		 * which dominate the search's time: x^-1 = 1 / x (the tests check
+		 * that both agree). */
+		double sum = 0.0;
+
+		for (int j = 0; j < J; j++)
+			sum += 1.0 / (s->spd[j] * s->fac[j] + pb->eps);
+		*fitness = (double)J / sum;
+		return 0;
+	}
+	return hb_goodput_fitness(s->spd, s->fac, (size_t)J, pb->p, pb->eps, fitness, err);
+}
+
+int hb_pollux_evaluate(const struct hb_pollux_problem *pb, const int *alloc, double *fitness, double *utility,
+		       struct hb_error *err)
+{
+	struct scratch s;
+	int rc;
+
+	if (scratch_new(pb, &s) < 0)
+		return hb_runtime_error(err, "pollux: out of memory");
+	rc = evaluate(pb, &s, alloc, fitness, utility, err);
+	scratch_free(&s);
+	return rc;
+}
+
+int hb_pollux_feasible(const struct hb_pollux_problem *pb, const int *a)
+{
+	int J = pb->njobs, N = pb->nnodes;
+
+	for (int j = 0; j < J; j++) {
+		const int *row = a + (size_t)j * N;
+
+		for (int n = 0; n < N; n++)
+			if (row[n] < 0)
+				return 0;
+		if (row_sum(row, N) > pb->max_replicas[j] || row_nodes(row, N) > pb->max_nodes_per_job)
+			return 0;
+	}
+	for (int n = 0; n < N; n++) {
+		int used = 0, distributed = 0;
+
+		for (int j = 0; j < J; j++) {
+			int v = a[(size_t)j * N + n];
+
+			used += v;
+			if (v > 0 && row_nodes(a + (size_t)j * N, N) > 1)
+				distributed++;
+		}
+		if (used > pb->capacity[n] || distributed > 1)
+			return 0;
+	}
+	return 1;
+}
+
+/* pollux.md §3.2 [ART] mutation: (1) rows back to the base with probability
+ * 0.1, (2) rows chosen with probability 0.1 get each element zeroed with
+ * probability 0.1, (3) elements on nodes with a free GPU raised to a uniform
+ * value between their own and the node's capacity, with probability p1 + p2 -
+ * p1 p2 (p1 = 1 / nodes with a free GPU, p2 = 1 / such nodes where the job
+ * already runs, 0 where it does not).  The free GPUs of (3) are counted once,
+ * after (2), as the artifact's vectorised code does. */
+static void mutate(const struct hb_pollux_problem *pb, struct scratch *s, int *restrict a, struct hb_rng *rng)
+{
+	const uint64_t reset = coin_threshold(MUT_RESET_P), zrow = coin_threshold(MUT_ZERO_ROW_P),
+		       zelem = coin_threshold(MUT_ZERO_ELEM_P);
+	const int J = pb->njobs, N = pb->nnodes, *restrict cap = pb->capacity;
+	int *restrict col = s->colsum, *restrict elig = s->elig, c1 = 0;
+	struct coins c = { rng, 0, 0 };
+	uint64_t t1;
+
+	for (int j = 0; j < J; j++)
+		if (coin(&c, reset))
+			memcpy(a + (size_t)j * N, pb->base + (size_t)j * N, sizeof(int) * (size_t)N);
+	for (int j = 0; j < J; j++)
+		if (coin(&c, zrow))
+			for (int n = 0; n < N; n++)
+				if (coin(&c, zelem))
+					a[(size_t)j * N + n] = 0;
+	for (int n = 0; n < N; n++)
+		col[n] = 0;
+	for (int j = 0; j < J; j++) {
+		const int *restrict row = a + (size_t)j * N;
+
+		for (int n = 0; n < N; n++)
+			col[n] += row[n];
+	}
+	for (int n = 0; n < N; n++)
+		if (cap[n] - col[n] >= 1)
+			elig[c1++] = n;
+	if (c1 == 0)
+		return;
+	t1 = coin_threshold(1.0 / c1);
+	for (int j = 0; j < J; j++) {
+		int *restrict row = a + (size_t)j * N, c2 = 0;
+		uint64_t t12;
+
+		for (int k = 0; k < c1; k++)
+			c2 += row[elig[k]] > 0;
+		t12 = c2 > 0 ? coin_threshold(1.0 / c1 + 1.0 / c2 - 1.0 / c1 / c2) : 0;
+		for (int k = 0; k < c1; k++) {
+			int n = elig[k];
+
+			if (coin(&c, row[n] > 0 ? t12 : t1))
+				row[n] += (int)hb_rng_below(rng, (uint64_t)(cap[n] - row[n] + 1));
+		}
+	}
+}
+
+/* Single-point crossover over jobs: rows before the point are swapped. */
+static void crossover(const struct hb_pollux_problem *pb, const int *a, const int *b, int *c0, int *c1,
+		      struct hb_rng *rng)
+{
+	size_t L = (size_t)pb->njobs * pb->nnodes, cut = (size_t)hb_rng_below(rng, (uint64_t)pb->njobs) * pb->nnodes;
+
+	memcpy(c0, b, sizeof(int) * cut);
+	memcpy(c0 + cut, a + cut, sizeof(int) * (L - cut));
+	memcpy(c1, a, sizeof(int) * cut);
+	memcpy(c1 + cut, b + cut, sizeof(int) * (L - cut));
+}
+
+/* pollux.md §3.2 [ART] repair: (a) one multi-node job per node, the first in
+ * job order; (b) each job's GPUs capped at max_replicas and its nodes at
+ * max_nodes_per_job, walking its nodes in random order; (c) node capacity by
+ * cumulative sum in job order; (d) min_replicas is 0: nothing.  Each step
+ * only touches what violates its constraint (a step with nothing to fix
+ * would leave the matrix as it is). */
+static void repair(const struct hb_pollux_problem *pb, struct scratch *s, int *restrict a, struct hb_rng *rng)
+{
+	const int J = pb->njobs, N = pb->nnodes;
+	int *restrict col = s->colsum, ndist = 0;
+
+	for (int n = 0; n < N; n++)
+		col[n] = 0;
+	for (int j = 0; j < J; j++) {
+		int *restrict row = a + (size_t)j * N, sum = 0, nz = 0;
+
+		/* Genomes of the search are never negative; hb_pollux_repair
+		 * clamps what callers pass. */
+		for (int n = 0; n < N; n++) {
+			sum += row[n];
+			nz += row[n] > 0;
+			col[n] += row[n];
+		}
+		s->rowsum[j] = sum;
+		s->rownz[j] = nz;
+		if (nz > 1)
+			s->dlist[ndist++] = j;
+	}
+	/* (a), row by row: a node is taken by the first multi-node job on it. */
+	if (ndist > 1) {
+		for (int n = 0; n < N; n++)
+			s->elig[n] = 0; /* 1: a multi-node job is on node n */
+		for (int k = 0; k < ndist; k++) {
+			int j = s->dlist[k], *row = a + (size_t)j * N, lost = 0, gone = 0;
+
+			for (int n = 0; n < N; n++) {
+				int v = row[n], pos = v > 0, kill = pos & s->elig[n];
+
+				s->elig[n] |= pos;
+				row[n] = kill ? 0 : v;
+				lost += kill ? v : 0;
+				gone += kill;
+				s->colsum[n] -= kill ? v : 0;
+			}
+			s->rowsum[j] -= lost;
+			s->rownz[j] -= gone;
+		}
+	}
+	/* (b): only the order of the row's non-zero cells matters, and only
+	 * when a cap binds, so only then is it drawn: a uniform order of those
+	 * cells is what a uniform shuffle of all nodes gives them. */
+	for (int j = 0; j < J; j++) {
+		int *row = a + (size_t)j * N, left = pb->max_replicas[j] > 0 ? pb->max_replicas[j] : 0, used = 0, nz = 0;
+
+		if (s->rowsum[j] <= left && s->rownz[j] <= pb->max_nodes_per_job)
+			continue;
+		for (int n = 0; n < N; n++)
+			if (row[n] > 0)
+				s->perm[nz++] = n;
+		for (int i = nz - 1; i > 0; i--) {
+			int k = (int)hb_rng_below(rng, (uint64_t)i + 1), t = s->perm[i];
+
+			s->perm[i] = s->perm[k];
+			s->perm[k] = t;
+		}
+		for (int i = 0; i < nz; i++) {
+			int n = s->perm[i], take = row[n] < left ? row[n] : left;
+
+			left -= take;
+			if (take > 0 && used >= pb->max_nodes_per_job)
+				take = 0;
+			else if (take > 0)
+				used++;
+			s->colsum[n] -= row[n] - take;
+			row[n] = take;
+		}
+	}
+	/* (c) */
+	for (int n = 0; n < N; n++) {
+		int room = pb->capacity[n];
+
+		if (s->colsum[n] <= room)
+			continue;
+		for (int j = 0; j < J; j++) {
+			int *v = &a[(size_t)j * N + n];
+
+			if (*v > room)
+				*v = room;
+			room -= *v;
+		}
+	}
+}
+
+#define PUBLIC_OP(call)                                                   \
+	do {                                                              \
+		struct scratch s;                                         \
+		if (scratch_new(pb, &s) < 0)                              \
+			return;                                           \
+		call;                                                     \
+		scratch_free(&s);                                         \
+	} while (0)
+
+void hb_pollux_mutate(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng)
+{
+	PUBLIC_OP(mutate(pb, &s, alloc, rng));
+}
+
+void hb_pollux_repair(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng)
+{
+	for (int k = 0; k < pb->njobs * pb->nnodes; k++)
+		if (alloc[k] < 0)
+			alloc[k] = 0;
+	PUBLIC_OP(repair(pb, &s, alloc, rng));
+}
+
+void hb_pollux_crossover(const struct hb_pollux_problem *pb, const int *a, const int *b, int *c0, int *c1,
+			 struct hb_rng *rng)
+{
+	crossover(pb, a, b, c0, c1, rng);
+}
+
+/* ---- NSGA-II ---------------------------------------------------------------- */
+
+/* Population slots: genomes, objectives (both minimised: -FITNESS,
+ * -UTILITY), hashes, rank and crowding. */
+struct ga {
+	const struct hb_pollux_problem *pb;
+	const struct hb_pollux_ga_opts *o;
+	struct hb_rng *rng;
+	struct scratch s;
+	size_t L;            /* J x N */
+	int cap;             /* slots */
+	int *x, *x2;         /* cap x L genomes; x2 receives survivors */
+	double *f, *f2;      /* cap x 2 objectives */
+	uint64_t *h, *h2;    /* cap hashes */
+	int *rank, *rank2;
+	double *crowd, *crowd2;
+	int *order;          /* cap: sweep order (survive) */
+	int *last;           /* cap: latest member of each front (survive) */
+	int *front, *next;   /* cap: one front; merge-sort and crowding scratch */
+	int *sel;            /* tournament candidates; front starts (survive) */
+	uint64_t *key;       /* cap: random tie-break keys */
+	int *child;          /* 2 x L: offspring of one mating */
+	long evals;
+};
+
+static uint64_t hash_genome(const int *x, size_t L)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < L; i++) {
+		h ^= (uint64_t)(uint32_t)x[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static void ga_free(struct ga *g)
+{
+	scratch_free(&g->s);
+	free(g->x);
+	free(g->x2);
+	free(g->f);
+	free(g->f2);
+	free(g->h);
+	free(g->h2);
+	free(g->rank);
+	free(g->rank2);
+	free(g->crowd);
+	free(g->crowd2);
+	free(g->order);
+	free(g->last);
+	free(g->front);
+	free(g->next);
+	free(g->sel);
+	free(g->key);
+	free(g->child);
+}
+
+static int ga_new(struct ga *g, const struct hb_pollux_problem *pb, const struct hb_pollux_ga_opts *o, int ninit,
+		  struct hb_rng *rng)
+{
+	size_t c;
+
+	memset(g, 0, sizeof(*g));
+	g->pb = pb;
+	g->o = o;
+	g->rng = rng;
+	g->L = (size_t)pb->njobs * pb->nnodes;
+	g->cap = (ninit > o->pop_size ? ninit : o->pop_size) + o->pop_size;
+	c = (size_t)g->cap;
+	if (scratch_new(pb, &g->s) < 0)
+		return -1;
+	g->x = malloc(c * g->L * sizeof(int));
+	g->x2 = malloc(c * g->L * sizeof(int));
+	g->f = malloc(2 * c * sizeof(double));
+	g->f2 = malloc(2 * c * sizeof(double));
+	g->h = malloc(c * sizeof(uint64_t));
+	g->h2 = malloc(c * sizeof(uint64_t));
+	g->rank = malloc(c * sizeof(int));
+	g->rank2 = malloc(c * sizeof(int));
+	g->crowd = malloc(c * sizeof(double));
+	g->crowd2 = malloc(c * sizeof(double));
+	g->order = malloc(c * sizeof(int));
+	g->last = malloc(c * sizeof(int));
+	g->front = malloc(c * sizeof(int));
+	g->next = malloc(c * sizeof(int));
+	g->sel = malloc((4 * c + c) * sizeof(int));
+	g->key = malloc(c * sizeof(uint64_t));
+	g->child = malloc(2 * g->L * sizeof(int));
+	if (!g->x || !g->x2 || !g->f || !g->f2 || !g->h || !g->h2 || !g->rank || !g->rank2 || !g->crowd ||
+	    !g->crowd2 || !g->order || !g->last || !g->front || !g->next || !g->sel || !g->key ||
+	    !g->child)
+		return -1;
+	return 0;
+}
+
+static int dominates(const double *a, const double *b)
+{
+	return a[0] <= b[0] && a[1] <= b[1] && (a[0] < b[0] || a[1] < b[1]);
+}
+
+/* 1 when genome x (hash h) is already in slots [0, n). */
+static int duplicate(const struct ga *g, const int *x, uint64_t h, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (g->h[i] == h && memcmp(g->x + (size_t)i * g->L, x, g->L * sizeof(int)) == 0)
+			return 1;
+	return 0;
+}
+
+static int eval_slot(struct ga *g, int i, struct hb_error *err)
+{
+	double fit, util;
+
+	if (evaluate(g->pb, &g->s, g->x + (size_t)i * g->L, &fit, &util, err) < 0)
+		return -1;
+	g->f[2 * i] = -fit;
+	g->f[2 * i + 1] = -util;
+	g->evals++;
+	return 0;
+}
+
+/* Objective order (f0, then f1), then slot: the sweep order of the sort. */
+static int lex_before(const double *f, int i, int k)
+{
+	if (f[2 * i] != f[2 * k])
+		return f[2 * i] < f[2 * k];
+	if (f[2 * i + 1] != f[2 * k + 1])
+		return f[2 * i + 1] < f[2 * k + 1];
+	return i < k;
+}
+
+/* Bottom-up merge sort of idx[0, n) by lex_before (tmp: n entries). */
+static void lex_sort(const double *f, int *idx, int *tmp, int n)
+{
+	for (int w = 1; w < n; w *= 2) {
+		for (int lo = 0; lo < n; lo += 2 * w) {
+			int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			int i = lo, k = mid, o = lo;
+
+			while (i < mid && k < hi)
+				tmp[o++] = lex_before(f, idx[k], idx[i]) ? idx[k++] : idx[i++];
+			while (i < mid)
+				tmp[o++] = idx[i++];
+			while (k < hi)
+				tmp[o++] = idx[k++];
+		}
+		memcpy(idx, tmp, sizeof(int) * (size_t)n);
+	}
+}
+
+/* Crowding distance of the m slots of one front (pymoo: boundaries
+ * infinite, duplicates of an objective vector 0, each objective's gaps
+ * normalised by its range, summed and halved).  idx is left in objective
+ * order.  In a front distinct points have distinct f0 and f1 falls as f0
+ * rises, so one sort orders both objectives. */
+static void crowding(struct ga *g, int *idx, int m)
+{
+	int *u = g->last, nu = 0;
+	double r0, r1;
+
+	lex_sort(g->f, idx, g->next, m);
+	for (int a = 0; a < m; a++) {
+		int i = idx[a];
+
+		g->crowd[i] = 0.0;
+		if (nu == 0 || g->f[2 * u[nu - 1]] != g->f[2 * i] || g->f[2 * u[nu - 1] + 1] != g->f[2 * i + 1])
+			u[nu++] = i;
+	}
+	for (int b = 0; b < nu; b++)
+		g->crowd[u[b]] = INFINITY;
+	if (nu <= 2)
+		return;
+	r0 = g->f[2 * u[nu - 1]] - g->f[2 * u[0]];
+	r1 = g->f[2 * u[0] + 1] - g->f[2 * u[nu - 1] + 1];
+	for (int b = 1; b < nu - 1; b++) {
+		double d = 0.0;
+
+		if (r0 > 0)
+			d += (g->f[2 * u[b + 1]] - g->f[2 * u[b - 1]]) / r0 / 2.0;
+		if (r1 > 0)
+			d += (g->f[2 * u[b - 1] + 1] - g->f[2 * u[b + 1] + 1]) / r1 / 2.0;
+		g->crowd[u[b]] = d;
+	}
+}
+
+/* Crowding descending, then the random key (survive's cut). */
+static int crowd_before(const struct ga *g, int i, int k)
+{
+	if (g->crowd[i] != g->crowd[k])
+		return g->crowd[i] > g->crowd[k];
+	return g->key[i] < g->key[k];
+}
+
+static void crowd_sort(const struct ga *g, int *idx, int *tmp, int n)
+{
+	for (int w = 1; w < n; w *= 2) {
+		for (int lo = 0; lo < n; lo += 2 * w) {
+			int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			int i = lo, k = mid, o = lo;
+
+			while (i < mid && k < hi)
+				tmp[o++] = crowd_before(g, idx[k], idx[i]) ? idx[k++] : idx[i++];
+			while (i < mid)
+				tmp[o++] = idx[i++];
+			while (k < hi)
+				tmp[o++] = idx[k++];
+		}
+		memcpy(idx, tmp, sizeof(int) * (size_t)n);
+	}
+}
+
+/* Survivors of slots [0, total): whole fronts in rank order, the last one
+ * cut by crowding distance (descending, random ties), compacted into
+ * [0, keep) with rank and crowding set.  Non-dominated sorting of two
+ * objectives by one sweep in objective order: a point joins the first front
+ * whose latest member does not dominate it (that member has the front's
+ * lowest f1 so far, so it dominates the point if any member does). */
+static void survive(struct ga *g, int total, int keep)
+{
+	int kept = 0, nfronts = 0, *order = g->order, *last = g->last, *start = g->sel;
+
+	for (int i = 0; i < total; i++)
+		order[i] = i;
+	lex_sort(g->f, order, g->next, total);
+	for (int a = 0; a < total; a++) {
+		int i = order[a], k = 0;
+
+		while (k < nfronts && dominates(g->f + 2 * last[k], g->f + 2 * i))
+			k++;
+		g->rank[i] = k;
+		last[k] = i;
+		if (k == nfronts)
+			nfronts++;
+	}
+	/* Members of each front, in slot order: counting sort by rank. */
+	for (int k = 0; k <= nfronts; k++)
+		start[k] = 0;
+	for (int i = 0; i < total; i++)
+		start[g->rank[i] + 1]++;
+	for (int k = 0; k < nfronts; k++)
+		start[k + 1] += start[k];
+	for (int i = 0; i < total; i++)
+		order[start[g->rank[i]]++] = i;
+	for (int k = nfronts; k > 0; k--)
+		start[k] = start[k - 1];
+	start[0] = 0;
+	for (int r = 0; r < nfronts && kept < keep; r++) {
+		int *front = g->front, nf = start[r + 1] - start[r], take = nf;
+
+		memcpy(front, order + start[r], sizeof(int) * (size_t)nf);
+		crowding(g, front, nf);
+		if (kept + nf > keep) {
+			/* Crowding descending, random keys on ties. */
+			for (int a = 0; a < nf; a++)
+				g->key[front[a]] = hb_rng_u64(g->rng);
+			crowd_sort(g, front, g->next, nf);
+			take = keep - kept;
+		}
+		for (int a = 0; a < take; a++) {
+			int i = front[a];
+
+			memcpy(g->x2 + (size_t)kept * g->L, g->x + (size_t)i * g->L, g->L * sizeof(int));
+			g->f2[2 * kept] = g->f[2 * i];
+			g->f2[2 * kept + 1] = g->f[2 * i + 1];
+			g->h2[kept] = g->h[i];
+			g->rank2[kept] = r;
+			g->crowd2[kept] = g->crowd[i];
+			kept++;
+		}
+	}
+#define SWAP(a, b)                                \
+	do {                                      \
+		void *t_ = (void *)(a);           \
+		(a) = (b);                        \
+		(b) = t_;                         \
+	} while (0)
+	SWAP(g->x, g->x2);
+	SWAP(g->f, g->f2);
+	SWAP(g->h, g->h2);
+	SWAP(g->rank, g->rank2);
+	SWAP(g->crowd, g->crowd2);
+#undef SWAP
+}
+
+/* Binary tournament: dominance, then crowding distance, then a coin. */
+static int tournament(struct ga *g, int a, int b)
+{
+	if (dominates(g->f + 2 * a, g->f + 2 * b))
+		return a;
+	if (dominates(g->f + 2 * b, g->f + 2 * a))
+		return b;
+	if (g->crowd[a] > g->crowd[b])
+		return a;
+	if (g->crowd[b] > g->crowd[a])
+		return b;
+	return hb_rng_uniform(g->rng) < 0.5 ? a : b;
+}
+
+/* Candidates for 4 m tournaments' entries: concatenated random permutations
+ * of the population (pymoo's TournamentSelection, pressure 2). */
+static void draw_candidates(struct ga *g, int n, int count)
+{
+	for (int k = 0; k < count; k += n) {
+		int m = count - k < n ? count - k : n;
+		int *p = g->sel + k;
+		int *perm = g->sel + count; /* spare room after the candidates */
+
+		for (int i = 0; i < n; i++)
+			perm[i] = i;
+		for (int i = n - 1; i > 0; i--) {
+			int r = (int)hb_rng_below(g->rng, (uint64_t)i + 1), t = perm[i];
+
+			perm[i] = perm[r];
+			perm[r] = t;
+		}
+		memcpy(p, perm, sizeof(int) * (size_t)m);
+	}
+}
+
+/* One generation's offspring into slots [n, n + *noff). */
+static int offspring(struct ga *g, int n, int *noff)
+{
+	const struct hb_pollux_problem *pb = g->pb;
+	int want = g->o->pop_size;
+
+	*noff = 0;
+	for (int round = 0; round < g->o->max_mating_rounds && *noff < want; round++) {
+		int matings = (want - *noff + 1) / 2;
+
+		draw_candidates(g, n, 4 * matings);
+		for (int m = 0; m < matings && *noff < want; m++) {
+			int pa = tournament(g, g->sel[4 * m], g->sel[4 * m + 1]);
+			int pbi = tournament(g, g->sel[4 * m + 2], g->sel[4 * m + 3]);
+			int *c0 = g->child, *c1 = g->child + g->L;
+
+			crossover(pb, g->x + (size_t)pa * g->L, g->x + (size_t)pbi * g->L, c0, c1, g->rng);
+			for (int k = 0; k < 2; k++) {
+				int *c = k ? c1 : c0;
+
+				mutate(pb, &g->s, c, g->rng);
+				repair(pb, &g->s, c, g->rng);
+			}
+			for (int k = 0; k < 2 && *noff < want; k++) {
+				int *c = k ? c1 : c0, slot = n + *noff;
+				uint64_t h = hash_genome(c, g->L);
+
+				if (duplicate(g, c, h, slot))
+					continue;
+				memcpy(g->x + (size_t)slot * g->L, c, g->L * sizeof(int));
+				g->h[slot] = h;
+				(*noff)++;
+			}
+		}
+	}
+	return 0;
+}
+
+void hb_pollux_result_free(struct hb_pollux_result *r)
+{
+	free(r->best);
+	free(r->front);
+	memset(r, 0, sizeof(*r));
+}
+
+int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ninit,
+		     const struct hb_pollux_ga_opts *opts, struct hb_rng *rng, struct hb_pollux_result *out,
+		     struct hb_error *err)
+{
+	struct hb_pollux_ga_opts def;
+	struct ga g;
+	int n = 0, best = -1, rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (!opts) {
+		hb_pollux_ga_opts_default(&def);
+		opts = &def;
+	}
+	if (pb->njobs < 1 || pb->nnodes < 1 || opts->pop_size < 1 || opts->generations < 1 || ninit < 0)
+		return hb_input_error(err, "pollux search: %d jobs, %d nodes, population %d, %d generations: "
+				      "need at least 1 of each", pb->njobs, pb->nnodes, opts->pop_size,
+				      opts->generations);
+	if (ga_new(&g, pb, opts, ninit, rng) < 0) {
+		ga_free(&g);
+		return hb_runtime_error(err, "pollux search: out of memory");
+	}
+	/* Initial population: repaired, without duplicates. */
+	for (int k = 0; k < (ninit > 0 ? ninit : 1); k++) {
+		int *x = g.x + (size_t)n * g.L;
+
+		memcpy(x, ninit > 0 ? init + (size_t)k * g.L : pb->base, g.L * sizeof(int));
+		repair(pb, &g.s, x, rng);
+		g.h[n] = hash_genome(x, g.L);
+		if (duplicate(&g, x, g.h[n], n))
+			continue;
+		if (eval_slot(&g, n, err) < 0)
+			goto done;
+		n++;
+	}
+	survive(&g, n, n);
+	for (int gen = 1; gen < opts->generations; gen++) {
+		int noff;
+
+		offspring(&g, n, &noff);
+		for (int i = n; i < n + noff; i++)
+			if (eval_slot(&g, i, err) < 0)
+				goto done;
+		survive(&g, n + noff, n + noff < opts->pop_size ? n + noff : opts->pop_size);
+		n = n + noff < opts->pop_size ? n + noff : opts->pop_size;
+	}
+	for (int i = 0; i < n; i++) {
+		if (g.rank[i] != 0)
+			continue;
+		if (best < 0 || g.f[2 * i] < g.f[2 * best])
+			best = i;
+		out->nfront++;
+	}
+	out->best = malloc(g.L * sizeof(int));
+	out->front = malloc((size_t)out->nfront * g.L * sizeof(int));
+	if (!out->best || !out->front) {
+		hb_runtime_error(err, "pollux search: out of memory");
+		goto done;
+	}
+	memcpy(out->best, g.x + (size_t)best * g.L, g.L * sizeof(int));
+	out->fitness = -g.f[2 * best];
+	out->utility = -g.f[2 * best + 1];
+	for (int i = 0, k = 0; i < n; i++)
+		if (g.rank[i] == 0)
+			memcpy(out->front + (size_t)k++ * g.L, g.x + (size_t)i * g.L, g.L * sizeof(int));
+	out->evaluations = g.evals;
+	rc = 0;
+done:
+	ga_free(&g);
+	if (rc < 0)
+		hb_pollux_result_free(out);
+	return rc;
+}
+
+/* ======================================================================== */
+/* The arbiter                                                               */
+
+struct pollux_arb {
+	struct hb_rng rng;        /* POLLUX_GA_STREAM */
+	unsigned char *arrived;   /* per job: its arrival was seen */
+	int *front;               /* last round's first front, nfront x front_njobs x nnodes */
+	int nfront;
+	int *front_ids;           /* job id of each row of the front */
+	int front_njobs;
+};
+
+/* One job in one round. */
+struct round_job {
+	struct hb_sim_job *job;
+	struct hb_pollux_report rep;
+	double attained;          /* GPU-seconds held so far */
+	int fair_k;               /* GPUs of the fair share */
+	double base_goodput;      /* goodput on the fair share; 0: perfect-scaling prior */
+	int memo_k;               /* memo covers N, K in [0, memo_k] */
+	double *memo;             /* goodput by (type, N, K); < 0 unknown */
+};
+
+struct round {
+	struct hb_sim *sim;
+	struct round_job *jobs;
+	int njobs;
+};
+
+static struct pollux_arb *arb_state(struct hb_sim *sim, struct hb_error *err)
+{
+	struct pollux_arb *st = sim->arbiter_state;
+
+	if (st)
+		return st;
+	st = calloc(1, sizeof(*st));
+	if (st)
+		st->arrived = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1), 1);
+	if (!st || !st->arrived) {
+		free(st);
+		hb_runtime_error(err, "pollux: out of memory");
+		return NULL;
+	}
+	hb_rng_seed(&st->rng, sim->opts.seed, POLLUX_GA_STREAM);
+	sim->arbiter_state = st;
+	return st;
+}
+
+static int pollux_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	struct pollux_arb *st = arb_state(sim, err);
+
+	if (!st)
+		return -1;
+	if (job->agent != &hb_agent_pollux)
+		return hb_input_error(err, "pollux: job %s runs agent %s; the Pollux scheduler needs the pollux agent "
+				      "(it schedules on the goodput functions the agents report)",
+				      job->name, job->agent->name);
+	st->arrived[job->id] = 1; /* it waits for the next round (§4.3 [ART]) */
+	return 0;
+}
+
+static double attained_service(const struct hb_sim *sim, const struct hb_sim_job *job)
+{
+	double s = job->gpu_s;
+
+	/* gpu_s is integrated up to t_last; a job holding GPUs has more since. */
+	if ((job->state == HB_JOB_RUNNING || job->state == HB_JOB_RESTARTING) && sim->eng.now > job->t_last)
+		s += (sim->eng.now - job->t_last) * job->cfg.ngpus;
+	return s;
+}
+
+static int cmp_service(const void *pa, const void *pb)
+{
+	const struct round_job *a = pa, *b = pb;
+
+	if (a->attained != b->attained)
+		return a->attained < b->attained ? -1 : 1;
+	if (a->job->arrival_s != b->job->arrival_s)
+		return a->job->arrival_s < b->job->arrival_s ? -1 : 1;
+	return a->job->id - b->job->id;
+}
+
+static int round_speedup(void *ctx, int j, const int *row, double *out, struct hb_error *err)
+{
+	const struct round *r = ctx;
+	struct round_job *rj = &r->jobs[j];
+	const struct hb_perf_node *node = rj->job->perf->nodes;
+	const struct hb_pollux_type *types = rj->rep.types;
+	int N = 0, K = 0, type = -1, nn = r->sim->cl->nnodes;
+	double *m = NULL;
+	struct hb_goodput_config c;
+
+	/* One pass: nodes, GPUs and the slowest type (hb_pollux_slowest_type). */
+	*out = 0.0;
+	for (int n = 0; n < nn; n++) {
+		int t;
+
+		if (row[n] <= 0)
+			continue;
+		N++;
+		K += row[n];
+		t = node[n].gpu;
+		if (!types[t].usable)
+			return 0; /* a GPU type the job cannot run on */
+		if (type < 0 || types[t].compute_scale > types[type].compute_scale)
+			type = t;
+	}
+	if (K == 0)
+		return 0;
+	if (rj->base_goodput <= 0) {
+		*out = (double)K / rj->fair_k; /* perfect-scaling prior (§3.2 [ART]) */
+		return 0;
+	}
+	if (K <= rj->memo_k) {
+		m = &rj->memo[((size_t)type * (size_t)(rj->memo_k + 1) + (size_t)N) * (size_t)(rj->memo_k + 1) + (size_t)K];
+		if (*m >= 0) {
+			*out = *m / rj->base_goodput;
+			return 0;
+		}
+	}
+	if (hb_pollux_report_argmax(&rj->rep, type, N, K, &c, err) < 0)
+		return -1;
+	if (m)
+		*m = c.goodput;
+	*out = c.goodput / rj->base_goodput;
+	return 0;
+}
+
+/* The job's share of the round: report, fair-share baseline, memo. */
+static int round_job_init(struct hb_sim *sim, struct round_job *rj, int njobs, int *max_replicas,
+			  double *factor, struct hb_error *err)
+{
+	struct hb_sim_job *job = rj->job;
+	struct hb_goodput_limits lim;
+	long min_local = 0;
+	int G = sim->cl->ngpus, cap;
+	size_t memo_n;
+
+	if (hb_pollux_agent_report(sim, job, &rj->rep, err) < 0)
+		return -1;
+	if (rj->rep.ref_type < 0)
+		return hb_input_error(err, "pollux: job %s: model %s fits no GPU type of cluster %s (with GNS monitoring)",
+				      job->name, job->model->name, sim->cl->name);
+	rj->fair_k = (G + njobs - 1) / njobs;
+	rj->base_goodput = 0.0;
+	if (rj->rep.fitted) {
+		/* Fair share on one node of the reference type (A4); the largest
+		 * feasible K below it if the batch limits rule it out. */
+		for (int k = rj->fair_k; k >= 1; k--) {
+			struct hb_goodput_config c;
+
+			if (hb_pollux_report_argmax(&rj->rep, rj->rep.ref_type, 1, k, &c, err) < 0)
+				return -1;
+			if (c.feasible && c.goodput > 0) {
+				rj->base_goodput = c.goodput;
+				rj->fair_k = k;
+				break;
+			}
+		}
+	}
+	/* Exploration cap (§2.1, §3.2 [ART]) with the smallest per-GPU batch of
+	 * any usable type, and the cluster. */
+	for (int t = 0; t < rj->rep.ntypes; t++)
+		if (rj->rep.types[t].usable && (min_local == 0 || rj->rep.types[t].min_local_bsz < min_local))
+			min_local = rj->rep.types[t].min_local_bsz;
+	lim = rj->rep.limits;
+	lim.min_local_bsz = min_local;
+	cap = hb_goodput_exploration_cap(rj->rep.max_replicas_seen, &lim);
+	*max_replicas = cap < G ? cap : G;
+	*factor = hb_goodput_restart_factor(hb_sim_now(sim) - job->arrival_s, job->restarts, POLLUX_DELTA_S);
+	rj->memo_k = *max_replicas;
+	memo_n = (size_t)(rj->rep.ntypes > 0 ? rj->rep.ntypes : 1) * (size_t)(rj->memo_k + 1) * (size_t)(rj->memo_k + 1);
+	rj->memo = malloc(memo_n * sizeof(double));
+	if (!rj->memo)
+		return hb_runtime_error(err, "pollux: out of memory");
+	for (size_t i = 0; i < memo_n; i++)
+		rj->memo[i] = -1.0;
+	return 0;
+}
+
+/* The previous front with rows moved to this round's job order. */
+static int warm_start(const struct pollux_arb *st, const struct round *r, int nnodes, int **out)
+{
+	size_t L = (size_t)r->njobs * nnodes;
+	int *x;
+
+	*out = NULL;
+	if (st->nfront == 0)
+		return 0;
+	x = calloc((size_t)st->nfront * L, sizeof(int));
+	if (!x)
+		return -1;
+	for (int j = 0; j < r->njobs; j++) {
+		int src = -1;
+
+		for (int k = 0; k < st->front_njobs && src < 0; k++)
+			if (st->front_ids[k] == r->jobs[j].job->id)
+				src = k;
+		if (src < 0)
+			continue; /* a new job: empty rows */
+		for (int i = 0; i < st->nfront; i++)
+			memcpy(x + (size_t)i * L + (size_t)j * nnodes,
+			       st->front + ((size_t)i * st->front_njobs + (size_t)src) * nnodes, sizeof(int) * (size_t)nnodes);
+	}
+	*out = x;
+	return 0;
+}
+
+static int keep_front(struct pollux_arb *st, const struct round *r, const struct hb_pollux_result *res)
+{
+	int *ids = malloc(sizeof(int) * (size_t)r->njobs);
+
+	if (!ids)
+		return -1;
+	for (int j = 0; j < r->njobs; j++)
+		ids[j] = r->jobs[j].job->id;
+	free(st->front);
+	free(st->front_ids);
+	st->front = res->front;
+	st->nfront = res->nfront;
+	st->front_ids = ids;
+	st->front_njobs = r->njobs;
+	return 0;
+}
+
+/* Give every job its row of a (see "Applying a matrix" at the top). */
+static int apply_matrix(struct hb_sim *sim, const struct round *r, const int *a, int *changed, struct hb_error *err)
+{
+	int N = sim->cl->nnodes, left;
+	unsigned char *done = calloc((size_t)r->njobs, 1);
+	int *zero = calloc((size_t)N, sizeof(int));
+
+	*changed = 0;
+	if (!done || !zero) {
+		free(done);
+		free(zero);
+		return hb_runtime_error(err, "pollux: out of memory");
+	}
+	for (int j = 0; j < r->njobs; j++) {
+		done[j] = memcmp(a + (size_t)j * N, r->jobs[j].job->grant, sizeof(int) * (size_t)N) == 0;
+		*changed += !done[j];
+	}
+	do {
+		int moved = 0;
+
+		left = 0;
+		for (int j = 0; j < r->njobs; j++) {
+			struct hb_sim_job *job = r->jobs[j].job;
+			const int *row = a + (size_t)j * N;
+			int fits = 1, rc;
+
+			if (done[j])
+				continue;
+			for (int n = 0; n < N && fits; n++)
+				fits = row[n] <= sim->free_gpus[n] + job->grant[n];
+			if (!fits) {
+				left++;
+				continue;
+			}
+			if (job->state == HB_JOB_PENDING && !job->started)
+				rc = hb_sim_start_job(sim, job, row, err);
+			else
+				rc = hb_sim_regrant(sim, job, row, err);
+			if (rc < 0)
+				goto fail;
+			done[j] = 1;
+			moved++;
+		}
+		if (left > 0 && moved == 0) {
+			int j = 0;
+
+			while (j < r->njobs && (done[j] || r->jobs[j].job->ngrant == 0))
+				j++;
+			if (j == r->njobs) {
+				hb_runtime_error(err, "pollux: allocation over node capacity at t = %.0f s",
+						 hb_sim_now(sim));
+				goto fail;
+			}
+			hb_sim_note(sim, r->jobs[j].job, "sched", "pollux: suspended to release GPUs another job needs");
+			if (hb_sim_regrant(sim, r->jobs[j].job, zero, err) < 0)
+				goto fail;
+		}
+	} while (left > 0);
+	free(done);
+	free(zero);
+	return 0;
+fail:
+	free(done);
+	free(zero);
+	return -1;
+}
+
+static void round_free(struct round *r)
+{
+	for (int j = 0; j < r->njobs; j++)
+		free(r->jobs[j].memo);
+	free(r->jobs);
+}
+
+static int pollux_round(struct hb_sim *sim, struct hb_error *err)
+{
+	struct pollux_arb *st = arb_state(sim, err);
+	struct round r = { sim, NULL, 0 };
+	struct hb_pollux_problem pb;
+	struct hb_pollux_result res = { 0 };
+	int N = sim->cl->nnodes, *base = NULL, *maxr = NULL, *init = NULL, *capacity = NULL, changed = 0, rc = -1;
+	double *factor = NULL;
+
+	if (!st)
+		return -1;
+	r.jobs = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1), sizeof(*r.jobs));
+	if (!r.jobs)
+		return hb_runtime_error(err, "pollux: out of memory");
+	for (int i = 0; i < sim->njobs; i++)
+		if (st->arrived[i] && sim->jobs[i].state != HB_JOB_DONE)
+			r.jobs[r.njobs++].job = &sim->jobs[i];
+	if (r.njobs == 0) {
+		free(r.jobs);
+		return 0;
+	}
+	for (int j = 0; j < r.njobs; j++)
+		r.jobs[j].attained = attained_service(sim, r.jobs[j].job);
+	qsort(r.jobs, (size_t)r.njobs, sizeof(*r.jobs), cmp_service);
+
+	base = malloc(sizeof(int) * (size_t)r.njobs * (size_t)N);
+	maxr = malloc(sizeof(int) * (size_t)r.njobs);
+	factor = malloc(sizeof(double) * (size_t)r.njobs);
+	capacity = malloc(sizeof(int) * (size_t)N);
+	if (!base || !maxr || !factor || !capacity) {
+		hb_runtime_error(err, "pollux: out of memory");
+		goto done;
+	}
+	for (int n = 0; n < N; n++)
+		capacity[n] = sim->cl->nodes[n].ngpus;
+	for (int j = 0; j < r.njobs; j++) {
+		if (round_job_init(sim, &r.jobs[j], r.njobs, &maxr[j], &factor[j], err) < 0)
+			goto done;
+		memcpy(base + (size_t)j * N, r.jobs[j].job->grant, sizeof(int) * (size_t)N);
+	}
+	memset(&pb, 0, sizeof(pb));
+	pb.njobs = r.njobs;
+	pb.nnodes = N;
+	pb.capacity = capacity;
+	pb.base = base;
+	pb.max_replicas = maxr;
+	pb.factor = factor;
+	pb.p = POLLUX_P;
+	pb.eps = POLLUX_EPS;
+	pb.scale = (double)N / (double)sim->cl->ngpus;
+	pb.max_nodes_per_job = POLLUX_MAX_NODES;
+	pb.speedup = round_speedup;
+	pb.ctx = &r;
+	if (warm_start(st, &r, N, &init) < 0) {
+		hb_runtime_error(err, "pollux: out of memory");
+		goto done;
+	}
+	if (hb_pollux_search(&pb, init, init ? st->nfront : 0, NULL, &st->rng, &res, err) < 0)
+		goto done;
+	if (keep_front(st, &r, &res) < 0) {
+		hb_runtime_error(err, "pollux: out of memory");
+		goto done;
+	}
+	res.front = NULL; /* now the state's */
+	if (apply_matrix(sim, &r, res.best, &changed, err) < 0)
+		goto done;
+	if (changed > 0)
+		hb_sim_note(sim, NULL, "sched", "pollux: %d of %d jobs re-allocated, fitness %.6g, utility %.4g",
+			    changed, r.njobs, res.fitness, res.utility);
+	rc = 0;
+done:
+	hb_pollux_result_free(&res);
+	free(init);
+	free(base);
+	free(maxr);
+	free(factor);
+	free(capacity);
+	round_free(&r);
+	return rc;
+}
+
+static double pollux_round_s(const struct hb_sim *sim)
+{
+	(void)sim;
+	return POLLUX_ROUND_S;
+}
+
+static void pollux_free(struct hb_sim *sim)
+{
+	struct pollux_arb *st = sim->arbiter_state;
+
+	if (st) {
+		free(st->arrived);
+		free(st->front);
+		free(st->front_ids);
+		free(st);
+	}
+	sim->arbiter_state = NULL;
+}
+
+const struct hb_arbiter_ops hb_arbiter_pollux = {
+	.name = "pollux",
+	.summary = "PolluxSched: 60 s rounds, NSGA-II over allocation matrices maximising the p = -1 power mean "
+		   "of goodput speedups",
+	.on_arrival = pollux_arrival,
+	.on_finish = NULL,
+	.round_s = pollux_round_s,
+	.on_round = pollux_round,
+	.free_state = pollux_free,
+};

@@ -1,0 +1,89 @@
+/*
+ * arbiter_pollux.h: PolluxSched's search for an allocation matrix
+ * (notes/pollux.md §3.2), the part of sim/arbiter_pollux.c that does not
+ * need a simulation, exposed so tests can compare it with brute force.
+ *
+ * An allocation is a J x N matrix of GPUs (row-major, A[j * N + n]: GPUs of
+ * job j on node n).  Row order is repair priority: the arbiter lists jobs by
+ * attained service, least first (pollux.md §3.2 [ART], A7).
+ *
+ * FITNESS(A) = ((1/J) sum_j (scale SPEEDUP_j(A_j) f_j(A_j) + eps)^p)^(1/p)
+ *   with f_j = REALLOC_FACTOR_j when row j differs from the current
+ *   allocation and 1 otherwise (Eq. 14 with the re-allocation penalty and
+ *   the artifact's constants: scale = nodes / GPUs, eps = 1e-3, note A5);
+ * UTILITY(A) = sum_j SPEEDUP_j(A_j) / GPUs of the nodes A uses
+ *   (the artifact's second NSGA-II objective, the share-weighted mean of
+ *   speedup per GPU).
+ * Feasible: every node within capacity, at most one job spanning several
+ * nodes on each node (interference avoidance), each job within its
+ * max_replicas and on at most max_nodes_per_job nodes.
+ */
+#ifndef HB_ARBITER_POLLUX_H
+#define HB_ARBITER_POLLUX_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "rng.h"
+
+/* SPEEDUP of job j on its row (nnodes entries): >= 0, 0 for an empty row.
+ * Returns 0, or -1 with err filled. */
+typedef int hb_pollux_speedup_fn(void *ctx, int job, const int *row, double *speedup, struct hb_error *err);
+
+/* One round's problem.  Everything is borrowed. */
+struct hb_pollux_problem {
+	int njobs;               /* J >= 1 rows, in repair priority order */
+	int nnodes;              /* N >= 1 columns */
+	const int *capacity;     /* GPUs per node, N entries */
+	const int *base;         /* current allocation, J x N */
+	const int *max_replicas; /* per job: most GPUs it may get (exploration cap) */
+	const double *factor;    /* per job: REALLOC_FACTOR for a changed row, in [0, 1] */
+	double p;                /* power-mean exponent (default -1) */
+	double eps;              /* added to every term (artifact 1e-3) */
+	double scale;            /* speedup multiplier in FITNESS (artifact: N / total GPUs) */
+	int max_nodes_per_job;   /* nodes one job may span (artifact 16) */
+	hb_pollux_speedup_fn *speedup;
+	void *ctx;               /* passed to speedup */
+};
+
+/* Search settings: the artifact's NSGA-II (pollux.md §3.2 [ART]). */
+struct hb_pollux_ga_opts {
+	int pop_size;            /* population (100) */
+	int generations;         /* generations, the initial population counting as the first (100) */
+	int max_mating_rounds;   /* matings retried per generation while duplicates are dropped (100) */
+};
+
+void hb_pollux_ga_opts_default(struct hb_pollux_ga_opts *o);
+
+/* FITNESS and UTILITY of one allocation (which need not be feasible). */
+int hb_pollux_evaluate(const struct hb_pollux_problem *pb, const int *alloc, double *fitness, double *utility,
+		       struct hb_error *err);
+/* 1 when alloc meets every constraint of the top. */
+int hb_pollux_feasible(const struct hb_pollux_problem *pb, const int *alloc);
+/* The artifact's operators, in place.  Any non-negative matrix becomes
+ * feasible under repair. */
+void hb_pollux_mutate(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng);
+void hb_pollux_crossover(const struct hb_pollux_problem *pb, const int *a, const int *b, int *c0, int *c1,
+			 struct hb_rng *rng);
+void hb_pollux_repair(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng);
+
+/* The outcome of one search. */
+struct hb_pollux_result {
+	int *best;               /* J x N, the first-front member of highest FITNESS, owned */
+	double fitness;          /* its FITNESS */
+	double utility;          /* its UTILITY */
+	int *front;              /* nfront x J x N: the final first front (the next warm start), owned */
+	int nfront;
+	long evaluations;        /* objective evaluations */
+};
+
+void hb_pollux_result_free(struct hb_pollux_result *r);
+
+/* Run the search from ninit >= 0 initial matrices (J x N each; none: the
+ * current allocation alone), repaired first.  Deterministic for a given
+ * rng state. */
+int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ninit,
+		     const struct hb_pollux_ga_opts *opts, struct hb_rng *rng, struct hb_pollux_result *out,
+		     struct hb_error *err);
+
+#endif

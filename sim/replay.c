@@ -1,0 +1,164 @@
+/*
+ * replay.c: from a job-spec stream to one simulation per policy
+ * (replay.h says what is decided where).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay.h"
+#include "rng.h"
+#include "strutil.h"
+
+void hb_replay_opts_init(struct hb_replay_opts *o)
+{
+	o->load = 1.0;
+	o->seed = 1;
+}
+
+void hb_replay_free(struct hb_replay *rp)
+{
+	free(rp->jobs);
+	memset(rp, 0, sizeof(*rp));
+}
+
+void hb_replay_where(enum hb_trace_format fmt, const char *where, long record, char *buf, size_t size)
+{
+	switch (fmt) {
+	case HB_TRACE_PHILLY_LOG:
+	case HB_TRACE_JOBSPEC_JSON:
+		snprintf(buf, size, "%s: element %ld", where, record);
+		break;
+	case HB_TRACE_SYNTHETIC:
+		snprintf(buf, size, "%s: job %ld", where, record);
+		break;
+	default:
+		snprintf(buf, size, "%s:%ld", where, record);
+		break;
+	}
+}
+
+/* "cifar10, ncf, ..." for an unknown-model message, cut to fit. */
+static void model_names(const struct hb_catalog *cat, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < cat->nmodels && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", cat->models[i].name);
+}
+
+int hb_replay_from_specs(const struct hb_catalog *cat, const struct hb_cluster *cl, const struct hb_jobspec *specs,
+			 long n, enum hb_trace_format fmt, const char *where, const struct hb_replay_opts *ro,
+			 struct hb_replay *rp, struct hb_error *err)
+{
+	struct hb_replay_opts def;
+	struct hb_rng rng;
+
+	if (!ro) {
+		hb_replay_opts_init(&def);
+		ro = &def;
+	}
+	memset(rp, 0, sizeof(*rp));
+	rp->format = fmt;
+	rp->load = ro->load;
+	rp->read = n;
+	if (!(ro->load > 0))
+		return hb_input_error(err, "replay: load factor %g is not positive", ro->load);
+	rp->jobs = calloc((size_t)(n > 0 ? n : 1), sizeof(*rp->jobs));
+	if (!rp->jobs)
+		return hb_runtime_error(err, "replay: out of memory for %ld jobs", n);
+	/* One stream for every draw, in trace order, drawn before the size
+	 * check: the same trace and seed give the same models whatever the
+	 * policies and the cluster. */
+	hb_rng_seed(&rng, ro->seed, HB_STREAM_JOBMIX);
+	for (long i = 0; i < n; i++) {
+		struct hb_jobspec s = specs[i];
+		struct hb_replay_job *j;
+		char pos[512];
+
+		if (!s.model[0]) {
+			hb_trace_assign_model(&s, &rng);
+			rp->assigned++;
+		}
+		if (s.gpus > cl->ngpus) {
+			rp->oversize++;
+			if (s.gpus > rp->max_oversize_gpus)
+				rp->max_oversize_gpus = s.gpus;
+			continue;
+		}
+		j = &rp->jobs[rp->njobs];
+		j->model = hb_catalog_model(cat, s.model);
+		if (!j->model) {
+			char known[512];
+
+			hb_replay_where(fmt, where, s.record, pos, sizeof(pos));
+			model_names(cat, known, sizeof(known));
+			hb_replay_free(rp);
+			return hb_input_error(err, "%s: field 'model': value '%s': not a model in the catalog (known: %s)",
+					      pos, s.model, known);
+		}
+		if (s.gpus < 1) {
+			hb_replay_where(fmt, where, s.record, pos, sizeof(pos));
+			hb_replay_free(rp);
+			return hb_input_error(err, "%s: field 'gpus': value '%d': not a positive GPU count", pos, s.gpus);
+		}
+		hb_strlcpy(j->name, s.name, sizeof(j->name));
+		j->arrival_s = s.arrival_s / ro->load;
+		j->gpus = s.gpus;
+		j->batch = s.batch > 0 ? s.batch : 0;
+		j->record = s.record;
+		j->assigned = !specs[i].model[0];
+		rp->njobs++;
+	}
+	return 0;
+}
+
+int hb_replay_read(const struct hb_catalog *cat, const struct hb_cluster *cl, const char *path,
+		   enum hb_trace_format fmt, const struct hb_trace_options *topt, const struct hb_replay_opts *ro,
+		   struct hb_replay *rp, struct hb_error *err)
+{
+	struct hb_trace_reader *r;
+	struct hb_trace_stats stats;
+	struct hb_jobspec *specs = NULL;
+	enum hb_trace_format got;
+	long n = 0;
+	int rc;
+
+	memset(rp, 0, sizeof(*rp));
+	if (hb_trace_open(path, fmt, topt, &r, err) < 0)
+		return -1;
+	got = hb_trace_get_format(r);
+	rc = hb_trace_drain(r, &specs, &n, err);
+	stats = *hb_trace_get_stats(r);
+	hb_trace_close(r);
+	if (rc < 0)
+		return -1;
+	rc = hb_replay_from_specs(cat, cl, specs, n, got, path, ro, rp, err);
+	free(specs);
+	if (rc < 0)
+		return -1;
+	rp->stats = stats;
+	return 0;
+}
+
+int hb_replay_build(struct hb_sim *sim, const struct hb_replay *rp, const struct hb_agent_ops *agent,
+		    const char *where, struct hb_error *err)
+{
+	for (long k = 0; k < rp->njobs; k++) {
+		const struct hb_replay_job *j = &rp->jobs[k];
+		int id;
+
+		if (hb_sim_add_job(sim, j->model, agent, j->arrival_s, &id, err) < 0) {
+			char pos[512];
+
+			hb_replay_where(rp->format, where, j->record, pos, sizeof(pos));
+			hb_error_prefix(err, "%s: job '%s'", pos, j->name);
+			return -1;
+		}
+		if (j->name[0])
+			hb_strlcpy(sim->jobs[id].name, j->name, sizeof(sim->jobs[id].name));
+		hb_sim_job_request(&sim->jobs[id], j->gpus, j->batch);
+	}
+	return 0;
+}

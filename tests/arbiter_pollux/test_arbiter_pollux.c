@@ -1,0 +1,725 @@
+/* PolluxSched (sim/arbiter_pollux.c) and the Pollux agent in a shared
+ * cluster (sim/agent_pollux.c: on_grant and the report, agent_pollux.h).
+ *
+ * The GA core is checked on hand-built problems: FITNESS and UTILITY by
+ * hand, repair properties over many random matrices, the search against a
+ * brute force over every allocation of a 2-job, 2-node case, and the
+ * re-allocation penalty.  The arbiter and agent run in real simulations: a
+ * 6-job trace on jabas-quickstart (4 V100 + 4 P100) is deterministic and
+ * respects the constraints at every round, and the agent keeps its history
+ * and fit across grant changes. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "agent_pollux.h"
+#include "arbiter_pollux.h"
+#include "default_db.h"
+#include "goodput.h"
+#include "rng.h"
+#include "sim.h"
+
+static struct hb_catalog cat;
+static struct hb_profdb *db;
+
+/* ---- GA core: toy speedups ---------------------------------------------------- */
+
+/* Speedup of a row: sum over nodes of w[n] x GPUs. */
+struct toy {
+	double w[8];
+};
+
+static int toy_speedup(void *ctx, int job, const int *row, double *out, struct hb_error *err)
+{
+	const struct toy *t = ctx;
+
+	(void)job;
+	(void)err;
+	*out = 0.0;
+	for (int n = 0; n < 2; n++)
+		*out += t->w[n] * row[n];
+	return 0;
+}
+
+static void test_fitness_by_hand(void **state)
+{
+	struct toy t = { { 0.5, 0.25 } };
+	int cap[2] = { 4, 4 }, base[4] = { 2, 0, 0, 0 }, maxr[2] = { 8, 8 };
+	double factor[2] = { 0.5, 0.25 }, fit, util, x0, x1, want;
+	struct hb_pollux_problem pb = { 2, 2, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t };
+	int a[4] = { 2, 0, 1, 2 };  /* job 0 unchanged; job 1 started on both nodes */
+	int b[4] = { 0, 3, 0, 0 };  /* job 0 moved; job 1 left pending */
+	struct hb_error err = { 0 };
+
+	(void)state;
+	assert_int_equal(hb_pollux_evaluate(&pb, a, &fit, &util, &err), 0);
+	x0 = 0.25 * (0.5 * 2) * 1.0 + 1e-3;                /* unchanged row: no factor */
+	x1 = 0.25 * (0.5 * 1 + 0.25 * 2) * 0.25 + 1e-3;    /* changed row: its factor */
+	want = 1.0 / ((1.0 / x0 + 1.0 / x1) / 2.0);         /* p = -1: harmonic mean */
+	assert_true(fabs(fit - want) < 1e-12 * want);
+	/* Utility: raw speedups 1.0 + 1.0 over the 8 GPUs of the nodes used. */
+	assert_true(fabs(util - 2.0 / 8.0) < 1e-12);
+
+	/* A pending job contributes (0 + eps)^-1 = 1000 to the sum (note A5). */
+	assert_int_equal(hb_pollux_evaluate(&pb, b, &fit, &util, &err), 0);
+	x0 = 0.25 * (0.25 * 3) * 0.5 + 1e-3;
+	want = 1.0 / ((1.0 / x0 + 1.0 / 1e-3) / 2.0);
+	assert_true(fabs(fit - want) < 1e-12 * want);
+	assert_true(fit < 2.1e-3);
+	assert_true(fabs(util - 0.75 / 4.0) < 1e-12); /* only node 1 is used */
+
+	/* The artifact's factor: max(T - 30 R, 0) / (T + 30), 0 at T = 0. */
+	assert_true(fabs(hb_goodput_restart_factor(600.0, 3, 30.0) - 510.0 / 630.0) < 1e-15);
+	assert_true(hb_goodput_restart_factor(0.0, 0, 30.0) == 0.0);
+	assert_true(hb_goodput_restart_factor(60.0, 5, 30.0) == 0.0);
+}
+
+/* The search's harmonic-mean fast path agrees with hb_goodput_fitness. */
+struct fixed {
+	double x[8];
+};
+
+static int fixed_speedup(void *ctx, int job, const int *row, double *out, struct hb_error *err)
+{
+	const struct fixed *f = ctx;
+
+	(void)row;
+	(void)err;
+	*out = f->x[job];
+	return 0;
+}
+
+static void test_fitness_matches_goodput_h(void **state)
+{
+	struct hb_rng rng;
+	struct hb_error err = { 0 };
+
+	(void)state;
+	hb_rng_seed(&rng, 99, 0);
+	for (int trial = 0; trial < 2000; trial++) {
+		struct fixed f;
+		int J = 1 + (int)hb_rng_below(&rng, 8), cap[1] = { 64 }, base[8] = { 0 }, a[8], maxr[8];
+		double factor[8], scaled[8], fac[8], fit, util, want;
+		struct hb_pollux_problem pb = { J, 1, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, fixed_speedup, &f };
+
+		for (int j = 0; j < J; j++) {
+			f.x[j] = hb_rng_uniform(&rng) < 0.2 ? 0.0 : 10.0 * hb_rng_uniform(&rng);
+			factor[j] = hb_rng_uniform(&rng);
+			maxr[j] = 64;
+			a[j] = (int)hb_rng_below(&rng, 3); /* 0: unchanged, no factor */
+			scaled[j] = 0.25 * f.x[j];
+			fac[j] = a[j] != 0 ? factor[j] : 1.0;
+		}
+		assert_int_equal(hb_pollux_evaluate(&pb, a, &fit, &util, &err), 0);
+		assert_int_equal(hb_goodput_fitness(scaled, fac, (size_t)J, -1.0, 1e-3, &want, &err), 0);
+		assert_true(fabs(fit - want) <= 1e-14 * want);
+	}
+}
+
+/* ---- GA core: repair ----------------------------------------------------------- */
+
+struct rand_problem {
+	struct hb_pollux_problem pb;
+	int cap[8], base[8 * 8], maxr[8];
+	double factor[8];
+	struct toy t;
+};
+
+static void random_problem(struct rand_problem *r, struct hb_rng *rng)
+{
+	int J = 1 + (int)hb_rng_below(rng, 8), N = 1 + (int)hb_rng_below(rng, 8);
+
+	memset(r, 0, sizeof(*r));
+	for (int n = 0; n < N; n++)
+		r->cap[n] = 1 + (int)hb_rng_below(rng, 8);
+	for (int j = 0; j < J; j++) {
+		r->maxr[j] = (int)hb_rng_below(rng, 20); /* 0 included */
+		r->factor[j] = hb_rng_uniform(rng);
+	}
+	/* A feasible base: repaired below. */
+	for (int k = 0; k < J * N; k++)
+		r->base[k] = (int)hb_rng_below(rng, 5);
+	r->t.w[0] = 1.0;
+	r->t.w[1] = 0.5;
+	r->pb = (struct hb_pollux_problem){ J, N, r->cap, r->base, r->maxr, r->factor, -1.0, 1e-3, 0.25,
+					    1 + (int)hb_rng_below(rng, 4), toy_speedup, &r->t };
+	hb_pollux_repair(&r->pb, r->base, rng);
+}
+
+static void random_matrix(const struct hb_pollux_problem *pb, int *a, struct hb_rng *rng)
+{
+	for (int k = 0; k < pb->njobs * pb->nnodes; k++)
+		a[k] = hb_rng_uniform(rng) < 0.4 ? 0 : (int)hb_rng_below(rng, 12);
+}
+
+static void test_repair_always_feasible(void **state)
+{
+	struct hb_rng rng;
+	int a[64], b[64], c0[64], c1[64], kept[64];
+
+	(void)state;
+	hb_rng_seed(&rng, 2024, 0);
+	for (int trial = 0; trial < 20000; trial++) {
+		struct rand_problem r;
+		const struct hb_pollux_problem *pb = &r.pb;
+		int L;
+
+		random_problem(&r, &rng);
+		L = pb->njobs * pb->nnodes;
+		assert_true(hb_pollux_feasible(pb, r.base));
+		random_matrix(pb, a, &rng);
+		random_matrix(pb, b, &rng);
+		memcpy(kept, a, sizeof(int) * (size_t)L);
+		hb_pollux_repair(pb, a, &rng);
+		assert_true(hb_pollux_feasible(pb, a));
+		/* Repair only removes GPUs. */
+		for (int k = 0; k < L; k++)
+			assert_true(a[k] >= 0 && a[k] <= kept[k]);
+		/* A feasible matrix is left alone. */
+		memcpy(kept, a, sizeof(int) * (size_t)L);
+		hb_pollux_repair(pb, a, &rng);
+		assert_memory_equal(a, kept, sizeof(int) * (size_t)L);
+		/* The operators' output, repaired, is feasible too. */
+		hb_pollux_repair(pb, b, &rng);
+		hb_pollux_crossover(pb, a, b, c0, c1, &rng);
+		hb_pollux_mutate(pb, c0, &rng);
+		hb_pollux_mutate(pb, c1, &rng);
+		for (int k = 0; k < L; k++)
+			assert_true(c0[k] >= 0 && c1[k] >= 0 && c0[k] <= 64 && c1[k] <= 64);
+		hb_pollux_repair(pb, c0, &rng);
+		hb_pollux_repair(pb, c1, &rng);
+		assert_true(hb_pollux_feasible(pb, c0));
+		assert_true(hb_pollux_feasible(pb, c1));
+	}
+}
+
+/* Interference avoidance keeps the first distributed job in job order. */
+static void test_repair_interference_order(void **state)
+{
+	struct toy t = { { 1, 1 } };
+	int cap[2] = { 4, 4 }, base[6] = { 0 }, maxr[3] = { 8, 8, 8 };
+	double factor[3] = { 1, 1, 1 };
+	struct hb_pollux_problem pb = { 3, 2, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t };
+	int a[6] = { 1, 1,   /* job 0: distributed, first in order: keeps both nodes */
+		     2, 2,   /* job 1: distributed: loses both nodes to job 0 */
+		     0, 3 }; /* job 2: single-node: stays, capacity permitting */
+	int want[6] = { 1, 1, 0, 0, 0, 3 };
+	struct hb_rng rng;
+
+	(void)state;
+	hb_rng_seed(&rng, 1, 0);
+	hb_pollux_repair(&pb, a, &rng);
+	assert_memory_equal(a, want, sizeof(a));
+}
+
+/* ---- GA core: brute force ------------------------------------------------------ */
+
+/* Speedups from Pollux's goodput model: two jobs with different scaling. */
+struct gp_ctx {
+	struct hb_goodput_params p[2];
+	struct hb_grad_params g[2];
+	struct hb_goodput_limits l[2];
+	double base[2];
+};
+
+static int gp_speedup(void *ctx, int j, const int *row, double *out, struct hb_error *err)
+{
+	struct gp_ctx *c = ctx;
+	struct hb_goodput_config cfg;
+	int N = (row[0] > 0) + (row[1] > 0), K = row[0] + row[1];
+
+	*out = 0.0;
+	if (K == 0)
+		return 0;
+	if (hb_goodput_argmax(&c->p[j], &c->g[j], &c->l[j], N, K, &cfg, err) < 0)
+		return -1;
+	*out = cfg.goodput / c->base[j];
+	return 0;
+}
+
+static void gp_ctx_init(struct gp_ctx *c, struct hb_error *err)
+{
+	/* Job 0 scales well (cheap sync), job 1 poorly across nodes. */
+	const struct hb_goodput_params p0 = { 0.05, 0.002, 0.02, 0.002, 0.005, 0.0005, 1.5 };
+	const struct hb_goodput_params p1 = { 0.02, 0.0005, 0.4, 0.05, 0.01, 0.002, 1.2 };
+	struct hb_goodput_config cfg;
+
+	c->p[0] = p0;
+	c->p[1] = p1;
+	c->g[0] = hb_grad_params_from_phi(2000.0, 128);
+	c->g[1] = hb_grad_params_from_phi(300.0, 64);
+	hb_goodput_limits_default(&c->l[0], 4096, 32, 512);
+	hb_goodput_limits_default(&c->l[1], 2048, 16, 256);
+	for (int j = 0; j < 2; j++) {
+		if (hb_goodput_argmax(&c->p[j], &c->g[j], &c->l[j], 1, 4, &cfg, err) < 0)
+			fail_msg("%s", err->msg);
+		c->base[j] = cfg.goodput; /* fair share: 8 GPUs / 2 jobs on one node */
+	}
+}
+
+static void brute_force(const struct hb_pollux_problem *pb, int *best, double *best_fit)
+{
+	int a[4];
+	struct hb_error err = { 0 };
+
+	*best_fit = -1.0;
+	for (int code = 0; code < 625; code++) {
+		double fit, util;
+
+		for (int k = 0, c = code; k < 4; k++, c /= 5)
+			a[k] = c % 5;
+		if (!hb_pollux_feasible(pb, a))
+			continue;
+		if (hb_pollux_evaluate(pb, a, &fit, &util, &err) < 0)
+			fail_msg("%s", err.msg);
+		if (fit > *best_fit) {
+			*best_fit = fit;
+			memcpy(best, a, sizeof(a));
+		}
+	}
+}
+
+static void test_ga_matches_brute_force(void **state)
+{
+	struct gp_ctx c;
+	struct hb_error err = { 0 };
+	int cap[2] = { 4, 4 };
+	/* Cases: current allocation, exploration caps and factors. */
+	const struct {
+		int base[4], maxr[2];
+		double factor[2];
+	} cases[] = {
+		{ { 0, 0, 0, 0 }, { 8, 8 }, { 0.7, 0.7 } },   /* both pending */
+		{ { 4, 0, 0, 0 }, { 8, 8 }, { 0.9, 0.5 } },   /* job 0 on node 0 */
+		{ { 2, 2, 0, 0 }, { 8, 4 }, { 0.3, 0.9 } },   /* job 0 distributed, job 1 capped at 4 */
+		{ { 1, 0, 0, 1 }, { 2, 8 }, { 1.0, 1.0 } },   /* no penalty, job 0 capped at 2 */
+		{ { 0, 4, 4, 0 }, { 8, 8 }, { 0.05, 0.05 } }, /* heavy penalty: stay */
+	};
+
+	(void)state;
+	gp_ctx_init(&c, &err);
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
+		for (uint64_t seed = 1; seed <= 3; seed++) {
+			struct hb_pollux_problem pb = { 2, 2, cap, cases[k].base, cases[k].maxr, cases[k].factor,
+							-1.0, 1e-3, 2.0 / 8.0, 16, gp_speedup, &c };
+			struct hb_pollux_result res;
+			struct hb_rng rng;
+			int want[4], ties = 0;
+			double want_fit;
+
+			brute_force(&pb, want, &want_fit);
+			hb_rng_seed(&rng, seed, 6);
+			if (hb_pollux_search(&pb, NULL, 0, NULL, &rng, &res, &err) < 0)
+				fail_msg("%s", err.msg);
+			assert_true(hb_pollux_feasible(&pb, res.best));
+			assert_true(res.nfront >= 1);
+			if (fabs(res.fitness - want_fit) > 1e-12 * want_fit)
+				fail_msg("case %zu seed %llu: GA fitness %.15g, brute force %.15g", k,
+					 (unsigned long long)seed, res.fitness, want_fit);
+			/* The same matrix unless another one ties. */
+			for (int code = 0; code < 625; code++) {
+				int a[4];
+				double fit, util;
+
+				for (int i = 0, cc = code; i < 4; i++, cc /= 5)
+					a[i] = cc % 5;
+				if (hb_pollux_feasible(&pb, a) && hb_pollux_evaluate(&pb, a, &fit, &util, &err) == 0 &&
+				    fit == want_fit)
+					ties++;
+			}
+			if (ties == 1)
+				assert_memory_equal(res.best, want, sizeof(want));
+			hb_pollux_result_free(&res);
+		}
+}
+
+/* ---- GA core: the re-allocation penalty ---------------------------------------- */
+
+/* One job on one 8-GPU node: speedup 1 + gain (K - 4) / 4 from 4 GPUs on. */
+struct lin {
+	double gain;
+};
+
+static int lin_speedup(void *ctx, int j, const int *row, double *out, struct hb_error *err)
+{
+	const struct lin *l = ctx;
+
+	(void)j;
+	(void)err;
+	*out = row[0] == 0 ? 0.0 : 1.0 + l->gain * (row[0] - 4) / 4.0;
+	return 0;
+}
+
+static int best_gpus(double gain, double factor, uint64_t seed)
+{
+	struct lin l = { gain };
+	int cap[1] = { 8 }, base[1] = { 4 }, maxr[1] = { 8 }, k;
+	struct hb_pollux_problem pb = { 1, 1, cap, base, maxr, &factor, -1.0, 1e-3, 1.0 / 8.0, 16, lin_speedup, &l };
+	struct hb_pollux_result res;
+	struct hb_rng rng;
+	struct hb_error err = { 0 };
+
+	hb_rng_seed(&rng, seed, 6);
+	if (hb_pollux_search(&pb, NULL, 0, NULL, &rng, &res, &err) < 0)
+		fail_msg("%s", err.msg);
+	k = res.best[0];
+	hb_pollux_result_free(&res);
+	return k;
+}
+
+static void test_restart_penalty(void **state)
+{
+	/* A 10-minute-old job restarted 3 times: factor 510/630 = 0.81. */
+	double f = hb_goodput_restart_factor(600.0, 3, 30.0);
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		/* +4 % from doubling the GPUs: not worth a restart... */
+		assert_int_equal(best_gpus(0.04, f, seed), 4);
+		/* ...unless restarts were free, */
+		assert_int_equal(best_gpus(0.04, 1.0, seed), 8);
+		/* and a large gain is worth it despite the penalty. */
+		assert_int_equal(best_gpus(1.0, f, seed), 8);
+	}
+}
+
+/* ---- simulations ----------------------------------------------------------------- */
+
+static void sim_open(struct hb_sim *sim, const char *cluster, const char *policy, uint64_t seed)
+{
+	struct hb_sim_opts o;
+	struct hb_error err = { 0 };
+	const struct hb_cluster *cl = hb_catalog_cluster(&cat, cluster);
+
+	assert_non_null(cl);
+	hb_sim_opts_default(&o);
+	o.seed = seed;
+	o.quiet = 1;
+	o.restart_const_s = 30.0; /* the artifact's re-allocation delay (pollux.md §4.3) */
+	if (hb_sim_init(sim, &cat, cl, db, policy, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+}
+
+static int add_job(struct hb_sim *sim, const char *model, const struct hb_agent_ops *agent, double t, int gpus,
+		   long batch)
+{
+	struct hb_error err = { 0 };
+	int id;
+
+	if (hb_sim_add_job(sim, hb_catalog_model(&cat, model), agent, t, &id, &err) < 0)
+		fail_msg("%s", err.msg);
+	hb_sim_job_request(&sim->jobs[id], gpus, batch);
+	return id;
+}
+
+/* The 6-job trace: (model, arrival s, GPUs and batch a user would ask for). */
+static const struct {
+	const char *model;
+	double t;
+	int gpus;
+	long batch;
+} trace6[] = {
+	{ "cifar10", 0.0, 1, 128 },     { "bert", 30.0, 2, 24 },      { "deepspeech2", 200.0, 4, 80 },
+	{ "cifar10", 500.0, 2, 256 },   { "yolov3", 700.0, 4, 32 },   { "ncf", 900.0, 1, 256 },
+};
+
+static void check_grants(const struct hb_sim *sim)
+{
+	int N = sim->cl->nnodes;
+
+	for (int n = 0; n < N; n++) {
+		int used = 0, distributed = 0;
+
+		for (int j = 0; j < sim->njobs; j++) {
+			const struct hb_sim_job *job = &sim->jobs[j];
+			int nodes = 0;
+
+			if (job->state == HB_JOB_DONE)
+				continue;
+			for (int k = 0; k < N; k++)
+				nodes += job->grant[k] > 0;
+			used += job->grant[n];
+			if (job->grant[n] > 0 && nodes > 1)
+				distributed++;
+		}
+		assert_true(used <= sim->cl->nodes[n].ngpus);
+		assert_int_equal(used + sim->free_gpus[n], sim->cl->nodes[n].ngpus);
+		assert_true(distributed <= 1);
+	}
+}
+
+/* Pollux with the invariants checked after each of its rounds. */
+static int rounds_checked;
+static struct hb_arbiter_ops checked_ops;
+
+static int checked_round(struct hb_sim *sim, struct hb_error *err)
+{
+	if (hb_arbiter_pollux.on_round(sim, err) < 0)
+		return -1;
+	check_grants(sim);
+	rounds_checked++;
+	return 0;
+}
+
+static double run_trace(const char *policy, uint64_t seed, struct hb_sim *sim)
+{
+	const struct hb_policy *pol = hb_policy_find(policy);
+	struct hb_error err = { 0 };
+	double jct = 0.0;
+	size_t n = sizeof(trace6) / sizeof(trace6[0]);
+
+	assert_non_null(pol);
+	assert_non_null(pol->shared);
+	sim_open(sim, "jabas-quickstart", policy, seed);
+	if (pol->shared == &hb_arbiter_pollux) {
+		checked_ops = hb_arbiter_pollux;
+		checked_ops.on_round = checked_round;
+		hb_sim_set_arbiter(sim, &checked_ops);
+	} else {
+		hb_sim_set_arbiter(sim, pol->shared);
+	}
+	for (size_t k = 0; k < n; k++)
+		add_job(sim, trace6[k].model, pol->agent, trace6[k].t, trace6[k].gpus, trace6[k].batch);
+	if (hb_sim_run(sim, &err) < 0)
+		fail_msg("%s: %s", policy, err.msg);
+	for (size_t k = 0; k < n; k++) {
+		assert_int_equal(sim->jobs[k].state, HB_JOB_DONE);
+		jct += sim->jobs[k].finish_s - sim->jobs[k].arrival_s;
+	}
+	return jct / (double)n;
+}
+
+static void test_trace_deterministic(void **state)
+{
+	struct hb_sim a, b, f;
+	double jct_a, jct_b, jct_f;
+	int restarts = 0, multi = 0;
+
+	(void)state;
+	rounds_checked = 0;
+	jct_a = run_trace("pollux", 7, &a);
+	assert_true(rounds_checked > 10);
+	jct_b = run_trace("pollux", 7, &b);
+	assert_true(jct_a == jct_b);
+	assert_int_equal(a.nevents, b.nevents);
+	assert_int_equal(a.nsamples, b.nsamples);
+	for (size_t k = 0; k < a.nevents; k++) {
+		assert_true(a.events[k].t == b.events[k].t);
+		assert_int_equal(a.events[k].job, b.events[k].job);
+		assert_string_equal(a.events[k].kind, b.events[k].kind);
+		assert_string_equal(a.events[k].detail, b.events[k].detail);
+	}
+	assert_memory_equal(a.samples, b.samples, a.nsamples * sizeof(*a.samples));
+	for (int j = 0; j < a.njobs; j++) {
+		assert_true(a.jobs[j].finish_s == b.jobs[j].finish_s);
+		assert_true(a.jobs[j].cost_usd == b.jobs[j].cost_usd);
+		restarts += a.jobs[j].restarts;
+		/* Every job started within two rounds of its arrival (A5's bias). */
+		assert_true(a.jobs[j].start_s - a.jobs[j].arrival_s <= 120.0 + 1e-9);
+	}
+	for (size_t k = 0; k < a.nsamples; k++)
+		multi += a.samples[k].ngpus > 1;
+	/* Pollux re-allocates (exploration grows jobs beyond 1 GPU). */
+	assert_true(restarts > 0);
+	assert_true(multi > 0);
+	jct_f = run_trace("fifo", 7, &f);
+	print_message("      6-job trace on jabas-quickstart, seed 7: mean JCT pollux %.0f s, fifo %.0f s "
+		      "(%d pollux rounds checked, %d restarts)\n",
+		      jct_a, jct_f, rounds_checked / 2, restarts);
+	hb_sim_free(&a);
+	hb_sim_free(&b);
+	hb_sim_free(&f);
+}
+
+/* ---- the agent across grants ---------------------------------------------------- */
+
+struct script {
+	int step;
+	struct hb_pollux_report rep[4];
+	const void *state_ptr[4];
+	long restarts[4];
+};
+
+static struct script script;
+
+static int script_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	int one[2] = { 1, 0 }; /* 1 V100 */
+
+	return hb_sim_start_job(sim, job, one, err);
+}
+
+static double script_round_s(const struct hb_sim *sim)
+{
+	(void)sim;
+	return 600.0;
+}
+
+static int script_round(struct hb_sim *sim, struct hb_error *err)
+{
+	static const int grants[3][2] = { { 4, 0 }, { 0, 2 }, { 4, 4 } };
+	struct hb_sim_job *job = &sim->jobs[0];
+	int k = script.step;
+
+	if (job->state == HB_JOB_DONE || k >= 4)
+		return 0;
+	if (hb_pollux_agent_report(sim, job, &script.rep[k], err) < 0)
+		return -1;
+	script.state_ptr[k] = job->agent_state;
+	script.restarts[k] = job->restarts;
+	script.step++;
+	return k < 3 ? hb_sim_regrant(sim, job, grants[k], err) : 0;
+}
+
+static const struct hb_arbiter_ops script_arbiter = {
+	.name = "script", .summary = "test", .on_arrival = script_arrival,
+	.round_s = script_round_s, .on_round = script_round,
+};
+
+static void test_agent_keeps_history_across_grants(void **state)
+{
+	struct hb_sim sim;
+	struct hb_error err = { 0 };
+	const struct hb_sim_job *job;
+	int regrant_restarts = 0;
+
+	(void)state;
+	memset(&script, 0, sizeof(script));
+	sim_open(&sim, "jabas-quickstart", "pollux", 3);
+	hb_sim_set_arbiter(&sim, &script_arbiter);
+	add_job(&sim, "imagenet", &hb_agent_pollux, 0.0, 0, 0);
+	if (hb_sim_run(&sim, &err) < 0)
+		fail_msg("%s", err.msg);
+	job = &sim.jobs[0];
+	assert_int_equal(job->state, HB_JOB_DONE);
+	assert_int_equal(script.step, 4);
+	/* Round 1, on 1 V100: one configuration seen and fitted. */
+	assert_true(script.rep[0].fitted);
+	assert_int_equal(script.rep[0].max_replicas_seen, 1);
+	/* The state (history, fit) is the same object after every grant change,
+	 * and it only grows: 4 V100, then 2 P100 were added to it. */
+	for (int k = 1; k < 4; k++) {
+		assert_ptr_equal(script.state_ptr[k], script.state_ptr[0]);
+		assert_true(script.rep[k].fitted);
+		assert_true(script.rep[k].nobs > script.rep[k - 1].nobs);
+		assert_true(script.rep[k].fits > script.rep[k - 1].fits);
+	}
+	assert_int_equal(script.rep[1].max_replicas_seen, 4);
+	assert_int_equal(script.rep[2].max_replicas_seen, 4); /* 2 P100 added */
+	assert_int_equal(script.rep[3].max_replicas_seen, 8); /* 4 + 4 added */
+	/* Each grant change is one restart, re-planned by on_grant with the fit. */
+	for (size_t k = 0; k < sim.nevents; k++)
+		if (strcmp(sim.events[k].kind, "restart") == 0) {
+			assert_non_null(strstr(sim.events[k].detail, "new grant of"));
+			regrant_restarts++;
+		}
+	assert_int_equal(regrant_restarts, 3);
+	assert_int_equal(job->restarts, 3);
+	assert_int_equal(job->ngrant, 8);
+	assert_int_equal(job->cfg.ngpus, 8);
+	assert_true(job->cfg.global_bs >= job->min_gbs && job->cfg.global_bs <= job->max_gbs);
+	hb_sim_free(&sim);
+}
+
+/* The report on a heterogeneous cluster: P100 is the reference (slower) type,
+ * V100 computes faster, an allocation with both is paced by the P100. */
+static void test_report_types(void **state)
+{
+	struct hb_sim sim;
+	struct hb_error err = { 0 };
+	struct hb_pollux_report rep;
+	int both[2] = { 4, 4 }, v100[2] = { 4, 0 }, p100[2] = { 0, 4 }, tv, tp;
+	struct hb_goodput_config cv, cp;
+
+	(void)state;
+	memset(&script, 0, sizeof(script));
+	sim_open(&sim, "jabas-quickstart", "pollux", 3);
+	hb_sim_set_arbiter(&sim, &script_arbiter);
+	add_job(&sim, "imagenet", &hb_agent_pollux, 0.0, 0, 0);
+	if (hb_pollux_agent_report(&sim, &sim.jobs[0], &rep, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_false(rep.fitted); /* not started */
+	assert_int_equal(rep.ntypes, 2);
+	tv = hb_pollux_slowest_type(&rep, sim.jobs[0].perf, v100);
+	tp = hb_pollux_slowest_type(&rep, sim.jobs[0].perf, p100);
+	assert_true(tv >= 0 && tp >= 0 && tv != tp);
+	assert_int_equal(rep.ref_type, tp);
+	assert_true(rep.types[tp].compute_scale == 1.0);
+	assert_true(rep.types[tv].compute_scale > 0.0 && rep.types[tv].compute_scale < 1.0);
+	assert_int_equal(hb_pollux_slowest_type(&rep, sim.jobs[0].perf, both), tp);
+	/* Run it to the first round to have a fit, then compare the two types. */
+	if (hb_sim_run(&sim, &err) < 0)
+		fail_msg("%s", err.msg);
+	rep = script.rep[0];
+	assert_true(rep.fitted);
+	if (hb_pollux_report_argmax(&rep, tv, 1, 4, &cv, &err) < 0 ||
+	    hb_pollux_report_argmax(&rep, tp, 1, 4, &cp, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(cv.feasible && cp.feasible);
+	assert_true(cv.goodput > cp.goodput);
+	hb_sim_free(&sim);
+}
+
+/* The arbiter refuses jobs whose agent reports no goodput function. */
+static void test_needs_pollux_agent(void **state)
+{
+	struct hb_sim sim;
+	struct hb_error err = { 0 };
+
+	(void)state;
+	sim_open(&sim, "jabas-quickstart", "pollux", 1);
+	hb_sim_set_arbiter(&sim, &hb_arbiter_pollux);
+	add_job(&sim, "cifar10", &hb_agent_static, 0.0, 1, 128);
+	assert_int_equal(hb_sim_run(&sim, &err), -1);
+	assert_int_equal(err.code, HB_EINPUT);
+	assert_non_null(strstr(err.msg, "needs the pollux agent"));
+	hb_sim_free(&sim);
+}
+
+static int setup(void **state)
+{
+	struct hb_error err = { 0 };
+
+	(void)state;
+	if (hb_catalog_load_builtin(&cat, &err) < 0 || hb_default_profdb(&cat, NULL, &db, &err) < 0) {
+		fprintf(stderr, "setup: %s\n", err.msg);
+		return -1;
+	}
+	/* Short jobs: the trace is about scheduling, not long training. */
+	for (int k = 0; k < cat.nmodels; k++)
+		if (strcmp(cat.models[k].family, "pollux") == 0 && cat.models[k].target_epochs > 5)
+			cat.models[k].target_epochs = 5;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	hb_profdb_close(db);
+	hb_catalog_free(&cat);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fitness_by_hand),
+		cmocka_unit_test(test_fitness_matches_goodput_h),
+		cmocka_unit_test(test_repair_always_feasible),
+		cmocka_unit_test(test_repair_interference_order),
+		cmocka_unit_test(test_ga_matches_brute_force),
+		cmocka_unit_test(test_restart_penalty),
+		cmocka_unit_test(test_report_types),
+		cmocka_unit_test(test_agent_keeps_history_across_grants),
+		cmocka_unit_test(test_needs_pollux_agent),
+		cmocka_unit_test(test_trace_deterministic),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
