@@ -190,8 +190,17 @@ int hb_json_check_keys(const cJSON *obj, const char *where, const char *const *a
 		for (int i = 0; allowed[i]; i++)
 			if (it->string && strcmp(it->string, allowed[i]) == 0)
 				ok = 1;
-		if (!ok)
-			return hb_input_error(err, "%s: unknown field '%s'", where, it->string ? it->string : "?");
+		if (!ok) {
+			/* Quote at most 40 bytes of the key, control characters as '?',
+			 * so the message stays on one line. */
+			char key[41];
+			size_t k = 0;
+
+			for (const char *c = it->string ? it->string : "?"; *c && k < sizeof(key) - 1; c++)
+				key[k++] = (unsigned char)*c < 0x20 ? '?' : *c;
+			key[k] = '\0';
+			return hb_input_error(err, "%s: unknown field '%s'", where, key);
+		}
 	}
 	return 0;
 }

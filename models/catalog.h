@@ -14,6 +14,8 @@
 #ifndef HB_CATALOG_H
 #define HB_CATALOG_H
 
+#include <stddef.h>
+
 #include "error.h"
 
 #define HB_NAME_MAX 64

@@ -495,6 +495,8 @@ struct ga {
 	int *sel;            /* tournament candidates; front starts (survive) */
 	uint64_t *key;       /* cap: random tie-break keys */
 	int *child;          /* 2 x L: offspring of one mating */
+	int *set;            /* set_size: genome set for duplicate elimination */
+	size_t set_size;     /* a power of two >= 4 cap */
 	long evals;
 };
 
@@ -529,6 +531,7 @@ static void ga_free(struct ga *g)
 	free(g->sel);
 	free(g->key);
 	free(g->child);
+	free(g->set);
 }
 
 static int ga_new(struct ga *g, const struct hb_pollux_problem *pb, const struct hb_pollux_ga_opts *o, int ninit,
@@ -562,9 +565,12 @@ static int ga_new(struct ga *g, const struct hb_pollux_problem *pb, const struct
 	g->sel = malloc((4 * c + c) * sizeof(int));
 	g->key = malloc(c * sizeof(uint64_t));
 	g->child = malloc(2 * g->L * sizeof(int));
+	for (g->set_size = 16; g->set_size < 4 * c; g->set_size *= 2)
+		;
+	g->set = calloc(g->set_size, sizeof(int));
 	if (!g->x || !g->x2 || !g->f || !g->f2 || !g->h || !g->h2 || !g->rank || !g->rank2 || !g->crowd ||
 	    !g->crowd2 || !g->order || !g->last || !g->front || !g->next || !g->sel || !g->key ||
-	    !g->child)
+	    !g->child || !g->set)
 		return -1;
 	return 0;
 }
@@ -574,12 +580,31 @@ static int dominates(const double *a, const double *b)
 	return a[0] <= b[0] && a[1] <= b[1] && (a[0] < b[0] || a[1] < b[1]);
 }
 
-/* 1 when genome x (hash h) is already in slots [0, n). */
-static int duplicate(const struct ga *g, const int *x, uint64_t h, int n)
+/* The set of genomes in the slots: open addressing on the hashes, slot + 1
+ * per entry (0 = empty), rebuilt whenever the slots are compacted. */
+static void set_clear(struct ga *g)
 {
-	for (int i = 0; i < n; i++)
+	memset(g->set, 0, sizeof(int) * g->set_size);
+}
+
+static void set_add(struct ga *g, int slot)
+{
+	size_t k = (size_t)g->h[slot] & (g->set_size - 1);
+
+	while (g->set[k] != 0)
+		k = (k + 1) & (g->set_size - 1);
+	g->set[k] = slot + 1;
+}
+
+/* 1 when genome x (hash h) is already in the set. */
+static int duplicate(const struct ga *g, const int *x, uint64_t h)
+{
+	for (size_t k = (size_t)h & (g->set_size - 1); g->set[k] != 0; k = (k + 1) & (g->set_size - 1)) {
+		int i = g->set[k] - 1;
+
 		if (g->h[i] == h && memcmp(g->x + (size_t)i * g->L, x, g->L * sizeof(int)) == 0)
 			return 1;
+	}
 	return 0;
 }
 
@@ -624,17 +649,16 @@ static void lex_sort(const double *f, int *idx, int *tmp, int n)
 	}
 }
 
-/* Crowding distance of the m slots of one front (pymoo: boundaries
- * infinite, duplicates of an objective vector 0, each objective's gaps
- * normalised by its range, summed and halved).  idx is left in objective
- * order.  In a front distinct points have distinct f0 and f1 falls as f0
- * rises, so one sort orders both objectives. */
+/* Crowding distance of the m slots of one front, given in objective order
+ * (pymoo: boundaries infinite, duplicates of an objective vector 0, each
+ * objective's gaps normalised by its range, summed and halved).  In a front
+ * distinct points have distinct f0 and f1 falls as f0 rises, so that one
+ * order serves both objectives. */
 static void crowding(struct ga *g, int *idx, int m)
 {
 	int *u = g->last, nu = 0;
 	double r0, r1;
 
-	lex_sort(g->f, idx, g->next, m);
 	for (int a = 0; a < m; a++) {
 		int i = idx[a];
 
@@ -708,15 +732,17 @@ static void survive(struct ga *g, int total, int keep)
 		if (k == nfronts)
 			nfronts++;
 	}
-	/* Members of each front, in slot order: counting sort by rank. */
+	/* Members of each front, in objective order: a stable counting sort by
+	 * rank of the sweep order. */
 	for (int k = 0; k <= nfronts; k++)
 		start[k] = 0;
 	for (int i = 0; i < total; i++)
 		start[g->rank[i] + 1]++;
 	for (int k = 0; k < nfronts; k++)
 		start[k + 1] += start[k];
-	for (int i = 0; i < total; i++)
-		order[start[g->rank[i]]++] = i;
+	for (int a = 0; a < total; a++)
+		g->next[start[g->rank[order[a]]]++] = order[a];
+	memcpy(order, g->next, sizeof(int) * (size_t)total);
 	for (int k = nfronts; k > 0; k--)
 		start[k] = start[k - 1];
 	start[0] = 0;
@@ -800,6 +826,9 @@ static int offspring(struct ga *g, int n, int *noff)
 	int want = g->o->pop_size;
 
 	*noff = 0;
+	set_clear(g);
+	for (int i = 0; i < n; i++)
+		set_add(g, i);
 	for (int round = 0; round < g->o->max_mating_rounds && *noff < want; round++) {
 		int matings = (want - *noff + 1) / 2;
 
@@ -820,10 +849,11 @@ static int offspring(struct ga *g, int n, int *noff)
 				int *c = k ? c1 : c0, slot = n + *noff;
 				uint64_t h = hash_genome(c, g->L);
 
-				if (duplicate(g, c, h, slot))
+				if (duplicate(g, c, h))
 					continue;
 				memcpy(g->x + (size_t)slot * g->L, c, g->L * sizeof(int));
 				g->h[slot] = h;
+				set_add(g, slot);
 				(*noff)++;
 			}
 		}
@@ -866,8 +896,9 @@ int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ni
 		memcpy(x, ninit > 0 ? init + (size_t)k * g.L : pb->base, g.L * sizeof(int));
 		repair(pb, &g.s, x, rng);
 		g.h[n] = hash_genome(x, g.L);
-		if (duplicate(&g, x, g.h[n], n))
+		if (duplicate(&g, x, g.h[n]))
 			continue;
+		set_add(&g, n);
 		if (eval_slot(&g, n, err) < 0)
 			goto done;
 		n++;
@@ -930,8 +961,8 @@ struct round_job {
 	double attained;          /* GPU-seconds held so far */
 	int fair_k;               /* GPUs of the fair share */
 	double base_goodput;      /* goodput on the fair share; 0: perfect-scaling prior */
-	int memo_k;               /* memo covers N, K in [0, memo_k] */
-	double *memo;             /* goodput by (type, N, K); < 0 unknown */
+	int memo_k;               /* memo covers K in [0, memo_k] */
+	double *memo;             /* goodput by (type, one node or several, K); < 0 unknown */
 };
 
 struct round {
@@ -1025,8 +1056,11 @@ static int round_speedup(void *ctx, int j, const int *row, double *out, struct h
 		*out = (double)K / rj->fair_k; /* perfect-scaling prior (§3.2 [ART]) */
 		return 0;
 	}
+	/* T_sync (Eq. 9) only tells one node from several: N > 2 is N = 2. */
+	if (N > 2)
+		N = 2;
 	if (K <= rj->memo_k) {
-		m = &rj->memo[((size_t)type * (size_t)(rj->memo_k + 1) + (size_t)N) * (size_t)(rj->memo_k + 1) + (size_t)K];
+		m = &rj->memo[((size_t)type * 2 + (size_t)(N - 1)) * (size_t)(rj->memo_k + 1) + (size_t)K];
 		if (*m >= 0) {
 			*out = *m / rj->base_goodput;
 			return 0;
@@ -1083,7 +1117,7 @@ static int round_job_init(struct hb_sim *sim, struct round_job *rj, int njobs, i
 	*max_replicas = cap < G ? cap : G;
 	*factor = hb_goodput_restart_factor(hb_sim_now(sim) - job->arrival_s, job->restarts, POLLUX_DELTA_S);
 	rj->memo_k = *max_replicas;
-	memo_n = (size_t)(rj->rep.ntypes > 0 ? rj->rep.ntypes : 1) * (size_t)(rj->memo_k + 1) * (size_t)(rj->memo_k + 1);
+	memo_n = (size_t)(rj->rep.ntypes > 0 ? rj->rep.ntypes : 1) * 2 * (size_t)(rj->memo_k + 1);
 	rj->memo = malloc(memo_n * sizeof(double));
 	if (!rj->memo)
 		return hb_runtime_error(err, "pollux: out of memory");
