@@ -24,6 +24,7 @@ enum hb_rng_stream {
 	HB_STREAM_SCHED = 6,       /* scheduler search (genetic algorithm) */
 	HB_STREAM_FIT = 7,         /* optimiser restarts in model fits */
 	HB_STREAM_PROFILE = 8,     /* measurement noise in generated profiles */
+	HB_STREAM_POLLUX_SCHED = 9,/* PolluxSched's genetic search */
 };
 
 struct hb_rng {

@@ -89,7 +89,7 @@
 
 /* The GA's random stream: HB_STREAM_SCHED is rng_agent's, so this one sets a
  * high bit to stay apart from it and from every other stream id. */
-#define POLLUX_GA_STREAM (((uint64_t)1 << 32) | (uint64_t)HB_STREAM_SCHED)
+#define POLLUX_GA_STREAM ((uint64_t)HB_STREAM_POLLUX_SCHED)
 
 /* ======================================================================== */
 /* The GA core (arbiter_pollux.h)                                            */
@@ -445,26 +445,29 @@ static void repair(const struct hb_pollux_problem *pb, struct scratch *s, int *r
 	}
 }
 
-#define PUBLIC_OP(call)                                                   \
-	do {                                                              \
-		struct scratch s;                                         \
-		if (scratch_new(pb, &s) < 0)                              \
-			return;                                           \
-		call;                                                     \
-		scratch_free(&s);                                         \
-	} while (0)
-
-void hb_pollux_mutate(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng)
+int hb_pollux_mutate(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng, struct hb_error *err)
 {
-	PUBLIC_OP(mutate(pb, &s, alloc, rng));
+	struct scratch s;
+
+	if (scratch_new(pb, &s) < 0)
+		return hb_runtime_error(err, "pollux mutation: out of memory");
+	mutate(pb, &s, alloc, rng);
+	scratch_free(&s);
+	return 0;
 }
 
-void hb_pollux_repair(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng)
+int hb_pollux_repair(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng, struct hb_error *err)
 {
+	struct scratch s;
+
+	if (scratch_new(pb, &s) < 0)
+		return hb_runtime_error(err, "pollux repair: out of memory");
 	for (int k = 0; k < pb->njobs * pb->nnodes; k++)
 		if (alloc[k] < 0)
 			alloc[k] = 0;
-	PUBLIC_OP(repair(pb, &s, alloc, rng));
+	repair(pb, &s, alloc, rng);
+	scratch_free(&s);
+	return 0;
 }
 
 void hb_pollux_crossover(const struct hb_pollux_problem *pb, const int *a, const int *b, int *c0, int *c1,
@@ -820,7 +823,7 @@ static void draw_candidates(struct ga *g, int n, int count)
 }
 
 /* One generation's offspring into slots [n, n + *noff). */
-static int offspring(struct ga *g, int n, int *noff)
+static void offspring(struct ga *g, int n, int *noff)
 {
 	const struct hb_pollux_problem *pb = g->pb;
 	int want = g->o->pop_size;
@@ -858,7 +861,6 @@ static int offspring(struct ga *g, int n, int *noff)
 			}
 		}
 	}
-	return 0;
 }
 
 void hb_pollux_result_free(struct hb_pollux_result *r)

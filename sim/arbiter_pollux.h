@@ -60,12 +60,14 @@ int hb_pollux_evaluate(const struct hb_pollux_problem *pb, const int *alloc, dou
 		       struct hb_error *err);
 /* 1 when alloc meets every constraint of the top. */
 int hb_pollux_feasible(const struct hb_pollux_problem *pb, const int *alloc);
-/* The artifact's operators, in place.  Any non-negative matrix becomes
- * feasible under repair. */
-void hb_pollux_mutate(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng);
+/* The artifact's operators, in place (the search's own, exposed for tests).
+ * Mutation may leave a matrix infeasible; repair makes any matrix feasible
+ * (negative entries count as 0) and leaves a feasible one as it is.
+ * Crossover writes two children of a and b.  0, or -1 without memory. */
+int hb_pollux_mutate(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng, struct hb_error *err);
 void hb_pollux_crossover(const struct hb_pollux_problem *pb, const int *a, const int *b, int *c0, int *c1,
 			 struct hb_rng *rng);
-void hb_pollux_repair(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng);
+int hb_pollux_repair(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng, struct hb_error *err);
 
 /* The outcome of one search. */
 struct hb_pollux_result {

@@ -12,7 +12,7 @@
 const struct hb_policy hb_policies[] = {
 	{ "jabas", &hb_agent_jabas, NULL, "JABAS: IIDP configurations, similarity-driven batch, epoch auto-scaling" },
 	{ "simigrad", &hb_agent_simigrad, NULL, "SimiGrad: similarity-driven batch on all GPUs, equal local batch" },
-	{ "pollux", &hb_agent_pollux, &hb_arbiter_pollux, "Pollux (JABAS port): goodput-driven batch per epoch on all GPUs" },
+	{ "pollux", &hb_agent_pollux, &hb_arbiter_pollux, "Pollux: goodput agent; alone, the JABAS port (all GPUs, batch per epoch); shared, PolluxSched" },
 	{ "pollux-as", &hb_agent_pollux_as, NULL, "Pollux-AS: Pollux plus node-by-node auto-scaling (U 2/3, L 1/2)" },
 	{ "optperf", &hb_agent_optperf, NULL, "Cannikin: OptPerf unequal local batches, goodput-chosen total batch" },
 	{ "static", &hb_agent_static, &hb_arbiter_fifo, "static DDP: fixed global batch, equal local batch on all GPUs" },

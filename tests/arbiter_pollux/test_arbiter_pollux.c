@@ -149,7 +149,7 @@ static void random_problem(struct rand_problem *r, struct hb_rng *rng)
 	r->t.w[1] = 0.5;
 	r->pb = (struct hb_pollux_problem){ J, N, r->cap, r->base, r->maxr, r->factor, -1.0, 1e-3, 0.25,
 					    1 + (int)hb_rng_below(rng, 4), toy_speedup, &r->t };
-	hb_pollux_repair(&r->pb, r->base, rng);
+	assert_int_equal(hb_pollux_repair(&r->pb, r->base, rng, NULL), 0);
 }
 
 static void random_matrix(const struct hb_pollux_problem *pb, int *a, struct hb_rng *rng)
@@ -176,24 +176,24 @@ static void test_repair_always_feasible(void **state)
 		random_matrix(pb, a, &rng);
 		random_matrix(pb, b, &rng);
 		memcpy(kept, a, sizeof(int) * (size_t)L);
-		hb_pollux_repair(pb, a, &rng);
+		assert_int_equal(hb_pollux_repair(pb, a, &rng, NULL), 0);
 		assert_true(hb_pollux_feasible(pb, a));
 		/* Repair only removes GPUs. */
 		for (int k = 0; k < L; k++)
 			assert_true(a[k] >= 0 && a[k] <= kept[k]);
 		/* A feasible matrix is left alone. */
 		memcpy(kept, a, sizeof(int) * (size_t)L);
-		hb_pollux_repair(pb, a, &rng);
+		assert_int_equal(hb_pollux_repair(pb, a, &rng, NULL), 0);
 		assert_memory_equal(a, kept, sizeof(int) * (size_t)L);
 		/* The operators' output, repaired, is feasible too. */
-		hb_pollux_repair(pb, b, &rng);
+		assert_int_equal(hb_pollux_repair(pb, b, &rng, NULL), 0);
 		hb_pollux_crossover(pb, a, b, c0, c1, &rng);
-		hb_pollux_mutate(pb, c0, &rng);
-		hb_pollux_mutate(pb, c1, &rng);
+		assert_int_equal(hb_pollux_mutate(pb, c0, &rng, NULL), 0);
+		assert_int_equal(hb_pollux_mutate(pb, c1, &rng, NULL), 0);
 		for (int k = 0; k < L; k++)
 			assert_true(c0[k] >= 0 && c1[k] >= 0 && c0[k] <= 64 && c1[k] <= 64);
-		hb_pollux_repair(pb, c0, &rng);
-		hb_pollux_repair(pb, c1, &rng);
+		assert_int_equal(hb_pollux_repair(pb, c0, &rng, NULL), 0);
+		assert_int_equal(hb_pollux_repair(pb, c1, &rng, NULL), 0);
 		assert_true(hb_pollux_feasible(pb, c0));
 		assert_true(hb_pollux_feasible(pb, c1));
 	}
@@ -214,7 +214,7 @@ static void test_repair_interference_order(void **state)
 
 	(void)state;
 	hb_rng_seed(&rng, 1, 0);
-	hb_pollux_repair(&pb, a, &rng);
+	assert_int_equal(hb_pollux_repair(&pb, a, &rng, NULL), 0);
 	assert_memory_equal(a, want, sizeof(a));
 }
 
