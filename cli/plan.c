@@ -707,13 +707,8 @@ static int autoscale(struct hb_cli *cli, const struct hb_catalog *cat, const str
 	if (root) {
 		if (o->out && hb_json_write_file(o->out, root, err) < 0)
 			rc = -1;
-		if (rc == 0 && o->json) {
-			char *text = cJSON_Print(root);
-
-			if (text)
-				printf("%s\n", text);
-			free(text);
-		}
+		if (rc == 0 && o->json && hb_json_print(stdout, root, err) < 0)
+			rc = -1;
 	}
 out:
 	cJSON_Delete(root);
@@ -859,11 +854,8 @@ int cmd_plan(int argc, char **argv, struct hb_cli *cli)
 	if (o.out && hb_json_write_file(o.out, json, &err) < 0)
 		goto fail;
 	if (o.json) {
-		char *text = cJSON_Print(json);
-
-		if (text)
-			printf("%s\n", text);
-		free(text);
+		if (hb_json_print(stdout, json, &err) < 0)
+			goto fail;
 	} else {
 		print_plans(&cat, cl, m, &perf, alloc, &o, db_path, &pl);
 	}

@@ -43,6 +43,7 @@
 #include "cli.h"
 #include "default_db.h"
 #include "fileio.h"
+#include "json.h"
 #include "jobspec.h"
 #include "profdb.h"
 #include "progress.h"
@@ -830,16 +831,13 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	res.record_wall = a->record_wall;
 	if (a->json) {
 		cJSON *doc = hb_trace_results_json(&res);
-		char *text = doc ? cJSON_Print(doc) : NULL;
+		int bad = hb_json_print(stdout, doc, &err);
 
 		cJSON_Delete(doc);
-		if (!text) {
-			hb_runtime_error(&err, "out of memory printing JSON");
+		if (bad) {
 			rc = hb_cli_fail(cli, &err);
 			goto out;
 		}
-		printf("%s\n", text);
-		free(text);
 	} else {
 		hb_trace_results_print(stdout, &res);
 		printf("\n%d of %d policies ran; wall time %.2f s\n", nran, c.nruns, hb_now() - t0);
@@ -1052,16 +1050,13 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 	res.record_wall = a.record_wall;
 	if (a.json) {
 		cJSON *doc = hb_results_summary_json(&res);
-		char *text = doc ? cJSON_Print(doc) : NULL;
+		int bad = hb_json_print(stdout, doc, &err);
 
 		cJSON_Delete(doc);
-		if (!text) {
-			hb_runtime_error(&err, "out of memory printing JSON");
+		if (bad) {
 			rc = hb_cli_fail(cli, &err);
 			goto out;
 		}
-		printf("%s\n", text);
-		free(text);
 	} else {
 		hb_results_print(stdout, &res);
 		printf("\n%d of %d runs ran; wall time %.2f s\n", nran, c.nruns, hb_now() - t0);

@@ -205,6 +205,17 @@ int hb_json_check_keys(const cJSON *obj, const char *where, const char *const *a
 	return 0;
 }
 
+int hb_json_print(FILE *out, const cJSON *doc, struct hb_error *err)
+{
+	char *text = doc ? cJSON_Print(doc) : NULL;
+
+	if (!text)
+		return hb_runtime_error(err, "out of memory printing JSON");
+	fprintf(out, "%s\n", text);
+	free(text);
+	return 0;
+}
+
 int hb_json_write_file(const char *path, const cJSON *root, struct hb_error *err)
 {
 	char *text = cJSON_Print(root);

@@ -9,6 +9,8 @@
 #ifndef HB_JSON_H
 #define HB_JSON_H
 
+#include <stdio.h>
+
 #include <cjson/cJSON.h>
 
 #include "error.h"
@@ -43,6 +45,10 @@ int hb_json_object(const cJSON *obj, const char *key, const char *where, const c
  * "fp32_tflop"). */
 int hb_json_check_keys(const cJSON *obj, const char *where, const char *const *allowed,
 		       struct hb_error *err);
+
+/* Print a document (formatted) and a newline to out; a NULL doc (a failed
+ * build) or a failed print is an out-of-memory error.  Does not take doc. */
+int hb_json_print(FILE *out, const cJSON *doc, struct hb_error *err);
 
 /* Serialise (formatted) and write atomically with a trailing newline. */
 int hb_json_write_file(const char *path, const cJSON *root, struct hb_error *err);
