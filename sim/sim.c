@@ -459,7 +459,8 @@ static void advance(struct hb_sim *sim, struct hb_sim_job *job, double t)
 {
 	double dt = t - job->t_last;
 
-	if (dt <= 0 || job->state == HB_JOB_PENDING || job->state == HB_JOB_DONE || job->state == HB_JOB_SUSPENDED) {
+	if (dt <= 0 || job->state == HB_JOB_PENDING || job->state == HB_JOB_DONE || job->state == HB_JOB_SUSPENDED ||
+	    job->state == HB_JOB_DROPPED) {
 		if (t > job->t_last)
 			job->t_last = t;
 		return;
@@ -572,6 +573,7 @@ static int finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *e
 	job->state = HB_JOB_DONE;
 	job->finish_s = sim->eng.now;
 	job->gen++;
+	sim->nended++;
 	record_sample(sim, job);
 	hb_sim_note(sim, job, "done", "%.0f iterations, %ld epochs, B_G %ld, $%.2f", job->iters, job->epoch,
 		    job->cfg.global_bs, job->cost_usd);
@@ -699,13 +701,26 @@ int hb_sim_start_job(struct hb_sim *sim, struct hb_sim_job *job, const int *gran
 	return 0;
 }
 
+int hb_sim_drop_job(struct hb_sim *sim, struct hb_sim_job *job, const char *why, struct hb_error *err)
+{
+	if (job->state != HB_JOB_PENDING || job->started || job->arrival_s > sim->eng.now)
+		return hb_runtime_error(err, "simulator: arbiter %s dropped job %s, which is not waiting", sim->arbiter->name,
+					job->name);
+	job->state = HB_JOB_DROPPED;
+	job->gen++;
+	job->t_last = sim->eng.now;
+	sim->nended++;
+	hb_sim_note(sim, job, "drop", "%s", why ? why : "dropped");
+	return 0;
+}
+
 int hb_sim_regrant(struct hb_sim *sim, struct hb_sim_job *job, const int *grant, struct hb_error *err)
 {
 	int n = 0, dedicated = sim->arbiter == &hb_arbiter_dedicated;
 
-	if (job->state == HB_JOB_PENDING || job->state == HB_JOB_DONE)
+	if (job->state == HB_JOB_PENDING || job->state == HB_JOB_DONE || job->state == HB_JOB_DROPPED)
 		return hb_runtime_error(err, "simulator: regrant of job %s, which is %s", job->name,
-					job->state == HB_JOB_DONE ? "done" : "not started");
+					job->state == HB_JOB_PENDING ? "not started" : job->state == HB_JOB_DONE ? "done" : "dropped");
 	advance(sim, job, sim->eng.now);
 	for (int i = 0; i < sim->cl->nnodes; i++) {
 		int avail = sim->free_gpus[i] + job->grant[i];
@@ -779,7 +794,7 @@ static int on_round(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error 
 {
 	double rs;
 
-	if (job->state == HB_JOB_DONE)
+	if (job->state == HB_JOB_DONE || job->state == HB_JOB_DROPPED)
 		return 0;
 	advance(sim, job, sim->eng.now);
 	/* A suspended or not yet started job has nothing to re-tune. */
@@ -795,7 +810,6 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 	struct hb_event ev;
 	struct hb_progress bar;
 	double t0 = hb_now(), total = 0.0;
-	int done = 0;
 
 	for (int j = 0; j < sim->njobs; j++) {
 		if (hb_engine_schedule(&sim->eng, sim->jobs[j].arrival_s, HB_EV_ARRIVAL, j, 0, err) < 0)
@@ -806,7 +820,7 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 	    hb_engine_schedule(&sim->eng, sim->arbiter->round_s(sim), HB_EV_ROUND, -1, 0, err) < 0)
 		return -1;
 	hb_progress_start(&bar, sim->policy ? sim->policy : "sim", 1.0, !sim->opts.quiet);
-	while (done < sim->njobs && hb_engine_pop(&sim->eng, &ev)) {
+	while (sim->nended < sim->njobs && hb_engine_pop(&sim->eng, &ev)) {
 		struct hb_sim_job *job = ev.job >= 0 ? &sim->jobs[ev.job] : NULL;
 		int rc = 0;
 
@@ -825,7 +839,7 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 				}
 				sim->sched_wall_s += hb_now() - w0;
 				sim->sched_rounds++;
-				if (rs > 0 && done < sim->njobs &&
+				if (rs > 0 && sim->nended < sim->njobs &&
 				    hb_engine_schedule(&sim->eng, ev.t + rs, HB_EV_ROUND, -1, 0, err) < 0) {
 					hb_progress_finish(&bar);
 					return -1;
@@ -850,8 +864,6 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 				break;
 			advance(sim, job, ev.t);
 			rc = on_milestone(sim, job, err);
-			if (job->state == HB_JOB_DONE)
-				done++;
 			break;
 		case HB_EV_ROUND:
 			rc = on_round(sim, job, err);
@@ -875,8 +887,8 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 	}
 	hb_progress_finish(&bar);
 	sim->wall_s = hb_now() - t0;
-	if (done < sim->njobs)
+	if (sim->nended < sim->njobs)
 		return hb_runtime_error(err, "simulator: event queue ran dry with %d of %d jobs unfinished",
-					sim->njobs - done, sim->njobs);
+					sim->njobs - sim->nended, sim->njobs);
 	return 0;
 }

@@ -136,6 +136,7 @@ enum hb_job_state {
 	HB_JOB_RESTARTING = 2,  /* paused for a restart: GPUs held and billed, no progress */
 	HB_JOB_DONE = 3,
 	HB_JOB_SUSPENDED = 4,   /* preempted by the arbiter: no GPUs, progress kept */
+	HB_JOB_DROPPED = 5,     /* rejected by the arbiter before it started (IBM's drop mode) */
 };
 
 struct hb_sim_job {
@@ -266,6 +267,7 @@ struct hb_sim {
 	double wall_s;                  /* wall-clock time of hb_sim_run */
 	double sched_wall_s;            /* wall-clock time inside arbiter on_round (never in result files) */
 	long sched_rounds;              /* arbiter rounds run */
+	int nended;                     /* jobs done or dropped; the run ends at njobs */
 
 	/* Replay (opts.replay): B_G from a recorded trajectory, by iteration. */
 	double *replay_step;            /* strictly increasing iteration counts, owned */
@@ -293,6 +295,9 @@ int hb_sim_start_job(struct hb_sim *sim, struct hb_sim_job *job, const int *gran
  * restart.  An all-zero grant suspends the job (HB_JOB_SUSPENDED: no GPUs,
  * no cost, progress kept); a grant on a suspended job resumes it. */
 int hb_sim_regrant(struct hb_sim *sim, struct hb_sim_job *job, const int *grant, struct hb_error *err);
+/* Reject a PENDING job that has arrived (an admission-control arbiter's
+ * drop mode): it never runs, holds nothing and counts as dropped. */
+int hb_sim_drop_job(struct hb_sim *sim, struct hb_sim_job *job, const char *why, struct hb_error *err);
 /* Gang placement of n GPUs on the free pool, fewest nodes first (largest
  * free counts first, ties to the lower node index): 1 and grant filled, or 0
  * when n GPUs are not free. */
