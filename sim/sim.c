@@ -34,6 +34,8 @@
 #include "sim.h"
 #include "strutil.h"
 
+/* elastic.md 4: Delta is never stated; V-B calls 10-15 minutes a good value. */
+#define DEFAULT_ELASTIC_INTERVAL_S 600.0
 #define DEFAULT_RECONFIG_S 1.0
 #define DEFAULT_GNS_OVERHEAD 0.143
 #define ITER_EPS 1e-6          /* iterations: tolerance when snapping to milestones */
@@ -79,6 +81,7 @@ void hb_sim_opts_default(struct hb_sim_opts *o)
 	o->similarity_cost = 1;
 	o->max_sim_s = 1e9;
 	o->sample_every = 1;
+	o->elastic_interval_s = DEFAULT_ELASTIC_INTERVAL_S;
 }
 
 /* ---- records ------------------------------------------------------------ */

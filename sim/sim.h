@@ -232,6 +232,9 @@ struct hb_sim_opts {
 	long sample_every;       /* record a time-series sample every N adaptation points (default 1) */
 	int quiet;               /* no progress bar */
 	const struct hb_log *log;/* may be NULL */
+	/* IBM elastic autoscaler (arbiter_elastic.c, elastic.md 4). */
+	double elastic_interval_s; /* Delta between scaling decisions, s (default 600: V-B's "10-15 minutes") */
+	int elastic_drop;        /* 1: reject jobs the optimizer cannot admit (drop mode); 0: queue them */
 };
 
 void hb_sim_opts_default(struct hb_sim_opts *o);
