@@ -4,15 +4,19 @@
  * Lists the built-in catalog as tables, shows one entry in detail with the
  * sources of its numbers, or prints JSON in the form the loader reads back,
  * so `hetbatch catalog clusters jabas-a --json > mine.json` is a starting
- * point for a user's own file.
+ * point for a user's own file.  `--from-philly FILE` turns the Philly
+ * trace's cluster_machine_list into such a file (traces/philly.h).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "catalog.h"
 #include "cli.h"
+#include "json.h"
+#include "philly.h"
 #include "strutil.h"
 
 #define MIB 1048576.0
@@ -24,6 +28,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: hetbatch catalog gpus|models|clusters [NAME|FILE] [--json]\n"
+		"       hetbatch catalog clusters --from-philly MACHINE_LIST [--name N] [--out FILE] [--json]\n"
 		"\n"
 		"List the built-in GPU types, DNN models and cluster presets, or show one\n"
 		"entry in detail with the sources of its numbers.  NAME is a catalog name\n"
@@ -37,12 +42,23 @@ static void usage(FILE *out)
 		"              {\"gpus\": [...]}, one entry a single object); stable key order\n"
 		"  -h, --help  this help\n"
 		"\n"
+		"Philly machine list (clusters only):\n"
+		"  --from-philly F  build a cluster from Philly's cluster_machine_list CSV\n"
+		"                   (machineId,number of GPUs,single GPU mem): one node per\n"
+		"                   machine named by its id, 24 GB = p40, 12 GB = p100,\n"
+		"                   links and restart costs of the \"philly\" preset;\n"
+		"                   machines with 0 GPUs are left out and counted\n"
+		"  --name N         the cluster's name (default philly-machines)\n"
+		"  --out FILE       write the cluster JSON to FILE (atomically), usable as\n"
+		"                   --cluster FILE in plan, sim and sweep\n"
+		"\n"
 		"Examples:\n"
 		"  hetbatch catalog gpus\n"
 		"  hetbatch catalog models resnet50\n"
 		"  hetbatch catalog gpus \"Tesla T4\"\n"
 		"  hetbatch catalog clusters jabas-c --json > my-cluster.json\n"
 		"  hetbatch catalog clusters my-cluster.json\n"
+		"  hetbatch catalog clusters --from-philly cluster_machine_list --out philly.json\n"
 		"\n"
 		"Exit status: 0 ok, 2 unknown list or name, or an invalid file.\n");
 }
@@ -258,6 +274,48 @@ static void show_cluster(const struct hb_catalog *cat, const struct hb_cluster *
 
 /* ---------------------------------------------------------------- command */
 
+/* --from-philly: convert, load the result (the loader validates it), then
+ * show, print or write it. */
+static int from_philly(struct hb_cli *cli, struct hb_catalog *cat, const char *path, const char *name,
+		       const char *out, int json)
+{
+	struct hb_philly_machines info;
+	struct hb_error err = { 0 };
+	const struct hb_cluster *c;
+	cJSON *doc = NULL;
+	char *text = NULL;
+	int rc = 0;
+
+	if (hb_philly_machines_to_cluster(cat, path, name, &doc, &info, &err) < 0)
+		return hb_cli_fail(cli, &err);
+	text = cJSON_PrintUnformatted(doc);
+	if (!text) {
+		cJSON_Delete(doc);
+		hb_runtime_error(&err, "%s: out of memory", path);
+		return hb_cli_fail(cli, &err);
+	}
+	if (hb_catalog_load_json(cat, text, strlen(text), path, &err) < 0 ||
+	    !(c = hb_catalog_cluster(cat, name))) {
+		if (err.code == HB_OK)
+			hb_runtime_error(&err, "%s: converted cluster %s not found", path, name);
+		rc = hb_cli_fail(cli, &err);
+	} else if (out && hb_json_write_file(out, doc, &err) < 0) {
+		rc = hb_cli_fail(cli, &err);
+	} else if (json) {
+		rc = hb_json_print(stdout, doc, &err) < 0 ? hb_cli_fail(cli, &err) : 0;
+	} else {
+		show_cluster(cat, c);
+		printf("\n%s: %ld machines, %ld GPUs (%ld p40 from 24 GB, %ld p100 from 12 GB); %ld machines with 0 GPUs "
+		       "left out\n",
+		       path, info.machines, info.gpus, info.gpus_24gb, info.gpus_12gb, info.skipped);
+		if (out)
+			printf("written to %s\n", out);
+	}
+	free(text);
+	cJSON_Delete(doc);
+	return rc;
+}
+
 static int parse_kind(const char *word, enum kind *k)
 {
 	static const char *const words[][2] = { { "gpus", "gpu" }, { "models", "model" }, { "clusters", "cluster" } };
@@ -275,6 +333,7 @@ int cmd_catalog(int argc, char **argv, struct hb_cli *cli)
 	const char *pos[2] = { NULL, NULL };
 	struct hb_catalog cat;
 	struct hb_error err = { 0 };
+	const char *philly = NULL, *name = "philly-machines", *out = NULL;
 	int json = 0, npos = 0, only_pos = 0, rc = 0;
 	enum kind k;
 
@@ -288,6 +347,16 @@ int cmd_catalog(int argc, char **argv, struct hb_cli *cli)
 			return 0;
 		} else if (!only_pos && strcmp(a, "--json") == 0) {
 			json = 1;
+		} else if (!only_pos && (strcmp(a, "--from-philly") == 0 || strcmp(a, "--name") == 0 ||
+					 strcmp(a, "--out") == 0)) {
+			if (i + 1 >= argc || !argv[i + 1][0])
+				return hb_cli_usage(cli, "catalog", "%s needs a value", a);
+			if (a[2] == 'f')
+				philly = argv[++i];
+			else if (a[2] == 'n')
+				name = argv[++i];
+			else
+				out = argv[++i];
 		} else if (!only_pos && a[0] == '-' && a[1]) {
 			return hb_cli_usage(cli, "catalog", "unknown option '%s'", a);
 		} else if (npos == 2) {
@@ -300,9 +369,15 @@ int cmd_catalog(int argc, char **argv, struct hb_cli *cli)
 		return hb_cli_usage(cli, "catalog", "say what to list: gpus, models or clusters");
 	if (parse_kind(pos[0], &k))
 		return hb_cli_usage(cli, "catalog", "unknown list '%s' (expected gpus, models or clusters)", pos[0]);
+	if ((philly || out) && (k != K_CLUSTER || pos[1]))
+		return hb_cli_usage(cli, "catalog", "--from-philly and --out go with 'clusters' and no NAME");
+	if ((out || strcmp(name, "philly-machines") != 0) && !philly)
+		return hb_cli_usage(cli, "catalog", "--out and --name need --from-philly");
 	if (hb_catalog_load_builtin(&cat, &err))
 		return hb_cli_fail(cli, &err);
-	if (!pos[1]) {
+	if (philly) {
+		rc = from_philly(cli, &cat, philly, name, out, json);
+	} else if (!pos[1]) {
 		if (json)
 			rc = list_json(cli, &cat, k);
 		else if (k == K_GPU)

@@ -51,6 +51,7 @@
 #include "results.h"
 #include "sim.h"
 #include "strutil.h"
+#include "synthetic.h"
 
 extern char **environ;
 
@@ -115,6 +116,22 @@ static void usage(FILE *out)
 		"  --from S, --to S     keep arrivals in [S, T) s after the trace origin\n"
 		"  --vc LIST            keep these virtual clusters (Philly)\n"
 		"  --gpus MIN:MAX       keep jobs asking for MIN..MAX GPUs (either may be empty)\n"
+		"  --synthetic KIND     instead of --trace: the seeded generator, arrivals\n"
+		"                       poisson, bursty (elastic.md's high/low periods) or\n"
+		"                       philly-window (Pollux's construction: philly.csv rows\n"
+		"                       from an hour-of-day window; needs sizes=FILE)\n"
+		"  --synth KEY=VALUE    a generator option (repeatable): rate (jobs/h, 20),\n"
+		"                       hours (arrival window, 8; 0 = none), jobs (stop after\n"
+		"                       N; 0 = none), burst-high, burst-low (h, 1), burst-ratio\n"
+		"                       (0.25), sizes (fit = the built-in Philly fit, or a\n"
+		"                       philly.csv), pollux-filter (1), window-start (2),\n"
+		"                       window-hours (8), window-jobs (160), mix (pollux = by\n"
+		"                       GPU-time class, none, or \"cifar10:0.5,bert:0.5\").\n"
+		"                       --load multiplies the arrival rate\n"
+		"  --elastic-interval S seconds between the elastic policy's scaling decisions\n"
+		"                       (IBM's Delta; default 600)\n"
+		"  --elastic-drop       elastic: reject jobs it cannot admit (drop mode)\n"
+		"                       instead of queueing them\n"
 		"  --no-fairness        skip rho (it simulates every distinct job once more\n"
 		"                       alone on its 1/J share)\n"
 		"  Default policies: every policy with a shared-cluster arbiter (one of\n"
@@ -140,6 +157,7 @@ static void usage(FILE *out)
 		"  hetbatch sim --cluster demo --model resnet50 --policy jabas,simigrad --interval 50\n"
 		"  hetbatch sim --cluster pollux-t4 --trace workload-1.csv --policy fifo --out runs/w1 --plot\n"
 		"  hetbatch sim --cluster pollux-t4 --trace philly.csv --from 0 --to 28800 --load 2\n"
+		"  hetbatch sim --cluster pollux-t4 --synthetic poisson --synth rate=30 --synth hours=4\n"
 		"\n"
 		"Result files hold no timestamps, wall times or absolute paths: the same\n"
 		"inputs and seed give byte-identical files.\n"
@@ -158,17 +176,24 @@ struct sim_args {
 	double restart_s, reconfig_s, gns_overhead, unequal_k;
 	int have_restart, have_reconfig, have_gns, have_unequal, no_similarity;
 	/* trace replay */
-	const char *trace;
+	const char *trace;             /* file, or a display name for a synthetic trace */
+	const char *synthetic;         /* --synthetic KIND, or NULL */
+	struct hb_synth_options synth; /* its options (--synth KEY=VALUE) */
+	char synth_name[64];           /* "synthetic-poisson" */
+	int elastic_drop;              /* --elastic-drop */
+	double elastic_interval_s;     /* --elastic-interval, < 0 = default */
 	enum hb_trace_format format;
 	struct hb_trace_options topt;  /* filters */
 	double load;
 	int no_fairness, trace_opts;   /* trace_opts: a trace-only option was given */
+	int synth_opts;                /* a --synth option was given */
 };
 
 enum {
 	OPT_CLUSTER = 256, OPT_MODEL, OPT_POLICY, OPT_DB, OPT_OUT, OPT_PLOT, OPT_JSON, OPT_WALL, OPT_INTERVAL,
 	OPT_RESTART, OPT_RECONFIG, OPT_GNS, OPT_NOSIM, OPT_UNEQUAL, OPT_REPLAY, OPT_TRACE, OPT_FORMAT, OPT_LOAD,
-	OPT_MAXJOBS, OPT_FROM, OPT_TO, OPT_VC, OPT_GPUS, OPT_NOFAIR,
+	OPT_MAXJOBS, OPT_FROM, OPT_TO, OPT_VC, OPT_GPUS, OPT_NOFAIR, OPT_SYNTHETIC, OPT_SYNTH, OPT_EDROP,
+	OPT_EINTERVAL,
 };
 
 /* --gpus MIN:MAX, either side may be empty; 2 on a usage error. */
@@ -223,6 +248,10 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		{ "vc", required_argument, NULL, OPT_VC },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
 		{ "no-fairness", no_argument, NULL, OPT_NOFAIR },
+		{ "synthetic", required_argument, NULL, OPT_SYNTHETIC },
+		{ "synth", required_argument, NULL, OPT_SYNTH },
+		{ "elastic-drop", no_argument, NULL, OPT_EDROP },
+		{ "elastic-interval", required_argument, NULL, OPT_EINTERVAL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -235,7 +264,9 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 	a->policies = NULL;
 	a->format = HB_TRACE_AUTO;
 	a->load = 1.0;
+	a->elastic_interval_s = -1.0;
 	hb_trace_options_init(&a->topt);
+	hb_synth_options_init(&a->synth);
 	optind = 1;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -252,6 +283,25 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		case OPT_REPLAY: a->replay = optarg; break;
 		case OPT_TRACE: a->trace = optarg; break;
 		case OPT_NOFAIR: a->no_fairness = a->trace_opts = 1; break;
+		case OPT_EDROP: a->elastic_drop = a->trace_opts = 1; break;
+		case OPT_EINTERVAL:
+			if (hb_parse_double(optarg, &v) < 0 || !(v > 0) || v > 1e7)
+				return hb_cli_usage(cli, "sim", "--elastic-interval: '%s' is not a number of seconds in "
+							 "(0, 1e7]",
+						    optarg);
+			a->elastic_interval_s = v;
+			a->trace_opts = 1;
+			break;
+		case OPT_SYNTHETIC:
+			if (hb_synth_arrival_parse(optarg, &a->synth.arrival, &err) < 0)
+				return hb_cli_usage(cli, "sim", "--synthetic: %s", err.msg);
+			a->synthetic = optarg;
+			break;
+		case OPT_SYNTH:
+			if (hb_synth_option_word(&a->synth, optarg, &err) < 0)
+				return hb_cli_usage(cli, "sim", "--synth: %s", err.msg);
+			a->synth_opts = 1;
+			break;
 		case OPT_FORMAT:
 			if (hb_trace_format_parse(optarg, &a->format, &err) < 0 || a->format == HB_TRACE_SYNTHETIC)
 				return hb_cli_usage(cli, "sim", "--format: '%s' is not a trace file format (auto, philly-log, "
@@ -324,14 +374,26 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 	}
 	if (optind < argc)
 		return hb_cli_usage(cli, "sim", "unexpected argument '%s'", argv[optind]);
-	if (a->trace && a->models)
-		return hb_cli_usage(cli, "sim", "--trace and --model exclude each other (the trace names the models)");
-	if (!a->trace && a->trace_opts)
-		return hb_cli_usage(cli, "sim", "--format, --load, --max-jobs, --from, --to, --vc, --gpus and "
-						"--no-fairness need --trace");
-	if (!a->cluster || (!a->models && !a->trace))
-		return hb_cli_usage(cli, "sim", "--cluster and --model (or --trace) are required");
-	if (a->trace && !hb_path_exists(a->trace))
+	if (a->synth_opts && !a->synthetic)
+		return hb_cli_usage(cli, "sim", "--synth needs --synthetic KIND");
+	if (a->synthetic && a->trace)
+		return hb_cli_usage(cli, "sim", "--synthetic and --trace exclude each other");
+	if (a->synthetic && a->format != HB_TRACE_AUTO)
+		return hb_cli_usage(cli, "sim", "--format goes with --trace FILE, not --synthetic");
+	if (a->synthetic && a->synth.philly_csv && !hb_path_exists(a->synth.philly_csv))
+		return hb_cli_usage(cli, "sim", "--synth sizes=%s: no such file", a->synth.philly_csv);
+	if ((a->trace || a->synthetic) && a->models)
+		return hb_cli_usage(cli, "sim", "--trace (or --synthetic) and --model exclude each other (the trace "
+						"names the models)");
+	if (!a->trace && !a->synthetic && a->trace_opts)
+		return hb_cli_usage(cli, "sim", "--format, --load, --max-jobs, --from, --to, --vc, --gpus, "
+						"--no-fairness and --elastic-* need --trace or --synthetic");
+	if (!a->cluster || (!a->models && !a->trace && !a->synthetic))
+		return hb_cli_usage(cli, "sim", "--cluster and --model (or --trace, or --synthetic) are required");
+	if (a->synthetic) {
+		snprintf(a->synth_name, sizeof(a->synth_name), "synthetic-%s", hb_synth_arrival_name(a->synth.arrival));
+		a->trace = a->synth_name;
+	} else if (a->trace && !hb_path_exists(a->trace))
 		return hb_cli_usage(cli, "sim", "--trace: no file '%s'", a->trace);
 	if (a->topt.from_s >= a->topt.to_s)
 		return hb_cli_usage(cli, "sim", "--from %g is not before --to %g", a->topt.from_s, a->topt.to_s);
@@ -629,6 +691,13 @@ static void shared_names(char *buf, size_t size)
 						p->name);
 }
 
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
 /* The reader's filters in words, for the table header and the files. */
 static void filters_text(const struct sim_args *a, char *buf, size_t size)
 {
@@ -650,6 +719,22 @@ static void filters_text(const struct sim_args *a, char *buf, size_t size)
 		if (o->max_gpus > 0)
 			ADD("%d", o->max_gpus);
 	}
+	if (a->synthetic) {
+		const struct hb_synth_options *y = &a->synth;
+
+		ADD("%s%s arrivals", len ? ", " : "", hb_synth_arrival_name(y->arrival));
+		if (y->arrival == HB_SYNTH_PHILLY_WINDOW)
+			ADD(" (hour %g + %g h, %ld jobs)", y->window_start_h, y->window_hours, y->jobs_per_window);
+		else
+			ADD(" at %g/h for %g h", y->rate_per_hour, y->window_s / 3600.0);
+		if (y->arrival == HB_SYNTH_BURSTY)
+			ADD(" (%g h high, %g h at x%g)", y->burst_high_s / 3600.0, y->burst_low_s / 3600.0,
+			    y->burst_low_ratio);
+		if (y->njobs > 0)
+			ADD(", jobs=%ld", y->njobs);
+		ADD(", sizes=%s%s, mix=%s", y->philly_csv ? base_name(y->philly_csv) : "fit",
+		    y->pollux_filter ? " (pollux filter)" : "", y->mix);
+	}
 	if (!len)
 		hb_strlcpy(buf, "none", size);
 #undef ADD
@@ -668,8 +753,26 @@ static int trace_setup(struct trace_cmd *c, const struct sim_args *a, const stru
 	hb_replay_opts_init(&ro);
 	ro.load = a->load;
 	ro.seed = so->seed;
-	if (hb_replay_read(&c->cat, cl, a->trace, a->format, &a->topt, &ro, &c->rp, err) < 0)
+	if (a->synthetic) {
+		struct hb_synth_options sy = a->synth;
+		struct hb_trace_reader *r = NULL;
+		struct hb_jobspec *specs = NULL;
+		long n = 0;
+		int rc;
+
+		/* The generator scales its own arrival rate by the load (synthetic.h). */
+		sy.seed = so->seed;
+		sy.load = a->load;
+		ro.load = 1.0;
+		rc = hb_synth_open(&sy, &a->topt, &r, err) < 0 || hb_trace_drain(r, &specs, &n, err) < 0 ||
+		     hb_replay_from_specs(&c->cat, cl, specs, n, HB_TRACE_SYNTHETIC, a->trace, &ro, &c->rp, err) < 0;
+		free(specs);
+		hb_trace_close(r);
+		if (rc)
+			return -1;
+	} else if (hb_replay_read(&c->cat, cl, a->trace, a->format, &a->topt, &ro, &c->rp, err) < 0) {
 		return -1;
+	}
 	if (c->rp.njobs == 0)
 		return hb_input_error(err, "%s: no job to replay (%ld read after the filters, %ld larger than the %d GPUs "
 					   "of %s)",
@@ -1026,6 +1129,9 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 	if (a.have_unequal)
 		so.unequal_k = a.unequal_k;
 	so.replay = a.replay;
+	so.elastic_drop = a.elastic_drop;
+	if (a.elastic_interval_s > 0)
+		so.elastic_interval_s = a.elastic_interval_s;
 	if (a.trace)
 		return sim_trace(cli, &a, pol, np, &so, t0);
 

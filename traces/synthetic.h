@@ -70,6 +70,21 @@ void hb_synth_options_init(struct hb_synth_options *o);
 int hb_synth_open(const struct hb_synth_options *opt, const struct hb_trace_options *topt,
 		  struct hb_trace_reader **out, struct hb_error *err);
 
+/* ---- options as words (synth_spec.c) ----------------------------------- */
+
+/* "poisson", "bursty", "philly-window" (TRACE takes a reader, not a word). */
+int hb_synth_arrival_parse(const char *name, int *out, struct hb_error *err);
+const char *hb_synth_arrival_name(int arrival);
+
+/* Set one option by name, its range checked (an input error names key and
+ * value).  Keys: arrival, rate (jobs/h), hours (arrival window; 0 = none),
+ * jobs (0 = no limit), burst-high and burst-low (hours), burst-ratio,
+ * sizes ("fit" or a philly.csv path, borrowed), pollux-filter (0/1),
+ * window-start and window-hours (hours of day), window-jobs, mix. */
+int hb_synth_option_set(struct hb_synth_options *o, const char *key, const char *value, struct hb_error *err);
+/* The same from one "KEY=VALUE" word (the value may hold commas). */
+int hb_synth_option_word(struct hb_synth_options *o, const char *word, struct hb_error *err);
+
 /* ---- the parametric fit of Philly job sizes ---------------------------- */
 
 #define HB_SYNTH_MAX_GPU_CHOICES 32

@@ -789,6 +789,56 @@ static void test_cli_bad_usage(void **state)
 	assert_int_equal(run_cli("catalog gpus v100 p100", cli_out, sizeof(cli_out), err, sizeof(err)), 2);
 }
 
+/* --from-philly: Philly's machine list as a cluster file that sim reads back. */
+static void test_cli_from_philly(void **state)
+{
+	char err[4096], args[2048], good[1024], bad[1024];
+	const char *root = getenv("HB_SOURCE_ROOT");
+	cJSON *doc, *cl, *groups;
+	int gpus = 0;
+
+	(void)state;
+	if (!getenv("HETBATCH") || !root)
+		skip();
+	snprintf(good, sizeof(good), "%s/tests/fixtures/traces/machines_good.csv", root);
+	snprintf(bad, sizeof(bad), "%s/tests/fixtures/traces/machines_bad_mem.csv", root);
+	snprintf(args, sizeof(args), "catalog clusters --from-philly '%s'", good);
+	assert_int_equal(run_cli(args, cli_out, sizeof(cli_out), err, sizeof(err)), 0);
+	assert_non_null(strstr(cli_out, "cluster philly-machines"));
+	assert_non_null(strstr(cli_out, "4 machines, 22 GPUs (16 p40 from 24 GB, 6 p100 from 12 GB); 1 machines"));
+	/* --out writes the document; --json prints the same one. */
+	snprintf(args, sizeof(args), "catalog clusters --from-philly '%s' --name pm --out '%s' --json", good,
+		 tmp_path("pm.json"));
+	assert_int_equal(run_cli(args, cli_out, sizeof(cli_out), err, sizeof(err)), 0);
+	doc = cJSON_Parse(cli_out);
+	assert_non_null(doc);
+	cl = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "clusters"), 0);
+	assert_non_null(cl);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(cl, "name")->valuestring, "pm");
+	groups = cJSON_GetObjectItemCaseSensitive(cl, "groups");
+	assert_int_equal(cJSON_GetArraySize(groups), 4);
+	for (int i = 0; i < cJSON_GetArraySize(groups); i++) {
+		const cJSON *g = cJSON_GetArrayItem(groups, i), *n = cJSON_GetObjectItemCaseSensitive(g, "nodes");
+		const cJSON *k = cJSON_GetObjectItemCaseSensitive(g, "gpus_per_node");
+
+		gpus += (n ? n->valueint : 1) * (k ? k->valueint : 0);
+	}
+	assert_int_equal(gpus, 22);
+	cJSON_Delete(doc);
+	snprintf(args, sizeof(args), "catalog clusters '%s'", tmp_path("pm.json"));
+	assert_int_equal(run_cli(args, cli_out, sizeof(cli_out), err, sizeof(err)), 0);
+	assert_non_null(strstr(cli_out, "4 nodes, 22 GPUs: 16 p40, 6 p100"));
+	/* A memory size without a catalog GPU names file, line, field and value; nothing is written. */
+	snprintf(args, sizeof(args), "catalog clusters --from-philly '%s' --out '%s'", bad, tmp_path("bad.json"));
+	assert_int_equal(run_cli(args, cli_out, sizeof(cli_out), err, sizeof(err)), 2);
+	assert_int_equal(count_lines(err), 1);
+	assert_non_null(strstr(err, "machines_bad_mem.csv:3: field 'single GPU mem': no catalog GPU for 16 GB"));
+	assert_false(access(tmp_path("bad.json"), F_OK) == 0);
+	assert_int_equal(run_cli("catalog gpus --from-philly x.csv", cli_out, sizeof(cli_out), err, sizeof(err)), 2);
+	assert_int_equal(run_cli("catalog clusters --out x.json", cli_out, sizeof(cli_out), err, sizeof(err)), 2);
+	assert_non_null(strstr(err, "need --from-philly"));
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -825,6 +875,7 @@ int main(void)
 		cmocka_unit_test(test_cli_broken_files),
 		cmocka_unit_test(test_cli_listing_and_json),
 		cmocka_unit_test(test_cli_bad_usage),
+		cmocka_unit_test(test_cli_from_philly),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -288,6 +288,59 @@ static void test_reproducible(void **state)
 	}
 }
 
+/* --synthetic: the seeded generator replays like a trace file: same seed,
+ * same files; another seed, other jobs; bad options are usage errors. */
+static void test_synthetic(void **state)
+{
+	static const char *const args = "sim --cluster pollux-t4 --synthetic poisson --synth rate=12 --synth hours=1 "
+					"--synth mix=cifar10:0.5,ncf:0.5 --policy fifo --no-fairness";
+	size_t la, lb;
+	char *a, *b;
+
+	(void)state;
+	assert_int_equal(run("-q --seed 4 %s --out y1", args), 0);
+	a = slurp(outf, &la);
+	assert_non_null(strstr(a, "trace synthetic-poisson (synthetic)"));
+	assert_non_null(strstr(a, "poisson arrivals at 12/h for 1 h, sizes=fit (pollux filter), mix=cifar10:0.5,ncf:0.5"));
+	free(a);
+	assert_int_equal(run("-q --seed 4 %s --out y2", args), 0);
+	for (int i = 0; result_files[i]; i++) {
+		a = slurp_in("y1", result_files[i], &la);
+		b = slurp_in("y2", result_files[i], &lb);
+		if (la != lb || memcmp(a, b, la) != 0)
+			fail_msg("%s differs between two synthetic runs with the same seed", result_files[i]);
+		free(a);
+		free(b);
+	}
+	assert_int_equal(run("-q --seed 5 %s --out y3", args), 0);
+	a = slurp_in("y1", "jobs.csv", &la);
+	b = slurp_in("y3", "jobs.csv", &lb);
+	assert_false(la == lb && memcmp(a, b, la) == 0);
+	assert_null(strstr(a, ",bert,")); /* only the two models of the mix */
+	free(a);
+	free(b);
+	/* --load doubles the rate: more jobs in the same hour */
+	assert_int_equal(run("-q --seed 4 %s --load 3 --out y4", args), 0);
+	a = slurp_in("y4", "cluster_summary.csv", &la);
+	b = slurp_in("y1", "cluster_summary.csv", &lb);
+	assert_true(strcmp(a, b) != 0);
+	free(a);
+	free(b);
+
+	assert_int_equal(run("sim --cluster pollux-t4 --synthetic poison"), 2);
+	assert_error(1, "synthetic arrival 'poison'", NULL);
+	assert_int_equal(run("sim --cluster pollux-t4 --synthetic poisson --synth rate=-1"), 2);
+	assert_error(1, "synthetic option rate: '-1'", NULL);
+	assert_int_equal(run("sim --cluster pollux-t4 --synthetic poisson --synth speed=3"), 2);
+	assert_error(1, "unknown synthetic option 'speed'", NULL);
+	assert_int_equal(run("sim --cluster pollux-t4 --synth rate=3"), 2);
+	assert_error(1, "--synth needs --synthetic", NULL);
+	assert_int_equal(run("sim --cluster pollux-t4 --synthetic poisson --trace '%s'", fixture), 2);
+	assert_error(1, "exclude each other", NULL);
+	assert_int_equal(run("sim --cluster pollux-t4 --synthetic poisson --synth mix=resnet9000:1 --out y5"), 2);
+	assert_false(exists_in("y5", NULL));
+}
+
 static void test_bad_traces_write_nothing(void **state)
 {
 	(void)state;
@@ -451,6 +504,7 @@ int main(void)
 		cmocka_unit_test(test_usage_errors),
 		cmocka_unit_test(test_table_and_files),
 		cmocka_unit_test(test_reproducible),
+		cmocka_unit_test(test_synthetic),
 		cmocka_unit_test(test_bad_traces_write_nothing),
 		cmocka_unit_test(test_policy_without_arbiter),
 		cmocka_unit_test(test_oversize_and_load),
