@@ -137,6 +137,17 @@ int hb_results_knobs(const struct hb_results *r, struct hb_knob *k)
 	x = knob(k, &n, "sample_every", "sample-every", 0);
 	knob_num(x, (double)o->sample_every, "");
 	x->non_default = o->sample_every != d->sample_every;
+
+	/* The elastic policy's autoscaler; shown when changed. */
+	x = knob(k, &n, "elastic_interval_s", "elastic-interval", 0);
+	knob_num(x, o->elastic_interval_s, " s");
+	x->non_default = o->elastic_interval_s != d->elastic_interval_s;
+
+	x = knob(k, &n, "elastic_drop", "elastic-drop", 0);
+	x->type = HB_KNOB_BOOL;
+	x->num = o->elastic_drop ? 1 : 0;
+	hb_strlcpy(x->text, o->elastic_drop ? "on" : "off", sizeof(x->text));
+	x->non_default = !o->elastic_drop != !d->elastic_drop;
 	return n;
 }
 

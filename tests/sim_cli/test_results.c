@@ -205,7 +205,7 @@ static void test_knobs(void **state)
 	(void)state;
 	fixture(&f);
 	n = hb_results_knobs(&f.r, k);
-	assert_int_equal(n, 9);
+	assert_int_equal(n, 11);
 	for (int i = 0; i < n; i++)
 		assert_int_equal(k[i].non_default, 0);
 	hb_results_knob_line(&f.r, "toy", line, sizeof(line));
@@ -217,6 +217,7 @@ static void test_knobs(void **state)
 	f.r.opts.similarity_cost = 0;
 	f.r.opts.replay = "/some/absolute/dir/traj.csv";
 	f.r.opts.max_sim_s = 1e6;
+	f.r.opts.elastic_drop = 1;
 	n = hb_results_knobs(&f.r, k);
 	assert_string_equal(k[0].key, "interval");
 	assert_int_equal(k[0].type, HB_KNOB_NUM);
@@ -230,7 +231,7 @@ static void test_knobs(void **state)
 	assert_string_equal(k[6].str, "traj.csv");
 	hb_results_knob_line(&f.r, "toy", line, sizeof(line));
 	assert_string_equal(line, "interval=50*, restart-cost=30 s*, reconfig-cost=1 s, gns-overhead=0.143 (default), "
-				  "similarity-cost=off*, unequal-penalty=0, replay=traj.csv*, max-sim=1e+06 s*");
+				  "similarity-cost=off*, unequal-penalty=0, replay=traj.csv*, max-sim=1e+06 s*, elastic-drop=on*");
 	assert_null(strstr(line, "/some"));
 	/* a truncated line stays terminated */
 	hb_results_knob_line(&f.r, "toy", line, 20);

@@ -1,0 +1,41 @@
+#!/bin/sh
+# Cluster-mode benchmarks (issue "Cluster mode"): wall time and peak memory of
+# `hetbatch sim --trace` as a user runs it, on an optimised build.
+#
+#   scripts/bench/cluster.sh [REPEATS] [POLICIES_160] [POLICIES_PHILLY]
+#
+#  1. Pollux's 160-job workload-1 on its 64-GPU T4 cluster under every
+#     policy with a shared arbiter (Pollux's restart delay of 30 s).  Target:
+#     Pollux's policy in under 30 s (Pollux's Python simulator: up to 30 min).
+#  2. The whole philly.csv (82,247 jobs) on the Philly-scale preset "philly"
+#     (2,048 GPUs) under FIFO, Tiresias, JABAS and Pollux.  Target: FIFO and
+#     Tiresias in under 60 s.  Runs past 600 s are stopped and reported so.
+# Fairness (rho) is off: it simulates every job a second time alone.
+# Data: $HB_SHARED (default ../shared)/data/pollux.
+set -eu
+cd "$(dirname "$0")/../.."
+REPS=${1:-1}
+P160=${2:-fifo,tiresias,optimus,pollux,elastic,jabas,simigrad,optperf}
+PPH=${3:-fifo,tiresias,jabas,pollux}
+DATA=${HB_SHARED:-../shared}/data/pollux
+[ -f "$DATA/philly.csv" ] || { echo "cluster.sh: no $DATA/philly.csv (set HB_SHARED)" >&2; exit 2; }
+sh scripts/install-deps.sh
+BUILD_DIR=build-bench sh scripts/build.sh --buildtype=release >/dev/null
+H=./build-bench/cli/hetbatch
+M="python3 scripts/bench/measure.py"
+export HETBATCH_CACHE="${HETBATCH_CACHE:-$PWD/build-bench}"
+# Build the default profile database once, outside the timings.
+$H -q plan --cluster pollux-t4 --model cifar10 --gbs 128 >/dev/null
+
+echo "cluster-mode benchmarks: $(nproc) cores, $REPS repeat(s); wall s (median, min, max), peak RSS MiB"
+printf '%-44s %9s %9s %9s %10s\n' "run" "median" "min" "max" "peak MiB"
+for p in $(echo "$P160" | tr , ' '); do
+	$M "workload-1 (160 jobs), pollux-t4, $p" "$REPS" --timeout 600 -- \
+		$H -q sim --cluster pollux-t4 --trace "$DATA/workloads/workload-1.csv" --policy "$p" \
+		--restart-cost 30 --no-fairness
+done
+for p in $(echo "$PPH" | tr , ' '); do
+	$M "philly.csv (82,247 jobs), philly, $p" "$REPS" --timeout 600 -- \
+		$H -q sim --cluster philly --trace "$DATA/philly.csv" --policy "$p" --no-fairness
+done
+echo "targets: pollux on workload-1 < 30 s; fifo and tiresias on philly.csv < 60 s"
