@@ -202,6 +202,92 @@ static void row_point(const struct hb_compute_row *r, const struct hb_model *m, 
 	}
 }
 
+static int cmp_lbs(const void *a, const void *b)
+{
+	return ((const struct hb_perf_lbs *)a)->local_bs - ((const struct hb_perf_lbs *)b)->local_bs;
+}
+
+/* Linear interpolation of two profiled local batches' points at B_L = x,
+ * for the VSW counts both have. */
+static int lerp_points(const struct hb_perf_lbs *lo, const struct hb_perf_lbs *hi, int x, struct hb_perf_point *out)
+{
+	double w = (double)(x - lo->local_bs) / (double)(hi->local_bs - lo->local_bs);
+	int n = 0;
+
+	for (int a = 0; a < lo->npts; a++)
+		for (int b = 0; b < hi->npts; b++) {
+			const struct hb_perf_point *u = &lo->pts[a], *v = &hi->pts[b];
+
+			if (u->n_vsw != v->n_vsw)
+				continue;
+			out[n].n_vsw = u->n_vsw;
+#define L(f) out[n].f = u->f + w * (v->f - u->f)
+			L(fwd_s);
+			L(bwd_s);
+			L(data_s);
+			L(update_s);
+			L(copy_s);
+			L(bn_s);
+#undef L
+			n++;
+		}
+	return n;
+}
+
+/*
+ * A profile measured on another grid of local batches than the multiples of
+ * minB_L the solvers use (Pollux's placements.csv steps by sqrt(2): cifar10
+ * 32, 45, 64, 91, 129, ...) would leave the solvers only the few profiled
+ * values that happen to be multiples (32, 64, 1024), so a requested batch
+ * would be rounded to a far-away B_L.  The Pollux artifact interpolates step
+ * time linearly in the local batch between measured points; we do the same
+ * onto the multiples of minB_L strictly inside the profiled range, and only
+ * for such off-grid profiles (JABAS's and the analytic profiles are on the
+ * grid and stay exactly as measured); above 16 minB_L the step grows with
+ * B_L (see below).  An interpolated B_L fits as many VSWs
+ * as the larger neighbour (memory grows with B_L).
+ */
+static int fill_grid(struct hb_perf *p, int gi, int min_lbs, struct hb_error *err)
+{
+	struct hb_perf_gpu *g = &p->gpus[gi];
+	struct hb_perf_lbs *copy;
+	int n = g->nlbs, off = 0, rc = 0;
+
+	for (int i = 0; i < n; i++)
+		off |= g->lbs[i].local_bs % min_lbs != 0;
+	if (!off || n < 2 || min_lbs < 1)
+		return 0;
+	/* hb_perf_add_lbs may move g->lbs: work from a sorted copy. */
+	copy = malloc(sizeof(*copy) * (size_t)n);
+	if (!copy)
+		return hb_runtime_error(err, "perf model %s: out of memory", p->model);
+	memcpy(copy, g->lbs, sizeof(*copy) * (size_t)n);
+	qsort(copy, (size_t)n, sizeof(*copy), cmp_lbs);
+	for (int i = 0; i + 1 < n && rc == 0; i++) {
+		const struct hb_perf_lbs *lo = &copy[i], *hi = &copy[i + 1];
+		int n_max = hi->n_max < lo->n_max ? hi->n_max : lo->n_max;
+
+		if (n_max < 1)
+			continue;
+		/* Steps of minB_L, or of about lo/16 where that is coarser, so a
+		 * grid up to NCF's 32768 stays a few hundred entries while any
+		 * B_L is within about 3 % of one. */
+		int step = (lo->local_bs / 16 / min_lbs) * min_lbs;
+
+		if (step < min_lbs)
+			step = min_lbs;
+		for (int x = (lo->local_bs / step + 1) * step; x < hi->local_bs && rc == 0; x += step) {
+			struct hb_perf_point pts[HB_PERF_MAX_POINTS];
+			int np = lerp_points(lo, hi, x, pts);
+
+			if (np > 0)
+				rc = hb_perf_add_lbs(p, gi, x, n_max, pts, np, err);
+		}
+	}
+	free(copy);
+	return rc;
+}
+
 static int load_gpu(struct hb_profdb *db, const struct hb_model *m, struct hb_perf *p, int gi, int *all_jabas,
 		    struct hb_error *err)
 {
@@ -251,7 +337,7 @@ static int load_gpu(struct hb_profdb *db, const struct hb_model *m, struct hb_pe
 			goto out;
 		}
 	}
-	rc = 0;
+	rc = fill_grid(p, gi, p->min_lbs, err);
 out:
 	free(cr);
 	free(mr);
@@ -366,10 +452,6 @@ static int cmp_point(const void *a, const void *b)
 	return ((const struct hb_perf_point *)a)->n_vsw - ((const struct hb_perf_point *)b)->n_vsw;
 }
 
-static int cmp_lbs(const void *a, const void *b)
-{
-	return ((const struct hb_perf_lbs *)a)->local_bs - ((const struct hb_perf_lbs *)b)->local_bs;
-}
 
 static int prepare_lbs(const struct hb_perf *p, const struct hb_perf_gpu *g, struct hb_perf_lbs *l,
 		       struct hb_error *err)
