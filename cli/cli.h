@@ -48,5 +48,6 @@ int cmd_import(int argc, char **argv, struct hb_cli *cli);
 int cmd_plan(int argc, char **argv, struct hb_cli *cli);
 int cmd_forecast(int argc, char **argv, struct hb_cli *cli);
 int cmd_sim(int argc, char **argv, struct hb_cli *cli);
+int cmd_sweep(int argc, char **argv, struct hb_cli *cli);
 
 #endif

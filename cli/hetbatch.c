@@ -33,6 +33,7 @@ static const struct hb_cmd commands[] = {
 	{ "forecast", cmd_forecast, "forecast the next epoch's global batch trajectory" },
 	{ "version", cmd_version, "print the version and build features" },
 	{ "sim", cmd_sim, "simulate policies on a dedicated heterogeneous cluster and compare time and cost" },
+	{ "sweep", cmd_sweep, "what-if studies over clusters, loads, policies and seeds" },
 	/* new subcommands go above this line */
 };
 

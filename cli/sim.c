@@ -129,7 +129,8 @@ static void usage(FILE *out)
 		"                       GPU-time class, none, or \"cifar10:0.5,bert:0.5\").\n"
 		"                       --load multiplies the arrival rate\n"
 		"  --elastic-interval S seconds between the elastic policy's scaling decisions\n"
-		"                       (IBM's Delta; default 600)\n"
+		"                       (IBM's Delta; default 600; 0 = at every arrival and\n"
+		"                       departure)\n"
 		"  --elastic-drop       elastic: reject jobs it cannot admit (drop mode)\n"
 		"                       instead of queueing them\n"
 		"  --no-fairness        skip rho (it simulates every distinct job once more\n"
@@ -285,9 +286,9 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		case OPT_NOFAIR: a->no_fairness = a->trace_opts = 1; break;
 		case OPT_EDROP: a->elastic_drop = a->trace_opts = 1; break;
 		case OPT_EINTERVAL:
-			if (hb_parse_double(optarg, &v) < 0 || !(v > 0) || v > 1e7)
+			if (hb_parse_double(optarg, &v) < 0 || !(v >= 0) || v > 1e7)
 				return hb_cli_usage(cli, "sim", "--elastic-interval: '%s' is not a number of seconds in "
-							 "(0, 1e7]",
+							 "[0, 1e7]",
 						    optarg);
 			a->elastic_interval_s = v;
 			a->trace_opts = 1;
@@ -1130,7 +1131,7 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 		so.unequal_k = a.unequal_k;
 	so.replay = a.replay;
 	so.elastic_drop = a.elastic_drop;
-	if (a.elastic_interval_s > 0)
+	if (a.elastic_interval_s >= 0)
 		so.elastic_interval_s = a.elastic_interval_s;
 	if (a.trace)
 		return sim_trace(cli, &a, pol, np, &so, t0);

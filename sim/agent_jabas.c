@@ -39,6 +39,29 @@
  *    iterations.  Solver and forecaster run time are not charged: the
  *    solvers here take milliseconds (the paper's 1.06 % and 0.1 % come from
  *    its Python solver, §3, §7.6).
+ *
+ * In a shared cluster (any arbiter but the dedicated one; the rule of the
+ * policy's arbiter is in sim/arbiter_jabas.c) the three decisions stay and
+ * only Q changes: it is the same construction (2-GPU units, identical
+ * servers merged) over the GPUs the arbiter lets the job choose from, the
+ * grant at start and hb_sim_offer's offer at each epoch end, less the
+ * candidates above the offer's GPU cap.  Q is rebuilt at every decision
+ * because the offer changes; the dedicated run builds it once over the
+ * cluster, as before.  The agent then takes the chosen GPUs with
+ * hb_sim_resize_grant, so its grant is always exactly what it runs on and
+ * GPUs its argmin leaves out go back to the pool.  Decisions:
+ *  - Units stay pairs (§4.3, §10.12): IIDP needs an even GPU count per node
+ *    (the two similarity groups mirror each other), so 1-GPU units would
+ *    not be runnable; a grant with no pair holds no candidate and the job
+ *    cannot run (the jabas-share arbiter grants pairs only).
+ *  - Merged candidates are in packed form (alloc.h); among identical nodes
+ *    the chosen counts are moved onto the nodes the job already holds, so
+ *    an argmin equivalent to the current allocation keeps it instead of
+ *    restarting on an identical node.
+ *  - When the offer forces a shrink (a queued job, the job above its
+ *    request) and no candidate runs the whole forecast, the candidates are
+ *    ranked on the current B_G alone; only if none runs even that does the
+ *    job keep its GPUs (noted).
  */
 #include <math.h>
 #include <stdint.h>
@@ -49,6 +72,7 @@
 #include "agent_util.h" /* hb_agent_interval, hb_simigrad_step: shared with SimiGrad */
 #include "alloc.h"      /* hb_alloc_enumerate, hb_alloc_node_units: Q */
 #include "autoscale.h"  /* hb_jabas_epoch_time: the auto-scaler's estimate */
+#include "catalog.h"    /* struct hb_cluster: an offer as a cluster for Q */
 #include "forecast.h"   /* hb_forecast, hb_fc_query_steps: the B_G forecaster */
 #include "iidp.h"       /* hb_iidp_solve, hb_iidp_format_config: configurations */
 #include "sim.h"
@@ -87,10 +111,13 @@
 /* ---- state --------------------------------------------------------------- */
 
 struct jabas_state {
-	struct hb_alloc_set q;   /* candidate allocations Q (§4.3), built at start */
-	int *cand_alloc;         /* [q.ncand · nnodes]: GPUs per node of each candidate */
+	struct hb_alloc_set q;   /* candidate allocations Q (§4.3), built at start (shared: per decision) */
+	int *cand_alloc;         /* [ncand · nnodes]: GPUs per node of each candidate */
+	size_t ncand;            /* candidates kept (those of q within the GPU cap) */
 	int nnodes;              /* cluster nodes */
 	long p;                  /* adaptation interval, iterations */
+	int shared;              /* 1: a shared-cluster arbiter bounds the choice (hb_sim_offer) */
+	int *work;               /* [4 · nnodes] scratch: offer, chosen allocation, counts, node order */
 
 	/* (step, B_G) at every adaptation point, all epochs (the SES series);
 	 * the points from epoch_start on belong to the current epoch (GPR). */
@@ -106,6 +133,7 @@ static void state_free(struct jabas_state *st)
 		return;
 	hb_alloc_free(&st->q);
 	free(st->cand_alloc);
+	free(st->work);
 	free(st->hist_step);
 	free(st->hist_bs);
 	free(st);
@@ -176,6 +204,106 @@ static int same_alloc(const int *a, const int *b, int n)
 
 /* ---- auto-scaler (§4.3) ---------------------------------------------------- */
 
+/* Q over avail (GPUs per node; NULL = the whole cluster), without the
+ * candidates above max_gpus, into st->cand_alloc / st->ncand.  A shared
+ * cluster's offer becomes a copy of the cluster whose nodes hold only the
+ * offered GPUs, so the candidates, their order and the merging of identical
+ * servers are those of §4.3 on that smaller cluster. */
+static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struct jabas_state *st, const int *avail,
+		   int max_gpus, struct hb_error *err)
+{
+	struct hb_cluster sub = *sim->cl;
+	struct hb_node *nodes = NULL;
+	int rc;
+
+	hb_alloc_free(&st->q);
+	free(st->cand_alloc);
+	st->cand_alloc = NULL;
+	st->ncand = 0;
+	if (avail) {
+		nodes = malloc((size_t)(st->nnodes > 0 ? st->nnodes : 1) * sizeof(*nodes));
+		if (!nodes)
+			return hb_runtime_error(err, "jabas %s: out of memory", job->name);
+		sub.ngpus = 0;
+		for (int n = 0; n < st->nnodes; n++) {
+			nodes[n] = sim->cl->nodes[n];
+			nodes[n].ngpus = avail[n];
+			sub.ngpus += avail[n];
+		}
+		sub.nodes = nodes;
+	}
+	rc = hb_alloc_enumerate(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS, 0, &st->q, err);
+	free(nodes);
+	if (rc < 0) {
+		if (avail)
+			hb_error_prefix(err, "jabas %s: candidate allocations in %d GPUs of %s (JABAS runs on GPU pairs)",
+					job->name, sub.ngpus, sim->cl->name);
+		else
+			hb_error_prefix(err, "jabas %s: candidate allocations on %s", job->name, sim->cl->name);
+		return -1;
+	}
+	st->cand_alloc = malloc((st->q.ncand ? st->q.ncand : 1) * (size_t)st->nnodes * sizeof(int));
+	if (!st->cand_alloc)
+		return hb_runtime_error(err, "jabas %s: out of memory for %zu candidates", job->name, st->q.ncand);
+	for (size_t i = 0; i < st->q.ncand; i++) {
+		const int *u = hb_alloc_node_units(&st->q, i);
+		int *dst = st->cand_alloc + st->ncand * (size_t)st->nnodes;
+
+		if (hb_alloc_ngpus(&st->q, i) > max_gpus)
+			continue;
+		for (int n = 0; n < st->nnodes; n++)
+			dst[n] = u[n] * st->q.unit;
+		st->ncand++;
+	}
+	return 0;
+}
+
+static int alloc_ngpus(const int *alloc, int n)
+{
+	int g = 0;
+
+	for (int i = 0; i < n; i++)
+		g += alloc[i];
+	return g;
+}
+
+/* Among the identical nodes of each class of st->q, give the largest counts
+ * of alloc to the nodes where cur holds the most GPUs (ties to the lower
+ * index): the same allocation up to identical servers, with the most GPUs
+ * in common with cur (pairing both in descending order maximises the sum
+ * of minima).  alloc is rewritten in place. */
+static void keep_nodes(struct jabas_state *st, const int *cur, int *alloc)
+{
+	int *count = st->work + 2 * (size_t)st->nnodes, *order = st->work + 3 * (size_t)st->nnodes;
+
+	for (int c = 0; c < st->q.nclasses; c++) {
+		int k = 0;
+
+		for (int n = 0; n < st->nnodes; n++)
+			if (st->q.node_class[n] == c)
+				order[k++] = n;
+		/* Insertion sorts: classes are a handful of nodes. */
+		for (int a = 0; a < k; a++)
+			count[a] = alloc[order[a]];
+		for (int a = 1; a < k; a++)
+			for (int b = a; b > 0 && count[b] > count[b - 1]; b--) {
+				int t = count[b];
+
+				count[b] = count[b - 1];
+				count[b - 1] = t;
+			}
+		for (int a = 1; a < k; a++)
+			for (int b = a; b > 0 && cur[order[b]] > cur[order[b - 1]]; b--) {
+				int t = order[b];
+
+				order[b] = order[b - 1];
+				order[b - 1] = t;
+			}
+		for (int a = 0; a < k; a++)
+			alloc[order[a]] = count[a];
+	}
+}
+
 /* argmin over Q of the predicted epoch time of traj; ties go to the later
  * candidate ("<=", §4.3 [C]: Q grows in units, so ties go to more GPUs).
  * *best = -1 when no candidate can run every trajectory point. */
@@ -184,7 +312,7 @@ static int pick_allocation(struct hb_sim_job *job, const struct jabas_state *st,
 {
 	*best = -1;
 	*best_s = INFINITY;
-	for (size_t i = 0; i < st->q.ncand; i++) {
+	for (size_t i = 0; i < st->ncand; i++) {
 		struct hb_epoch_estimate est;
 
 		if (hb_jabas_epoch_time(job->solver, st->cand_alloc + i * (size_t)st->nnodes, traj, ntraj, st->p,
@@ -211,31 +339,20 @@ static int jabas_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_err
 	if (!st)
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 	job->agent_state = st;
-	/* Q spans the cluster: the agent auto-scales over every GPU, which the
-	 * dedicated arbiter grants.  A shared-cluster JABAS arbiter is future work. */
-	if (!hb_agent_owns_cluster(sim, job))
-		return hb_input_error(err, "jabas %s: the JABAS agent needs the whole cluster (dedicated arbiter); "
-				      "arbiter %s granted %d of %d GPUs", job->name, sim->arbiter->name, job->ngrant,
-				      sim->cl->ngpus);
 	st->nnodes = sim->cl->nnodes;
+	/* Under the dedicated arbiter Q spans the cluster, built once; under a
+	 * shared one it spans the grant now and the offer at each epoch end. */
+	st->shared = sim->arbiter != &hb_arbiter_dedicated;
+	st->work = malloc(4 * (size_t)(st->nnodes > 0 ? st->nnodes : 1) * sizeof(int));
+	if (!st->work)
+		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 	st->p = hb_agent_interval(sim, job);
 	if (st->p < 1)
 		return hb_input_error(err, "jabas %s: adaptation interval %ld must be >= 1", job->name, st->p);
 	if (init_bs < 1)
 		return hb_input_error(err, "jabas %s: minimum global batch %ld must be >= 1", job->name, init_bs);
-	if (hb_alloc_enumerate(sim->cl, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS, 0, &st->q, err) < 0) {
-		hb_error_prefix(err, "jabas %s: candidate allocations on %s", job->name, sim->cl->name);
+	if (build_q(sim, job, st, st->shared ? job->grant : NULL, st->shared ? job->ngrant : sim->cl->ngpus, err) < 0)
 		return -1;
-	}
-	st->cand_alloc = malloc(st->q.ncand * (size_t)st->nnodes * sizeof(int));
-	if (!st->cand_alloc)
-		return hb_runtime_error(err, "jabas %s: out of memory for %zu candidates", job->name, st->q.ncand);
-	for (size_t i = 0; i < st->q.ncand; i++) {
-		const int *u = hb_alloc_node_units(&st->q, i);
-
-		for (int n = 0; n < st->nnodes; n++)
-			st->cand_alloc[i * (size_t)st->nnodes + n] = u[n] * st->q.unit;
-	}
 
 	/* Initial phase (§4.3, §10.13): B_G^init for the whole epoch.  A
 	 * one-point trajectory is that constant trajectory: the estimate's last
@@ -251,6 +368,11 @@ static int jabas_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_err
 	if (!found)
 		return hb_runtime_error(err, "jabas %s: candidate %ld has an epoch estimate but no configuration",
 					job->name, best);
+	/* Shared: GPUs of the grant the argmin leaves out go back to the pool. */
+	if (st->shared && hb_sim_resize_grant(sim, job, cfg.alloc, err) < 0) {
+		hb_job_config_free(&cfg);
+		return -1;
+	}
 	rc = hb_sim_apply(sim, job, &cfg, HB_APPLY_START, "initial phase: least epoch time at B_G^init", err);
 	hb_job_config_free(&cfg);
 	return rc;
@@ -454,23 +576,44 @@ static int jabas_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct
 {
 	struct jabas_state *st = job->agent_state;
 	long *traj = NULL, best;
-	int ntraj = 0, rc = -1;
+	int ntraj = 0, rc = -1, max_gpus = 0;
 	double best_s;
 	const long done = done_in_block(job, st->p);
 
+	if (st->shared) {
+		/* The offer bounds this decision: Q over it. */
+		hb_sim_offer(sim, job, st->work, &max_gpus);
+		if (build_q(sim, job, st, st->work, max_gpus, err) < 0)
+			goto out;
+		hb_sim_note(sim, job, "offer", "epoch %ld: %d of %d GPUs offered, at most %d, holds %d: %zu candidates",
+			    job->epoch, alloc_ngpus(st->work, st->nnodes), sim->cl->ngpus, max_gpus, job->ngrant,
+			    st->ncand);
+	}
 	if (build_trajectory(sim, job, st, &traj, &ntraj, err) < 0)
 		goto out;
 	if (pick_allocation(job, st, traj, ntraj, done, &best, &best_s, err) < 0)
 		goto out;
+	if (best < 0 && st->shared && job->cfg.ngpus > max_gpus) {
+		/* Must shrink: rank on the current B_G alone. */
+		hb_sim_note(sim, job, "autoscale", "epoch %ld: no allocation within %d GPUs runs the forecast (B_G %ld..%ld): "
+			    "ranking on B_G %ld", job->epoch, max_gpus, traj[0], traj[ntraj - 1], traj[0]);
+		ntraj = 1;
+		if (pick_allocation(job, st, traj, ntraj, done, &best, &best_s, err) < 0)
+			goto out;
+	}
 	if (best < 0) {
 		hb_sim_note(sim, job, "autoscale", "epoch %ld: no allocation runs the forecast (B_G %ld..): keep",
 			    job->epoch, traj[0]);
 	} else {
-		const int *alloc = st->cand_alloc + (size_t)best * (size_t)st->nnodes;
+		int *alloc = st->cand_alloc + (size_t)best * (size_t)st->nnodes;
 
+		if (st->shared) {
+			alloc = memcpy(st->work + st->nnodes, alloc, (size_t)st->nnodes * sizeof(int));
+			keep_nodes(st, job->cfg.alloc, alloc);
+		}
 		hb_sim_note(sim, job, "autoscale",
 			    "epoch %ld: trajectory of %d points, B_G %ld..%ld, best %d GPUs (%.1f s/epoch)%s",
-			    job->epoch, ntraj, traj[0], traj[ntraj - 1], hb_alloc_ngpus(&st->q, (size_t)best),
+			    job->epoch, ntraj, traj[0], traj[ntraj - 1], alloc_ngpus(alloc, st->nnodes),
 			    best_s, same_alloc(alloc, job->cfg.alloc, st->nnodes) ? ", keep" : "");
 		if (!same_alloc(alloc, job->cfg.alloc, st->nnodes)) {
 			struct hb_job_config cfg;
@@ -482,7 +625,9 @@ static int jabas_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct
 			if (found) {
 				snprintf(why, sizeof(why), "auto-scale: %d -> %d GPUs, predicted epoch %.1f s",
 					 job->cfg.ngpus, cfg.ngpus, best_s);
-				rc = hb_sim_apply(sim, job, &cfg, HB_APPLY_RESTART, why, err);
+				rc = st->shared ? hb_sim_resize_grant(sim, job, cfg.alloc, err) : 0;
+				if (rc == 0)
+					rc = hb_sim_apply(sim, job, &cfg, HB_APPLY_RESTART, why, err);
 				hb_job_config_free(&cfg);
 				if (rc < 0)
 					goto out;

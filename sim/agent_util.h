@@ -40,9 +40,9 @@ int hb_agent_alloc_all(const struct hb_perf *perf, int *alloc);
  * dedicated arbiter): alloc[i] = job->grant[i].  Returns the total. */
 int hb_agent_alloc_granted(const struct hb_sim_job *job, int *alloc);
 
-/* 1 when the job holds every GPU of the cluster.  Agents whose decisions
- * span the whole cluster (JABAS's candidate allocations, Pollux-AS's node
- * order) need it until they learn to work inside a grant. */
+/* 1 when the job holds every GPU of the cluster.  Pollux-AS, whose node
+ * order spans the whole cluster, needs it (it runs single-job studies
+ * only); JABAS re-chooses inside its arbiter's offer instead. */
 int hb_agent_owns_cluster(const struct hb_sim *sim, const struct hb_sim_job *job);
 
 /* Equal-local-batch data parallelism at a target global batch on alloc

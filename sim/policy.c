@@ -10,15 +10,16 @@
 #include "sim.h"
 
 const struct hb_policy hb_policies[] = {
-	{ "jabas", &hb_agent_jabas, NULL, "JABAS: IIDP configurations, similarity-driven batch, epoch auto-scaling" },
-	{ "simigrad", &hb_agent_simigrad, NULL, "SimiGrad: similarity-driven batch on all GPUs, equal local batch" },
+	{ "jabas", &hb_agent_jabas, &hb_arbiter_jabas, "JABAS: IIDP configs, similarity-driven batch, epoch auto-scaling; shared, jabas-share lending" },
+	{ "simigrad", &hb_agent_simigrad, &hb_arbiter_fifo, "SimiGrad: similarity-driven batch, equal local batch on all GPUs (shared: its FIFO grant)" },
 	{ "pollux", &hb_agent_pollux, &hb_arbiter_pollux, "Pollux: goodput agent; alone, the JABAS port (all GPUs, batch per epoch); shared, PolluxSched" },
 	{ "pollux-as", &hb_agent_pollux_as, NULL, "Pollux-AS: Pollux plus node-by-node auto-scaling (U 2/3, L 1/2)" },
-	{ "optperf", &hb_agent_optperf, NULL, "Cannikin: OptPerf unequal local batches, goodput-chosen total batch" },
+	{ "optperf", &hb_agent_optperf, &hb_arbiter_fifo, "Cannikin: OptPerf unequal local batches, goodput-chosen batch (shared: its FIFO grant)" },
 	{ "static", &hb_agent_static, &hb_arbiter_fifo, "static DDP: fixed global batch, equal local batch on all GPUs" },
 	{ "fifo", &hb_agent_static, &hb_arbiter_fifo, "FIFO with gang placement; jobs keep their requested GPUs and batch" },
 	{ "tiresias", &hb_agent_static, &hb_arbiter_tiresias, "Tiresias 2D-LAS (2 queues, 16 GPU-h); fixed GPUs and batch" },
 	{ "optimus", &hb_agent_static, &hb_arbiter_optimus, "Optimus+Oracle: GPUs by marginal gain (oracle); fixed batch" },
+	{ "elastic", &hb_agent_elastic, &hb_arbiter_elastic, "IBM elastic DP: FIFO admission every Delta; GPUs and batch by throughput scaling" },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -761,6 +761,50 @@ int hb_sim_regrant(struct hb_sim *sim, struct hb_sim_job *job, const int *grant,
 	return 0;
 }
 
+void hb_sim_offer(const struct hb_sim *sim, const struct hb_sim_job *job, int *offer, int *max_gpus)
+{
+	if (sim->arbiter->offer) {
+		sim->arbiter->offer(sim, job, offer, max_gpus);
+		return;
+	}
+	for (int i = 0; i < sim->cl->nnodes; i++)
+		offer[i] = sim->arbiter == &hb_arbiter_dedicated ? sim->cl->nodes[i].ngpus : job->grant[i];
+	*max_gpus = sim->arbiter == &hb_arbiter_dedicated ? sim->cl->ngpus : job->ngrant;
+}
+
+int hb_sim_resize_grant(struct hb_sim *sim, struct hb_sim_job *job, const int *grant, struct hb_error *err)
+{
+	int n = 0, back = 0, old = job->ngrant;
+
+	if (sim->arbiter == &hb_arbiter_dedicated)
+		return 0;
+	if (job->ngrant == 0 || job->state == HB_JOB_DONE || job->state == HB_JOB_DROPPED ||
+	    job->state == HB_JOB_SUSPENDED)
+		return hb_runtime_error(err, "simulator: job %s resized a grant it does not hold", job->name);
+	for (int i = 0; i < sim->cl->nnodes; i++) {
+		int avail = sim->free_gpus[i] + job->grant[i];
+
+		if (grant[i] < 0 || grant[i] > avail)
+			return hb_runtime_error(err, "simulator: job %s asked for %d GPUs of node %s, %d available",
+						job->name, grant[i], sim->cl->nodes[i].name, avail);
+		n += grant[i];
+	}
+	/* An empty grant is a suspension, which only the arbiter decides. */
+	if (n == 0)
+		return hb_runtime_error(err, "simulator: job %s resized its grant to no GPU", job->name);
+	for (int i = 0; i < sim->cl->nnodes; i++) {
+		if (grant[i] < job->grant[i])
+			back += job->grant[i] - grant[i];
+		sim->free_gpus[i] += job->grant[i] - grant[i];
+		job->grant[i] = grant[i];
+	}
+	job->ngrant = n;
+	sim->released += back;
+	if (n != old || back > 0)
+		hb_sim_note(sim, job, "resize", "grant %d -> %d GPUs (%d handed back)", old, n, back);
+	return 0;
+}
+
 /* dedicated: the whole cluster for every job, outside the shared pool (each
  * job runs as if alone, which is also the reference of finish-time fairness). */
 static int dedicated_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
@@ -850,6 +894,7 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 			}
 			continue;
 		}
+		sim->released = 0;
 		switch (ev.kind) {
 		case HB_EV_ARRIVAL:
 			rc = on_arrival(sim, job, err);
@@ -873,6 +918,14 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 			break;
 		default:
 			break;
+		}
+		/* GPUs the job's agent handed back (hb_sim_resize_grant) reach the
+		 * arbiter once the agent is done with its event; on an arrival the
+		 * arbiter itself started the job and sees the pool already. */
+		if (rc == 0 && (ev.kind == HB_EV_MILESTONE || ev.kind == HB_EV_ROUND) && sim->released > 0) {
+			sim->released = 0;
+			if (sim->arbiter->on_release)
+				rc = sim->arbiter->on_release(sim, job, err);
 		}
 		if (rc < 0) {
 			hb_progress_finish(&bar);

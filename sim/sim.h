@@ -95,6 +95,7 @@ extern const struct hb_agent_ops hb_agent_jabas;
 extern const struct hb_agent_ops hb_agent_pollux;
 extern const struct hb_agent_ops hb_agent_pollux_as;
 extern const struct hb_agent_ops hb_agent_optperf;
+extern const struct hb_agent_ops hb_agent_elastic;
 
 /* ---- cluster arbiters ---------------------------------------------------- */
 
@@ -113,6 +114,17 @@ struct hb_arbiter_ops {
 	double (*round_s)(const struct hb_sim *sim);
 	int (*on_round)(struct hb_sim *sim, struct hb_error *err);
 	void (*free_state)(struct hb_sim *sim);
+	/* Optional, for agents that re-choose their own GPUs (JABAS at epoch
+	 * ends): the GPUs per node the job may hold after its decision (offer,
+	 * nnodes entries, at least its grant where it may keep it, at most its
+	 * grant plus the free pool) and the most it may hold in all
+	 * (*max_gpus).  NULL: the job's grant (the whole cluster under the
+	 * dedicated arbiter).  Read through hb_sim_offer. */
+	void (*offer)(const struct hb_sim *sim, const struct hb_sim_job *job, int *offer, int *max_gpus);
+	/* Optional: a job handed GPUs back with hb_sim_resize_grant during one
+	 * of its own events; called after that event's agent callbacks return,
+	 * so the arbiter may start queued jobs on them. */
+	int (*on_release)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
 };
 
 /* dedicated: every job is granted the whole cluster at arrival (single-job
@@ -124,6 +136,11 @@ extern const struct hb_arbiter_ops hb_arbiter_fifo;
 extern const struct hb_arbiter_ops hb_arbiter_pollux;
 extern const struct hb_arbiter_ops hb_arbiter_tiresias;
 extern const struct hb_arbiter_ops hb_arbiter_optimus;
+/* jabas-share: FIFO admission of GPU pairs; at its epoch ends a JABAS job
+ * re-chooses its GPUs inside an offer (free GPUs lent while nobody waits,
+ * back to its request when somebody does); sim/arbiter_jabas.c. */
+extern const struct hb_arbiter_ops hb_arbiter_jabas;
+extern const struct hb_arbiter_ops hb_arbiter_elastic;
 
 /* GPUs a job asks an arbiter for: its request, or else the largest node. */
 int hb_arbiter_job_gpus(const struct hb_sim *sim, const struct hb_sim_job *job);
@@ -233,7 +250,8 @@ struct hb_sim_opts {
 	int quiet;               /* no progress bar */
 	const struct hb_log *log;/* may be NULL */
 	/* IBM elastic autoscaler (arbiter_elastic.c, elastic.md 4). */
-	double elastic_interval_s; /* Delta between scaling decisions, s (default 600: V-B's "10-15 minutes") */
+	double elastic_interval_s; /* Delta between scaling decisions, s (default 600: V-B's "10-15 minutes");
+				      <= 0: decide at every arrival and departure */
 	int elastic_drop;        /* 1: reject jobs the optimizer cannot admit (drop mode); 0: queue them */
 };
 
@@ -271,6 +289,7 @@ struct hb_sim {
 	double sched_wall_s;            /* wall-clock time inside arbiter on_round (never in result files) */
 	long sched_rounds;              /* arbiter rounds run */
 	int nended;                     /* jobs done or dropped; the run ends at njobs */
+	int released;                   /* GPUs handed back by hb_sim_resize_grant during the current event */
 
 	/* Replay (opts.replay): B_G from a recorded trajectory, by iteration. */
 	double *replay_step;            /* strictly increasing iteration counts, owned */
@@ -298,6 +317,16 @@ int hb_sim_start_job(struct hb_sim *sim, struct hb_sim_job *job, const int *gran
  * restart.  An all-zero grant suspends the job (HB_JOB_SUSPENDED: no GPUs,
  * no cost, progress kept); a grant on a suspended job resumes it. */
 int hb_sim_regrant(struct hb_sim *sim, struct hb_sim_job *job, const int *grant, struct hb_error *err);
+/* What the arbiter lets a running job re-choose among (struct
+ * hb_arbiter_ops.offer): offer[nnodes] and *max_gpus. */
+void hb_sim_offer(const struct hb_sim *sim, const struct hb_sim_job *job, int *offer, int *max_gpus);
+/* An agent takes a new grant inside its offer (start or its own decision
+ * points), without the simulator calling back into it: GPUs move between
+ * the job and the free pool, and the agent then applies a configuration on
+ * them (HB_APPLY_RESTART, or START in its start).  GPUs handed back are
+ * reported to the arbiter's on_release after the event.  No-op under the
+ * dedicated arbiter (every job holds the whole cluster outside the pool). */
+int hb_sim_resize_grant(struct hb_sim *sim, struct hb_sim_job *job, const int *grant, struct hb_error *err);
 /* Reject a PENDING job that has arrived (an admission-control arbiter's
  * drop mode): it never runs, holds nothing and counts as dropped. */
 int hb_sim_drop_job(struct hb_sim *sim, struct hb_sim_job *job, const char *why, struct hb_error *err);

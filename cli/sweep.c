@@ -1,0 +1,653 @@
+/*
+ * sweep.c: `hetbatch sweep CONFIG.json [-j N]`: what-if studies over
+ * clusters, load factors, policies and seeds (sim/sweep.h, docs/sweep.md).
+ *
+ * Order of work: read and check the configuration, build every cluster
+ * variant and replay (a bad config, trace, cluster or GPU is exit 2 before
+ * anything runs), run the points on -j threads, then print and write.  A
+ * point that cannot run is a row; the sweep fails only when none ran.
+ *
+ * MPI.  In a build with MPI (HB_HAVE_MPI) started by mpirun (the launcher's
+ * environment says so), every rank reads the configuration and sets up the
+ * same sweep, runs the points with id % size == rank on its own -j threads
+ * and sends its rows to rank 0, which writes exactly the files of a
+ * single-process run.  Only rank 0 prints: the other ranks' stdout and
+ * stderr go to /dev/null and their errors travel to rank 0 with their rows.
+ * Started without mpirun, the command never calls MPI (no singleton start).
+ * The launch and the transport live here, in the command layer, so that the
+ * library (sim/) stays free of MPI headers (DESIGN.md).
+ *
+ * Figures: the scripts scripts/gnuplot/sweep-{jct,cost}.gp are found through
+ * $HETBATCH_GNUPLOT_DIR, else the compile-time HB_GNUPLOT_DIR, else beside
+ * the executable (../share/hetbatch/gnuplot, ../../scripts/gnuplot,
+ * ../scripts/gnuplot); without gnuplot on PATH the figures are skipped with a
+ * warning and their data files are still written.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hb_config.h"
+#if HB_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include "cli.h"
+#include "fileio.h"
+#include "json.h"
+#include "progress.h"
+#include "strutil.h"
+#include "sweep.h"
+
+extern char **environ;
+
+#define GNUPLOT_ENV "HETBATCH_GNUPLOT_DIR"
+#define MAX_THREADS 1024
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hetbatch sweep CONFIG.json [-j N] [--out DIR [--plot]] [options]\n"
+		"       mpirun -np K hetbatch sweep CONFIG.json [-j N] --out DIR\n"
+		"\n"
+		"What-if studies: replay one workload on several clusters (a preset plus\n"
+		"added nodes, e.g. \"+16 A100\"), at several load factors, under several\n"
+		"policies and seeds.  Every combination is a point that runs what\n"
+		"'hetbatch --seed S sim --cluster C --trace ... --load L --policy P' runs.\n"
+		"Points = clusters x loads x policies x seeds, in that nested order; a\n"
+		"point's id is its index.  The table gives one row per (cluster, load,\n"
+		"policy): means over the seeds that ran of JCT, queueing, makespan,\n"
+		"GPU-hours, cost and utilisation.\n"
+		"\n"
+		"Options:\n"
+		"  -j, --jobs N     run N points at a time on threads (default 1); the\n"
+		"                   files are byte-identical for every N\n"
+		"  --out DIR        write results.db, sweep.csv and summary.json into DIR\n"
+		"                   (created; all files or none)\n"
+		"  --plot           also draw DIR/sweep-load<L>-jct and -cost (.png, .svg):\n"
+		"                   mean JCT and cost against cluster capacity ($/h), one\n"
+		"                   line per policy, one figure per load; needs --out.\n"
+		"                   Without gnuplot on PATH the figures are skipped with a\n"
+		"                   warning.  Scripts: $" GNUPLOT_ENV ", else\n"
+		"                   scripts/gnuplot/ found from the executable\n"
+		"  --db FILE        profile database (default: the built-in analytic one)\n"
+		"  --json           print summary.json's document instead of the table\n"
+		"  --dry-run        check the configuration, build the clusters and\n"
+		"                   replays, list the points and stop\n"
+		"  -h, --help       this help\n"
+		"  Global: -q (no progress lines), --seed N (the seeds when the file\n"
+		"  gives no \"seeds\").\n"
+		"\n"
+		"Configuration (JSON; docs/sweep.md has every field; unknown fields are\n"
+		"errors; files are relative to the configuration's directory):\n"
+		"  {\n"
+		"    \"name\": \"a-plus-3090\",                 optional, default: file name\n"
+		"    \"trace\": {\"file\": \"workload.csv\", \"format\": \"auto\", \"max_jobs\": 160}\n"
+		"      or     {\"synthetic\": {\"arrival\": \"poisson\", \"rate_per_hour\": 20,\n"
+		"                            \"hours\": 8, \"mix\": \"pollux\"}},\n"
+		"             filters for both: max_jobs, from_s, to_s, vc, min_gpus, max_gpus\n"
+		"    \"clusters\": [ {\"base\": \"jabas-a\", \"label\": \"A\"},\n"
+		"                  {\"base\": \"jabas-a\", \"label\": \"A+8 3090\",\n"
+		"                   \"add\": [{\"gpu\": \"rtx-3090\", \"nodes\": 2, \"gpus_per_node\": 4}]} ],\n"
+		"    \"loads\": [1, 2],                        default [1]\n"
+		"    \"policies\": [\"fifo\", \"tiresias\", \"pollux\", \"optimus\"],\n"
+		"    \"seeds\": [1, 2],                        default [--seed]\n"
+		"    \"fairness\": false,                      finish-time fairness rho (slower)\n"
+		"    \"knobs\": {\"restart_cost\": 30}           interval, restart_cost,\n"
+		"                reconfig_cost, gns_overhead, similarity_cost,\n"
+		"                unequal_penalty, max_sim_s, elastic_interval, elastic_drop\n"
+		"  }\n"
+		"  A base is a built-in cluster or a cluster JSON file; added nodes get the\n"
+		"  links of the base's nodes.  Seed S seeds the simulation, the synthetic\n"
+		"  generator and the model draws of traces without models.  The load divides\n"
+		"  a trace file's arrival times and multiplies the generator's rate.\n"
+		"\n"
+		"Policies (* = has a shared-cluster arbiter; the others give rows\n"
+		"'cannot run'):\n");
+	for (const struct hb_policy *p = hb_policies; p->name; p++)
+		fprintf(out, "  %-10s %s %s\n", p->name, p->shared ? "*" : " ", p->summary);
+	fprintf(out,
+		"\n"
+		"MPI (builds with -Dmpi=enabled or auto): under mpirun each rank runs the\n"
+		"points with id %% size == rank (on its own -j threads) and rank 0 gathers\n"
+		"the rows and writes the same files as one process; only rank 0 prints.\n"
+		"\n"
+		"Examples:\n"
+		"  hetbatch sweep examples/sweep-a-3090.json -j 2 --out runs/a-3090 --plot\n"
+		"  hetbatch sweep study.json --dry-run\n"
+		"  hetbatch -q sweep study.json -j 8 --out runs/study --json\n"
+		"  mpirun -np 4 hetbatch sweep study.json -j 2 --out runs/study\n"
+		"\n"
+		"Result files hold no timestamps, wall times or absolute paths: the same\n"
+		"configuration and seeds give byte-identical files for any -j and any\n"
+		"number of MPI ranks.  Progress: one line per finished point on stderr.\n"
+		"\n"
+		"Exit status: 0 if at least one point ran (the others are rows saying why),\n"
+		"1 if none ran or writing failed, 2 for a usage or configuration error\n"
+		"(nothing runs and nothing is written).\n");
+}
+
+struct sweep_args {
+	const char *config, *out, *db;
+	int jobs, plot, json, dry_run;
+};
+
+enum { OPT_OUT = 256, OPT_PLOT, OPT_DB, OPT_JSON, OPT_DRY };
+
+/* 0 to go on, -1 after --help, 2 on a usage error. */
+static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sweep_args *a)
+{
+	static const struct option opts[] = {
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "out", required_argument, NULL, OPT_OUT },
+		{ "plot", no_argument, NULL, OPT_PLOT },
+		{ "db", required_argument, NULL, OPT_DB },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "dry-run", no_argument, NULL, OPT_DRY },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long n;
+	int ch;
+
+	memset(a, 0, sizeof(*a));
+	a->jobs = 1;
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":hj:", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'j':
+			if (hb_parse_long_range(optarg, 1, MAX_THREADS, &n) < 0)
+				return hb_cli_usage(cli, "sweep", "-j: '%s' is not a thread count in [1, %d]", optarg,
+						    MAX_THREADS);
+			a->jobs = (int)n;
+			break;
+		case OPT_OUT: a->out = optarg; break;
+		case OPT_PLOT: a->plot = 1; break;
+		case OPT_DB: a->db = optarg; break;
+		case OPT_JSON: a->json = 1; break;
+		case OPT_DRY: a->dry_run = 1; break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		case ':':
+			return hb_cli_usage(cli, "sweep", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return hb_cli_usage(cli, "sweep", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return hb_cli_usage(cli, "sweep", "the configuration file is required");
+	a->config = argv[optind++];
+	if (optind < argc)
+		return hb_cli_usage(cli, "sweep", "unexpected argument '%s'", argv[optind]);
+	if (!hb_path_exists(a->config) || hb_path_is_dir(a->config))
+		return hb_cli_usage(cli, "sweep", "no configuration file '%s'", a->config);
+	if (a->plot && !a->out)
+		return hb_cli_usage(cli, "sweep", "--plot needs --out DIR (the figures and their data go there)");
+	if (a->out && hb_path_exists(a->out) && !hb_path_is_dir(a->out))
+		return hb_cli_usage(cli, "sweep", "--out: '%s' exists and is not a directory", a->out);
+	return 0;
+}
+
+/* ---- progress --------------------------------------------------------------------- */
+
+static void progress_line(void *ctx, const struct hb_sweep *sw, const struct hb_sweep_row *row, int done, int total)
+{
+	const struct hb_cli *cli = ctx;
+	const struct hb_sweep_config *cfg = sw->cfg;
+	struct hb_sweep_point p;
+
+	if (cli->quiet)
+		return;
+	hb_sweep_point_of(cfg, row->id, &p);
+	fprintf(stderr, "sweep: [%d/%d] point %d: %s, load %g, %s, seed %llu: ", done, total, row->id,
+		cfg->clusters[p.cluster].label, cfg->loads[p.load], cfg->policies[p.policy]->name,
+		(unsigned long long)cfg->seeds[p.seed]);
+	if (row->status == HB_SWEEP_OK)
+		fprintf(stderr, "%d/%d done, mean JCT %.2f h, $%.2f (%.1f s)\n", (int)row->completed, (int)row->jobs,
+			row->jct_mean_h, row->cost_usd, row->wall_s);
+	else
+		fprintf(stderr, "%s: %.200s\n", row->status == HB_SWEEP_CANNOT ? "cannot run" : "failed", row->reason);
+}
+
+static void list_points(const struct hb_sweep *sw)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+
+	printf("sweep %s: %d points (%d clusters x %d loads x %d policies x %d seeds)\n", cfg->name, sw->npoints,
+	       cfg->nclusters, cfg->nloads, cfg->npolicies, cfg->nseeds);
+	for (int ci = 0; ci < cfg->nclusters; ci++)
+		printf("cluster %d: %s = %s (%d GPUs on %d nodes, $%.2f/h): %s\n", ci, cfg->clusters[ci].label,
+		       sw->info[ci].name, sw->info[ci].gpus, sw->info[ci].nodes, sw->info[ci].usd_per_h,
+		       sw->info[ci].gpu_mix);
+	printf("%6s  %-24s %5s %6s %-10s %10s %6s\n", "point", "cluster", "GPUs", "load", "policy", "seed", "jobs");
+	for (int id = 0; id < sw->npoints; id++) {
+		struct hb_sweep_point p;
+		int k;
+
+		hb_sweep_point_of(cfg, id, &p);
+		k = (p.cluster * cfg->nloads + p.load) * cfg->nseeds + p.seed;
+		printf("%6d  %-24.24s %5d %6g %-10s %10llu %6ld\n", id, cfg->clusters[p.cluster].label,
+		       sw->info[p.cluster].gpus, cfg->loads[p.load], cfg->policies[p.policy]->name,
+		       (unsigned long long)cfg->seeds[p.seed], sw->replays[k].njobs);
+	}
+}
+
+/* ---- figures ----------------------------------------------------------------------- */
+
+/* An executable `name` on PATH into buf; 0 if found. */
+static int which(const char *name, char *buf, size_t size)
+{
+	for (const char *p = getenv("PATH"); p && *p;) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+
+		if (len > 0 && (size_t)snprintf(buf, size, "%.*s/%s", (int)len, p, name) < size &&
+		    access(buf, X_OK) == 0 && !hb_path_is_dir(buf))
+			return 0;
+		p = colon ? colon + 1 : NULL;
+	}
+	return -1;
+}
+
+static int scripts_in(const char *dir)
+{
+	char p[PATH_MAX + 32];
+
+	snprintf(p, sizeof(p), "%s/sweep-jct.gp", dir);
+	return hb_path_exists(p);
+}
+
+static int script_dir(char *buf, size_t size, struct hb_error *err)
+{
+	static const char *const rel[] = { "../share/hetbatch/gnuplot", "../../scripts/gnuplot", "../scripts/gnuplot" };
+	const char *env = getenv(GNUPLOT_ENV);
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env) {
+		if (!scripts_in(env))
+			return hb_input_error(err, "$%s: '%s' holds no sweep-jct.gp", GNUPLOT_ENV, env);
+		hb_strlcpy(buf, env, size);
+		return 0;
+	}
+#ifdef HB_GNUPLOT_DIR
+	if (scripts_in(HB_GNUPLOT_DIR)) {
+		hb_strlcpy(buf, HB_GNUPLOT_DIR, size);
+		return 0;
+	}
+#endif
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/')))
+			*slash = '\0';
+		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++)
+			if ((size_t)snprintf(buf, size, "%s/%s", exe, rel[i]) < size && scripts_in(buf))
+				return 0;
+	}
+	return hb_input_error(err, "cannot find the gnuplot scripts (sweep-jct.gp); set $%s to scripts/gnuplot",
+			      GNUPLOT_ENV);
+}
+
+/* Append var='value' to a gnuplot -e string ('' escapes a quote). */
+static void gp_set(char *buf, size_t size, const char *var, const char *value)
+{
+	size_t len = strlen(buf);
+
+	len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s='", var);
+	for (; *value && len + 3 < size; value++) {
+		if (*value == '\'')
+			buf[len++] = '\'';
+		buf[len++] = *value;
+	}
+	if (len + 3 < size) {
+		buf[len++] = '\'';
+		buf[len++] = ';';
+		buf[len] = '\0';
+	}
+}
+
+/* gnuplot writes TMP.{png,svg}; both are renamed to DIR/STEM.{png,svg}. */
+static int draw(const char *gnuplot, const char *gpdir, const char *script, const char *dir, const char *stem,
+		const char *vars_in, struct hb_error *err)
+{
+	static const char *const ext[] = { "png", "svg" };
+	char vars[8192], tmp[HB_SWEEP_PATH_MAX + 128], sp[PATH_MAX + 64], from[HB_SWEEP_PATH_MAX + 160],
+		to[HB_SWEEP_PATH_MAX + 160];
+	char *argv[] = { (char *)gnuplot, (char *)"-e", vars, sp, NULL };
+	pid_t pid;
+	int st, rc;
+
+	snprintf(tmp, sizeof(tmp), "%s/%s.tmp.%ld", dir, stem, (long)getpid());
+	snprintf(sp, sizeof(sp), "%s/%s", gpdir, script);
+	hb_strlcpy(vars, vars_in, sizeof(vars));
+	gp_set(vars, sizeof(vars), "out", tmp);
+	rc = posix_spawn(&pid, gnuplot, NULL, NULL, argv, environ);
+	if (rc != 0)
+		return hb_runtime_error(err, "%s: cannot start: %s", gnuplot, strerror(rc));
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return hb_runtime_error(err, "%s: wait failed: %s", gnuplot, strerror(errno));
+	rc = WIFEXITED(st) && WEXITSTATUS(st) == 0
+		     ? 0
+		     : hb_runtime_error(err, "gnuplot failed on %s (status %d)", sp, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	for (int i = 0; i < 2; i++) {
+		snprintf(from, sizeof(from), "%s.%s", tmp, ext[i]);
+		snprintf(to, sizeof(to), "%s/%s.%s", dir, stem, ext[i]);
+		if (rc == 0 && rename(from, to) != 0)
+			rc = hb_runtime_error(err, "%s: cannot rename into place: %s", to, strerror(errno));
+		remove(from);
+	}
+	return rc;
+}
+
+static int plot(struct hb_cli *cli, const struct hb_sweep *sw, const char *dir, struct hb_error *err)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	static const char *const what[] = { "jct", "cost" };
+	char gnuplot[PATH_MAX], gpdir[PATH_MAX];
+
+	if (which("gnuplot", gnuplot, sizeof(gnuplot)) < 0) {
+		fprintf(stderr, "%s: warning: gnuplot is not on PATH; skipping the plots (install gnuplot-nox); "
+				"their data files are still written\n",
+			cli->prog);
+		return 0;
+	}
+	if (script_dir(gpdir, sizeof(gpdir), err) < 0)
+		return -1;
+	for (int li = 0; li < cfg->nloads; li++) {
+		char stem[64], names[1024], dat[HB_SWEEP_PATH_MAX + 80], ttl[256];
+
+		if (hb_sweep_plot_names(sw, li, names, sizeof(names)) == 0)
+			continue;
+		hb_sweep_plot_stem(sw, li, stem, sizeof(stem));
+		snprintf(dat, sizeof(dat), "%s/%s.dat", dir, stem);
+		snprintf(ttl, sizeof(ttl), "%s, load %g, %d seed%s", cfg->name, cfg->loads[li], cfg->nseeds,
+			 cfg->nseeds > 1 ? "s" : "");
+		for (int k = 0; k < 2; k++) {
+			char vars[8192] = "", script[32], fig[96];
+
+			gp_set(vars, sizeof(vars), "dat", dat);
+			gp_set(vars, sizeof(vars), "names", names);
+			gp_set(vars, sizeof(vars), "ttl", ttl);
+			snprintf(script, sizeof(script), "sweep-%s.gp", what[k]);
+			snprintf(fig, sizeof(fig), "%s-%s", stem, what[k]);
+			if (draw(gnuplot, gpdir, script, dir, fig, vars, err) < 0)
+				return -1;
+		}
+		hb_info(&cli->log, "plots: %s/%s-{jct,cost}.{png,svg}", dir, stem);
+	}
+	return 0;
+}
+
+/* ---- MPI ----------------------------------------------------------------------------- */
+
+struct team {
+	int rank, size;                 /* 0 and 1 without MPI */
+	int mpi;                        /* 1: MPI_Init was called */
+};
+
+/* Started by a launcher (Open MPI, MPICH/PMI, PMIx)? */
+static int launched_by_mpirun(void)
+{
+	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
+}
+
+static int team_start(struct team *t, int *argc, char ***argv, struct hb_error *err)
+{
+	t->rank = 0;
+	t->size = 1;
+	t->mpi = 0;
+#if HB_HAVE_MPI
+	if (launched_by_mpirun()) {
+		int provided;
+
+		/* threads run points; only the main thread calls MPI */
+		if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+			return hb_runtime_error(err, "MPI_Init_thread failed");
+		t->mpi = 1;
+		MPI_Comm_rank(MPI_COMM_WORLD, &t->rank);
+		MPI_Comm_size(MPI_COMM_WORLD, &t->size);
+		if (t->rank > 0) {
+			/* only rank 0 prints: the others' errors reach it with their rows */
+			int fd = open("/dev/null", O_WRONLY);
+
+			if (fd >= 0) {
+				fflush(stdout);
+				fflush(stderr);
+				dup2(fd, STDOUT_FILENO);
+				dup2(fd, STDERR_FILENO);
+				close(fd);
+			}
+		}
+	}
+#else
+	(void)argc;
+	(void)argv;
+	(void)err;
+#endif
+	return 0;
+}
+
+static void team_end(struct team *t)
+{
+#if HB_HAVE_MPI
+	if (t->mpi)
+		MPI_Finalize();
+#endif
+	t->mpi = 0;
+}
+
+/* Every rank's status (0 ok, else an exit code): the worst, on every rank.
+ * Keeps a rank from waiting for rows a failed rank will never send. */
+static int team_agree(const struct team *t, int rc)
+{
+#if HB_HAVE_MPI
+	if (t->mpi) {
+		int worst = rc;
+
+		MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+		return worst;
+	}
+#else
+	(void)t;
+#endif
+	return rc;
+}
+
+#if HB_HAVE_MPI
+enum { TAG_HEAD = 1, TAG_BODY = 2 };
+
+/* Rank r > 0: {status, error code, body bytes}, then the body: the packed
+ * rows, or the error message. */
+static int send_rows(const struct team *t, const struct hb_sweep *sw, int failed, const struct hb_error *ferr)
+{
+	struct hb_error err = { 0 };
+	void *buf = NULL;
+	size_t len = 0;
+	long long head[3];
+
+	if (!failed && hb_sweep_pack(sw, t->rank, t->size, &buf, &len, &err) < 0) {
+		failed = 1;
+		ferr = &err;
+	}
+	if (failed) {
+		len = strlen(ferr->msg) + 1;
+		head[0] = -1;
+		head[1] = ferr->code;
+	} else {
+		head[0] = 0;
+		head[1] = 0;
+	}
+	head[2] = (long long)len;
+	MPI_Send(head, 3, MPI_LONG_LONG, 0, TAG_HEAD, MPI_COMM_WORLD);
+	if (len > 0)
+		MPI_Send(failed ? (void *)ferr->msg : buf, (int)len, MPI_BYTE, 0, TAG_BODY, MPI_COMM_WORLD);
+	free(buf);
+	return failed ? -1 : 0;
+}
+
+/* Rank 0: every other rank's rows into sw; the first failure into err. */
+static int gather_rows(struct hb_cli *cli, const struct team *t, struct hb_sweep *sw, struct hb_error *err)
+{
+	int rc = 0;
+
+	for (int r = 1; r < t->size; r++) {
+		long long head[3];
+		char *body;
+
+		MPI_Recv(head, 3, MPI_LONG_LONG, r, TAG_HEAD, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		if (head[2] < 0 || head[2] > (1LL << 31) - 1) {
+			if (rc == 0)
+				rc = hb_runtime_error(err, "sweep: rank %d announced %lld bytes of rows", r, head[2]);
+			continue;
+		}
+		body = malloc(head[2] > 0 ? (size_t)head[2] : 1);
+		if (!body) {
+			MPI_Abort(MPI_COMM_WORLD, 1);
+			return hb_runtime_error(err, "sweep: out of memory");
+		}
+		if (head[2] > 0)
+			MPI_Recv(body, (int)head[2], MPI_BYTE, r, TAG_BODY, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		if (head[0] != 0) {
+			if (rc == 0) {
+				body[head[2] > 0 ? head[2] - 1 : 0] = '\0';
+				rc = hb_fail(err, head[1] == HB_EINPUT ? HB_EINPUT : HB_ERUNTIME, "rank %d: %s", r, body);
+			}
+		} else if (rc == 0 && hb_sweep_unpack(sw, body, (size_t)head[2], err) < 0) {
+			rc = -1;
+		} else {
+			hb_info(&cli->log, "sweep: %lld points from rank %d", head[2] / (long long)sizeof(struct hb_sweep_row),
+				r);
+		}
+		free(body);
+	}
+	return rc;
+}
+#endif
+
+/* Rows of the other ranks to rank 0 (a no-op on one process). */
+static int team_gather(struct hb_cli *cli, const struct team *t, struct hb_sweep *sw, int failed,
+		       struct hb_error *err)
+{
+#if HB_HAVE_MPI
+	if (t->mpi && t->size > 1) {
+		struct hb_error gerr = { 0 };
+
+		if (t->rank > 0)
+			return send_rows(t, sw, failed, err);
+		/* receive from every rank even after a failure here, so none is
+		 * left blocked in a send */
+		if (gather_rows(cli, t, sw, &gerr) < 0 && !failed) {
+			*err = gerr;
+			return -1;
+		}
+		return failed ? -1 : 0;
+	}
+#else
+	(void)cli;
+	(void)t;
+	(void)sw;
+#endif
+	return failed ? -1 : 0;
+}
+
+/* ---- the command ------------------------------------------------------------------ */
+
+/* Nothing ran: the reasons, one line each (distinct ones only). */
+static int none_ran(struct hb_cli *cli, const struct hb_sweep *sw)
+{
+	for (int i = 0; i < sw->npoints; i++) {
+		int seen = 0;
+
+		for (int k = 0; k < i && !seen; k++)
+			seen = strcmp(sw->rows[k].reason, sw->rows[i].reason) == 0;
+		if (!seen)
+			fprintf(stderr, "%s: error: point %d cannot run: %s\n", cli->prog, i, sw->rows[i].reason);
+	}
+	fprintf(stderr, "%s: error: none of the %d points ran; nothing written\n", cli->prog, sw->npoints);
+	return 1;
+}
+
+static int report(struct hb_cli *cli, const struct sweep_args *a, const struct hb_sweep *sw, double t0)
+{
+	struct hb_error err = { 0 };
+	int nok = hb_sweep_nok(sw);
+
+	if (nok == 0)
+		return none_ran(cli, sw);
+	if (a->json) {
+		cJSON *doc = hb_sweep_json(sw);
+		int bad = hb_json_print(stdout, doc, &err);
+
+		cJSON_Delete(doc);
+		if (bad)
+			return hb_cli_fail(cli, &err);
+	} else {
+		hb_sweep_print(stdout, sw);
+		printf("\n%d of %d points ran; wall time %.2f s\n", nok, sw->npoints, hb_now() - t0);
+	}
+	fflush(stdout);
+	if (a->out) {
+		if (hb_sweep_write(sw, a->out, a->plot, &err) < 0 || (a->plot && plot(cli, sw, a->out, &err) < 0))
+			return hb_cli_fail(cli, &err);
+		hb_info(&cli->log, "results in %s", a->out);
+	}
+	return 0;
+}
+
+int cmd_sweep(int argc, char **argv, struct hb_cli *cli)
+{
+	struct sweep_args a;
+	struct hb_sweep_config cfg;
+	struct hb_sweep sw;
+	struct team team;
+	struct hb_error err = { 0 };
+	double t0 = hb_now();
+	int rc;
+
+	if (team_start(&team, &argc, &argv, &err) < 0)
+		return hb_cli_fail(cli, &err);
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&sw, 0, sizeof(sw));
+	rc = parse_args(argc, argv, cli, &a);
+	if (rc) {
+		rc = rc < 0 ? 0 : rc;
+		goto out;
+	}
+	if (hb_sweep_config_load(a.config, cli->seed, &cfg, &err) < 0 || hb_sweep_setup(&sw, &cfg, a.db, &err) < 0)
+		rc = hb_cli_fail(cli, &err);
+	if ((rc = team_agree(&team, rc)) != 0)
+		goto out;
+	if (a.dry_run) {
+		if (team.rank == 0)
+			list_points(&sw);
+		goto out;
+	}
+	if (team.size > 1)
+		hb_info(&cli->log, "sweep: rank %d of %d runs %d of %d points on %d threads", team.rank, team.size,
+			hb_sweep_rank_points(&sw, team.rank, team.size), sw.npoints, a.jobs);
+	rc = hb_sweep_run(&sw, team.rank, team.size, a.jobs, NULL, progress_line, cli, &err);
+	if (team_gather(cli, &team, &sw, rc < 0, &err) < 0) {
+		rc = team.rank == 0 ? hb_cli_fail(cli, &err) : 1;
+		goto out;
+	}
+	rc = team.rank == 0 ? report(cli, &a, &sw, t0) : 0;
+out:
+	hb_sweep_free(&sw);
+	hb_sweep_config_free(&cfg);
+	team_end(&team);
+	return rc;
+}

@@ -1,0 +1,661 @@
+/*
+ * sweep.c: a sweep's clusters, replays and runner (sweep.h says what is
+ * decided where).
+ *
+ * Cluster variants.  A variant is its base cluster (built-in or a user's
+ * file) plus groups of added nodes.  It is written as a cluster JSON
+ * document, the base as hb_cluster_to_json gives it plus the new groups, and
+ * loaded with hb_catalog_load_json into a catalog of its own (the built-in
+ * one, the base's file, the variant).  One catalog per cluster, because a
+ * variant needs a new name ("<base>-v<i>") and the per-cluster model
+ * settings (JABAS Table 4's gamma and batch bounds, keyed by cluster name in
+ * hb_model_bounds) must follow it: the variant's catalog copies the base's
+ * overrides to the variant's name, so "jabas-a plus 0 GPUs" and jabas-a
+ * itself run identically.  Added nodes get the links of the first base node
+ * with the same GPU type, else those of the base's first node: the same
+ * link classes, so the profile database has their all-reduce fits.
+ *
+ * The default profile database is made current for the catalog of the
+ * base clusters before any variant exists, so the sweep reuses the cached
+ * file `hetbatch sim` uses instead of rebuilding it for a catalog hash no
+ * other command shares; variants add no GPU type, model or link class.
+ *
+ * Workload and seeds.  A point with seed S runs what `hetbatch --seed S sim
+ * --trace` runs: S seeds the simulation's streams, the model draws for a
+ * trace without models (Philly) and the synthetic generator.  So replays are
+ * built per (cluster, load, seed).  The load factor divides a trace file's
+ * arrival times (as --load) and multiplies the generator's arrival rate
+ * (synthetic.h), which draws the jobs for that rate.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "default_db.h"
+#include "fileio.h"
+#include "metrics.h"
+#include "profdb.h"
+#include "progress.h"
+#include "results.h"
+#include "strutil.h"
+#include "sweep.h"
+
+/* ---- clusters ------------------------------------------------------------------------ */
+
+/* Prefix err with the config field that named the failing input. */
+static int field_error(struct hb_error *err, const struct hb_sweep_config *cfg, int ci, const char *key,
+		       const char *value)
+{
+	hb_error_prefix(err, "%s: field 'clusters[%d].%s': value \"%s\"", cfg->path, ci, key, value);
+	return -1;
+}
+
+/* The node of base whose links an added node of GPU type gi copies. */
+static const struct hb_node *link_model(const struct hb_cluster *base, int gi)
+{
+	for (int i = 0; i < base->nnodes; i++)
+		if (base->nodes[i].gpu == gi)
+			return &base->nodes[i];
+	return &base->nodes[0];
+}
+
+/* The variant's JSON: the base plus one named group per addition. */
+static cJSON *variant_json(const struct hb_catalog *cat, const struct hb_cluster *base,
+			   const struct hb_sweep_cluster *sc, const char *name, struct hb_error *err)
+{
+	cJSON *doc = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(doc, "clusters");
+	cJSON *cj = hb_cluster_to_json(cat, base), *groups;
+	char display[HB_TEXT_MAX], source[HB_TEXT_MAX * 2];
+	size_t len;
+
+	if (!doc || !arr || !cj) {
+		cJSON_Delete(doc);
+		cJSON_Delete(cj);
+		hb_runtime_error(err, "sweep: out of memory");
+		return NULL;
+	}
+	cJSON_AddItemToArray(arr, cj);
+	len = (size_t)snprintf(display, sizeof(display), "%.100s", base->display);
+	for (int i = 0; i < sc->nadd; i++)
+		len += (size_t)snprintf(display + len, len < sizeof(display) ? sizeof(display) - len : 0,
+					" + %d x %d %s", sc->add[i].nodes, sc->add[i].gpus_per_node, sc->add[i].gpu);
+	snprintf(source, sizeof(source), "hetbatch sweep: cluster %s plus added nodes (links as the base's); base: %.300s",
+		 base->name, base->source);
+	cJSON_ReplaceItemInObjectCaseSensitive(cj, "name", cJSON_CreateString(name));
+	cJSON_ReplaceItemInObjectCaseSensitive(cj, "display", cJSON_CreateString(display));
+	cJSON_ReplaceItemInObjectCaseSensitive(cj, "source", cJSON_CreateString(source));
+	groups = cJSON_GetObjectItemCaseSensitive(cj, "groups");
+	for (int i = 0; groups && i < sc->nadd; i++) {
+		const struct hb_sweep_add *a = &sc->add[i];
+		const struct hb_node *lm = link_model(base, hb_catalog_gpu_index(cat, a->gpu));
+		cJSON *g = cJSON_CreateObject();
+		char gname[32];
+
+		snprintf(gname, sizeof(gname), "sweep-add%d", i);
+		if (!g)
+			break;
+		cJSON_AddStringToObject(g, "name", gname);
+		cJSON_AddStringToObject(g, "gpu", a->gpu);
+		cJSON_AddNumberToObject(g, "nodes", a->nodes);
+		cJSON_AddNumberToObject(g, "gpus_per_node", a->gpus_per_node);
+		cJSON_AddStringToObject(g, "intra_link", lm->intra_link);
+		cJSON_AddNumberToObject(g, "intra_bw", lm->intra_bw);
+		cJSON_AddStringToObject(g, "inter_link", lm->inter_link);
+		cJSON_AddNumberToObject(g, "inter_bw", lm->inter_bw);
+		cJSON_AddItemToArray(groups, g);
+	}
+	return doc;
+}
+
+/* The variant's per-model settings: a copy of the base's overrides. */
+static int inherit_overrides(struct hb_catalog *cat, const char *base, const char *name, struct hb_error *err)
+{
+	for (int m = 0; m < cat->nmodels; m++) {
+		struct hb_model *mo = &cat->models[m];
+		int n = mo->noverrides;
+
+		for (int k = 0; k < n; k++) {
+			if (strcmp(mo->overrides[k].cluster, base) != 0)
+				continue;
+			if (mo->noverrides >= HB_MAX_OVERRIDES)
+				return hb_input_error(err, "model %s has no room for the settings of cluster %s (at most %d "
+							   "per-cluster overrides)",
+						      mo->name, name, HB_MAX_OVERRIDES);
+			mo->overrides[mo->noverrides] = mo->overrides[k];
+			hb_strlcpy(mo->overrides[mo->noverrides].cluster, name, sizeof(mo->overrides[0].cluster));
+			mo->noverrides++;
+		}
+	}
+	return 0;
+}
+
+static void cluster_info(const struct hb_catalog *cat, const struct hb_cluster *cl, const char *base,
+			 struct hb_sweep_cluster_info *in)
+{
+	int seen[256], nseen = 0;
+	size_t len = 0;
+
+	hb_strlcpy(in->name, cl->name, sizeof(in->name));
+	hb_strlcpy(in->base, base, sizeof(in->base));
+	in->gpus = cl->ngpus;
+	in->nodes = cl->nnodes;
+	in->usd_per_h = hb_cluster_price_per_hour(cat, cl);
+	in->gpu_mix[0] = '\0';
+	for (int i = 0; i < cl->nnodes; i++) {
+		int gi = cl->nodes[i].gpu, n = 0, dup = 0;
+
+		for (int k = 0; k < nseen && !dup; k++)
+			dup = seen[k] == gi;
+		if (dup || nseen == (int)(sizeof(seen) / sizeof(seen[0])))
+			continue;
+		seen[nseen++] = gi;
+		for (int k = i; k < cl->nnodes; k++)
+			if (cl->nodes[k].gpu == gi)
+				n += cl->nodes[k].ngpus;
+		len += (size_t)snprintf(in->gpu_mix + len, len < sizeof(in->gpu_mix) ? sizeof(in->gpu_mix) - len : 0,
+					"%s%d %s", len ? " + " : "", n, cat->gpus[gi].name);
+	}
+}
+
+static int build_cluster(struct hb_sweep *sw, int ci, struct hb_error *err)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	const struct hb_sweep_cluster *sc = &cfg->clusters[ci];
+	struct hb_catalog *cat = &sw->cats[ci];
+	const struct hb_cluster *base;
+	char base_name[HB_NAME_MAX], name[HB_NAME_MAX + 16];
+	cJSON *doc;
+	char *text;
+	int rc;
+
+	if (hb_catalog_load_builtin(cat, err) < 0)
+		return -1;
+	if (hb_catalog_resolve_cluster(cat, sc->base, &base, err) < 0)
+		return field_error(err, cfg, ci, "base", sc->base_echo);
+	hb_strlcpy(base_name, base->name, sizeof(base_name));
+	if (sc->nadd == 0) {
+		sw->cl[ci] = base;
+		cluster_info(cat, base, base_name, &sw->info[ci]);
+		return 0;
+	}
+	for (int k = 0; k < sc->nadd; k++) {
+		const struct hb_gpu *g = hb_catalog_gpu(cat, sc->add[k].gpu);
+		char key[32];
+
+		snprintf(key, sizeof(key), "add[%d].gpu", k);
+		if (!g) {
+			hb_input_error(err, "unknown GPU type (see 'hetbatch catalog gpus')");
+			return field_error(err, cfg, ci, key, sc->add[k].gpu);
+		}
+	}
+	snprintf(name, sizeof(name), "%s-v%d", base_name, ci);
+	if (strlen(name) >= HB_NAME_MAX)
+		snprintf(name, sizeof(name), "sweep-v%d", ci);
+	{
+		/* the catalog keys of the added GPUs (the file may use an alias) */
+		struct hb_sweep_cluster canon = *sc;
+
+		for (int k = 0; k < canon.nadd; k++)
+			hb_strlcpy(canon.add[k].gpu, hb_catalog_gpu(cat, sc->add[k].gpu)->name, sizeof(canon.add[k].gpu));
+		doc = variant_json(cat, base, &canon, name, err);
+	}
+	if (!doc)
+		return -1;
+	text = cJSON_PrintUnformatted(doc);
+	cJSON_Delete(doc);
+	if (!text)
+		return hb_runtime_error(err, "sweep: out of memory");
+	rc = hb_catalog_load_json(cat, text, strlen(text), "cluster variant", err);
+	free(text);
+	if (rc < 0 || inherit_overrides(cat, base_name, name, err) < 0) {
+		hb_error_prefix(err, "%s: field 'clusters[%d].add' (cluster \"%s\")", cfg->path, ci, sc->label);
+		return -1;
+	}
+	sw->cl[ci] = hb_catalog_cluster(cat, name);
+	if (!sw->cl[ci])
+		return hb_runtime_error(err, "sweep: cluster variant %s vanished from its catalog", name);
+	cluster_info(cat, sw->cl[ci], base_name, &sw->info[ci]);
+	return 0;
+}
+
+/* The profile database: the user's, or the default made current for the
+ * built-in catalog plus the base clusters' files. */
+static int profile_db(struct hb_sweep *sw, const char *db_path, struct hb_error *err)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	struct hb_catalog pcat;
+	struct hb_default_db_info info;
+	int rc = 0;
+
+	if (db_path) {
+		if (!hb_path_exists(db_path))
+			return hb_input_error(err, "%s: no such profile database (create one with 'hetbatch profile "
+						   "--analytic --db %s' or 'hetbatch import')",
+					      db_path, db_path);
+		hb_strlcpy(sw->db_path, db_path, sizeof(sw->db_path));
+		return 0;
+	}
+	memset(&pcat, 0, sizeof(pcat));
+	if (hb_catalog_load_builtin(&pcat, err) < 0)
+		return -1;
+	for (int ci = 0; ci < cfg->nclusters && rc == 0; ci++) {
+		const struct hb_cluster *cl;
+		int dup = 0;
+
+		for (int k = 0; k < ci && !dup; k++)
+			dup = strcmp(cfg->clusters[k].base, cfg->clusters[ci].base) == 0;
+		if (cfg->clusters[ci].base_is_file && !dup &&
+		    hb_catalog_resolve_cluster(&pcat, cfg->clusters[ci].base, &cl, err) < 0)
+			rc = field_error(err, cfg, ci, "base", cfg->clusters[ci].base_echo);
+	}
+	if (rc == 0 && hb_default_profdb_ensure(&pcat, NULL, 0, &info, err) < 0)
+		rc = -1;
+	if (rc == 0)
+		hb_strlcpy(sw->db_path, info.path, sizeof(sw->db_path));
+	hb_catalog_free(&pcat);
+	return rc;
+}
+
+/* ---- workload -------------------------------------------------------------------------- */
+
+/* Jobs of the generator for one load and seed. */
+static int synth_specs(const struct hb_sweep_config *cfg, int li, int si, struct hb_jobspec **specs, long *n,
+		       struct hb_error *err)
+{
+	struct hb_synth_options o = cfg->trace.synth;
+	struct hb_trace_reader *r;
+	int rc;
+
+	o.seed = cfg->seeds[si];
+	o.load = cfg->loads[li];
+	if (hb_synth_open(&o, &cfg->trace.topt, &r, err) < 0) {
+		hb_error_prefix(err, "%s: field 'trace.synthetic'", cfg->path);
+		return -1;
+	}
+	rc = hb_trace_drain(r, specs, n, err);
+	hb_trace_close(r);
+	return rc;
+}
+
+static int build_replays(struct hb_sweep *sw, struct hb_error *err)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	const struct hb_sweep_trace *t = &cfg->trace;
+	struct hb_jobspec *file_specs = NULL;
+	long file_n = 0;
+	int nrp = cfg->nclusters * cfg->nloads * cfg->nseeds, rc = 0;
+	const char *where = t->synthetic ? "synthetic" : t->file_echo;
+
+	sw->replays = calloc((size_t)nrp, sizeof(*sw->replays));
+	sw->replay_ok = calloc((size_t)nrp, sizeof(*sw->replay_ok));
+	if (!sw->replays || !sw->replay_ok)
+		return hb_runtime_error(err, "sweep: out of memory");
+	if (!t->synthetic) {
+		struct hb_trace_reader *r;
+
+		if (hb_trace_open(t->file, t->format, &t->topt, &r, err) < 0)
+			return -1;
+		sw->format = hb_trace_get_format(r);
+		rc = hb_trace_drain(r, &file_specs, &file_n, err);
+		hb_trace_close(r);
+		if (rc < 0)
+			return -1;
+		sw->trace_read = file_n;
+	} else {
+		sw->format = HB_TRACE_SYNTHETIC;
+	}
+	for (int li = 0; li < cfg->nloads && rc == 0; li++) {
+		for (int si = 0; si < cfg->nseeds && rc == 0; si++) {
+			struct hb_jobspec *specs = file_specs;
+			long n = file_n;
+			struct hb_replay_opts ro;
+
+			if (t->synthetic && synth_specs(cfg, li, si, &specs, &n, err) < 0) {
+				rc = -1;
+				break;
+			}
+			if (t->synthetic && li == 0 && si == 0)
+				sw->trace_read = n;
+			hb_replay_opts_init(&ro);
+			ro.load = t->synthetic ? 1.0 : cfg->loads[li];
+			ro.seed = cfg->seeds[si];
+			for (int ci = 0; ci < cfg->nclusters && rc == 0; ci++) {
+				int k = (ci * cfg->nloads + li) * cfg->nseeds + si;
+
+				rc = hb_replay_from_specs(&sw->cats[ci], sw->cl[ci], specs, n, sw->format, where, &ro,
+							  &sw->replays[k], err);
+				sw->replay_ok[k] = rc == 0 && sw->replays[k].njobs > 0;
+			}
+			if (t->synthetic)
+				free(specs);
+		}
+	}
+	free(file_specs);
+	if (rc < 0)
+		hb_error_prefix(err, "%s: field 'trace'", cfg->path);
+	return rc;
+}
+
+int hb_sweep_setup(struct hb_sweep *sw, const struct hb_sweep_config *cfg, const char *db_path, struct hb_error *err)
+{
+	memset(sw, 0, sizeof(*sw));
+	sw->cfg = cfg;
+	sw->npoints = hb_sweep_npoints(cfg);
+	sw->cats = calloc((size_t)cfg->nclusters, sizeof(*sw->cats));
+	sw->cl = calloc((size_t)cfg->nclusters, sizeof(*sw->cl));
+	sw->info = calloc((size_t)cfg->nclusters, sizeof(*sw->info));
+	sw->rows = calloc((size_t)(sw->npoints > 0 ? sw->npoints : 1), sizeof(*sw->rows));
+	if (!sw->cats || !sw->cl || !sw->info || !sw->rows)
+		return hb_runtime_error(err, "sweep: out of memory");
+	for (int i = 0; i < sw->npoints; i++)
+		sw->rows[i].id = i;
+	for (int ci = 0; ci < cfg->nclusters; ci++)
+		if (build_cluster(sw, ci, err) < 0)
+			return -1;
+	if (profile_db(sw, db_path, err) < 0 || build_replays(sw, err) < 0)
+		return -1;
+	return 0;
+}
+
+void hb_sweep_free(struct hb_sweep *sw)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+
+	if (!cfg)
+		return;
+	if (sw->replays)
+		for (int k = 0; k < cfg->nclusters * cfg->nloads * cfg->nseeds; k++)
+			hb_replay_free(&sw->replays[k]);
+	for (int ci = 0; sw->cats && ci < cfg->nclusters; ci++)
+		hb_catalog_free(&sw->cats[ci]);
+	free(sw->replays);
+	free(sw->replay_ok);
+	free(sw->cats);
+	free(sw->cl);
+	free(sw->info);
+	free(sw->rows);
+	memset(sw, 0, sizeof(*sw));
+}
+
+/* ---- one point --------------------------------------------------------------------------- */
+
+static void shared_names(char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (const struct hb_policy *p = hb_policies; p->name; p++)
+		if (p->shared)
+			len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", len ? ", " : "", p->name);
+}
+
+static void row_from_summary(struct hb_sweep_row *row, const struct hb_cluster_summary *s, long oversize)
+{
+	row->jobs = s->njobs;
+	row->completed = s->completed;
+	row->dropped = oversize + s->unfinished;
+	row->jct_mean_h = s->jct_s.mean / 3600.0;
+	row->jct_median_h = s->jct_s.median / 3600.0;
+	row->jct_p99_h = s->jct_s.p99 / 3600.0;
+	row->jct_max_h = s->jct_s.max / 3600.0;
+	row->makespan_h = s->makespan_s / 3600.0;
+	row->queue_mean_h = s->queue_s.mean / 3600.0;
+	row->queue_p99_h = s->queue_s.p99 / 3600.0;
+	row->gpu_hours = s->gpu_hours;
+	row->cost_usd = s->cost_usd;
+	row->util_mean = s->util_mean;
+	row->restarts_per_job = s->restarts_per_job;
+	row->preemptions_per_job = s->preemptions_per_job;
+	row->rho_jobs = (int64_t)s->rho.n;
+	row->rho_median = s->rho.n ? s->rho.median : NAN;
+	row->rho_p99 = s->rho.n ? s->rho.p99 : NAN;
+	row->rho_max = s->rho.n ? s->rho.max : NAN;
+	row->sched_rounds = s->sched_rounds;
+}
+
+static void blank_numbers(struct hb_sweep_row *row)
+{
+	double *nums[] = { &row->jct_mean_h, &row->jct_median_h, &row->jct_p99_h, &row->jct_max_h, &row->makespan_h,
+			   &row->queue_mean_h, &row->queue_p99_h, &row->gpu_hours, &row->cost_usd, &row->util_mean,
+			   &row->restarts_per_job, &row->preemptions_per_job, &row->rho_median, &row->rho_p99,
+			   &row->rho_max };
+
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
+		*nums[i] = NAN;
+}
+
+/* Run point id into its row; never fails (a failure is the row's status). */
+static void run_point(struct hb_sweep *sw, struct hb_profdb *db, int id, const struct hb_log *log)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	struct hb_sweep_row *row = &sw->rows[id];
+	struct hb_sweep_point p;
+	const struct hb_policy *pol;
+	const struct hb_replay *rp;
+	struct hb_sim_opts so;
+	struct hb_sim sim;
+	struct hb_error err = { 0 };
+	double t0 = hb_now();
+	int k;
+
+	hb_sweep_point_of(cfg, id, &p);
+	pol = cfg->policies[p.policy];
+	k = (p.cluster * cfg->nloads + p.load) * cfg->nseeds + p.seed;
+	rp = &sw->replays[k];
+	memset(row, 0, sizeof(*row));
+	row->id = id;
+	blank_numbers(row);
+	if (!pol->shared) {
+		char shared[400];
+
+		shared_names(shared, sizeof(shared));
+		row->status = HB_SWEEP_CANNOT;
+		snprintf(row->reason, sizeof(row->reason),
+			 "policy %s has no shared-cluster arbiter yet (policies with one: %s)", pol->name, shared);
+		return;
+	}
+	if (!sw->replay_ok[k]) {
+		row->status = HB_SWEEP_CANNOT;
+		row->dropped = rp->oversize;
+		snprintf(row->reason, sizeof(row->reason), "no job to replay (%ld read, %ld larger than the %d GPUs)",
+			 rp->read, rp->oversize, sw->info[p.cluster].gpus);
+		return;
+	}
+	so = cfg->opts;
+	so.seed = cfg->seeds[0];
+	so.quiet = 1;
+	so.log = log;
+	if (hb_sim_init(&sim, &sw->cats[p.cluster], sw->cl[p.cluster], db, pol->name, &so, &err) == 0) {
+		struct hb_trace_run ru;
+
+		memset(&ru, 0, sizeof(ru));
+		hb_sim_set_arbiter(&sim, pol->shared);
+		if (hb_replay_build(&sim, rp, pol->agent, cfg->trace.synthetic ? "synthetic" : cfg->trace.file_echo,
+				    &err) == 0 &&
+		    hb_sim_run(&sim, &err) == 0) {
+			ru.ran = 1;
+			ru.sim = &sim;
+			if (hb_trace_run_metrics(&ru, cfg->fairness, 0, &err) == 0) {
+				row->status = HB_SWEEP_OK;
+				row_from_summary(row, &ru.sum, rp->oversize);
+			}
+			hb_trace_run_free(&ru);
+		}
+		hb_sim_free(&sim);
+	}
+	if (row->status != HB_SWEEP_OK) {
+		row->status = HB_SWEEP_FAILED;
+		hb_strlcpy(row->reason, err.msg[0] ? err.msg : "unknown error", sizeof(row->reason));
+	}
+	row->wall_s = hb_now() - t0;
+}
+
+/* ---- the runner ------------------------------------------------------------------------------ */
+
+struct runner {
+	struct hb_sweep *sw;
+	const int *ids;                 /* this process's point ids, ascending */
+	int nids;
+	int next;                       /* next index into ids to hand out (under mu) */
+	int done;                       /* finished points (under mu) */
+	pthread_mutex_t mu;
+	const struct hb_log *log;
+	hb_sweep_progress_fn *progress;
+	void *ctx;
+	int failed;                     /* a worker could not start (under mu) */
+	struct hb_error fatal;          /* its error */
+};
+
+static void *worker(void *arg)
+{
+	struct runner *r = arg;
+	struct hb_profdb *db = NULL;
+	struct hb_error err = { 0 };
+
+	/* SQLite connections are not shared across threads: one per worker */
+	if (hb_profdb_open(r->sw->db_path, 1, &db, &err) < 0) {
+		pthread_mutex_lock(&r->mu);
+		if (!r->failed)
+			r->fatal = err;
+		r->failed = 1;
+		pthread_mutex_unlock(&r->mu);
+		return NULL;
+	}
+	for (;;) {
+		int id;
+
+		pthread_mutex_lock(&r->mu);
+		if (r->failed || r->next >= r->nids) {
+			pthread_mutex_unlock(&r->mu);
+			break;
+		}
+		id = r->ids[r->next++];
+		pthread_mutex_unlock(&r->mu);
+		run_point(r->sw, db, id, r->log);
+		pthread_mutex_lock(&r->mu);
+		r->done++;
+		if (r->progress)
+			r->progress(r->ctx, r->sw, &r->sw->rows[id], r->done, r->nids);
+		pthread_mutex_unlock(&r->mu);
+	}
+	hb_profdb_close(db);
+	return NULL;
+}
+
+int hb_sweep_rank_points(const struct hb_sweep *sw, int rank, int size)
+{
+	int n = 0;
+
+	for (int id = 0; id < sw->npoints; id++)
+		n += id % size == rank;
+	return n;
+}
+
+int hb_sweep_run(struct hb_sweep *sw, int rank, int size, int nthreads, const struct hb_log *log,
+		 hb_sweep_progress_fn *progress, void *ctx, struct hb_error *err)
+{
+	struct runner r;
+	pthread_t *th = NULL;
+	int *ids, nstarted = 0, rc;
+
+	if (size < 1 || rank < 0 || rank >= size || nthreads < 1)
+		return hb_input_error(err, "sweep: rank %d of %d on %d threads", rank, size, nthreads);
+	memset(&r, 0, sizeof(r));
+	ids = malloc((size_t)(sw->npoints > 0 ? sw->npoints : 1) * sizeof(*ids));
+	if (!ids)
+		return hb_runtime_error(err, "sweep: out of memory");
+	for (int id = 0; id < sw->npoints; id++)
+		if (id % size == rank)
+			ids[r.nids++] = id;
+	r.sw = sw;
+	r.ids = ids;
+	r.log = log;
+	r.progress = progress;
+	r.ctx = ctx;
+	if ((rc = pthread_mutex_init(&r.mu, NULL)) != 0) {
+		free(ids);
+		return hb_runtime_error(err, "sweep: cannot create a mutex: %s", strerror(rc));
+	}
+	if (nthreads > r.nids)
+		nthreads = r.nids > 0 ? r.nids : 1;
+	if (nthreads == 1) {
+		worker(&r);
+	} else {
+		th = calloc((size_t)nthreads, sizeof(*th));
+		for (int i = 0; th && i < nthreads; i++) {
+			if ((rc = pthread_create(&th[i], NULL, worker, &r)) != 0) {
+				pthread_mutex_lock(&r.mu);
+				if (!r.failed)
+					hb_runtime_error(&r.fatal, "sweep: cannot start thread %d: %s", i + 1, strerror(rc));
+				r.failed = 1;
+				pthread_mutex_unlock(&r.mu);
+				break;
+			}
+			nstarted++;
+		}
+		if (!th) {
+			r.failed = 1;
+			hb_runtime_error(&r.fatal, "sweep: out of memory");
+		}
+		for (int i = 0; i < nstarted; i++)
+			pthread_join(th[i], NULL);
+		free(th);
+	}
+	pthread_mutex_destroy(&r.mu);
+	free(ids);
+	if (r.failed) {
+		*err = r.fatal;
+		return -1;
+	}
+	return 0;
+}
+
+int hb_sweep_nok(const struct hb_sweep *sw)
+{
+	int n = 0;
+
+	for (int i = 0; i < sw->npoints; i++)
+		n += sw->rows[i].status == HB_SWEEP_OK;
+	return n;
+}
+
+/* ---- rows between processes ------------------------------------------------------------------ */
+
+int hb_sweep_pack(const struct hb_sweep *sw, int rank, int size, void **buf, size_t *len, struct hb_error *err)
+{
+	int n = hb_sweep_rank_points(sw, rank, size), k = 0;
+	struct hb_sweep_row *rows = calloc((size_t)(n > 0 ? n : 1), sizeof(*rows));
+
+	*buf = NULL;
+	*len = 0;
+	if (!rows)
+		return hb_runtime_error(err, "sweep: out of memory");
+	for (int id = 0; id < sw->npoints; id++)
+		if (id % size == rank)
+			rows[k++] = sw->rows[id];
+	*buf = rows;
+	*len = (size_t)n * sizeof(*rows);
+	return 0;
+}
+
+int hb_sweep_unpack(struct hb_sweep *sw, const void *buf, size_t len, struct hb_error *err)
+{
+	size_t n = len / sizeof(struct hb_sweep_row);
+
+	if (len % sizeof(struct hb_sweep_row) != 0)
+		return hb_runtime_error(err, "sweep: %zu bytes of rows are not whole rows of %zu bytes", len,
+					sizeof(struct hb_sweep_row));
+	for (size_t i = 0; i < n; i++) {
+		struct hb_sweep_row row;
+
+		memcpy(&row, (const char *)buf + i * sizeof(row), sizeof(row));
+		if (row.id < 0 || row.id >= sw->npoints || row.status < HB_SWEEP_OK || row.status > HB_SWEEP_FAILED)
+			return hb_runtime_error(err, "sweep: received a row with point id %d and status %d (of %d points)",
+						(int)row.id, (int)row.status, sw->npoints);
+		row.reason[sizeof(row.reason) - 1] = '\0';
+		sw->rows[row.id] = row;
+	}
+	return 0;
+}

@@ -1,0 +1,853 @@
+/*
+ * sweep_write.c: what a sweep leaves behind, from its configuration and
+ * rows only (never from a simulation), in point order:
+ *
+ *   results.db     SQLite: meta (the configuration as understood, without
+ *                  directories), clusters, points (one row per point),
+ *                  summary (one row per cluster, load and policy: means over
+ *                  the seeds that ran)
+ *   sweep.csv      the points table
+ *   summary.json   configuration, clusters, summary and points
+ *   sweep-load<L>.dat
+ *                  gnuplot data per load factor (with plot data): one block
+ *                  per policy, clusters by capacity ($/h)
+ *
+ * Numbers are printed in fixed formats and nothing depends on time, paths
+ * or scheduling, so one configuration and seed give byte-identical files.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "db.h"
+#include "fileio.h"
+#include "hb_config.h"
+#include "strutil.h"
+#include "sweep.h"
+
+static const char *status_name(int status)
+{
+	switch (status) {
+	case HB_SWEEP_OK:
+		return "ok";
+	case HB_SWEEP_CANNOT:
+		return "cannot run";
+	case HB_SWEEP_FAILED:
+		return "failed";
+	default:
+		return "not run";
+	}
+}
+
+/* ---- aggregates ------------------------------------------------------------------------ */
+
+/* Running mean of the finite values. */
+struct mean {
+	double sum;
+	int n;
+};
+
+static void mean_add(struct mean *m, double v)
+{
+	if (isfinite(v)) {
+		m->sum += v;
+		m->n++;
+	}
+}
+
+static double mean_of(const struct mean *m)
+{
+	return m->n ? m->sum / m->n : NAN;
+}
+
+int hb_sweep_aggregate(const struct hb_sweep *sw, struct hb_sweep_agg **agg, int *n, struct hb_error *err)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	int na = cfg->nclusters * cfg->nloads * cfg->npolicies;
+	struct hb_sweep_agg *a = calloc((size_t)(na > 0 ? na : 1), sizeof(*a));
+
+	*agg = NULL;
+	*n = 0;
+	if (!a)
+		return hb_runtime_error(err, "sweep: out of memory");
+	for (int k = 0; k < na; k++) {
+		struct hb_sweep_agg *x = &a[k];
+		struct mean m[11];
+
+		memset(m, 0, sizeof(m));
+		x->policy = k % cfg->npolicies;
+		x->load = (k / cfg->npolicies) % cfg->nloads;
+		x->cluster = k / (cfg->npolicies * cfg->nloads);
+		x->seeds = cfg->nseeds;
+		for (int s = 0; s < cfg->nseeds; s++) {
+			const struct hb_sweep_row *r = &sw->rows[k * cfg->nseeds + s];
+
+			if (r->status != HB_SWEEP_OK) {
+				if (!x->reason[0])
+					hb_strlcpy(x->reason, r->reason[0] ? r->reason : status_name(r->status),
+						   sizeof(x->reason));
+				continue;
+			}
+			x->ok++;
+			mean_add(&m[0], r->jobs);
+			mean_add(&m[1], r->completed);
+			mean_add(&m[2], r->jct_mean_h);
+			mean_add(&m[3], r->jct_p99_h);
+			mean_add(&m[4], r->makespan_h);
+			mean_add(&m[5], r->queue_mean_h);
+			mean_add(&m[6], r->gpu_hours);
+			mean_add(&m[7], r->cost_usd);
+			mean_add(&m[8], r->util_mean);
+			mean_add(&m[9], r->rho_median);
+			mean_add(&m[10], (double)r->dropped);
+		}
+		x->jobs = mean_of(&m[0]);
+		x->completed = mean_of(&m[1]);
+		x->jct_mean_h = mean_of(&m[2]);
+		x->jct_p99_h = mean_of(&m[3]);
+		x->makespan_h = mean_of(&m[4]);
+		x->queue_mean_h = mean_of(&m[5]);
+		x->gpu_hours = mean_of(&m[6]);
+		x->cost_usd = mean_of(&m[7]);
+		x->util_mean = mean_of(&m[8]);
+		x->rho_median = mean_of(&m[9]);
+		x->dropped = mean_of(&m[10]);
+	}
+	*agg = a;
+	*n = na;
+	return 0;
+}
+
+/* ---- terminal ------------------------------------------------------------------------------ */
+
+static void cell(FILE *out, int width, int prec, double v)
+{
+	if (isfinite(v))
+		fprintf(out, " %*.*f", width, prec, v);
+	else
+		fprintf(out, " %*s", width, "-");
+}
+
+/* A mean count: whole numbers without decimals. */
+static void count(FILE *out, double v)
+{
+	cell(out, 5, v == floor(v) ? 0 : 1, v);
+}
+
+static void knob_line(const struct hb_sim_opts *o, char *buf, size_t size)
+{
+	size_t len = 0;
+
+#define ADD(...) (len += (size_t)snprintf(buf + len, len < size ? size - len : 0, __VA_ARGS__))
+	if (o->interval > 0)
+		ADD("interval=%ld", o->interval);
+	else
+		ADD("interval=model");
+	if (o->restart_const_s >= 0)
+		ADD(", restart-cost=%g s", o->restart_const_s);
+	else
+		ADD(", restart-cost=derived");
+	ADD(", reconfig-cost=%g s", o->reconfig_s);
+	if (o->gns_overhead >= 0)
+		ADD(", gns-overhead=%g", o->gns_overhead);
+	ADD(", similarity-cost=%s, unequal-penalty=%g", o->similarity_cost ? "on" : "off", o->unequal_k);
+#undef ADD
+}
+
+void hb_sweep_print(FILE *out, const struct hb_sweep *sw)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	struct hb_sweep_agg *agg;
+	struct hb_error err = { 0 };
+	char knobs[512];
+	int na, width = 7, nfail = 0;
+
+	if (hb_sweep_aggregate(sw, &agg, &na, &err) < 0) {
+		fprintf(out, "%s\n", err.msg);
+		return;
+	}
+	for (int ci = 0; ci < cfg->nclusters; ci++) {
+		int l = (int)strlen(cfg->clusters[ci].label);
+
+		if (l > width)
+			width = l > 40 ? 40 : l;
+	}
+	knob_line(&cfg->opts, knobs, sizeof(knobs));
+	fprintf(out, "sweep %s: %d points (%d clusters x %d loads x %d policies x %d seeds), %s %s (%s), %ld jobs read\n",
+		cfg->name, sw->npoints, cfg->nclusters, cfg->nloads, cfg->npolicies, cfg->nseeds,
+		cfg->trace.synthetic ? "workload" : "trace", cfg->trace.synthetic ? "synthetic" : cfg->trace.file_echo,
+		hb_trace_format_name(sw->format), sw->trace_read);
+	fprintf(out, "%s, fairness %s\n", knobs, cfg->fairness ? "on" : "off");
+	fprintf(out, "means over the seeds that ran; JCT over completed jobs\n");
+	fprintf(out, "%-*s %5s %7s %6s %-10s %5s %5s %5s %5s %8s %8s %8s %9s %9s %10s %6s", width, "cluster", "GPUs",
+		"$/h", "load", "policy", "seeds", "jobs", "done", "drop", "JCT(h)", "p99(h)", "queue(h)", "makespan",
+		"GPU-h", "cost($)", "util%");
+	if (cfg->fairness)
+		fprintf(out, " %6s", "rho50");
+	fputc('\n', out);
+	for (int k = 0; k < na; k++) {
+		const struct hb_sweep_agg *a = &agg[k];
+		const struct hb_sweep_cluster_info *in = &sw->info[a->cluster];
+
+		fprintf(out, "%-*.*s %5d %7.2f %6g %-10s %2d/%-2d", width, width, cfg->clusters[a->cluster].label,
+			in->gpus, in->usd_per_h, cfg->loads[a->load], cfg->policies[a->policy]->name, a->ok, a->seeds);
+		if (a->ok == 0) {
+			fprintf(out, " %s: %s\n", status_name(sw->rows[k * cfg->nseeds].status), a->reason);
+			continue;
+		}
+		count(out, a->jobs);
+		count(out, a->completed);
+		count(out, a->dropped);
+		cell(out, 8, 2, a->jct_mean_h);
+		cell(out, 8, 2, a->jct_p99_h);
+		cell(out, 8, 2, a->queue_mean_h);
+		cell(out, 9, 2, a->makespan_h);
+		cell(out, 9, 1, a->gpu_hours);
+		cell(out, 10, 2, a->cost_usd);
+		cell(out, 6, 1, 100.0 * a->util_mean);
+		if (cfg->fairness)
+			cell(out, 6, 2, a->rho_median);
+		fputc('\n', out);
+		nfail += a->seeds - a->ok;
+	}
+	if (nfail > 0) {
+		fprintf(out, "\npoints that did not run (their rows say why):\n");
+		for (int k = 0; k < na; k++) {
+			if (agg[k].ok == 0 || agg[k].ok == agg[k].seeds)
+				continue;
+			for (int s = 0; s < cfg->nseeds; s++) {
+				const struct hb_sweep_row *r = &sw->rows[k * cfg->nseeds + s];
+
+				if (r->status != HB_SWEEP_OK)
+					fprintf(out, "  point %d (%s, load %g, %s, seed %llu): %s: %s\n", r->id,
+						cfg->clusters[agg[k].cluster].label, cfg->loads[agg[k].load],
+						cfg->policies[agg[k].policy]->name, (unsigned long long)cfg->seeds[s],
+						status_name(r->status), r->reason);
+			}
+		}
+	}
+	free(agg);
+}
+
+/* ---- JSON ------------------------------------------------------------------------------------ */
+
+static void add_num(cJSON *o, const char *key, double v)
+{
+	if (isfinite(v))
+		cJSON_AddNumberToObject(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *row_json(const struct hb_sweep *sw, const struct hb_sweep_row *r)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	struct hb_sweep_point p;
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	hb_sweep_point_of(cfg, r->id, &p);
+	cJSON_AddNumberToObject(o, "id", r->id);
+	cJSON_AddStringToObject(o, "cluster", cfg->clusters[p.cluster].label);
+	cJSON_AddNumberToObject(o, "cluster_gpus", sw->info[p.cluster].gpus);
+	add_num(o, "cluster_usd_per_h", sw->info[p.cluster].usd_per_h);
+	add_num(o, "load", cfg->loads[p.load]);
+	cJSON_AddStringToObject(o, "policy", cfg->policies[p.policy]->name);
+	cJSON_AddNumberToObject(o, "seed", (double)cfg->seeds[p.seed]);
+	cJSON_AddStringToObject(o, "status", status_name(r->status));
+	if (r->status != HB_SWEEP_OK) {
+		cJSON_AddStringToObject(o, "reason", r->reason);
+		return o;
+	}
+	cJSON_AddNumberToObject(o, "jobs", r->jobs);
+	cJSON_AddNumberToObject(o, "completed", r->completed);
+	cJSON_AddNumberToObject(o, "dropped", (double)r->dropped);
+	add_num(o, "jct_mean_h", r->jct_mean_h);
+	add_num(o, "jct_median_h", r->jct_median_h);
+	add_num(o, "jct_p99_h", r->jct_p99_h);
+	add_num(o, "jct_max_h", r->jct_max_h);
+	add_num(o, "makespan_h", r->makespan_h);
+	add_num(o, "queue_mean_h", r->queue_mean_h);
+	add_num(o, "queue_p99_h", r->queue_p99_h);
+	add_num(o, "gpu_hours", r->gpu_hours);
+	add_num(o, "cost_usd", r->cost_usd);
+	add_num(o, "util_mean", r->util_mean);
+	add_num(o, "restarts_per_job", r->restarts_per_job);
+	add_num(o, "preemptions_per_job", r->preemptions_per_job);
+	if (cfg->fairness) {
+		cJSON_AddNumberToObject(o, "rho_jobs", (double)r->rho_jobs);
+		add_num(o, "rho_median", r->rho_median);
+		add_num(o, "rho_p99", r->rho_p99);
+		add_num(o, "rho_max", r->rho_max);
+	}
+	cJSON_AddNumberToObject(o, "sched_rounds", (double)r->sched_rounds);
+	return o;
+}
+
+static cJSON *agg_json(const struct hb_sweep *sw, const struct hb_sweep_agg *a)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "cluster", cfg->clusters[a->cluster].label);
+	cJSON_AddNumberToObject(o, "cluster_gpus", sw->info[a->cluster].gpus);
+	add_num(o, "cluster_usd_per_h", sw->info[a->cluster].usd_per_h);
+	add_num(o, "load", cfg->loads[a->load]);
+	cJSON_AddStringToObject(o, "policy", cfg->policies[a->policy]->name);
+	cJSON_AddNumberToObject(o, "seeds", a->seeds);
+	cJSON_AddNumberToObject(o, "seeds_ok", a->ok);
+	if (a->ok == 0) {
+		cJSON_AddStringToObject(o, "reason", a->reason);
+		return o;
+	}
+	add_num(o, "jobs", a->jobs);
+	add_num(o, "completed", a->completed);
+	add_num(o, "dropped", a->dropped);
+	add_num(o, "jct_mean_h", a->jct_mean_h);
+	add_num(o, "jct_p99_h", a->jct_p99_h);
+	add_num(o, "makespan_h", a->makespan_h);
+	add_num(o, "queue_mean_h", a->queue_mean_h);
+	add_num(o, "gpu_hours", a->gpu_hours);
+	add_num(o, "cost_usd", a->cost_usd);
+	add_num(o, "util_mean", a->util_mean);
+	if (cfg->fairness)
+		add_num(o, "rho_median", a->rho_median);
+	return o;
+}
+
+static cJSON *cluster_json(const struct hb_sweep *sw, int ci)
+{
+	const struct hb_sweep_cluster_info *in = &sw->info[ci];
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "label", sw->cfg->clusters[ci].label);
+	cJSON_AddStringToObject(o, "base", in->base);
+	cJSON_AddStringToObject(o, "name", in->name);
+	cJSON_AddNumberToObject(o, "gpus", in->gpus);
+	cJSON_AddNumberToObject(o, "nodes", in->nodes);
+	add_num(o, "usd_per_h", in->usd_per_h);
+	cJSON_AddStringToObject(o, "gpu_mix", in->gpu_mix);
+	return o;
+}
+
+/* Adds item to arr; 0 when item is NULL (out of memory). */
+static int push(cJSON *arr, cJSON *item)
+{
+	if (!item)
+		return 0;
+	cJSON_AddItemToArray(arr, item);
+	return 1;
+}
+
+cJSON *hb_sweep_json(const struct hb_sweep *sw)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	cJSON *root = cJSON_CreateObject(), *arr, *tr;
+	struct hb_sweep_agg *agg = NULL;
+	struct hb_error err = { 0 };
+	int na = 0, ok = root != NULL;
+
+	if (ok && hb_sweep_aggregate(sw, &agg, &na, &err) < 0)
+		ok = 0;
+	if (ok) {
+		cJSON_AddStringToObject(root, "format", HB_SWEEP_FORMAT);
+		cJSON_AddStringToObject(root, "name", cfg->name);
+		ok = cJSON_AddItemToObject(root, "config", cJSON_Duplicate(cfg->echo, 1));
+	}
+	if (ok && (tr = cJSON_AddObjectToObject(root, "trace"))) {
+		cJSON_AddStringToObject(tr, "source", cfg->trace.synthetic ? "synthetic" : cfg->trace.file_echo);
+		cJSON_AddStringToObject(tr, "format", hb_trace_format_name(sw->format));
+		cJSON_AddNumberToObject(tr, "jobs_read", (double)sw->trace_read);
+	}
+	cJSON_AddNumberToObject(root, "points", sw->npoints);
+	cJSON_AddNumberToObject(root, "points_ok", hb_sweep_nok(sw));
+	if (ok && (arr = cJSON_AddArrayToObject(root, "clusters")))
+		for (int ci = 0; ok && ci < cfg->nclusters; ci++)
+			ok = push(arr, cluster_json(sw, ci));
+	if (ok && (arr = cJSON_AddArrayToObject(root, "summary")))
+		for (int k = 0; ok && k < na; k++)
+			ok = push(arr, agg_json(sw, &agg[k]));
+	if (ok && (arr = cJSON_AddArrayToObject(root, "point_rows")))
+		for (int i = 0; ok && i < sw->npoints; i++)
+			ok = push(arr, row_json(sw, &sw->rows[i]));
+	free(agg);
+	if (!ok) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+/* ---- CSV ----------------------------------------------------------------------------------- */
+
+/* 9 significant digits, empty when undefined (as results.c). */
+static void put_num(FILE *f, double v)
+{
+	fputc(',', f);
+	if (isfinite(v))
+		fprintf(f, "%.9g", v);
+}
+
+static void put_str(FILE *f, const char *s)
+{
+	fputc(',', f);
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+	}
+	fputc('"', f);
+}
+
+static void write_csv(FILE *f, const struct hb_sweep *sw)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+
+	fputs("id,cluster,cluster_gpus,cluster_usd_per_h,load,policy,seed,status,reason,jobs,completed,dropped,"
+	      "jct_mean_h,jct_median_h,jct_p99_h,jct_max_h,makespan_h,queue_mean_h,queue_p99_h,gpu_hours,cost_usd,"
+	      "util_mean,restarts_per_job,preemptions_per_job,rho_jobs,rho_median,rho_p99,rho_max,sched_rounds\n",
+	      f);
+	for (int i = 0; i < sw->npoints; i++) {
+		const struct hb_sweep_row *r = &sw->rows[i];
+		struct hb_sweep_point p;
+
+		hb_sweep_point_of(cfg, i, &p);
+		fprintf(f, "%d", i);
+		put_str(f, cfg->clusters[p.cluster].label);
+		fprintf(f, ",%d", sw->info[p.cluster].gpus);
+		put_num(f, sw->info[p.cluster].usd_per_h);
+		put_num(f, cfg->loads[p.load]);
+		put_str(f, cfg->policies[p.policy]->name);
+		fprintf(f, ",%llu", (unsigned long long)cfg->seeds[p.seed]);
+		put_str(f, status_name(r->status));
+		put_str(f, r->status == HB_SWEEP_OK ? "" : r->reason);
+		if (r->status != HB_SWEEP_OK) {
+			fputs(",,,,,,,,,,,,,,,,,,,,\n", f);
+			continue;
+		}
+		fprintf(f, ",%d,%d,%lld", (int)r->jobs, (int)r->completed, (long long)r->dropped);
+		put_num(f, r->jct_mean_h);
+		put_num(f, r->jct_median_h);
+		put_num(f, r->jct_p99_h);
+		put_num(f, r->jct_max_h);
+		put_num(f, r->makespan_h);
+		put_num(f, r->queue_mean_h);
+		put_num(f, r->queue_p99_h);
+		put_num(f, r->gpu_hours);
+		put_num(f, r->cost_usd);
+		put_num(f, r->util_mean);
+		put_num(f, r->restarts_per_job);
+		put_num(f, r->preemptions_per_job);
+		fprintf(f, ",%lld", (long long)r->rho_jobs);
+		put_num(f, r->rho_median);
+		put_num(f, r->rho_p99);
+		put_num(f, r->rho_max);
+		fprintf(f, ",%lld\n", (long long)r->sched_rounds);
+	}
+}
+
+/* ---- gnuplot data ----------------------------------------------------------------------------- */
+
+void hb_sweep_plot_stem(const struct hb_sweep *sw, int li, char *buf, size_t size)
+{
+	snprintf(buf, size, "sweep-load%g", sw->cfg->loads[li]);
+}
+
+/* Clusters by capacity ($/h), ties in config order. */
+static void clusters_by_price(const struct hb_sweep *sw, int *order)
+{
+	int n = sw->cfg->nclusters;
+
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	for (int i = 1; i < n; i++)
+		for (int k = i; k > 0 && sw->info[order[k]].usd_per_h < sw->info[order[k - 1]].usd_per_h; k--) {
+			int t = order[k];
+
+			order[k] = order[k - 1];
+			order[k - 1] = t;
+		}
+}
+
+static int has_block(const struct hb_sweep_agg *agg, const struct hb_sweep_config *cfg, int li, int pi)
+{
+	for (int ci = 0; ci < cfg->nclusters; ci++)
+		if (agg[(ci * cfg->nloads + li) * cfg->npolicies + pi].ok > 0)
+			return 1;
+	return 0;
+}
+
+int hb_sweep_plot_names(const struct hb_sweep *sw, int li, char *buf, size_t size)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	struct hb_sweep_agg *agg;
+	struct hb_error err = { 0 };
+	size_t len = 0;
+	int na, n = 0;
+
+	buf[0] = '\0';
+	if (hb_sweep_aggregate(sw, &agg, &na, &err) < 0)
+		return 0;
+	for (int pi = 0; pi < cfg->npolicies; pi++)
+		if (has_block(agg, cfg, li, pi)) {
+			len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", n ? " " : "",
+						cfg->policies[pi]->name);
+			n++;
+		}
+	free(agg);
+	return n;
+}
+
+/* One block per policy with a point that ran: "usd_per_h gpus jct_mean_h cost_usd label". */
+static void write_dat(FILE *f, const struct hb_sweep *sw, const struct hb_sweep_agg *agg, int li, const int *order)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	int blocks = 0;
+
+	fprintf(f, "# %s, load %g: per policy, clusters by capacity\n# usd_per_h gpus jct_mean_h cost_usd label\n",
+		cfg->name, cfg->loads[li]);
+	for (int pi = 0; pi < cfg->npolicies; pi++) {
+		if (!has_block(agg, cfg, li, pi))
+			continue;
+		if (blocks++)
+			fputs("\n\n", f);
+		fprintf(f, "# %s\n", cfg->policies[pi]->name);
+		for (int i = 0; i < cfg->nclusters; i++) {
+			int ci = order[i];
+			const struct hb_sweep_agg *a = &agg[(ci * cfg->nloads + li) * cfg->npolicies + pi];
+
+			if (a->ok == 0)
+				continue;
+			fprintf(f, "%.9g %d", sw->info[ci].usd_per_h, sw->info[ci].gpus);
+			fprintf(f, isfinite(a->jct_mean_h) ? " %.9g" : " NaN", a->jct_mean_h);
+			fprintf(f, isfinite(a->cost_usd) ? " %.9g" : " NaN", a->cost_usd);
+			fprintf(f, " \"%s\"\n", cfg->clusters[ci].label);
+		}
+	}
+}
+
+/* ---- SQLite ------------------------------------------------------------------------------------ */
+
+static const char *const schema =
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+	"CREATE TABLE clusters(cluster_id INTEGER PRIMARY KEY, label TEXT NOT NULL, base TEXT NOT NULL,"
+	" name TEXT NOT NULL, gpus INTEGER NOT NULL, nodes INTEGER NOT NULL, usd_per_h REAL, gpu_mix TEXT);"
+	"CREATE TABLE points(id INTEGER PRIMARY KEY, cluster TEXT NOT NULL, cluster_gpus INTEGER NOT NULL,"
+	" cluster_usd_per_h REAL, load REAL NOT NULL, policy TEXT NOT NULL, seed INTEGER NOT NULL,"
+	" status TEXT NOT NULL, reason TEXT, jobs INTEGER, completed INTEGER, dropped INTEGER, jct_mean_h REAL,"
+	" jct_median_h REAL, jct_p99_h REAL, jct_max_h REAL, makespan_h REAL, queue_mean_h REAL, queue_p99_h REAL,"
+	" gpu_hours REAL, cost_usd REAL, util_mean REAL, restarts_per_job REAL, preemptions_per_job REAL,"
+	" rho_jobs INTEGER, rho_median REAL, rho_p99 REAL, rho_max REAL, sched_rounds INTEGER,"
+	" cluster_id INTEGER NOT NULL REFERENCES clusters(cluster_id));"
+	"CREATE TABLE summary(cluster TEXT NOT NULL, load REAL NOT NULL, policy TEXT NOT NULL, seeds INTEGER NOT NULL,"
+	" seeds_ok INTEGER NOT NULL, reason TEXT, jobs REAL, completed REAL, dropped REAL, jct_mean_h REAL, jct_p99_h REAL,"
+	" makespan_h REAL, queue_mean_h REAL, gpu_hours REAL, cost_usd REAL, util_mean REAL, rho_median REAL,"
+	" PRIMARY KEY(cluster, load, policy));";
+
+static void bind_real(sqlite3_stmt *st, int i, double v)
+{
+	if (isfinite(v))
+		sqlite3_bind_double(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static int step(sqlite3 *db, sqlite3_stmt *st, struct hb_error *err)
+{
+	int rc = hb_db_step_done(db, st, err);
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc;
+}
+
+static int db_meta(sqlite3 *db, sqlite3_stmt *st, const char *key, const char *value, struct hb_error *err)
+{
+	bind_text(st, 1, key);
+	bind_text(st, 2, value);
+	return step(db, st, err);
+}
+
+static int db_point(sqlite3 *db, sqlite3_stmt *st, const struct hb_sweep *sw, int i, struct hb_error *err)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	const struct hb_sweep_row *r = &sw->rows[i];
+	struct hb_sweep_point p;
+
+	hb_sweep_point_of(cfg, i, &p);
+	sqlite3_bind_int(st, 1, i);
+	bind_text(st, 2, cfg->clusters[p.cluster].label);
+	sqlite3_bind_int(st, 3, sw->info[p.cluster].gpus);
+	bind_real(st, 4, sw->info[p.cluster].usd_per_h);
+	bind_real(st, 5, cfg->loads[p.load]);
+	bind_text(st, 6, cfg->policies[p.policy]->name);
+	sqlite3_bind_int64(st, 7, (sqlite3_int64)cfg->seeds[p.seed]);
+	bind_text(st, 8, status_name(r->status));
+	bind_text(st, 9, r->status == HB_SWEEP_OK ? NULL : r->reason);
+	if (r->status == HB_SWEEP_OK) {
+		const double v[] = { r->jct_mean_h, r->jct_median_h, r->jct_p99_h, r->jct_max_h, r->makespan_h,
+				     r->queue_mean_h, r->queue_p99_h, r->gpu_hours, r->cost_usd, r->util_mean,
+				     r->restarts_per_job, r->preemptions_per_job };
+
+		sqlite3_bind_int(st, 10, r->jobs);
+		sqlite3_bind_int(st, 11, r->completed);
+		sqlite3_bind_int64(st, 12, r->dropped);
+		for (int k = 0; k < (int)(sizeof(v) / sizeof(v[0])); k++)
+			bind_real(st, 13 + k, v[k]);
+		sqlite3_bind_int64(st, 25, r->rho_jobs);
+		bind_real(st, 26, r->rho_median);
+		bind_real(st, 27, r->rho_p99);
+		bind_real(st, 28, r->rho_max);
+		sqlite3_bind_int64(st, 29, r->sched_rounds);
+	}
+	sqlite3_bind_int(st, 30, p.cluster);
+	return step(db, st, err);
+}
+
+static int db_agg(sqlite3 *db, sqlite3_stmt *st, const struct hb_sweep *sw, const struct hb_sweep_agg *a,
+		  struct hb_error *err)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+
+	bind_text(st, 1, cfg->clusters[a->cluster].label);
+	bind_real(st, 2, cfg->loads[a->load]);
+	bind_text(st, 3, cfg->policies[a->policy]->name);
+	sqlite3_bind_int(st, 4, a->seeds);
+	sqlite3_bind_int(st, 5, a->ok);
+	bind_text(st, 6, a->ok ? NULL : a->reason);
+	if (a->ok) {
+		const double v[] = { a->jobs, a->completed, a->dropped, a->jct_mean_h, a->jct_p99_h, a->makespan_h, a->queue_mean_h,
+				     a->gpu_hours, a->cost_usd, a->util_mean, a->rho_median };
+
+		for (int k = 0; k < (int)(sizeof(v) / sizeof(v[0])); k++)
+			bind_real(st, 7 + k, v[k]);
+	}
+	return step(db, st, err);
+}
+
+enum { ST_META, ST_CLUSTER, ST_POINT, ST_AGG, ST_N };
+
+static const char *const insert_sql[ST_N] = {
+	"INSERT INTO meta VALUES(?1, ?2)",
+	"INSERT INTO clusters VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	"INSERT INTO points VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
+	" ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
+	"INSERT INTO summary VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+};
+
+static int db_fill(sqlite3 *db, sqlite3_stmt **st, const struct hb_sweep *sw, const struct hb_sweep_agg *agg, int na,
+		   struct hb_error *err)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	char *echo = cJSON_PrintUnformatted(cfg->echo), num[32], nok[32];
+	int rc;
+
+	if (!echo)
+		return hb_runtime_error(err, "sweep: out of memory");
+	snprintf(num, sizeof(num), "%d", sw->npoints);
+	snprintf(nok, sizeof(nok), "%d", hb_sweep_nok(sw));
+	rc = db_meta(db, st[ST_META], "format", HB_SWEEP_FORMAT, err) < 0 ||
+	     db_meta(db, st[ST_META], "version", HB_VERSION, err) < 0 ||
+	     db_meta(db, st[ST_META], "name", cfg->name, err) < 0 ||
+	     db_meta(db, st[ST_META], "config_json", echo, err) < 0 ||
+	     db_meta(db, st[ST_META], "trace", cfg->trace.synthetic ? "synthetic" : cfg->trace.file_echo, err) < 0 ||
+	     db_meta(db, st[ST_META], "trace_format", hb_trace_format_name(sw->format), err) < 0 ||
+	     db_meta(db, st[ST_META], "points", num, err) < 0 || db_meta(db, st[ST_META], "points_ok", nok, err) < 0;
+	free(echo);
+	if (rc)
+		return -1;
+	for (int ci = 0; ci < cfg->nclusters; ci++) {
+		const struct hb_sweep_cluster_info *in = &sw->info[ci];
+		sqlite3_stmt *s = st[ST_CLUSTER];
+
+		sqlite3_bind_int(s, 1, ci);
+		bind_text(s, 2, cfg->clusters[ci].label);
+		bind_text(s, 3, in->base);
+		bind_text(s, 4, in->name);
+		sqlite3_bind_int(s, 5, in->gpus);
+		sqlite3_bind_int(s, 6, in->nodes);
+		bind_real(s, 7, in->usd_per_h);
+		bind_text(s, 8, in->gpu_mix);
+		if (step(db, s, err) < 0)
+			return -1;
+	}
+	for (int i = 0; i < sw->npoints; i++)
+		if (db_point(db, st[ST_POINT], sw, i, err) < 0)
+			return -1;
+	for (int k = 0; k < na; k++)
+		if (db_agg(db, st[ST_AGG], sw, &agg[k], err) < 0)
+			return -1;
+	return 0;
+}
+
+static int write_db(const struct hb_sweep *sw, const struct hb_sweep_agg *agg, int na, const char *path,
+		    struct hb_error *err)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st[ST_N] = { 0 };
+	int rc = -1;
+
+	remove(path);
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		hb_runtime_error(err, "%s: cannot create database: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+		goto out;
+	}
+	sqlite3_extended_result_codes(db, 1);
+	/* no -wal/-shm beside the file, and the bytes depend on the rows only */
+	if (hb_db_exec(db, "PRAGMA journal_mode=MEMORY;", err) < 0 || hb_db_begin(db, err) < 0 ||
+	    hb_db_exec(db, schema, err) < 0)
+		goto out;
+	for (int i = 0; i < ST_N; i++)
+		if (hb_db_prepare(db, insert_sql[i], &st[i], err) < 0)
+			goto out;
+	if (db_fill(db, st, sw, agg, na, err) < 0)
+		goto out;
+	for (int i = 0; i < ST_N; i++) {
+		sqlite3_finalize(st[i]);
+		st[i] = NULL;
+	}
+	if (hb_db_commit(db, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	for (int i = 0; i < ST_N; i++)
+		sqlite3_finalize(st[i]);
+	if (rc < 0 && db)
+		hb_db_rollback(db);
+	if (db && sqlite3_close(db) != SQLITE_OK && rc == 0)
+		rc = hb_runtime_error(err, "%s: cannot close the database", path);
+	if (rc < 0)
+		remove(path);
+	return rc;
+}
+
+/* ---- all files or none ------------------------------------------------------------------------ */
+
+#define MAX_STAGED (4 + HB_SWEEP_MAX_LOADS)
+
+struct stage {
+	struct hb_atomic_file *f;  /* MAX_STAGED, heap: each holds two paths */
+	int n;
+};
+
+static FILE *stage_open(struct stage *sg, const char *dir, const char *name, struct hb_error *err)
+{
+	char path[HB_SWEEP_PATH_MAX + 64];
+
+	if (sg->n == MAX_STAGED) {
+		hb_runtime_error(err, "sweep: too many result files");
+		return NULL;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
+		hb_input_error(err, "%s: output path too long", dir);
+		return NULL;
+	}
+	if (hb_atomic_open(&sg->f[sg->n], path, err) < 0)
+		return NULL;
+	return sg->f[sg->n++].f;
+}
+
+static void stage_abort(struct stage *sg, int from)
+{
+	for (int i = from; i < sg->n; i++)
+		hb_atomic_abort(&sg->f[i]);
+	sg->n = 0;
+}
+
+int hb_sweep_write(const struct hb_sweep *sw, const char *dir, int plot_data, struct hb_error *err)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	struct stage sg;
+	struct hb_sweep_agg *agg = NULL;
+	char db_path[HB_SWEEP_PATH_MAX + 64], db_tmp[HB_SWEEP_PATH_MAX + 128], *text;
+	int na = 0, order[HB_SWEEP_MAX_CLUSTERS];
+	cJSON *json;
+	FILE *f;
+
+	memset(&sg, 0, sizeof(sg));
+	if (hb_mkdir_p(dir, err) < 0)
+		return -1;
+	if ((size_t)snprintf(db_path, sizeof(db_path), "%s/results.db", dir) >= sizeof(db_path))
+		return hb_input_error(err, "%s: output path too long", dir);
+	snprintf(db_tmp, sizeof(db_tmp), "%s.tmp.%ld", db_path, (long)getpid());
+	if (hb_sweep_aggregate(sw, &agg, &na, err) < 0)
+		return -1;
+	if (!(sg.f = calloc(MAX_STAGED, sizeof(*sg.f)))) {
+		free(agg);
+		return hb_runtime_error(err, "sweep: out of memory");
+	}
+	if (write_db(sw, agg, na, db_tmp, err) < 0)
+		goto fail;
+	if (!(f = stage_open(&sg, dir, "sweep.csv", err)))
+		goto fail;
+	write_csv(f, sw);
+	if (!(f = stage_open(&sg, dir, "summary.json", err)))
+		goto fail;
+	json = hb_sweep_json(sw);
+	text = json ? cJSON_Print(json) : NULL;
+	cJSON_Delete(json);
+	if (!text) {
+		hb_runtime_error(err, "%s/summary.json: out of memory", dir);
+		goto fail;
+	}
+	fprintf(f, "%s\n", text);
+	free(text);
+	clusters_by_price(sw, order);
+	for (int li = 0; plot_data && li < cfg->nloads; li++) {
+		char stem[64], name[80];
+
+		hb_sweep_plot_stem(sw, li, stem, sizeof(stem));
+		snprintf(name, sizeof(name), "%s.dat", stem);
+		if (!(f = stage_open(&sg, dir, name, err)))
+			goto fail;
+		write_dat(f, sw, agg, li, order);
+	}
+	for (int i = 0; i < sg.n; i++)
+		if (ferror(sg.f[i].f)) {
+			hb_runtime_error(err, "%s: write failed", sg.f[i].tmp);
+			goto fail;
+		}
+	if (rename(db_tmp, db_path) != 0) {
+		hb_runtime_error(err, "%s: cannot rename into place: %s", db_path, strerror(errno));
+		goto fail;
+	}
+	for (int i = 0; i < sg.n; i++)
+		if (hb_atomic_commit(&sg.f[i], err) < 0) {
+			stage_abort(&sg, i + 1);
+			free(sg.f);
+			free(agg);
+			return -1;
+		}
+	free(sg.f);
+	free(agg);
+	return 0;
+fail:
+	stage_abort(&sg, 0);
+	free(sg.f);
+	remove(db_tmp);
+	free(agg);
+	return -1;
+}

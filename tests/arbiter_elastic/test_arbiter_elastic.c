@@ -1,0 +1,700 @@
+/* The IBM elastic autoscaler as a cluster arbiter (sim/arbiter_elastic.c)
+ * and its agent (sim/agent_elastic.c): FIFO trial admission with head-of-line
+ * blocking, queue and drop modes, re-spread after a departure at the next
+ * tick only, no restart of a job whose GPU count did not change, the applied
+ * counts against hb_elastic_optimize and brute-force enumeration at every
+ * round, idle rounds that change nothing, determinism, the JSA input built
+ * from the perf model (slowest GPU type, Eq. 2 over runnable batches), and
+ * the agent alone on a dedicated cluster.
+ *
+ * Cluster "elastic-test" (added here): 2 nodes x 4 P100, PCIe inside a node,
+ * 10 GbE between nodes (the link classes of ibm-p100), K = 8.  Its JSA
+ * tables make the scenarios below: resnet50-cifar100 and vgg11bn-cifar100
+ * scale well up to 4 GPUs (one node) and poorly across nodes; ImageNet
+ * resnet50 needs at least 2 GPUs (minB_G 256 > c_j 160) and scales across
+ * nodes up to 8; alexnet-food101 (IBM category 4) has a fixed batch. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "ddp.h"
+#include "default_db.h"
+#include "elastic_share.h"
+#include "sim.h"
+
+#define DELTA_S 300.0      /* Δ of the scenarios */
+#define MAXJ 16
+
+static struct hb_catalog cat;
+static struct hb_profdb *db;
+static const struct hb_cluster *cl;                    /* elastic-test, K = 8 */
+static const struct hb_cluster *cl_one;                /* elastic-one, K = 1 */
+static const struct hb_model *m_r, *m_i, *m_v, *m_f;   /* resnet50-cifar100, resnet50, vgg11bn-cifar100, alexnet-food101 */
+
+/* ---- scenario helpers ------------------------------------------------------ */
+
+static void init(struct hb_sim *sim, const struct hb_arbiter_ops *arb, const struct hb_cluster *c, int drop)
+{
+	struct hb_sim_opts o;
+	struct hb_error err = { 0 };
+
+	hb_sim_opts_default(&o);
+	o.quiet = 1;
+	o.restart_const_s = 30.0;
+	o.elastic_interval_s = DELTA_S;
+	o.elastic_drop = drop;
+	if (hb_sim_init(sim, &cat, c, db, "elastic", &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	hb_sim_set_arbiter(sim, arb);
+}
+
+static int add(struct hb_sim *sim, const struct hb_model *m, double t, int gpus)
+{
+	struct hb_error err = { 0 };
+	int id;
+
+	if (hb_sim_add_job(sim, m, &hb_agent_elastic, t, &id, &err) < 0)
+		fail_msg("%s", err.msg);
+	hb_sim_job_request(&sim->jobs[id], gpus, 0);
+	return id;
+}
+
+static void run(struct hb_sim *sim)
+{
+	struct hb_error err = { 0 };
+
+	if (hb_sim_run(sim, &err) < 0)
+		fail_msg("%s", err.msg);
+}
+
+/* Events of one kind for one job. */
+static int count_events(const struct hb_sim *sim, int job, const char *kind)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < sim->nevents; i++)
+		n += sim->events[i].job == job && strcmp(sim->events[i].kind, kind) == 0;
+	return n;
+}
+
+/* Time of the first event of a kind for a job after t0, -1 if none. */
+static double first_event_after(const struct hb_sim *sim, int job, const char *kind, double t0)
+{
+	for (size_t i = 0; i < sim->nevents; i++)
+		if (sim->events[i].job == job && strcmp(sim->events[i].kind, kind) == 0 && sim->events[i].t > t0)
+			return sim->events[i].t;
+	return -1.0;
+}
+
+/* The first tick at or after t (ticks at Δ, 2Δ, ...). */
+static double tick_after(double t)
+{
+	double k = ceil(t / DELTA_S - 1e-12);
+
+	return (k < 1 ? 1 : k) * DELTA_S;
+}
+
+/* ---- a checking wrapper around the elastic arbiter -------------------------- */
+
+/* Test-only observation state (the library has none). */
+static struct {
+	int dirty;                      /* an arrival or a finish since the last round */
+	long rounds, idle_rounds, checked;
+	struct hb_elastic_entry e[MAXJ];/* oracle JSA entries, built independently per job */
+	int have[MAXJ];
+} chk;
+
+static void chk_reset(void)
+{
+	for (int i = 0; i < MAXJ; i++)
+		if (chk.have[i])
+			hb_elastic_entry_free(&chk.e[i]);
+	memset(&chk, 0, sizeof(chk));
+}
+
+static int wrap_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	chk.dirty = 1;
+	return hb_arbiter_elastic.on_arrival(sim, job, err);
+}
+
+static int wrap_finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	chk.dirty = 1;
+	return hb_arbiter_elastic.on_finish(sim, job, err);
+}
+
+static double wrap_round_s(const struct hb_sim *sim)
+{
+	return hb_arbiter_elastic.round_s(sim);
+}
+
+static void wrap_free(struct hb_sim *sim)
+{
+	hb_arbiter_elastic.free_state(sim);
+}
+
+/* Brute force: the best Σ S_j(k_j) over every vector with 1 <= k_j <= k_max_j
+ * and Σ k_j <= K. */
+static double brute(const struct hb_elastic_table *t, int n, int j, int left)
+{
+	double best = -INFINITY;
+
+	if (j == n)
+		return 0.0;
+	for (int k = 1; k <= t[j].k_max && k <= left; k++) {
+		double rest;
+
+		if (t[j].speedup[k] == -INFINITY)
+			continue;
+		rest = brute(t, n, j + 1, left - k);
+		if (rest + t[j].speedup[k] > best)
+			best = rest + t[j].speedup[k];
+	}
+	return best;
+}
+
+/* After a round: the running jobs (admission = arrival = id order in these
+ * scenarios) hold exactly hb_elastic_optimize's counts, whose value equals
+ * brute force, each runs its JSA batch for its count on its grant, and the
+ * pool adds up. */
+static void check_allocation(struct hb_sim *sim)
+{
+	struct hb_elastic_table tabs[MAXJ];
+	int ids[MAXJ], alloc[MAXJ], n = 0, held = 0, idle = 0, K = sim->cl->ngpus;
+	double value = 0.0, sum = 0.0;
+	struct hb_error err = { 0 };
+
+	for (int j = 0; j < sim->njobs; j++) {
+		struct hb_sim_job *job = &sim->jobs[j];
+
+		if (job->state != HB_JOB_RUNNING && job->state != HB_JOB_RESTARTING)
+			continue;
+		assert_true(j < MAXJ);
+		if (!chk.have[j]) {
+			if (hb_elastic_entry_build(sim, job, &chk.e[j], &err) < 0)
+				fail_msg("%s", err.msg);
+			chk.have[j] = 1;
+		}
+		tabs[n].speedup = chk.e[j].sc.speedup;
+		tabs[n].k_max = chk.e[j].sc.k_max;
+		ids[n++] = j;
+	}
+	for (int i = 0; i < sim->cl->nnodes; i++)
+		held += sim->free_gpus[i];
+	for (int i = 0; i < n; i++)
+		held += sim->jobs[ids[i]].ngrant;
+	assert_int_equal(held, K);
+	if (n == 0)
+		return;
+	if (hb_elastic_optimize(tabs, n, K, alloc, &value, &idle, &err) < 0)
+		fail_msg("%s", err.msg);
+	for (int i = 0; i < n; i++) {
+		const struct hb_sim_job *job = &sim->jobs[ids[i]];
+		int g = 0;
+
+		assert_int_equal(job->ngrant, alloc[i]);
+		assert_int_equal(job->cfg.ngpus, alloc[i]);
+		assert_int_equal(job->cfg.global_bs, chk.e[ids[i]].sc.batch[alloc[i]]);
+		for (int nd = 0; nd < sim->cl->nnodes; nd++) {
+			assert_int_equal(job->cfg.alloc[nd], job->grant[nd]);
+			g += job->grant[nd];
+		}
+		assert_int_equal(g, alloc[i]);
+		sum += tabs[i].speedup[alloc[i]];
+	}
+	assert_true(fabs(value - brute(tabs, n, 0, K)) <= 1e-12 * fabs(value));
+	assert_true(fabs(sum - value) <= 1e-12 * fabs(value));
+	chk.checked++;
+}
+
+static int wrap_round(struct hb_sim *sim, struct hb_error *err)
+{
+	int before[MAXJ], dirty = chk.dirty;
+	size_t nev = sim->nevents;
+
+	assert_true(sim->njobs <= MAXJ);
+	for (int j = 0; j < sim->njobs; j++)
+		before[j] = sim->jobs[j].ngrant;
+	chk.dirty = 0;
+	chk.rounds++;
+	if (hb_arbiter_elastic.on_round(sim, err) < 0)
+		return -1;
+	if (!dirty) {
+		/* Nothing arrived or finished: no event, no change. */
+		assert_int_equal(sim->nevents, nev);
+		for (int j = 0; j < sim->njobs; j++)
+			assert_int_equal(sim->jobs[j].ngrant, before[j]);
+		chk.idle_rounds++;
+	}
+	check_allocation(sim);
+	return 0;
+}
+
+static const struct hb_arbiter_ops checked_elastic = {
+	.name = "elastic-checked", .summary = "test", .on_arrival = wrap_arrival, .on_finish = wrap_finish,
+	.round_s = wrap_round_s, .on_round = wrap_round, .free_state = wrap_free,
+};
+
+static void print_k_over_time(const struct hb_sim *sim);
+
+/* ---- tests ------------------------------------------------------------------ */
+
+/* Seven 1-GPU-capable jobs, then ImageNet resnet50 (needs >= 2 GPUs), then a
+ * small job: the DP admits the seven (7 GPUs), the big one does not fit in
+ * the 1 GPU left, and the small one behind it is not admitted either (no
+ * backfilling) although it would fit. */
+static void scenario_hol(struct hb_sim *sim, int drop)
+{
+	init(sim, &checked_elastic, cl, drop);
+	for (int i = 0; i < 7; i++)
+		add(sim, m_r, 10.0 * i, 0);
+	add(sim, m_i, 100.0, 0);    /* job 7 */
+	add(sim, m_r, 110.0, 0);    /* job 8 */
+}
+
+static void test_admission_order_and_head_of_line_blocking(void **state)
+{
+	struct hb_sim sim;
+
+	(void)state;
+	chk_reset();
+	scenario_hol(&sim, 0);
+	run(&sim);
+	for (int i = 0; i < 7; i++) {
+		assert_int_equal(sim.jobs[i].state, HB_JOB_DONE);
+		assert_true(sim.jobs[i].start_s == DELTA_S); /* all admitted at the first tick */
+		assert_int_equal(count_events(&sim, i, "admit"), 1);
+	}
+	/* The head of the queue (job 7) blocks job 8 although a GPU is idle. */
+	assert_true(sim.jobs[7].start_s > DELTA_S);
+	assert_true(sim.jobs[8].start_s >= sim.jobs[7].start_s);
+	assert_int_equal(sim.jobs[7].state, HB_JOB_DONE);
+	assert_int_equal(sim.jobs[8].state, HB_JOB_DONE);
+	/* Admission happens at ticks only. */
+	for (int i = 0; i < sim.njobs; i++)
+		assert_true(fabs(sim.jobs[i].start_s / DELTA_S - round(sim.jobs[i].start_s / DELTA_S)) < 1e-9);
+	/* The first tick left one GPU idle rather than backfill job 8. */
+	{
+		int seen = 0;
+
+		for (size_t i = 0; i < sim.nevents; i++)
+			if (sim.events[i].job == -1 && strcmp(sim.events[i].kind, "scale") == 0) {
+				assert_non_null(strstr(sim.events[i].detail, "7 running (7 admitted), 2 waiting"));
+				seen = 1;
+				break;
+			}
+		assert_true(seen);
+	}
+	assert_true(chk.checked > 0);
+	hb_sim_free(&sim);
+	chk_reset();
+}
+
+static void test_drop_mode_rejects_what_the_tick_cannot_admit(void **state)
+{
+	struct hb_sim sim;
+
+	(void)state;
+	chk_reset();
+	scenario_hol(&sim, 1);
+	run(&sim); /* the run ends although two jobs never ran */
+	for (int i = 0; i < 7; i++)
+		assert_int_equal(sim.jobs[i].state, HB_JOB_DONE);
+	for (int i = 7; i < 9; i++) {
+		assert_int_equal(sim.jobs[i].state, HB_JOB_DROPPED);
+		assert_int_equal(sim.jobs[i].started, 0);
+		assert_true(sim.jobs[i].gpu_s == 0.0);
+		assert_int_equal(count_events(&sim, i, "drop"), 1);
+		assert_true(first_event_after(&sim, i, "drop", 0.0) == DELTA_S); /* dropped at the tick */
+	}
+	assert_int_equal(sim.nended, sim.njobs);
+	hb_sim_free(&sim);
+	chk_reset();
+}
+
+/* A job with no feasible GPU count at all (ImageNet resnet50 on one GPU:
+ * minB_G 256 > c_j 160): an input error in queue mode (it would block the
+ * queue forever), dropped at the tick in drop mode together with the job
+ * behind it. */
+static void test_never_feasible_job(void **state)
+{
+	struct hb_sim sim;
+	struct hb_error err = { 0 };
+
+	(void)state;
+	init(&sim, &hb_arbiter_elastic, cl_one, 0);
+	add(&sim, m_i, 0.0, 0);
+	assert_int_equal(hb_sim_run(&sim, &err), -1);
+	assert_int_equal(err.code, HB_EINPUT);
+	assert_non_null(strstr(err.msg, "no feasible GPU count"));
+	hb_sim_free(&sim);
+
+	init(&sim, &hb_arbiter_elastic, cl_one, 1);
+	add(&sim, m_i, 0.0, 0);
+	add(&sim, m_r, 1.0, 0);
+	run(&sim);
+	assert_int_equal(sim.jobs[0].state, HB_JOB_DROPPED);
+	assert_int_equal(sim.jobs[1].state, HB_JOB_DROPPED);
+	hb_sim_free(&sim);
+}
+
+/* Category 4 (alexnet-food101, batch fixed at 128): one fixed GPU count,
+ * the fewest that run 128 (one P100 holds it), whatever the trace asks for;
+ * its table has that count only. */
+static void test_fixed_batch_job_runs_on_fixed_count(void **state)
+{
+	struct hb_sim sim;
+	const struct hb_elastic_entry *e;
+
+	(void)state;
+	init(&sim, &hb_arbiter_elastic, cl, 0);
+	add(&sim, m_f, 0.0, 3);
+	run(&sim);
+	assert_int_equal(sim.jobs[0].state, HB_JOB_DONE);
+	assert_int_equal(sim.jobs[0].ngrant, 1);
+	assert_int_equal(sim.jobs[0].cfg.global_bs, 128);
+	e = hb_elastic_arbiter_entry(&sim, &sim.jobs[0]);
+	assert_non_null(e);
+	assert_int_equal(e->k_only, 1);
+	assert_true(e->sc.speedup[1] == 1.0); /* b_opt(1) = c_j = 128: Eq. 1's own denominator */
+	for (int k = 2; k <= e->sc.k_max; k++)
+		assert_true(e->sc.speedup[k] == -INFINITY);
+	hb_sim_free(&sim);
+}
+
+/* A (ImageNet resnet50, long) and B (vgg11bn-cifar100) share the cluster
+ * 4 + 4 (S: 3.82 + 2.78 beats 7 + 1 and 6 + 2); C (resnet50-cifar100, short)
+ * arrives and takes 2 of B's GPUs (A 4, B 2, C 2: 7.23 beats 4 + 3 + 1 and
+ * 3 + 3 + 2): A keeps its GPUs and is not restarted, and B gets its GPUs back
+ * after C.  When B and C are gone A grows to 8 GPUs, at the next tick after
+ * the last of them finished, not before. */
+static void test_respread_and_no_restart_when_unchanged(void **state)
+{
+	struct hb_sim sim;
+	const struct hb_sim_job *a, *b, *c;
+	double last_done, t_grow;
+
+	(void)state;
+	chk_reset();
+	init(&sim, &checked_elastic, cl, 0);
+	add(&sim, m_i, 0.0, 0);
+	add(&sim, m_v, 1.0, 0);
+	add(&sim, m_r, 400.0, 0);
+	run(&sim);
+	if (getenv("HB_ELASTIC_VERBOSE"))
+		print_k_over_time(&sim);
+	a = &sim.jobs[0];
+	b = &sim.jobs[1];
+	c = &sim.jobs[2];
+	assert_int_equal(a->state, HB_JOB_DONE);
+	assert_true(a->start_s == DELTA_S && b->start_s == DELTA_S);
+	assert_true(c->start_s == 2 * DELTA_S);
+	assert_int_equal(b->state, HB_JOB_DONE);
+	assert_int_equal(c->state, HB_JOB_DONE);
+	/* B was resized 4 -> 2 at C's admission and grew back after C. */
+	assert_true(first_event_after(&sim, 1, "resize", 0.0) == 2 * DELTA_S);
+	assert_int_equal(count_events(&sim, 1, "resize"), 2);
+	assert_int_equal(b->restarts, 2);
+	assert_int_equal(b->ngrant, 4);
+	assert_true(fabs(first_event_after(&sim, 1, "resize", 2 * DELTA_S) - tick_after(c->finish_s)) < 1e-9);
+	assert_int_equal(c->ngrant, 2);
+	/* A was never touched until B and C were gone: one resize, one restart,
+	 * its growth to the whole cluster at the tick after the last finish. */
+	assert_int_equal(count_events(&sim, 0, "resize"), 1);
+	assert_int_equal(count_events(&sim, 0, "restart"), 1);
+	assert_int_equal(a->restarts, 1);
+	assert_int_equal(a->ngrant, 8);
+	last_done = fmax(b->finish_s, c->finish_s);
+	t_grow = first_event_after(&sim, 0, "resize", 0.0);
+	assert_true(t_grow > last_done);
+	assert_true(fabs(t_grow - tick_after(last_done)) < 1e-9);
+	assert_true(chk.idle_rounds > 0);   /* ticks with nothing new changed nothing */
+	assert_true(chk.checked > 2);
+	hb_sim_free(&sim);
+	chk_reset();
+}
+
+/* The 10-job scenario of the report: mixed models and arrivals. */
+static void scenario_ten(struct hb_sim *sim, const struct hb_arbiter_ops *arb)
+{
+	const struct hb_model *ms[10] = { m_r, m_v, m_r, m_f, m_i, m_r, m_v, m_r, m_f, m_r };
+	int req[10] = { 0, 0, 0, 2, 0, 0, 0, 0, 0, 0 }; /* job 3's request is ignored */
+
+	init(sim, arb, cl, 0);
+	for (int i = 0; i < 10; i++)
+		add(sim, ms[i], 120.0 * i, req[i]);
+}
+
+/* k of every job after each tick (verbose: HB_ELASTIC_VERBOSE=1). */
+static void print_k_over_time(const struct hb_sim *sim)
+{
+	printf("# t_s job model event detail\n");
+	for (size_t i = 0; i < sim->nevents; i++) {
+		const struct hb_sim_event_rec *r = &sim->events[i];
+
+		if (strcmp(r->kind, "admit") && strcmp(r->kind, "resize") && strcmp(r->kind, "done") &&
+		    strcmp(r->kind, "scale"))
+			continue;
+		printf("%7.0f %3d %-18s %-7s %s\n", r->t, r->job, r->job >= 0 ? sim->jobs[r->job].model->name : "-",
+		       r->kind, r->detail);
+	}
+	for (int j = 0; j < sim->njobs; j++)
+		printf("job %d %s: arrival %.0f start %.0f finish %.0f restarts %d B_G %ld k %d\n", j,
+		       sim->jobs[j].model->name, sim->jobs[j].arrival_s, sim->jobs[j].start_s, sim->jobs[j].finish_s,
+		       sim->jobs[j].restarts, sim->jobs[j].cfg.global_bs, sim->jobs[j].ngrant);
+}
+
+static void test_ten_jobs_match_optimizer_and_brute_force(void **state)
+{
+	struct hb_sim sim;
+
+	(void)state;
+	chk_reset();
+	scenario_ten(&sim, &checked_elastic);
+	run(&sim);
+	for (int j = 0; j < sim.njobs; j++) {
+		assert_int_equal(sim.jobs[j].state, HB_JOB_DONE);
+		assert_true(sim.jobs[j].start_s >= sim.jobs[j].arrival_s);
+		if (j > 0)
+			assert_true(sim.jobs[j].start_s >= sim.jobs[j - 1].start_s); /* FIFO admission */
+	}
+	assert_int_equal(sim.jobs[3].cfg.ngpus, 1); /* category 4 on its fixed count, not its request */
+	assert_true(chk.checked >= 5);
+	assert_true(chk.idle_rounds > 0);
+	if (getenv("HB_ELASTIC_VERBOSE"))
+		print_k_over_time(&sim);
+	hb_sim_free(&sim);
+	chk_reset();
+}
+
+/* Δ = 0: the event-driven variant decides at every arrival and departure. */
+static void test_event_driven(void **state)
+{
+	struct hb_sim sim;
+
+	(void)state;
+	init(&sim, &hb_arbiter_elastic, cl, 0);
+	sim.opts.elastic_interval_s = 0.0;
+	add(&sim, m_i, 0.0, 0);
+	add(&sim, m_v, 50.0, 0);
+	run(&sim);
+	assert_true(sim.jobs[0].start_s == 0.0);
+	assert_true(sim.jobs[1].start_s == 50.0);
+	/* A alone takes all 8 (S(8) 5.68), shares 4 + 4 from B's arrival, and\n\t * takes 8 again the moment B is done. */
+	assert_true(first_event_after(&sim, 0, "resize", 0.0) == 50.0);
+	assert_true(first_event_after(&sim, 0, "resize", 50.0) == sim.jobs[1].finish_s);
+	assert_int_equal(sim.jobs[0].ngrant, 8);
+	assert_int_equal(sim.jobs[0].restarts, 2);
+	hb_sim_free(&sim);
+
+	/* Drop mode: rejected on arrival. */
+	init(&sim, &hb_arbiter_elastic, cl_one, 1);
+	sim.opts.elastic_interval_s = 0.0;
+	add(&sim, m_r, 0.0, 0);
+	add(&sim, m_r, 10.0, 0);
+	run(&sim);
+	assert_int_equal(sim.jobs[0].state, HB_JOB_DONE);
+	assert_int_equal(sim.jobs[1].state, HB_JOB_DROPPED);
+	assert_true(first_event_after(&sim, 1, "drop", 0.0) == 10.0);
+	hb_sim_free(&sim);
+}
+
+static void test_deterministic(void **state)
+{
+	struct hb_sim s1, s2;
+
+	(void)state;
+	scenario_ten(&s1, &hb_arbiter_elastic);
+	run(&s1);
+	scenario_ten(&s2, &hb_arbiter_elastic);
+	run(&s2);
+	assert_int_equal(s1.nevents, s2.nevents);
+	assert_int_equal(s1.nsamples, s2.nsamples);
+	assert_memory_equal(s1.events, s2.events, s1.nevents * sizeof(*s1.events));
+	assert_memory_equal(s1.samples, s2.samples, s1.nsamples * sizeof(*s1.samples));
+	for (int j = 0; j < s1.njobs; j++)
+		assert_true(s1.jobs[j].finish_s == s2.jobs[j].finish_s);
+	hb_sim_free(&s1);
+	hb_sim_free(&s2);
+}
+
+/* The agent alone on the whole cluster (dedicated arbiter): the DP's choice
+ * for one job, k = argmax S(k) = 4 (one node) for resnet50-cifar100, the JSA
+ * batch, and the perf model's iteration time for that layout. */
+static void test_agent_alone_uses_best_count(void **state)
+{
+	struct hb_sim sim;
+	struct hb_sim_opts o;
+	struct hb_error err = { 0 };
+	struct hb_elastic_entry e;
+	double it;
+	int id, kbest = 1, nodes = 0;
+
+	(void)state;
+	hb_sim_opts_default(&o);
+	o.quiet = 1;
+	if (hb_sim_init(&sim, &cat, cl, db, "elastic", &o, &err) < 0 ||
+	    hb_sim_add_job(&sim, m_r, &hb_agent_elastic, 0.0, &id, &err) < 0)
+		fail_msg("%s", err.msg);
+	if (hb_elastic_entry_build(&sim, &sim.jobs[0], &e, &err) < 0)
+		fail_msg("%s", err.msg);
+	for (int k = 2; k <= e.sc.k_max; k++)
+		if (e.sc.speedup[k] > e.sc.speedup[kbest])
+			kbest = k;
+	assert_int_equal(kbest, 4);
+	run(&sim);
+	assert_int_equal(sim.jobs[0].cfg.ngpus, 4);
+	assert_int_equal(sim.jobs[0].cfg.global_bs, e.sc.batch[4]);
+	for (int i = 0; i < cl->nnodes; i++)
+		nodes += sim.jobs[0].cfg.alloc[i] > 0;
+	assert_int_equal(nodes, 1);
+	if (hb_ddp_iter_time(sim.jobs[0].perf, sim.jobs[0].cfg.alloc, sim.jobs[0].cfg.local_bs, 0, &it, NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(fabs(sim.jobs[0].cfg.iter_s - it) <= 1e-12 * it);
+	hb_elastic_entry_free(&e);
+	hb_sim_free(&sim);
+}
+
+/* The JSA input on a mixed cluster (jabas-quickstart: 4 V100 + 4 P100): the
+ * per-GPU limit is the smallest memory's, Eq. 1's denominator uses the
+ * slowest type's one-GPU time, every b_opt(k) is k times a multiple of
+ * minB_L inside [b_min, b_max], and no other such batch has a higher rate
+ * with t_proc and t_comm recomputed here from the perf model. */
+static void test_jsa_input_from_perf_model(void **state)
+{
+	const struct hb_cluster *mix = hb_catalog_cluster(&cat, "jabas-quickstart");
+	struct hb_sim sim;
+	struct hb_error err = { 0 };
+	struct hb_elastic_entry e;
+	int one[2], all[2], id;
+	double tv, tp, tcomm[9];
+
+	(void)state;
+	assert_non_null(mix);
+	assert_int_equal(mix->nnodes, 2);
+	init(&sim, &hb_arbiter_elastic, mix, 0);
+	id = add(&sim, m_v, 0.0, 0);
+	if (hb_elastic_entry_build(&sim, &sim.jobs[id], &e, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(e.k_max, 8);
+	assert_int_equal(e.k_only, 0);
+	assert_int_equal(e.per_gpu_max, (long)fmin(hb_perf_max_lbs(sim.jobs[id].perf, 0),
+						   hb_perf_max_lbs(sim.jobs[id].perf, 1)));
+	one[0] = 1, one[1] = 0;
+	if (hb_ddp_iter_time(sim.jobs[id].perf, one, (int)e.per_gpu_max, 0, &tv, NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	one[0] = 0, one[1] = 1;
+	if (hb_ddp_iter_time(sim.jobs[id].perf, one, (int)e.per_gpu_max, 0, &tp, NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(tp != tv);
+	assert_true(fabs(e.sc.base_rate - (double)e.per_gpu_max / fmax(tv, tp)) <= 1e-12 * e.sc.base_rate);
+	/* t_comm(k): canonical placement (the 4-GPU nodes tie: node0 first),
+	 * all buckets summed, the slowest node; 0 on one GPU. */
+	tcomm[1] = 0.0;
+	for (int k = 2; k <= 8; k++) {
+		tcomm[k] = 0.0;
+		all[0] = k < 4 ? k : 4;
+		all[1] = k - all[0];
+		for (int nd = 0; nd < 2; nd++) {
+			struct hb_perf_comm c;
+
+			if (all[nd] == 0)
+				continue;
+			if (hb_perf_comm_eval(sim.jobs[id].perf, all, nd, &c, &err) < 0)
+				fail_msg("%s", err.msg);
+			tcomm[k] = fmax(tcomm[k], c.overlap_s + c.last_s);
+		}
+	}
+	for (int k = 1; k <= 8; k++) {
+		long b = e.sc.batch[k], m = b / k;
+		double best = -INFINITY;
+
+		assert_true(isfinite(e.sc.speedup[k]));
+		assert_int_equal(b % k, 0);
+		assert_int_equal(m % sim.jobs[id].perf->min_lbs, 0);
+		assert_true(b >= e.b_min && b <= e.b_max && m <= e.per_gpu_max);
+		for (long g = sim.jobs[id].perf->min_lbs; g <= e.per_gpu_max; g += sim.jobs[id].perf->min_lbs) {
+			double t = 0.0, r;
+
+			if (g * k < e.b_min || g * k > e.b_max)
+				continue;
+			for (int nd = 0; nd < 2; nd++) {
+				double s;
+
+				one[0] = nd == 0, one[1] = nd == 1;
+				if (hb_ddp_iter_time(sim.jobs[id].perf, one, (int)g, 0, &s, NULL, &err) < 0)
+					fail_msg("%s", err.msg);
+				t = fmax(t, s);
+			}
+			r = (double)(g * k) / (t + tcomm[k]);
+			best = fmax(best, r);
+		}
+		assert_true(fabs(e.sc.speedup[k] * e.sc.base_rate - best) <= 1e-9 * best);
+	}
+	hb_elastic_entry_free(&e);
+	hb_sim_free(&sim);
+}
+
+static int setup(void **state)
+{
+	static const char doc[] =
+		"{\"clusters\": [{\"name\": \"elastic-test\", \"display\": \"elastic arbiter tests: 2 x 4 P100\", "
+		"\"intra_link\": \"pcie3-x16\", \"intra_bw\": 15.75e9, \"inter_link\": \"eth-10g\", \"inter_bw\": 1.25e9, "
+		"\"storage_bw\": 0.5e9, \"restart_latency_s\": 20, "
+		"\"groups\": [{\"name\": \"p100x4\", \"gpu\": \"p100\", \"nodes\": 2, \"gpus_per_node\": 4}], "
+		"\"source\": \"test: ibm-p100's links, 4 GPUs per node\"}, "
+		"{\"name\": \"elastic-one\", \"display\": \"elastic arbiter tests: 1 P100\", "
+		"\"intra_link\": \"pcie3-x16\", \"intra_bw\": 15.75e9, \"inter_link\": \"eth-10g\", \"inter_bw\": 1.25e9, "
+		"\"storage_bw\": 0.5e9, \"restart_latency_s\": 20, "
+		"\"groups\": [{\"name\": \"p100x1\", \"gpu\": \"p100\", \"nodes\": 1, \"gpus_per_node\": 1}], "
+		"\"source\": \"test: one GPU\"}]}";
+	struct hb_error err = { 0 };
+
+	(void)state;
+	/* The database first: it is keyed on the built-in catalog, and the test
+	 * cluster reuses link classes it already has fits for. */
+	if (hb_catalog_load_builtin(&cat, &err) < 0 || hb_default_profdb(&cat, NULL, &db, &err) < 0 ||
+	    hb_catalog_load_json(&cat, doc, strlen(doc), "elastic-test", &err) < 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		return -1;
+	}
+	cl = hb_catalog_cluster(&cat, "elastic-test");
+	cl_one = hb_catalog_cluster(&cat, "elastic-one");
+	m_r = hb_catalog_model(&cat, "resnet50-cifar100");
+	m_i = hb_catalog_model(&cat, "resnet50");
+	m_v = hb_catalog_model(&cat, "vgg11bn-cifar100");
+	m_f = hb_catalog_model(&cat, "alexnet-food101");
+	return cl && cl_one && m_r && m_i && m_v && m_f ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	hb_profdb_close(db);
+	hb_catalog_free(&cat);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_admission_order_and_head_of_line_blocking),
+		cmocka_unit_test(test_drop_mode_rejects_what_the_tick_cannot_admit),
+		cmocka_unit_test(test_never_feasible_job),
+		cmocka_unit_test(test_fixed_batch_job_runs_on_fixed_count),
+		cmocka_unit_test(test_respread_and_no_restart_when_unchanged),
+		cmocka_unit_test(test_ten_jobs_match_optimizer_and_brute_force),
+		cmocka_unit_test(test_event_driven),
+		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_agent_alone_uses_best_count),
+		cmocka_unit_test(test_jsa_input_from_perf_model),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
