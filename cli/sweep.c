@@ -399,11 +399,13 @@ struct team {
 	int mpi;                        /* 1: MPI_Init was called */
 };
 
+#if HB_HAVE_MPI
 /* Started by a launcher (Open MPI, MPICH/PMI, PMIx)? */
 static int launched_by_mpirun(void)
 {
 	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
 }
+#endif
 
 static int team_start(struct team *t, int *argc, char ***argv, struct hb_error *err)
 {
@@ -560,6 +562,7 @@ static int team_gather(struct hb_cli *cli, const struct team *t, struct hb_sweep
 	(void)cli;
 	(void)t;
 	(void)sw;
+	(void)err;
 #endif
 	return failed ? -1 : 0;
 }

@@ -464,7 +464,7 @@ static void run_point(struct hb_sweep *sw, struct hb_profdb *db, int id, const s
 		return;
 	}
 	so = cfg->opts;
-	so.seed = cfg->seeds[0];
+	so.seed = cfg->seeds[p.seed];
 	so.quiet = 1;
 	so.log = log;
 	if (hb_sim_init(&sim, &sw->cats[p.cluster], sw->cl[p.cluster], db, pol->name, &so, &err) == 0) {

@@ -16,210 +16,7 @@
 #include "json.h"
 #include "strutil.h"
 #include "sweep.h"
-
-#define FIELD_MAX 160
-#define VALUE_MAX 80
-
-/* The value as JSON text, on one line, cut to VALUE_MAX. */
-static void value_text(const cJSON *v, char *buf, size_t size)
-{
-	char *s = v ? cJSON_PrintUnformatted(v) : NULL;
-	size_t k = 0;
-
-	if (!s) {
-		hb_strlcpy(buf, v ? "?" : "none", size);
-		return;
-	}
-	for (const char *p = s; *p && k + 4 < size && k < VALUE_MAX; p++)
-		buf[k++] = (*p == '\n' || *p == '\r' || *p == '\t') ? ' ' : *p;
-	if (strlen(s) > k)
-		buf[k++] = '.', buf[k++] = '.', buf[k++] = '.';
-	buf[k] = '\0';
-	free(s);
-}
-
-/* "FILE: field 'PRE KEY': value V: WHY" */
-static int bad(struct hb_error *err, const char *file, const char *pre, const char *key, const cJSON *v,
-	       const char *why)
-{
-	char val[VALUE_MAX + 8];
-
-	value_text(v, val, sizeof(val));
-	return hb_input_error(err, "%s: field '%s%s': value %s: %s", file, pre, key, val, why);
-}
-
-static int missing(struct hb_error *err, const char *file, const char *pre, const char *key)
-{
-	return hb_input_error(err, "%s: field '%s%s': missing (required)", file, pre, key);
-}
-
-/* Unknown or repeated keys. */
-static int check_keys(const cJSON *obj, const char *file, const char *pre, const char *const *allowed,
-		      struct hb_error *err)
-{
-	const cJSON *it, *jt;
-
-	cJSON_ArrayForEach(it, obj) {
-		int ok = 0;
-		char known[512];
-		size_t len = 0;
-
-		for (const char *const *a = allowed; *a && !ok; a++)
-			ok = it->string && strcmp(it->string, *a) == 0;
-		if (!ok) {
-			char why[600];
-
-			for (const char *const *a = allowed; *a; a++)
-				len += (size_t)snprintf(known + len, len < sizeof(known) ? sizeof(known) - len : 0,
-							"%s%s", len ? ", " : "", *a);
-			snprintf(why, sizeof(why), "unknown field (known: %.500s)", known);
-			return bad(err, file, pre, it->string ? it->string : "?", it, why);
-		}
-		for (jt = obj->child; jt != it; jt = jt->next)
-			if (strcmp(jt->string, it->string) == 0)
-				return bad(err, file, pre, it->string, it, "the field is given twice");
-	}
-	return 0;
-}
-
-static int object_at(const cJSON *v, const char *file, const char *pre, const char *key, struct hb_error *err)
-{
-	if (!cJSON_IsObject(v))
-		return bad(err, file, pre, key, v, "expected an object");
-	return 0;
-}
-
-/* Number in [lo, hi]; absent or null: *out = dflt unless required. */
-static int get_num(const cJSON *obj, const char *key, const char *file, const char *pre, int required, double lo,
-		   double hi, double dflt, double *out, struct hb_error *err)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	char why[128];
-
-	if (!v || cJSON_IsNull(v)) {
-		if (required)
-			return missing(err, file, pre, key);
-		*out = dflt;
-		return 0;
-	}
-	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-		return bad(err, file, pre, key, v, "expected a number");
-	if (v->valuedouble < lo || v->valuedouble > hi) {
-		snprintf(why, sizeof(why), "must be a number in [%g, %g]", lo, hi);
-		return bad(err, file, pre, key, v, why);
-	}
-	*out = v->valuedouble;
-	return 0;
-}
-
-/* Positive number (> 0) up to hi. */
-static int get_pos(const cJSON *obj, const char *key, const char *file, const char *pre, double hi, double dflt,
-		   double *out, struct hb_error *err)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	char why[128];
-
-	if (get_num(obj, key, file, pre, 0, -INFINITY, INFINITY, dflt, out, err) < 0)
-		return -1;
-	if (v && !cJSON_IsNull(v) && !(*out > 0 && *out <= hi)) {
-		snprintf(why, sizeof(why), "must be a number in (0, %g]", hi);
-		return bad(err, file, pre, key, v, why);
-	}
-	return 0;
-}
-
-static int get_int(const cJSON *obj, const char *key, const char *file, const char *pre, int required, long lo,
-		   long hi, long dflt, long *out, struct hb_error *err)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	char why[128];
-
-	if (!v || cJSON_IsNull(v)) {
-		if (required)
-			return missing(err, file, pre, key);
-		*out = dflt;
-		return 0;
-	}
-	if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < (double)lo ||
-	    v->valuedouble > (double)hi) {
-		snprintf(why, sizeof(why), "must be an integer in [%ld, %ld]", lo, hi);
-		return bad(err, file, pre, key, v, why);
-	}
-	*out = (long)v->valuedouble;
-	return 0;
-}
-
-static int get_bool(const cJSON *obj, const char *key, const char *file, const char *pre, int dflt, int *out,
-		    struct hb_error *err)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	if (!v || cJSON_IsNull(v)) {
-		*out = dflt;
-		return 0;
-	}
-	if (!cJSON_IsBool(v))
-		return bad(err, file, pre, key, v, "expected true or false");
-	*out = cJSON_IsTrue(v);
-	return 0;
-}
-
-/* String of 1..size-1 characters without control characters. */
-static int get_str(const cJSON *obj, const char *key, const char *file, const char *pre, int required,
-		   const char *dflt, char *out, size_t size, struct hb_error *err)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	char why[96];
-
-	if (!v || cJSON_IsNull(v)) {
-		if (required)
-			return missing(err, file, pre, key);
-		hb_strlcpy(out, dflt ? dflt : "", size);
-		return 0;
-	}
-	if (!cJSON_IsString(v) || !v->valuestring[0])
-		return bad(err, file, pre, key, v, "expected a non-empty string");
-	if (strlen(v->valuestring) >= size) {
-		snprintf(why, sizeof(why), "longer than %zu characters", size - 1);
-		return bad(err, file, pre, key, v, why);
-	}
-	for (const char *p = v->valuestring; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return bad(err, file, pre, key, v, "holds a control character");
-	hb_strlcpy(out, v->valuestring, size);
-	return 0;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
-/* A file named in the config: relative to the config's directory; it must exist. */
-static int get_file(const cJSON *obj, const char *key, const char *file, const char *pre, const char *dir, char *out,
-		    size_t size, char *echo, size_t esize, struct hb_error *err)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	char rel[HB_SWEEP_PATH_MAX];
-
-	if (get_str(obj, key, file, pre, 1, NULL, rel, sizeof(rel), err) < 0)
-		return -1;
-	if (rel[0] == '/' || !dir || !dir[0]) {
-		hb_strlcpy(out, rel, size);
-	} else if ((size_t)snprintf(out, size, "%s/%s", dir, rel) >= size) {
-		return bad(err, file, pre, key, v, "path too long");
-	}
-	if (!hb_path_exists(out) || hb_path_is_dir(out)) {
-		char why[HB_SWEEP_PATH_MAX + 64];
-
-		snprintf(why, sizeof(why), "no such file (looked for %s)", out);
-		return bad(err, file, pre, key, v, why);
-	}
-	hb_strlcpy(echo, base_name(rel), esize);
-	return 0;
-}
+#include "sweep_priv.h"
 
 /* ---- echo: the configuration as understood ------------------------------------------ */
 
@@ -251,42 +48,42 @@ static int parse_synth(const cJSON *s, const char *file, const char *dir, struct
 	long jobs, per_window;
 
 	hb_synth_options_init(o);
-	if (object_at(s, file, "trace.", "synthetic", err) < 0 || check_keys(s, file, pre, synth_keys, err) < 0 ||
-	    get_str(s, "arrival", file, pre, 0, "poisson", arrival, sizeof(arrival), err) < 0)
+	if (hb_sw_object_at(s, file, "trace.", "synthetic", err) < 0 || hb_sw_check_keys(s, file, pre, synth_keys, err) < 0 ||
+	    hb_sw_get_str(s, "arrival", file, pre, 0, "poisson", arrival, sizeof(arrival), err) < 0)
 		return -1;
 	o->arrival = -1;
 	for (int i = 0; i < (int)(sizeof(arrival_names) / sizeof(arrival_names[0])); i++)
 		if (arrival_names[i] && strcmp(arrival, arrival_names[i]) == 0)
 			o->arrival = i;
 	if (o->arrival < 0)
-		return bad(err, file, pre, "arrival", cJSON_GetObjectItemCaseSensitive(s, "arrival"),
+		return hb_sw_bad(err, file, pre, "arrival", cJSON_GetObjectItemCaseSensitive(s, "arrival"),
 			   "not an arrival pattern (poisson, bursty, philly-window)");
-	if (get_pos(s, "rate_per_hour", file, pre, 1e6, o->rate_per_hour, &o->rate_per_hour, err) < 0 ||
-	    get_num(s, "hours", file, pre, 0, 0, 1e5, o->window_s / 3600.0, &hours, err) < 0 ||
-	    get_int(s, "jobs", file, pre, 0, 0, 10000000L, 0, &jobs, err) < 0 ||
-	    get_pos(s, "burst_high_s", file, pre, 1e7, o->burst_high_s, &o->burst_high_s, err) < 0 ||
-	    get_pos(s, "burst_low_s", file, pre, 1e7, o->burst_low_s, &o->burst_low_s, err) < 0 ||
-	    get_num(s, "burst_low_ratio", file, pre, 0, 0, 1, o->burst_low_ratio, &o->burst_low_ratio, err) < 0 ||
-	    get_bool(s, "pollux_filter", file, pre, o->pollux_filter, &o->pollux_filter, err) < 0 ||
-	    get_num(s, "window_start_h", file, pre, 0, 0, 23.999, o->window_start_h, &o->window_start_h, err) < 0 ||
-	    get_pos(s, "window_hours", file, pre, 24, o->window_hours, &o->window_hours, err) < 0 ||
-	    get_int(s, "jobs_per_window", file, pre, 0, 0, 10000000L, o->jobs_per_window, &per_window, err) < 0 ||
-	    get_str(s, "mix", file, pre, 0, o->mix, o->mix, sizeof(o->mix), err) < 0)
+	if (hb_sw_get_pos(s, "rate_per_hour", file, pre, 1e6, o->rate_per_hour, &o->rate_per_hour, err) < 0 ||
+	    hb_sw_get_num(s, "hours", file, pre, 0, 0, 1e5, o->window_s / 3600.0, &hours, err) < 0 ||
+	    hb_sw_get_int(s, "jobs", file, pre, 0, 0, 10000000L, 0, &jobs, err) < 0 ||
+	    hb_sw_get_pos(s, "burst_high_s", file, pre, 1e7, o->burst_high_s, &o->burst_high_s, err) < 0 ||
+	    hb_sw_get_pos(s, "burst_low_s", file, pre, 1e7, o->burst_low_s, &o->burst_low_s, err) < 0 ||
+	    hb_sw_get_num(s, "burst_low_ratio", file, pre, 0, 0, 1, o->burst_low_ratio, &o->burst_low_ratio, err) < 0 ||
+	    hb_sw_get_bool(s, "pollux_filter", file, pre, o->pollux_filter, &o->pollux_filter, err) < 0 ||
+	    hb_sw_get_num(s, "window_start_h", file, pre, 0, 0, 23.999, o->window_start_h, &o->window_start_h, err) < 0 ||
+	    hb_sw_get_pos(s, "window_hours", file, pre, 24, o->window_hours, &o->window_hours, err) < 0 ||
+	    hb_sw_get_int(s, "jobs_per_window", file, pre, 0, 0, 10000000L, o->jobs_per_window, &per_window, err) < 0 ||
+	    hb_sw_get_str(s, "mix", file, pre, 0, o->mix, o->mix, sizeof(o->mix), err) < 0)
 		return -1;
 	o->window_s = hours * 3600.0;
 	o->njobs = jobs;
 	o->jobs_per_window = per_window;
 	if (cJSON_GetObjectItemCaseSensitive(s, "philly_csv")) {
-		if (get_file(s, "philly_csv", file, pre, dir, t->philly_csv, sizeof(t->philly_csv), t->philly_echo,
+		if (hb_sw_get_file(s, "philly_csv", file, pre, dir, t->philly_csv, sizeof(t->philly_csv), t->philly_echo,
 			     sizeof(t->philly_echo), err) < 0)
 			return -1;
 		o->philly_csv = t->philly_csv;
 	}
 	if (o->arrival == HB_SYNTH_PHILLY_WINDOW && !o->philly_csv)
-		return bad(err, file, pre, "arrival", cJSON_GetObjectItemCaseSensitive(s, "arrival"),
+		return hb_sw_bad(err, file, pre, "arrival", cJSON_GetObjectItemCaseSensitive(s, "arrival"),
 			   "philly-window draws rows of a philly.csv: set 'philly_csv'");
 	if (o->arrival != HB_SYNTH_PHILLY_WINDOW && o->window_s <= 0 && o->njobs <= 0)
-		return bad(err, file, pre, "hours", cJSON_GetObjectItemCaseSensitive(s, "hours"),
+		return hb_sw_bad(err, file, pre, "hours", cJSON_GetObjectItemCaseSensitive(s, "hours"),
 			   "a Poisson or bursty stream needs 'hours' > 0 or 'jobs' > 0 to end");
 	cJSON_AddStringToObject(echo, "arrival", arrival_names[o->arrival]);
 	echo_num(echo, "rate_per_hour", o->rate_per_hour);
@@ -323,25 +120,25 @@ static int parse_trace(const cJSON *root, const char *file, const char *dir, str
 	if (!te)
 		return hb_runtime_error(err, "%s: out of memory", file);
 	if (!tr)
-		return missing(err, file, "", "trace");
-	if (object_at(tr, file, "", "trace", err) < 0 || check_keys(tr, file, pre, trace_keys, err) < 0)
+		return hb_sw_missing(err, file, "", "trace");
+	if (hb_sw_object_at(tr, file, "", "trace", err) < 0 || hb_sw_check_keys(tr, file, pre, trace_keys, err) < 0)
 		return -1;
 	fv = cJSON_GetObjectItemCaseSensitive(tr, "file");
 	sv = cJSON_GetObjectItemCaseSensitive(tr, "synthetic");
 	if (!fv == !sv)
-		return bad(err, file, "", "trace", tr, "give exactly one of 'file' and 'synthetic'");
+		return hb_sw_bad(err, file, "", "trace", tr, "give exactly one of 'file' and 'synthetic'");
 	hb_trace_options_init(&t->topt);
 	t->format = HB_TRACE_AUTO;
 	if (fv) {
 		cJSON *fmtv;
 
-		if (get_file(tr, "file", file, pre, dir, t->file, sizeof(t->file), t->file_echo, sizeof(t->file_echo),
+		if (hb_sw_get_file(tr, "file", file, pre, dir, t->file, sizeof(t->file), t->file_echo, sizeof(t->file_echo),
 			     err) < 0 ||
-		    get_str(tr, "format", file, pre, 0, "auto", fmt, sizeof(fmt), err) < 0)
+		    hb_sw_get_str(tr, "format", file, pre, 0, "auto", fmt, sizeof(fmt), err) < 0)
 			return -1;
 		fmtv = cJSON_GetObjectItemCaseSensitive((cJSON *)tr, "format");
 		if (hb_trace_format_parse(fmt, &t->format, err) < 0 || t->format == HB_TRACE_SYNTHETIC)
-			return bad(err, file, pre, "format", fmtv,
+			return hb_sw_bad(err, file, pre, "format", fmtv,
 				   "not a trace file format (auto, philly-log, philly-csv, pollux-workload, "
 				   "jobspec-csv, jobspec-json)");
 		cJSON_AddStringToObject(te, "file", t->file_echo);
@@ -350,24 +147,24 @@ static int parse_trace(const cJSON *root, const char *file, const char *dir, str
 		cJSON *se = cJSON_AddObjectToObject(te, "synthetic");
 
 		if (cJSON_GetObjectItemCaseSensitive(tr, "format"))
-			return bad(err, file, pre, "format", cJSON_GetObjectItemCaseSensitive(tr, "format"),
+			return hb_sw_bad(err, file, pre, "format", cJSON_GetObjectItemCaseSensitive(tr, "format"),
 				   "only for a trace file (the generator has no format)");
 		t->synthetic = 1;
 		if (!se || parse_synth(sv, file, dir, t, se, err) < 0)
 			return se ? -1 : hb_runtime_error(err, "%s: out of memory", file);
 	}
-	if (get_int(tr, "max_jobs", file, pre, 0, 1, 1L << 40, 0, &max_jobs, err) < 0 ||
-	    get_num(tr, "from_s", file, pre, 0, -1e12, 1e12, -INFINITY, &t->topt.from_s, err) < 0 ||
-	    get_num(tr, "to_s", file, pre, 0, -1e12, 1e12, INFINITY, &t->topt.to_s, err) < 0 ||
-	    get_str(tr, "vc", file, pre, 0, "", t->topt.vc, sizeof(t->topt.vc), err) < 0 ||
-	    get_int(tr, "min_gpus", file, pre, 0, 1, 1L << 20, 1, &lo, err) < 0 ||
-	    get_int(tr, "max_gpus", file, pre, 0, 1, 1L << 20, 0, &hi, err) < 0)
+	if (hb_sw_get_int(tr, "max_jobs", file, pre, 0, 1, 1L << 40, 0, &max_jobs, err) < 0 ||
+	    hb_sw_get_num(tr, "from_s", file, pre, 0, -1e12, 1e12, -INFINITY, &t->topt.from_s, err) < 0 ||
+	    hb_sw_get_num(tr, "to_s", file, pre, 0, -1e12, 1e12, INFINITY, &t->topt.to_s, err) < 0 ||
+	    hb_sw_get_str(tr, "vc", file, pre, 0, "", t->topt.vc, sizeof(t->topt.vc), err) < 0 ||
+	    hb_sw_get_int(tr, "min_gpus", file, pre, 0, 1, 1L << 20, 1, &lo, err) < 0 ||
+	    hb_sw_get_int(tr, "max_gpus", file, pre, 0, 1, 1L << 20, 0, &hi, err) < 0)
 		return -1;
 	if (t->topt.from_s >= t->topt.to_s)
-		return bad(err, file, pre, "to_s", cJSON_GetObjectItemCaseSensitive(tr, "to_s"),
+		return hb_sw_bad(err, file, pre, "to_s", cJSON_GetObjectItemCaseSensitive(tr, "to_s"),
 			   "must be after 'from_s'");
 	if (hi > 0 && hi < lo)
-		return bad(err, file, pre, "max_gpus", cJSON_GetObjectItemCaseSensitive(tr, "max_gpus"),
+		return hb_sw_bad(err, file, pre, "max_gpus", cJSON_GetObjectItemCaseSensitive(tr, "max_gpus"),
 			   "must not be below 'min_gpus'");
 	t->topt.max_jobs = max_jobs;
 	t->topt.min_gpus = (int)lo;
@@ -412,15 +209,15 @@ static int parse_cluster(const cJSON *c, int ci, const char *file, const char *d
 	snprintf(pre, sizeof(pre), "clusters[%d].", ci);
 	if (!cJSON_IsObject(c)) {
 		snprintf(pre, sizeof(pre), "clusters[%d]", ci);
-		return bad(err, file, pre, "", c, "expected an object {\"base\": ..., \"add\": [...], \"label\": ...}");
+		return hb_sw_bad(err, file, pre, "", c, "expected an object {\"base\": ..., \"add\": [...], \"label\": ...}");
 	}
-	if (check_keys(c, file, pre, cluster_keys, err) < 0 ||
-	    get_str(c, "base", file, pre, 1, NULL, sc->base, sizeof(sc->base), err) < 0)
+	if (hb_sw_check_keys(c, file, pre, cluster_keys, err) < 0 ||
+	    hb_sw_get_str(c, "base", file, pre, 1, NULL, sc->base, sizeof(sc->base), err) < 0)
 		return -1;
 	if (looks_like_file(sc->base)) {
 		char rel[HB_SWEEP_PATH_MAX];
 
-		if (get_file(c, "base", file, pre, dir, rel, sizeof(rel), sc->base_echo, sizeof(sc->base_echo), err) < 0)
+		if (hb_sw_get_file(c, "base", file, pre, dir, rel, sizeof(rel), sc->base_echo, sizeof(sc->base_echo), err) < 0)
 			return -1;
 		hb_strlcpy(sc->base, rel, sizeof(sc->base));
 		sc->base_is_file = 1;
@@ -430,12 +227,12 @@ static int parse_cluster(const cJSON *c, int ci, const char *file, const char *d
 	add = cJSON_GetObjectItemCaseSensitive(c, "add");
 	if (add && !cJSON_IsNull(add)) {
 		if (!cJSON_IsArray(add))
-			return bad(err, file, pre, "add", add, "expected an array of {\"gpu\", \"nodes\", \"gpus_per_node\"}");
+			return hb_sw_bad(err, file, pre, "add", add, "expected an array of {\"gpu\", \"nodes\", \"gpus_per_node\"}");
 		if (cJSON_GetArraySize(add) > HB_SWEEP_MAX_ADD) {
 			char why[64];
 
 			snprintf(why, sizeof(why), "more than %d node groups", HB_SWEEP_MAX_ADD);
-			return bad(err, file, pre, "add", add, why);
+			return hb_sw_bad(err, file, pre, "add", add, why);
 		}
 		if (!(ae = cJSON_CreateArray()))
 			return hb_runtime_error(err, "%s: out of memory", file);
@@ -452,13 +249,13 @@ static int parse_cluster(const cJSON *c, int ci, const char *file, const char *d
 			cJSON_AddItemToArray(ae, o);
 			if (!cJSON_IsObject(it)) {
 				cJSON_Delete(ae);
-				return bad(err, file, apre, "", it, "expected an object {\"gpu\", \"nodes\", \"gpus_per_node\"}");
+				return hb_sw_bad(err, file, apre, "", it, "expected an object {\"gpu\", \"nodes\", \"gpus_per_node\"}");
 			}
 			snprintf(apre, sizeof(apre), "%sadd[%d].", pre, k);
-			if (check_keys(it, file, apre, add_keys, err) < 0 ||
-			    get_str(it, "gpu", file, apre, 1, NULL, a->gpu, sizeof(a->gpu), err) < 0 ||
-			    get_int(it, "nodes", file, apre, 1, 1, 10000, 0, &nodes, err) < 0 ||
-			    get_int(it, "gpus_per_node", file, apre, 1, 1, 64, 0, &per, err) < 0) {
+			if (hb_sw_check_keys(it, file, apre, add_keys, err) < 0 ||
+			    hb_sw_get_str(it, "gpu", file, apre, 1, NULL, a->gpu, sizeof(a->gpu), err) < 0 ||
+			    hb_sw_get_int(it, "nodes", file, apre, 1, 1, 10000, 0, &nodes, err) < 0 ||
+			    hb_sw_get_int(it, "gpus_per_node", file, apre, 1, 1, 64, 0, &per, err) < 0) {
 				cJSON_Delete(ae);
 				return -1;
 			}
@@ -475,21 +272,21 @@ static int parse_cluster(const cJSON *c, int ci, const char *file, const char *d
 	for (int i = 0; i < sc->nadd; i++)
 		len += (size_t)snprintf(label + len, len < sizeof(label) ? sizeof(label) - len : 0, "+%d %s",
 					sc->add[i].nodes * sc->add[i].gpus_per_node, sc->add[i].gpu);
-	if (get_str(c, "label", file, pre, 0, NULL, sc->label, sizeof(sc->label), err) < 0) {
+	if (hb_sw_get_str(c, "label", file, pre, 0, NULL, sc->label, sizeof(sc->label), err) < 0) {
 		cJSON_Delete(ae);
 		return -1;
 	}
 	if (!sc->label[0]) {
 		if (strlen(label) >= sizeof(sc->label)) {
 			cJSON_Delete(ae);
-			return bad(err, file, pre, "base", cJSON_GetObjectItemCaseSensitive(c, "base"),
+			return hb_sw_bad(err, file, pre, "base", cJSON_GetObjectItemCaseSensitive(c, "base"),
 				   "the default label is too long: give a 'label'");
 		}
 		hb_strlcpy(sc->label, label, sizeof(sc->label));
 	}
 	if (strchr(sc->label, '"')) {
 		cJSON_Delete(ae);
-		return bad(err, file, pre, "label", cJSON_GetObjectItemCaseSensitive(c, "label"),
+		return hb_sw_bad(err, file, pre, "label", cJSON_GetObjectItemCaseSensitive(c, "label"),
 			   "must not hold '\"' (labels go into plot data)");
 	}
 	cJSON_AddStringToObject(echo, "label", sc->label);
@@ -509,12 +306,12 @@ static int parse_clusters(const cJSON *root, const char *file, const char *dir, 
 	if (!ce)
 		return hb_runtime_error(err, "%s: out of memory", file);
 	if (!arr)
-		return missing(err, file, "", "clusters");
+		return hb_sw_missing(err, file, "", "clusters");
 	if (!cJSON_IsArray(arr) || (n = cJSON_GetArraySize(arr)) < 1 || n > HB_SWEEP_MAX_CLUSTERS) {
 		char why[96];
 
 		snprintf(why, sizeof(why), "expected an array of 1 to %d clusters", HB_SWEEP_MAX_CLUSTERS);
-		return bad(err, file, "", "clusters", arr, why);
+		return hb_sw_bad(err, file, "", "clusters", arr, why);
 	}
 	cfg->clusters = calloc((size_t)n, sizeof(*cfg->clusters));
 	if (!cfg->clusters)
@@ -535,7 +332,7 @@ static int parse_clusters(const cJSON *root, const char *file, const char *dir, 
 				snprintf(why, sizeof(why), "the label '%s' is also clusters[%d]'s (labels name the rows: "
 							   "give each cluster its own 'label')",
 					 cfg->clusters[ci].label, k);
-				return bad(err, file, pre, "label", cJSON_GetObjectItemCaseSensitive(it, "label"), why);
+				return hb_sw_bad(err, file, pre, "label", cJSON_GetObjectItemCaseSensitive(it, "label"), why);
 			}
 		cfg->nclusters = ++ci;
 	}
@@ -558,7 +355,7 @@ static int list_at(const cJSON *root, const char *key, const char *file, int max
 		char why[128];
 
 		snprintf(why, sizeof(why), "expected an array of 1 to %d %s", max, what);
-		return bad(err, file, "", key, arr, why);
+		return hb_sw_bad(err, file, "", key, arr, why);
 	}
 	*out = arr;
 	return 0;
@@ -581,10 +378,10 @@ static int parse_loads(const cJSON *root, const char *file, struct hb_sweep_conf
 	cJSON_ArrayForEach(it, arr) {
 		snprintf(field, sizeof(field), "loads[%d]", i);
 		if (!cJSON_IsNumber(it) || !(it->valuedouble > 0 && it->valuedouble <= 1e6))
-			return bad(err, file, "", field, it, "must be a load factor in (0, 1e6] (2 = twice the arrivals)");
+			return hb_sw_bad(err, file, "", field, it, "must be a load factor in (0, 1e6] (2 = twice the arrivals)");
 		for (int k = 0; k < i; k++)
 			if (cfg->loads[k] == it->valuedouble)
-				return bad(err, file, "", field, it, "listed twice");
+				return hb_sw_bad(err, file, "", field, it, "listed twice");
 		cfg->loads[i++] = it->valuedouble;
 		cfg->nloads = i;
 	}
@@ -612,7 +409,7 @@ static int parse_policies(const cJSON *root, const char *file, struct hb_sweep_c
 					       sl ? ", " : "", p->name);
 	}
 	if (!arr)
-		return missing(err, file, "", "policies");
+		return hb_sw_missing(err, file, "", "policies");
 	if (list_at(root, "policies", file, HB_SWEEP_MAX_POLICIES, "policy names", &arr, err) < 0)
 		return -1;
 	cJSON_ArrayForEach(it, arr) {
@@ -621,14 +418,14 @@ static int parse_policies(const cJSON *root, const char *file, struct hb_sweep_c
 
 		snprintf(field, sizeof(field), "policies[%d]", i);
 		if (!cJSON_IsString(it))
-			return bad(err, file, "", field, it, "expected a policy name");
+			return hb_sw_bad(err, file, "", field, it, "expected a policy name");
 		if (!(p = hb_policy_find(it->valuestring))) {
 			snprintf(why, sizeof(why), "unknown policy (known: %.600s)", known);
-			return bad(err, file, "", field, it, why);
+			return hb_sw_bad(err, file, "", field, it, why);
 		}
 		for (int k = 0; k < i; k++)
 			if (cfg->policies[k] == p)
-				return bad(err, file, "", field, it, "listed twice");
+				return hb_sw_bad(err, file, "", field, it, "listed twice");
 		nshared += p->shared != NULL;
 		cfg->policies[i++] = p;
 		cfg->npolicies = i;
@@ -639,7 +436,7 @@ static int parse_policies(const cJSON *root, const char *file, struct hb_sweep_c
 
 		snprintf(why, sizeof(why), "no listed policy has a shared-cluster arbiter yet (policies with one: %.600s)",
 			 shared);
-		return bad(err, file, "", "policies", arr, why);
+		return hb_sw_bad(err, file, "", "policies", arr, why);
 	}
 	return 0;
 }
@@ -665,10 +462,10 @@ static int parse_seeds(const cJSON *root, const char *file, uint64_t default_see
 		snprintf(field, sizeof(field), "seeds[%d]", i);
 		if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) || it->valuedouble < 0 ||
 		    it->valuedouble > 2147483647.0)
-			return bad(err, file, "", field, it, "must be an integer in [0, 2147483647]");
+			return hb_sw_bad(err, file, "", field, it, "must be an integer in [0, 2147483647]");
 		for (int k = 0; k < i; k++)
 			if (cfg->seeds[k] == (uint64_t)it->valuedouble)
-				return bad(err, file, "", field, it, "listed twice");
+				return hb_sw_bad(err, file, "", field, it, "listed twice");
 		cfg->seeds[i++] = (uint64_t)it->valuedouble;
 		cfg->nseeds = i;
 	}
@@ -696,17 +493,17 @@ static int parse_knobs(const cJSON *root, const char *file, struct hb_sweep_conf
 		return hb_runtime_error(err, "%s: out of memory", file);
 	hb_sim_opts_default(o);
 	if (k && !cJSON_IsNull(k)) {
-		if (object_at(k, file, "", "knobs", err) < 0 || check_keys(k, file, pre, knob_keys, err) < 0 ||
-		    get_int(k, "interval", file, pre, 0, 1, 1L << 30, 0, &interval, err) < 0 ||
-		    get_num(k, "restart_cost", file, pre, 0, 0, 1e7, o->restart_const_s, &o->restart_const_s, err) < 0 ||
-		    get_num(k, "reconfig_cost", file, pre, 0, 0, 1e7, o->reconfig_s, &o->reconfig_s, err) < 0 ||
-		    get_num(k, "gns_overhead", file, pre, 0, 0, 10, o->gns_overhead, &o->gns_overhead, err) < 0 ||
-		    get_bool(k, "similarity_cost", file, pre, o->similarity_cost, &o->similarity_cost, err) < 0 ||
-		    get_num(k, "unequal_penalty", file, pre, 0, 0, 1e6, o->unequal_k, &o->unequal_k, err) < 0 ||
-		    get_pos(k, "max_sim_s", file, pre, 1e12, o->max_sim_s, &o->max_sim_s, err) < 0 ||
-		    get_pos(k, "elastic_interval", file, pre, 1e7, o->elastic_interval_s, &o->elastic_interval_s, err) <
+		if (hb_sw_object_at(k, file, "", "knobs", err) < 0 || hb_sw_check_keys(k, file, pre, knob_keys, err) < 0 ||
+		    hb_sw_get_int(k, "interval", file, pre, 0, 1, 1L << 30, 0, &interval, err) < 0 ||
+		    hb_sw_get_num(k, "restart_cost", file, pre, 0, 0, 1e7, o->restart_const_s, &o->restart_const_s, err) < 0 ||
+		    hb_sw_get_num(k, "reconfig_cost", file, pre, 0, 0, 1e7, o->reconfig_s, &o->reconfig_s, err) < 0 ||
+		    hb_sw_get_num(k, "gns_overhead", file, pre, 0, 0, 10, o->gns_overhead, &o->gns_overhead, err) < 0 ||
+		    hb_sw_get_bool(k, "similarity_cost", file, pre, o->similarity_cost, &o->similarity_cost, err) < 0 ||
+		    hb_sw_get_num(k, "unequal_penalty", file, pre, 0, 0, 1e6, o->unequal_k, &o->unequal_k, err) < 0 ||
+		    hb_sw_get_pos(k, "max_sim_s", file, pre, 1e12, o->max_sim_s, &o->max_sim_s, err) < 0 ||
+		    hb_sw_get_pos(k, "elastic_interval", file, pre, 1e7, o->elastic_interval_s, &o->elastic_interval_s, err) <
 			    0 ||
-		    get_bool(k, "elastic_drop", file, pre, o->elastic_drop, &o->elastic_drop, err) < 0)
+		    hb_sw_get_bool(k, "elastic_drop", file, pre, o->elastic_drop, &o->elastic_drop, err) < 0)
 			return -1;
 		o->interval = interval;
 	}
@@ -734,7 +531,7 @@ static void default_name(const char *file, char *buf, size_t size)
 {
 	size_t n;
 
-	hb_strlcpy(buf, base_name(file), size);
+	hb_strlcpy(buf, hb_sw_base_name(file), size);
 	n = strlen(buf);
 	if (n > 5 && strcmp(buf + n - 5, ".json") == 0)
 		buf[n - 5] = '\0';
@@ -757,17 +554,17 @@ int hb_sweep_config_parse(const char *text, size_t len, const char *name, const 
 	}
 	default_name(name, dflt, sizeof(dflt));
 	if (!cJSON_IsObject(root)) {
-		bad(err, name, "", "(top level)", root, "expected an object {\"trace\", \"clusters\", \"policies\", ...}");
+		hb_sw_bad(err, name, "", "(top level)", root, "expected an object {\"trace\", \"clusters\", \"policies\", ...}");
 		goto out;
 	}
-	if (check_keys(root, name, "", top_keys, err) < 0 ||
-	    get_str(root, "name", name, "", 0, dflt, cfg->name, sizeof(cfg->name), err) < 0)
+	if (hb_sw_check_keys(root, name, "", top_keys, err) < 0 ||
+	    hb_sw_get_str(root, "name", name, "", 0, dflt, cfg->name, sizeof(cfg->name), err) < 0)
 		goto out;
 	cJSON_AddStringToObject(echo, "name", cfg->name);
 	if (parse_trace(root, name, dir, cfg, echo, err) < 0 || parse_clusters(root, name, dir, cfg, echo, err) < 0 ||
 	    parse_loads(root, name, cfg, echo, err) < 0 || parse_policies(root, name, cfg, echo, err) < 0 ||
 	    parse_seeds(root, name, default_seed, cfg, echo, err) < 0 ||
-	    get_bool(root, "fairness", name, "", 0, &cfg->fairness, err) < 0)
+	    hb_sw_get_bool(root, "fairness", name, "", 0, &cfg->fairness, err) < 0)
 		goto out;
 	cJSON_AddBoolToObject(echo, "fairness", cfg->fairness);
 	if (parse_knobs(root, name, cfg, echo, err) < 0)

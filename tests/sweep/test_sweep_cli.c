@@ -298,7 +298,7 @@ static void test_matches_sim_trace(void **state)
 {
 	const char *noisy = noisy_policy();
 	const char *pols[2] = { "fifo", noisy };
-	char text[1024], path[1024];
+	char text[2048], path[1024];
 
 	(void)state;
 	snprintf(text, sizeof(text),
