@@ -26,15 +26,12 @@
  * installed binary, ../../scripts/gnuplot and ../scripts/gnuplot for one in a
  * build directory of the source tree).
  */
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -44,6 +41,7 @@
 #include "default_db.h"
 #include "fileio.h"
 #include "json.h"
+#include "plot.h"
 #include "jobspec.h"
 #include "profdb.h"
 #include "progress.h"
@@ -53,12 +51,10 @@
 #include "strutil.h"
 #include "synthetic.h"
 
-extern char **environ;
 
 #define MAX_MODELS 32
 #define MAX_POLICIES 32
 #define DEFAULT_POLICIES "jabas,simigrad,pollux,pollux-as,optperf"
-#define GNUPLOT_ENV "HETBATCH_GNUPLOT_DIR"
 
 static void usage(FILE *out)
 {
@@ -84,7 +80,7 @@ static void usage(FILE *out)
 		"  --plot               also draw DIR/<model>-batch, -gpus and -bars (.png and\n"
 		"                       .svg) with gnuplot; needs --out.  Without gnuplot on\n"
 		"                       PATH the plots are skipped with a warning.  Scripts:\n"
-		"                       $" GNUPLOT_ENV ", else scripts/gnuplot/ found from\n"
+		"                       $" HB_GNUPLOT_ENV ", else scripts/gnuplot/ found from\n"
 		"                       the executable\n"
 		"  --json               print summary.json's document instead of the tables\n"
 		"  --record-wall-time   store wall-clock times in results.db (runs.wall_s);\n"
@@ -440,142 +436,14 @@ static int unknown_policy(struct hb_cli *cli, const char *name)
 
 /* ---- figures --------------------------------------------------------------------- */
 
-/* An executable `name` on PATH, into buf; 0 if found. */
-static int find_on_path(const char *name, char *buf, size_t size)
-{
-	const char *path = getenv("PATH");
-
-	while (path && *path) {
-		const char *colon = strchr(path, ':');
-		size_t len = colon ? (size_t)(colon - path) : strlen(path);
-
-		if (len > 0 && (size_t)snprintf(buf, size, "%.*s/%s", (int)len, path, name) < size &&
-		    access(buf, X_OK) == 0 && !hb_path_is_dir(buf))
-			return 0;
-		path = colon ? colon + 1 : NULL;
-	}
-	return -1;
-}
-
-static int has_scripts(const char *dir)
-{
-	char p[PATH_MAX + 32];
-
-	snprintf(p, sizeof(p), "%s/sim-batch.gp", dir);
-	return hb_path_exists(p);
-}
-
-/* The directory holding the gnuplot scripts (see the top of the file). */
-static int gnuplot_dir(char *buf, size_t size, struct hb_error *err)
-{
-	static const char *const rel[] = { "../share/hetbatch/gnuplot", "../../scripts/gnuplot", "../scripts/gnuplot" };
-	const char *env = getenv(GNUPLOT_ENV);
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	if (env && *env) {
-		if (!has_scripts(env))
-			return hb_input_error(err, "$%s: '%s' holds no sim-batch.gp", GNUPLOT_ENV, env);
-		hb_strlcpy(buf, env, size);
-		return 0;
-	}
-#ifdef HB_GNUPLOT_DIR
-	if (has_scripts(HB_GNUPLOT_DIR)) {
-		hb_strlcpy(buf, HB_GNUPLOT_DIR, size);
-		return 0;
-	}
-#endif
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		char *slash;
-
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash)
-			*slash = '\0';
-		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-			if ((size_t)snprintf(buf, size, "%s/%s", exe, rel[i]) < size && has_scripts(buf))
-				return 0;
-		}
-	}
-	return hb_input_error(err, "cannot find the gnuplot scripts (sim-batch.gp); set $%s to scripts/gnuplot",
-			      GNUPLOT_ENV);
-}
-
-/* Append a gnuplot assignment var='value' ('' escapes a quote). */
-static void gp_assign(char *buf, size_t size, const char *var, const char *value)
-{
-	size_t len = strlen(buf);
-
-	len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s='", var);
-	for (; *value && len + 3 < size; value++) {
-		if (*value == '\'')
-			buf[len++] = '\'';
-		buf[len++] = *value;
-	}
-	if (len + 3 < size) {
-		buf[len++] = '\'';
-		buf[len++] = ';';
-		buf[len] = '\0';
-	}
-}
-
-static int run_gnuplot(const char *gnuplot, const char *script, const char *vars, struct hb_error *err)
-{
-	char *argv[] = { (char *)gnuplot, (char *)"-e", (char *)vars, (char *)script, NULL };
-	pid_t pid;
-	int st, rc;
-
-	rc = posix_spawn(&pid, gnuplot, NULL, NULL, argv, environ);
-	if (rc != 0)
-		return hb_runtime_error(err, "%s: cannot start: %s", gnuplot, strerror(rc));
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return hb_runtime_error(err, "%s: wait failed: %s", gnuplot, strerror(errno));
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return hb_runtime_error(err, "gnuplot failed on %s (status %d)", script,
-					WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-	return 0;
-}
-
-/* One figure: gnuplot writes PREFIX.tmp.PID.{png,svg}, renamed into place. */
+/* One figure DIR/STEM-KIND.{png,svg}. */
 static int figure(const char *gnuplot, const char *gpdir, const char *script, const char *dir, const char *stem,
-		  const char *kind, const char *vars_in, struct hb_error *err)
+		  const char *kind, const char *vars, struct hb_error *err)
 {
-	char vars[8192], tmp[4096], final[4096], from[4200], to[4200], sp[PATH_MAX + 64];
-	static const char *const ext[] = { "png", "svg" };
-	int rc;
+	char out[512];
 
-	snprintf(tmp, sizeof(tmp), "%s/%s-%s.tmp.%ld", dir, stem, kind, (long)getpid());
-	snprintf(final, sizeof(final), "%s/%s-%s", dir, stem, kind);
-	snprintf(sp, sizeof(sp), "%s/%s", gpdir, script);
-	hb_strlcpy(vars, vars_in, sizeof(vars));
-	gp_assign(vars, sizeof(vars), "out", tmp);
-	rc = run_gnuplot(gnuplot, sp, vars, err);
-	for (int i = 0; i < 2; i++) {
-		snprintf(from, sizeof(from), "%s.%s", tmp, ext[i]);
-		snprintf(to, sizeof(to), "%s.%s", final, ext[i]);
-		if (rc == 0 && rename(from, to) != 0)
-			rc = hb_runtime_error(err, "%s: cannot rename into place: %s", to, strerror(errno));
-		remove(from);
-	}
-	return rc;
-}
-
-/* Where gnuplot and the scripts are: 1 if plots can be drawn, 0 if gnuplot
- * is missing (a warning, not an error), -1 if the scripts are missing. */
-static int plot_tools(struct hb_cli *cli, char *gnuplot, size_t gsize, char *gpdir, size_t dsize,
-		      struct hb_error *err)
-{
-	if (find_on_path("gnuplot", gnuplot, gsize) < 0) {
-		fprintf(stderr, "%s: warning: gnuplot is not on PATH; skipping the plots (install gnuplot-nox); "
-				"their data files are still written\n",
-			cli->prog);
-		return 0;
-	}
-	if (gnuplot_dir(gpdir, dsize, err) < 0)
-		return -1;
-	return 1;
+	snprintf(out, sizeof(out), "%s-%s", stem, kind);
+	return hb_plot_figure(gnuplot, gpdir, script, dir, out, vars, err);
 }
 
 /* Draw the three figures of every model that has a run. */
@@ -600,17 +468,17 @@ static int plot(struct hb_cli *cli, const struct hb_results *res, const char *di
 		snprintf(title, sizeof(title), "%s on %s, seed %llu", models[mi], res->cluster,
 			 (unsigned long long)res->seed);
 		snprintf(path, sizeof(path), "%s/%s-series.dat", dir, stem);
-		gp_assign(base, sizeof(base), "dat", path);
-		gp_assign(base, sizeof(base), "names", names);
-		gp_assign(base, sizeof(base), "ttl", title);
+		hb_gp_assign(base, sizeof(base), "dat", path);
+		hb_gp_assign(base, sizeof(base), "names", names);
+		hb_gp_assign(base, sizeof(base), "ttl", title);
 		if (figure(gnuplot, gpdir, "sim-batch.gp", dir, stem, "batch", base, err) < 0 ||
 		    figure(gnuplot, gpdir, "sim-gpus.gp", dir, stem, "gpus", base, err) < 0)
 			return -1;
 		base[0] = '\0';
 		snprintf(path, sizeof(path), "%s/%s-bars.dat", dir, stem);
-		gp_assign(base, sizeof(base), "dat", path);
-		gp_assign(base, sizeof(base), "ref", ref->policy);
-		gp_assign(base, sizeof(base), "ttl", title);
+		hb_gp_assign(base, sizeof(base), "dat", path);
+		hb_gp_assign(base, sizeof(base), "ref", ref->policy);
+		hb_gp_assign(base, sizeof(base), "ttl", title);
 		if (figure(gnuplot, gpdir, "sim-bars.gp", dir, stem, "bars", base, err) < 0)
 			return -1;
 		hb_info(&cli->log, "plots: %s/%s-{batch,gpus,bars}.{png,svg}", dir, stem);
@@ -853,9 +721,9 @@ static int trace_plot(struct hb_cli *cli, const struct hb_trace_results *res, co
 			continue;
 		snprintf(path, sizeof(path), "%s/trace-%s.dat", dir, what[k]);
 		snprintf(script, sizeof(script), "trace-%s.gp", what[k]);
-		gp_assign(base, sizeof(base), "dat", path);
-		gp_assign(base, sizeof(base), "names", names);
-		gp_assign(base, sizeof(base), "ttl", title);
+		hb_gp_assign(base, sizeof(base), "dat", path);
+		hb_gp_assign(base, sizeof(base), "names", names);
+		hb_gp_assign(base, sizeof(base), "ttl", title);
 		if (figure(gnuplot, gpdir, script, dir, "trace", what[k], base, err) < 0)
 			return -1;
 	}
@@ -892,7 +760,7 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	so.quiet = cli->quiet; /* one bar per replay: they are long */
 
 	memset(&c, 0, sizeof(c));
-	if (a->plot && (can_plot = plot_tools(cli, gnuplot, sizeof(gnuplot), gpdir, sizeof(gpdir), &err)) < 0)
+	if (a->plot && (can_plot = hb_plot_tools(cli, "sim-batch.gp", gnuplot, sizeof(gnuplot), gpdir, sizeof(gpdir), &err)) < 0)
 		return hb_cli_fail(cli, &err);
 	if (trace_setup(&c, a, pol, np, &so, &cl, &err) < 0) {
 		rc = hb_cli_fail(cli, &err);
@@ -1137,7 +1005,7 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 		return sim_trace(cli, &a, pol, np, &so, t0);
 
 	memset(&c, 0, sizeof(c));
-	if (a.plot && (can_plot = plot_tools(cli, gnuplot, sizeof(gnuplot), gpdir, sizeof(gpdir), &err)) < 0)
+	if (a.plot && (can_plot = hb_plot_tools(cli, "sim-batch.gp", gnuplot, sizeof(gnuplot), gpdir, sizeof(gpdir), &err)) < 0)
 		return hb_cli_fail(cli, &err);
 	if (setup(&c, &a, model_names, nm, pol, np, &so, &cl, &err) < 0) {
 		rc = hb_cli_fail(cli, &err);

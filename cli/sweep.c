@@ -23,16 +23,13 @@
  * ../scripts/gnuplot); without gnuplot on PATH the figures are skipped with a
  * warning and their data files are still written.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hb_config.h"
@@ -43,13 +40,12 @@
 #include "cli.h"
 #include "fileio.h"
 #include "json.h"
+#include "plot.h"
 #include "progress.h"
 #include "strutil.h"
 #include "sweep.h"
 
-extern char **environ;
 
-#define GNUPLOT_ENV "HETBATCH_GNUPLOT_DIR"
 #define MAX_THREADS 1024
 
 static void usage(FILE *out)
@@ -76,7 +72,7 @@ static void usage(FILE *out)
 		"                   mean JCT and cost against cluster capacity ($/h), one\n"
 		"                   line per policy, one figure per load; needs --out.\n"
 		"                   Without gnuplot on PATH the figures are skipped with a\n"
-		"                   warning.  Scripts: $" GNUPLOT_ENV ", else\n"
+		"                   warning.  Scripts: $" HB_GNUPLOT_ENV ", else\n"
 		"                   scripts/gnuplot/ found from the executable\n"
 		"  --db FILE        profile database (default: the built-in analytic one)\n"
 		"  --json           print summary.json's document instead of the table\n"
@@ -244,129 +240,16 @@ static void list_points(const struct hb_sweep *sw)
 
 /* ---- figures ----------------------------------------------------------------------- */
 
-/* An executable `name` on PATH into buf; 0 if found. */
-static int which(const char *name, char *buf, size_t size)
-{
-	for (const char *p = getenv("PATH"); p && *p;) {
-		const char *colon = strchr(p, ':');
-		size_t len = colon ? (size_t)(colon - p) : strlen(p);
-
-		if (len > 0 && (size_t)snprintf(buf, size, "%.*s/%s", (int)len, p, name) < size &&
-		    access(buf, X_OK) == 0 && !hb_path_is_dir(buf))
-			return 0;
-		p = colon ? colon + 1 : NULL;
-	}
-	return -1;
-}
-
-static int scripts_in(const char *dir)
-{
-	char p[PATH_MAX + 32];
-
-	snprintf(p, sizeof(p), "%s/sweep-jct.gp", dir);
-	return hb_path_exists(p);
-}
-
-static int script_dir(char *buf, size_t size, struct hb_error *err)
-{
-	static const char *const rel[] = { "../share/hetbatch/gnuplot", "../../scripts/gnuplot", "../scripts/gnuplot" };
-	const char *env = getenv(GNUPLOT_ENV);
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	if (env && *env) {
-		if (!scripts_in(env))
-			return hb_input_error(err, "$%s: '%s' holds no sweep-jct.gp", GNUPLOT_ENV, env);
-		hb_strlcpy(buf, env, size);
-		return 0;
-	}
-#ifdef HB_GNUPLOT_DIR
-	if (scripts_in(HB_GNUPLOT_DIR)) {
-		hb_strlcpy(buf, HB_GNUPLOT_DIR, size);
-		return 0;
-	}
-#endif
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		char *slash;
-
-		exe[n] = '\0';
-		if ((slash = strrchr(exe, '/')))
-			*slash = '\0';
-		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++)
-			if ((size_t)snprintf(buf, size, "%s/%s", exe, rel[i]) < size && scripts_in(buf))
-				return 0;
-	}
-	return hb_input_error(err, "cannot find the gnuplot scripts (sweep-jct.gp); set $%s to scripts/gnuplot",
-			      GNUPLOT_ENV);
-}
-
-/* Append var='value' to a gnuplot -e string ('' escapes a quote). */
-static void gp_set(char *buf, size_t size, const char *var, const char *value)
-{
-	size_t len = strlen(buf);
-
-	len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s='", var);
-	for (; *value && len + 3 < size; value++) {
-		if (*value == '\'')
-			buf[len++] = '\'';
-		buf[len++] = *value;
-	}
-	if (len + 3 < size) {
-		buf[len++] = '\'';
-		buf[len++] = ';';
-		buf[len] = '\0';
-	}
-}
-
-/* gnuplot writes TMP.{png,svg}; both are renamed to DIR/STEM.{png,svg}. */
-static int draw(const char *gnuplot, const char *gpdir, const char *script, const char *dir, const char *stem,
-		const char *vars_in, struct hb_error *err)
-{
-	static const char *const ext[] = { "png", "svg" };
-	char vars[8192], tmp[HB_SWEEP_PATH_MAX + 128], sp[PATH_MAX + 64], from[HB_SWEEP_PATH_MAX + 160],
-		to[HB_SWEEP_PATH_MAX + 160];
-	char *argv[] = { (char *)gnuplot, (char *)"-e", vars, sp, NULL };
-	pid_t pid;
-	int st, rc;
-
-	snprintf(tmp, sizeof(tmp), "%s/%s.tmp.%ld", dir, stem, (long)getpid());
-	snprintf(sp, sizeof(sp), "%s/%s", gpdir, script);
-	hb_strlcpy(vars, vars_in, sizeof(vars));
-	gp_set(vars, sizeof(vars), "out", tmp);
-	rc = posix_spawn(&pid, gnuplot, NULL, NULL, argv, environ);
-	if (rc != 0)
-		return hb_runtime_error(err, "%s: cannot start: %s", gnuplot, strerror(rc));
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return hb_runtime_error(err, "%s: wait failed: %s", gnuplot, strerror(errno));
-	rc = WIFEXITED(st) && WEXITSTATUS(st) == 0
-		     ? 0
-		     : hb_runtime_error(err, "gnuplot failed on %s (status %d)", sp, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-	for (int i = 0; i < 2; i++) {
-		snprintf(from, sizeof(from), "%s.%s", tmp, ext[i]);
-		snprintf(to, sizeof(to), "%s/%s.%s", dir, stem, ext[i]);
-		if (rc == 0 && rename(from, to) != 0)
-			rc = hb_runtime_error(err, "%s: cannot rename into place: %s", to, strerror(errno));
-		remove(from);
-	}
-	return rc;
-}
-
 static int plot(struct hb_cli *cli, const struct hb_sweep *sw, const char *dir, struct hb_error *err)
 {
 	const struct hb_sweep_config *cfg = sw->cfg;
 	static const char *const what[] = { "jct", "cost" };
 	char gnuplot[PATH_MAX], gpdir[PATH_MAX];
 
-	if (which("gnuplot", gnuplot, sizeof(gnuplot)) < 0) {
-		fprintf(stderr, "%s: warning: gnuplot is not on PATH; skipping the plots (install gnuplot-nox); "
-				"their data files are still written\n",
-			cli->prog);
-		return 0;
-	}
-	if (script_dir(gpdir, sizeof(gpdir), err) < 0)
-		return -1;
+	int ok = hb_plot_tools(cli, "sweep-jct.gp", gnuplot, sizeof(gnuplot), gpdir, sizeof(gpdir), err);
+
+	if (ok <= 0)
+		return ok;
 	for (int li = 0; li < cfg->nloads; li++) {
 		char stem[64], names[1024], dat[HB_SWEEP_PATH_MAX + 80], ttl[256];
 
@@ -379,12 +262,12 @@ static int plot(struct hb_cli *cli, const struct hb_sweep *sw, const char *dir, 
 		for (int k = 0; k < 2; k++) {
 			char vars[8192] = "", script[32], fig[96];
 
-			gp_set(vars, sizeof(vars), "dat", dat);
-			gp_set(vars, sizeof(vars), "names", names);
-			gp_set(vars, sizeof(vars), "ttl", ttl);
+			hb_gp_assign(vars, sizeof(vars), "dat", dat);
+			hb_gp_assign(vars, sizeof(vars), "names", names);
+			hb_gp_assign(vars, sizeof(vars), "ttl", ttl);
 			snprintf(script, sizeof(script), "sweep-%s.gp", what[k]);
 			snprintf(fig, sizeof(fig), "%s-%s", stem, what[k]);
-			if (draw(gnuplot, gpdir, script, dir, fig, vars, err) < 0)
+			if (hb_plot_figure(gnuplot, gpdir, script, dir, fig, vars, err) < 0)
 				return -1;
 		}
 		hb_info(&cli->log, "plots: %s/%s-{jct,cost}.{png,svg}", dir, stem);

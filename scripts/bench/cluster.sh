@@ -9,7 +9,8 @@
 #     Pollux's policy in under 30 s (Pollux's Python simulator: up to 30 min).
 #  2. The whole philly.csv (82,247 jobs) on the Philly-scale preset "philly"
 #     (2,048 GPUs) under FIFO, Tiresias, JABAS and Pollux.  Target: FIFO and
-#     Tiresias in under 60 s.  Runs past 600 s are stopped and reported so.
+#     Tiresias in under 60 s.  Runs past $BENCH_TIMEOUT s (default 600) are
+#     stopped and reported so.
 # Fairness (rho) is off: it simulates every job a second time alone.
 # Data: $HB_SHARED (default ../shared)/data/pollux.
 set -eu
@@ -30,12 +31,12 @@ $H -q plan --cluster pollux-t4 --model cifar10 --gbs 128 >/dev/null
 echo "cluster-mode benchmarks: $(nproc) cores, $REPS repeat(s); wall s (median, min, max), peak RSS MiB"
 printf '%-44s %9s %9s %9s %10s\n' "run" "median" "min" "max" "peak MiB"
 for p in $(echo "$P160" | tr , ' '); do
-	$M "workload-1 (160 jobs), pollux-t4, $p" "$REPS" --timeout 600 -- \
+	$M "workload-1 (160 jobs), pollux-t4, $p" "$REPS" --timeout "${BENCH_TIMEOUT:-600}" -- \
 		$H -q sim --cluster pollux-t4 --trace "$DATA/workloads/workload-1.csv" --policy "$p" \
 		--restart-cost 30 --no-fairness
 done
 for p in $(echo "$PPH" | tr , ' '); do
-	$M "philly.csv (82,247 jobs), philly, $p" "$REPS" --timeout 600 -- \
+	$M "philly.csv (82,247 jobs), philly, $p" "$REPS" --timeout "${BENCH_TIMEOUT:-600}" -- \
 		$H -q sim --cluster philly --trace "$DATA/philly.csv" --policy "$p" --no-fairness
 done
 echo "targets: pollux on workload-1 < 30 s; fifo and tiresias on philly.csv < 60 s"

@@ -1,0 +1,145 @@
+/*
+ * plot.c: gnuplot discovery and one-figure drawing (plot.h).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "plot.h"
+#include "strutil.h"
+
+extern char **environ;
+
+/* An executable `name` on PATH, into buf; 0 if found. */
+static int find_on_path(const char *name, char *buf, size_t size)
+{
+	const char *path = getenv("PATH");
+
+	while (path && *path) {
+		const char *colon = strchr(path, ':');
+		size_t len = colon ? (size_t)(colon - path) : strlen(path);
+
+		if (len > 0 && (size_t)snprintf(buf, size, "%.*s/%s", (int)len, path, name) < size &&
+		    access(buf, X_OK) == 0 && !hb_path_is_dir(buf))
+			return 0;
+		path = colon ? colon + 1 : NULL;
+	}
+	return -1;
+}
+
+static int has_script(const char *dir, const char *probe)
+{
+	char p[PATH_MAX + 64];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, probe);
+	return hb_path_exists(p);
+}
+
+static int script_dir(const char *probe, char *buf, size_t size, struct hb_error *err)
+{
+	static const char *const rel[] = { "../share/hetbatch/gnuplot", "../../scripts/gnuplot", "../scripts/gnuplot" };
+	const char *env = getenv(HB_GNUPLOT_ENV);
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env) {
+		if (!has_script(env, probe))
+			return hb_input_error(err, "$%s: '%s' holds no %s", HB_GNUPLOT_ENV, env, probe);
+		hb_strlcpy(buf, env, size);
+		return 0;
+	}
+#ifdef HB_GNUPLOT_DIR
+	if (has_script(HB_GNUPLOT_DIR, probe)) {
+		hb_strlcpy(buf, HB_GNUPLOT_DIR, size);
+		return 0;
+	}
+#endif
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/')))
+			*slash = '\0';
+		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++)
+			if ((size_t)snprintf(buf, size, "%s/%s", exe, rel[i]) < size && has_script(buf, probe))
+				return 0;
+	}
+	return hb_input_error(err, "cannot find the gnuplot scripts (%s); set $%s to scripts/gnuplot", probe,
+			      HB_GNUPLOT_ENV);
+}
+
+int hb_plot_tools(const struct hb_cli *cli, const char *probe, char *gnuplot, size_t gsize, char *gpdir,
+		  size_t dsize, struct hb_error *err)
+{
+	if (find_on_path("gnuplot", gnuplot, gsize) < 0) {
+		fprintf(stderr, "%s: warning: gnuplot is not on PATH; skipping the plots (install gnuplot-nox); "
+				"their data files are still written\n",
+			cli->prog);
+		return 0;
+	}
+	return script_dir(probe, gpdir, dsize, err) < 0 ? -1 : 1;
+}
+
+void hb_gp_assign(char *buf, size_t size, const char *var, const char *value)
+{
+	size_t len = strlen(buf);
+
+	len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s='", var);
+	for (; *value && len + 3 < size; value++) {
+		if (*value == '\'')
+			buf[len++] = '\'';
+		buf[len++] = *value;
+	}
+	if (len + 3 < size) {
+		buf[len++] = '\'';
+		buf[len++] = ';';
+		buf[len] = '\0';
+	}
+}
+
+static int run_gnuplot(const char *gnuplot, const char *script, const char *vars, struct hb_error *err)
+{
+	char *argv[] = { (char *)gnuplot, (char *)"-e", (char *)vars, (char *)script, NULL };
+	pid_t pid;
+	int st, rc;
+
+	rc = posix_spawn(&pid, gnuplot, NULL, NULL, argv, environ);
+	if (rc != 0)
+		return hb_runtime_error(err, "%s: cannot start: %s", gnuplot, strerror(rc));
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return hb_runtime_error(err, "%s: wait failed: %s", gnuplot, strerror(errno));
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return hb_runtime_error(err, "gnuplot failed on %s (status %d)", script,
+					WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return 0;
+}
+
+int hb_plot_figure(const char *gnuplot, const char *gpdir, const char *script, const char *dir, const char *out,
+		   const char *vars_in, struct hb_error *err)
+{
+	static const char *const ext[] = { "png", "svg" };
+	char vars[8192], tmp[PATH_MAX + 64], from[PATH_MAX + 96], to[PATH_MAX + 96], sp[PATH_MAX + 64];
+	int rc;
+
+	snprintf(tmp, sizeof(tmp), "%s/%s.tmp.%ld", dir, out, (long)getpid());
+	snprintf(sp, sizeof(sp), "%s/%s", gpdir, script);
+	hb_strlcpy(vars, vars_in, sizeof(vars));
+	hb_gp_assign(vars, sizeof(vars), "out", tmp);
+	rc = run_gnuplot(gnuplot, sp, vars, err);
+	for (int i = 0; i < 2; i++) {
+		snprintf(from, sizeof(from), "%s.%s", tmp, ext[i]);
+		snprintf(to, sizeof(to), "%s/%s.%s", dir, out, ext[i]);
+		if (rc == 0 && rename(from, to) != 0)
+			rc = hb_runtime_error(err, "%s: cannot rename into place: %s", to, strerror(errno));
+		remove(from);
+	}
+	return rc;
+}

@@ -1,0 +1,35 @@
+/*
+ * plot.h: drawing figures with gnuplot for the commands that offer --plot
+ * (sim, sweep).  The scripts live in scripts/gnuplot/ (installed under
+ * share/hetbatch/gnuplot); gnuplot is a run-time tool found on PATH, and
+ * its absence is a warning, never an error: the data files are written
+ * anyway.
+ */
+#ifndef HB_CLI_PLOT_H
+#define HB_CLI_PLOT_H
+
+#include <stddef.h>
+
+#include "cli.h"
+#include "error.h"
+
+#define HB_GNUPLOT_ENV "HETBATCH_GNUPLOT_DIR"
+
+/* Find gnuplot (PATH) and the script directory: $HETBATCH_GNUPLOT_DIR, else
+ * the source tree's (HB_GNUPLOT_DIR at build time), else share/hetbatch/
+ * gnuplot or scripts/gnuplot relative to the executable; the directory must
+ * hold `probe` (a script the caller needs).  1: both found; 0: no gnuplot
+ * (a warning was printed); -1: no scripts (err says where to point). */
+int hb_plot_tools(const struct hb_cli *cli, const char *probe, char *gnuplot, size_t gsize, char *gpdir,
+		  size_t dsize, struct hb_error *err);
+
+/* Append the gnuplot assignment var='value'; to buf ('' escapes a quote). */
+void hb_gp_assign(char *buf, size_t size, const char *var, const char *value);
+
+/* Run GPDIR/SCRIPT with the assignments in vars plus out=DIR/OUT.tmp.PID;
+ * the script writes OUT.tmp.PID.{png,svg}, renamed to DIR/OUT.{png,svg}
+ * (a failed run leaves nothing). */
+int hb_plot_figure(const char *gnuplot, const char *gpdir, const char *script, const char *dir, const char *out,
+		   const char *vars, struct hb_error *err);
+
+#endif
