@@ -17,7 +17,8 @@
  *    the GPUs its argmin does not use, which the queue gets at once.
  *  - Lending: at each of its epoch ends a job re-chooses its allocation among
  *    those inside an OFFER (hb_sim_offer):
- *      nobody queued: its grant plus every free GPU, at most
+ *      nobody queued: its grant plus free GPUs (on its own nodes, then on
+ *        the nodes with the most free GPUs, up to OFFER_MAX_NODES), at most
  *        max(held, request, fair share) GPUs, fair share = the cluster's
  *        pairs split over the running jobs, rounded up (in GPUs).  The cap
  *        keeps the first job to reach an epoch end from taking every free
@@ -47,6 +48,10 @@
 #include <stdlib.h>
 
 #include "sim.h"
+
+/* Most nodes an offer spans (its own nodes may make it more): candidate
+ * allocations are enumerated over the offer. */
+#define OFFER_MAX_NODES 8
 
 struct jabas_share {
 	int *queue;     /* job ids in arrival order, ring buffer */
@@ -192,17 +197,36 @@ static void share_offer(const struct hb_sim *sim, const struct hb_sim_job *job, 
 		*max_gpus = held < req ? held : req;
 		return;
 	}
-	for (int i = 0; i < sim->cl->nnodes; i++) {
-		offer[i] = job->grant[i] + sim->free_gpus[i];
-		total += offer[i];
-	}
 	{
 		int running = st && st->running > 0 ? st->running : 1;
-		int fair = st ? 2 * ((st->pairs + running - 1) / running) : total;
-		int cap = req > fair ? req : fair;
+		int fair = st ? 2 * ((st->pairs + running - 1) / running) : sim->cl->ngpus;
+		int cap = req > fair ? req : fair, nodes = 0;
 
 		if (held > cap)
 			cap = held;
+		/* The job's own nodes with their free GPUs, then the nodes with the
+		 * most free GPUs (ties to the lower index) until the offer holds
+		 * the cap or spans OFFER_MAX_NODES nodes: the agent enumerates its
+		 * candidates over the offer, and on a Philly-sized cluster all
+		 * free GPUs would make that set astronomically large. */
+		for (int i = 0; i < sim->cl->nnodes; i++) {
+			offer[i] = job->grant[i] > 0 ? job->grant[i] + sim->free_gpus[i] : 0;
+			total += offer[i];
+			nodes += offer[i] > 0;
+		}
+		while (total < cap && nodes < OFFER_MAX_NODES) {
+			int best = -1;
+
+			for (int i = 0; i < sim->cl->nnodes; i++)
+				if (offer[i] == 0 && sim->free_gpus[i] >= 2 &&
+				    (best < 0 || sim->free_gpus[i] > sim->free_gpus[best]))
+					best = i;
+			if (best < 0)
+				break;
+			offer[best] = sim->free_gpus[best];
+			total += offer[best];
+			nodes++;
+		}
 		*max_gpus = cap < total ? cap : total;
 	}
 }

@@ -42,10 +42,29 @@ static int number(const char *key, const char *value, double lo, double hi, int 
 	return 0;
 }
 
+/* The names sweep configurations use (struct hb_synth_options' fields,
+ * docs/sweep.md) are accepted too, in their units (seconds for *_s). */
+static const char *const aliases[][2] = {
+	{ "rate_per_hour", "rate" },         { "burst_low_ratio", "burst-ratio" },
+	{ "philly_csv", "sizes" },           { "pollux_filter", "pollux-filter" },
+	{ "window_start_h", "window-start" }, { "window_hours", "window-hours" },
+	{ "jobs_per_window", "window-jobs" },
+};
+
 int hb_synth_option_set(struct hb_synth_options *o, const char *key, const char *value, struct hb_error *err)
 {
 	double v;
 	long n;
+
+	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+		if (strcmp(key, aliases[i][0]) == 0)
+			key = aliases[i][1];
+	if (strcmp(key, "burst_high_s") == 0 || strcmp(key, "burst_low_s") == 0) {
+		if (number(key, value, 0, 1e7, 1, &v, err) < 0)
+			return -1;
+		*(key[6] == 'h' ? &o->burst_high_s : &o->burst_low_s) = v;
+		return 0;
+	}
 
 	if (strcmp(key, "arrival") == 0)
 		return hb_synth_arrival_parse(value, &o->arrival, err);
@@ -104,7 +123,8 @@ int hb_synth_option_set(struct hb_synth_options *o, const char *key, const char 
 		return 0;
 	}
 	return hb_input_error(err, "unknown synthetic option '%s' (arrival, rate, hours, jobs, burst-high, burst-low, "
-				   "burst-ratio, sizes, pollux-filter, window-start, window-hours, window-jobs, mix)",
+				   "burst-ratio, sizes, pollux-filter, window-start, window-hours, window-jobs, mix; or "
+				   "the sweep configuration's names, docs/sweep.md)",
 			      key);
 }
 

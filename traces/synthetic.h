@@ -80,7 +80,9 @@ const char *hb_synth_arrival_name(int arrival);
  * value).  Keys: arrival, rate (jobs/h), hours (arrival window; 0 = none),
  * jobs (0 = no limit), burst-high and burst-low (hours), burst-ratio,
  * sizes ("fit" or a philly.csv path, borrowed), pollux-filter (0/1),
- * window-start and window-hours (hours of day), window-jobs, mix. */
+ * window-start and window-hours (hours of day), window-jobs, mix; and the
+ * field names of a sweep configuration (rate_per_hour, burst_high_s in
+ * seconds, philly_csv, ...: docs/sweep.md). */
 int hb_synth_option_set(struct hb_synth_options *o, const char *key, const char *value, struct hb_error *err);
 /* The same from one "KEY=VALUE" word (the value may hold commas). */
 int hb_synth_option_word(struct hb_synth_options *o, const char *word, struct hb_error *err);

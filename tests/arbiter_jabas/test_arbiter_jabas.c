@@ -113,12 +113,35 @@ static void w_offer(const struct hb_sim *sim, const struct hb_sim_job *job, int 
 			assert_int_equal(offer[i], job->grant[i]);
 		assert_int_equal(*max_gpus, job->ngrant < req ? job->ngrant : req);
 	} else {
+		int expect[64], etotal = 0, enodes = 0;
+
 		offers_lend++;
-		for (int i = 0; i < sim->cl->nnodes; i++)
-			assert_int_equal(offer[i], job->grant[i] + sim->free_gpus[i]);
 		want = 2 * ((pairs + running - 1) / running);
 		want = want > req ? want : req;
 		want = want > job->ngrant ? want : job->ngrant;
+		/* Own nodes with their free GPUs, then whole free nodes, most free
+		 * first (ties to the lower index), until the cap or 8 nodes. */
+		assert_true(sim->cl->nnodes <= 64);
+		for (int i = 0; i < sim->cl->nnodes; i++) {
+			expect[i] = job->grant[i] > 0 ? job->grant[i] + sim->free_gpus[i] : 0;
+			etotal += expect[i];
+			enodes += expect[i] > 0;
+		}
+		while (etotal < want && enodes < 8) {
+			int best = -1;
+
+			for (int i = 0; i < sim->cl->nnodes; i++)
+				if (expect[i] == 0 && sim->free_gpus[i] >= 2 &&
+				    (best < 0 || sim->free_gpus[i] > sim->free_gpus[best]))
+					best = i;
+			if (best < 0)
+				break;
+			expect[best] = sim->free_gpus[best];
+			etotal += expect[best];
+			enodes++;
+		}
+		for (int i = 0; i < sim->cl->nnodes; i++)
+			assert_int_equal(offer[i], expect[i]);
 		assert_int_equal(*max_gpus, want < total ? want : total);
 	}
 }

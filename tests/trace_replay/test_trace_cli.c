@@ -333,6 +333,14 @@ static void test_synthetic(void **state)
 	assert_error(1, "synthetic option rate: '-1'", NULL);
 	assert_int_equal(run("sim --cluster pollux-t4 --synthetic poisson --synth speed=3"), 2);
 	assert_error(1, "unknown synthetic option 'speed'", NULL);
+	/* the sweep configuration's names work too, in their units */
+	assert_int_equal(run("-q --seed 4 sim --cluster pollux-t4 --synthetic poisson --synth rate_per_hour=12 --synth "
+			     "hours=1 --synth mix=cifar10:0.5,ncf:0.5 --policy fifo --no-fairness --out y6"), 0);
+	a = slurp_in("y1", "jobs.csv", &la);
+	b = slurp_in("y6", "jobs.csv", &lb);
+	assert_true(la == lb && memcmp(a, b, la) == 0);
+	free(a);
+	free(b);
 	assert_int_equal(run("sim --cluster pollux-t4 --synth rate=3"), 2);
 	assert_error(1, "--synth needs --synthetic", NULL);
 	assert_int_equal(run("sim --cluster pollux-t4 --synthetic poisson --trace '%s'", fixture), 2);
