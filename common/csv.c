@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -208,4 +209,25 @@ int hb_csv_long_range(struct hb_csv *c, int col, long lo, long hi, long *out, st
 		return hb_input_error(err, "%s:%ld: field '%s': value '%s' out of range [%ld, %ld]", c->path, c->line,
 				      colname(c, col), c->field[col], lo, hi);
 	return 0;
+}
+
+void hb_csv_put_num(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, "%.9g", v);
+}
+
+void hb_csv_put_str(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+	}
+	fputc('"', f);
 }

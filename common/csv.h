@@ -61,4 +61,14 @@ int hb_csv_long_range(struct hb_csv *c, int col, long lo, long hi, long *out, st
 /* Require exactly as many fields as the header has. */
 int hb_csv_check_width(struct hb_csv *c, struct hb_error *err);
 
+/* ---- writing ------------------------------------------------------------ */
+
+/* A number in a result file: 9 significant digits (ms on a 10-day run, 1e-9
+ * of a dollar amount); nothing (an empty field) when not finite. */
+void hb_csv_put_num(FILE *f, double v);
+/* A text field, quoted when it holds a comma, quote or line break (quotes
+ * doubled); line breaks become spaces since hetbatch's reader takes no field
+ * across lines. */
+void hb_csv_put_str(FILE *f, const char *s);
+
 #endif

@@ -234,3 +234,11 @@ int hb_json_write_file(const char *path, const cJSON *root, struct hb_error *err
 	free(text);
 	return rc;
 }
+
+void hb_json_add_num(cJSON *o, const char *key, double v)
+{
+	if (isfinite(v))
+		cJSON_AddNumberToObject(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}

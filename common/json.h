@@ -50,6 +50,9 @@ int hb_json_check_keys(const cJSON *obj, const char *where, const char *const *a
  * build) or a failed print is an out-of-memory error.  Does not take doc. */
 int hb_json_print(FILE *out, const cJSON *doc, struct hb_error *err);
 
+/* Add key: v, or key: null when v is not finite (JSON has no NaN). */
+void hb_json_add_num(cJSON *o, const char *key, double v);
+
 /* Serialise (formatted) and write atomically with a trailing newline. */
 int hb_json_write_file(const char *path, const cJSON *root, struct hb_error *err);
 

@@ -10,11 +10,11 @@
  */
 #include <stdlib.h>
 
+#include "idqueue.h"
 #include "sim.h"
 
 struct fifo_state {
-	int *queue;     /* job ids in arrival order, ring buffer */
-	int head, n, cap;
+	struct hb_idq queue; /* job ids in arrival order */
 	int *grant;     /* scratch, nnodes */
 };
 
@@ -36,26 +36,6 @@ static struct fifo_state *state(struct hb_sim *sim, struct hb_error *err)
 	return st;
 }
 
-static int push(struct fifo_state *st, int id)
-{
-	if (st->n == st->cap) {
-		int ncap = st->cap ? 2 * st->cap : 64;
-		int *nq = malloc(sizeof(int) * (size_t)ncap);
-
-		if (!nq)
-			return -1;
-		for (int k = 0; k < st->n; k++)
-			nq[k] = st->queue[(st->head + k) % st->cap];
-		free(st->queue);
-		st->queue = nq;
-		st->head = 0;
-		st->cap = ncap;
-	}
-	st->queue[(st->head + st->n) % st->cap] = id;
-	st->n++;
-	return 0;
-}
-
 /* GPUs a job asks for: its request, or the largest node. */
 int hb_arbiter_job_gpus(const struct hb_sim *sim, const struct hb_sim_job *job)
 {
@@ -71,13 +51,12 @@ int hb_arbiter_job_gpus(const struct hb_sim *sim, const struct hb_sim_job *job)
 
 static int drain(struct hb_sim *sim, struct fifo_state *st, struct hb_error *err)
 {
-	while (st->n > 0) {
-		struct hb_sim_job *job = &sim->jobs[st->queue[st->head]];
+	while (st->queue.n > 0) {
+		struct hb_sim_job *job = &sim->jobs[hb_idq_front(&st->queue)];
 
 		if (!hb_sim_place(sim, hb_arbiter_job_gpus(sim, job), st->grant))
 			return 0; /* head-of-line blocking */
-		st->head = (st->head + 1) % st->cap;
-		st->n--;
+		hb_idq_pop(&st->queue);
 		if (hb_sim_start_job(sim, job, st->grant, err) < 0)
 			return -1;
 	}
@@ -94,7 +73,7 @@ static int fifo_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_er
 	if (want > sim->cl->ngpus)
 		return hb_input_error(err, "fifo: job %s asks for %d GPUs, cluster %s has %d", job->name, want,
 				      sim->cl->name, sim->cl->ngpus);
-	if (push(st, job->id) < 0)
+	if (hb_idq_push(&st->queue, job->id) < 0)
 		return hb_runtime_error(err, "fifo: out of memory");
 	return drain(sim, st, err);
 }
@@ -112,7 +91,7 @@ static void fifo_free(struct hb_sim *sim)
 	struct fifo_state *st = sim->arbiter_state;
 
 	if (st) {
-		free(st->queue);
+		hb_idq_free(&st->queue);
 		free(st->grant);
 		free(st);
 	}

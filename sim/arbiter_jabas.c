@@ -47,6 +47,7 @@
  */
 #include <stdlib.h>
 
+#include "idqueue.h"
 #include "sim.h"
 
 /* Most nodes an offer spans (its own nodes may make it more): candidate
@@ -54,8 +55,7 @@
 #define OFFER_MAX_NODES 8
 
 struct jabas_share {
-	int *queue;     /* job ids in arrival order, ring buffer */
-	int head, n, cap;
+	struct hb_idq queue; /* job ids in arrival order */
 	int running;    /* jobs started and not finished */
 	int pairs;      /* GPU pairs of the cluster */
 	int *grant;     /* scratch, nnodes */
@@ -79,26 +79,6 @@ static struct jabas_share *state(struct hb_sim *sim, struct hb_error *err)
 		st->pairs += sim->cl->nodes[i].ngpus / 2;
 	sim->arbiter_state = st;
 	return st;
-}
-
-static int push(struct jabas_share *st, int id)
-{
-	if (st->n == st->cap) {
-		int ncap = st->cap ? 2 * st->cap : 64;
-		int *nq = malloc(sizeof(int) * (size_t)ncap);
-
-		if (!nq)
-			return -1;
-		for (int k = 0; k < st->n; k++)
-			nq[k] = st->queue[(st->head + k) % st->cap];
-		free(st->queue);
-		st->queue = nq;
-		st->head = 0;
-		st->cap = ncap;
-	}
-	st->queue[(st->head + st->n) % st->cap] = id;
-	st->n++;
-	return 0;
 }
 
 /* The request in GPUs, rounded up to whole pairs. */
@@ -137,13 +117,12 @@ static int place_pairs(const struct hb_sim *sim, int n, int *grant)
 
 static int drain(struct hb_sim *sim, struct jabas_share *st, struct hb_error *err)
 {
-	while (st->n > 0) {
-		struct hb_sim_job *job = &sim->jobs[st->queue[st->head]];
+	while (st->queue.n > 0) {
+		struct hb_sim_job *job = &sim->jobs[hb_idq_front(&st->queue)];
 
 		if (!place_pairs(sim, request_even(sim, job), st->grant))
 			return 0; /* head-of-line blocking */
-		st->head = (st->head + 1) % st->cap;
-		st->n--;
+		hb_idq_pop(&st->queue);
 		st->running++;
 		if (hb_sim_start_job(sim, job, st->grant, err) < 0)
 			return -1;
@@ -162,7 +141,7 @@ static int share_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_e
 	if (want > 2 * st->pairs)
 		return hb_input_error(err, "jabas-share: job %s asks for %d GPUs (%d in pairs), cluster %s has %d pairs",
 				      job->name, hb_arbiter_job_gpus(sim, job), want, sim->cl->name, st->pairs);
-	if (push(st, job->id) < 0)
+	if (hb_idq_push(&st->queue, job->id) < 0)
 		return hb_runtime_error(err, "jabas-share: out of memory");
 	return drain(sim, st, err);
 }
@@ -191,7 +170,7 @@ static void share_offer(const struct hb_sim *sim, const struct hb_sim_job *job, 
 	const struct jabas_share *st = sim->arbiter_state;
 	int req = request_even(sim, job), held = job->ngrant, total = 0;
 
-	if (st && st->n > 0) {
+	if (st && st->queue.n > 0) {
 		for (int i = 0; i < sim->cl->nnodes; i++)
 			offer[i] = job->grant[i];
 		*max_gpus = held < req ? held : req;
@@ -236,7 +215,7 @@ static void share_free(struct hb_sim *sim)
 	struct jabas_share *st = sim->arbiter_state;
 
 	if (st) {
-		free(st->queue);
+		hb_idq_free(&st->queue);
 		free(st->grant);
 		free(st);
 	}

@@ -14,7 +14,9 @@
 
 #include "hb_config.h"  /* HB_VERSION, recorded in meta and summary.json */
 #include "db.h"
+#include "csv.h"
 #include "fileio.h"
+#include "json.h"
 #include "results.h"
 #include "strutil.h"
 
@@ -394,14 +396,6 @@ void hb_results_print(FILE *out, const struct hb_results *r)
 
 /* ---- JSON ------------------------------------------------------------------------ */
 
-static void add_num(cJSON *o, const char *key, double v)
-{
-	if (isfinite(v))
-		cJSON_AddNumberToObject(o, key, v);
-	else
-		cJSON_AddNullToObject(o, key);
-}
-
 static cJSON *row_json(const struct srow *s)
 {
 	const struct hb_sim_job *job = &s->run->sim->jobs[s->job];
@@ -412,17 +406,17 @@ static cJSON *row_json(const struct srow *s)
 	cJSON_AddNumberToObject(o, "job", s->job);
 	cJSON_AddStringToObject(o, "name", job->name);
 	cJSON_AddBoolToObject(o, "done", s->m.done);
-	add_num(o, "time_h", s->m.time_s / 3600.0);
-	add_num(o, "cost_usd", s->m.cost_usd);
-	add_num(o, "gpu_hours", s->m.gpu_hours);
-	add_num(o, "mean_gpus", s->m.mean_gpus);
-	add_num(o, "iterations", s->m.iterations);
-	add_num(o, "mean_gbs", s->m.mean_gbs);
-	add_num(o, "final_gbs", (double)s->m.final_gbs);
-	add_num(o, "restarts", s->m.restarts);
-	add_num(o, "overhead_h", s->m.overhead_s / 3600.0);
-	add_num(o, "time_rel", s->time_rel);
-	add_num(o, "cost_rel", s->cost_rel);
+	hb_json_add_num(o, "time_h", s->m.time_s / 3600.0);
+	hb_json_add_num(o, "cost_usd", s->m.cost_usd);
+	hb_json_add_num(o, "gpu_hours", s->m.gpu_hours);
+	hb_json_add_num(o, "mean_gpus", s->m.mean_gpus);
+	hb_json_add_num(o, "iterations", s->m.iterations);
+	hb_json_add_num(o, "mean_gbs", s->m.mean_gbs);
+	hb_json_add_num(o, "final_gbs", (double)s->m.final_gbs);
+	hb_json_add_num(o, "restarts", s->m.restarts);
+	hb_json_add_num(o, "overhead_h", s->m.overhead_s / 3600.0);
+	hb_json_add_num(o, "time_rel", s->time_rel);
+	hb_json_add_num(o, "cost_rel", s->cost_rel);
 	return o;
 }
 
@@ -513,34 +507,10 @@ cJSON *hb_results_summary_json(const struct hb_results *r)
 
 /* ---- CSV and gnuplot data ------------------------------------------------------------ */
 
-/* Numbers in files: 9 significant digits (ms on a 10-day run, 1e-9 of a
- * dollar amount); empty in CSV when undefined. */
-static void put_num(FILE *f, double v)
-{
-	if (isfinite(v))
-		fprintf(f, "%.9g", v);
-}
-
 static void put_sep_num(FILE *f, double v)
 {
 	fputc(',', f);
-	put_num(f, v);
-}
-
-static void put_csv_str(FILE *f, const char *s)
-{
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		/* hetbatch's CSV reader takes no field across lines */
-		fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
-	}
-	fputc('"', f);
+	hb_csv_put_num(f, v);
 }
 
 static void write_summary_csv(FILE *f, const struct srow *rows, size_t nrows)
@@ -552,12 +522,12 @@ static void write_summary_csv(FILE *f, const struct srow *rows, size_t nrows)
 		const struct srow *s = &rows[i];
 
 		fprintf(f, "%d,", s->run_id);
-		put_csv_str(f, s->run->model);
+		hb_csv_put_str(f, s->run->model);
 		fputc(',', f);
-		put_csv_str(f, s->run->policy);
+		hb_csv_put_str(f, s->run->policy);
 		if (s->job < 0) {
 			fputs(",,cannot run,", f);
-			put_csv_str(f, s->run->why);
+			hb_csv_put_str(f, s->run->why);
 			fputs(",,,,,,,,,,,,", f);
 		} else {
 			fprintf(f, ",%d,%s,", s->job, s->m.done ? "ok" : "unfinished");
@@ -574,7 +544,7 @@ static void write_summary_csv(FILE *f, const struct srow *rows, size_t nrows)
 			fputc(',', f);
 		}
 		if (s->ref)
-			put_csv_str(f, s->ref);
+			hb_csv_put_str(f, s->ref);
 		fputc('\n', f);
 	}
 }
@@ -582,9 +552,9 @@ static void write_summary_csv(FILE *f, const struct srow *rows, size_t nrows)
 static void run_prefix(FILE *f, int run_id, const struct hb_run_result *ru)
 {
 	fprintf(f, "%d,", run_id);
-	put_csv_str(f, ru->model);
+	hb_csv_put_str(f, ru->model);
 	fputc(',', f);
-	put_csv_str(f, ru->policy);
+	hb_csv_put_str(f, ru->policy);
 }
 
 static void write_timeseries_csv(FILE *f, const struct hb_results *r)
@@ -623,9 +593,9 @@ static void write_events_csv(FILE *f, const struct hb_results *r)
 			run_prefix(f, i + 1, ru);
 			put_sep_num(f, e->t);
 			fprintf(f, ",%d,", e->job);
-			put_csv_str(f, e->kind);
+			hb_csv_put_str(f, e->kind);
 			fputc(',', f);
-			put_csv_str(f, e->detail);
+			hb_csv_put_str(f, e->detail);
 			fputc('\n', f);
 		}
 	}
@@ -1287,13 +1257,13 @@ static void add_dist(cJSON *o, const char *name, const char *unit, const struct 
 	char key[64];
 
 	snprintf(key, sizeof(key), "%s_mean%s", name, unit);
-	add_num(o, key, d->mean * scale);
+	hb_json_add_num(o, key, d->mean * scale);
 	snprintf(key, sizeof(key), "%s_median%s", name, unit);
-	add_num(o, key, d->median * scale);
+	hb_json_add_num(o, key, d->median * scale);
 	snprintf(key, sizeof(key), "%s_p99%s", name, unit);
-	add_num(o, key, d->p99 * scale);
+	hb_json_add_num(o, key, d->p99 * scale);
 	snprintf(key, sizeof(key), "%s_max%s", name, unit);
-	add_num(o, key, d->max * scale);
+	hb_json_add_num(o, key, d->max * scale);
 }
 
 static cJSON *trace_run_json(const struct hb_trace_results *r, int i)
@@ -1315,18 +1285,18 @@ static cJSON *trace_run_json(const struct hb_trace_results *r, int i)
 	cJSON_AddNumberToObject(o, "completed", s->completed);
 	cJSON_AddNumberToObject(o, "dropped", (double)dropped(r, ru));
 	add_dist(o, "jct", "_h", &s->jct_s, 1.0 / 3600.0);
-	add_num(o, "makespan_h", s->makespan_s / 3600.0);
-	add_num(o, "queue_mean_h", s->queue_s.mean / 3600.0);
-	add_num(o, "queue_p99_h", s->queue_s.p99 / 3600.0);
-	add_num(o, "gpu_hours", s->gpu_hours);
-	add_num(o, "cost_usd", s->cost_usd);
-	add_num(o, "util_mean", s->util_mean);
-	add_num(o, "restarts_per_job", s->restarts_per_job);
-	add_num(o, "preemptions_per_job", s->preemptions_per_job);
+	hb_json_add_num(o, "makespan_h", s->makespan_s / 3600.0);
+	hb_json_add_num(o, "queue_mean_h", s->queue_s.mean / 3600.0);
+	hb_json_add_num(o, "queue_p99_h", s->queue_s.p99 / 3600.0);
+	hb_json_add_num(o, "gpu_hours", s->gpu_hours);
+	hb_json_add_num(o, "cost_usd", s->cost_usd);
+	hb_json_add_num(o, "util_mean", s->util_mean);
+	hb_json_add_num(o, "restarts_per_job", s->restarts_per_job);
+	hb_json_add_num(o, "preemptions_per_job", s->preemptions_per_job);
 	cJSON_AddNumberToObject(o, "rho_jobs", (double)s->rho.n);
-	add_num(o, "rho_median", s->rho.median);
-	add_num(o, "rho_p99", s->rho.p99);
-	add_num(o, "rho_max", s->rho.max);
+	hb_json_add_num(o, "rho_median", s->rho.median);
+	hb_json_add_num(o, "rho_p99", s->rho.p99);
+	hb_json_add_num(o, "rho_max", s->rho.max);
 	cJSON_AddNumberToObject(o, "sched_rounds", (double)s->sched_rounds);
 	arr = cJSON_AddArrayToObject(o, "by_model");
 	for (int m = 0; arr && m < ru->nby_model; m++) {
@@ -1339,16 +1309,16 @@ static cJSON *trace_run_json(const struct hb_trace_results *r, int i)
 		cJSON_AddStringToObject(mo, "model", ru->by_model[m].model);
 		cJSON_AddNumberToObject(mo, "jobs", ru->by_model[m].njobs);
 		cJSON_AddNumberToObject(mo, "completed", ru->by_model[m].completed);
-		add_num(mo, "jct_mean_h", ru->by_model[m].jct_mean_s / 3600.0);
-		add_num(mo, "jct_median_h", ru->by_model[m].jct_median_s / 3600.0);
+		hb_json_add_num(mo, "jct_mean_h", ru->by_model[m].jct_mean_s / 3600.0);
+		hb_json_add_num(mo, "jct_median_h", ru->by_model[m].jct_median_s / 3600.0);
 	}
 	u = cJSON_AddObjectToObject(o, "utilisation");
 	if (u) {
 		cJSON *pts;
 
-		add_num(u, "t0_h", ru->util.t0_s / 3600.0);
-		add_num(u, "t1_h", ru->util.t1_s / 3600.0);
-		add_num(u, "mean", ru->util.mean);
+		hb_json_add_num(u, "t0_h", ru->util.t0_s / 3600.0);
+		hb_json_add_num(u, "t1_h", ru->util.t1_s / 3600.0);
+		hb_json_add_num(u, "mean", ru->util.mean);
 		pts = cJSON_AddArrayToObject(u, "bins");
 		for (int k = 0; pts && k < ru->util.npoints; k++)
 			cJSON_AddItemToArray(pts, cJSON_CreateNumber(ru->util.util[k]));
@@ -1384,7 +1354,7 @@ cJSON *hb_trace_results_json(const struct hb_trace_results *r)
 	cJSON_AddStringToObject(root, "trace", r->trace);
 	cJSON_AddStringToObject(root, "trace_format", r->format);
 	cJSON_AddStringToObject(root, "filters", r->filters);
-	add_num(root, "load", r->load);
+	hb_json_add_num(root, "load", r->load);
 	cJSON_AddNumberToObject(root, "jobs_read", (double)r->read);
 	cJSON_AddNumberToObject(root, "jobs_oversize", (double)r->oversize);
 	cJSON_AddNumberToObject(root, "models_assigned", (double)r->assigned);
@@ -1428,10 +1398,10 @@ static void write_cluster_summary_csv(FILE *f, const struct hb_trace_results *r)
 		const struct hb_cluster_summary *s = &ru->sum;
 
 		fprintf(f, "%d,", i + 1);
-		put_csv_str(f, ru->policy);
+		hb_csv_put_str(f, ru->policy);
 		if (!ran(ru)) {
 			fputs(",cannot run,", f);
-			put_csv_str(f, ru->why);
+			hb_csv_put_str(f, ru->why);
 			fputs(",,,,,,,,,,,,,,,,,,,,\n", f);
 			continue;
 		}
@@ -1493,11 +1463,11 @@ static void write_trace_jobs_csv(FILE *f, const struct hb_trace_results *r)
 			hb_job_metrics(job, &m);
 			trace_job(ru, j, &t);
 			fprintf(f, "%d,", i + 1);
-			put_csv_str(f, ru->policy);
+			hb_csv_put_str(f, ru->policy);
 			fprintf(f, ",%d,", j);
-			put_csv_str(f, job->name);
+			hb_csv_put_str(f, job->name);
 			fputc(',', f);
-			put_csv_str(f, job->model->name);
+			hb_csv_put_str(f, job->model->name);
 			fprintf(f, ",%d,%ld", job->req_gpus, job->req_batch);
 			put_sep_num(f, job->arrival_s);
 			put_sep_num(f, job->started ? job->start_s : NAN);
@@ -1528,9 +1498,9 @@ static void write_by_model_csv(FILE *f, const struct hb_trace_results *r)
 
 		for (int m = 0; ran(ru) && m < ru->nby_model; m++) {
 			fprintf(f, "%d,", i + 1);
-			put_csv_str(f, ru->policy);
+			hb_csv_put_str(f, ru->policy);
 			fputc(',', f);
-			put_csv_str(f, ru->by_model[m].model);
+			hb_csv_put_str(f, ru->by_model[m].model);
 			fprintf(f, ",%d,%d", ru->by_model[m].njobs, ru->by_model[m].completed);
 			put_sep_num(f, ru->by_model[m].jct_mean_s / 3600.0);
 			put_sep_num(f, ru->by_model[m].jct_median_s / 3600.0);
@@ -1548,7 +1518,7 @@ static void write_utilisation_csv(FILE *f, const struct hb_trace_results *r)
 
 		for (int k = 0; ran(ru) && k < u->npoints; k++) {
 			fprintf(f, "%d,", i + 1);
-			put_csv_str(f, ru->policy);
+			hb_csv_put_str(f, ru->policy);
 			fprintf(f, ",%d", k);
 			put_sep_num(f, u->t_s[k]);
 			put_sep_num(f, k + 1 < u->npoints ? u->t_s[k + 1] : u->t1_s);

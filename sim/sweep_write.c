@@ -22,7 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "csv.h"
 #include "fileio.h"
+#include "json.h"
 #include "strutil.h"
 #include "sweep.h"
 #include "sweep_priv.h"
@@ -219,14 +221,6 @@ void hb_sweep_print(FILE *out, const struct hb_sweep *sw)
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
-static void add_num(cJSON *o, const char *key, double v)
-{
-	if (isfinite(v))
-		cJSON_AddNumberToObject(o, key, v);
-	else
-		cJSON_AddNullToObject(o, key);
-}
-
 static cJSON *row_json(const struct hb_sweep *sw, const struct hb_sweep_row *r)
 {
 	const struct hb_sweep_config *cfg = sw->cfg;
@@ -239,8 +233,8 @@ static cJSON *row_json(const struct hb_sweep *sw, const struct hb_sweep_row *r)
 	cJSON_AddNumberToObject(o, "id", r->id);
 	cJSON_AddStringToObject(o, "cluster", cfg->clusters[p.cluster].label);
 	cJSON_AddNumberToObject(o, "cluster_gpus", sw->info[p.cluster].gpus);
-	add_num(o, "cluster_usd_per_h", sw->info[p.cluster].usd_per_h);
-	add_num(o, "load", cfg->loads[p.load]);
+	hb_json_add_num(o, "cluster_usd_per_h", sw->info[p.cluster].usd_per_h);
+	hb_json_add_num(o, "load", cfg->loads[p.load]);
 	cJSON_AddStringToObject(o, "policy", cfg->policies[p.policy]->name);
 	cJSON_AddNumberToObject(o, "seed", (double)cfg->seeds[p.seed]);
 	cJSON_AddStringToObject(o, "status", hb_sweep_status_name(r->status));
@@ -251,23 +245,23 @@ static cJSON *row_json(const struct hb_sweep *sw, const struct hb_sweep_row *r)
 	cJSON_AddNumberToObject(o, "jobs", r->jobs);
 	cJSON_AddNumberToObject(o, "completed", r->completed);
 	cJSON_AddNumberToObject(o, "dropped", (double)r->dropped);
-	add_num(o, "jct_mean_h", r->jct_mean_h);
-	add_num(o, "jct_median_h", r->jct_median_h);
-	add_num(o, "jct_p99_h", r->jct_p99_h);
-	add_num(o, "jct_max_h", r->jct_max_h);
-	add_num(o, "makespan_h", r->makespan_h);
-	add_num(o, "queue_mean_h", r->queue_mean_h);
-	add_num(o, "queue_p99_h", r->queue_p99_h);
-	add_num(o, "gpu_hours", r->gpu_hours);
-	add_num(o, "cost_usd", r->cost_usd);
-	add_num(o, "util_mean", r->util_mean);
-	add_num(o, "restarts_per_job", r->restarts_per_job);
-	add_num(o, "preemptions_per_job", r->preemptions_per_job);
+	hb_json_add_num(o, "jct_mean_h", r->jct_mean_h);
+	hb_json_add_num(o, "jct_median_h", r->jct_median_h);
+	hb_json_add_num(o, "jct_p99_h", r->jct_p99_h);
+	hb_json_add_num(o, "jct_max_h", r->jct_max_h);
+	hb_json_add_num(o, "makespan_h", r->makespan_h);
+	hb_json_add_num(o, "queue_mean_h", r->queue_mean_h);
+	hb_json_add_num(o, "queue_p99_h", r->queue_p99_h);
+	hb_json_add_num(o, "gpu_hours", r->gpu_hours);
+	hb_json_add_num(o, "cost_usd", r->cost_usd);
+	hb_json_add_num(o, "util_mean", r->util_mean);
+	hb_json_add_num(o, "restarts_per_job", r->restarts_per_job);
+	hb_json_add_num(o, "preemptions_per_job", r->preemptions_per_job);
 	if (cfg->fairness) {
 		cJSON_AddNumberToObject(o, "rho_jobs", (double)r->rho_jobs);
-		add_num(o, "rho_median", r->rho_median);
-		add_num(o, "rho_p99", r->rho_p99);
-		add_num(o, "rho_max", r->rho_max);
+		hb_json_add_num(o, "rho_median", r->rho_median);
+		hb_json_add_num(o, "rho_p99", r->rho_p99);
+		hb_json_add_num(o, "rho_max", r->rho_max);
 	}
 	cJSON_AddNumberToObject(o, "sched_rounds", (double)r->sched_rounds);
 	return o;
@@ -282,8 +276,8 @@ static cJSON *agg_json(const struct hb_sweep *sw, const struct hb_sweep_agg *a)
 		return NULL;
 	cJSON_AddStringToObject(o, "cluster", cfg->clusters[a->cluster].label);
 	cJSON_AddNumberToObject(o, "cluster_gpus", sw->info[a->cluster].gpus);
-	add_num(o, "cluster_usd_per_h", sw->info[a->cluster].usd_per_h);
-	add_num(o, "load", cfg->loads[a->load]);
+	hb_json_add_num(o, "cluster_usd_per_h", sw->info[a->cluster].usd_per_h);
+	hb_json_add_num(o, "load", cfg->loads[a->load]);
 	cJSON_AddStringToObject(o, "policy", cfg->policies[a->policy]->name);
 	cJSON_AddNumberToObject(o, "seeds", a->seeds);
 	cJSON_AddNumberToObject(o, "seeds_ok", a->ok);
@@ -291,18 +285,18 @@ static cJSON *agg_json(const struct hb_sweep *sw, const struct hb_sweep_agg *a)
 		cJSON_AddStringToObject(o, "reason", a->reason);
 		return o;
 	}
-	add_num(o, "jobs", a->jobs);
-	add_num(o, "completed", a->completed);
-	add_num(o, "dropped", a->dropped);
-	add_num(o, "jct_mean_h", a->jct_mean_h);
-	add_num(o, "jct_p99_h", a->jct_p99_h);
-	add_num(o, "makespan_h", a->makespan_h);
-	add_num(o, "queue_mean_h", a->queue_mean_h);
-	add_num(o, "gpu_hours", a->gpu_hours);
-	add_num(o, "cost_usd", a->cost_usd);
-	add_num(o, "util_mean", a->util_mean);
+	hb_json_add_num(o, "jobs", a->jobs);
+	hb_json_add_num(o, "completed", a->completed);
+	hb_json_add_num(o, "dropped", a->dropped);
+	hb_json_add_num(o, "jct_mean_h", a->jct_mean_h);
+	hb_json_add_num(o, "jct_p99_h", a->jct_p99_h);
+	hb_json_add_num(o, "makespan_h", a->makespan_h);
+	hb_json_add_num(o, "queue_mean_h", a->queue_mean_h);
+	hb_json_add_num(o, "gpu_hours", a->gpu_hours);
+	hb_json_add_num(o, "cost_usd", a->cost_usd);
+	hb_json_add_num(o, "util_mean", a->util_mean);
 	if (cfg->fairness)
-		add_num(o, "rho_median", a->rho_median);
+		hb_json_add_num(o, "rho_median", a->rho_median);
 	return o;
 }
 
@@ -318,7 +312,7 @@ static cJSON *cluster_json(const struct hb_sweep *sw, int ci)
 	cJSON_AddStringToObject(o, "name", in->name);
 	cJSON_AddNumberToObject(o, "gpus", in->gpus);
 	cJSON_AddNumberToObject(o, "nodes", in->nodes);
-	add_num(o, "usd_per_h", in->usd_per_h);
+	hb_json_add_num(o, "usd_per_h", in->usd_per_h);
 	cJSON_AddStringToObject(o, "gpu_mix", in->gpu_mix);
 	return o;
 }
@@ -373,28 +367,17 @@ cJSON *hb_sweep_json(const struct hb_sweep *sw)
 
 /* ---- CSV ----------------------------------------------------------------------------------- */
 
-/* 9 significant digits, empty when undefined (as results.c). */
+/* ",number" and ",text" fields (common/csv.h). */
 static void put_num(FILE *f, double v)
 {
 	fputc(',', f);
-	if (isfinite(v))
-		fprintf(f, "%.9g", v);
+	hb_csv_put_num(f, v);
 }
 
 static void put_str(FILE *f, const char *s)
 {
 	fputc(',', f);
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
-	}
-	fputc('"', f);
+	hb_csv_put_str(f, s);
 }
 
 static void write_csv(FILE *f, const struct hb_sweep *sw)
