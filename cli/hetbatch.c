@@ -32,7 +32,7 @@ static const struct hb_cmd commands[] = {
 	{ "plan", cmd_plan, "plan one job: IIDP configuration, DDP and OptPerf baselines, auto-scaling" },
 	{ "forecast", cmd_forecast, "forecast the next epoch's global batch trajectory" },
 	{ "version", cmd_version, "print the version and build features" },
-	{ "sim", cmd_sim, "simulate policies on a dedicated heterogeneous cluster and compare time and cost" },
+	{ "sim", cmd_sim, "simulate policies on one job (dedicated cluster) or a job trace (shared cluster)" },
 	{ "sweep", cmd_sweep, "what-if studies over clusters, loads, policies and seeds" },
 	/* new subcommands go above this line */
 };

@@ -111,6 +111,9 @@ static void usage(FILE *out)
 		"  --max-jobs N         the first N jobs the filters keep (file order)\n"
 		"  --from S, --to S     keep arrivals in [S, T) s after the trace origin\n"
 		"  --vc LIST            keep these virtual clusters (Philly)\n"
+		"  --status LIST        keep these Philly statuses (e.g. Pass,Killed)\n"
+		"  --attempts first|all Philly log: a job is its first scheduling attempt\n"
+		"                       (default) or all of them (run time summed)\n"
 		"  --gpus MIN:MAX       keep jobs asking for MIN..MAX GPUs (either may be empty)\n"
 		"  --synthetic KIND     instead of --trace: the seeded generator, arrivals\n"
 		"                       poisson, bursty (elastic.md's high/low periods) or\n"
@@ -190,7 +193,7 @@ enum {
 	OPT_CLUSTER = 256, OPT_MODEL, OPT_POLICY, OPT_DB, OPT_OUT, OPT_PLOT, OPT_JSON, OPT_WALL, OPT_INTERVAL,
 	OPT_RESTART, OPT_RECONFIG, OPT_GNS, OPT_NOSIM, OPT_UNEQUAL, OPT_REPLAY, OPT_TRACE, OPT_FORMAT, OPT_LOAD,
 	OPT_MAXJOBS, OPT_FROM, OPT_TO, OPT_VC, OPT_GPUS, OPT_NOFAIR, OPT_SYNTHETIC, OPT_SYNTH, OPT_EDROP,
-	OPT_EINTERVAL,
+	OPT_EINTERVAL, OPT_ATTEMPTS, OPT_STATUS,
 };
 
 /* --gpus MIN:MAX, either side may be empty; 2 on a usage error. */
@@ -248,6 +251,8 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		{ "synthetic", required_argument, NULL, OPT_SYNTHETIC },
 		{ "synth", required_argument, NULL, OPT_SYNTH },
 		{ "elastic-drop", no_argument, NULL, OPT_EDROP },
+		{ "attempts", required_argument, NULL, OPT_ATTEMPTS },
+		{ "status", required_argument, NULL, OPT_STATUS },
 		{ "elastic-interval", required_argument, NULL, OPT_EINTERVAL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -326,6 +331,17 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 			*(ch == OPT_FROM ? &a->topt.from_s : &a->topt.to_s) = v;
 			a->trace_opts = 1;
 			break;
+		case OPT_ATTEMPTS:
+			if (strcmp(optarg, "first") != 0 && strcmp(optarg, "all") != 0)
+				return hb_cli_usage(cli, "sim", "--attempts: '%s' is not first or all", optarg);
+			a->topt.attempts = optarg[0] == 'a' ? HB_ATTEMPTS_ALL : HB_ATTEMPTS_FIRST;
+			a->trace_opts = 1;
+			break;
+		case OPT_STATUS:
+			if (hb_strlcpy(a->topt.status, optarg, sizeof(a->topt.status)) >= sizeof(a->topt.status))
+				return hb_cli_usage(cli, "sim", "--status: list too long");
+			a->trace_opts = 1;
+			break;
 		case OPT_VC:
 			if (hb_strlcpy(a->topt.vc, optarg, sizeof(a->topt.vc)) >= sizeof(a->topt.vc))
 				return hb_cli_usage(cli, "sim", "--vc: list too long");
@@ -383,8 +399,9 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		return hb_cli_usage(cli, "sim", "--trace (or --synthetic) and --model exclude each other (the trace "
 						"names the models)");
 	if (!a->trace && !a->synthetic && a->trace_opts)
-		return hb_cli_usage(cli, "sim", "--format, --load, --max-jobs, --from, --to, --vc, --gpus, "
-						"--no-fairness and --elastic-* need --trace or --synthetic");
+		return hb_cli_usage(cli, "sim", "--format, --load, --max-jobs, --from, --to, --vc, --status, "
+						"--attempts, --gpus, --no-fairness and --elastic-* need --trace "
+						"or --synthetic");
 	if (!a->cluster || (!a->models && !a->trace && !a->synthetic))
 		return hb_cli_usage(cli, "sim", "--cluster and --model (or --trace, or --synthetic) are required");
 	if (a->synthetic) {
@@ -583,6 +600,10 @@ static void filters_text(const struct sim_args *a, char *buf, size_t size)
 		ADD("%sto=%.10g s", len ? ", " : "", o->to_s);
 	if (o->vc[0])
 		ADD("%svc=%s", len ? ", " : "", o->vc);
+	if (o->status[0])
+		ADD("%sstatus=%s", len ? ", " : "", o->status);
+	if (o->attempts == HB_ATTEMPTS_ALL)
+		ADD("%sattempts=all", len ? ", " : "");
 	if (o->min_gpus > 1 || o->max_gpus > 0) {
 		ADD("%sgpus=%d:", len ? ", " : "", o->min_gpus);
 		if (o->max_gpus > 0)
@@ -607,6 +628,23 @@ static void filters_text(const struct sim_args *a, char *buf, size_t size)
 	if (!len)
 		hb_strlcpy(buf, "none", size);
 #undef ADD
+}
+
+/* What the reader left out, and why: a line above the table. */
+static void report_skips(FILE *out, const char *trace, const struct hb_trace_stats *st)
+{
+	char buf[1024];
+	size_t len = 0;
+
+	if (st->skipped_total == 0)
+		return;
+	buf[0] = '\0';
+	for (int k = 1; k < HB_SKIP_NREASONS; k++)
+		if (st->skipped[k] > 0)
+			len += (size_t)snprintf(buf + len, len < sizeof(buf) ? sizeof(buf) - len : 0, "%s%ld %s",
+						len ? ", " : "", st->skipped[k], hb_trace_skip_name((enum hb_trace_skip)k));
+	fprintf(out, "%s: %ld records read, %ld jobs kept, %ld skipped: %s\n", trace, st->records, st->jobs,
+		st->skipped_total, buf);
 }
 
 static int trace_setup(struct trace_cmd *c, const struct sim_args *a, const struct hb_policy **pol, int np,
@@ -811,6 +849,7 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 			goto out;
 		}
 	} else {
+		report_skips(stdout, res.trace, &c.rp.stats);
 		hb_trace_results_print(stdout, &res);
 		printf("\n%d of %d policies ran; wall time %.2f s\n", nran, c.nruns, hb_now() - t0);
 	}

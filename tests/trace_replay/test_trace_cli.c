@@ -349,6 +349,35 @@ static void test_synthetic(void **state)
 	assert_false(exists_in("y5", NULL));
 }
 
+/* Philly log options: which attempts, which statuses, and a line saying what
+ * the reader skipped and why. */
+static void test_philly_log_options(void **state)
+{
+	char log[1100];
+	size_t len;
+	char *s;
+
+	(void)state;
+	snprintf(log, sizeof(log), "%s/traces/philly_log_good.json", getenv("HB_FIXTURES"));
+	assert_int_equal(run("-q sim --cluster pollux-t4 --trace '%s' --policy fifo --no-fairness", log), 0);
+	s = slurp(outf, &len);
+	assert_non_null(strstr(s, "philly_log_good.json: 11 records read, 3 jobs kept, 8 skipped: 2 no attempts, "
+				  "2 missing times, 2 still running, 1 ends before it starts, 1 no GPUs"));
+	free(s);
+	assert_int_equal(run("-q sim --cluster pollux-t4 --trace '%s' --policy fifo --no-fairness --status Killed,Failed "
+			     "--attempts all",
+			     log),
+			 0);
+	s = slurp(outf, &len);
+	assert_non_null(strstr(s, "status filter"));
+	assert_non_null(strstr(s, "filters: status=Killed,Failed, attempts=all"));
+	free(s);
+	assert_int_equal(run("sim --cluster pollux-t4 --trace '%s' --attempts some", log), 2);
+	assert_error(1, "--attempts: 'some' is not first or all", NULL);
+	assert_int_equal(run("sim --cluster pollux-t4 --model cifar10 --status Pass"), 2);
+	assert_error(1, "need --trace", NULL);
+}
+
 static void test_bad_traces_write_nothing(void **state)
 {
 	(void)state;
@@ -513,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_table_and_files),
 		cmocka_unit_test(test_reproducible),
 		cmocka_unit_test(test_synthetic),
+		cmocka_unit_test(test_philly_log_options),
 		cmocka_unit_test(test_bad_traces_write_nothing),
 		cmocka_unit_test(test_policy_without_arbiter),
 		cmocka_unit_test(test_oversize_and_load),
