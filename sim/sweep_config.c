@@ -31,7 +31,7 @@ static void echo_num(cJSON *o, const char *key, double v)
 /* ---- trace ------------------------------------------------------------------------------- */
 
 static const char *const trace_keys[] = { "file", "synthetic", "format", "max_jobs", "from_s", "to_s", "vc",
-					  "min_gpus", "max_gpus", "comment", NULL };
+					  "status", "attempts", "min_gpus", "max_gpus", "comment", NULL };
 static const char *const synth_keys[] = { "arrival", "rate_per_hour", "hours", "jobs", "burst_high_s", "burst_low_s",
 					  "burst_low_ratio", "philly_csv", "pollux_filter", "window_start_h",
 					  "window_hours", "jobs_per_window", "mix", "comment", NULL };
@@ -114,7 +114,7 @@ static int parse_trace(const cJSON *root, const char *file, const char *dir, str
 	const cJSON *tr = cJSON_GetObjectItemCaseSensitive(root, "trace");
 	const cJSON *fv, *sv;
 	cJSON *te = cJSON_AddObjectToObject(echo, "trace");
-	char fmt[32];
+	char fmt[32], attempts[16];
 	long max_jobs, lo, hi;
 
 	if (!te)
@@ -157,9 +157,15 @@ static int parse_trace(const cJSON *root, const char *file, const char *dir, str
 	    hb_sw_get_num(tr, "from_s", file, pre, 0, -1e12, 1e12, -INFINITY, &t->topt.from_s, err) < 0 ||
 	    hb_sw_get_num(tr, "to_s", file, pre, 0, -1e12, 1e12, INFINITY, &t->topt.to_s, err) < 0 ||
 	    hb_sw_get_str(tr, "vc", file, pre, 0, "", t->topt.vc, sizeof(t->topt.vc), err) < 0 ||
+	    hb_sw_get_str(tr, "status", file, pre, 0, "", t->topt.status, sizeof(t->topt.status), err) < 0 ||
+	    hb_sw_get_str(tr, "attempts", file, pre, 0, "first", attempts, sizeof(attempts), err) < 0 ||
 	    hb_sw_get_int(tr, "min_gpus", file, pre, 0, 1, 1L << 20, 1, &lo, err) < 0 ||
 	    hb_sw_get_int(tr, "max_gpus", file, pre, 0, 1, 1L << 20, 0, &hi, err) < 0)
 		return -1;
+	if (strcmp(attempts, "first") != 0 && strcmp(attempts, "all") != 0)
+		return hb_sw_bad(err, file, pre, "attempts", cJSON_GetObjectItemCaseSensitive(tr, "attempts"),
+			   "must be \"first\" or \"all\" (Philly log attempts)");
+	t->topt.attempts = attempts[0] == 'a' ? HB_ATTEMPTS_ALL : HB_ATTEMPTS_FIRST;
 	if (t->topt.from_s >= t->topt.to_s)
 		return hb_sw_bad(err, file, pre, "to_s", cJSON_GetObjectItemCaseSensitive(tr, "to_s"),
 			   "must be after 'from_s'");
@@ -177,6 +183,10 @@ static int parse_trace(const cJSON *root, const char *file, const char *dir, str
 		echo_num(te, "to_s", t->topt.to_s);
 	if (t->topt.vc[0])
 		cJSON_AddStringToObject(te, "vc", t->topt.vc);
+	if (t->topt.status[0])
+		cJSON_AddStringToObject(te, "status", t->topt.status);
+	if (t->topt.attempts == HB_ATTEMPTS_ALL)
+		cJSON_AddStringToObject(te, "attempts", "all");
 	if (lo > 1)
 		echo_num(te, "min_gpus", (double)lo);
 	if (hi > 0)

@@ -61,6 +61,8 @@ static const struct bad_case bad_cases[] = {
 	{ "{\"trace\": {\"file\": \"jobs.csv\", \"max_jobs\": 0}, " CLUSTERS ", " POLICIES "}", "trace.max_jobs", "0" },
 	{ "{\"trace\": {\"file\": \"jobs.csv\", \"min_gpus\": 4, \"max_gpus\": 2}, " CLUSTERS ", " POLICIES "}",
 	  "trace.max_gpus", "2" },
+	{ "{\"trace\": {\"file\": \"jobs.csv\", \"attempts\": \"some\"}, " CLUSTERS ", " POLICIES "}",
+	  "trace.attempts", "some" },
 	{ "{\"trace\": {\"file\": \"jobs.csv\", \"from_s\": 50, \"to_s\": 10}, " CLUSTERS ", " POLICIES "}",
 	  "trace.to_s", "10" },
 	{ "{\"trace\": {\"synthetic\": {\"arrival\": \"weekly\"}}, " CLUSTERS ", " POLICIES "}",
