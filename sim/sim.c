@@ -723,7 +723,9 @@ int hb_sim_regrant(struct hb_sim *sim, struct hb_sim_job *job, const int *grant,
 
 	if (job->state == HB_JOB_PENDING || job->state == HB_JOB_DONE || job->state == HB_JOB_DROPPED)
 		return hb_runtime_error(err, "simulator: regrant of job %s, which is %s", job->name,
-					job->state == HB_JOB_PENDING ? "not started" : job->state == HB_JOB_DONE ? "done" : "dropped");
+					job->state == HB_JOB_PENDING ? "not started"
+					: job->state == HB_JOB_DONE  ? "done"
+								     : "dropped");
 	advance(sim, job, sim->eng.now);
 	for (int i = 0; i < sim->cl->nnodes; i++) {
 		int avail = sim->free_gpus[i] + job->grant[i];
