@@ -102,21 +102,55 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem)
 	return 0;
 }
 
+int hb_sim_event_equal(const struct hb_sim_event_rec *a, const struct hb_sim_event_rec *b)
+{
+	return memcmp(&a->t, &b->t, sizeof(a->t)) == 0 && a->job == b->job && strcmp(a->kind, b->kind) == 0 &&
+	       strcmp(a->detail, b->detail) == 0;
+}
+
+/* A copy of text in the note arena; NULL when out of memory. */
+static const char *note_text(struct hb_sim *sim, const char *text)
+{
+	size_t len = strlen(text) + 1;
+	struct hb_note_block *b = sim->notes;
+	char *dst;
+
+	if (!b || b->size - b->used < len) {
+		size_t size = 1 << 20;
+
+		b = malloc(sizeof(*b) + size);
+		if (!b)
+			return NULL;
+		b->next = sim->notes;
+		b->used = 0;
+		b->size = size;
+		sim->notes = b;
+	}
+	dst = b->text + b->used;
+	memcpy(dst, text, len);
+	b->used += len;
+	return dst;
+}
+
 void hb_sim_note(struct hb_sim *sim, const struct hb_sim_job *job, const char *kind, const char *fmt, ...)
 {
 	struct hb_sim_event_rec *r;
+	char text[HB_SIM_NOTE_MAX];
+	const char *stored;
 	va_list ap;
 
-	if (grow((void **)&sim->events, &sim->cap_events, sim->nevents, sizeof(*sim->events)) < 0)
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (!(stored = note_text(sim, text)) ||
+	    grow((void **)&sim->events, &sim->cap_events, sim->nevents, sizeof(*sim->events)) < 0)
 		return; /* records are best effort under memory exhaustion */
 	r = &sim->events[sim->nevents++];
 	memset(r, 0, sizeof(*r));
 	r->t = sim->eng.now;
 	r->job = job ? job->id : -1;
 	hb_strlcpy(r->kind, kind, sizeof(r->kind));
-	va_start(ap, fmt);
-	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
-	va_end(ap);
+	r->detail = stored;
 }
 
 static void record_sample(struct hb_sim *sim, const struct hb_sim_job *job)
@@ -210,6 +244,12 @@ void hb_sim_free(struct hb_sim *sim)
 	free(sim->stats);
 	free(sim->samples);
 	free(sim->events);
+	while (sim->notes) {
+		struct hb_note_block *next = sim->notes->next;
+
+		free(sim->notes);
+		sim->notes = next;
+	}
 	free(sim->replay_step);
 	free(sim->replay_gbs);
 	hb_engine_free(&sim->eng);

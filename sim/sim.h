@@ -231,7 +231,21 @@ struct hb_sim_event_rec {
 	double t;
 	int job;
 	char kind[16];           /* "start", "reconfig", "restart", "epoch", "done", "adapt" */
-	char detail[256];
+	const char *detail;      /* NUL-terminated text in the sim's note arena (at most
+				    HB_SIM_NOTE_MAX - 1 bytes); a trace replay records millions of
+				    these, so the text is stored at its own length */
+};
+
+#define HB_SIM_NOTE_MAX 256
+
+/* 1 when two records say the same (time bit for bit, job, kind, text). */
+int hb_sim_event_equal(const struct hb_sim_event_rec *a, const struct hb_sim_event_rec *b);
+
+/* Blocks of event texts, never moved once written (records point into them). */
+struct hb_note_block {
+	struct hb_note_block *next;
+	size_t used, size;
+	char text[];
 };
 
 /* ---- the simulation ---------------------------------------------------- */
@@ -285,6 +299,7 @@ struct hb_sim {
 	size_t nsamples, cap_samples;
 	struct hb_sim_event_rec *events;
 	size_t nevents, cap_events;
+	struct hb_note_block *notes;    /* event texts, newest block first, owned */
 	double wall_s;                  /* wall-clock time of hb_sim_run */
 	double sched_wall_s;            /* wall-clock time inside arbiter on_round (never in result files) */
 	long sched_rounds;              /* arbiter rounds run */

@@ -542,7 +542,7 @@ static void test_deterministic(void **state)
 	assert_int_equal(a.nevents, b.nevents);
 	assert_int_equal(a.nsamples, b.nsamples);
 	for (size_t e = 0; e < a.nevents; e++)
-		assert_int_equal(memcmp(&a.events[e], &b.events[e], sizeof(a.events[e])), 0);
+		assert_true(hb_sim_event_equal(&a.events[e], &b.events[e]));
 	assert_int_equal(memcmp(a.samples, b.samples, a.nsamples * sizeof(*a.samples)), 0);
 	for (int j = 0; j < 4; j++)
 		assert_true(a.jobs[j].finish_s == b.jobs[j].finish_s && a.jobs[j].cost_usd == b.jobs[j].cost_usd);

@@ -92,16 +92,26 @@ static void fake_sim(struct hb_sim *s, const char *policy, double hours, int ngp
 	assert_non_null(s->events);
 	s->events[0].t = 100.0;
 	snprintf(s->events[0].kind, sizeof(s->events[0].kind), "start");
-	snprintf(s->events[0].detail, sizeof(s->events[0].detail), "B_G %ld, %d GPUs", gbs, ngpus);
+	{
+		char detail0[64], *d;
+
+		snprintf(detail0, sizeof(detail0), "B_G %ld, %d GPUs", gbs, ngpus);
+		d = malloc(strlen(detail0) + 1);
+		assert_non_null(d);
+		memcpy(d, detail0, strlen(detail0) + 1);
+		s->events[0].detail = d; /* freed by free_sim */
+	}
 	s->events[1].t = j->finish_s;
 	snprintf(s->events[1].kind, sizeof(s->events[1].kind), "done");
-	snprintf(s->events[1].detail, sizeof(s->events[1].detail), "said \"done\", at last");
+	s->events[1].detail = "said \"done\", at last";
 }
 
 static void free_sim(struct hb_sim *s)
 {
 	free(s->jobs);
 	free(s->samples);
+	if (s->events)
+		free((char *)s->events[0].detail);
 	free(s->events);
 }
 
