@@ -7,19 +7,15 @@
 #include <string.h>
 
 #include "ddp.h"
+#include "perf_measured.h"
 
-int hb_ddp_iter_time(const struct hb_perf *p, const int *alloc, int local_bs, int ga_steps, double *iter_s,
-		     int *slowest_node, struct hb_error *err)
+/* The perf model's time: the slowest GPU of the allocation sets the pace. */
+static int model_time(const struct hb_perf *p, const int *alloc, int local_bs, int ga_steps, double *iter_s,
+		      int *slowest_node, struct hb_error *err)
 {
 	double worst = -1.0;
-	int ng, who = -1;
+	int who = -1;
 
-	if (!p->prepared)
-		return hb_input_error(err, "DDP model: perf model %s is not prepared", p->model);
-	if (ga_steps < 0)
-		return hb_input_error(err, "DDP model: %d GA steps", ga_steps);
-	if (hb_perf_alloc_gpus(p, alloc, &ng, NULL, err) != 0)
-		return -1;
 	for (int i = 0; i < p->nnodes; i++) {
 		const struct hb_perf_lbs *l;
 		struct hb_perf_comm c;
@@ -44,6 +40,84 @@ int hb_ddp_iter_time(const struct hb_perf *p, const int *alloc, int local_bs, in
 	if (slowest_node)
 		*slowest_node = who;
 	return 0;
+}
+
+/*
+ * Measured steps (perf_measured.h) are the truth of the layouts they cover
+ * (one GPU type: every node is as slow as the others).  A layout they do
+ * not cover (Optimus's 17 GPUs on 5 nodes: placements stop at 16 GPUs,
+ * scalability has 6, 8, 12 and 16 nodes) gets the model's time scaled by
+ * measured / model at the nearest measured layout and the same batch, so
+ * the model's optimism where measurements exist does not favour layouts
+ * where they do not (Pollux's artifact interpolates linearly over (nodes,
+ * replicas, m) there instead).
+ */
+static int measured_time(const struct hb_perf *p, const int *alloc, int local_bs, int ga_steps, double *iter_s,
+			 int *found, struct hb_error *err)
+{
+	int ref[64] = { 0 }, counts[64], nref = 0;
+	double meas, model_ref, model_q;
+
+	*found = 0;
+	if (hb_perf_measured_step(p->measured, alloc, p->nnodes, local_bs, ga_steps, iter_s)) {
+		*found = 1;
+		return 0;
+	}
+	if (!hb_perf_measured_nearest(p->measured, alloc, p->nnodes, local_bs, ga_steps, counts, 64, &nref, &meas) ||
+	    nref > p->nnodes)
+		return 0;
+	/* The reference layout on the first nodes (one GPU type: any will do). */
+	for (int i = 0; i < nref; i++)
+		ref[i] = counts[i] <= p->nodes[i].ngpus ? counts[i] : p->nodes[i].ngpus;
+	{
+		int *r = calloc((size_t)p->nnodes, sizeof(int));
+		struct hb_error ref_err = { 0 };
+		int bad;
+
+		if (!r)
+			return hb_runtime_error(err, "DDP model: out of memory");
+		memcpy(r, ref, sizeof(int) * (size_t)(nref < 64 ? nref : 64));
+		/* A reference the model cannot time (no fit for its links) leaves
+		 * the query to the model alone. */
+		bad = model_time(p, r, local_bs, ga_steps, &model_ref, NULL, &ref_err) != 0;
+		free(r);
+		if (bad)
+			return 0;
+		if (model_time(p, alloc, local_bs, ga_steps, &model_q, NULL, err) != 0)
+			return -1;
+	}
+	if (!(model_ref > 0))
+		return 0;
+	*iter_s = model_q * meas / model_ref;
+	*found = 1;
+	return 0;
+}
+
+int hb_ddp_iter_time(const struct hb_perf *p, const int *alloc, int local_bs, int ga_steps, double *iter_s,
+		     int *slowest_node, struct hb_error *err)
+{
+	int ng, found = 0;
+
+	if (!p->prepared)
+		return hb_input_error(err, "DDP model: perf model %s is not prepared", p->model);
+	if (ga_steps < 0)
+		return hb_input_error(err, "DDP model: %d GA steps", ga_steps);
+	if (hb_perf_alloc_gpus(p, alloc, &ng, NULL, err) != 0)
+		return -1;
+	if (p->measured) {
+		if (measured_time(p, alloc, local_bs, ga_steps, iter_s, &found, err) != 0)
+			return -1;
+		if (found) {
+			if (slowest_node)
+				for (int i = 0, done = 0; i < p->nnodes && !done; i++)
+					if (alloc[i] > 0) {
+						*slowest_node = i;
+						done = 1;
+					}
+			return 0;
+		}
+	}
+	return model_time(p, alloc, local_bs, ga_steps, iter_s, slowest_node, err);
 }
 
 int hb_ddp_plan(const struct hb_perf *p, const int *alloc, long target_global_bs, struct hb_ddp_result *out,

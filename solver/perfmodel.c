@@ -11,6 +11,7 @@
 
 #include <gsl/gsl_fit.h>
 
+#include "perf_measured.h"
 #include "perfmodel.h"
 #include "profdb.h"
 #include "strutil.h"
@@ -35,6 +36,7 @@ void hb_perf_free(struct hb_perf *p)
 	free(p->gpus);
 	free(p->nodes);
 	free(p->bucket_bytes);
+	hb_perf_measured_free(p->measured);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -399,6 +401,10 @@ int hb_perf_load(struct hb_profdb *db, const struct hb_catalog *cat, const struc
 		    hb_perf_add_node(p, nd->name, gi, nd->ngpus, &intra, &inter, err) != 0)
 			goto fail;
 	}
+	/* One GPU type: its measured DDP steps, if any were imported. */
+	if (!opts->no_measured && p->ngpus == 1 &&
+	    hb_perf_measured_load(db, model->name, p->gpus[0].name, &p->measured, err) != 0)
+		goto fail;
 	if (hb_profdb_get_buckets(db, model->name, &bytes, &nb, err) != 0)
 		goto fail;
 	if (nb > 0) {

@@ -35,6 +35,7 @@
 #include "error.h"
 
 struct hb_profdb;
+struct hb_perf_measured;
 
 #define HB_PERF_MAX_POINTS 16   /* measured n_vsw points per (GPU type, local batch) */
 #define HB_PERF_MAX_VSW 64      /* hard cap on n_vsw (the artifact's profiler caps at 10) */
@@ -123,6 +124,10 @@ struct hb_perf {
 	int sync;                   /* HB_SYNC_OWS or HB_SYNC_SWS */
 	double tau;                 /* 1 (SWS) or b_l / sum b (OWS) */
 	int prepared;               /* 1 once prepare succeeded */
+	/* Measured DDP step times (perf_measured.h) on a one-type cluster:
+	 * hb_ddp_iter_time's ground truth where they cover a layout; NULL when
+	 * the database has none.  Owned. */
+	struct hb_perf_measured *measured;
 };
 
 /* Communication of one node inside an allocation. */
@@ -151,6 +156,7 @@ struct hb_perf_opts {
 				       every compute row was imported from the artifact ("import:jabas"),
 				       since rounding T_fb to 0.1 ms distorts millisecond-scale models */
 	int min_lbs;                /* 0: the model's min_lbs, else this */
+	int no_measured;            /* 1: ignore measured DDP step times (placements, scalability) */
 };
 
 /* ---- building ---------------------------------------------------------- */

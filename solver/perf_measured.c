@@ -1,0 +1,285 @@
+/*
+ * perf_measured.c: measured DDP step times (perf_measured.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf_measured.h"
+#include "profdb.h"
+#include "strutil.h"
+
+static int cmp_desc(const void *a, const void *b)
+{
+	return *(const int *)b - *(const int *)a;
+}
+
+/* "4444" from GPU counts per node, descending; -1 when a count has more
+ * than one digit (Pollux's strings are one digit per node). */
+static int placement_key(const int *counts, int n, char *key, size_t size, int *nodes, int *replicas)
+{
+	int v[64], k = 0;
+
+	*nodes = *replicas = 0;
+	for (int i = 0; i < n; i++) {
+		if (counts[i] <= 0)
+			continue;
+		if (counts[i] > 9 || k == 64 || (size_t)k + 1 >= size)
+			return -1;
+		v[k++] = counts[i];
+		*replicas += counts[i];
+	}
+	*nodes = k;
+	qsort(v, (size_t)k, sizeof(int), cmp_desc);
+	for (int i = 0; i < k; i++)
+		key[i] = (char)('0' + v[i]);
+	key[k] = '\0';
+	return k > 0 ? 0 : -1;
+}
+
+/* The set of (key, nodes, replicas) in *sets, added when new; NULL on OOM. */
+static struct hb_meas_set *set_of(struct hb_meas_set **sets, int *n, const char *key, int nodes, int replicas)
+{
+	struct hb_meas_set *ns;
+
+	for (int i = 0; i < *n; i++)
+		if (strcmp((*sets)[i].key, key) == 0 && (*sets)[i].nodes == nodes && (*sets)[i].replicas == replicas)
+			return &(*sets)[i];
+	ns = realloc(*sets, sizeof(**sets) * (size_t)(*n + 1));
+	if (!ns)
+		return NULL;
+	*sets = ns;
+	ns = &ns[(*n)++];
+	memset(ns, 0, sizeof(*ns));
+	hb_strlcpy(ns->key, key, sizeof(ns->key));
+	ns->nodes = nodes;
+	ns->replicas = replicas;
+	return ns;
+}
+
+static int add_point(struct hb_meas_set *s, int local_bs, double step_s, double sync_s)
+{
+	struct hb_meas_point *np = realloc(s->pts, sizeof(*np) * (size_t)(s->npts + 1));
+
+	if (!np)
+		return -1;
+	s->pts = np;
+	np[s->npts].local_bs = local_bs;
+	np[s->npts].step_s = step_s;
+	np[s->npts].sync_s = sync_s;
+	s->npts++;
+	return 0;
+}
+
+static int cmp_point(const void *a, const void *b)
+{
+	const struct hb_meas_point *x = a, *y = b;
+
+	return (x->local_bs > y->local_bs) - (x->local_bs < y->local_bs);
+}
+
+/* Sort by local batch and average repeated measurements of one batch (two
+ * rotations of one placement, e.g. "13" and "31"). */
+static void finish_set(struct hb_meas_set *s)
+{
+	int w = 0;
+
+	qsort(s->pts, (size_t)s->npts, sizeof(*s->pts), cmp_point);
+	for (int r = 0; r < s->npts;) {
+		int e = r;
+		double step = 0, sync = 0;
+
+		while (e < s->npts && s->pts[e].local_bs == s->pts[r].local_bs) {
+			step += s->pts[e].step_s;
+			sync += s->pts[e].sync_s;
+			e++;
+		}
+		s->pts[w].local_bs = s->pts[r].local_bs;
+		s->pts[w].step_s = step / (e - r);
+		s->pts[w].sync_s = sync / (e - r);
+		w++;
+		r = e;
+	}
+	s->npts = w;
+}
+
+int hb_perf_measured_load(struct hb_profdb *db, const char *model, const char *gpu, struct hb_perf_measured **out,
+			  struct hb_error *err)
+{
+	struct hb_placement_row *pr = NULL;
+	struct hb_scalability_row *sr = NULL;
+	struct hb_perf_measured *m = NULL;
+	int np = 0, ns = 0, rc = -1;
+
+	*out = NULL;
+	if (hb_profdb_get_placements(db, model, &pr, &np, err) < 0 ||
+	    hb_profdb_get_scalability(db, model, &sr, &ns, err) < 0)
+		goto out;
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		hb_runtime_error(err, "measured profiles of %s: out of memory", model);
+		goto out;
+	}
+	for (int i = 0; i < np; i++) {
+		int counts[24], n = 0, nodes, replicas;
+		char key[24];
+		struct hb_meas_set *s;
+
+		if (strcmp(pr[i].gpu, gpu) != 0 || !(pr[i].step_s > 0) || pr[i].local_bs < 1)
+			continue;
+		for (const char *c = pr[i].placement; *c && n < 24; c++)
+			if (*c >= '1' && *c <= '9')
+				counts[n++] = *c - '0';
+		if (placement_key(counts, n, key, sizeof(key), &nodes, &replicas) < 0)
+			continue;
+		if (!(s = set_of(&m->place, &m->nplace, key, nodes, replicas)) ||
+		    add_point(s, pr[i].local_bs, pr[i].step_s, pr[i].sync_s) < 0) {
+			hb_runtime_error(err, "measured profiles of %s: out of memory", model);
+			goto out;
+		}
+	}
+	for (int i = 0; i < ns; i++) {
+		struct hb_meas_set *s;
+
+		if (strcmp(sr[i].gpu, gpu) != 0 || !(sr[i].step_s > 0) || sr[i].local_bs < 1)
+			continue;
+		if (!(s = set_of(&m->scal, &m->nscal, "", sr[i].num_nodes, sr[i].num_replicas)) ||
+		    add_point(s, sr[i].local_bs, sr[i].step_s, sr[i].sync_s) < 0) {
+			hb_runtime_error(err, "measured profiles of %s: out of memory", model);
+			goto out;
+		}
+	}
+	for (int i = 0; i < m->nplace; i++)
+		finish_set(&m->place[i]);
+	for (int i = 0; i < m->nscal; i++)
+		finish_set(&m->scal[i]);
+	if (m->nplace + m->nscal > 0) {
+		*out = m;
+		m = NULL;
+	}
+	rc = 0;
+out:
+	hb_perf_measured_free(m);
+	free(pr);
+	free(sr);
+	return rc;
+}
+
+void hb_perf_measured_free(struct hb_perf_measured *m)
+{
+	if (!m)
+		return;
+	for (int i = 0; i < m->nplace; i++)
+		free(m->place[i].pts);
+	for (int i = 0; i < m->nscal; i++)
+		free(m->scal[i].pts);
+	free(m->place);
+	free(m->scal);
+	free(m);
+}
+
+/* Linear interpolation of the set at local_bs: 1 when inside its range. */
+static int interp(const struct hb_meas_set *s, int local_bs, double *step, double *sync)
+{
+	for (int i = 0; i < s->npts; i++) {
+		const struct hb_meas_point *a = &s->pts[i], *b;
+		double w;
+
+		if (a->local_bs == local_bs) {
+			*step = a->step_s;
+			*sync = a->sync_s;
+			return 1;
+		}
+		if (i + 1 == s->npts || a->local_bs > local_bs)
+			continue;
+		b = &s->pts[i + 1];
+		if (b->local_bs < local_bs)
+			continue;
+		w = (double)(local_bs - a->local_bs) / (double)(b->local_bs - a->local_bs);
+		*step = a->step_s + w * (b->step_s - a->step_s);
+		*sync = a->sync_s + w * (b->sync_s - a->sync_s);
+		return 1;
+	}
+	return 0;
+}
+
+int hb_perf_measured_step(const struct hb_perf_measured *m, const int *counts, int n, int local_bs, int ga_steps,
+			  double *iter_s)
+{
+	char key[24];
+	int nodes = 0, replicas = 0, have_key;
+	double step, sync;
+
+	if (!m || ga_steps < 0)
+		return 0;
+	have_key = placement_key(counts, n, key, sizeof(key), &nodes, &replicas) == 0;
+	if (!have_key) {
+		/* A node with more than 9 GPUs: only (nodes, replicas) can match. */
+		nodes = replicas = 0;
+		for (int i = 0; i < n; i++)
+			if (counts[i] > 0) {
+				nodes++;
+				replicas += counts[i];
+			}
+	}
+	for (int i = 0; have_key && i < m->nplace; i++)
+		if (strcmp(m->place[i].key, key) == 0 && interp(&m->place[i], local_bs, &step, &sync))
+			goto found;
+	for (int i = 0; i < m->nscal; i++)
+		if (m->scal[i].nodes == nodes && m->scal[i].replicas == replicas &&
+		    interp(&m->scal[i], local_bs, &step, &sync))
+			goto found;
+	return 0;
+found:
+	*iter_s = step + ga_steps * (step - sync);
+	return 1;
+}
+
+int hb_perf_measured_nearest(const struct hb_perf_measured *m, const int *counts, int n, int local_bs, int ga_steps,
+			     int *ref, int max, int *nref, double *iter_s)
+{
+	const struct hb_meas_set *best = NULL;
+	double best_d = INFINITY, best_step = 0, best_sync = 0;
+	int nodes = 0, replicas = 0;
+
+	if (!m || ga_steps < 0)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (counts[i] > 0) {
+			nodes++;
+			replicas += counts[i];
+		}
+	if (nodes == 0)
+		return 0;
+	for (int pass = 0; pass < 2; pass++) {
+		const struct hb_meas_set *sets = pass ? m->scal : m->place;
+		int ns = pass ? m->nscal : m->nplace;
+
+		for (int i = 0; i < ns; i++) {
+			double step, sync, d;
+
+			if (!interp(&sets[i], local_bs, &step, &sync))
+				continue;
+			d = fabs(log((double)nodes / sets[i].nodes)) + fabs(log((double)replicas / sets[i].replicas));
+			if (d < best_d) {
+				best_d = d;
+				best = &sets[i];
+				best_step = step;
+				best_sync = sync;
+			}
+		}
+	}
+	if (!best || best->nodes > max)
+		return 0;
+	*nref = best->nodes;
+	if (best->key[0]) {
+		for (int i = 0; i < best->nodes; i++)
+			ref[i] = best->key[i] - '0';
+	} else {
+		for (int i = 0; i < best->nodes; i++)
+			ref[i] = best->replicas / best->nodes + (i < best->replicas % best->nodes);
+	}
+	*iter_s = best_step + ga_steps * (best_step - best_sync);
+	return 1;
+}

@@ -1,0 +1,67 @@
+/*
+ * perf_measured.h: measured step times of equal-batch data parallelism on
+ * one GPU type, Pollux's placements.csv and scalability.csv (imported by
+ * `hetbatch import pollux`), used as the ground truth of the layouts they
+ * cover, as Pollux's own simulator does (notes/pollux.md §4.3 [ART]).
+ *
+ * Lookup, for an allocation of K GPUs on N nodes and a local batch m:
+ *   1. the placement (GPUs per node, order ignored: "13" = "31") measured
+ *      at local batches around m: linear interpolation in m;
+ *   2. else the (N, K) pair of scalability.csv, likewise;
+ *   3. else nothing: the caller keeps its model's prediction.
+ * m outside a set's measured range is not extrapolated (case 3).  The
+ * artifact falls back to a 3-D linear interpolation over (nodes, replicas,
+ * m) in case 3; we keep the perf model there (documented gap).
+ * With accumulation s, the artifact's iteration is step + s (step - sync):
+ * the extra micro-steps repeat the compute, not the synchronisation.
+ */
+#ifndef HB_PERF_MEASURED_H
+#define HB_PERF_MEASURED_H
+
+#include "error.h"
+
+struct hb_profdb;
+
+struct hb_meas_point {
+	int local_bs;
+	double step_s;     /* one iteration, compute + synchronisation, s */
+	double sync_s;     /* its synchronisation part, s */
+};
+
+/* Every measurement of one layout, ascending in local_bs (duplicates
+ * averaged). */
+struct hb_meas_set {
+	char key[24];      /* placement digits, descending ("4444"); "" for a scalability set */
+	int nodes, replicas;
+	struct hb_meas_point *pts;
+	int npts;
+};
+
+struct hb_perf_measured {
+	struct hb_meas_set *place;   /* owned */
+	int nplace;
+	struct hb_meas_set *scal;    /* owned */
+	int nscal;
+};
+
+/* Load the rows of (model, gpu) from db; *out is NULL when there are none. */
+int hb_perf_measured_load(struct hb_profdb *db, const char *model, const char *gpu, struct hb_perf_measured **out,
+			  struct hb_error *err);
+void hb_perf_measured_free(struct hb_perf_measured *m);
+
+/* The measured iteration time of counts[0..n) GPUs per used node (zeros
+ * ignored) at local batch local_bs with ga_steps extra micro-steps: 1 and
+ * *iter_s set, or 0 when no measurement covers it. */
+int hb_perf_measured_step(const struct hb_perf_measured *m, const int *counts, int n, int local_bs, int ga_steps,
+			  double *iter_s);
+
+/* The measured layout nearest to counts (in |ln nodes ratio| + |ln GPUs
+ * ratio|, ties to placements, then to the first loaded) among those
+ * measured around local_bs: its GPUs per node (descending; a scalability
+ * set's replicas spread evenly over its nodes) into ref[0..*nref) (at most
+ * max entries) and its measured time into *iter_s.  0 when none covers
+ * local_bs. */
+int hb_perf_measured_nearest(const struct hb_perf_measured *m, const int *counts, int n, int local_bs, int ga_steps,
+			     int *ref, int max, int *nref, double *iter_s);
+
+#endif
