@@ -65,17 +65,11 @@ static void usage(FILE *out)
 
 static int print_json(const struct hb_cli *cli, cJSON *root)
 {
-	char *text = root ? cJSON_Print(root) : NULL;
+	struct hb_error err = { 0 };
+	int bad = hb_json_print(stdout, root, &err) < 0;
 
 	cJSON_Delete(root);
-	if (!text) {
-		struct hb_error err = { HB_ERUNTIME, "out of memory writing JSON" };
-
-		return hb_cli_fail(cli, &err);
-	}
-	printf("%s\n", text);
-	cJSON_free(text);
-	return 0;
+	return bad ? hb_cli_fail(cli, &err) : 0;
 }
 
 /* A JSON listing of every entry of one kind. */

@@ -31,6 +31,7 @@
 #include "cli.h"
 #include "csv.h"      /* defines: hb_csv_open, hb_csv_header, hb_csv_next, typed getters */
 #include "forecast.h" /* defines: hb_forecast_run, hb_mape, hb_fc_query_steps, methods */
+#include "json.h"     /* defines: hb_json_print */
 #include "strutil.h"  /* defines: hb_parse_long_range, hb_parse_double, hb_split_list */
 
 struct series {
@@ -420,7 +421,7 @@ static int print_json(const struct series *s, const struct fc_args *a, const str
 		      struct hb_error *err)
 {
 	cJSON *root = cJSON_CreateObject(), *methods, *fits;
-	char *text;
+	int rc;
 
 	cJSON_AddStringToObject(root, "file", a->file);
 	cJSON_AddNumberToObject(root, "origin", pl->origin);
@@ -470,13 +471,9 @@ static int print_json(const struct series *s, const struct fc_args *a, const str
 		cJSON_AddNumberToObject(o, "trend", fit->holt.trend);
 		cJSON_AddNumberToObject(o, "sse", fit->holt.sse);
 	}
-	text = cJSON_Print(root);
+	rc = hb_json_print(stdout, root, err);
 	cJSON_Delete(root);
-	if (!text)
-		return hb_runtime_error(err, "out of memory writing JSON");
-	printf("%s\n", text);
-	cJSON_free(text);
-	return 0;
+	return rc;
 }
 
 int cmd_forecast(int argc, char **argv, struct hb_cli *cli)

@@ -989,7 +989,7 @@ static int write_text_files(struct stage *sg, const struct hb_results *r, const 
 	const char *models[256];
 	int nm = hb_results_models(r, models, 256);
 	cJSON *json;
-	char *text;
+	int rc;
 	FILE *f;
 
 	if (!(f = stage_open(sg, dir, "summary.csv", err)))
@@ -1004,12 +1004,12 @@ static int write_text_files(struct stage *sg, const struct hb_results *r, const 
 	if (!(f = stage_open(sg, dir, "summary.json", err)))
 		return -1;
 	json = summary_json_rows(r, rows, nrows);
-	text = json ? cJSON_Print(json) : NULL;
+	rc = hb_json_print(f, json, err);
 	cJSON_Delete(json);
-	if (!text)
-		return hb_runtime_error(err, "%s/summary.json: out of memory", dir);
-	fprintf(f, "%s\n", text);
-	free(text);
+	if (rc < 0) {
+		hb_error_prefix(err, "%s/summary.json: ", dir);
+		return -1;
+	}
 	for (int mi = 0; plot_data && mi < nm; mi++) {
 		char stem[HB_NAME_MAX], name[HB_NAME_MAX + 16];
 
@@ -1801,7 +1801,8 @@ int hb_trace_results_write(const struct hb_trace_results *r, const char *dir, in
 	static const char *const dat[] = { "trace-jct.dat", "trace-util.dat", "trace-rho.dat" };
 	struct trace_view tv;
 	struct stage sg = { 0 };
-	char db_path[4096], db_tmp[4200], *text;
+	char db_path[4096], db_tmp[4200];
+	int bad;
 	cJSON *json;
 	FILE *f;
 	int rc = -1;
@@ -1838,14 +1839,12 @@ int hb_trace_results_write(const struct hb_trace_results *r, const char *dir, in
 	if (!(f = stage_open(&sg, dir, "summary.json", err)))
 		goto fail;
 	json = hb_trace_results_json(r);
-	text = json ? cJSON_Print(json) : NULL;
+	bad = hb_json_print(f, json, err) < 0;
 	cJSON_Delete(json);
-	if (!text) {
-		hb_runtime_error(err, "%s/summary.json: out of memory", dir);
+	if (bad) {
+		hb_error_prefix(err, "%s/summary.json: ", dir);
 		goto fail;
 	}
-	fprintf(f, "%s\n", text);
-	free(text);
 	for (int k = 0; plot_data && k < 3; k++) {
 		if (!(f = stage_open(&sg, dir, dat[k], err)) || write_trace_dat(f, r, k, err) < 0)
 			goto fail;

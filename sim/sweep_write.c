@@ -556,7 +556,8 @@ int hb_sweep_write(const struct hb_sweep *sw, const char *dir, int plot_data, st
 	const struct hb_sweep_config *cfg = sw->cfg;
 	struct stage sg;
 	struct hb_sweep_agg *agg = NULL;
-	char db_path[HB_SWEEP_PATH_MAX + 64], db_tmp[HB_SWEEP_PATH_MAX + 128], *text;
+	char db_path[HB_SWEEP_PATH_MAX + 64], db_tmp[HB_SWEEP_PATH_MAX + 128];
+	int bad;
 	int na = 0, order[HB_SWEEP_MAX_CLUSTERS];
 	cJSON *json;
 	FILE *f;
@@ -581,14 +582,12 @@ int hb_sweep_write(const struct hb_sweep *sw, const char *dir, int plot_data, st
 	if (!(f = stage_open(&sg, dir, "summary.json", err)))
 		goto fail;
 	json = hb_sweep_json(sw);
-	text = json ? cJSON_Print(json) : NULL;
+	bad = hb_json_print(f, json, err) < 0;
 	cJSON_Delete(json);
-	if (!text) {
-		hb_runtime_error(err, "%s/summary.json: out of memory", dir);
+	if (bad) {
+		hb_error_prefix(err, "%s/summary.json: ", dir);
 		goto fail;
 	}
-	fprintf(f, "%s\n", text);
-	free(text);
 	clusters_by_price(sw, order);
 	for (int li = 0; plot_data && li < cfg->nloads; li++) {
 		char stem[64], name[80];
