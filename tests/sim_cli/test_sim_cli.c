@@ -15,85 +15,13 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "fileio.h"
+#include "../cli_run.h"
 
-static char tmpdir[256];
-static char outf[512], errf[512];
-static const char *exe;
 
 #define QUICK "sim --cluster demo --model resnet50,gnmt --policy jabas,simigrad,optperf --interval 1000"
 
 static const char *const result_files[] = { "results.db", "summary.csv", "timeseries.csv", "events.csv",
 					    "summary.json", NULL };
-
-/* Run `ENV hetbatch ARGS` in tmpdir; stdout and stderr to files; exit status. */
-static int run_env(const char *env, const char *args)
-{
-	char cmd[8192];
-	int st;
-
-	snprintf(cmd, sizeof(cmd), "cd '%s' && %s '%s' %s >'%s' 2>'%s'", tmpdir, env ? env : "", exe, args, outf,
-		 errf);
-	st = system(cmd);
-	assert_true(st != -1 && WIFEXITED(st));
-	return WEXITSTATUS(st);
-}
-
-static int run(const char *args)
-{
-	return run_env(NULL, args);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	struct hb_error err = { 0 };
-	char *data;
-
-	if (hb_read_file(path, &data, len, &err) < 0)
-		fail_msg("%s", err.msg);
-	return data;
-}
-
-static char *slurp_in(const char *dir, const char *name, size_t *len)
-{
-	char path[1024];
-
-	snprintf(path, sizeof(path), "%s/%s/%s", tmpdir, dir, name);
-	return slurp(path, len);
-}
-
-static int exists_in(const char *dir, const char *name)
-{
-	char path[1024];
-
-	snprintf(path, sizeof(path), "%s/%s%s%s", tmpdir, dir, name ? "/" : "", name ? name : "");
-	return hb_path_exists(path);
-}
-
-static int count_char(const char *s, char c)
-{
-	int n = 0;
-
-	for (; *s; s++)
-		n += *s == c;
-	return n;
-}
-
-/* No temporary file (*.tmp.*) left in tmpdir/dir. */
-static void assert_no_temporaries(const char *dir)
-{
-	char path[1024];
-	DIR *d;
-	struct dirent *e;
-
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, dir);
-	d = opendir(path);
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		if (strstr(e->d_name, ".tmp."))
-			fail_msg("temporary file %s left in %s", e->d_name, dir);
-	closedir(d);
-}
 
 static void test_help_and_usage(void **state)
 {
@@ -149,18 +77,6 @@ static void test_bad_names_write_nothing(void **state)
 	assert_false(exists_in("bad2", NULL));
 	assert_int_equal(run("sim --cluster no-such-cluster --model resnet50 --out bad3"), 2);
 	assert_false(exists_in("bad3", NULL));
-}
-
-static void write_file(const char *name, const char *text)
-{
-	char path[600];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
 }
 
 /* A cluster file with a GPU type the profile database lacks. */
@@ -439,24 +355,13 @@ static void test_plots(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	exe = getenv("HETBATCH");
-	if (!exe)
-		return -1;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/hb-simcli-XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return -1;
-	snprintf(outf, sizeof(outf), "%s/stdout", tmpdir);
-	snprintf(errf, sizeof(errf), "%s/stderr", tmpdir);
-	return 0;
+	return cli_setup("simcli");
 }
 
 static int teardown(void **state)
 {
-	char cmd[300];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return cli_teardown();
 }
 
 int main(void)

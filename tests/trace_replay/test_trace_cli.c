@@ -20,82 +20,15 @@
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
 
-#include "fileio.h"
+#include "../cli_run.h"
 #include "sim.h"
 
-static char tmpdir[256];
-static char outf[512], errf[512];
 static char fixture[1024];
-static const char *exe;
 
 #define TRACE_FILES "results.db", "cluster_summary.csv", "jobs.csv", "by_model.csv", "utilisation.csv", \
 		    "timeseries.csv", "events.csv", "summary.json"
 
 static const char *const result_files[] = { TRACE_FILES, NULL };
-
-/* Run `hetbatch ARGS` in tmpdir; stdout and stderr to files; exit status. */
-static int run(const char *fmt, ...) HB_PRINTF(1, 2);
-static int run(const char *fmt, ...)
-{
-	char args[4096], cmd[8192];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' %s >'%s' 2>'%s'", tmpdir, exe, args, outf, errf);
-	st = system(cmd);
-	assert_true(st != -1 && WIFEXITED(st));
-	return WEXITSTATUS(st);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	struct hb_error err = { 0 };
-	char *data;
-
-	if (hb_read_file(path, &data, len, &err) < 0)
-		fail_msg("%s", err.msg);
-	return data;
-}
-
-static char *slurp_in(const char *dir, const char *name, size_t *len)
-{
-	char path[1024];
-
-	snprintf(path, sizeof(path), "%s/%s/%s", tmpdir, dir, name);
-	return slurp(path, len);
-}
-
-static int exists_in(const char *dir, const char *name)
-{
-	char path[1024];
-
-	snprintf(path, sizeof(path), "%s/%s%s%s", tmpdir, dir, name ? "/" : "", name ? name : "");
-	return hb_path_exists(path);
-}
-
-static int count_char(const char *s, char c)
-{
-	int n = 0;
-
-	for (; *s; s++)
-		n += *s == c;
-	return n;
-}
-
-static void write_file(const char *name, const char *text)
-{
-	char path[600];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
 
 /* stderr holds one error line containing every needle (plus, for a usage
  * error, the line pointing at --help). */
@@ -494,19 +427,7 @@ static void test_plots(void **state)
 		if (!exists_in("f1", figs[i]))
 			fail_msg("%s not drawn", figs[i]);
 	assert_true(exists_in("f1", "trace-rho.dat"));
-	{
-		DIR *d;
-		struct dirent *e;
-		char path[600];
-
-		snprintf(path, sizeof(path), "%s/f1", tmpdir);
-		d = opendir(path);
-		assert_non_null(d);
-		while ((e = readdir(d)))
-			if (strstr(e->d_name, ".tmp."))
-				fail_msg("temporary file %s left", e->d_name);
-		closedir(d);
-	}
+	assert_no_temporaries("f1");
 }
 
 static int setup(void **state)
@@ -514,25 +435,16 @@ static int setup(void **state)
 	const char *root = getenv("HB_SOURCE_ROOT");
 
 	(void)state;
-	exe = getenv("HETBATCH");
-	if (!exe || !root)
+	if (!root)
 		return -1;
 	snprintf(fixture, sizeof(fixture), "%s/tests/trace_replay/small.csv", root);
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/hb-tracecli-XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return -1;
-	snprintf(outf, sizeof(outf), "%s/stdout", tmpdir);
-	snprintf(errf, sizeof(errf), "%s/stderr", tmpdir);
-	return 0;
+	return cli_setup("tracecli");
 }
 
 static int teardown(void **state)
 {
-	char cmd[300];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return cli_teardown();
 }
 
 int main(void)
