@@ -1,0 +1,149 @@
+/*
+ * workload.h: synthetic training steps, one per catalog model.
+ *
+ * Two halves:
+ *
+ *  1. The spec (workload_spec.c, pure): a catalog model becomes a list of
+ *     layers of its architecture class: transformer blocks with real
+ *     attention GEMMs (BERT, GPT3-XL, LLaMA2-7B, ViT), convolutions as
+ *     implicit-GEMM shapes per stage (ResNet, YOLOv3, Faster-R-CNN, VGG,
+ *     AlexNet), LSTM cells (GNMT, DeepSpeech2), embeddings plus an MLP
+ *     (NeuMF).  The shape template comes from the model's "arch" entry in
+ *     the catalog; its widths and token counts are solved so that the
+ *     workload's parameters and forward FLOPs per sample match the
+ *     catalog's (within 5 %, tested for every model).  A scale F < 1
+ *     multiplies every width by F, so parameters and FLOPs shrink about
+ *     F^2 and any model fits a CPU or a small GPU.
+ *
+ *  2. The executor (workload.c): the buffers of n virtual stream workers
+ *     (VSWs) at a local batch on a device (struct hb_wl_state), and the
+ *     phases of one iteration as IIDP runs them: data (host to device),
+ *     forward, backward (input and weight gradients; the gradient buffer
+ *     is laid out so the buckets come out in reduction order), local
+ *     aggregation of the VSWs' gradients into the main VSW, the optimizer
+ *     step of the main VSW (SGD with momentum or Adam on real parameter
+ *     buffers), and the weight copy to the other VSWs.
+ *
+ * Data flow between layers: layer l reads a per-sample input of
+ * tokens_in(l) x in(l) floats, the previous layer's output of tokens x out.
+ * When the two sizes differ (a CNN stage that halves the resolution and
+ * doubles the channels), the executor inserts a resize (device.h
+ * HB_K_RESIZE_FWD/BWD, a real linear map with its exact adjoint), so
+ * gradients stay real gradients of a real function.
+ *
+ * Parameter layout: one contiguous float32 buffer per VSW, layers in
+ * forward order; the gradient buffer has the same layout.  Backward fills
+ * it from the end, so reduction order (the order buckets become ready) is
+ * from the end of the buffer towards its start: bucket 0 is the last
+ * buckets[0] bytes of the buffer, bucket 1 the bytes before them, and so on.
+ */
+#ifndef HB_WORKLOAD_H
+#define HB_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "catalog.h"
+#include "device.h"
+#include "error.h"
+
+enum hb_wl_kind {
+	HB_WL_DENSE,      /* y[tok][out] = x[tok][in] W[in][out]; params in*out, flops 2 tok in out */
+	HB_WL_CONV,       /* implicit GEMM: IM2COL of x[tok][in] over `taps`, then W[in*taps][out];
+			   * params in*taps*out, flops 2 tok in taps out */
+	HB_WL_ATTENTION,  /* x[tok][3 d] packed Q|K|V (d = out, heads h, dh = d/h): per head
+			   * S = Q K^T / sqrt(dh), P = softmax(S), O = P V; y[tok][d]; no params,
+			   * flops 4 tok^2 d (in = 3 out) */
+	HB_WL_LSTM,       /* one LSTM layer over tok time steps: gates = x_t Wx + h_{t-1} Wh,
+			   * Wx[in][4H], Wh[H][4H] (out = H); params 4H(in+H), flops 8 tok H (in+H) */
+	HB_WL_EMBEDDING,  /* first layer only: y[tok][out] = table[idx[tok]], table[vocab][out];
+			   * params vocab*out, flops 0; its input is tok int32 indices per sample */
+};
+
+struct hb_wl_layer {
+	enum hb_wl_kind kind;
+	char name[32];            /* "block3.attn", "stage2.conv1", for messages and traces */
+	long tokens;              /* rows per sample of input and output (positions, time steps, lookups) */
+	long in;                  /* features per token of the input (CONV: channels; ATTENTION: 3 d) */
+	long out;                 /* features per token of the output */
+	int taps;                 /* CONV: kernel positions (9 = 3x3, 1 = 1x1); else 0 */
+	int heads;                /* ATTENTION: heads (divides out); else 0 */
+	long vocab;               /* EMBEDDING: table rows; else 0 */
+	int relu;                 /* 1: ReLU on the output */
+	int residual;             /* 1: output += input (needs in == out) */
+	double params;            /* weights of this layer (no biases), from the formulas above */
+	double flops;             /* forward FLOPs per sample, from the formulas above */
+};
+
+enum hb_wl_optimizer { HB_WL_SGD, HB_WL_ADAM };
+
+struct hb_workload {
+	char model[HB_NAME_MAX];  /* catalog name */
+	char arch[16];            /* "transformer", "cnn", "lstm", "mlp" */
+	double scale;             /* width multiplier applied (1 = the catalog's size) */
+	struct hb_wl_layer *layers; /* owned, forward order */
+	int nlayers;
+	double params;            /* sum of layers' params */
+	double flops_per_sample;  /* sum of layers' forward flops */
+	double input_floats;      /* floats of input per sample (0 when the first layer is EMBEDDING) */
+	long input_indices;       /* int32 indices per sample (EMBEDDING first), else 0 */
+	double target_floats;     /* floats of the regression target per sample (= last layer's output) */
+	double buckets[HB_MAX_BUCKETS]; /* gradient buckets in bytes, reduction order; sum = 4 params */
+	int nbuckets;
+	enum hb_wl_optimizer optimizer; /* from the catalog: "sgd" -> SGD, "adam"/"adamw"/"lamb" -> Adam */
+	double lr, momentum, weight_decay, beta1, beta2, eps;
+	char note[256];           /* what the builder had to adjust (clamped widths), "" if nothing */
+};
+
+/* Build the spec of a catalog model at a width scale in (0, 1].  The model
+ * must have an "arch" entry in the catalog (every built-in model has).
+ * Buckets: the catalog's bucket sizes scaled by the workload's parameter
+ * bytes over the catalog's (same count, same proportions).  Fails, naming
+ * the model and value, on a missing or inconsistent arch or a bad scale. */
+int hb_workload_build(const struct hb_model *m, double scale, struct hb_workload *w, struct hb_error *err);
+void hb_workload_free(struct hb_workload *w);
+
+/* Largest per-sample activation a layer keeps for backward, in floats (sum
+ * over layers), and the largest per-sample scratch one layer needs: the
+ * executor's memory plan, exposed for tests and the memory search. */
+double hb_workload_saved_floats(const struct hb_workload *w);
+
+/* ------------------------------------------------------------------------ */
+/* Executor                                                                 */
+
+struct hb_wl_state;          /* buffers of n VSWs at one local batch on one device (workload.c) */
+
+/* Allocate weights, gradients, activations and scratch for n_vsw VSWs at
+ * local_bs, plus the main VSW's optimizer state, and initialise weights
+ * (seeded, identical on every VSW).  Returns 0, HB_DEV_NOMEM when it does
+ * not fit (nothing stays allocated), or -1 on error.  Streams are the
+ * caller's: one per VSW, streams[0] the main VSW's; the state keeps the
+ * pointer array, which must outlive it. */
+int hb_wl_state_create(const struct hb_device_ops *ops, struct hb_device *dev, const struct hb_workload *w,
+		       int local_bs, int n_vsw, struct hb_stream *const *streams, uint64_t seed,
+		       struct hb_wl_state **out, struct hb_error *err);
+void hb_wl_state_free(struct hb_wl_state *st);
+/* Device bytes the state holds. */
+double hb_wl_state_bytes(const struct hb_wl_state *st);
+
+/* The phases of one iteration; VSW i runs on streams[i].  They only
+ * enqueue (cpu: run) work; the caller synchronises.  Data: the batch for
+ * iteration `iter` (seeded inputs and targets) copied from a host staging
+ * buffer.  Backward writes VSW i's own gradient buffer.  Aggregate sums
+ * every VSW's gradients into the main VSW's (on streams[0]; the caller
+ * makes sure all backward passes have finished).  Update: the optimizer
+ * step on the main VSW's weights with gradients divided by n_vsw.  Copy:
+ * the main VSW's weights to VSW i (i >= 1). */
+int hb_wl_data(struct hb_wl_state *st, int vsw, long iter, struct hb_error *err);
+int hb_wl_forward(struct hb_wl_state *st, int vsw, struct hb_error *err);
+int hb_wl_backward(struct hb_wl_state *st, int vsw, struct hb_error *err);
+int hb_wl_aggregate(struct hb_wl_state *st, struct hb_error *err);
+int hb_wl_update(struct hb_wl_state *st, struct hb_error *err);
+int hb_wl_copy(struct hb_wl_state *st, int vsw, struct hb_error *err);
+
+/* The main VSW's weights and the last forward's loss (mean squared error
+ * of VSW `vsw`'s output, computed on the host): for tests and live runs. */
+int hb_wl_read_weights(struct hb_wl_state *st, int vsw, float *host, size_t nfloats, struct hb_error *err);
+int hb_wl_loss(struct hb_wl_state *st, int vsw, double *loss, struct hb_error *err);
+
+#endif
