@@ -17,6 +17,7 @@
 #define HB_CLI_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "error.h"
 #include "log.h"
@@ -49,5 +50,12 @@ int cmd_plan(int argc, char **argv, struct hb_cli *cli);
 int cmd_forecast(int argc, char **argv, struct hb_cli *cli);
 int cmd_sim(int argc, char **argv, struct hb_cli *cli);
 int cmd_sweep(int argc, char **argv, struct hb_cli *cli);
+
+/* The measuring and comparing modes of `profile` (cli/profile_measure.c)
+ * and `profile allreduce` (cli/profile_allreduce.c). */
+void hb_profile_measure_usage(FILE *out);
+int hb_cmd_profile_measure(int argc, char **argv, struct hb_cli *cli);
+int hb_cmd_profile_compare(const char *dbpath, struct hb_cli *cli);
+int cmd_profile_allreduce(int argc, char **argv, struct hb_cli *cli);
 
 #endif

@@ -1,11 +1,14 @@
 /*
- * profile.c: `hetbatch profile --analytic [--db FILE | --default-db]
- *            [--gpus A,B] [--models X,Y] [--show]`.
- *
- * Fills a profile database from the analytic model (models/analytic.h):
- * compute, memory, bucket and all-reduce-fit tables for every selected
- * catalog GPU x model, in one transaction.  --default-db (re)builds the
- * cached database commands use when given no --db (profiler/default_db.h).
+ * profile.c: `hetbatch profile`, the front door of three modes and one
+ * subcommand:
+ *   --analytic [--db FILE | --default-db] [--gpus A,B] [--models X,Y] [--show]
+ *       fills a profile database from the analytic model (models/analytic.h):
+ *       compute, memory, bucket and all-reduce-fit tables for every selected
+ *       catalog GPU x model, in one transaction.  --default-db (re)builds the
+ *       cached database commands use when given no --db (default_db.h);
+ *   --backend cuda|cpu ...   measures a device (cli/profile_measure.c);
+ *   --compare [--db FILE]    analytic model against measured rows (same file);
+ *   allreduce ...            all-reduce sweeps (cli/profile_allreduce.c).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -28,8 +31,11 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: hetbatch profile --analytic [--db FILE | --default-db] [--gpus A,B]\n"
 		"                        [--models X,Y] [--show]\n"
+		"       hetbatch profile --backend cuda|cpu [options]     (measure a device)\n"
+		"       hetbatch profile --compare [--db FILE]\n"
+		"       hetbatch profile allreduce --backend cuda|cpu [options]  (see its --help)\n"
 		"\n"
-		"Fill a profile database.  The one mode is --analytic: a roofline-style\n"
+		"Fill a profile database.  Analytic mode (--analytic): a roofline-style\n"
 		"model calibrated on published measurements (JABAS ResNet-50 on V100 and\n"
 		"P100, Pollux T4 profiles) writes, for every catalog GPU x model, the\n"
 		"compute times per local batch and number of VSWs, the memory feasibility\n"
@@ -55,8 +61,26 @@ static void usage(FILE *out)
 		"  hetbatch profile --analytic --db v100.db --gpus v100,p100 --models resnet50 --show\n"
 		"  hetbatch profile --analytic --default-db\n"
 		"\n"
-		"Exit status: 0 ok, 1 database failure, 2 usage error or unknown name.\n",
+		"  hetbatch profile --backend cpu --models resnet50,bert-large --scale 0.02 --db cpu.db\n"
+		"  hetbatch profile --backend cuda --models resnet50 --db h100.db\n"
+		"  hetbatch profile --compare --db cpu.db\n"
+		"  mpirun -np 2 hetbatch profile allreduce --backend cpu --sizes 1,5,10 --db cpu.db\n"
+		"\n",
 		HB_PROFDB_DEFAULT, HB_DEFAULT_DB_ENV);
+	hb_profile_measure_usage(out);
+	fprintf(out, "\nExit status: 0 ok, 1 runtime failure (database, device: 'no CUDA device'), 2 usage\n"
+		"error or unknown name.\n");
+}
+
+/* Which mode argv asks for, before the analytic parser sees it. */
+static int has_option(int argc, char **argv, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (int i = 1; i < argc; i++)
+		if (strncmp(argv[i], name, n) == 0 && (argv[i][n] == '\0' || argv[i][n] == '='))
+			return 1;
+	return 0;
 }
 
 static void on_progress(void *ctx, int done, int total)
@@ -140,6 +164,33 @@ int cmd_profile(int argc, char **argv, struct hb_cli *cli)
 	struct hb_profdb *db = NULL;
 	double t0;
 
+	if (argc > 1 && strcmp(argv[1], "allreduce") == 0)
+		return cmd_profile_allreduce(argc - 1, argv + 1, cli);
+	if (has_option(argc, argv, "--help") || has_option(argc, argv, "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	if (has_option(argc, argv, "--backend")) {
+		if (has_option(argc, argv, "--analytic") || has_option(argc, argv, "--compare"))
+			return hb_cli_usage(cli, "profile", "--backend measures; it does not combine with --analytic "
+					    "or --compare");
+		return hb_cmd_profile_measure(argc, argv, cli);
+	}
+	if (has_option(argc, argv, "--compare")) {
+		const char *db_arg = HB_PROFDB_DEFAULT;
+
+		for (int i = 1; i < argc; i++) {
+			if (strcmp(argv[i], "--compare") == 0)
+				continue;
+			if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
+				db_arg = argv[++i];
+			else if (strncmp(argv[i], "--db=", 5) == 0)
+				db_arg = argv[i] + 5;
+			else
+				return hb_cli_usage(cli, "profile", "--compare takes only --db FILE, not '%s'", argv[i]);
+		}
+		return hb_cmd_profile_compare(db_arg, cli);
+	}
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -159,8 +210,8 @@ int cmd_profile(int argc, char **argv, struct hb_cli *cli)
 		return hb_cli_usage(cli, "profile", "unexpected argument '%s'", argv[optind]);
 	if (!analytic)
 		return hb_cli_usage(cli, "profile",
-				    "choose a mode: --analytic fills the database from the analytic model (the only "
-				    "mode of 'profile')");
+				    "choose a mode: --analytic (the analytic model), --backend cuda|cpu (measure a "
+				    "device), --compare, or the subcommand 'allreduce'");
 	if (use_default && (dbpath || gpu_arg || model_arg))
 		return hb_cli_usage(cli, "profile", "--default-db always covers the whole catalog and its own file; "
 				    "it takes no --db, --gpus or --models");

@@ -130,8 +130,8 @@ enum hb_kernel_op {
 	HB_K_MSE_GRAD,        /* dy[i] = a * (y[i] - t[i])                                 (z = dy, y, x = t, n, a) */
 	HB_K_SGD_MOMENTUM,    /* PyTorch SGD: g' = g + wd w; m = mu m + g'; w -= lr m
 			       *   (y = w, x = g, z = m, n, a = lr, b = mu, c = wd) */
-	HB_K_ADAM,            /* PyTorch Adam(W): m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
-			       *   w -= lr (m/(1-b1^t)) / (sqrt(v/(1-b2^t)) + eps) + lr wd w
+	HB_K_ADAM,            /* PyTorch AdamW: w *= 1 - lr wd; m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+			       *   w -= lr (m/(1-b1^t)) / (sqrt(v/(1-b2^t)) + eps)
 			       *   (y = w, x = g, z = m, w = v, n, a = lr, b = b1, c = b2, d = eps, e = wd, step = t) */
 	HB_K_NOP_COUNT        /* number of kernels */
 };

@@ -94,8 +94,19 @@ struct migration {
 	const char *sql;  /* statements taking the file from to-1 to to */
 };
 
+/* Version 2: what a measuring run must say about itself (the catalog GPU
+ * it measured, CUPTI's version, the workload scale, dropped CUPTI records,
+ * free-form notes such as the VSW cap). */
+static const char schema_v2[] =
+	"ALTER TABLE run ADD COLUMN gpu TEXT;"
+	"ALTER TABLE run ADD COLUMN cupti TEXT;"
+	"ALTER TABLE run ADD COLUMN scale REAL;"
+	"ALTER TABLE run ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE run ADD COLUMN notes TEXT;";
+
 static const struct migration migrations[] = {
 	{ 1, schema_v1 },
+	{ 2, schema_v2 },
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -142,8 +153,9 @@ enum stmt_id {
 
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_ADD_RUN] =
-		"INSERT INTO run(kind, host, device, driver, cuda, backend, started_at, tool_version)"
-		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+		"INSERT INTO run(kind, host, device, driver, cuda, backend, started_at, tool_version,"
+		" gpu, cupti, scale, dropped, notes)"
+		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
 	[ST_PUT_COMPUTE] =
 		"INSERT OR REPLACE INTO compute(gpu, model, local_bs, n_vsw, fwd_s, bwd_s, data_s, update_s,"
 		" copy_s, bn_s, total_s, mem_bytes, source, run_id)"
@@ -474,6 +486,14 @@ int hb_profdb_add_run(struct hb_profdb *db, const struct hb_run_info *run, int64
 	bind_text(st, 6, run->backend);
 	bind_text(st, 7, run->started_at);
 	bind_text(st, 8, HB_VERSION);
+	bind_text(st, 9, run->gpu);
+	bind_text(st, 10, run->cupti);
+	if (run->scale > 0)
+		sqlite3_bind_double(st, 11, run->scale);
+	else
+		sqlite3_bind_null(st, 11);
+	sqlite3_bind_int64(st, 12, run->dropped);
+	bind_text(st, 13, run->notes);
 	if (finish_write(db, st, "add run", err) < 0)
 		return -1;
 	if (id)
@@ -923,6 +943,120 @@ int hb_profdb_get_compute(struct hb_profdb *db, const char *gpu, const char *mod
 	*rows = NULL;
 	*n = 0;
 	return st ? collect(db, st, sizeof(**rows), read_compute, (void **)rows, n, "read compute", err) : -1;
+}
+
+/* The run-table helpers below are used once per run or per measured point,
+ * so they prepare their statements on the spot instead of caching them. */
+static int one_shot(struct hb_profdb *db, const char *sql, sqlite3_stmt **st, struct hb_error *err)
+{
+	if (hb_db_prepare(db->db, sql, st, err) < 0) {
+		hb_error_prefix(err, "%s", db->path);
+		return -1;
+	}
+	return 0;
+}
+
+int hb_profdb_set_run_dropped(struct hb_profdb *db, int64_t id, long dropped, struct hb_error *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (one_shot(db, "UPDATE run SET dropped = ?1 WHERE id = ?2", &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, dropped);
+	sqlite3_bind_int64(st, 2, id);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : db_error(db, err, "update run");
+}
+
+int hb_profdb_get_run(struct hb_profdb *db, int64_t id, struct hb_run_info *out, int *found, struct hb_error *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	*found = 0;
+	if (one_shot(db, "SELECT kind, host, device, driver, cuda, backend, started_at, gpu, cupti,"
+			 " coalesce(scale, 0), dropped, notes FROM run WHERE id = ?1", &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*found = 1;
+		col_text(st, 0, out->kind, sizeof(out->kind));
+		col_text(st, 1, out->host, sizeof(out->host));
+		col_text(st, 2, out->device, sizeof(out->device));
+		col_text(st, 3, out->driver, sizeof(out->driver));
+		col_text(st, 4, out->cuda, sizeof(out->cuda));
+		col_text(st, 5, out->backend, sizeof(out->backend));
+		col_text(st, 6, out->started_at, sizeof(out->started_at));
+		col_text(st, 7, out->gpu, sizeof(out->gpu));
+		col_text(st, 8, out->cupti, sizeof(out->cupti));
+		out->scale = sqlite3_column_double(st, 9);
+		out->dropped = (long)sqlite3_column_int64(st, 10);
+		col_text(st, 11, out->notes, sizeof(out->notes));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_error(db, err, "read run");
+}
+
+int hb_profdb_find_profile_run(struct hb_profdb *db, const char *backend, const char *device, const char *gpu,
+			       double scale, int64_t *id, struct hb_error *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*id = 0;
+	if (one_shot(db, "SELECT id FROM run WHERE kind = 'profile' AND backend = ?1 AND device = ?2 AND gpu = ?3"
+			 " AND abs(coalesce(scale, 0) - ?4) <= 1e-12 * ?4 ORDER BY id DESC LIMIT 1", &st, err) < 0)
+		return -1;
+	bind_text(st, 1, backend);
+	bind_text(st, 2, device);
+	bind_text(st, 3, gpu);
+	sqlite3_bind_double(st, 4, scale);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_error(db, err, "find run");
+}
+
+int hb_profdb_has_compute(struct hb_profdb *db, int64_t run_id, const char *gpu, const char *model, int local_bs,
+			  int n_vsw, int *found, struct hb_error *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*found = 0;
+	if (one_shot(db, "SELECT 1 FROM compute WHERE run_id = ?1 AND gpu = ?2 AND model = ?3 AND local_bs = ?4"
+			 " AND n_vsw = ?5", &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, run_id);
+	bind_text(st, 2, gpu);
+	bind_text(st, 3, model);
+	sqlite3_bind_int(st, 4, local_bs);
+	sqlite3_bind_int(st, 5, n_vsw);
+	rc = sqlite3_step(st);
+	*found = rc == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_error(db, err, "read compute");
+}
+
+int hb_profdb_list_measured(struct hb_profdb *db, struct hb_compute_row **rows, int *n, struct hb_error *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*rows = NULL;
+	*n = 0;
+	if (one_shot(db, "SELECT gpu, model, local_bs, n_vsw, fwd_s, bwd_s, data_s, update_s, copy_s, bn_s, total_s,"
+			 " mem_bytes, source, run_id FROM compute WHERE source IN ('cupti', 'events', 'cpu')"
+			 " ORDER BY gpu, model, local_bs, n_vsw, source", &st, err) < 0)
+		return -1;
+	rc = collect(db, st, sizeof(**rows), read_compute, (void **)rows, n, "read compute", err);
+	sqlite3_finalize(st);
+	return rc;
 }
 
 int hb_profdb_get_memory(struct hb_profdb *db, const char *gpu, const char *model,

@@ -5,7 +5,8 @@
  * One SQLite file (default "profiles.db").  Tables (schema version in
  * PRAGMA user_version, forward migrations in profdb.c):
  *
- *   run(id, kind, host, device, driver, cuda, backend, started_at, tool_version)
+ *   run(id, kind, host, device, driver, cuda, backend, started_at, tool_version,
+ *       gpu, cupti, scale, dropped, notes)              (v2 added the last five)
  *   compute(gpu, model, local_bs, n_vsw, fwd_s, bwd_s, data_s, update_s, copy_s,
  *           bn_s, total_s, mem_bytes, source, run_id)   one measured/generated point
  *   memory(gpu, model, local_bs, max_vsw, source)        feasibility; max local batch follows
@@ -41,7 +42,7 @@
 
 #include "error.h"
 
-#define HB_PROFDB_SCHEMA_VERSION 1
+#define HB_PROFDB_SCHEMA_VERSION 2
 #define HB_PROFDB_DEFAULT "profiles.db"
 
 struct hb_profdb;  /* opaque: owns the sqlite3 handle and prepared statements */
@@ -54,6 +55,11 @@ struct hb_run_info {
 	char cuda[32];
 	char backend[16];      /* "cuda", "cpu", "none" */
 	char started_at[32];   /* ISO 8601 UTC */
+	char gpu[64];          /* catalog GPU the rows are stored under ("" if none) */
+	char cupti[32];        /* CUPTI API version, "" when not traced */
+	double scale;          /* workload width scale of a measuring run, 0 = not applicable */
+	long dropped;          /* CUPTI activity records dropped (a run with drops is suspect) */
+	char notes[256];       /* free text: VSW cap, what was skipped, ... */
 };
 
 struct hb_compute_row {
@@ -137,6 +143,22 @@ void hb_profdb_rollback(struct hb_profdb *db);
 int hb_profdb_source_rank(const char *source);
 
 int hb_profdb_add_run(struct hb_profdb *db, const struct hb_run_info *run, int64_t *id, struct hb_error *err);
+
+/* A run's dropped CUPTI record count, set when the run ends. */
+int hb_profdb_set_run_dropped(struct hb_profdb *db, int64_t id, long dropped, struct hb_error *err);
+/* Read run `id` (found = 0 when there is none). */
+int hb_profdb_get_run(struct hb_profdb *db, int64_t id, struct hb_run_info *out, int *found, struct hb_error *err);
+/* The newest run of kind "profile" with this backend, device name, catalog
+ * GPU and scale (--resume continues it); *id = 0 when there is none. */
+int hb_profdb_find_profile_run(struct hb_profdb *db, const char *backend, const char *device, const char *gpu,
+			       double scale, int64_t *id, struct hb_error *err);
+/* 1 in *found when run `run_id` already measured (gpu, model, local_bs,
+ * n_vsw) into compute. */
+int hb_profdb_has_compute(struct hb_profdb *db, int64_t run_id, const char *gpu, const char *model, int local_bs,
+			  int n_vsw, int *found, struct hb_error *err);
+/* Every compute row of the measuring sources ("cupti", "events", "cpu"),
+ * ordered by gpu, model, local_bs, n_vsw, source: for --compare. */
+int hb_profdb_list_measured(struct hb_profdb *db, struct hb_compute_row **rows, int *n, struct hb_error *err);
 
 /* Writers: insert or replace on the natural key (everything but the values). */
 int hb_profdb_put_compute(struct hb_profdb *db, const struct hb_compute_row *r, struct hb_error *err);

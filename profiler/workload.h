@@ -144,6 +144,14 @@ int hb_wl_copy(struct hb_wl_state *st, int vsw, struct hb_error *err);
 /* The main VSW's weights and the last forward's loss (mean squared error
  * of VSW `vsw`'s output, computed on the host): for tests and live runs. */
 int hb_wl_read_weights(struct hb_wl_state *st, int vsw, float *host, size_t nfloats, struct hb_error *err);
+/* Overwrite VSW vsw's weights (checkpoint restore, gradient checks). */
+int hb_wl_write_weights(struct hb_wl_state *st, int vsw, const float *host, size_t nfloats, struct hb_error *err);
+/* VSW vsw's gradient buffer (after backward; the main VSW's after aggregate). */
+int hb_wl_read_grads(struct hb_wl_state *st, int vsw, float *host, size_t nfloats, struct hb_error *err);
+/* Floats in the parameter buffer (layers' weights plus alignment padding)
+ * and where a layer's weights start in it. */
+long hb_wl_param_floats(const struct hb_wl_state *st);
+long hb_wl_param_offset(const struct hb_wl_state *st, int layer);
 int hb_wl_loss(struct hb_wl_state *st, int vsw, double *loss, struct hb_error *err);
 
 #endif

@@ -1,0 +1,383 @@
+#include <stdio.h>
+/*
+ * test_workload.c: the synthetic-step executor (profiler/workload.c) on the
+ * cpu backend.
+ *
+ * The gradients are checked against central finite differences of the
+ * loss for every layer kind (dense, conv with im2col, attention, LSTM,
+ * embedding), through resizes and residuals, so "real gradients" is a
+ * tested claim.  Also: the local aggregation sums the VSWs' gradients,
+ * the weight copy makes every VSW equal the main one, SGD and Adam lower
+ * the loss on a fixed batch, and HB_DEV_NOMEM leaves nothing allocated.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "device.h"
+#include "workload.h"
+
+static const struct hb_device_ops *ops = &hb_device_cpu;
+
+static struct hb_wl_layer L_dense(const char *name, long tok, long in, long out, int relu, int res)
+{
+	struct hb_wl_layer l = { .kind = HB_WL_DENSE, .tokens = tok, .in = in, .out = out, .relu = relu,
+				 .residual = res };
+
+	snprintf(l.name, sizeof(l.name), "%s", name);
+	l.params = (double)in * out;
+	l.flops = 2.0 * tok * in * out;
+	return l;
+}
+
+static void finish_spec(struct hb_workload *w, const char *name, enum hb_wl_optimizer opt)
+{
+	snprintf(w->model, sizeof(w->model), "%s", name);
+	w->params = 0;
+	for (int l = 0; l < w->nlayers; l++)
+		w->params += w->layers[l].params;
+	w->nbuckets = 1;
+	w->buckets[0] = 4 * w->params;
+	w->optimizer = opt;
+	w->lr = opt == HB_WL_ADAM ? 1e-2 : 0.05;
+	w->momentum = 0.9;
+	w->beta1 = 0.9;
+	w->beta2 = 0.999;
+	w->eps = 1e-8;
+	w->scale = 1;
+}
+
+/* Transformer-like: embedding, QKV, attention, residual projection, MLP. */
+static void spec_transformer(struct hb_workload *w, struct hb_wl_layer *ls)
+{
+	int n = 0;
+
+	ls[n] = (struct hb_wl_layer){ .kind = HB_WL_EMBEDDING, .name = "emb", .tokens = 4, .in = 1, .out = 8,
+				      .vocab = 11, .params = 88 };
+	n++;
+	ls[n++] = L_dense("qkv", 4, 8, 24, 0, 0);
+	ls[n] = (struct hb_wl_layer){ .kind = HB_WL_ATTENTION, .name = "attn", .tokens = 4, .in = 24, .out = 8,
+				      .heads = 2 };
+	n++;
+	ls[n++] = L_dense("proj", 4, 8, 8, 0, 1);
+	ls[n++] = L_dense("ffn1", 4, 8, 12, 1, 0);
+	ls[n++] = L_dense("ffn2", 4, 12, 3, 0, 0);
+	w->layers = ls;
+	w->nlayers = n;
+	finish_spec(w, "t-transformer", HB_WL_ADAM);
+}
+
+/* CNN-like: convs with taps, a residual 1x1, a resize to a smaller grid,
+ * then a dense head after another resize. */
+static void spec_cnn(struct hb_workload *w, struct hb_wl_layer *ls)
+{
+	int n = 0;
+
+	ls[n] = (struct hb_wl_layer){ .kind = HB_WL_CONV, .name = "c1", .tokens = 6, .in = 3, .out = 4, .taps = 3,
+				      .relu = 1, .params = 36 };
+	n++;
+	ls[n] = (struct hb_wl_layer){ .kind = HB_WL_CONV, .name = "c2", .tokens = 6, .in = 4, .out = 4, .taps = 1,
+				      .residual = 1, .params = 16 };
+	n++;
+	ls[n] = (struct hb_wl_layer){ .kind = HB_WL_CONV, .name = "c3", .tokens = 2, .in = 8, .out = 5, .taps = 3,
+				      .params = 120 };
+	n++;
+	ls[n++] = L_dense("fc", 1, 7, 3, 0, 0);
+	w->layers = ls;
+	w->nlayers = n;
+	finish_spec(w, "t-cnn", HB_WL_SGD);
+}
+
+static void spec_lstm(struct hb_workload *w, struct hb_wl_layer *ls)
+{
+	int n = 0;
+
+	ls[n] = (struct hb_wl_layer){ .kind = HB_WL_LSTM, .name = "l1", .tokens = 3, .in = 4, .out = 5,
+				      .params = 4 * 5 * 9 };
+	n++;
+	ls[n] = (struct hb_wl_layer){ .kind = HB_WL_LSTM, .name = "l2", .tokens = 3, .in = 5, .out = 5,
+				      .params = 4 * 5 * 10 };
+	n++;
+	ls[n++] = L_dense("out", 1, 15, 2, 0, 0);
+	w->layers = ls;
+	w->nlayers = n;
+	finish_spec(w, "t-lstm", HB_WL_SGD);
+}
+
+struct rig {
+	struct hb_device *dev;
+	struct hb_stream *s[4];
+	struct hb_wl_state *st;
+	int n;
+};
+
+static void rig_open(struct rig *r, const struct hb_workload *w, int B, int n, double budget)
+{
+	struct hb_device_config cfg = { .mem_limit_bytes = budget };
+	struct hb_error err = { 0 };
+
+	memset(r, 0, sizeof(*r));
+	r->n = n;
+	assert_int_equal(ops->open(&cfg, &r->dev, &err), 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(ops->stream_create(r->dev, &r->s[i], &err), 0);
+	assert_int_equal(hb_wl_state_create(ops, r->dev, w, B, n, r->s, 7, &r->st, &err), 0);
+}
+
+static void rig_close(struct rig *r)
+{
+	hb_wl_state_free(r->st);
+	for (int i = 0; i < r->n; i++)
+		ops->stream_destroy(r->s[i]);
+	ops->close(r->dev);
+}
+
+static double loss_now(struct rig *r)
+{
+	struct hb_error err = { 0 };
+	double loss;
+
+	assert_int_equal(hb_wl_forward(r->st, 0, &err), 0);
+	assert_int_equal(hb_wl_loss(r->st, 0, &loss, &err), 0);
+	return loss;
+}
+
+/* Every parameter of a small spec: analytic gradient vs central
+ * differences.  float32 throughout, so the tolerance is loose but far
+ * tighter than any wrong gradient (sign, missing term, wrong layout). */
+static void check_gradients(const struct hb_workload *w)
+{
+	struct rig r;
+	struct hb_error err = { 0 };
+	long np;
+	float *wt, *g;
+	double gmax = 0, worst = 0;
+	int checked = 0;
+
+	rig_open(&r, w, 2, 1, 64e6);
+	np = hb_wl_param_floats(r.st);
+	wt = malloc((size_t)np * sizeof(float));
+	g = malloc((size_t)np * sizeof(float));
+	assert_int_equal(hb_wl_data(r.st, 0, 0, &err), 0);
+	(void)loss_now(&r);
+	assert_int_equal(hb_wl_backward(r.st, 0, &err), 0);
+	assert_int_equal(hb_wl_read_grads(r.st, 0, g, (size_t)np, &err), 0);
+	assert_int_equal(hb_wl_read_weights(r.st, 0, wt, (size_t)np, &err), 0);
+	for (long j = 0; j < np; j++)
+		gmax = fmax(gmax, fabs(g[j]));
+	assert_true(gmax > 0);
+	for (int l = 0; l < w->nlayers; l++) {
+		long off = hb_wl_param_offset(r.st, l), cnt = (long)w->layers[l].params;
+
+		for (long j = off; j < off + cnt; j += (cnt > 12 ? cnt / 12 : 1)) {
+			const float h = 1e-2f;
+			float keep = wt[j];
+			double lp, lm, fd;
+
+			wt[j] = keep + h;
+			assert_int_equal(hb_wl_write_weights(r.st, 0, wt, (size_t)np, &err), 0);
+			lp = loss_now(&r);
+			wt[j] = keep - h;
+			assert_int_equal(hb_wl_write_weights(r.st, 0, wt, (size_t)np, &err), 0);
+			lm = loss_now(&r);
+			wt[j] = keep;
+			fd = (lp - lm) / (2 * h);
+			if (fabs(fd - g[j]) > worst)
+				worst = fabs(fd - g[j]);
+			if (fabs(fd - g[j]) > 0.03 * gmax + 0.05 * fabs(fd))
+				fail_msg("%s layer %s param %ld: backward %g, finite difference %g (max |g| %g)",
+					 w->model, w->layers[l].name, j - off, (double)g[j], fd, gmax);
+			checked++;
+		}
+	}
+	assert_true(checked > 10);
+	free(wt);
+	free(g);
+	rig_close(&r);
+}
+
+static void test_grad_transformer(void **state)
+{
+	struct hb_workload w = { 0 };
+	struct hb_wl_layer ls[8];
+
+	(void)state;
+	spec_transformer(&w, ls);
+	check_gradients(&w);
+}
+
+static void test_grad_cnn(void **state)
+{
+	struct hb_workload w = { 0 };
+	struct hb_wl_layer ls[8];
+
+	(void)state;
+	spec_cnn(&w, ls);
+	check_gradients(&w);
+}
+
+static void test_grad_lstm(void **state)
+{
+	struct hb_workload w = { 0 };
+	struct hb_wl_layer ls[8];
+
+	(void)state;
+	spec_lstm(&w, ls);
+	check_gradients(&w);
+}
+
+/* Aggregation sums the VSWs' gradients into the main one; the update
+ * changes the main weights; the copy makes every VSW equal to it. */
+static void test_aggregate_update_copy(void **state)
+{
+	struct hb_workload w = { 0 };
+	struct hb_wl_layer ls[8];
+	struct hb_error err = { 0 };
+	struct rig r;
+	long np;
+	float *g[3], *w0, *w1, *sum;
+
+	(void)state;
+	spec_cnn(&w, ls);
+	rig_open(&r, &w, 3, 3, 64e6);
+	np = hb_wl_param_floats(r.st);
+	sum = calloc((size_t)np, sizeof(float));
+	w0 = malloc((size_t)np * sizeof(float));
+	w1 = malloc((size_t)np * sizeof(float));
+	for (int i = 0; i < 3; i++) {
+		g[i] = malloc((size_t)np * sizeof(float));
+		assert_int_equal(hb_wl_data(r.st, i, i, &err), 0);
+		assert_int_equal(hb_wl_forward(r.st, i, &err), 0);
+		assert_int_equal(hb_wl_backward(r.st, i, &err), 0);
+		assert_int_equal(hb_wl_read_grads(r.st, i, g[i], (size_t)np, &err), 0);
+		for (long j = 0; j < np; j++)
+			sum[j] += g[i][j];
+	}
+	/* different data per VSW: different gradients */
+	assert_true(memcmp(g[0], g[1], (size_t)np * sizeof(float)) != 0);
+	assert_int_equal(hb_wl_aggregate(r.st, &err), 0);
+	assert_int_equal(hb_wl_read_grads(r.st, 0, g[0], (size_t)np, &err), 0);
+	for (long j = 0; j < np; j++)
+		assert_float_equal(g[0][j], sum[j], 1e-5 * (1 + fabs(sum[j])));
+	assert_int_equal(hb_wl_read_weights(r.st, 1, w1, (size_t)np, &err), 0);
+	assert_int_equal(hb_wl_update(r.st, &err), 0);
+	assert_int_equal(hb_wl_read_weights(r.st, 0, w0, (size_t)np, &err), 0);
+	assert_true(memcmp(w0, w1, (size_t)np * sizeof(float)) != 0);
+	for (int i = 1; i < 3; i++) {
+		assert_int_equal(hb_wl_copy(r.st, i, &err), 0);
+		assert_int_equal(hb_wl_read_weights(r.st, i, w1, (size_t)np, &err), 0);
+		assert_memory_equal(w0, w1, (size_t)np * sizeof(float));
+	}
+	for (int i = 0; i < 3; i++)
+		free(g[i]);
+	free(sum);
+	free(w0);
+	free(w1);
+	rig_close(&r);
+}
+
+/* Training on a fixed batch lowers the loss (SGD and Adam). */
+static void train_falls(struct hb_workload *w)
+{
+	struct hb_error err = { 0 };
+	struct rig r;
+	double first, last = 0;
+
+	rig_open(&r, w, 4, 1, 64e6);
+	assert_int_equal(hb_wl_data(r.st, 0, 0, &err), 0);
+	first = loss_now(&r);
+	for (int it = 0; it < 60; it++) {
+		assert_int_equal(hb_wl_forward(r.st, 0, &err), 0);
+		assert_int_equal(hb_wl_backward(r.st, 0, &err), 0);
+		assert_int_equal(hb_wl_update(r.st, &err), 0);
+	}
+	last = loss_now(&r);
+	if (!(last < 0.7 * first))
+		fail_msg("%s: loss %g -> %g after 60 steps", w->model, first, last);
+	rig_close(&r);
+}
+
+static void test_training(void **state)
+{
+	struct hb_workload w = { 0 };
+	struct hb_wl_layer ls[8];
+
+	(void)state;
+	spec_cnn(&w, ls);
+	train_falls(&w);
+	memset(&w, 0, sizeof(w));
+	spec_transformer(&w, ls);
+	train_falls(&w);
+}
+
+/* A budget too small: HB_DEV_NOMEM, and the device holds nothing after. */
+static void test_nomem(void **state)
+{
+	struct hb_workload w = { 0 };
+	struct hb_wl_layer ls[8];
+	struct hb_device_config cfg = { .mem_limit_bytes = 4096 };
+	struct hb_error err = { 0 };
+	struct hb_device *dev;
+	struct hb_stream *s[2];
+	struct hb_wl_state *st = (void *)1;
+	double freeb, total;
+
+	(void)state;
+	spec_transformer(&w, ls);
+	assert_int_equal(ops->open(&cfg, &dev, &err), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(ops->stream_create(dev, &s[i], &err), 0);
+	assert_int_equal(hb_wl_state_create(ops, dev, &w, 64, 2, s, 1, &st, &err), HB_DEV_NOMEM);
+	assert_null(st);
+	assert_int_equal(ops->mem_info(dev, &freeb, &total, &err), 0);
+	assert_float_equal(freeb, total, 0);
+	for (int i = 0; i < 2; i++)
+		ops->stream_destroy(s[i]);
+	ops->close(dev);
+}
+
+/* Bad specs are refused with the layer named. */
+static void test_bad_spec(void **state)
+{
+	struct hb_workload w = { 0 };
+	struct hb_wl_layer ls[8];
+	struct hb_device_config cfg = { .mem_limit_bytes = 64e6 };
+	struct hb_error err = { 0 };
+	struct hb_device *dev;
+	struct hb_stream *s;
+	struct hb_wl_state *st;
+
+	(void)state;
+	spec_transformer(&w, ls);
+	ls[4].residual = 1;  /* relu and residual on ffn1 */
+	assert_int_equal(ops->open(&cfg, &dev, &err), 0);
+	assert_int_equal(ops->stream_create(dev, &s, &err), 0);
+	assert_int_equal(hb_wl_state_create(ops, dev, &w, 2, 1, &s, 1, &st, &err), -1);
+	assert_non_null(strstr(err.msg, "ffn1"));
+	ls[4].residual = 0;
+	ls[2].heads = 3;     /* does not divide 8 */
+	assert_int_equal(hb_wl_state_create(ops, dev, &w, 2, 1, &s, 1, &st, &err), -1);
+	assert_non_null(strstr(err.msg, "attn"));
+	ops->stream_destroy(s);
+	ops->close(dev);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_grad_transformer),
+		cmocka_unit_test(test_grad_cnn),
+		cmocka_unit_test(test_grad_lstm),
+		cmocka_unit_test(test_aggregate_update_copy),
+		cmocka_unit_test(test_training),
+		cmocka_unit_test(test_nomem),
+		cmocka_unit_test(test_bad_spec),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
