@@ -27,9 +27,10 @@
 #include "strutil.h"
 
 /* CUPTI: the tracer is wired in when the toolkit is (cupti.c). */
-#define MEASURE_TRACE (HB_HAVE_GPU && 0)
+#define MEASURE_TRACE HB_HAVE_GPU
 #if MEASURE_TRACE
-#include "cupti.h"
+#include <cupti_version.h> /* defines: cuptiGetVersion */
+#include "cupti.h"         /* defines: hb_cupti_init, hb_cupti_shutdown */
 #endif
 
 #define CUPTI_DEVICE_BUFFER (8u << 20)  /* CUPTI's device buffer, bytes: set before the context exists */
@@ -129,6 +130,8 @@ struct ctx {
 	const char *gpu;
 	int cap;
 	int warmup, iters;
+	int trace;                    /* CUPTI is on for this run */
+	char trace_note[160];         /* why CUPTI is off when it was asked for */
 };
 
 /* Memory rows of an earlier run of this source, for --resume. */
@@ -179,7 +182,7 @@ static int measure_point(struct ctx *c, const struct hb_workload *w, int lbs, in
 {
 	const struct hb_measure_req *req = c->req;
 	struct hb_runner_opts o = { .local_bs = lbs, .n_vsw = n, .warmup = c->warmup, .iters = c->iters,
-				    .seed = req->seed, .trace = MEASURE_TRACE && req->trace };
+				    .seed = req->seed, .trace = c->trace };
 	struct hb_runner_result res;
 	struct hb_compute_row row = { .local_bs = lbs, .n_vsw = n, .run_id = c->stats->run_id };
 	const double *t;
@@ -340,8 +343,15 @@ int hb_measure_run(const struct hb_catalog *cat, const struct hb_measure_req *re
 		cfg.mem_limit_bytes = target->mem_bytes;
 	}
 #if MEASURE_TRACE
-	if (strcmp(ops->name, "cuda") == 0 && req->trace && hb_cupti_init(CUPTI_DEVICE_BUFFER, err) < 0)
-		return -1;
+	if (strcmp(ops->name, "cuda") == 0 && req->trace) {
+		struct hb_error terr = { 0 };
+
+		/* CUPTI can be refused (profiling restricted to admins, another
+		 * tracer attached): time with events and say so in the run row. */
+		c.trace = hb_cupti_init(CUPTI_DEVICE_BUFFER, &terr) == 0;
+		if (!c.trace)
+			snprintf(c.trace_note, sizeof(c.trace_note), "; CUPTI off: %.120s", terr.msg);
+	}
 #endif
 	if (ops->open(&cfg, &c.dev, err) < 0)
 		return -1;
@@ -364,8 +374,8 @@ int hb_measure_run(const struct hb_catalog *cat, const struct hb_measure_req *re
 	}
 	hb_strlcpy(stats->gpu, g->name, sizeof(stats->gpu));
 	hb_strlcpy(stats->device, info.name, sizeof(stats->device));
-	hb_strlcpy(stats->source, strcmp(ops->name, "cpu") == 0 ? "cpu" : MEASURE_TRACE && req->trace ? "cupti"
-					: "events", sizeof(stats->source));
+	hb_strlcpy(stats->source, strcmp(ops->name, "cpu") == 0 ? "cpu" : c.trace ? "cupti" : "events",
+		   sizeof(stats->source));
 
 	hb_strlcpy(run.kind, "profile", sizeof(run.kind));
 	if (gethostname(run.host, sizeof(run.host)) != 0)
@@ -379,12 +389,17 @@ int hb_measure_run(const struct hb_catalog *cat, const struct hb_measure_req *re
 	run.scale = req->scale;
 	iso_now(run.started_at, sizeof(run.started_at));
 #if MEASURE_TRACE
-	if (strcmp(stats->source, "cupti") == 0)
-		hb_cupti_version(run.cupti, sizeof(run.cupti));
+	if (strcmp(stats->source, "cupti") == 0) {
+		uint32_t v = 0;
+
+		if (cuptiGetVersion(&v) == CUPTI_SUCCESS)
+			snprintf(run.cupti, sizeof(run.cupti), "%u", v);
+	}
 #endif
-	snprintf(run.notes, sizeof(run.notes), "%s; VSW cap %d%s; warm-up %d, measured %d; budget %.0f MiB",
+	snprintf(run.notes, sizeof(run.notes), "%.60s; VSW cap %d%s; warm-up %d, measured %d; memory %.0f MiB%.100s",
 		 info.blas, c.cap, req->max_vsw > 0 ? " (--max-vsw)" : " (min(cores/devices, 10))", c.warmup,
-		 c.iters, cfg.mem_limit_bytes > 0 ? cfg.mem_limit_bytes / 1048576.0 : info.total_bytes / 1048576.0);
+		 c.iters, cfg.mem_limit_bytes > 0 ? cfg.mem_limit_bytes / 1048576.0 : info.total_bytes / 1048576.0,
+		 c.trace_note);
 	if (req->resume &&
 	    hb_profdb_find_profile_run(db, run.backend, run.device, run.gpu, run.scale, &stats->run_id, err) < 0)
 		goto out;
@@ -413,5 +428,9 @@ out:
 		}
 	}
 	ops->close(c.dev);
+#if MEASURE_TRACE
+	if (c.trace)
+		hb_cupti_shutdown();
+#endif
 	return rc;
 }

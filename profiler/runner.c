@@ -22,7 +22,7 @@
 #include "progress.h"    /* defines: hb_now */
 #include "runner.h"
 /* CUPTI tagging and trace collection: only in builds with the toolkit. */
-#define RUNNER_TRACE (HB_HAVE_GPU && 0)
+#define RUNNER_TRACE HB_HAVE_GPU
 #if RUNNER_TRACE
 #include "cupti.h"       /* defines: hb_cupti_push/pop/flush/take */
 #include "trace.h"       /* defines: hb_trace, hb_trace_group */
@@ -100,7 +100,7 @@ static void tag_push(struct run *r, long it, int p)
 {
 #if RUNNER_TRACE
 	if (r->o->trace)
-		hb_cupti_push((uint64_t)it * 8 + (uint64_t)p);
+		(void)hb_cupti_push(hb_trace_ext_id((uint64_t)it, (unsigned)p));
 #else
 	(void)r;
 	(void)it;
@@ -112,7 +112,7 @@ static void tag_pop(struct run *r)
 {
 #if RUNNER_TRACE
 	if (r->o->trace)
-		hb_cupti_pop();
+		(void)hb_cupti_pop();
 #else
 	(void)r;
 #endif
@@ -235,12 +235,14 @@ static void *vsw_main(void *p)
 }
 
 #if RUNNER_TRACE
-/* Phase unions and per-stream busy time from the CUPTI trace. */
+/* Phase unions and per-stream busy time from the CUPTI trace: groups are
+ * external ids iteration x 8 + phase; warm-up iterations are left out. */
 static int collect_trace(struct run *r, struct hb_runner_result *res, struct hb_error *err)
 {
 	struct hb_trace tr;
 	struct hb_trace_group *g = NULL;
-	int ng = 0;
+	uint32_t ids[HB_RUNNER_MAX_VSW];
+	int ng = 0, warm = r->o->warmup, iters = r->o->iters;
 
 	hb_trace_init(&tr);
 	if (r->ops->device_sync(r->dev, err) < 0 || hb_cupti_flush(err) < 0 || hb_cupti_take(&tr, err) < 0 ||
@@ -248,9 +250,42 @@ static int collect_trace(struct run *r, struct hb_runner_result *res, struct hb_
 		hb_trace_free(&tr);
 		return -1;
 	}
-	res->dropped = tr.dropped;
-	hb_trace_fill_runner(g, ng, r->o->warmup, r->o->iters, res);
-	free(g);
+	res->dropped = tr.dropped + tr.untimed;
+	for (int k = 0; k < ng; k++) {
+		uint64_t it = g[k].ext_id / HB_TRACE_EXT_SLOTS, ph = g[k].ext_id % HB_TRACE_EXT_SLOTS;
+
+		if (g[k].ext_id == HB_TRACE_NO_EXT) {
+			res->unattributed += g[k].nrecs;
+			continue;
+		}
+		if (it < (uint64_t)warm || it >= (uint64_t)(warm + iters) || ph >= HB_PH_N)
+			continue;
+		res->cupti_s[ph] += g[k].union_s;
+		for (int j = 0; j < g[k].nstreams; j++) {
+			int slot = 0;
+
+			while (slot < res->nbusy && ids[slot] != g[k].streams[j].stream)
+				slot++;
+			if (slot == res->nbusy) {
+				if (res->nbusy == HB_RUNNER_MAX_VSW)
+					continue;
+				ids[res->nbusy++] = g[k].streams[j].stream;
+			}
+			res->busy_s[slot] += g[k].streams[j].busy_s;
+		}
+	}
+	for (int p = 0; p < HB_PH_N; p++) {
+		res->cupti_s[p] /= iters;
+		if (res->events_s[p] >= 1e-3) {
+			double gap = fabs(res->cupti_s[p] - res->events_s[p]) / res->events_s[p];
+
+			if (gap > res->max_gap)
+				res->max_gap = gap;
+		}
+	}
+	for (int j = 0; j < res->nbusy; j++)
+		res->busy_s[j] /= iters;
+	hb_trace_group_free(g);
 	hb_trace_free(&tr);
 	res->traced = 1;
 	return 0;

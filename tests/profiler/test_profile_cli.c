@@ -1,0 +1,200 @@
+/*
+ * test_profile_cli.c: `hetbatch profile --backend cpu` end to end.
+ *
+ * A scaled ResNet-50 and BERT-large are measured on the cpu backend into a
+ * fresh database; the rows are checked for sanity (every phase timed, more
+ * VSWs never do less work per iteration than one, memory grows with the
+ * VSWs and n_max never grows with the batch), the run row says what
+ * measured them, --resume skips what the run has, --compare prints the
+ * analytic model beside each row, `plan` and `sim` given the database plan
+ * from those rows, and bad input is refused with the value named.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "cli_run.h"
+
+static char db[600];
+
+static double q1(const char *sql)
+{
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	double v = NAN;
+
+	assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return v;
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	if (cli_setup("profile") < 0)
+		return -1;
+	snprintf(db, sizeof(db), "%s/cpu.db", tmpdir);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	return cli_teardown();
+}
+
+static void test_measure(void **state)
+{
+	size_t len;
+	char *out;
+	int rc;
+
+	(void)state;
+	rc = run("profile --backend cpu --models resnet50,bert-large --scale 0.02 --local-bs 4,8,16,32,64,128 "
+		 "--max-vsw 3 --warmup 1 --iters 3 --mem-limit 96M --db cpu.db");
+	out = slurp(outf, &len);
+	if (rc != 0)
+		fail_msg("exit %d\n%s\n%s", rc, out, slurp(errf, &len));
+	assert_non_null(strstr(out, "stored as catalog GPU 'cpu'"));
+	assert_non_null(strstr(out, "resnet50"));
+	assert_non_null(strstr(out, "bert-large"));
+	free(out);
+
+	assert_true(q1("SELECT count(*) FROM compute WHERE source = 'cpu' AND model = 'resnet50'") >= 2);
+	assert_true(q1("SELECT count(*) FROM compute WHERE source = 'cpu' AND model = 'bert-large'") >= 2);
+	assert_true(q1("SELECT count(*) FROM memory WHERE source = 'cpu' AND gpu = 'cpu'") >= 4);
+	assert_true(q1("SELECT count(*) FROM bucket WHERE source = 'cpu' AND model = 'bert-large'") >= 1);
+	/* the run row */
+	assert_true(q1("SELECT count(*) FROM run WHERE kind = 'profile' AND backend = 'cpu' AND gpu = 'cpu' AND "
+		       "abs(scale - 0.02) < 1e-12 AND host <> '' AND device <> '' AND tool_version <> ''") == 1);
+	/* every phase timed; copy only with more than one VSW */
+	assert_true(q1("SELECT count(*) FROM compute WHERE source = 'cpu' AND NOT (fwd_s > 0 AND bwd_s > 0 AND "
+		       "data_s > 0 AND update_s > 0 AND total_s >= fwd_s + bwd_s AND mem_bytes > 0)") == 0);
+	assert_true(q1("SELECT count(*) FROM compute WHERE source = 'cpu' AND ((n_vsw = 1) <> (copy_s = 0))") == 0);
+	/* more VSWs never lower the time of an iteration (they do more work) and
+	 * never hold less memory */
+	assert_true(q1("SELECT count(*) FROM compute a JOIN compute b ON a.model = b.model AND a.local_bs = "
+		       "b.local_bs AND a.source = b.source WHERE a.source = 'cpu' AND b.n_vsw > a.n_vsw AND "
+		       "(b.total_s < 0.8 * a.total_s OR b.mem_bytes <= a.mem_bytes)") == 0);
+	/* n_max never grows with the batch; the budget stops the search */
+	assert_true(q1("SELECT count(*) FROM memory a JOIN memory b ON a.model = b.model AND a.gpu = b.gpu AND "
+		       "a.source = b.source WHERE a.source = 'cpu' AND b.local_bs > a.local_bs AND "
+		       "b.max_vsw > a.max_vsw") == 0);
+	assert_true(q1("SELECT max(max_vsw) FROM memory WHERE source = 'cpu'") <= 3);
+	/* buckets add up to the workload's gradient bytes (4 bytes per parameter) */
+	assert_true(q1("SELECT min(bytes) FROM bucket WHERE source = 'cpu'") > 0);
+}
+
+static void test_resume(void **state)
+{
+	double before = q1("SELECT count(*) FROM compute"), runs = q1("SELECT count(*) FROM run");
+	size_t len;
+	char *out;
+	int rc;
+
+	(void)state;
+	rc = run("profile --backend cpu --models resnet50 --scale 0.02 --local-bs 4,8,16,32,64,128 --max-vsw 3 "
+		 "--warmup 1 --iters 3 --mem-limit 96M --resume --db cpu.db");
+	out = slurp(outf, &len);
+	if (rc != 0)
+		fail_msg("exit %d\n%s", rc, slurp(errf, &len));
+	assert_non_null(strstr(out, "skipped"));
+	assert_non_null(strstr(out, "resumed"));
+	free(out);
+	assert_true(q1("SELECT count(*) FROM compute") == before);
+	assert_true(q1("SELECT count(*) FROM run") == runs);
+}
+
+static void test_compare(void **state)
+{
+	size_t len;
+	char *out;
+
+	(void)state;
+	assert_int_equal(run("profile --compare --db cpu.db"), 0);
+	out = slurp(outf, &len);
+	assert_non_null(strstr(out, "IT_PRED_MS"));
+	assert_non_null(strstr(out, "resnet50"));
+	assert_non_null(strstr(out, "mean |error|"));
+	free(out);
+}
+
+/* plan and sim read the measured rows: the plan's local batch comes from
+ * the measured memory table and differs from the analytic database's. */
+static void test_plan_uses_rows(void **state)
+{
+	size_t len;
+	char *out, *ana;
+	int rc;
+
+	(void)state;
+	rc = run("plan --cluster cpu-2x2 --model resnet50 --gbs 32 --db cpu.db");
+	out = slurp(outf, &len);
+	if (rc != 0)
+		fail_msg("exit %d\n%s\n%s", rc, out, slurp(errf, &len));
+	assert_non_null(strstr(out, "cpu.db"));
+	assert_int_equal(run("plan --cluster cpu-2x2 --model resnet50 --gbs 32"), 0);
+	ana = slurp(outf, &len);
+	assert_string_not_equal(out, ana);
+	free(out);
+	free(ana);
+	rc = run("sim --cluster cpu-2x2 --model resnet50 --policies static --db cpu.db");
+	if (rc != 0)
+		fail_msg("sim exit %d\n%s", rc, slurp(errf, &len));
+}
+
+static void test_bad_input(void **state)
+{
+	size_t len;
+	char *err;
+
+	(void)state;
+	assert_int_equal(run("profile --backend tpu --db x.db"), 2);
+	err = slurp(errf, &len);
+	assert_non_null(strstr(err, "tpu"));
+	free(err);
+	assert_int_equal(run("profile --backend cpu --scale 0 --db x.db"), 2);
+	assert_int_equal(run("profile --backend cpu --scale 1.5 --db x.db"), 2);
+	assert_int_equal(run("profile --backend cpu --models nope --db x.db"), 2);
+	err = slurp(errf, &len);
+	assert_non_null(strstr(err, "nope"));
+	free(err);
+	assert_int_equal(run("profile --backend cpu --local-bs 8,4 --db x.db"), 2);
+	assert_int_equal(run("profile --backend cpu --mem-limit lots --db x.db"), 2);
+	assert_int_equal(run("profile --backend cpu --gpu-name nope --db x.db"), 2);
+	assert_int_equal(run("profile --backend cpu --iters 0 --db x.db"), 2);
+	assert_int_equal(run("profile --backend cpu --analytic --db x.db"), 2);
+	/* the cuda backend on a machine without a GPU (or a build without the
+	 * toolkit): a runtime failure that says so */
+	if (run("profile --backend cuda --models resnet50 --scale 0.05 --local-bs 4 --iters 1 --db x.db") == 1) {
+		err = slurp(errf, &len);
+		assert_true(strstr(err, "no CUDA device") || strstr(err, "without the CUDA toolkit"));
+		free(err);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_measure),
+		cmocka_unit_test(test_resume),
+		cmocka_unit_test(test_compare),
+		cmocka_unit_test(test_plan_uses_rows),
+		cmocka_unit_test(test_bad_input),
+	};
+
+	if (!getenv("HETBATCH"))
+		return 77;
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
