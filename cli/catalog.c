@@ -238,6 +238,8 @@ static void show_model(const struct hb_model *m)
 	printf("  %-22sforward %.4f; data %.3g ms/sample; BN sync %.3g ms; init %g s\n", "timing", m->fwd_fraction,
 	       m->data_s_per_sample * 1e3, m->bn_sync_s * 1e3, m->init_s);
 	printf("  %-22s%s\n", "source", m->source);
+	if (m->arch.cls[0])
+		printf("  %-22s%s (synthetic workload template): %s\n", "architecture", m->arch.cls, m->arch.source);
 }
 
 static void show_cluster(const struct hb_catalog *cat, const struct hb_cluster *c)

@@ -133,7 +133,7 @@ struct arch_pattern {
 	int arch;            /* index into arch_table */
 };
 
-enum { ARCH_VOLTA, ARCH_PASCAL, ARCH_TURING, ARCH_GA100, ARCH_GA10X, ARCH_HOPPER, ARCH_ADA, ARCH_GENERIC };
+enum { ARCH_VOLTA, ARCH_PASCAL, ARCH_TURING, ARCH_GA100, ARCH_GA10X, ARCH_HOPPER, ARCH_ADA, ARCH_CPU, ARCH_GENERIC };
 
 static const struct hb_analytic_arch arch_table[] = {
 	[ARCH_VOLTA] = { "volta", 0.659, 0.40, 0.35, 0.8e9, 1.0,
@@ -154,6 +154,9 @@ static const struct hb_analytic_arch arch_table[] = {
 		"assumed: as Volta (no public measurement in the calibration data)" },
 	[ARCH_ADA] = { "ada", 0.33, 0.40, 0.35, 0.8e9, 1.0,
 		"assumed: as GA10x (same dual FP32 issue)" },
+	[ARCH_CPU] = { "cpu", 0.5, 0.0, 0.35, 0.0, 1.0,
+		"assumed: the profiler's cpu backend (one OpenBLAS thread per VSW); hetbatch profile --compare "
+		"prints its error against measured cpu rows" },
 	[ARCH_GENERIC] = { "generic", 0.659, 0.40, 0.35, 0.8e9, 1.0,
 		"assumed: unknown GPU, Volta's constants" },
 };
@@ -171,6 +174,7 @@ static const struct arch_pattern arch_patterns[] = {
 	{ "a10", ARCH_GA10X }, { "3060", ARCH_GA10X }, { "3070", ARCH_GA10X }, { "3080", ARCH_GA10X },
 	{ "3090", ARCH_GA10X },
 	{ "4090", ARCH_ADA }, { "4080", ARCH_ADA }, { "l40", ARCH_ADA }, { "l4", ARCH_ADA },
+	{ "cpu", ARCH_CPU },
 };
 
 #define NPATTERNS ((int)(sizeof(arch_patterns) / sizeof(arch_patterns[0])))

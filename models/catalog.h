@@ -54,6 +54,68 @@ struct hb_model_override {
 	long min_gbs, max_gbs;         /* global batch bounds, < 0 if not overridden */
 };
 
+/* Architecture template of a model (models.json "arch"): the structure the
+ * synthetic workload (profiler/workload.h) follows.  Depth, kernel sizes,
+ * heads, vocabularies and classes are fixed here; the widths and token
+ * counts are solved by the workload builder so that the layers' parameters
+ * and FLOPs match the model's params and flops_per_sample.  Widths in a CNN
+ * template are in units of the solved base width c; an LSTM's are in units
+ * of the solved hidden width H, except its conv front end's (channels). */
+#define HB_ARCH_MAX_CONVS 32      /* convolutions in a CNN's "convs" or "head_convs" */
+#define HB_ARCH_MAX_LIST 16       /* residual stages, dense layers, LSTM layers, front-end convs */
+#define HB_ARCH_CLASS_MAX 16
+
+/* One convolution of a template: [taps, in, out, level] in the data.
+ * CNN: in/out in units of c, 0 = the input channels (in) or the classes
+ * (out); it runs at T / 4^level positions, T being the positions of level 0
+ * (solved from the FLOPs), so level -1 is the 4x finer stem of an ImageNet
+ * ResNet.  LSTM front end: in/out in channels (in 0 = the input channels),
+ * and `level` is the positions (e.g. frequency rows) per time step. */
+struct hb_arch_conv {
+	int taps;                      /* kernel positions: 9 = 3x3, 1 = 1x1, 49 = 7x7 */
+	int in, out;                   /* widths, see above */
+	int level;                     /* CNN: resolution level; LSTM front end: positions per time step */
+};
+
+struct hb_model_arch {
+	char cls[HB_ARCH_CLASS_MAX];   /* "transformer", "cnn", "lstm", "mlp"; "" when the data has no "arch" */
+	char source[HB_TEXT_MAX * 2];  /* where the template comes from */
+	long vocab;                    /* embedding rows (first layer; transformer, lstm, mlp); 0: no embedding */
+	long classes;                  /* outputs of the prediction layer; 0: none (transformer, lstm) */
+	/* transformer: [embedding or patch DENSE], layers x (qkv, attention, projection, FFN), [head] */
+	int layers;                    /* blocks */
+	int heads;                     /* attention heads (the solved width d is a multiple) */
+	double ffn_ratio;              /* FFN width / d before rounding (4; SwiGLU 8/3) */
+	int ffn_matrices;              /* 2: up, down; 3: SwiGLU gate, up, down */
+	int ffn_multiple;              /* FFN width rounded up to a multiple of this (LLaMA 256), default 1 */
+	long patch_dim;                /* input floats per token of a patch-embedding DENSE (ViT); 0: none */
+	int pooled;                    /* 1: the head reads one pooled token (class token); 0: every token */
+	/* cnn: convs, residual stages, head_convs, [flatten -> dense... -> classes] */
+	int in_channels;               /* image channels (cnn), input features per position (lstm front end) */
+	struct hb_arch_conv convs[HB_ARCH_MAX_CONVS]; /* before the stages: a ResNet's stem, a plain net's features */
+	int nconvs;
+	char block[HB_ARCH_CLASS_MAX]; /* "bottleneck", "basic", "darknet"; "" without stages */
+	int width0;                    /* stage 0's width in units of c; stage k has width0 x 2^k at level k */
+	int stages[HB_ARCH_MAX_LIST];  /* blocks per stage */
+	int nstages;
+	struct hb_arch_conv head_convs[HB_ARCH_MAX_CONVS]; /* after the stages: FPN, RPN, detection heads */
+	int nhead_convs;
+	int flatten;                   /* positions pooled into the dense head (AlexNet 36 = 6x6); 0: no dense head */
+	int dense[HB_ARCH_MAX_LIST];   /* hidden dense widths in units of c, before the classes layer */
+	int ndense;
+	long dense_tokens;             /* rows per sample of the dense head (Faster R-CNN: sampled RoIs), default 1 */
+	/* lstm: [embedding], [front-end convs], LSTM layers ([attention projections]), [classes] */
+	struct hb_arch_conv frontend[HB_ARCH_MAX_LIST]; /* conv front end (DeepSpeech2) */
+	int nfrontend;
+	int rnn_in[HB_ARCH_MAX_LIST];  /* input width of each LSTM layer in units of H; 0: the input features */
+	int rnn_dirs[HB_ARCH_MAX_LIST];/* 1, or 2 for a bidirectional layer (two LSTM layers) */
+	int nrnn;
+	int attention_after;           /* LSTM layers before the two H x H attention projections; 0: none */
+	/* mlp: embedding, mlp_layers DENSE halving in width, classes */
+	int lookups;                   /* embedding lookups per sample (user, item) */
+	int mlp_layers;                /* hidden layers */
+};
+
 struct hb_model {
 	char name[HB_NAME_MAX];        /* catalog key: "resnet50", "gnmt", "pollux-imagenet" */
 	char display[HB_TEXT_MAX];     /* "ResNet-50 / ImageNet" */
@@ -91,6 +153,7 @@ struct hb_model {
 	struct hb_model_override overrides[HB_MAX_OVERRIDES];
 	int noverrides;
 	char source[HB_TEXT_MAX * 4];  /* where the numbers come from */
+	struct hb_model_arch arch;     /* architecture template; arch.cls "" when the data has none */
 };
 
 struct hb_node {

@@ -1,1 +1,545 @@
-/* placeholder: being written */
+/*
+ * allreduce.c: the all-reduce sweep (allreduce.h): the MPI team, the size
+ * list, the cpu backend (MPI_Allreduce), the catalog's link classes and the
+ * database write with the JABAS Eq. 3 fit.  The NCCL backend is in
+ * allreduce_nccl.c; this file holds its stand-in for builds without the CUDA
+ * toolkit.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hb_config.h"
+#if HB_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include "allreduce.h"
+#include "device.h"
+#include "progress.h"
+#include "strutil.h"
+
+/* ---- the team ---------------------------------------------------------------- */
+
+int hb_ar_launched_by_mpirun(void)
+{
+	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
+}
+
+int hb_ar_team_start(struct hb_ar_team *t, int *argc, char ***argv, struct hb_error *err)
+{
+	memset(t, 0, sizeof(*t));
+	t->size = t->local_size = t->nhosts = 1;
+#if HB_HAVE_MPI
+	if (hb_ar_launched_by_mpirun()) {
+		int initialized = 0, provided, leader;
+		MPI_Comm node;
+
+		MPI_Initialized(&initialized);
+		if (!initialized) {
+			/* only the main thread calls MPI */
+			if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+				return hb_runtime_error(err, "MPI_Init_thread failed");
+			t->owns_mpi = 1;
+		}
+		t->mpi = 1;
+		MPI_Comm_rank(MPI_COMM_WORLD, &t->rank);
+		MPI_Comm_size(MPI_COMM_WORLD, &t->size);
+		/* The ranks sharing memory with this one: its host. */
+		if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, t->rank, MPI_INFO_NULL, &node) !=
+		    MPI_SUCCESS) {
+			hb_ar_team_end(t);
+			return hb_runtime_error(err, "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
+		}
+		MPI_Comm_rank(node, &t->local_rank);
+		MPI_Comm_size(node, &t->local_size);
+		MPI_Comm_free(&node);
+		leader = t->local_rank == 0;
+		MPI_Allreduce(&leader, &t->nhosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	}
+#else
+	(void)argc;
+	(void)argv;
+	(void)err;
+#endif
+	return 0;
+}
+
+void hb_ar_team_end(struct hb_ar_team *t)
+{
+#if HB_HAVE_MPI
+	if (t->owns_mpi)
+		MPI_Finalize();
+#endif
+	t->owns_mpi = 0;
+	t->mpi = 0;
+}
+
+const char *hb_ar_team_scope(const struct hb_ar_team *t)
+{
+	return t->size == t->local_size ? "intra" : "inter";
+}
+
+void hb_ar_team_barrier(const struct hb_ar_team *t)
+{
+#if HB_HAVE_MPI
+	if (t->mpi)
+		MPI_Barrier(MPI_COMM_WORLD);
+#else
+	(void)t;
+#endif
+}
+
+void hb_ar_team_bcast(const struct hb_ar_team *t, void *buf, int len)
+{
+#if HB_HAVE_MPI
+	if (t->mpi)
+		MPI_Bcast(buf, len, MPI_BYTE, 0, MPI_COMM_WORLD);
+#else
+	(void)t;
+	(void)buf;
+	(void)len;
+#endif
+}
+
+void hb_ar_team_max(const struct hb_ar_team *t, double *v, int n)
+{
+#if HB_HAVE_MPI
+	if (t->mpi)
+		MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+#else
+	(void)t;
+	(void)v;
+	(void)n;
+#endif
+}
+
+int hb_ar_team_agree(const struct hb_ar_team *t, int rc, struct hb_error *err)
+{
+#if HB_HAVE_MPI
+	if (t->mpi && t->size > 1) {
+		struct hb_error first_err;
+		int mine = rc < 0 ? t->rank : t->size, first = t->size;
+
+		MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+		if (first == t->size)
+			return 0;
+		memset(&first_err, 0, sizeof(first_err));
+		if (t->rank == first)
+			first_err = *err;
+		MPI_Bcast(&first_err, (int)sizeof(first_err), MPI_BYTE, first, MPI_COMM_WORLD);
+		if (t->rank != first)
+			hb_fail(err, first_err.code == HB_EINPUT ? HB_EINPUT : HB_ERUNTIME, "rank %d: %s", first,
+				first_err.msg);
+		return -1;
+	}
+#else
+	(void)t;
+	(void)err;
+#endif
+	return rc < 0 ? -1 : 0;
+}
+
+/* ---- sizes ------------------------------------------------------------------- */
+
+int hb_allreduce_jabas_sizes(double *bytes, int max)
+{
+	/* notes/jabas.md 2.3 item 4: the artifact's bucket caps, MB = 2^20 bytes */
+	static const int mib[] = { 1, 5, 10, 15, 20, 25, 50, 100, 150 };
+	int n = (int)(sizeof(mib) / sizeof(mib[0]));
+
+	for (int i = 0; i < n && i < max; i++)
+		bytes[i] = mib[i] * HB_AR_MIB;
+	return n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* One item: a number of MiB, or a number with a unit suffix. */
+static int parse_size(char *item, double *out, struct hb_error *err)
+{
+	char num[64];
+	size_t len = strlen(item);
+	double mult = HB_AR_MIB, v, bytes;
+
+	if (len == 0 || len >= sizeof(num))
+		return hb_input_error(err, "value '%.64s' is not a size (MiB, or a number with suffix B, K, M or G)",
+				      item);
+	memcpy(num, item, len + 1);
+	switch (num[len - 1]) {
+	case 'B': case 'b': mult = 1; break;
+	case 'K': case 'k': mult = 1024; break;
+	case 'M': case 'm': mult = HB_AR_MIB; break;
+	case 'G': case 'g': mult = 1024 * HB_AR_MIB; break;
+	default: len++; break; /* no suffix: MiB */
+	}
+	num[len - 1] = '\0';
+	if (hb_parse_double(num, &v) < 0)
+		return hb_input_error(err, "value '%s' is not a size (MiB, or a number with suffix B, K, M or G)",
+				      item);
+	bytes = v * mult;
+	if (!(v > 0))
+		return hb_input_error(err, "value '%s' must be > 0", item);
+	if (bytes > HB_AR_MAX_BYTES)
+		return hb_input_error(err, "value '%s' is %.0f bytes, above the largest tensor, %.0f bytes "
+				      "(MPI counts float32 elements in an int)", item, bytes, HB_AR_MAX_BYTES);
+	if (fabs(bytes - round(bytes)) > 1e-6 || fmod(round(bytes), 4.0) != 0)
+		return hb_input_error(err, "value '%s' is %.10g bytes, not a whole number of float32 elements (a "
+				      "multiple of 4 bytes)", item, bytes);
+	*out = round(bytes);
+	return 0;
+}
+
+int hb_allreduce_parse_sizes(const char *list, double *bytes, int max, int *n, struct hb_error *err)
+{
+	char *copy, *items[HB_AR_MAX_SIZES + 1];
+	int k;
+
+	*n = 0;
+	if (max > HB_AR_MAX_SIZES)
+		max = HB_AR_MAX_SIZES;
+	if (!(copy = strdup(list)))
+		return hb_runtime_error(err, "out of memory");
+	k = hb_split_list(copy, items, max);
+	if (k <= 0) {
+		hb_input_error(err, "value '%.200s': %s", list,
+			       k == 0 ? "no size given" : "an empty item, or more sizes than the sweep takes");
+		free(copy);
+		return -1;
+	}
+	for (int i = 0; i < k; i++)
+		if (parse_size(items[i], &bytes[i], err) < 0) {
+			free(copy);
+			return -1;
+		}
+	qsort(bytes, (size_t)k, sizeof(*bytes), cmp_double);
+	for (int i = 1; i < k; i++)
+		if (bytes[i] == bytes[i - 1]) {
+			hb_input_error(err, "value '%.200s': %.0f bytes given twice", list, bytes[i]);
+			free(copy);
+			return -1;
+		}
+	free(copy);
+	*n = k;
+	return 0;
+}
+
+void hb_allreduce_point(double bytes, double time_s, int n_gpus, struct hb_ar_point *p)
+{
+	p->bytes = bytes;
+	p->count = (long)(bytes / 4);
+	p->time_s = time_s;
+	p->algbw = time_s > 0 ? bytes / time_s : 0;
+	p->busbw = n_gpus > 0 ? p->algbw * 2.0 * (n_gpus - 1) / n_gpus : 0;
+}
+
+/* ---- the cpu backend ----------------------------------------------------------- */
+
+/* One launch: in-place float32 sum over the world; one rank has nothing to
+ * reduce (MPI returns at once too). */
+static int cpu_launch(const struct hb_ar_team *t, float *buf, long count, struct hb_error *err)
+{
+#if HB_HAVE_MPI
+	if (t->mpi && MPI_Allreduce(MPI_IN_PLACE, buf, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD) !=
+			      MPI_SUCCESS)
+		return hb_runtime_error(err, "MPI_Allreduce of %ld floats failed", count);
+#else
+	(void)t;
+	(void)buf;
+	(void)count;
+	(void)err;
+#endif
+	return 0;
+}
+
+static int cpu_sweep(const struct hb_ar_team *t, const struct hb_ar_config *cfg, struct hb_ar_result *res,
+		     struct hb_error *err)
+{
+	double maxb = cfg->bytes[cfg->nsizes - 1];
+	float *buf = NULL;
+	int rc = 0, failed = 0;
+
+	/* zeros: a sum of zeros stays finite over any number of launches, and
+	 * memset touches every page before the clock runs */
+	if (!(buf = malloc((size_t)maxb)))
+		rc = hb_runtime_error(err, "cpu all-reduce: cannot allocate %.0f bytes", maxb);
+	else
+		memset(buf, 0, (size_t)maxb);
+	if ((failed = hb_ar_team_agree(t, rc, err) < 0))
+		goto out;
+	for (int i = 0; i < cfg->nsizes; i++) {
+		long count = (long)(cfg->bytes[i] / 4);
+		double t0, dt;
+
+		for (int w = 0; w < cfg->warmup && rc == 0; w++)
+			rc = cpu_launch(t, buf, count, err);
+		hb_ar_team_barrier(t);
+		t0 = hb_now();
+		for (int k = 0; k < cfg->iters && rc == 0; k++)
+			rc = cpu_launch(t, buf, count, err);
+		dt = (hb_now() - t0) / cfg->iters;
+		if ((failed = hb_ar_team_agree(t, rc, err) < 0))
+			goto out;
+		hb_ar_team_max(t, &dt, 1);
+		res->points[i].time_s = dt;
+		if (t->rank == 0 && cfg->progress)
+			cfg->progress(cfg->progress_ctx, i + 1, cfg->nsizes);
+	}
+out:
+	free(buf);
+	return failed ? -1 : 0;
+}
+
+/* The host's CPU model, through the cpu device backend. */
+static void cpu_device_name(char *out, size_t size)
+{
+	const struct hb_device_config dc = { .index = 0, .mem_limit_bytes = 1 };
+	struct hb_device *dev = NULL;
+	struct hb_device_info info;
+	struct hb_error e = { 0 };
+
+	hb_strlcpy(out, "cpu", size);
+	if (hb_device_cpu.open(&dc, &dev, &e) < 0)
+		return;
+	if (hb_device_cpu.info(dev, &info, &e) == 0)
+		hb_strlcpy(out, info.name, size);
+	hb_device_cpu.close(dev);
+}
+
+#if !HB_HAVE_GPU
+#define NO_TOOLKIT "no CUDA device: this hetbatch was built without the CUDA toolkit (NCCL); use --backend " \
+	"cpu, or rebuild with the toolkit (meson -Dgpu=enabled)"
+
+int hb_allreduce_cuda_devices(char *why, size_t size)
+{
+	hb_strlcpy(why, NO_TOOLKIT, size);
+	return 0;
+}
+
+int hb_allreduce_nccl_sweep(const struct hb_ar_team *t, const struct hb_ar_config *cfg, struct hb_ar_result *res,
+			    struct hb_error *err)
+{
+	(void)cfg;
+	(void)res;
+	hb_runtime_error(err, "%s", NO_TOOLKIT);
+	return hb_ar_team_agree(t, -1, err);
+}
+#endif
+
+/* ---- the sweep ------------------------------------------------------------------- */
+
+static int check_config(const struct hb_ar_config *cfg, struct hb_error *err)
+{
+	if (!cfg->backend || (strcmp(cfg->backend, "cpu") != 0 && strcmp(cfg->backend, "cuda") != 0))
+		return hb_input_error(err, "all-reduce backend '%s': expected cpu or cuda",
+				      cfg->backend ? cfg->backend : "");
+	if (cfg->nsizes < 1 || cfg->nsizes > HB_AR_MAX_SIZES)
+		return hb_input_error(err, "all-reduce sweep: %d sizes, expected 1 to %d", cfg->nsizes,
+				      HB_AR_MAX_SIZES);
+	if (cfg->warmup < 0 || cfg->iters < 1)
+		return hb_input_error(err, "all-reduce sweep: warm-up %d and iterations %d must be >= 0 and >= 1",
+				      cfg->warmup, cfg->iters);
+	for (int i = 0; i < cfg->nsizes; i++) {
+		double b = cfg->bytes[i];
+
+		if (!(b >= 4) || b > HB_AR_MAX_BYTES || fmod(b, 4.0) != 0 || (i > 0 && !(b > cfg->bytes[i - 1])))
+			return hb_input_error(err, "all-reduce sweep: size %d (%.0f bytes) must be a multiple of 4 "
+					      "bytes in [4, %.0f], sizes ascending", i + 1, b, HB_AR_MAX_BYTES);
+	}
+	return 0;
+}
+
+int hb_allreduce_sweep(const struct hb_ar_team *t, const struct hb_ar_config *cfg, struct hb_ar_result *res,
+		       struct hb_error *err)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	if (check_config(cfg, err) < 0)
+		return -1;
+	hb_strlcpy(res->scope, hb_ar_team_scope(t), sizeof(res->scope));
+	res->nhosts = t->nhosts;
+	res->npoints = cfg->nsizes;
+	res->warmup = cfg->warmup;
+	res->iters = cfg->iters;
+	for (int i = 0; i < cfg->nsizes; i++)
+		res->points[i].bytes = cfg->bytes[i];
+	hb_strlcpy(res->run.kind, "profile", sizeof(res->run.kind));
+	hb_strlcpy(res->run.backend, cfg->backend, sizeof(res->run.backend));
+	if (gethostname(res->run.host, sizeof(res->run.host)) != 0)
+		hb_strlcpy(res->run.host, "unknown", sizeof(res->run.host));
+	res->run.host[sizeof(res->run.host) - 1] = '\0';
+	if (gmtime_r(&now, &tm))
+		strftime(res->run.started_at, sizeof(res->run.started_at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (strcmp(cfg->backend, "cpu") == 0) {
+		hb_strlcpy(res->source, "cpu", sizeof(res->source));
+		res->n_gpus = t->size;
+		hb_strlcpy(res->method, t->mpi ? "MPI_Allreduce" : "one rank, nothing to reduce",
+			   sizeof(res->method));
+		cpu_device_name(res->run.device, sizeof(res->run.device));
+		rc = cpu_sweep(t, cfg, res, err);
+	} else {
+		hb_strlcpy(res->source, "events", sizeof(res->source));
+		rc = hb_allreduce_nccl_sweep(t, cfg, res, err);
+	}
+	if (rc < 0)
+		return -1;
+	for (int i = 0; i < res->npoints; i++) {
+		/* A one-rank all-reduce moves nothing and may take less than the
+		 * clock resolves: 1 ns stands for "too small to see", as the
+		 * database needs time > 0. */
+		if (!(res->points[i].time_s > 0))
+			res->points[i].time_s = 1e-9;
+		hb_allreduce_point(res->points[i].bytes, res->points[i].time_s, res->n_gpus, &res->points[i]);
+	}
+	return 0;
+}
+
+/* ---- links ------------------------------------------------------------------------- */
+
+int hb_allreduce_catalog_link(const struct hb_catalog *cat, const char *link, double *bandwidth, int *as_intra,
+			      int *as_inter, struct hb_error *err)
+{
+	const char *where = NULL;
+	double bw = 0;
+	int intra = 0, inter = 0;
+
+	for (int c = 0; c < cat->nclusters; c++) {
+		const struct hb_cluster *cl = &cat->clusters[c];
+
+		for (int j = 0; j < cl->nnodes; j++) {
+			const struct hb_node *nd = &cl->nodes[j];
+			const double bws[2] = { nd->intra_bw, nd->inter_bw };
+			const char *names[2] = { nd->intra_link, nd->inter_link };
+
+			for (int r = 0; r < 2; r++) {
+				if (strcmp(names[r], link) != 0)
+					continue;
+				if (where && bws[r] != bw)
+					return hb_input_error(err, "link class '%s' has bandwidth %.4g B/s in cluster %s "
+							      "and %.4g B/s in cluster %s", link, bw, where, bws[r],
+							      cl->name);
+				bw = bws[r];
+				where = cl->name;
+				intra |= r == 0;
+				inter |= r == 1;
+			}
+		}
+	}
+	if (as_intra)
+		*as_intra = intra;
+	if (as_inter)
+		*as_inter = inter;
+	if (!where)
+		return 0;
+	*bandwidth = bw;
+	return 1;
+}
+
+void hb_allreduce_catalog_links(const struct hb_catalog *cat, char *out, size_t size)
+{
+	const char *seen[128];
+	int nseen = 0;
+	size_t len = 0;
+
+	if (size == 0)
+		return;
+	out[0] = '\0';
+	for (int c = 0; c < cat->nclusters; c++)
+		for (int j = 0; j < cat->clusters[c].nnodes; j++)
+			for (int r = 0; r < 2; r++) {
+				const struct hb_node *nd = &cat->clusters[c].nodes[j];
+				const char *name = r == 0 ? nd->intra_link : nd->inter_link;
+				int dup = !*name;
+
+				for (int k = 0; k < nseen && !dup; k++)
+					dup = strcmp(seen[k], name) == 0;
+				if (dup || nseen == (int)(sizeof(seen) / sizeof(seen[0])))
+					continue;
+				seen[nseen++] = name;
+				if (len < size)
+					len += (size_t)snprintf(out + len, size - len, "%s%s", len ? ", " : "", name);
+			}
+}
+
+int hb_allreduce_cluster_link(const struct hb_cluster *cl, const char *scope, char *link, size_t size,
+			      double *bandwidth, struct hb_error *err)
+{
+	int intra = strcmp(scope, "intra") == 0;
+
+	if (cl->nnodes < 1)
+		return hb_input_error(err, "cluster %s has no nodes", cl->name);
+	for (int j = 1; j < cl->nnodes; j++) {
+		const struct hb_node *a = &cl->nodes[0], *b = &cl->nodes[j];
+		const char *la = intra ? a->intra_link : a->inter_link, *lb = intra ? b->intra_link : b->inter_link;
+		double ba = intra ? a->intra_bw : a->inter_bw, bb = intra ? b->intra_bw : b->inter_bw;
+
+		if (strcmp(la, lb) != 0 || ba != bb)
+			return hb_input_error(err, "cluster %s: its nodes use different %s-node links (%s %.4g B/s on %s, "
+					      "%s %.4g B/s on %s); name the one measured with --link", cl->name, scope,
+					      la, ba, a->name, lb, bb, b->name);
+	}
+	hb_strlcpy(link, intra ? cl->nodes[0].intra_link : cl->nodes[0].inter_link, size);
+	*bandwidth = intra ? cl->nodes[0].intra_bw : cl->nodes[0].inter_bw;
+	return 0;
+}
+
+/* ---- the database ------------------------------------------------------------------- */
+
+int hb_allreduce_store(struct hb_profdb *db, const struct hb_ar_result *res, const char *link, double bandwidth,
+		       struct hb_allreduce_fit *fit, int *fitted, int64_t *run_id, struct hb_error *err)
+{
+	struct hb_run_info run = res->run;
+	int64_t id = 0;
+	int want_fit = res->n_gpus >= 2 && res->npoints >= 2 && bandwidth > 0;
+
+	if (fitted)
+		*fitted = 0;
+	if (!link || !*link)
+		return hb_input_error(err, "all-reduce rows need a link class name");
+	if (hb_profdb_begin(db, err) < 0)
+		return -1;
+	snprintf(run.notes, sizeof(run.notes), "all-reduce sweep: %s, %d participant%s on %d host%s, scope %s, link "
+		 "%.64s, K %.4g B/s, %d warm-up + %d timed launches per size", res->method, res->n_gpus,
+		 res->n_gpus == 1 ? "" : "s", res->nhosts, res->nhosts == 1 ? "" : "s", res->scope, link, bandwidth,
+		 res->warmup, res->iters);
+	if (hb_profdb_add_run(db, &run, &id, err) < 0 ||
+	    hb_profdb_clear_allreduce(db, res->scope, link, res->source, err) < 0)
+		goto fail;
+	for (int i = 0; i < res->npoints; i++) {
+		struct hb_allreduce_row r;
+
+		memset(&r, 0, sizeof(r));
+		hb_strlcpy(r.scope, res->scope, sizeof(r.scope));
+		hb_strlcpy(r.link, link, sizeof(r.link));
+		hb_strlcpy(r.source, res->source, sizeof(r.source));
+		r.n_gpus = res->n_gpus;
+		r.bytes = res->points[i].bytes;
+		r.time_s = res->points[i].time_s;
+		r.run_id = id;
+		if (hb_profdb_put_allreduce(db, &r, err) < 0)
+			goto fail;
+	}
+	if (want_fit && hb_profdb_fit_allreduce(db, res->scope, link, bandwidth, res->source, fit, err) < 0)
+		goto fail;
+	if (hb_profdb_commit(db, err) < 0)
+		goto fail;
+	if (fitted)
+		*fitted = want_fit;
+	if (run_id)
+		*run_id = id;
+	return 0;
+fail:
+	hb_profdb_rollback(db);
+	return -1;
+}

@@ -1,1 +1,280 @@
-/* placeholder: being written */
+/*
+ * allreduce_nccl.c: the cuda backend of the all-reduce sweep (allreduce.h):
+ * ncclAllReduce, float32 sum, in place, timed with CUDA events on each GPU's
+ * stream.  Built only with the CUDA toolkit (profiler/meson.build's GPU
+ * block).
+ *
+ * Ranks and GPUs: under mpirun one GPU per rank, the rank's index among the
+ * ranks of its host (hb_ar_team.local_rank), one communicator over the world
+ * from an NCCL id that rank 0 draws and broadcasts; without mpirun this
+ * process drives every visible GPU (ncclCommInitAll) and launches on all of
+ * them inside one NCCL group.
+ *
+ * Timing per size, as nccl-tests does it but with events: `warmup` launches
+ * and a stream sync, a barrier across ranks, a start event on every stream,
+ * `iters` launches, a stop event, wait for the stops; per rank the slowest of
+ * its GPUs' (stop - start) / iters, then the max over ranks.
+ *
+ * Failures before the first collective (no device, allocation, NCCL
+ * initialisation) are agreed across ranks, so every rank returns the same
+ * error.  A launch that fails mid-sweep on one rank leaves its peers waiting
+ * on NCCL kernels that never complete, as in nccl-tests.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include "allreduce.h"
+#include "strutil.h"
+
+#define MAX_LOCAL_GPUS 64
+
+struct gpu {
+	int dev;                  /* CUDA ordinal */
+	cudaStream_t stream;
+	cudaEvent_t start, stop;
+	float *buf;               /* the largest size, zeroed */
+	ncclComm_t comm;
+	int ready;                /* stream, events, buffer created */
+};
+
+static int cuda_error(struct hb_error *err, const char *what, int dev, cudaError_t e)
+{
+	return hb_runtime_error(err, "%s on CUDA device %d: %s", what, dev, cudaGetErrorString(e));
+}
+
+static int nccl_error(struct hb_error *err, const char *what, ncclResult_t r)
+{
+	return hb_runtime_error(err, "%s: %s", what, ncclGetErrorString(r));
+}
+
+static int gpu_setup(struct gpu *g, size_t bytes, struct hb_error *err)
+{
+	cudaError_t e;
+
+	if ((e = cudaSetDevice(g->dev)) != cudaSuccess)
+		return cuda_error(err, "cudaSetDevice", g->dev, e);
+	if ((e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) != cudaSuccess)
+		return cuda_error(err, "cudaStreamCreate", g->dev, e);
+	g->ready = 1;
+	if ((e = cudaEventCreate(&g->start)) != cudaSuccess || (e = cudaEventCreate(&g->stop)) != cudaSuccess)
+		return cuda_error(err, "cudaEventCreate", g->dev, e);
+	if ((e = cudaMalloc((void **)&g->buf, bytes)) != cudaSuccess)
+		return hb_runtime_error(err, "cudaMalloc of %zu bytes on CUDA device %d: %s", bytes, g->dev,
+					cudaGetErrorString(e));
+	/* zeros: the in-place sum stays finite over any number of launches */
+	if ((e = cudaMemset(g->buf, 0, bytes)) != cudaSuccess || (e = cudaDeviceSynchronize()) != cudaSuccess)
+		return cuda_error(err, "cudaMemset", g->dev, e);
+	return 0;
+}
+
+static void gpu_free(struct gpu *g)
+{
+	if (!g->ready)
+		return;
+	cudaSetDevice(g->dev);
+	if (g->comm)
+		ncclCommDestroy(g->comm);
+	if (g->buf)
+		cudaFree(g->buf);
+	if (g->start)
+		cudaEventDestroy(g->start);
+	if (g->stop)
+		cudaEventDestroy(g->stop);
+	cudaStreamDestroy(g->stream);
+	memset(g, 0, sizeof(*g));
+}
+
+/* One all-reduce of count floats on every local GPU (one NCCL group). */
+static int launch(struct gpu *g, int ng, size_t count, struct hb_error *err)
+{
+	ncclResult_t r;
+
+	if ((r = ncclGroupStart()) != ncclSuccess)
+		return nccl_error(err, "ncclGroupStart", r);
+	for (int i = 0; i < ng; i++)
+		if ((r = ncclAllReduce(g[i].buf, g[i].buf, count, ncclFloat, ncclSum, g[i].comm, g[i].stream)) !=
+		    ncclSuccess) {
+			ncclGroupEnd();
+			return nccl_error(err, "ncclAllReduce", r);
+		}
+	if ((r = ncclGroupEnd()) != ncclSuccess)
+		return nccl_error(err, "ncclAllReduce (group end)", r);
+	return 0;
+}
+
+static int record(struct gpu *g, int ng, int stop, struct hb_error *err)
+{
+	for (int i = 0; i < ng; i++) {
+		cudaError_t e;
+
+		cudaSetDevice(g[i].dev);
+		if ((e = cudaEventRecord(stop ? g[i].stop : g[i].start, g[i].stream)) != cudaSuccess)
+			return cuda_error(err, "cudaEventRecord", g[i].dev, e);
+	}
+	return 0;
+}
+
+static int sync_all(struct gpu *g, int ng, struct hb_error *err)
+{
+	for (int i = 0; i < ng; i++) {
+		cudaError_t e;
+
+		cudaSetDevice(g[i].dev);
+		if ((e = cudaStreamSynchronize(g[i].stream)) != cudaSuccess)
+			return cuda_error(err, "cudaStreamSynchronize", g[i].dev, e);
+	}
+	return 0;
+}
+
+/* Per-launch seconds of one size: the slowest local GPU's event time / iters. */
+static int time_size(struct gpu *g, int ng, const struct hb_ar_team *t, size_t count, int warmup, int iters,
+		     double *seconds, struct hb_error *err)
+{
+	float ms;
+
+	*seconds = 0;
+	for (int w = 0; w < warmup; w++)
+		if (launch(g, ng, count, err) < 0)
+			return -1;
+	if (sync_all(g, ng, err) < 0)
+		return -1;
+	hb_ar_team_barrier(t);
+	if (record(g, ng, 0, err) < 0)
+		return -1;
+	for (int k = 0; k < iters; k++)
+		if (launch(g, ng, count, err) < 0)
+			return -1;
+	if (record(g, ng, 1, err) < 0 || sync_all(g, ng, err) < 0)
+		return -1;
+	for (int i = 0; i < ng; i++) {
+		cudaError_t e = cudaEventElapsedTime(&ms, g[i].start, g[i].stop);
+
+		if (e != cudaSuccess)
+			return cuda_error(err, "cudaEventElapsedTime", g[i].dev, e);
+		if (ms / 1e3 / iters > *seconds)
+			*seconds = ms / 1e3 / iters;
+	}
+	return 0;
+}
+
+/* Rank 0's device for the run row: name, driver and runtime versions. */
+static void describe(const struct gpu *g, int ng, struct hb_ar_result *res)
+{
+	struct cudaDeviceProp prop;
+	int drv = 0, rt = 0, nv = 0;
+
+	if (cudaGetDeviceProperties(&prop, g[0].dev) == cudaSuccess) {
+		if (ng > 1)
+			snprintf(res->run.device, sizeof(res->run.device), "%.100s x%d", prop.name, ng);
+		else
+			hb_strlcpy(res->run.device, prop.name, sizeof(res->run.device));
+	}
+	/* no NVML here: the driver field holds the CUDA version the driver supports */
+	if (cudaDriverGetVersion(&drv) == cudaSuccess)
+		snprintf(res->run.driver, sizeof(res->run.driver), "cuda %d.%d", drv / 1000, drv % 1000 / 10);
+	if (cudaRuntimeGetVersion(&rt) == cudaSuccess)
+		snprintf(res->run.cuda, sizeof(res->run.cuda), "%d.%d", rt / 1000, rt % 1000 / 10);
+	if (ncclGetVersion(&nv) == ncclSuccess)
+		snprintf(res->method, sizeof(res->method), "ncclAllReduce (NCCL %d.%d.%d)", nv / 10000,
+			 nv % 10000 / 100, nv % 100);
+	else
+		hb_strlcpy(res->method, "ncclAllReduce", sizeof(res->method));
+}
+
+int hb_allreduce_cuda_devices(char *why, size_t size)
+{
+	int n = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+
+	/* Without a driver or a GPU this fails (35, insufficient driver) or
+	 * finds 0 devices: the one gate for every GPU path (DESIGN.md). */
+	if (e != cudaSuccess) {
+		snprintf(why, size, "no CUDA device (cudaGetDeviceCount: %s)", cudaGetErrorString(e));
+		return 0;
+	}
+	if (n < 1)
+		snprintf(why, size, "no CUDA device (cudaGetDeviceCount found none)");
+	return n > 0 ? n : 0;
+}
+
+int hb_allreduce_nccl_sweep(const struct hb_ar_team *t, const struct hb_ar_config *cfg, struct hb_ar_result *res,
+			    struct hb_error *err)
+{
+	struct gpu g[MAX_LOCAL_GPUS];
+	size_t maxb = (size_t)cfg->bytes[cfg->nsizes - 1];
+	int ndev = 0, ng = 0, rc = 0, failed = 1;
+	char why[256];
+	ncclResult_t r;
+
+	memset(g, 0, sizeof(g));
+	ndev = hb_allreduce_cuda_devices(why, sizeof(why));
+	if (ndev < 1)
+		rc = hb_runtime_error(err, "%s", why);
+	else if (t->mpi && t->local_rank >= ndev)
+		rc = hb_runtime_error(err, "no CUDA device for local rank %d: this host has %d CUDA device%s and %d "
+				      "ranks; start at most one rank per GPU", t->local_rank, ndev,
+				      ndev == 1 ? "" : "s", t->local_size);
+	if (rc == 0 && t->mpi) {
+		g[0].dev = t->local_rank;
+		ng = 1;
+	} else if (rc == 0) {
+		ng = ndev < MAX_LOCAL_GPUS ? ndev : MAX_LOCAL_GPUS;
+		for (int i = 0; i < ng; i++)
+			g[i].dev = i;
+	}
+	for (int i = 0; i < ng && rc == 0; i++)
+		rc = gpu_setup(&g[i], maxb, err);
+	if (hb_ar_team_agree(t, rc, err) < 0)
+		goto out;
+
+	/* the communicator */
+	if (t->mpi) {
+		ncclUniqueId id;
+
+		memset(&id, 0, sizeof(id));
+		if (t->rank == 0 && (r = ncclGetUniqueId(&id)) != ncclSuccess)
+			rc = nccl_error(err, "ncclGetUniqueId", r);
+		if (hb_ar_team_agree(t, rc, err) < 0)
+			goto out;
+		hb_ar_team_bcast(t, &id, (int)sizeof(id));
+		cudaSetDevice(g[0].dev);
+		if ((r = ncclCommInitRank(&g[0].comm, t->size, id, t->rank)) != ncclSuccess)
+			rc = nccl_error(err, "ncclCommInitRank", r);
+		res->n_gpus = t->size;
+	} else {
+		ncclComm_t comms[MAX_LOCAL_GPUS];
+		int devs[MAX_LOCAL_GPUS];
+
+		for (int i = 0; i < ng; i++)
+			devs[i] = g[i].dev;
+		if ((r = ncclCommInitAll(comms, ng, devs)) != ncclSuccess)
+			rc = nccl_error(err, "ncclCommInitAll", r);
+		else
+			for (int i = 0; i < ng; i++)
+				g[i].comm = comms[i];
+		res->n_gpus = ng;
+	}
+	if (hb_ar_team_agree(t, rc, err) < 0)
+		goto out;
+	describe(g, ng, res);
+
+	for (int i = 0; i < cfg->nsizes; i++) {
+		double dt;
+
+		rc = time_size(g, ng, t, (size_t)(cfg->bytes[i] / 4), cfg->warmup, cfg->iters, &dt, err);
+		if (hb_ar_team_agree(t, rc, err) < 0)
+			goto out;
+		hb_ar_team_max(t, &dt, 1);
+		res->points[i].time_s = dt;
+		if (t->rank == 0 && cfg->progress)
+			cfg->progress(cfg->progress_ctx, i + 1, cfg->nsizes);
+	}
+	failed = 0;
+out:
+	for (int i = 0; i < ng; i++)
+		gpu_free(&g[i]);
+	return failed ? -1 : 0;
+}

@@ -9,6 +9,12 @@
  * go to OpenBLAS's CBLAS limited to one thread, so n VSW threads use n
  * cores, as n CUDA streams share one GPU.  Without OpenBLAS, GSL's CBLAS.
  *
+ * OpenBLAS is loaded with dlopen(RTLD_LOCAL), not linked: linked, it would
+ * export cblas_* into the process's global scope and GSL (which every
+ * solver and the forecaster use) would bind to it instead of its own
+ * CBLAS, changing their rounding and, with OpenBLAS's threads, their
+ * determinism.  Each opened device keeps its own handle and pointers.
+ *
  * Memory is counted against a budget (hb_device_config.mem_limit_bytes):
  * an allocation that would pass it returns HB_DEV_NOMEM, so the memory
  * search finds a limit exactly as it does on a GPU.  Each block carries a
@@ -17,6 +23,7 @@
  * The kernels below are the reference semantics of device.h's enum
  * hb_kernel_op; the cuda backend's test compares against them.
  */
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -25,14 +32,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "device.h"
-#include "hb_config.h"
+#include <gsl/gsl_cblas.h> /* defines: cblas_sgemm (GSL's CBLAS, the fallback), the CBLAS enums */
 
-#if HB_HAVE_OPENBLAS
-#include <cblas.h>       /* defines: cblas_sgemm, openblas_set_num_threads, openblas_get_config */
-#else
-#include <gsl/gsl_cblas.h> /* defines: cblas_sgemm (GSL's reference CBLAS) */
-#endif
+#include "device.h"
+
+/* CBLAS's sgemm, as OpenBLAS and GSL both export it. */
+typedef void sgemm_fn(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, int, int, int, float,
+		      const float *, int, const float *, int, float, float *, int);
 
 #define BLOCK_HEADER 64  /* bytes before each block: its size; keeps 64-byte alignment */
 
@@ -40,7 +46,41 @@ struct hb_device {
 	double limit;            /* budget, bytes */
 	double used;             /* bytes allocated now (blocks, without headers) */
 	pthread_mutex_t mu;      /* guards used: VSW threads allocate concurrently */
+	void *blas_handle;       /* dlopen handle of OpenBLAS, NULL when GSL's CBLAS is used */
+	sgemm_fn *sgemm;         /* OpenBLAS's cblas_sgemm or GSL's */
+	char blas[64];           /* which, for info() */
 };
+
+/* OpenBLAS, one thread per caller, or GSL's CBLAS. */
+static void load_blas(struct hb_device *d)
+{
+	static const char *const names[] = { "libopenblas.so.0", "libopenblas.so" };
+
+	d->sgemm = cblas_sgemm;
+	snprintf(d->blas, sizeof(d->blas), "GSL CBLAS (OpenBLAS not found)");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+		sgemm_fn *f;
+		void (*set_threads)(int);
+		char *(*config)(void);
+
+		if (!h)
+			continue;
+		*(void **)&f = dlsym(h, "cblas_sgemm");
+		*(void **)&set_threads = dlsym(h, "openblas_set_num_threads");
+		*(void **)&config = dlsym(h, "openblas_get_config");
+		if (!f) {
+			dlclose(h);
+			continue;
+		}
+		if (set_threads)
+			set_threads(1);
+		d->blas_handle = h;
+		d->sgemm = f;
+		snprintf(d->blas, sizeof(d->blas), "%.40s, 1 thread per worker", config ? config() : "OpenBLAS");
+		return;
+	}
+}
 
 struct hb_stream {
 	struct hb_device *dev;   /* owner */
@@ -77,9 +117,7 @@ static int cpu_open(const struct hb_device_config *cfg, struct hb_device **out, 
 		return hb_runtime_error(err, "cpu backend: out of memory");
 	d->limit = cfg->mem_limit_bytes;
 	pthread_mutex_init(&d->mu, NULL);
-#if HB_HAVE_OPENBLAS
-	openblas_set_num_threads(1);
-#endif
+	load_blas(d);
 	*out = d;
 	return 0;
 }
@@ -89,6 +127,8 @@ static void cpu_close(struct hb_device *d)
 	if (!d)
 		return;
 	pthread_mutex_destroy(&d->mu);
+	if (d->blas_handle)
+		dlclose(d->blas_handle);
 	free(d);
 }
 
@@ -122,11 +162,7 @@ static int cpu_info(struct hb_device *d, struct hb_device_info *o, struct hb_err
 	memset(o, 0, sizeof(*o));
 	snprintf(o->backend, sizeof(o->backend), "cpu");
 	cpu_model_name(o->name, sizeof(o->name));
-#if HB_HAVE_OPENBLAS
-	snprintf(o->blas, sizeof(o->blas), "%.40s, 1 thread per worker", openblas_get_config());
-#else
-	snprintf(o->blas, sizeof(o->blas), "GSL CBLAS");
-#endif
+	snprintf(o->blas, sizeof(o->blas), "%s", d->blas);
 	o->total_bytes = d->limit;
 	o->host_cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	o->ndevices = 1;
@@ -259,12 +295,11 @@ static int cpu_memcpy(struct hb_stream *s, void *dst, const void *src, size_t by
 
 static int cpu_gemm(struct hb_stream *s, const struct hb_gemm *g, struct hb_error *err)
 {
-	(void)s;
 	if (g->m < 0 || g->n < 0 || g->k < 0 || g->batch < 1)
 		return hb_runtime_error(err, "cpu backend: gemm with m %ld n %ld k %ld batch %ld", g->m, g->n, g->k,
 					g->batch);
 	for (long i = 0; i < g->batch; i++)
-		cblas_sgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans,
+		s->dev->sgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans,
 			    g->trans_b ? CblasTrans : CblasNoTrans, (int)g->m, (int)g->n, (int)g->k, g->alpha,
 			    g->a + i * g->stride_a, (int)g->lda, g->b + i * g->stride_b, (int)g->ldb, g->beta,
 			    g->c + i * g->stride_c, (int)g->ldc);

@@ -9,7 +9,7 @@
  * model's largest global batch (hb_analytic_lbs_grid, geometric above 128
  * steps), as JABAS's memory profiler walks them.  Compute: on cuda every
  * batch that fits, thinned to 16 on a geometric grid when more fit (the
- * solvers interpolate between local batches); on cpu min_lbs x {1, 2, 4}
+ * solvers interpolate between local batches); on cpu min_lbs x {1, 2}
  * where they fit, because a CPU iteration is about a thousand times a
  * GPU's and the cpu backend exists to run the same code paths, not to
  * map a CPU.  --local-bs overrides both.
@@ -86,7 +86,7 @@ static int compute_points(const struct hb_measure_req *req, const struct hb_mode
 	}
 	if (strcmp(req->backend, "cpu") == 0) {
 		for (int i = 0; i < feasible; i++)
-			if (lbs[i] == m->min_lbs || lbs[i] == 2 * m->min_lbs || lbs[i] == 4 * m->min_lbs)
+			if (lbs[i] == m->min_lbs || lbs[i] == 2 * m->min_lbs)
 				pick[n++] = i;
 		return n;
 	}
@@ -366,8 +366,8 @@ int hb_measure_run(const struct hb_catalog *cat, const struct hb_measure_req *re
 		c.cap = 1;
 	if (c.cap > HB_RUNNER_MAX_VSW)
 		c.cap = HB_RUNNER_MAX_VSW;
-	c.warmup = req->warmup >= 0 ? req->warmup : strcmp(ops->name, "cpu") == 0 ? 2 : 10;
-	c.iters = req->iters >= 0 ? req->iters : strcmp(ops->name, "cpu") == 0 ? 10 : 90;
+	c.warmup = req->warmup >= 0 ? req->warmup : strcmp(ops->name, "cpu") == 0 ? 1 : 10;
+	c.iters = req->iters >= 0 ? req->iters : strcmp(ops->name, "cpu") == 0 ? 5 : 90;
 	if (c.iters < 1) {
 		hb_input_error(err, "--iters %d: at least one measured iteration", c.iters);
 		goto out;

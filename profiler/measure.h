@@ -57,7 +57,7 @@ struct hb_measure_req {
 	const int *lbs;               /* local batches for memory and compute; NULL/0: defaults (measure.c) */
 	int nlbs;
 	int max_vsw;                  /* VSW cap; 0: min(host cores / devices, 10) as the artifact */
-	int warmup, iters;            /* < 0: the backend's defaults (cuda 10 + 90, cpu 2 + 10) */
+	int warmup, iters;            /* < 0: the backend's defaults (cuda 10 + 90, cpu 1 + 5) */
 	double scale;                 /* workload width scale, (0, 1] */
 	double mem_limit;             /* bytes; cpu: the budget (0: the catalog GPU's memory); cuda: a cap
 				       * below the device (0: none) */

@@ -103,9 +103,17 @@ struct hb_workload {
 int hb_workload_build(const struct hb_model *m, double scale, struct hb_workload *w, struct hb_error *err);
 void hb_workload_free(struct hb_workload *w);
 
-/* Largest per-sample activation a layer keeps for backward, in floats (sum
- * over layers), and the largest per-sample scratch one layer needs: the
- * executor's memory plan, exposed for tests and the memory search. */
+/* Floats per sample kept for backward, summed over layers (tok = tokens):
+ *   DENSE      its input, tok x in
+ *   CONV       its input and its im2col buffer, tok x in + tok x in x taps
+ *   ATTENTION  q, k, v (3 tok x out), the probabilities (heads x tok^2) and
+ *              the output (tok x out)
+ *   LSTM       gates (4 out per step), cell (out per step), input:
+ *              tok x 5 out + tok x in
+ *   EMBEDDING  its output, tok x out
+ * An output is counted as the next layer's input; resize outputs, gradient
+ * ping-pong buffers and backward scratch are not included.  For tests and
+ * the memory search. */
 double hb_workload_saved_floats(const struct hb_workload *w);
 
 /* ------------------------------------------------------------------------ */

@@ -308,6 +308,8 @@ static int load_gpu(struct hb_profdb *db, const struct hb_model *m, struct hb_pe
 			       hb_profdb_path(db), gname, m->name);
 		goto out;
 	}
+	hb_strlcpy(p->gpus[gi].source, cr[0].source, sizeof(p->gpus[gi].source));
+	p->gpus[gi].run_id = cr[0].run_id;
 	/* Rows come ordered by local_bs, n_vsw: one entry per local batch. */
 	for (int i = 0; i < nc;) {
 		struct hb_perf_point pts[HB_PERF_MAX_POINTS];

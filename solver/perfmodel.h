@@ -31,6 +31,8 @@
 
 #include <stddef.h>
 
+#include <stdint.h>
+
 #include "catalog.h"
 #include "error.h"
 
@@ -89,6 +91,8 @@ struct hb_perf_gpu {
 	struct hb_perf_lbs *lbs;    /* sorted by local_bs after prepare, owned */
 	int nlbs;
 	int cap_lbs;                /* allocated entries */
+	char source[32];            /* source of the compute rows loaded ("cupti", "cpu", "analytic", ...) */
+	int64_t run_id;             /* their run (0 if none) */
 };
 
 /* One all-reduce regression (JABAS Eq. 3), in the artifact's units. */

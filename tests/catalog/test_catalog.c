@@ -385,6 +385,7 @@ static void test_round_trip_whole_catalog(void **state)
 	}
 	for (int i = 0; i < a.nmodels; i++) {
 		const struct hb_model *x = &a.models[i], *y = &b.models[i];
+		cJSON *jx = hb_model_to_json(x), *jy = hb_model_to_json(y);
 
 		assert_string_equal(x->name, y->name);
 		assert_string_equal(x->display, y->display);
@@ -410,6 +411,11 @@ static void test_round_trip_whole_catalog(void **state)
 		assert_int_equal(x->ngns, y->ngns);
 		assert_memory_equal(x->gns_frac, y->gns_frac, sizeof(double) * (size_t)x->ngns);
 		assert_memory_equal(x->gns_phi, y->gns_phi, sizeof(double) * (size_t)x->ngns);
+		assert_string_equal(x->arch.cls, y->arch.cls);
+		assert_true(cJSON_Compare(cJSON_GetObjectItemCaseSensitive(jx, "arch"),
+					  cJSON_GetObjectItemCaseSensitive(jy, "arch"), 1));
+		cJSON_Delete(jx);
+		cJSON_Delete(jy);
 		assert_int_equal(x->noverrides, y->noverrides);
 		for (int o = 0; o < x->noverrides; o++) {
 			assert_string_equal(x->overrides[o].cluster, y->overrides[o].cluster);
@@ -601,6 +607,7 @@ static const struct fixture fixtures[] = {
 	{ "model_wrong_type.json", 'm', "field 'params': expected a number", "models", NULL },
 	{ "model_bad_optimizer.json", 'm', "field 'optimizer': unknown value 'rmsprop'", "models", NULL },
 	{ "model_bucket_sum.json", 'm', "field 'buckets_mib': buckets add up to 50.0 MiB", "models", NULL },
+	{ "model_bad_arch.json", 'm', "model 'tiny-vit': arch: field 'heads': missing", "models", NULL },
 	{ "model_override_bounds.json", 'm', "overrides[0]: min_gbs 2048 > max_gbs 1024 on cluster 'jabas-a'",
 	  "models", NULL },
 	{ "cluster_unknown_gpu.json", 'c', "cluster 'lab': groups[1]: field 'gpu': unknown gpu type 'v1000'",

@@ -184,7 +184,7 @@ static void test_softmax(void **state)
 	/* finite difference on row 1: d/dx_j sum_i dy_i softmax(0.5 x)_i */
 	for (int j = 0; j < C; j++) {
 		float xp[C], yp[C];
-		double lp, lm;
+		double lp = 0, lm = 0;
 
 		for (int sgn = 0; sgn < 2; sgn++) {
 			memcpy(xp, &x[C], sizeof(xp));

@@ -61,8 +61,8 @@ static void test_measure(void **state)
 	int rc;
 
 	(void)state;
-	rc = run("profile --backend cpu --models resnet50,bert-large --scale 0.02 --local-bs 4,8,16,32,64,128 "
-		 "--max-vsw 3 --warmup 1 --iters 3 --mem-limit 96M --db cpu.db");
+	rc = run("profile --backend cpu --models resnet50,bert-large --scale 0.02 --local-bs 16,32 "
+		 "--max-vsw 2 --warmup 1 --iters 2 --mem-limit 1500M --db cpu.db");
 	out = slurp(outf, &len);
 	if (rc != 0)
 		fail_msg("exit %d\n%s\n%s", rc, out, slurp(errf, &len));
@@ -91,7 +91,7 @@ static void test_measure(void **state)
 	assert_true(q1("SELECT count(*) FROM memory a JOIN memory b ON a.model = b.model AND a.gpu = b.gpu AND "
 		       "a.source = b.source WHERE a.source = 'cpu' AND b.local_bs > a.local_bs AND "
 		       "b.max_vsw > a.max_vsw") == 0);
-	assert_true(q1("SELECT max(max_vsw) FROM memory WHERE source = 'cpu'") <= 3);
+	assert_true(q1("SELECT max(max_vsw) FROM memory WHERE source = 'cpu'") <= 2);
 	/* buckets add up to the workload's gradient bytes (4 bytes per parameter) */
 	assert_true(q1("SELECT min(bytes) FROM bucket WHERE source = 'cpu'") > 0);
 }
@@ -104,8 +104,8 @@ static void test_resume(void **state)
 	int rc;
 
 	(void)state;
-	rc = run("profile --backend cpu --models resnet50 --scale 0.02 --local-bs 4,8,16,32,64,128 --max-vsw 3 "
-		 "--warmup 1 --iters 3 --mem-limit 96M --resume --db cpu.db");
+	rc = run("profile --backend cpu --models resnet50 --scale 0.02 --local-bs 16,32 --max-vsw 2 "
+		 "--warmup 1 --iters 2 --mem-limit 1500M --resume --db cpu.db");
 	out = slurp(outf, &len);
 	if (rc != 0)
 		fail_msg("exit %d\n%s", rc, slurp(errf, &len));
@@ -130,26 +130,52 @@ static void test_compare(void **state)
 	free(out);
 }
 
-/* plan and sim read the measured rows: the plan's local batch comes from
- * the measured memory table and differs from the analytic database's. */
+/* plan and sim read the measured rows.  The all-reduce fits come from
+ * `profile allreduce` under mpirun where it can run, and from the analytic
+ * model for the link classes it has not measured (measured rows outrank
+ * analytic ones per (gpu, model), so the analytic pass adds only fits). */
 static void test_plan_uses_rows(void **state)
 {
+	double t32 = q1("SELECT total_s FROM compute WHERE source = 'cpu' AND model = 'resnet50' AND "
+			"local_bs = 32 AND n_vsw = 1");
+	const char *flags = getuid() == 0 ? "--oversubscribe --allow-run-as-root" : "--oversubscribe";
+	char cmd[2048], *out, *p;
 	size_t len;
-	char *out, *ana;
+	double iter_s;
 	int rc;
 
 	(void)state;
-	rc = run("plan --cluster cpu-2x2 --model resnet50 --gbs 32 --db cpu.db");
+	assert_true(t32 > 0);
+	assert_int_equal(run("profile --analytic --gpus cpu --models resnet50 --db cpu.db"), 0);
+	if (system("command -v mpirun >/dev/null 2>&1 && OMPI_MCA_plm_rsh_agent= mpirun -np 2 --oversubscribe "
+		   "--allow-run-as-root true >/dev/null 2>&1") == 0) {
+		snprintf(cmd, sizeof(cmd), "cd '%s' && OMPI_MCA_plm_rsh_agent= ASAN_OPTIONS=detect_leaks=0 mpirun -np 2 "
+			 "%s '%s' profile allreduce --backend cpu --sizes 1,2,4,8 --iters 3 --link shm --db cpu.db "
+			 ">'%s' 2>'%s'", tmpdir, flags, exe, outf, errf);
+		rc = system(cmd);
+		if (rc != 0)
+			fail_msg("allreduce under mpirun: %d\n%s", rc, slurp(errf, &len));
+		assert_true(q1("SELECT count(*) FROM allreduce WHERE source = 'cpu' AND link = 'shm' AND n_gpus = 2") ==
+			    4);
+		assert_true(q1("SELECT count(*) FROM allreduce_fit WHERE source = 'cpu' AND link = 'shm' AND "
+			       "alpha > 0") == 1);
+	} else {
+		print_message("mpirun cannot start here: the all-reduce fits are the analytic model's\n");
+	}
+	rc = run("plan --cluster cpu-2x2 --model resnet50 --gbs 128 --db cpu.db");
 	out = slurp(outf, &len);
 	if (rc != 0)
 		fail_msg("exit %d\n%s\n%s", rc, out, slurp(errf, &len));
-	assert_non_null(strstr(out, "cpu.db"));
-	assert_int_equal(run("plan --cluster cpu-2x2 --model resnet50 --gbs 32"), 0);
-	ana = slurp(outf, &len);
-	assert_string_not_equal(out, ana);
+	assert_non_null(strstr(out, "profiles: cpu.db (cpu: cpu run 1 rows)"));
+	/* one VSW at B_L 32 on each of 4 devices: the measured step plus the
+	 * all-reduce, so at least the measured step and not far above it */
+	p = strstr(out, "  IIDP ");
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, " IIDP %*d %lf", &iter_s), 1);
+	if (!(iter_s >= 0.95 * t32 && iter_s <= 2.0 * t32))
+		fail_msg("plan iter_s %g against the measured step %g", iter_s, t32);
 	free(out);
-	free(ana);
-	rc = run("sim --cluster cpu-2x2 --model resnet50 --policies static --db cpu.db");
+	rc = run("sim --cluster cpu-2x2 --model resnet50 --policy simigrad,static --db cpu.db");
 	if (rc != 0)
 		fail_msg("sim exit %d\n%s", rc, slurp(errf, &len));
 }

@@ -1,0 +1,176 @@
+/*
+ * allreduce.h: all-reduce sweeps into the profile database (JABAS's
+ * communication profiler, notes/jabas.md 2.3 item 4), timed the way
+ * nccl-tests times them, and the JABAS Eq. 3 fit of what was measured.
+ *
+ * What one sweep does, per tensor size d (float32, sum, in place, as JABAS's
+ * torch.distributed.all_reduce on a bucket):
+ *   `warmup` launches, then barrier, start the clock, `iters` launches, wait
+ *   for the last to finish, stop: time = elapsed / iters on each rank, and the
+ *   reported time is the max over ranks (the synchronous step waits for the
+ *   slowest rank; nccl-tests' default, -a 1, averages ranks instead, which
+ *   differs by the ranks' skew only).  algbw = d / time,
+ *   busbw = algbw * 2(n-1)/n (nccl-tests' all-reduce bus bandwidth).
+ * Default sizes: JABAS's bucket caps {1, 5, 10, 15, 20, 25, 50, 100, 150} MiB
+ * (the artifact's "MB" is 2^20 bytes); JABAS times 1 warm-up + 1000 launches.
+ *
+ * Backends:
+ *   cpu   MPI_Allreduce(MPI_IN_PLACE, MPI_FLOAT, MPI_SUM) over MPI_COMM_WORLD,
+ *         host clock (CLOCK_MONOTONIC); n = world size.  Without mpirun (or in
+ *         a build without MPI) the process is one rank: a one-rank all-reduce
+ *         moves nothing, so the loop times a no-op, as MPI does on one rank.
+ *         Rows: source "cpu".
+ *   cuda  NCCL ncclAllReduce (allreduce_nccl.c, only in builds with the CUDA
+ *         toolkit), CUDA-event timing on each GPU's stream.  Under mpirun: one
+ *         rank per GPU, device = the rank's index among the ranks of its host,
+ *         the NCCL id broadcast from rank 0.  Without mpirun: one process
+ *         drives every visible GPU through ncclCommInitAll.  Rows: "events".
+ *         No GPU (or no toolkit at build time): an HB_ERUNTIME error whose
+ *         text starts "no CUDA device".
+ *
+ * Scope: "intra" when every rank runs on one host (MPI_COMM_TYPE_SHARED holds
+ * the whole world), else "inter".
+ *
+ * MPI stays inside this file pair: the command layer uses struct hb_ar_team
+ * and never includes mpi.h (DESIGN.md).  With mpirun, every rank calls
+ * hb_allreduce_sweep; every rank gets the same result and the same status
+ * (a failure on one rank is reported on all, naming that rank); only rank 0
+ * writes the database (hb_allreduce_store).
+ */
+#ifndef HB_ALLREDUCE_H
+#define HB_ALLREDUCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "catalog.h"
+#include "error.h"
+#include "profdb.h"
+
+#define HB_AR_MIB 1048576.0            /* JABAS's "MB" */
+#define HB_AR_MAX_SIZES 64             /* sizes in one sweep */
+/* Largest tensor: MPI_Allreduce counts elements in an int. */
+#define HB_AR_MAX_BYTES (2147483647.0 * 4.0)
+
+/* ---- the process group ---------------------------------------------------- */
+
+/* The ranks of one sweep: MPI_COMM_WORLD when started by mpirun in an MPI
+ * build, else this process alone (rank 0 of 1, MPI never initialised). */
+struct hb_ar_team {
+	int rank, size;          /* in MPI_COMM_WORLD; 0 and 1 without MPI */
+	int local_rank;          /* index among the ranks on this host */
+	int local_size;          /* ranks on this host */
+	int nhosts;              /* hosts the ranks span */
+	int mpi;                 /* 1: the ranks talk through MPI */
+	int owns_mpi;            /* 1: hb_ar_team_start called MPI_Init (end finalises) */
+};
+
+/* 1 if a launcher (Open MPI, MPICH/PMI, PMIx) started this process. */
+int hb_ar_launched_by_mpirun(void);
+/* MPI_Init when launched by mpirun (builds with MPI; reused if already
+ * initialised), else a team of one that never touches MPI. */
+int hb_ar_team_start(struct hb_ar_team *t, int *argc, char ***argv, struct hb_error *err);
+/* MPI_Finalize if hb_ar_team_start initialised MPI. */
+void hb_ar_team_end(struct hb_ar_team *t);
+void hb_ar_team_barrier(const struct hb_ar_team *t);
+/* Rank 0's len bytes to every rank. */
+void hb_ar_team_bcast(const struct hb_ar_team *t, void *buf, int len);
+/* v[i] = max over ranks of v[i], on every rank. */
+void hb_ar_team_max(const struct hb_ar_team *t, double *v, int n);
+/* "intra" when every rank runs on this host, else "inter". */
+const char *hb_ar_team_scope(const struct hb_ar_team *t);
+/* Every rank's status: 0 when rc >= 0 everywhere, else -1 on every rank with
+ * err = the lowest failing rank's error ("rank R: ..." on the others).  Call
+ * it before any collective a failed rank would not reach. */
+int hb_ar_team_agree(const struct hb_ar_team *t, int rc, struct hb_error *err);
+
+/* ---- the sweep -------------------------------------------------------------- */
+
+/* Called on rank 0 after each size: sizes done of total. */
+typedef void hb_ar_progress_fn(void *ctx, int done, int total);
+
+struct hb_ar_config {
+	const char *backend;           /* "cpu" or "cuda" */
+	const double *bytes;           /* sizes, bytes: ascending, whole float32 counts */
+	int nsizes;                    /* 1 .. HB_AR_MAX_SIZES */
+	int warmup;                    /* untimed launches per size, >= 0 */
+	int iters;                     /* timed launches per size, >= 1 */
+	hb_ar_progress_fn *progress;   /* may be NULL */
+	void *progress_ctx;
+};
+
+struct hb_ar_point {
+	double bytes;                  /* tensor size d */
+	long count;                    /* float32 elements */
+	double time_s;                 /* per launch: max over ranks of each rank's mean */
+	double algbw;                  /* bytes / time_s, B/s */
+	double busbw;                  /* algbw * 2(n-1)/n, B/s */
+};
+
+struct hb_ar_result {
+	char scope[8];                 /* "intra" or "inter" */
+	int n_gpus;                    /* participants N: ranks, or GPUs of one process */
+	int nhosts;
+	char source[32];               /* "cpu" or "events" */
+	char method[64];               /* what was launched: "MPI_Allreduce", "ncclAllReduce (NCCL 2.28.3)" */
+	struct hb_run_info run;        /* kind "profile": rank 0's host and device, backend, start */
+	struct hb_ar_point points[HB_AR_MAX_SIZES];
+	int npoints;
+	int warmup, iters;
+};
+
+/* Run the sweep on every rank of t (see the top of this file). */
+int hb_allreduce_sweep(const struct hb_ar_team *t, const struct hb_ar_config *cfg, struct hb_ar_result *res,
+		       struct hb_error *err);
+
+/* One measured point: count, algbw and busbw from bytes and time on n ranks. */
+void hb_allreduce_point(double bytes, double time_s, int n_gpus, struct hb_ar_point *p);
+
+/* JABAS's sizes {1,5,10,15,20,25,50,100,150} MiB in bytes; returns 9. */
+int hb_allreduce_jabas_sizes(double *bytes, int max);
+
+/* Parse "1,5,10" (MiB) or sizes with a suffix B, K, M, G (bytes, KiB, MiB,
+ * GiB; "64K", "1.5M", "4096B").  Each must be > 0, a whole number of float32
+ * elements and at most HB_AR_MAX_BYTES; no size twice.  Sorted ascending.
+ * HB_EINPUT naming the value on failure. */
+int hb_allreduce_parse_sizes(const char *list, double *bytes, int max, int *n, struct hb_error *err);
+
+/* ---- links ------------------------------------------------------------------ */
+
+/* K of a link class from the catalog's cluster nodes that use it (as
+ * intra_link or inter_link).  Returns 1 found (*bandwidth set; *as_intra and
+ * *as_inter say in which role the catalog uses it; either may be NULL), 0 not
+ * found, -1 when nodes give it different bandwidths (HB_EINPUT). */
+int hb_allreduce_catalog_link(const struct hb_catalog *cat, const char *link, double *bandwidth, int *as_intra,
+			      int *as_inter, struct hb_error *err);
+/* The catalog's link class names, distinct, ", "-separated (for messages). */
+void hb_allreduce_catalog_links(const struct hb_catalog *cat, char *out, size_t size);
+/* The link a cluster's nodes use in a scope ("intra": intra_link, "inter":
+ * inter_link).  HB_EINPUT when its nodes disagree. */
+int hb_allreduce_cluster_link(const struct hb_cluster *cl, const char *scope, char *link, size_t size,
+			      double *bandwidth, struct hb_error *err);
+
+/* ---- the database ------------------------------------------------------------ */
+
+/* Rank 0, one transaction: a run row (res->run), res's source's earlier
+ * allreduce rows of (scope, link) replaced by res's points, and, when
+ * n_gpus >= 2, the Eq. 3 fit at bandwidth K stored under that source
+ * (*fitted = 1, *fit filled).  With n_gpus = 1 the theoretical time
+ * d 4(N-1)/N / K is 0 for every size: rows only, *fitted = 0.  *run_id may be
+ * NULL.  Rolls back on failure. */
+int hb_allreduce_store(struct hb_profdb *db, const struct hb_ar_result *res, const char *link, double bandwidth,
+		       struct hb_allreduce_fit *fit, int *fitted, int64_t *run_id, struct hb_error *err);
+
+/* ---- the NCCL backend (allreduce_nccl.c, builds with the CUDA toolkit) ------ */
+
+/* CUDA devices this process sees; 0 with *why set (a sentence starting "no
+ * CUDA device") when there is none or the build has no toolkit. */
+int hb_allreduce_cuda_devices(char *why, size_t size);
+
+/* Fills res->points (time_s only, max over ranks), n_gpus, run.device,
+ * run.driver, run.cuda and method; the caller sets the rest.  Called on every
+ * rank; the status is agreed across ranks. */
+int hb_allreduce_nccl_sweep(const struct hb_ar_team *t, const struct hb_ar_config *cfg, struct hb_ar_result *res,
+			    struct hb_error *err);
+
+#endif
