@@ -530,13 +530,14 @@ static void print_plans(const struct hb_catalog *cat, const struct hb_cluster *c
 
 	printf("plan: %s on %s (%d of %d GPUs), target global batch %ld\n", m->name, cl->name,
 	       alloc_gpus(cl, alloc), cl->ngpus, o->gbs);
-	printf("profiles: %s (", db_path);
+	/* which rows each GPU type's times came from: measured or generated */
+	printf("profiles: %s [", db_path);
 	for (int g = 0; g < perf->ngpus; g++) {
-		printf("%s%s: %s", g ? ", " : "", perf->gpus[g].name, perf->gpus[g].source);
+		printf("%s%s: %s", g ? "; " : "", perf->gpus[g].name, perf->gpus[g].source);
 		if (perf->gpus[g].run_id)
-			printf(" run %lld", (long long)perf->gpus[g].run_id);
+			printf(", run %lld", (long long)perf->gpus[g].run_id);
 	}
-	printf(" rows)\n");
+	printf("]\n");
 	printf("allocations searched: %zu (%d-GPU units)\n\n", pl->candidates, o->unit);
 	if (pl->iidp.found) {
 		hb_iidp_format_line(perf, &pl->iidp, line, sizeof(line));

@@ -166,7 +166,7 @@ static void test_plan_uses_rows(void **state)
 	out = slurp(outf, &len);
 	if (rc != 0)
 		fail_msg("exit %d\n%s\n%s", rc, out, slurp(errf, &len));
-	assert_non_null(strstr(out, "profiles: cpu.db (cpu: cpu run 1 rows)"));
+	assert_non_null(strstr(out, "profiles: cpu.db [cpu: cpu, run 1]"));
 	/* one VSW at B_L 32 on each of 4 devices: the measured step plus the
 	 * all-reduce, so at least the measured step and not far above it */
 	p = strstr(out, "  IIDP ");
