@@ -31,6 +31,7 @@
 #if MEASURE_TRACE
 #include <cupti_version.h> /* defines: cuptiGetVersion */
 #include "cupti.h"         /* defines: hb_cupti_init, hb_cupti_shutdown */
+#include "trace.h"         /* defines: hb_trace */
 #endif
 
 #define CUPTI_DEVICE_BUFFER (8u << 20)  /* CUPTI's device buffer, bytes: set before the context exists */
@@ -230,6 +231,28 @@ static int measure_point(struct ctx *c, const struct hb_workload *w, int lbs, in
 	return 0;
 }
 
+/* The memory search's trials ran traced but untagged: drop their records
+ * so the first measured point's trace holds only its own. */
+static int discard_trace(struct ctx *c, struct hb_error *err)
+{
+#if MEASURE_TRACE
+	struct hb_trace tr;
+	int rc;
+
+	if (!c->trace)
+		return 0;
+	hb_trace_init(&tr);
+	rc = c->ops->device_sync(c->dev, err) < 0 || hb_cupti_flush(err) < 0 || hb_cupti_take(&tr, err) < 0 ? -1 : 0;
+	c->stats->dropped += tr.dropped + tr.untimed;
+	hb_trace_free(&tr);
+	return rc;
+#else
+	(void)c;
+	(void)err;
+	return 0;
+#endif
+}
+
 static int measure_model(struct ctx *c, const struct hb_model *m, struct hb_error *err)
 {
 	const struct hb_measure_req *req = c->req;
@@ -249,6 +272,8 @@ static int measure_model(struct ctx *c, const struct hb_model *m, struct hb_erro
 				 req->seed, n_max, &nsearched, NULL, NULL, err) < 0)
 			goto out;
 		if (store_memory(c, &w, lbs, n_max, nsearched, err) < 0)
+			goto out;
+		if (discard_trace(c, err) < 0)
 			goto out;
 	}
 	if (req->hooks.on_memory)
