@@ -128,6 +128,7 @@ enum stmt_id {
 	ST_PUT_BUCKET,
 	ST_PUT_ALLREDUCE,
 	ST_DEL_ALLREDUCE,
+	ST_DEL_FIT,
 	ST_PUT_FIT,
 	ST_PUT_PLACEMENT,
 	ST_PUT_SCALABILITY,
@@ -171,6 +172,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[ST_DEL_ALLREDUCE] =
 		"DELETE FROM allreduce WHERE scope = ?1 AND link = ?2 AND source = ?3",
+	[ST_DEL_FIT] =
+		"DELETE FROM allreduce_fit WHERE scope = ?1 AND link = ?2 AND source = ?3",
 	[ST_PUT_FIT] =
 		"INSERT OR REPLACE INTO allreduce_fit(scope, link, alpha, beta, bandwidth, r2, source)"
 		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -635,6 +638,15 @@ int hb_profdb_clear_allreduce(struct hb_profdb *db, const char *scope, const cha
 	    check_name(what, "source", source, err) < 0)
 		return -1;
 	if (!(st = stmt(db, ST_DEL_ALLREDUCE, err)))
+		return -1;
+	bind_text(st, 1, scope);
+	bind_text(st, 2, link);
+	bind_text(st, 3, source);
+	if (finish_write(db, st, what, err) < 0)
+		return -1;
+	/* The source's fit was of the rows just deleted: a fit that outlived
+	 * its rows would disagree with whatever replaces them. */
+	if (!(st = stmt(db, ST_DEL_FIT, err)))
 		return -1;
 	bind_text(st, 1, scope);
 	bind_text(st, 2, link);

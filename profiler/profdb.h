@@ -168,8 +168,9 @@ int hb_profdb_put_buckets(struct hb_profdb *db, const char *model, const double 
 			  const char *source, struct hb_error *err);
 int hb_profdb_put_allreduce(struct hb_profdb *db, const struct hb_allreduce_row *r, struct hb_error *err);
 int hb_profdb_put_allreduce_fit(struct hb_profdb *db, const struct hb_allreduce_fit *f, struct hb_error *err);
-/* Delete one source's allreduce rows of (scope, link), so a new complete
- * sweep replaces the old one instead of mixing with it before a fit. */
+/* Delete one source's allreduce rows of (scope, link), and that source's
+ * fit of them, so a new complete sweep replaces the old one instead of
+ * mixing with it before a fit (and no fit outlives its rows). */
 int hb_profdb_clear_allreduce(struct hb_profdb *db, const char *scope, const char *link, const char *source,
 			      struct hb_error *err);
 int hb_profdb_put_placement(struct hb_profdb *db, const struct hb_placement_row *r, struct hb_error *err);

@@ -408,8 +408,10 @@ static void test_fit_recovers_exact_line(void **state)
 	assert_int_equal(hb_profdb_fit_allreduce(db, "intra", "nvlink4", bw, "events", &fit, &err), -1);
 	assert_int_equal(hb_profdb_fit_allreduce(db, "intra", "nvlink4", -1, "events", &fit, &err), -1);
 	/* Clearing a source's rows. */
+	assert_int_equal(count(db, "allreduce_fit"), 1);
 	assert_int_equal(hb_profdb_clear_allreduce(db, "inter", "ib-100g", "import:nccl-tests", &err), 0);
 	assert_int_equal(count(db, "allreduce"), 3);
+	assert_int_equal(count(db, "allreduce_fit"), 0);  /* the fit went with its rows */
 	hb_profdb_close(db);
 }
 
