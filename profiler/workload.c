@@ -596,13 +596,13 @@ static int attention_bwd(struct hb_wl_state *st, int i, const struct hb_wl_layer
 /* dy is the gradient of the outputs [B][T][H]; recurrent terms are added
  * into it in place, step by step from the end. */
 static int lstm_bwd(struct hb_wl_state *st, int i, const struct hb_wl_layer *L, struct wl_layer_buf *b,
-		    const float *W, float *dW, float *dy, float *dx, struct hb_error *err)
+		    const float *W, float *dW, float *dy, float *dx, int accumulate, struct hb_error *err)
 {
 	long B = st->B, T = L->tokens, in = L->in, H = L->out;
 	const float *Wx = W, *Wh = W + in * 4 * H;
 	float *dWx = dW, *dWh = dW + in * 4 * H, *dc = st->vsw[i].scratch;
 
-	if (fill(st, i, dW, 4 * H * (in + H), 0.0f, err) < 0 || fill(st, i, dc, B * H, 0.0f, err) < 0)
+	if ((!accumulate && fill(st, i, dW, 4 * H * (in + H), 0.0f, err) < 0) || fill(st, i, dc, B * H, 0.0f, err) < 0)
 		return -1;
 	for (long t = T - 1; t >= 0; t--) {
 		float *gt = b->gates + t * B * 4 * H;
@@ -626,6 +626,12 @@ static int lstm_bwd(struct hb_wl_state *st, int i, const struct hb_wl_layer *L, 
 
 int hb_wl_backward(struct hb_wl_state *st, int i, struct hb_error *err)
 {
+	return hb_wl_backward_acc(st, i, 0, err);
+}
+
+int hb_wl_backward_acc(struct hb_wl_state *st, int i, int accumulate, struct hb_error *err)
+{
+	const float wbeta = accumulate ? 1.0f : 0.0f;
 	const struct hb_workload *w = st->w;
 	struct wl_vsw *v = &st->vsw[i];
 	const struct hb_wl_layer *last = &w->layers[w->nlayers - 1];
@@ -649,7 +655,7 @@ int hb_wl_backward(struct hb_wl_state *st, int i, struct hb_error *err)
 			return -1;
 		switch (L->kind) {
 		case HB_WL_DENSE:
-			rc = gemm(st, i, 1, 0, L->in, L->out, rows, b->x, L->in, dy, L->out, 0.0f, dW, L->out, err);
+			rc = gemm(st, i, 1, 0, L->in, L->out, rows, b->x, L->in, dy, L->out, wbeta, dW, L->out, err);
 			if (rc == 0 && dxl)
 				rc = gemm(st, i, 0, 1, rows, L->in, L->out, dy, L->out, W, L->out, 0.0f, dxl, L->in, err);
 			break;
@@ -657,7 +663,7 @@ int hb_wl_backward(struct hb_wl_state *st, int i, struct hb_error *err)
 			long K = L->in * L->taps;
 			float *dcol = v->scratch;
 
-			rc = gemm(st, i, 1, 0, K, L->out, rows, b->col, K, dy, L->out, 0.0f, dW, L->out, err);
+			rc = gemm(st, i, 1, 0, K, L->out, rows, b->col, K, dy, L->out, wbeta, dW, L->out, err);
 			if (rc == 0 && dxl)
 				rc = gemm(st, i, 0, 1, rows, K, L->out, dy, L->out, W, L->out, 0.0f, dcol, K, err);
 			if (rc == 0 && dxl)
@@ -670,10 +676,10 @@ int hb_wl_backward(struct hb_wl_state *st, int i, struct hb_error *err)
 			rc = attention_bwd(st, i, L, b, dy, dxl, err);
 			break;
 		case HB_WL_LSTM:
-			rc = lstm_bwd(st, i, L, b, W, dW, dy, dxl, err);
+			rc = lstm_bwd(st, i, L, b, W, dW, dy, dxl, accumulate, err);
 			break;
 		case HB_WL_EMBEDDING:
-			rc = fill(st, i, dW, layer_params(L), 0.0f, err);
+			rc = accumulate ? 0 : fill(st, i, dW, layer_params(L), 0.0f, err);
 			if (rc == 0)
 				rc = kern(st, i, (struct hb_kernel){ .op = HB_K_SCATTER_ADD_ROWS, .y = dW, .x = dy,
 								     .idx = v->idx, .rows = rows, .cols = L->out }, err);
@@ -757,6 +763,86 @@ int hb_wl_update(struct hb_wl_state *st, struct hb_error *err)
 		k.c = (float)w->weight_decay;
 	}
 	return kern(st, 0, k, err);
+}
+
+int hb_wl_update_range(struct hb_wl_state *st, long off, long n, float grad_scale, long step, struct hb_error *err)
+{
+	const struct hb_workload *w = st->w;
+	struct hb_kernel k = { .y = st->vsw[0].w + off, .x = st->vsw[0].g + off, .z = st->m1 + off, .n = n };
+
+	if (off < 0 || n < 0 || off + n > param_floats(st) || step < 1)
+		return hb_input_error(err, "workload %s: update of [%ld, %ld) at step %ld outside [0, %ld)", w->model,
+				      off, off + n, step, param_floats(st));
+	if (grad_scale != 1.0f && kern(st, 0, (struct hb_kernel){ .op = HB_K_SCALE, .y = st->vsw[0].g + off, .n = n,
+								 .a = grad_scale }, err) < 0)
+		return -1;
+	if (w->optimizer == HB_WL_ADAM) {
+		k.op = HB_K_ADAM;
+		k.w = st->m2 + off;
+		k.a = (float)w->lr;
+		k.b = (float)w->beta1;
+		k.c = (float)w->beta2;
+		k.d = (float)w->eps;
+		k.e = (float)w->weight_decay;
+		k.step = step;
+	} else {
+		k.op = HB_K_SGD_MOMENTUM;
+		k.a = (float)w->lr;
+		k.b = (float)w->momentum;
+		k.c = (float)w->weight_decay;
+	}
+	if (kern(st, 0, k, err) < 0)
+		return -1;
+	if (step > st->step)
+		st->step = step;
+	return 0;
+}
+
+long hb_wl_step(const struct hb_wl_state *st)
+{
+	return st->step;
+}
+
+void hb_wl_set_step(struct hb_wl_state *st, long step)
+{
+	st->step = step;
+}
+
+float *hb_wl_grads_device(struct hb_wl_state *st, int vsw)
+{
+	return vsw >= 0 && vsw < st->n ? st->vsw[vsw].g : NULL;
+}
+
+long hb_wl_opt_floats(const struct hb_wl_state *st)
+{
+	return (st->w->optimizer == HB_WL_ADAM ? 2 : 1) * param_floats(st);
+}
+
+/* The optimizer state as one host array: momentum, or Adam's m then v. */
+static int copy_opt(struct hb_wl_state *st, float *out, const float *in, size_t nfloats, struct hb_error *err)
+{
+	long n = param_floats(st);
+	float *parts[2] = { st->m1, st->m2 };
+	int nparts = st->m2 ? 2 : 1;
+
+	if ((long)nfloats != nparts * n)
+		return hb_input_error(err, "workload %s: optimizer state is %ld floats, not %zu", st->w->model,
+				      nparts * n, nfloats);
+	for (int p = 0; p < nparts; p++)
+		if (in ? st->ops->memcpy_h2d(st->streams[0], parts[p], in + p * n, (size_t)n * 4, err) < 0
+		       : st->ops->memcpy_d2h(st->streams[0], out + p * n, parts[p], (size_t)n * 4, err) < 0)
+			return -1;
+	return st->ops->stream_sync(st->streams[0], err);
+}
+
+int hb_wl_read_opt_state(struct hb_wl_state *st, float *host, size_t nfloats, struct hb_error *err)
+{
+	return copy_opt(st, host, NULL, nfloats, err);
+}
+
+int hb_wl_write_opt_state(struct hb_wl_state *st, const float *host, size_t nfloats, struct hb_error *err)
+{
+	return copy_opt(st, NULL, host, nfloats, err);
 }
 
 int hb_wl_copy(struct hb_wl_state *st, int i, struct hb_error *err)

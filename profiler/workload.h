@@ -145,9 +145,29 @@ double hb_wl_state_bytes(const struct hb_wl_state *st);
 int hb_wl_data(struct hb_wl_state *st, int vsw, long iter, struct hb_error *err);
 int hb_wl_forward(struct hb_wl_state *st, int vsw, struct hb_error *err);
 int hb_wl_backward(struct hb_wl_state *st, int vsw, struct hb_error *err);
+/* Backward that adds into the gradient buffer instead of overwriting it
+ * (gradient accumulation: every micro-step after the first). */
+int hb_wl_backward_acc(struct hb_wl_state *st, int vsw, int accumulate, struct hb_error *err);
 int hb_wl_aggregate(struct hb_wl_state *st, struct hb_error *err);
 int hb_wl_update(struct hb_wl_state *st, struct hb_error *err);
 int hb_wl_copy(struct hb_wl_state *st, int vsw, struct hb_error *err);
+
+/* The optimizer step on one slice [off, off + n) of the main VSW's
+ * parameters (overlapping weight sync updates each bucket as its
+ * all-reduce ends): gradients scaled by grad_scale first, Adam's bias
+ * correction at `step` (1-based, the same for every slice of one
+ * iteration).  hb_wl_update is this over everything with 1/n_vsw. */
+int hb_wl_update_range(struct hb_wl_state *st, long off, long n, float grad_scale, long step, struct hb_error *err);
+/* Optimizer steps taken (checkpoints keep it). */
+long hb_wl_step(const struct hb_wl_state *st);
+void hb_wl_set_step(struct hb_wl_state *st, long step);
+/* VSW vsw's gradient buffer on the device (all-reduce in place). */
+float *hb_wl_grads_device(struct hb_wl_state *st, int vsw);
+/* The main VSW's optimizer state as one host array (SGD: momentum;
+ * Adam: m then v), hb_wl_opt_floats() floats. */
+long hb_wl_opt_floats(const struct hb_wl_state *st);
+int hb_wl_read_opt_state(struct hb_wl_state *st, float *host, size_t nfloats, struct hb_error *err);
+int hb_wl_write_opt_state(struct hb_wl_state *st, const float *host, size_t nfloats, struct hb_error *err);
 
 /* The main VSW's weights and the last forward's loss (mean squared error
  * of VSW `vsw`'s output, computed on the host): for tests and live runs. */

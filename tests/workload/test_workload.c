@@ -281,6 +281,69 @@ static void test_aggregate_update_copy(void **state)
 	rig_close(&r);
 }
 
+/* Gradient accumulation: backward on batch 0, then accumulating backward
+ * on batch 1, equals the sum of the two separate gradients; the update of
+ * a slice changes only that slice. */
+static void check_accumulation(struct hb_workload *w)
+{
+	struct hb_error err = { 0 };
+	struct rig r;
+	long np;
+	float *g0, *g1, *gsum, *wb, *wa;
+
+	rig_open(&r, w, 2, 1, 64e6);
+	np = hb_wl_param_floats(r.st);
+	g0 = malloc((size_t)np * 4);
+	g1 = malloc((size_t)np * 4);
+	gsum = malloc((size_t)np * 4);
+	wb = malloc((size_t)np * 4);
+	wa = malloc((size_t)np * 4);
+	for (int b = 0; b < 2; b++) {
+		assert_int_equal(hb_wl_data(r.st, 0, b, &err), 0);
+		assert_int_equal(hb_wl_forward(r.st, 0, &err), 0);
+		assert_int_equal(hb_wl_backward(r.st, 0, &err), 0);
+		assert_int_equal(hb_wl_read_grads(r.st, 0, b ? g1 : g0, (size_t)np, &err), 0);
+	}
+	assert_int_equal(hb_wl_data(r.st, 0, 0, &err), 0);
+	assert_int_equal(hb_wl_forward(r.st, 0, &err), 0);
+	assert_int_equal(hb_wl_backward_acc(r.st, 0, 0, &err), 0);
+	assert_int_equal(hb_wl_data(r.st, 0, 1, &err), 0);
+	assert_int_equal(hb_wl_forward(r.st, 0, &err), 0);
+	assert_int_equal(hb_wl_backward_acc(r.st, 0, 1, &err), 0);
+	assert_int_equal(hb_wl_read_grads(r.st, 0, gsum, (size_t)np, &err), 0);
+	for (long j = 0; j < np; j++)
+		if (fabs(gsum[j] - (g0[j] + g1[j])) > 1e-5 * (1 + fabs(g0[j]) + fabs(g1[j])))
+			fail_msg("%s: accumulated gradient %ld: %g != %g + %g", w->model, j, (double)gsum[j],
+				 (double)g0[j], (double)g1[j]);
+	/* a slice update touches the slice only */
+	assert_int_equal(hb_wl_read_weights(r.st, 0, wb, (size_t)np, &err), 0);
+	assert_int_equal(hb_wl_update_range(r.st, 16, 16, 0.5f, 1, &err), 0);
+	assert_int_equal(hb_wl_read_weights(r.st, 0, wa, (size_t)np, &err), 0);
+	for (long j = 0; j < np; j++)
+		if ((j >= 16 && j < 32) != (wa[j] != wb[j]) && gsum[j] != 0)
+			fail_msg("%s: weight %ld changed outside the updated slice or not inside it", w->model, j);
+	assert_int_equal(hb_wl_update_range(r.st, np - 4, 8, 1.0f, 2, &err), -1);
+	free(g0);
+	free(g1);
+	free(gsum);
+	free(wb);
+	free(wa);
+	rig_close(&r);
+}
+
+static void test_accumulation(void **state)
+{
+	struct hb_workload w = { 0 };
+	struct hb_wl_layer ls[8];
+
+	(void)state;
+	spec_lstm(&w, ls);
+	check_accumulation(&w);
+	memset(&w, 0, sizeof(w));
+	spec_transformer(&w, ls);
+	check_accumulation(&w);
+}
+
 /* Training on a fixed batch lowers the loss (SGD and Adam). */
 static void train_falls(struct hb_workload *w)
 {
@@ -375,6 +438,7 @@ int main(void)
 		cmocka_unit_test(test_grad_lstm),
 		cmocka_unit_test(test_aggregate_update_copy),
 		cmocka_unit_test(test_training),
+		cmocka_unit_test(test_accumulation),
 		cmocka_unit_test(test_nomem),
 		cmocka_unit_test(test_bad_spec),
 	};
