@@ -50,6 +50,7 @@ int cmd_plan(int argc, char **argv, struct hb_cli *cli);
 int cmd_forecast(int argc, char **argv, struct hb_cli *cli);
 int cmd_sim(int argc, char **argv, struct hb_cli *cli);
 int cmd_sweep(int argc, char **argv, struct hb_cli *cli);
+int cmd_live(int argc, char **argv, struct hb_cli *cli);
 
 /* The measuring and comparing modes of `profile` (cli/profile_measure.c)
  * and `profile allreduce` (cli/profile_allreduce.c). */

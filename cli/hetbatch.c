@@ -34,6 +34,7 @@ static const struct hb_cmd commands[] = {
 	{ "version", cmd_version, "print the version and build features" },
 	{ "sim", cmd_sim, "simulate policies on one job (dedicated cluster) or a job trace (shared cluster)" },
 	{ "sweep", cmd_sweep, "what-if studies over clusters, loads, policies and seeds" },
+	{ "live", cmd_live, "run a plan on real devices under mpirun; predicted against measured" },
 	/* new subcommands go above this line */
 };
 

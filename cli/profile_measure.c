@@ -72,29 +72,6 @@ void hb_profile_measure_usage(FILE *out)
 		"  hetbatch profile --compare [--db FILE]\n");
 }
 
-/* "4G", "512M", "1e9": bytes. */
-static int parse_size(const char *s, double *out)
-{
-	char *end;
-	double v = strtod(s, &end), mul = 1;
-
-	if (end == s)
-		return -1;
-	switch (*end) {
-	case 'K': case 'k': mul = 1024.0; end++; break;
-	case 'M': case 'm': mul = 1048576.0; end++; break;
-	case 'G': case 'g': mul = 1073741824.0; end++; break;
-	case 'T': case 't': mul = 1099511627776.0; end++; break;
-	default: break;
-	}
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end || !(v > 0) || !isfinite(v))
-		return -1;
-	*out = v * mul;
-	return 0;
-}
-
 struct printer {
 	const struct hb_cli *cli;
 	struct hb_progress prog;
@@ -249,7 +226,7 @@ int hb_cmd_profile_measure(int argc, char **argv, struct hb_cli *cli)
 			req.device = (int)v;
 			break;
 		case OPT_MEMLIMIT:
-			if (parse_size(optarg, &req.mem_limit) < 0)
+			if (hb_parse_size(optarg, &req.mem_limit) < 0)
 				return hb_cli_usage(cli, "profile", "--mem-limit '%s': a positive size such as 512M, "
 						    "4G or 1e9", optarg);
 			break;

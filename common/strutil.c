@@ -119,3 +119,25 @@ int hb_strcaseeq(const char *a, const char *b)
 	}
 	return *a == *b;
 }
+
+int hb_parse_size(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end), mul = 1;
+
+	if (end == s)
+		return -1;
+	switch (*end) {
+	case 'K': case 'k': mul = 1024.0; end++; break;
+	case 'M': case 'm': mul = 1048576.0; end++; break;
+	case 'G': case 'g': mul = 1073741824.0; end++; break;
+	case 'T': case 't': mul = 1099511627776.0; end++; break;
+	default: break;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || !(v > 0) || !isfinite(v * mul))
+		return -1;
+	*out = v * mul;
+	return 0;
+}

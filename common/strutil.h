@@ -12,6 +12,9 @@
 
 /* 0 on success; -1 if s is not a finite number. */
 int hb_parse_double(const char *s, double *out);
+/* A positive size in bytes: a number with an optional binary suffix K, M,
+ * G, T (2^10 ...) and an optional B ("512M", "4G", "1e9").  0 or -1. */
+int hb_parse_size(const char *s, double *out);
 /* 0 on success; -1 if s is not an integer that fits in long. */
 int hb_parse_long(const char *s, long *out);
 /* Like hb_parse_long, also requiring lo <= value <= hi. */

@@ -117,6 +117,36 @@ void hb_ar_team_max(const struct hb_ar_team *t, double *v, int n)
 #endif
 }
 
+void hb_ar_team_sum_floats(const struct hb_ar_team *t, float *buf, long n)
+{
+#if HB_HAVE_MPI
+	if (t->mpi && t->size > 1)
+		for (long off = 0; off < n;) {
+			int chunk = n - off > (1L << 30) ? 1 << 30 : (int)(n - off); /* MPI counts are ints */
+
+			MPI_Allreduce(MPI_IN_PLACE, buf + off, chunk, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+			off += chunk;
+		}
+#else
+	(void)t;
+	(void)buf;
+	(void)n;
+#endif
+}
+
+void hb_ar_team_gather(const struct hb_ar_team *t, const double *v, int n, double *out)
+{
+#if HB_HAVE_MPI
+	if (t->mpi && t->size > 1) {
+		MPI_Gather(v, n, MPI_DOUBLE, out, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+		return;
+	}
+#else
+	(void)t;
+#endif
+	memcpy(out, v, (size_t)n * sizeof(double));
+}
+
 int hb_ar_team_agree(const struct hb_ar_team *t, int rc, struct hb_error *err)
 {
 #if HB_HAVE_MPI

@@ -77,6 +77,11 @@ void hb_ar_team_barrier(const struct hb_ar_team *t);
 void hb_ar_team_bcast(const struct hb_ar_team *t, void *buf, int len);
 /* v[i] = max over ranks of v[i], on every rank. */
 void hb_ar_team_max(const struct hb_ar_team *t, double *v, int n);
+/* In-place float32 sum over the ranks (a live run's gradient buckets). */
+void hb_ar_team_sum_floats(const struct hb_ar_team *t, float *buf, long n);
+/* Rank 0 receives every rank's n doubles, rank order, in out (size x n);
+ * a team of one copies v. */
+void hb_ar_team_gather(const struct hb_ar_team *t, const double *v, int n, double *out);
 /* "intra" when every rank runs on this host, else "inter". */
 const char *hb_ar_team_scope(const struct hb_ar_team *t);
 /* Every rank's status: 0 when rc >= 0 everywhere, else -1 on every rank with

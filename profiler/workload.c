@@ -71,7 +71,8 @@ struct hb_wl_state {
 	float *m1, *m2;          /* momentum / Adam m, Adam v */
 	long step;               /* optimizer steps taken */
 	double bytes;            /* device bytes held */
-	uint64_t seed;
+	uint64_t seed;           /* weights */
+	uint64_t data_seed;      /* data batches (hb_wl_set_data_seed; = seed by default) */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -287,7 +288,7 @@ static int make_host_batches(struct hb_wl_state *st, int i, struct hb_error *err
 	v->host_in_bytes = (size_t)nin * 4;
 	v->host_tgt_bytes = (size_t)ntg * 4;
 	for (int b = 0; b < 2; b++) {
-		uint64_t seed = st->seed ^ (0x5bd1e995ull * (uint64_t)(i * 2 + b + 1));
+		uint64_t seed = st->data_seed ^ (0x5bd1e995ull * (uint64_t)(i * 2 + b + 1));
 		char *h = malloc(v->host_in_bytes + v->host_tgt_bytes);
 		float *in = (float *)h, *tg = (float *)(h + v->host_in_bytes);
 
@@ -335,6 +336,7 @@ int hb_wl_state_create(const struct hb_device_ops *ops, struct hb_device *dev, c
 	st->B = local_bs;
 	st->n = n_vsw;
 	st->seed = seed;
+	st->data_seed = seed;
 	st->woff = calloc((size_t)w->nlayers, sizeof(*st->woff));
 	st->vsw = calloc((size_t)n_vsw, sizeof(*st->vsw));
 	if (!st->woff || !st->vsw)
@@ -796,6 +798,16 @@ int hb_wl_update_range(struct hb_wl_state *st, long off, long n, float grad_scal
 	if (step > st->step)
 		st->step = step;
 	return 0;
+}
+
+void hb_wl_set_data_seed(struct hb_wl_state *st, uint64_t seed)
+{
+	for (int i = 0; i < st->n; i++) {
+		free(st->vsw[i].host[0]);
+		free(st->vsw[i].host[1]);
+		st->vsw[i].host[0] = st->vsw[i].host[1] = NULL;
+	}
+	st->data_seed = seed;
 }
 
 long hb_wl_step(const struct hb_wl_state *st)

@@ -158,6 +158,9 @@ int hb_wl_copy(struct hb_wl_state *st, int vsw, struct hb_error *err);
  * correction at `step` (1-based, the same for every slice of one
  * iteration).  hb_wl_update is this over everything with 1/n_vsw. */
 int hb_wl_update_range(struct hb_wl_state *st, long off, long n, float grad_scale, long step, struct hb_error *err);
+/* Seed of the data batches (default: the weights' seed), so ranks that
+ * share initial weights train on different data. */
+void hb_wl_set_data_seed(struct hb_wl_state *st, uint64_t seed);
 /* Optimizer steps taken (checkpoints keep it). */
 long hb_wl_step(const struct hb_wl_state *st);
 void hb_wl_set_step(struct hb_wl_state *st, long step);

@@ -1,0 +1,262 @@
+/*
+ * live.c: `mpirun -np N hetbatch live --plan PLAN.json`: run a plan's
+ * configuration on real devices and compare each rank's and the critical
+ * path's measured iteration time with the plan's prediction (JABAS Table
+ * 6's comparison).  The work is profiler/live.c's; this file parses
+ * options, starts the MPI team, prints the table on rank 0 and writes the
+ * prediction rows (--db) and the results directory (--out).
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "allreduce.h"   /* defines: hb_ar_team */
+#include "catalog.h"
+#include "cli.h"
+#include "fileio.h"
+#include "live.h"
+#include "profdb.h"
+#include "strutil.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: mpirun -np N hetbatch live --plan PLAN.json [--method iidp|ddp|optperf]\n"
+		"                    [--backend cpu|cuda] [--iters N] [--warmup N] [--scale F]\n"
+		"                    [--mem-limit SIZE] [--db FILE] [--out DIR]\n"
+		"\n"
+		"Execute one configuration of a plan ('hetbatch plan --json') on real devices:\n"
+		"one MPI rank per GPU of the configuration (rank r takes the plan's r-th GPU,\n"
+		"so on one host a plan's nodes are groups of consecutive ranks).  Each rank\n"
+		"runs its VSWs (threads with their own streams) at the plan's local batch\n"
+		"with its GA micro-steps on the model's synthetic training step (the\n"
+		"profiler's workload, real gradients), sums the VSWs' gradients, scales them\n"
+		"by its share of the global batch, all-reduces every gradient bucket in\n"
+		"reduction order (MPI on cpu), updates each bucket as its all-reduce ends\n"
+		"(overlapping weight sync) or after the last (sequential), and copies the\n"
+		"weights to its other VSWs.  It prints, per rank and for the critical path,\n"
+		"the plan's predicted iteration time beside the measured median and the\n"
+		"error, as JABAS Table 6 does.\n"
+		"\n"
+		"Options:\n"
+		"  --plan FILE       plan from 'hetbatch plan --json' (required)\n"
+		"  --method M        iidp (default), ddp or optperf: which row of the plan\n"
+		"  --backend B       cpu (default) or cuda\n"
+		"  --iters N         timed iterations (default 20)\n"
+		"  --warmup N        iterations before timing (default 3)\n"
+		"  --scale F         workload width scale; use the scale the plan's profiles\n"
+		"                    were measured at (default: the scale of the run that\n"
+		"                    measured the plan's GPU in --db, else 1)\n"
+		"  --mem-limit SIZE  cpu: memory budget per rank (default: the GPU's catalog\n"
+		"                    memory); suffixes K, M, G\n"
+		"  --db FILE         profile database for the prediction rows (default: the\n"
+		"                    plan's \"profiles\" file)\n"
+		"  --out DIR         also write DIR/live.csv and DIR/summary.json\n"
+		"  -h, --help        this help\n"
+		"\n"
+		"Examples:\n"
+		"  hetbatch profile --backend cpu --models resnet50 --scale 0.02 --db cpu.db\n"
+		"  hetbatch profile --analytic --gpus cpu --models resnet50 --db cpu.db\n"
+		"  hetbatch plan --cluster cpu-2x2 --model resnet50 --gbs 128 --db cpu.db --json > p.json\n"
+		"  mpirun --oversubscribe -np 4 hetbatch live --plan p.json --scale 0.02\n"
+		"\n"
+		"Exit status: 0 ok, 1 runtime failure (a rank failed: the message names it),\n"
+		"2 usage error or a plan that does not fit (rank count, memory, names).\n");
+}
+
+/* The scale of the run that measured (gpu, model) in db, 0 if none. */
+static double measured_scale(const char *dbpath, const char *gpu, const char *model)
+{
+	struct hb_profdb *db = NULL;
+	struct hb_error err = { 0 };
+	struct hb_compute_row *rows = NULL;
+	struct hb_run_info run;
+	int n = 0, found = 0;
+	double scale = 0;
+
+	if (hb_path_exists(dbpath) && hb_profdb_open(dbpath, 1, &db, &err) == 0 &&
+	    hb_profdb_get_compute(db, gpu, model, &rows, &n, &err) == 0 && n > 0 && rows[0].run_id &&
+	    hb_profdb_get_run(db, rows[0].run_id, &run, &found, &err) == 0 && found)
+		scale = run.scale;
+	free(rows);
+	hb_profdb_close(db);
+	return scale;
+}
+
+static int write_outputs(const char *dir, const struct hb_live_plan *p, const struct hb_live_opts *o,
+			 const struct hb_live_result *r, struct hb_error *err)
+{
+	char path[4096], *buf;
+	size_t cap = 4096 + (size_t)r->nranks * 256, len = 0;
+	int rc;
+
+	if (hb_mkdir_p(dir, err) < 0)
+		return -1;
+	buf = malloc(cap);
+	if (!buf)
+		return hb_runtime_error(err, "live: out of memory");
+	len += (size_t)snprintf(buf + len, cap - len, "rank,node,gpu,n_vsw,n_ga,local_batch,predicted_s,measured_s,"
+				"compute_s,error\n");
+	for (int k = 0; k < r->nranks; k++) {
+		const struct hb_live_slot *s = &p->slots[k];
+
+		len += (size_t)snprintf(buf + len, cap - len, "%d,%s,%s,%d,%d,%d,%.9g,%.9g,%.9g,%.6f\n", k, s->node,
+					s->gpu, s->n_vsw, s->n_ga, s->local_bs, s->pred_iter_s, r->rank_iter_s[k],
+					r->rank_compute_s[k], r->rank_iter_s[k] / s->pred_iter_s - 1);
+	}
+	len += (size_t)snprintf(buf + len, cap - len, "critical,,,,,,%.9g,%.9g,,%.6f\n", p->pred_iter_s, r->critical_s,
+				r->critical_s / p->pred_iter_s - 1);
+	snprintf(path, sizeof(path), "%s/live.csv", dir);
+	rc = hb_write_file_atomic(path, buf, len, err);
+	if (rc == 0) {
+		len = (size_t)snprintf(buf, cap,
+				       "{\n  \"plan\": \"%s\",\n  \"method\": \"%s\",\n  \"model\": \"%s\",\n"
+				       "  \"ranks\": %d,\n  \"global_batch\": %ld,\n  \"scale\": %g,\n"
+				       "  \"warmup\": %d,\n  \"iters\": %d,\n  \"predicted_s\": %.9g,\n"
+				       "  \"measured_s\": %.9g,\n  \"error\": %.6f,\n  \"loss_first\": %.9g,\n"
+				       "  \"loss_last\": %.9g\n}\n",
+				       p->path, p->method, p->model, r->nranks, p->global_batch, o->scale, o->warmup,
+				       o->iters, p->pred_iter_s, r->critical_s, r->critical_s / p->pred_iter_s - 1,
+				       r->loss_first, r->loss_last);
+		snprintf(path, sizeof(path), "%s/summary.json", dir);
+		rc = hb_write_file_atomic(path, buf, len, err);
+	}
+	free(buf);
+	return rc;
+}
+
+static void print_table(const struct hb_live_plan *p, const struct hb_live_result *r)
+{
+	double sum = 0;
+
+	printf("live: %s, %s configuration (%s), %d ranks, global batch %ld, %s weight sync\n", p->model, p->method,
+	       p->config, r->nranks, p->global_batch, p->ows ? "overlapping" : "sequential");
+	printf("%-5s %-10s %-8s %4s %4s %6s %12s %12s %12s %8s\n", "rank", "node", "gpu", "vsw", "ga", "local",
+	       "pred_ms", "meas_ms", "compute_ms", "error");
+	for (int k = 0; k < r->nranks; k++) {
+		const struct hb_live_slot *s = &p->slots[k];
+		double e = r->rank_iter_s[k] / s->pred_iter_s - 1;
+
+		printf("%-5d %-10s %-8s %4d %4d %6d %12.3f %12.3f %12.3f %+7.1f%%\n", k, s->node, s->gpu, s->n_vsw,
+		       s->n_ga, s->local_bs, 1e3 * s->pred_iter_s, 1e3 * r->rank_iter_s[k], 1e3 * r->rank_compute_s[k],
+		       100 * e);
+		sum += fabs(e);
+	}
+	printf("%-5s %-10s %-8s %4s %4s %6s %12.3f %12.3f %12s %+7.1f%%\n", "crit", "", "", "", "", "",
+	       1e3 * p->pred_iter_s, 1e3 * r->critical_s, "", 100 * (r->critical_s / p->pred_iter_s - 1));
+	printf("mean absolute error over ranks %.1f %%; loss %.6g -> %.6g (rank 0)\n", 100 * sum / r->nranks,
+	       r->loss_first, r->loss_last);
+}
+
+int cmd_live(int argc, char **argv, struct hb_cli *cli)
+{
+	enum { OPT_PLAN = 256, OPT_METHOD, OPT_BACKEND, OPT_ITERS, OPT_WARMUP, OPT_SCALE, OPT_MEM, OPT_DB, OPT_OUT };
+	static const struct option opts[] = {
+		{ "plan", required_argument, NULL, OPT_PLAN },
+		{ "method", required_argument, NULL, OPT_METHOD },
+		{ "backend", required_argument, NULL, OPT_BACKEND },
+		{ "iters", required_argument, NULL, OPT_ITERS },
+		{ "warmup", required_argument, NULL, OPT_WARMUP },
+		{ "scale", required_argument, NULL, OPT_SCALE },
+		{ "mem-limit", required_argument, NULL, OPT_MEM },
+		{ "db", required_argument, NULL, OPT_DB },
+		{ "out", required_argument, NULL, OPT_OUT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *plan_path = NULL, *method = "iidp", *dbpath = NULL, *out = NULL;
+	struct hb_live_opts o = { .backend = "cpu", .iters = 20, .warmup = 3, .seed = cli->seed };
+	struct hb_live_plan p = { 0 };
+	struct hb_live_result r;
+	struct hb_ar_team team;
+	struct hb_catalog cat = { 0 };
+	struct hb_error err = { 0 };
+	char host[64] = "unknown";
+	long v;
+	int c, rc;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_PLAN: plan_path = optarg; break;
+		case OPT_METHOD: method = optarg; break;
+		case OPT_BACKEND: o.backend = optarg; break;
+		case OPT_ITERS:
+			if (hb_parse_long_range(optarg, 1, 1000000, &v) < 0)
+				return hb_cli_usage(cli, "live", "--iters '%s': an integer in 1..1000000", optarg);
+			o.iters = (int)v;
+			break;
+		case OPT_WARMUP:
+			if (hb_parse_long_range(optarg, 0, 100000, &v) < 0)
+				return hb_cli_usage(cli, "live", "--warmup '%s': an integer in 0..100000", optarg);
+			o.warmup = (int)v;
+			break;
+		case OPT_SCALE:
+			if (hb_parse_double(optarg, &o.scale) < 0 || !(o.scale > 0 && o.scale <= 1))
+				return hb_cli_usage(cli, "live", "--scale '%s': a number in (0, 1]", optarg);
+			break;
+		case OPT_MEM:
+			if (hb_parse_size(optarg, &o.mem_limit) < 0)
+				return hb_cli_usage(cli, "live", "--mem-limit '%s': a positive size such as 512M or 4G",
+						    optarg);
+			break;
+		case OPT_DB: dbpath = optarg; break;
+		case OPT_OUT: out = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default:
+			return hb_cli_usage(cli, "live", "unknown option or missing value: '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return hb_cli_usage(cli, "live", "unexpected argument '%s'", argv[optind]);
+	if (!plan_path)
+		return hb_cli_usage(cli, "live", "--plan FILE is required");
+	if (strcmp(o.backend, "cpu") != 0 && strcmp(o.backend, "cuda") != 0)
+		return hb_cli_usage(cli, "live", "--backend '%s': cpu or cuda", o.backend);
+	if (hb_live_plan_load(plan_path, method, &p, &err) < 0)
+		return hb_cli_fail(cli, &err);
+	if (!dbpath && p.profiles[0])
+		dbpath = p.profiles;
+	if (!(o.scale > 0)) {
+		o.scale = dbpath ? measured_scale(dbpath, p.slots[0].gpu, p.model) : 0;
+		if (!(o.scale > 0))
+			o.scale = 1;
+	}
+	if (hb_catalog_load_builtin(&cat, &err) < 0) {
+		hb_live_plan_free(&p);
+		return hb_cli_fail(cli, &err);
+	}
+	if (hb_ar_team_start(&team, &argc, &argv, &err) < 0) {
+		hb_catalog_free(&cat);
+		hb_live_plan_free(&p);
+		return hb_cli_fail(cli, &err);
+	}
+	gethostname(host, sizeof(host) - 1);
+	rc = hb_live_run(&team, &cat, &p, &o, &r, &err);
+	if (rc == 0 && team.rank == 0) {
+		print_table(&p, &r);
+		if (dbpath) {
+			struct hb_profdb *db = NULL;
+
+			rc = hb_profdb_open(dbpath, 0, &db, &err);
+			if (rc == 0)
+				rc = hb_live_store(db, &p, &o, &r, host, &err);
+			hb_profdb_close(db);
+			if (rc == 0)
+				printf("prediction rows: %s\n", dbpath);
+		}
+		if (rc == 0 && out && (rc = write_outputs(out, &p, &o, &r, &err)) == 0)
+			printf("results: %s/live.csv, %s/summary.json\n", out, out);
+	}
+	rc = hb_ar_team_agree(&team, rc, &err);
+	hb_ar_team_end(&team);
+	hb_catalog_free(&cat);
+	hb_live_plan_free(&p);
+	if (rc < 0)
+		return team.rank == 0 ? hb_cli_fail(cli, &err) : (err.code == HB_EINPUT ? 2 : 1);
+	return 0;
+}

@@ -1,0 +1,327 @@
+/*
+ * live.c: one rank of a live run (live.h).
+ *
+ * The VSWs of a micro-step run on threads (one per VSW, each with its own
+ * stream), joined before the next micro-step; the main thread does the
+ * aggregation, the bucketed all-reduce and the optimizer, as IIDP's main
+ * VSW does.  In this version the all-reduce of the buckets starts when the
+ * last micro-step's backward has finished on every VSW (a bucket is ready
+ * only when every VSW has filled it), not while backward runs: the perf
+ * model overlaps all buckets but the last with backward, so the measured
+ * time includes that exposed communication.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "live.h"
+#include "progress.h"      /* defines: hb_now */
+#include "strutil.h"
+#include "workload.h"
+
+struct vsw_job {
+	struct hb_wl_state *st;
+	const struct hb_device_ops *ops;
+	struct hb_stream *stream;
+	int vsw;
+	long batch;              /* data batch index */
+	int accumulate;
+	int rc;
+	struct hb_error err;
+};
+
+static void *vsw_step(void *arg)
+{
+	struct vsw_job *j = arg;
+
+	j->rc = hb_wl_data(j->st, j->vsw, j->batch, &j->err);
+	if (j->rc == 0)
+		j->rc = hb_wl_forward(j->st, j->vsw, &j->err);
+	if (j->rc == 0)
+		j->rc = hb_wl_backward_acc(j->st, j->vsw, j->accumulate, &j->err);
+	if (j->rc == 0)
+		j->rc = j->ops->stream_sync(j->stream, &j->err);
+	return NULL;
+}
+
+/* One micro-step on every VSW, in parallel. */
+static int micro_step(struct hb_wl_state *st, const struct hb_device_ops *ops, struct hb_stream **streams, int n,
+		      long batch, int accumulate, struct hb_error *err)
+{
+	struct vsw_job jobs[64];
+	pthread_t th[64];
+	int started = 0, rc = 0;
+
+	for (int i = 0; i < n; i++) {
+		jobs[i] = (struct vsw_job){ .st = st, .ops = ops, .stream = streams[i], .vsw = i, .batch = batch,
+					    .accumulate = accumulate };
+		if (i > 0 && pthread_create(&th[i], NULL, vsw_step, &jobs[i]) != 0) {
+			jobs[i].rc = hb_runtime_error(&jobs[i].err, "live: cannot start VSW thread %d", i);
+			break;
+		}
+		started = i + 1;
+	}
+	if (started >= 1)
+		vsw_step(&jobs[0]);
+	for (int i = 1; i < started; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < n && rc == 0; i++)
+		if (jobs[i].rc < 0) {
+			*err = jobs[i].err;
+			rc = -1;
+		}
+	return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct rank_ctx {
+	const struct hb_ar_team *t;
+	const struct hb_live_plan *p;
+	const struct hb_live_opts *o;
+	const struct hb_live_slot *slot;
+	const struct hb_device_ops *ops;
+	struct hb_device *dev;
+	struct hb_stream *streams[64];
+	struct hb_wl_state *st;
+	struct hb_workload w;
+	double *iter_s, *compute_s;  /* per timed iteration */
+	double loss_first, loss_last;
+};
+
+/* Bucket k's slice of the parameter buffer: buckets fill from the end
+ * (reduction order); the first bucket of the forward order (the last
+ * reduced) also takes the alignment padding at the buffer's start. */
+static void bucket_slice(const struct hb_workload *w, long nfloats, int k, long *off, long *n)
+{
+	long end = nfloats, start;
+
+	for (int i = 0; i < k; i++)
+		end -= (long)(w->buckets[i] / 4);
+	start = k == w->nbuckets - 1 ? 0 : end - (long)(w->buckets[k] / 4);
+	if (start < 0)
+		start = 0;
+	*off = start;
+	*n = end - start;
+}
+
+static int one_iteration(struct rank_ctx *c, long it, double *iter_s, double *compute_s, struct hb_error *err)
+{
+	const struct hb_live_slot *s = c->slot;
+	long nfloats = hb_wl_param_floats(c->st), step = hb_wl_step(c->st) + 1;
+	float *g = hb_wl_grads_device(c->st, 0);
+	/* this rank's share of the global mean: its micro-batch means carry
+	 * local_bs samples each out of global_batch */
+	float share = (float)s->local_bs / (float)c->p->global_batch;
+	double t0 = hb_now(), t1;
+
+	for (int ga = 0; ga <= s->n_ga; ga++)
+		if (micro_step(c->st, c->ops, c->streams, s->n_vsw, it * (s->n_ga + 1) + ga, ga > 0, err) < 0)
+			return -1;
+	if (hb_wl_aggregate(c->st, err) < 0 ||
+	    c->ops->kernel(c->streams[0], &(struct hb_kernel){ .op = HB_K_SCALE, .y = g, .n = nfloats, .a = share },
+			   err) < 0 ||
+	    c->ops->stream_sync(c->streams[0], err) < 0)
+		return -1;
+	t1 = hb_now();
+	for (int k = 0; k < c->w.nbuckets; k++) {
+		long off, n;
+
+		bucket_slice(&c->w, nfloats, k, &off, &n);
+		hb_ar_team_sum_floats(c->t, g + off, n);
+		if (c->p->ows && hb_wl_update_range(c->st, off, n, 1.0f, step, err) < 0)
+			return -1;
+	}
+	if (!c->p->ows && hb_wl_update_range(c->st, 0, nfloats, 1.0f, step, err) < 0)
+		return -1;
+	if (c->ops->stream_sync(c->streams[0], err) < 0)
+		return -1;
+	for (int i = 1; i < s->n_vsw; i++)
+		if (hb_wl_copy(c->st, i, err) < 0 || c->ops->stream_sync(c->streams[i], err) < 0)
+			return -1;
+	*iter_s = hb_now() - t0;
+	*compute_s = t1 - t0;
+	return 0;
+}
+
+static int rank_setup(struct rank_ctx *c, const struct hb_catalog *cat, struct hb_error *err)
+{
+	const struct hb_model *m = hb_catalog_model(cat, c->p->model);
+	const struct hb_gpu *g = hb_catalog_gpu(cat, c->slot->gpu);
+	struct hb_device_config cfg = { .index = c->t->local_rank, .mem_limit_bytes = c->o->mem_limit };
+	const char *why = NULL;
+	int rc;
+
+	if (!m)
+		return hb_input_error(err, "%s: model '%s' is not in the catalog", c->p->path, c->p->model);
+	if (!g)
+		return hb_input_error(err, "%s: GPU '%s' of node %s is not in the catalog", c->p->path, c->slot->gpu,
+				      c->slot->node);
+	c->ops = hb_device_backend(c->o->backend);
+	if (!c->ops)
+		return hb_input_error(err, "--backend '%s': not built into this hetbatch (%s)", c->o->backend,
+				      hb_device_backend_names());
+	if (!c->ops->available(&why))
+		return hb_runtime_error(err, "%s", why ? why : "backend not available");
+	if (strcmp(c->ops->name, "cpu") == 0 && !(cfg.mem_limit_bytes > 0))
+		cfg.mem_limit_bytes = g->mem_bytes;
+	if (c->slot->n_vsw > 64)
+		return hb_input_error(err, "node %s: %d VSWs (at most 64)", c->slot->node, c->slot->n_vsw);
+	if (hb_workload_build(m, c->o->scale, &c->w, err) < 0)
+		return -1;
+	if (c->ops->open(&cfg, &c->dev, err) < 0)
+		return -1;
+	for (int i = 0; i < c->slot->n_vsw; i++)
+		if (c->ops->stream_create(c->dev, &c->streams[i], err) < 0)
+			return -1;
+	/* The same seed on every rank: identical initial weights, as DDP
+	 * broadcasts them; the data seed differs per rank. */
+	rc = hb_wl_state_create(c->ops, c->dev, &c->w, c->slot->local_bs, c->slot->n_vsw, c->streams,
+				c->o->seed, &c->st, err);
+	if (rc == 0)
+		hb_wl_set_data_seed(c->st, c->o->seed * 0x9E3779B97F4A7C15ull + (uint64_t)c->t->rank + 1);
+	if (rc == HB_DEV_NOMEM)
+		return hb_input_error(err, "node %s (rank %d): %d VSWs at local batch %d of %s do not fit the "
+				      "device's %.0f MiB", c->slot->node, c->t->rank, c->slot->n_vsw,
+				      c->slot->local_bs, c->p->model, cfg.mem_limit_bytes / 1048576.0);
+	return rc;
+}
+
+static void rank_teardown(struct rank_ctx *c)
+{
+	hb_wl_state_free(c->st);
+	for (int i = 0; i < 64; i++)
+		if (c->streams[i])
+			c->ops->stream_destroy(c->streams[i]);
+	if (c->dev)
+		c->ops->close(c->dev);
+	hb_workload_free(&c->w);
+	free(c->iter_s);
+	free(c->compute_s);
+}
+
+int hb_live_run(const struct hb_ar_team *t, const struct hb_catalog *cat, const struct hb_live_plan *p,
+		const struct hb_live_opts *o, struct hb_live_result *r, struct hb_error *err)
+{
+	struct rank_ctx c = { .t = t, .p = p, .o = o };
+	double *all_iter = NULL, *all_comp = NULL, *crit = NULL;
+	int rc = 0, n = o->iters;
+
+	memset(r, 0, sizeof(*r));
+	if (t->size != p->nslots)
+		rc = hb_input_error(err, "%s: the %s configuration has %d GPUs; run it with mpirun -np %d (this run "
+				    "has %d rank%s)", p->path, p->method, p->nslots, p->nslots, t->size,
+				    t->size == 1 ? "" : "s");
+	else if (p->nslots > HB_LIVE_MAX_RANKS || o->iters < 1 || o->warmup < 0)
+		rc = hb_input_error(err, "live: %d ranks (at most %d), %d iterations (>= 1)", p->nslots,
+				    HB_LIVE_MAX_RANKS, o->iters);
+	if (rc == 0) {
+		c.slot = &p->slots[t->rank];
+		c.iter_s = calloc((size_t)n, sizeof(double));
+		c.compute_s = calloc((size_t)n, sizeof(double));
+		if (!c.iter_s || !c.compute_s)
+			rc = hb_runtime_error(err, "live: out of memory");
+	}
+	if (rc == 0)
+		rc = rank_setup(&c, cat, err);
+	if (hb_ar_team_agree(t, rc, err) < 0)
+		goto out;
+	for (long it = 0; it < o->warmup + o->iters; it++) {
+		double is = 0, cs = 0;
+
+		rc = one_iteration(&c, it, &is, &cs, err);
+		if (rc == 0 && (it == 0 || it == o->warmup + o->iters - 1) && t->rank == 0)
+			rc = hb_wl_loss(c.st, 0, it == 0 ? &c.loss_first : &c.loss_last, err);
+		/* A failed rank stops the others before the next all-reduce. */
+		if (hb_ar_team_agree(t, rc, err) < 0)
+			goto out;
+		if (it >= o->warmup) {
+			c.iter_s[it - o->warmup] = is;
+			c.compute_s[it - o->warmup] = cs;
+		}
+	}
+	all_iter = calloc((size_t)n * t->size, sizeof(double));
+	all_comp = calloc((size_t)n * t->size, sizeof(double));
+	crit = calloc((size_t)n, sizeof(double));
+	if (!all_iter || !all_comp || !crit) {
+		rc = hb_runtime_error(err, "live: out of memory");
+		goto out;
+	}
+	hb_ar_team_gather(t, c.iter_s, n, all_iter);
+	hb_ar_team_gather(t, c.compute_s, n, all_comp);
+	if (t->rank == 0) {
+		r->nranks = t->size;
+		for (int i = 0; i < n; i++)
+			for (int k = 0; k < t->size; k++)
+				crit[i] = fmax(crit[i], all_iter[k * n + i]);
+		for (int k = 0; k < t->size; k++) {
+			r->rank_iter_s[k] = median(all_iter + k * n, n);
+			r->rank_compute_s[k] = median(all_comp + k * n, n);
+		}
+		r->critical_s = median(crit, n);
+		r->loss_first = c.loss_first;
+		r->loss_last = c.loss_last;
+		r->params = c.w.params;
+		r->flops_per_sample = c.w.flops_per_sample;
+	}
+	rc = 0;
+out:
+	free(all_iter);
+	free(all_comp);
+	free(crit);
+	rank_teardown(&c);
+	return rc < 0 ? -1 : 0;
+}
+
+int hb_live_store(struct hb_profdb *db, const struct hb_live_plan *p, const struct hb_live_opts *o,
+		  const struct hb_live_result *r, const char *host, struct hb_error *err)
+{
+	struct hb_run_info run = { 0 };
+	int64_t run_id = 0;
+	char cfg[1024];
+
+	hb_strlcpy(run.kind, "live", sizeof(run.kind));
+	hb_strlcpy(run.host, host, sizeof(run.host));
+	hb_strlcpy(run.backend, o->backend, sizeof(run.backend));
+	hb_strlcpy(run.device, o->backend, sizeof(run.device));
+	hb_strlcpy(run.gpu, p->nslots ? p->slots[0].gpu : "", sizeof(run.gpu));
+	run.scale = o->scale;
+	snprintf(run.notes, sizeof(run.notes), "plan %.150s, method %.15s, %d ranks, warm-up %d, timed %d", p->path,
+		 p->method, r->nranks, o->warmup, o->iters);
+	if (hb_profdb_begin(db, err) < 0)
+		return -1;
+	if (hb_profdb_add_run(db, &run, &run_id, err) < 0)
+		goto fail;
+	for (int k = 0; k < r->nranks; k++) {
+		const struct hb_live_slot *s = &p->slots[k];
+
+		snprintf(cfg, sizeof(cfg), "{\"method\":\"%s\",\"rank\":%d,\"node\":\"%s\",\"gpu\":\"%s\",\"n_vsw\":%d,"
+			 "\"n_ga\":%d,\"local_batch\":%d,\"global_batch\":%ld}", p->method, k, s->node, s->gpu,
+			 s->n_vsw, s->n_ga, s->local_bs, p->global_batch);
+		if (hb_profdb_put_prediction(db, run_id, p->model, cfg, s->pred_iter_s, r->rank_iter_s[k], err) < 0)
+			goto fail;
+	}
+	snprintf(cfg, sizeof(cfg), "{\"method\":\"%s\",\"critical_path\":true,\"ranks\":%d,\"global_batch\":%ld,"
+		 "\"weight_sync\":\"%s\"}", p->method, r->nranks, p->global_batch, p->ows ? "overlap" : "sequential");
+	if (hb_profdb_put_prediction(db, run_id, p->model, cfg, p->pred_iter_s, r->critical_s, err) < 0)
+		goto fail;
+	return hb_profdb_commit(db, err);
+fail:
+	hb_profdb_rollback(db);
+	return -1;
+}

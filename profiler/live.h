@@ -1,0 +1,96 @@
+/*
+ * live.h: execute a plan on real devices (`mpirun -np N hetbatch live`).
+ *
+ * A plan (`hetbatch plan --json`, docs/plan-format.md) becomes one slot per
+ * GPU; MPI rank r runs slot r, so on one host a plan's nodes are groups of
+ * consecutive ranks and a two-node plan runs on this machine.  Each rank
+ * runs IIDP's iteration (notes/jabas.md 1):
+ *   for each of the n_ga + 1 micro-steps, its n_vsw VSWs (threads with
+ *   their own streams) each load a batch of local_bs samples, run forward
+ *   and backward, accumulating into their own gradient buffers;
+ *   the VSWs' gradients are summed into the main VSW's (local aggregation);
+ *   the sum is scaled by local_bs / global batch, so the sum over ranks is
+ *   the global mean gradient (equal local batches: 1 / decoupled workers;
+ *   OptPerf's unequal ones: weighted by samples);
+ *   each gradient bucket, in reduction order, is summed over the ranks
+ *   (MPI on cpu); with overlapping weight sync (OWS) the optimizer updates
+ *   that bucket's parameters as soon as its all-reduce ends, with
+ *   sequential weight sync (SWS) after the last one;
+ *   the main VSW's weights are copied to the other VSWs.
+ * DDP and OptPerf rows of a plan run the same way with one VSW per GPU.
+ *
+ * Every rank times its iterations; rank 0 gathers them and reports, per
+ * rank and for the critical path (the slowest rank in each iteration),
+ * the median measured time beside the plan's prediction, and writes them
+ * into the profile database's `prediction` table and a results directory.
+ */
+#ifndef HB_LIVE_H
+#define HB_LIVE_H
+
+#include <stdint.h>
+
+#include "allreduce.h"
+#include "catalog.h"
+#include "error.h"
+#include "profdb.h"
+
+/* One GPU of the plan: what its rank runs and what the plan predicts. */
+struct hb_live_slot {
+	char node[HB_NAME_MAX];
+	char gpu[HB_NAME_MAX];   /* catalog GPU type */
+	int n_vsw;               /* VSWs on this GPU */
+	int n_ga;                /* extra gradient-accumulation micro-steps */
+	int local_bs;            /* samples per VSW micro-batch */
+	double pred_iter_s;      /* the plan's predicted iteration time for this GPU */
+};
+
+struct hb_live_plan {
+	char path[512];          /* the plan file, for messages */
+	char method[16];         /* "iidp", "ddp", "optperf" */
+	char model[HB_NAME_MAX];
+	char cluster[HB_NAME_MAX];
+	char profiles[512];      /* the database the plan's prediction used */
+	char config[512];        /* the plan's own notation of the configuration */
+	long global_batch;       /* samples per iteration over all ranks */
+	int ows;                 /* 1: overlapping weight sync */
+	double pred_iter_s;      /* predicted iteration time (critical path) */
+	struct hb_live_slot *slots; /* owned, one per GPU, rank order */
+	int nslots;
+};
+
+/* Read `method`'s configuration of a plan file.  Errors name the file and
+ * the field. */
+int hb_live_plan_load(const char *path, const char *method, struct hb_live_plan *p, struct hb_error *err);
+void hb_live_plan_free(struct hb_live_plan *p);
+
+struct hb_live_opts {
+	const char *backend;     /* "cpu" or "cuda" */
+	double scale;            /* workload width scale (as the profiles were measured) */
+	int warmup, iters;       /* iterations not timed, timed */
+	uint64_t seed;
+	double mem_limit;        /* cpu: budget per rank (0: the slot GPU's catalog memory) */
+};
+
+#define HB_LIVE_MAX_RANKS 256
+
+struct hb_live_result {
+	int nranks;
+	double rank_iter_s[HB_LIVE_MAX_RANKS];    /* median measured iteration per rank (rank 0 only) */
+	double rank_compute_s[HB_LIVE_MAX_RANKS]; /* median time to the first all-reduce (its own work) */
+	double critical_s;                        /* median over iterations of the slowest rank's time */
+	double loss_first, loss_last;             /* rank 0, VSW 0: after the first and last iteration */
+	double params;                            /* workload parameters */
+	double flops_per_sample;
+};
+
+/* Run the plan on every rank of t (world size must equal p->nslots).
+ * Every rank returns the same status. */
+int hb_live_run(const struct hb_ar_team *t, const struct hb_catalog *cat, const struct hb_live_plan *p,
+		const struct hb_live_opts *o, struct hb_live_result *r, struct hb_error *err);
+
+/* Rank 0: the prediction rows (one per rank and one for the critical path,
+ * under a run row of kind "live") in one transaction. */
+int hb_live_store(struct hb_profdb *db, const struct hb_live_plan *p, const struct hb_live_opts *o,
+		  const struct hb_live_result *r, const char *host, struct hb_error *err);
+
+#endif
