@@ -1,0 +1,170 @@
+/*
+ * test_live.c: `mpirun -np 4 hetbatch live --plan PLAN.json` on the cpu
+ * backend: a two-node plan with 2 + 2 ranks and different VSW and GA
+ * counts per node runs, its loss falls, its prediction rows (one per rank
+ * and one for the critical path) and its results files exist; DDP and
+ * OptPerf rows of a planner-written plan run too; a rank count that does
+ * not match the plan, a missing or malformed plan and an unknown method
+ * are refused before anything runs.
+ *
+ * Skipped (77) where mpirun cannot start two processes here.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "cli_run.h"
+
+static char db[600];
+static const char *flags;
+
+static double q1(const char *sql)
+{
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	double v = NAN;
+
+	assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return v;
+}
+
+/* `mpirun -np N hetbatch ARGS` in tmpdir; the exit status. */
+static int mpirun(int np, const char *args)
+{
+	char cmd[4096];
+	int st;
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && OMPI_MCA_plm_rsh_agent= ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 timeout 300 mpirun "
+		 "-np %d %s '%s' %s >'%s' 2>'%s'", tmpdir, np, flags, exe, args, outf, errf);
+	st = system(cmd);
+	assert_true(st != -1 && WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+/* node0: 2 GPUs with 2 VSWs each; node1: 2 GPUs with 1 VSW and 1 extra GA
+ * step; local batch 16: 2 x 16 x 2 + 2 x 16 x 2 = 128 samples. */
+static const char plan_2x2[] =
+	"{\"format\": \"hetbatch-plan/1\", \"cluster\": \"cpu-2x2\", \"model\": \"cifar10\","
+	" \"profiles\": \"cpu.db\","
+	" \"iidp\": {\"found\": true, \"global_batch\": 128, \"local_batch\": 16, \"workers_per_group\": 4,"
+	"  \"weight_sync\": \"overlap\", \"iter_s\": 0.05, \"config\": \"hand-written\","
+	"  \"pairs\": [{\"node\": \"node0\", \"gpu\": \"cpu\", \"n_vsw\": 2, \"n_ga\": 0, \"iter_s\": 0.05},"
+	"             {\"node\": \"node1\", \"gpu\": \"cpu\", \"n_vsw\": 1, \"n_ga\": 1, \"iter_s\": 0.05}]}}";
+
+static void test_two_node_plan(void **state)
+{
+	size_t len;
+	char *out, *sum;
+	double first, last;
+	int rc;
+
+	(void)state;
+	write_file("p2x2.json", plan_2x2);
+	rc = mpirun(4, "live --plan p2x2.json --scale 0.05 --iters 6 --warmup 1 --db cpu.db --out res");
+	out = slurp(outf, &len);
+	if (rc != 0)
+		fail_msg("exit %d\n%s\n%s", rc, out, slurp(errf, &len));
+	assert_non_null(strstr(out, "node0"));
+	assert_non_null(strstr(out, "crit"));
+	free(out);
+	assert_true(q1("SELECT count(*) FROM run WHERE kind = 'live'") == 1);
+	assert_true(q1("SELECT count(*) FROM prediction") == 5);
+	assert_true(q1("SELECT count(*) FROM prediction WHERE measured_s > 0 AND predicted_s = 0.05") == 5);
+	assert_true(q1("SELECT count(*) FROM prediction WHERE config_json LIKE '%\"n_vsw\":2%'") == 2);
+	assert_true(q1("SELECT count(*) FROM prediction WHERE config_json LIKE '%\"n_ga\":1%'") == 2);
+	assert_true(exists_in("res", "live.csv"));
+	sum = slurp_in("res", "summary.json", &len);
+	assert_int_equal(sscanf(strstr(sum, "\"loss_first\":"), "\"loss_first\": %lf", &first), 1);
+	assert_int_equal(sscanf(strstr(sum, "\"loss_last\":"), "\"loss_last\": %lf", &last), 1);
+	if (!(last < first))
+		fail_msg("loss did not fall: %g -> %g", first, last);
+	free(sum);
+	assert_no_temporaries("res");
+}
+
+/* The planner's own plan: its IIDP, DDP and OptPerf rows all run. */
+static void test_planner_rows(void **state)
+{
+	size_t len;
+	char cmd[1024];
+	int rc;
+
+	(void)state;
+	assert_int_equal(run("profile --backend cpu --models cifar10 --scale 0.05 --local-bs 16,32 --iters 2 "
+			     "--warmup 0 --max-vsw 2 --db cpu.db"), 0);
+	assert_int_equal(run("profile --analytic --gpus cpu --models cifar10 --db cpu.db"), 0);
+	rc = run("plan --cluster cpu-2x2 --model cifar10 --gbs 128 --db cpu.db --json");
+	if (rc != 0)
+		fail_msg("plan exit %d\n%s", rc, slurp(errf, &len));
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/plan.json'", outf, tmpdir);
+	assert_int_equal(system(cmd), 0);
+	rc = mpirun(4, "live --plan plan.json --iters 3 --warmup 1");
+	if (rc != 0)
+		fail_msg("iidp exit %d\n%s", rc, slurp(errf, &len));
+	rc = mpirun(4, "live --plan plan.json --method ddp --iters 3 --warmup 1");
+	if (rc != 0)
+		fail_msg("ddp exit %d\n%s", rc, slurp(errf, &len));
+	rc = mpirun(4, "live --plan plan.json --method optperf --iters 3 --warmup 1");
+	if (rc != 0)
+		fail_msg("optperf exit %d\n%s", rc, slurp(errf, &len));
+}
+
+static void test_refused(void **state)
+{
+	size_t len;
+	char *err;
+
+	(void)state;
+	write_file("p2x2.json", plan_2x2);
+	assert_int_equal(mpirun(2, "live --plan p2x2.json --scale 0.05 --iters 2"), 2);
+	err = slurp(errf, &len);
+	assert_non_null(strstr(err, "mpirun -np 4"));
+	free(err);
+	assert_int_equal(run("live --plan nope.json"), 2);
+	write_file("bad.json", "{\"format\": \"something-else\"}");
+	assert_int_equal(run("live --plan bad.json"), 2);
+	err = slurp(errf, &len);
+	assert_non_null(strstr(err, "format"));
+	free(err);
+	assert_int_equal(run("live --plan p2x2.json --method fastest"), 2);
+	assert_int_equal(run("live"), 2);
+	assert_int_equal(run("live --plan p2x2.json --iters 0"), 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_two_node_plan),
+		cmocka_unit_test(test_planner_rows),
+		cmocka_unit_test(test_refused),
+	};
+	int rc;
+
+	if (cli_setup("live") < 0)
+		return 77;
+	flags = getuid() == 0 ? "--oversubscribe --allow-run-as-root" : "--oversubscribe";
+	setenv("OMPI_MCA_plm_rsh_agent", "", 0);
+	if (system("command -v mpirun >/dev/null 2>&1 && OMPI_MCA_plm_rsh_agent= mpirun -np 2 --oversubscribe "
+		   "--allow-run-as-root true >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "mpirun cannot start two processes here: skipped\n");
+		cli_teardown();
+		return 77;
+	}
+	snprintf(db, sizeof(db), "%s/cpu.db", tmpdir);
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	cli_teardown();
+	return rc;
+}
