@@ -26,7 +26,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: mpirun -np N hetbatch live --plan PLAN.json [--method iidp|ddp|optperf]\n"
 		"                    [--backend cpu|cuda] [--iters N] [--warmup N] [--scale F]\n"
-		"                    [--mem-limit SIZE] [--db FILE] [--out DIR]\n"
+		"                    [--mem-limit SIZE] [--db FILE] [--out DIR] [--timeout S]\n"
 		"\n"
 		"Execute one configuration of a plan ('hetbatch plan --json') on real devices:\n"
 		"one MPI rank per GPU of the configuration (rank r takes the plan's r-th GPU,\n"
@@ -55,6 +55,11 @@ static void usage(FILE *out)
 		"  --db FILE         profile database for the prediction rows (default: the\n"
 		"                    plan's \"profiles\" file)\n"
 		"  --out DIR         also write DIR/live.csv and DIR/summary.json\n"
+		"  --timeout S       a rank that makes no progress for S seconds (it hangs, or\n"
+		"                    a peer died) names itself and its host and ends the\n"
+		"                    run with exit 1 (default 300; 0: never).  mpirun ends\n"
+		"                    the run at once when a rank dies; its own message names\n"
+		"                    the rank and host\n"
 		"  -h, --help        this help\n"
 		"\n"
 		"Examples:\n"
@@ -153,7 +158,8 @@ static void print_table(const struct hb_live_plan *p, const struct hb_live_resul
 
 int cmd_live(int argc, char **argv, struct hb_cli *cli)
 {
-	enum { OPT_PLAN = 256, OPT_METHOD, OPT_BACKEND, OPT_ITERS, OPT_WARMUP, OPT_SCALE, OPT_MEM, OPT_DB, OPT_OUT };
+	enum { OPT_PLAN = 256, OPT_METHOD, OPT_BACKEND, OPT_ITERS, OPT_WARMUP, OPT_SCALE, OPT_MEM, OPT_DB, OPT_OUT,
+	       OPT_TIMEOUT };
 	static const struct option opts[] = {
 		{ "plan", required_argument, NULL, OPT_PLAN },
 		{ "method", required_argument, NULL, OPT_METHOD },
@@ -164,11 +170,12 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		{ "mem-limit", required_argument, NULL, OPT_MEM },
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "out", required_argument, NULL, OPT_OUT },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *plan_path = NULL, *method = "iidp", *dbpath = NULL, *out = NULL;
-	struct hb_live_opts o = { .backend = "cpu", .iters = 20, .warmup = 3, .seed = cli->seed };
+	struct hb_live_opts o = { .backend = "cpu", .iters = 20, .warmup = 3, .seed = cli->seed, .timeout_s = 300 };
 	struct hb_live_plan p = { 0 };
 	struct hb_live_result r;
 	struct hb_ar_team team;
@@ -206,6 +213,10 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 			break;
 		case OPT_DB: dbpath = optarg; break;
 		case OPT_OUT: out = optarg; break;
+		case OPT_TIMEOUT:
+			if (hb_parse_double(optarg, &o.timeout_s) < 0 || o.timeout_s < 0)
+				return hb_cli_usage(cli, "live", "--timeout '%s': seconds, >= 0 (0: never)", optarg);
+			break;
 		case 'h': usage(stdout); return 0;
 		default:
 			return hb_cli_usage(cli, "live", "unknown option or missing value: '%s'", argv[optind - 1]);

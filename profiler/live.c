@@ -12,6 +12,8 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +92,107 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Watchdog: a rank that stops making progress (it hangs, or a peer died and
+ * it waits in an all-reduce forever) says so in one line naming itself and
+ * its host and exits non-zero; mpirun then ends the other ranks.  A thread
+ * per rank, woken every second; the rank beats at every phase. */
+
+struct watchdog {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	double last;             /* hb_now() of the last beat */
+	const char *phase;       /* what the rank was doing then */
+	long iter;
+	double timeout_s;        /* 0: off */
+	int stop, started;
+	int rank;
+	char host[64];
+};
+
+static void beat(struct watchdog *wd, const char *phase, long iter)
+{
+	if (!wd->started)
+		return;
+	pthread_mutex_lock(&wd->mu);
+	wd->last = hb_now();
+	wd->phase = phase;
+	wd->iter = iter;
+	pthread_mutex_unlock(&wd->mu);
+}
+
+static void *watch(void *arg)
+{
+	struct watchdog *wd = arg;
+
+	pthread_mutex_lock(&wd->mu);
+	while (!wd->stop) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&wd->cv, &wd->mu, &ts);
+		if (!wd->stop && hb_now() - wd->last > wd->timeout_s) {
+			fprintf(stderr, "hetbatch: error: live: rank %d on %s made no progress for %.0f s (iteration %ld, "
+				"%s): a rank died or hangs; stopping the run\n", wd->rank, wd->host, wd->timeout_s,
+				wd->iter, wd->phase);
+			fflush(stderr);
+			_exit(1);
+		}
+	}
+	pthread_mutex_unlock(&wd->mu);
+	return NULL;
+}
+
+static void watchdog_start(struct watchdog *wd, double timeout_s, int rank)
+{
+	memset(wd, 0, sizeof(*wd));
+	wd->timeout_s = timeout_s;
+	wd->rank = rank;
+	wd->phase = "setup";
+	if (gethostname(wd->host, sizeof(wd->host) - 1) != 0)
+		snprintf(wd->host, sizeof(wd->host), "unknown");
+	if (!(timeout_s > 0))
+		return;
+	pthread_mutex_init(&wd->mu, NULL);
+	pthread_cond_init(&wd->cv, NULL);
+	wd->last = hb_now();
+	wd->started = pthread_create(&wd->th, NULL, watch, wd) == 0;
+}
+
+static void watchdog_stop(struct watchdog *wd)
+{
+	if (!wd->started)
+		return;
+	pthread_mutex_lock(&wd->mu);
+	wd->stop = 1;
+	pthread_cond_signal(&wd->cv);
+	pthread_mutex_unlock(&wd->mu);
+	pthread_join(wd->th, NULL);
+	pthread_cond_destroy(&wd->cv);
+	pthread_mutex_destroy(&wd->mu);
+}
+
+/* Fault injection for tests of the above: HB_LIVE_FAULT=kill:RANK:ITER
+ * (the rank dies by SIGKILL) or hang:RANK:ITER (it stops forever) at the
+ * start of that iteration. */
+static void inject_fault(int rank, long iter)
+{
+	const char *f = getenv("HB_LIVE_FAULT");
+	char kind[8];
+	int r;
+	long it;
+
+	if (!f || sscanf(f, "%7[a-z]:%d:%ld", kind, &r, &it) != 3 || r != rank || it != iter)
+		return;
+	if (strcmp(kind, "kill") == 0)
+		raise(SIGKILL);
+	if (strcmp(kind, "hang") == 0)
+		for (;;)
+			pause();
+}
+
 struct rank_ctx {
 	const struct hb_ar_team *t;
 	const struct hb_live_plan *p;
@@ -102,6 +205,7 @@ struct rank_ctx {
 	struct hb_workload w;
 	double *iter_s, *compute_s;  /* per timed iteration */
 	double loss_first, loss_last;
+	struct watchdog wd;
 };
 
 /* Bucket k's slice of the parameter buffer: buckets fill from the end
@@ -130,6 +234,7 @@ static int one_iteration(struct rank_ctx *c, long it, double *iter_s, double *co
 	float share = (float)s->local_bs / (float)c->p->global_batch;
 	double t0 = hb_now(), t1;
 
+	beat(&c->wd, "forward/backward", it);
 	for (int ga = 0; ga <= s->n_ga; ga++)
 		if (micro_step(c->st, c->ops, c->streams, s->n_vsw, it * (s->n_ga + 1) + ga, ga > 0, err) < 0)
 			return -1;
@@ -139,6 +244,7 @@ static int one_iteration(struct rank_ctx *c, long it, double *iter_s, double *co
 	    c->ops->stream_sync(c->streams[0], err) < 0)
 		return -1;
 	t1 = hb_now();
+	beat(&c->wd, "gradient all-reduce", it);
 	for (int k = 0; k < c->w.nbuckets; k++) {
 		long off, n;
 
@@ -237,6 +343,7 @@ int hb_live_run(const struct hb_ar_team *t, const struct hb_catalog *cat, const 
 		if (!c.iter_s || !c.compute_s)
 			rc = hb_runtime_error(err, "live: out of memory");
 	}
+	watchdog_start(&c.wd, o->timeout_s, t->rank);
 	if (rc == 0)
 		rc = rank_setup(&c, cat, err);
 	if (hb_ar_team_agree(t, rc, err) < 0)
@@ -244,6 +351,7 @@ int hb_live_run(const struct hb_ar_team *t, const struct hb_catalog *cat, const 
 	for (long it = 0; it < o->warmup + o->iters; it++) {
 		double is = 0, cs = 0;
 
+		inject_fault(t->rank, it);
 		rc = one_iteration(&c, it, &is, &cs, err);
 		if (rc == 0 && (it == 0 || it == o->warmup + o->iters - 1) && t->rank == 0)
 			rc = hb_wl_loss(c.st, 0, it == 0 ? &c.loss_first : &c.loss_last, err);
@@ -262,6 +370,7 @@ int hb_live_run(const struct hb_ar_team *t, const struct hb_catalog *cat, const 
 		rc = hb_runtime_error(err, "live: out of memory");
 		goto out;
 	}
+	beat(&c.wd, "gathering times", o->warmup + o->iters);
 	hb_ar_team_gather(t, c.iter_s, n, all_iter);
 	hb_ar_team_gather(t, c.compute_s, n, all_comp);
 	if (t->rank == 0) {
@@ -281,6 +390,7 @@ int hb_live_run(const struct hb_ar_team *t, const struct hb_catalog *cat, const 
 	}
 	rc = 0;
 out:
+	watchdog_stop(&c.wd);
 	free(all_iter);
 	free(all_comp);
 	free(crit);

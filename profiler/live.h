@@ -69,6 +69,7 @@ struct hb_live_opts {
 	int warmup, iters;       /* iterations not timed, timed */
 	uint64_t seed;
 	double mem_limit;        /* cpu: budget per rank (0: the slot GPU's catalog memory) */
+	double timeout_s;        /* a rank without progress for this long ends the run (0: never) */
 };
 
 #define HB_LIVE_MAX_RANKS 256

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -122,6 +123,58 @@ static void test_planner_rows(void **state)
 		fail_msg("optperf exit %d\n%s", rc, slurp(errf, &len));
 }
 
+/* One pair: 2 ranks, 1 VSW each. */
+static const char plan_pair[] =
+	"{\"format\": \"hetbatch-plan/1\", \"cluster\": \"cpu-2x2\", \"model\": \"cifar10\","
+	" \"iidp\": {\"found\": true, \"global_batch\": 32, \"local_batch\": 16, \"workers_per_group\": 1,"
+	"  \"weight_sync\": \"sequential\", \"iter_s\": 0.05,"
+	"  \"pairs\": [{\"node\": \"node0\", \"gpu\": \"cpu\", \"n_vsw\": 1, \"n_ga\": 0, \"iter_s\": 0.05}]}}";
+
+/* A rank that hangs: every rank's watchdog ends the run within the
+ * timeout, the hung one naming itself, its host and where it stopped. */
+static void test_hung_rank(void **state)
+{
+	size_t len;
+	char *err;
+	double t0;
+	int rc;
+
+	(void)state;
+	write_file("pair.json", plan_pair);
+	t0 = (double)time(NULL);
+	setenv("HB_LIVE_FAULT", "hang:1:3", 1);
+	rc = mpirun(2, "live --plan pair.json --scale 0.05 --iters 100 --warmup 0 --timeout 3");
+	unsetenv("HB_LIVE_FAULT");
+	assert_true(rc != 0);
+	assert_true((double)time(NULL) - t0 < 60);
+	err = slurp(errf, &len);
+	if (!strstr(err, "rank 1 on ") || !strstr(err, "no progress for 3 s"))
+		fail_msg("no clear message:\n%s", err);
+	free(err);
+}
+
+/* A rank killed by SIGKILL: mpirun ends the run, non-zero, naming it. */
+static void test_killed_rank(void **state)
+{
+	size_t len;
+	char *err;
+	double t0;
+	int rc;
+
+	(void)state;
+	write_file("pair.json", plan_pair);
+	t0 = (double)time(NULL);
+	setenv("HB_LIVE_FAULT", "kill:1:3", 1);
+	rc = mpirun(2, "live --plan pair.json --scale 0.05 --iters 100 --warmup 0 --timeout 10");
+	unsetenv("HB_LIVE_FAULT");
+	assert_true(rc != 0);
+	assert_true((double)time(NULL) - t0 < 60);
+	err = slurp(errf, &len);
+	if (!strstr(err, "rank 1") && !strstr(err, "rank 1 on "))
+		fail_msg("the message does not name rank 1:\n%s", err);
+	free(err);
+}
+
 static void test_refused(void **state)
 {
 	size_t len;
@@ -150,6 +203,8 @@ int main(void)
 		cmocka_unit_test(test_two_node_plan),
 		cmocka_unit_test(test_planner_rows),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_hung_rank),
+		cmocka_unit_test(test_killed_rank),
 	};
 	int rc;
 
