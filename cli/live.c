@@ -27,6 +27,7 @@ static void usage(FILE *out)
 		"usage: mpirun -np N hetbatch live --plan PLAN.json [--method iidp|ddp|optperf]\n"
 		"                    [--backend cpu|cuda] [--iters N] [--warmup N] [--scale F]\n"
 		"                    [--mem-limit SIZE] [--db FILE] [--out DIR] [--timeout S]\n"
+		"                    [--checkpoint DIR [--resume]]\n"
 		"\n"
 		"Execute one configuration of a plan ('hetbatch plan --json') on real devices:\n"
 		"one MPI rank per GPU of the configuration (rank r takes the plan's r-th GPU,\n"
@@ -60,6 +61,11 @@ static void usage(FILE *out)
 		"                    run with exit 1 (default 300; 0: never).  mpirun ends\n"
 		"                    the run at once when a rank dies; its own message names\n"
 		"                    the rank and host\n"
+		"  --checkpoint DIR  at the end, every rank writes DIR/rank-R.ckpt (weights,\n"
+		"                    optimizer state, step, iteration and data position,\n"
+		"                    atomically, with a checksum)\n"
+		"  --resume          continue from the checkpoints in --checkpoint DIR: the\n"
+		"                    same configuration continues bit-identically\n"
 		"  -h, --help        this help\n"
 		"\n"
 		"Examples:\n"
@@ -159,7 +165,7 @@ static void print_table(const struct hb_live_plan *p, const struct hb_live_resul
 int cmd_live(int argc, char **argv, struct hb_cli *cli)
 {
 	enum { OPT_PLAN = 256, OPT_METHOD, OPT_BACKEND, OPT_ITERS, OPT_WARMUP, OPT_SCALE, OPT_MEM, OPT_DB, OPT_OUT,
-	       OPT_TIMEOUT };
+	       OPT_TIMEOUT, OPT_CKPT, OPT_RESUME };
 	static const struct option opts[] = {
 		{ "plan", required_argument, NULL, OPT_PLAN },
 		{ "method", required_argument, NULL, OPT_METHOD },
@@ -171,6 +177,8 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "out", required_argument, NULL, OPT_OUT },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "checkpoint", required_argument, NULL, OPT_CKPT },
+		{ "resume", no_argument, NULL, OPT_RESUME },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -213,6 +221,8 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 			break;
 		case OPT_DB: dbpath = optarg; break;
 		case OPT_OUT: out = optarg; break;
+		case OPT_CKPT: o.ckpt_dir = optarg; break;
+		case OPT_RESUME: o.resume = 1; break;
 		case OPT_TIMEOUT:
 			if (hb_parse_double(optarg, &o.timeout_s) < 0 || o.timeout_s < 0)
 				return hb_cli_usage(cli, "live", "--timeout '%s': seconds, >= 0 (0: never)", optarg);
@@ -226,6 +236,8 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		return hb_cli_usage(cli, "live", "unexpected argument '%s'", argv[optind]);
 	if (!plan_path)
 		return hb_cli_usage(cli, "live", "--plan FILE is required");
+	if (o.resume && !o.ckpt_dir)
+		return hb_cli_usage(cli, "live", "--resume continues from --checkpoint DIR; give the directory");
 	if (strcmp(o.backend, "cpu") != 0 && strcmp(o.backend, "cuda") != 0)
 		return hb_cli_usage(cli, "live", "--backend '%s': cpu or cuda", o.backend);
 	if (hb_live_plan_load(plan_path, method, &p, &err) < 0)

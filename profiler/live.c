@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "device.h"
 #include "live.h"
 #include "progress.h"      /* defines: hb_now */
@@ -321,11 +322,52 @@ static void rank_teardown(struct rank_ctx *c)
 	free(c->compute_s);
 }
 
+/* What a checkpoint of this rank says about itself. */
+static void ckpt_meta(const struct rank_ctx *c, long iteration, struct hb_ckpt_meta *m)
+{
+	memset(m, 0, sizeof(*m));
+	hb_strlcpy(m->model, c->p->model, sizeof(m->model));
+	m->scale = c->o->scale;
+	m->local_bs = c->slot->local_bs;
+	m->n_vsw = c->slot->n_vsw;
+	m->nranks = c->t->size;
+	m->iteration = iteration;
+	m->data_pos = iteration;
+	m->seed = c->o->seed;
+	snprintf(m->config, sizeof(m->config), "%.40s %.180s", c->p->method, c->p->config);
+}
+
+/* Continue from DIR/rank-R.ckpt: weights on every VSW, optimizer state and
+ * step; the data stream restarts at the saved iteration (batches are a
+ * function of the iteration index and the rank's data seed). */
+static int resume(struct rank_ctx *c, long *first_it, struct hb_error *err)
+{
+	struct hb_ckpt_meta m;
+
+	ckpt_meta(c, 0, &m);
+	if (hb_ckpt_load(c->o->ckpt_dir, c->t->rank, c->st, &m, err) < 0)
+		return -1;
+	if (m.seed != c->o->seed)
+		return hb_input_error(err, "%s: checkpoint of seed %llu, this run has --seed %llu", c->o->ckpt_dir,
+				      (unsigned long long)m.seed, (unsigned long long)c->o->seed);
+	*first_it = m.iteration;
+	return 0;
+}
+
+static int save(struct rank_ctx *c, long iteration, struct hb_error *err)
+{
+	struct hb_ckpt_meta m;
+
+	ckpt_meta(c, iteration, &m);
+	return hb_ckpt_save(c->o->ckpt_dir, c->t->rank, c->st, &m, err);
+}
+
 int hb_live_run(const struct hb_ar_team *t, const struct hb_catalog *cat, const struct hb_live_plan *p,
 		const struct hb_live_opts *o, struct hb_live_result *r, struct hb_error *err)
 {
 	struct rank_ctx c = { .t = t, .p = p, .o = o };
 	double *all_iter = NULL, *all_comp = NULL, *crit = NULL;
+	long first_it = 0;
 	int rc = 0, n = o->iters;
 
 	memset(r, 0, sizeof(*r));
@@ -346,22 +388,31 @@ int hb_live_run(const struct hb_ar_team *t, const struct hb_catalog *cat, const 
 	watchdog_start(&c.wd, o->timeout_s, t->rank);
 	if (rc == 0)
 		rc = rank_setup(&c, cat, err);
+	if (rc == 0 && o->resume)
+		rc = resume(&c, &first_it, err);
 	if (hb_ar_team_agree(t, rc, err) < 0)
 		goto out;
-	for (long it = 0; it < o->warmup + o->iters; it++) {
+	for (long k = 0; k < o->warmup + o->iters; k++) {
+		long it = first_it + k;
 		double is = 0, cs = 0;
 
 		inject_fault(t->rank, it);
 		rc = one_iteration(&c, it, &is, &cs, err);
-		if (rc == 0 && (it == 0 || it == o->warmup + o->iters - 1) && t->rank == 0)
-			rc = hb_wl_loss(c.st, 0, it == 0 ? &c.loss_first : &c.loss_last, err);
+		if (rc == 0 && (k == 0 || k == o->warmup + o->iters - 1) && t->rank == 0)
+			rc = hb_wl_loss(c.st, 0, k == 0 ? &c.loss_first : &c.loss_last, err);
 		/* A failed rank stops the others before the next all-reduce. */
 		if (hb_ar_team_agree(t, rc, err) < 0)
 			goto out;
-		if (it >= o->warmup) {
-			c.iter_s[it - o->warmup] = is;
-			c.compute_s[it - o->warmup] = cs;
+		if (k >= o->warmup) {
+			c.iter_s[k - o->warmup] = is;
+			c.compute_s[k - o->warmup] = cs;
 		}
+	}
+	if (o->ckpt_dir) {
+		beat(&c.wd, "checkpoint", first_it + o->warmup + o->iters);
+		rc = save(&c, first_it + o->warmup + o->iters, err);
+		if (hb_ar_team_agree(t, rc, err) < 0)
+			goto out;
 	}
 	all_iter = calloc((size_t)n * t->size, sizeof(double));
 	all_comp = calloc((size_t)n * t->size, sizeof(double));

@@ -70,6 +70,8 @@ struct hb_live_opts {
 	uint64_t seed;
 	double mem_limit;        /* cpu: budget per rank (0: the slot GPU's catalog memory) */
 	double timeout_s;        /* a rank without progress for this long ends the run (0: never) */
+	const char *ckpt_dir;    /* checkpoint every rank into DIR/rank-R.ckpt at the end (NULL: no) */
+	int resume;              /* continue from the checkpoints in ckpt_dir */
 };
 
 #define HB_LIVE_MAX_RANKS 256

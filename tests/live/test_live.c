@@ -175,6 +175,37 @@ static void test_killed_rank(void **state)
 	free(err);
 }
 
+/* 6 iterations straight, or 3, checkpoint, and 3 more from the
+ * checkpoint: the final checkpoints (weights, optimizer state, step,
+ * iteration, data position) are byte-identical on every rank. */
+static void test_checkpoint_restart(void **state)
+{
+	size_t len;
+	int rc;
+
+	(void)state;
+	write_file("p2x2.json", plan_2x2);
+	rc = mpirun(4, "live --plan p2x2.json --scale 0.05 --iters 6 --warmup 0 --checkpoint ck-a");
+	if (rc != 0)
+		fail_msg("exit %d\n%s", rc, slurp(errf, &len));
+	rc = mpirun(4, "live --plan p2x2.json --scale 0.05 --iters 3 --warmup 0 --checkpoint ck-b");
+	if (rc != 0)
+		fail_msg("exit %d\n%s", rc, slurp(errf, &len));
+	rc = mpirun(4, "live --plan p2x2.json --scale 0.05 --iters 3 --warmup 0 --checkpoint ck-b --resume");
+	if (rc != 0)
+		fail_msg("exit %d\n%s", rc, slurp(errf, &len));
+	for (int r = 0; r < 4; r++) {
+		char cmd[1200];
+
+		snprintf(cmd, sizeof(cmd), "cmp -s '%s/ck-a/rank-%d.ckpt' '%s/ck-b/rank-%d.ckpt'", tmpdir, r, tmpdir, r);
+		if (system(cmd) != 0)
+			fail_msg("rank %d: the restarted run's checkpoint differs from the straight run's", r);
+	}
+	/* a different configuration is refused, naming what differs */
+	rc = mpirun(2, "live --plan pair.json --scale 0.05 --iters 1 --checkpoint ck-b --resume");
+	assert_true(rc != 0);
+}
+
 static void test_refused(void **state)
 {
 	size_t len;
@@ -204,6 +235,7 @@ int main(void)
 		cmocka_unit_test(test_planner_rows),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_hung_rank),
+		cmocka_unit_test(test_checkpoint_restart),
 		cmocka_unit_test(test_killed_rank),
 	};
 	int rc;
