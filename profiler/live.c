@@ -9,6 +9,11 @@
  * only when every VSW has filled it), not while backward runs: the perf
  * model overlaps all buckets but the last with backward, so the measured
  * time includes that exposed communication.
+ *
+ * Data: with the teacher task, the iteration's batches (teacher forwards)
+ * are made before its clock starts, as a prefetching loader has them
+ * ready, so the timed data phase stays the host-to-device copy.  Gradient
+ * metrics (live.h hb_live_metric) run after the clock stops.
  */
 #include <math.h>
 #include <pthread.h>
@@ -21,6 +26,7 @@
 
 #include "checkpoint.h"
 #include "device.h"
+#include "gradstats.h"     /* defines: hb_gradstats_cosine, hb_gradstats_sqnorm, hb_gradstats_noise_scale */
 #include "live.h"
 #include "progress.h"      /* defines: hb_now */
 #include "strutil.h"
@@ -207,6 +213,9 @@ struct rank_ctx {
 	double *iter_s, *compute_s;  /* per timed iteration */
 	double loss_first, loss_last;
 	struct watchdog wd;
+	struct hb_live_result *r;    /* rank 0 records the gradient metrics in it */
+	float *snap;                 /* metrics: VSW 0's gradients before local aggregation (host) */
+	float *h1, *h2, *tmp;        /* metrics: the halves' gradient sums, a read buffer (host) */
 };
 
 /* Bucket k's slice of the parameter buffer: buckets fill from the end
@@ -225,7 +234,8 @@ static void bucket_slice(const struct hb_workload *w, long nfloats, int k, long 
 	*n = end - start;
 }
 
-static int one_iteration(struct rank_ctx *c, long it, double *iter_s, double *compute_s, struct hb_error *err)
+static int one_iteration(struct rank_ctx *c, long it, int metrics, double *iter_s, double *compute_s,
+			 struct hb_error *err)
 {
 	const struct hb_live_slot *s = c->slot;
 	long nfloats = hb_wl_param_floats(c->st), step = hb_wl_step(c->st) + 1;
@@ -233,12 +243,25 @@ static int one_iteration(struct rank_ctx *c, long it, double *iter_s, double *co
 	/* this rank's share of the global mean: its micro-batch means carry
 	 * local_bs samples each out of global_batch */
 	float share = (float)s->local_bs / (float)c->p->global_batch;
-	double t0 = hb_now(), t1;
+	double t0, t1, tm = 0;
 
+	if (c->o->teacher) {
+		beat(&c->wd, "data prefetch", it);
+		if (hb_wl_prefetch(c->st, it * (s->n_ga + 1), s->n_ga + 1, err) < 0)
+			return -1;
+	}
+	t0 = hb_now();
 	beat(&c->wd, "forward/backward", it);
 	for (int ga = 0; ga <= s->n_ga; ga++)
 		if (micro_step(c->st, c->ops, c->streams, s->n_vsw, it * (s->n_ga + 1) + ga, ga > 0, err) < 0)
 			return -1;
+	if (metrics) {
+		double m0 = hb_now();
+
+		if (hb_wl_read_grads(c->st, 0, c->snap, (size_t)nfloats, err) < 0)
+			return -1;
+		tm = hb_now() - m0;
+	}
 	if (hb_wl_aggregate(c->st, err) < 0 ||
 	    c->ops->kernel(c->streams[0], &(struct hb_kernel){ .op = HB_K_SCALE, .y = g, .n = nfloats, .a = share },
 			   err) < 0 ||
@@ -261,8 +284,75 @@ static int one_iteration(struct rank_ctx *c, long it, double *iter_s, double *co
 	for (int i = 1; i < s->n_vsw; i++)
 		if (hb_wl_copy(c->st, i, err) < 0 || c->ops->stream_sync(c->streams[i], err) < 0)
 			return -1;
-	*iter_s = hb_now() - t0;
-	*compute_s = t1 - t0;
+	*iter_s = hb_now() - t0 - tm;
+	*compute_s = t1 - t0 - tm;
+	return 0;
+}
+
+/* The gradient metrics of iteration it (live.h hb_live_metric), after it.
+ * Inputs on each rank: VSW i's gradient v_i, the sum of its n_ga + 1
+ * micro-batch means (VSW 0's copied by one_iteration before aggregation
+ * overwrote it, the others intact until the next backward), and G, the
+ * global mean gradient the optimizer used (the main VSW's buffer after the
+ * all-reduce; the optimizer does not change it).  Halves get share * v_i,
+ * so H1 + H2 = G.  Noise scale: VSW i's mean gradient m_i = v_i / (n_ga + 1)
+ * of b_i = local_bs (n_ga + 1) samples; each rank's (sum |m_i|^2, VSWs,
+ * sum 1/b_i, sum b_i) gathered on rank 0; the big batch's mean gradient is
+ * G scaled by global_batch / sum b_i (1 when the plan is consistent). */
+static int gradient_metrics(struct rank_ctx *c, long it, struct hb_error *err)
+{
+	const struct hb_live_slot *s = c->slot;
+	const struct hb_ar_team *t = c->t;
+	long n = hb_wl_param_floats(c->st);
+	double share = (double)s->local_bs / (double)c->p->global_batch, ga = s->n_ga + 1, b = s->local_bs * ga;
+	double mine[4] = { 0, s->n_vsw, s->n_vsw / b, s->n_vsw * b };
+	double *all = calloc((size_t)t->size * 4, sizeof(double)), loss = NAN;
+	int by_rank = t->size > 1, rc = all ? 0 : hb_runtime_error(err, "live: out of memory");
+
+	memset(c->h1, 0, (size_t)n * sizeof(float));
+	memset(c->h2, 0, (size_t)n * sizeof(float));
+	for (int i = 0; i < s->n_vsw && rc == 0; i++) {
+		const float *v = c->snap;
+		float *half = by_rank ? (t->rank % 2 == 0 ? c->h1 : NULL) : (i % 2 == 0 ? c->h1 : c->h2);
+
+		if (i > 0 && (rc = hb_wl_read_grads(c->st, i, c->tmp, (size_t)n, err)) < 0)
+			break;
+		if (i > 0)
+			v = c->tmp;
+		mine[0] += hb_gradstats_sqnorm(v, n) / (ga * ga);
+		for (long j = 0; half && j < n; j++)
+			half[j] += (float)(share * v[j]);
+	}
+	if (rc == 0 && t->rank == 0)
+		rc = hb_wl_read_grads(c->st, 0, c->tmp, (size_t)n, err);
+	if (rc == 0 && t->rank == 0)
+		rc = hb_wl_loss(c->st, 0, &loss, err);
+	if (hb_ar_team_agree(t, rc, err) < 0) {
+		free(all);
+		return -1;
+	}
+	if (by_rank)
+		hb_ar_team_sum_floats(t, c->h1, n);
+	hb_ar_team_gather(t, mine, 4, all);
+	if (t->rank == 0 && c->r->nmetrics >= HB_LIVE_MAX_METRICS) {
+		c->r->metrics_dropped++;
+	} else if (t->rank == 0) {
+		struct hb_live_metric *m = &c->r->metrics[c->r->nmetrics++];
+		double sum[4] = { 0 }, gs;
+
+		for (int k = 0; k < t->size; k++)
+			for (int q = 0; q < 4; q++)
+				sum[q] += all[k * 4 + q];
+		for (long j = 0; by_rank && j < n; j++)
+			c->h2[j] = c->tmp[j] - c->h1[j];
+		m->iter = it;
+		m->loss = loss;
+		m->similarity = hb_gradstats_cosine(c->h1, c->h2, n);
+		gs = (double)c->p->global_batch / sum[3];
+		hb_gradstats_noise_scale((int)sum[1], sum[0], sum[2], sum[3], hb_gradstats_sqnorm(c->tmp, n) * gs * gs,
+					 &m->gns);
+	}
+	free(all);
 	return 0;
 }
 
@@ -279,6 +369,11 @@ static int rank_setup(struct rank_ctx *c, const struct hb_catalog *cat, struct h
 	if (!g)
 		return hb_input_error(err, "%s: GPU '%s' of node %s is not in the catalog", c->p->path, c->slot->gpu,
 				      c->slot->node);
+	/* The gradient all-reduce below is MPI on host memory; GPU buffers need
+	 * NCCL (allreduce_nccl.c has the communicator set-up), not wired here. */
+	if (strcmp(c->o->backend, "cpu") != 0)
+		return hb_runtime_error(err, "live --backend %s: the NCCL gradient all-reduce of live runs is not "
+					"implemented yet; use --backend cpu", c->o->backend);
 	c->ops = hb_device_backend(c->o->backend);
 	if (!c->ops)
 		return hb_input_error(err, "--backend '%s': not built into this hetbatch (%s)", c->o->backend,
@@ -306,6 +401,29 @@ static int rank_setup(struct rank_ctx *c, const struct hb_catalog *cat, struct h
 		return hb_input_error(err, "node %s (rank %d): %d VSWs at local batch %d of %s do not fit the "
 				      "device's %.0f MiB", c->slot->node, c->t->rank, c->slot->n_vsw,
 				      c->slot->local_bs, c->p->model, cfg.mem_limit_bytes / 1048576.0);
+	/* The teacher: the same on every rank (its seed does not depend on
+	 * the rank), its batches differ per rank through the data seed. */
+	if (rc == 0 && c->o->teacher) {
+		uint64_t ts = c->o->teacher_seed ? c->o->teacher_seed : c->o->seed + 1;
+
+		rc = hb_wl_set_task(c->st, HB_WL_TASK_TEACHER, c->o->label_noise, ts, err);
+		if (rc == HB_DEV_NOMEM)
+			return hb_input_error(err, "node %s (rank %d): the teacher network (1 VSW at local batch %d "
+					      "of %s) does not fit beside the %d VSWs in the device's %.0f MiB",
+					      c->slot->node, c->t->rank, c->slot->local_bs, c->p->model, c->slot->n_vsw,
+					      cfg.mem_limit_bytes / 1048576.0);
+	}
+	if (rc == 0 && c->o->metrics_every > 0) {
+		size_t n = (size_t)hb_wl_param_floats(c->st);
+
+		c->snap = malloc(n * sizeof(float));
+		c->h1 = malloc(n * sizeof(float));
+		c->h2 = malloc(n * sizeof(float));
+		c->tmp = malloc(n * sizeof(float));
+		if (!c->snap || !c->h1 || !c->h2 || !c->tmp)
+			return hb_runtime_error(err, "live: out of host memory for the gradient metrics (%zu floats)",
+						n);
+	}
 	return rc;
 }
 
@@ -320,6 +438,10 @@ static void rank_teardown(struct rank_ctx *c)
 	hb_workload_free(&c->w);
 	free(c->iter_s);
 	free(c->compute_s);
+	free(c->snap);
+	free(c->h1);
+	free(c->h2);
+	free(c->tmp);
 }
 
 /* What a checkpoint of this rank says about itself. */
@@ -365,7 +487,7 @@ static int save(struct rank_ctx *c, long iteration, struct hb_error *err)
 int hb_live_run(const struct hb_ar_team *t, const struct hb_catalog *cat, const struct hb_live_plan *p,
 		const struct hb_live_opts *o, struct hb_live_result *r, struct hb_error *err)
 {
-	struct rank_ctx c = { .t = t, .p = p, .o = o };
+	struct rank_ctx c = { .t = t, .p = p, .o = o, .r = r };
 	double *all_iter = NULL, *all_comp = NULL, *crit = NULL;
 	long first_it = 0;
 	int rc = 0, n = o->iters;
@@ -378,6 +500,8 @@ int hb_live_run(const struct hb_ar_team *t, const struct hb_catalog *cat, const 
 	else if (p->nslots > HB_LIVE_MAX_RANKS || o->iters < 1 || o->warmup < 0)
 		rc = hb_input_error(err, "live: %d ranks (at most %d), %d iterations (>= 1)", p->nslots,
 				    HB_LIVE_MAX_RANKS, o->iters);
+	else if (o->metrics_every < 0)
+		rc = hb_input_error(err, "live: metrics every %d iterations (>= 0; 0: off)", o->metrics_every);
 	if (rc == 0) {
 		c.slot = &p->slots[t->rank];
 		c.iter_s = calloc((size_t)n, sizeof(double));
@@ -395,14 +519,20 @@ int hb_live_run(const struct hb_ar_team *t, const struct hb_catalog *cat, const 
 	for (long k = 0; k < o->warmup + o->iters; k++) {
 		long it = first_it + k;
 		double is = 0, cs = 0;
+		int metrics = o->metrics_every > 0 && k >= o->warmup && (k - o->warmup) % o->metrics_every == 0;
 
 		inject_fault(t->rank, it);
-		rc = one_iteration(&c, it, &is, &cs, err);
+		rc = one_iteration(&c, it, metrics, &is, &cs, err);
 		if (rc == 0 && (k == 0 || k == o->warmup + o->iters - 1) && t->rank == 0)
 			rc = hb_wl_loss(c.st, 0, k == 0 ? &c.loss_first : &c.loss_last, err);
 		/* A failed rank stops the others before the next all-reduce. */
 		if (hb_ar_team_agree(t, rc, err) < 0)
 			goto out;
+		if (metrics) {
+			beat(&c.wd, "gradient metrics", it);
+			if ((rc = gradient_metrics(&c, it, err)) < 0)
+				goto out;
+		}
 		if (k >= o->warmup) {
 			c.iter_s[k - o->warmup] = is;
 			c.compute_s[k - o->warmup] = cs;

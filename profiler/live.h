@@ -32,6 +32,7 @@
 #include "allreduce.h"
 #include "catalog.h"
 #include "error.h"
+#include "gradstats.h"
 #include "profdb.h"
 
 /* One GPU of the plan: what its rank runs and what the plan predicts. */
@@ -72,9 +73,45 @@ struct hb_live_opts {
 	double timeout_s;        /* a rank without progress for this long ends the run (0: never) */
 	const char *ckpt_dir;    /* checkpoint every rank into DIR/rank-R.ckpt at the end (NULL: no) */
 	int resume;              /* continue from the checkpoints in ckpt_dir */
+	int metrics_every;       /* gradient similarity and noise scale at timed iterations 0, p, 2p, ...
+				  * of this run (p = metrics_every; 0: off): see hb_live_metric */
+	int teacher;             /* 1: learn a teacher network (workload.h HB_WL_TASK_TEACHER) on fresh
+				  * batches, made before each iteration's clock starts; 0: the
+				  * profiler's two fixed random batches per VSW */
+	double label_noise;      /* teacher: sigma of the Gaussian label noise (loss floor sigma^2 / 2) */
+	uint64_t teacher_seed;   /* teacher: the seed of its weights (0: seed + 1) */
 };
 
 #define HB_LIVE_MAX_RANKS 256
+#define HB_LIVE_MAX_METRICS 512  /* gradient measurements kept per run */
+
+/* The gradients of one measured iteration (rank 0's record).
+ *
+ * Similarity (SimiGrad's Phi, JABAS's metric, notes/jabas.md 4.1): the
+ * decoupled workers are split in two halves, by rank parity on 2 or more
+ * ranks (as JABAS groups GPUs), by VSW parity on one rank; Phi is the
+ * cosine between the halves' gradient sums (of their workers' per-sample
+ * gradients, so it equals the cosine of their mean gradients).  Over
+ * ranks the halves need their sums before the global all-reduce: an extra
+ * all-reduce in which only the even ranks contribute their share-scaled
+ * local gradient gives H1, and H2 = G - H1 with G the global gradient
+ * after the bucket all-reduce; on one rank the VSWs' own gradient buffers
+ * are summed by parity on the host.  NAN with one rank of one VSW.
+ *
+ * Noise scale (McCandlish et al. 2018 App. A.1, Pollux §3.1; gradstats.h):
+ * the small batches are the VSWs' gradients, each the mean over its
+ * local_bs x (n_ga + 1) samples of an iteration, on every rank; the big
+ * batch is the global mean gradient.  NAN with fewer than 2 VSWs in all.
+ *
+ * The work runs after the iteration's clock stops (a copy of the main
+ * VSW's gradients before local aggregation is taken inside and its time
+ * subtracted), so the iteration times stay comparable with predictions. */
+struct hb_live_metric {
+	long iter;               /* iteration index (counts on across --resume) */
+	double loss;             /* rank 0 VSW 0's loss on its last micro-batch, before the update */
+	double similarity;       /* Phi = cos(g_H1, g_H2) */
+	struct hb_gns gns;       /* the noise-scale estimate and its inputs */
+};
 
 struct hb_live_result {
 	int nranks;
@@ -84,6 +121,9 @@ struct hb_live_result {
 	double loss_first, loss_last;             /* rank 0, VSW 0: after the first and last iteration */
 	double params;                            /* workload parameters */
 	double flops_per_sample;
+	int nmetrics;                             /* gradient measurements (rank 0), timed order */
+	int metrics_dropped;                      /* measurements past HB_LIVE_MAX_METRICS, not kept */
+	struct hb_live_metric metrics[HB_LIVE_MAX_METRICS];
 };
 
 /* Run the plan on every rank of t (world size must equal p->nslots).

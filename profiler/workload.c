@@ -23,18 +23,26 @@
  *                               ping-pong for backward)
  *   scratch                     the largest per-layer backward scratch
  * and for the main VSW one more arena: the optimizer state (SGD momentum:
- * params; Adam: 2 params).  Host memory: two pre-generated batches per VSW,
- * made on the first data phase, so the data phase is the host-to-device
- * copy a prefetching data loader leaves, not random-number generation.
+ * params; Adam: 2 params).  Host memory (task FIXED): two pre-generated
+ * batches per VSW, made on the first data phase, so the data phase is the
+ * host-to-device copy a prefetching data loader leaves, not random-number
+ * generation.
+ *
+ * Task TEACHER (workload.h): a second state of the same spec, 1 VSW, no
+ * gradients or optimizer state, owned by the student's, makes the targets
+ * on the device; hb_wl_prefetch stages whole batches (inputs, targets) on
+ * the host per VSW so the data phase stays that copy.
  *
  * Initialisation: weights uniform with variance 1/fan_in (half that on
  * residual branches, so activations neither explode nor vanish over
  * dozens of layers), seeded per layer, identical on every VSW.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "rng.h"           /* defines: hb_rng_seed, hb_rng_normal */
 #include "workload.h"
 
 #define ALIGN_FLOATS 16  /* 64-byte alignment of every carved buffer */
@@ -48,6 +56,11 @@ struct wl_layer_buf {
 	float *gates, *cell;     /* LSTM, time-major [t][B][.] */
 };
 
+struct wl_staged {
+	long batch;              /* batch index */
+	void *h;                 /* inputs then targets, as host[] */
+};
+
 struct wl_vsw {
 	void *arena;             /* one device allocation */
 	float *w, *g;            /* weights, gradients */
@@ -55,8 +68,21 @@ struct wl_vsw {
 	int32_t *idx;            /* EMBEDDING indices (B x input_indices) */
 	float *target;
 	float *g0, *g1, *scratch;
-	void *host[2];           /* pre-generated batches: inputs then targets */
+	void *host[2];           /* FIXED: pre-generated batches; TEACHER: host[0] is the
+				  * batch made inside the data phase; inputs then targets */
 	size_t host_in_bytes, host_tgt_bytes;
+	struct wl_staged *staged; /* TEACHER: batches made by hb_wl_prefetch */
+	int nstaged, cap_staged;
+};
+
+/* The teacher of task TEACHER (workload.h). */
+struct wl_teacher {
+	struct hb_wl_state *net; /* same spec, 1 VSW at the student's batch, forward only */
+	struct hb_stream *streams[1]; /* its own stream (owned); net keeps this array */
+	double sigma;            /* label noise */
+	double gain;             /* 1 / RMS of its outputs on the calibration set */
+	float *out;              /* host: one batch of its outputs */
+	pthread_mutex_t mu;      /* one batch at a time: VSW threads may make batches */
 };
 
 struct hb_wl_state {
@@ -73,6 +99,8 @@ struct hb_wl_state {
 	double bytes;            /* device bytes held */
 	uint64_t seed;           /* weights */
 	uint64_t data_seed;      /* data batches (hb_wl_set_data_seed; = seed by default) */
+	enum hb_wl_task task;
+	struct wl_teacher *teacher; /* TEACHER: owned */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -109,10 +137,11 @@ static long layer_scratch(const struct hb_wl_layer *L, long B)
 	}
 }
 
-/* Floats of one VSW's arena (carve() below walks the same plan). */
-static long vsw_floats(const struct hb_workload *w, long B, long params)
+/* Floats of one VSW's arena (carve() below walks the same plan); no
+ * gradient buffer unless train. */
+static long vsw_floats(const struct hb_workload *w, long B, long params, int train)
 {
-	long total = 2 * round_up(params), max_act = 0, max_scratch = 0;
+	long total = (train ? 2 : 1) * round_up(params), max_act = 0, max_scratch = 0;
 
 	for (int l = 0; l < w->nlayers; l++) {
 		const struct hb_wl_layer *L = &w->layers[l];
@@ -147,13 +176,13 @@ static float *take(float **cur, long n)
 	return p;
 }
 
-static void carve(const struct hb_workload *w, long B, long params, float *base, struct wl_vsw *v)
+static void carve(const struct hb_workload *w, long B, long params, int train, float *base, struct wl_vsw *v)
 {
 	float *cur = base;
 	long max_act = 0, max_scratch = 0;
 
 	v->w = take(&cur, params);
-	v->g = take(&cur, params);
+	v->g = train ? take(&cur, params) : NULL;
 	for (int l = 0; l < w->nlayers; l++) {
 		const struct hb_wl_layer *L = &w->layers[l];
 
@@ -277,6 +306,20 @@ static long fan_in(const struct hb_wl_layer *L)
 	}
 }
 
+/* n inputs of layer `first` from a seed: uniform in [-1, 1), or uniform
+ * int32 indices into its vocabulary. */
+static void fill_inputs(const struct hb_wl_layer *first, uint64_t seed, void *in, long n)
+{
+	for (long j = 0; j < n; j++) {
+		float u = hb_hash_unit(seed, (uint64_t)j);
+
+		if (first->kind == HB_WL_EMBEDDING)
+			((int32_t *)in)[j] = (int32_t)(u * (float)first->vocab) % (int32_t)first->vocab;
+		else
+			((float *)in)[j] = 2.0f * (u - 0.5f);
+	}
+}
+
 /* Host batches: inputs (or indices) and targets, two per VSW. */
 static int make_host_batches(struct hb_wl_state *st, int i, struct hb_error *err)
 {
@@ -298,23 +341,18 @@ static int make_host_batches(struct hb_wl_state *st, int i, struct hb_error *err
 			return hb_runtime_error(err, "workload %s: out of host memory for the data batches", w->model);
 		}
 		v->host[b] = h;
-		for (long j = 0; j < nin; j++) {
-			float u = hb_hash_unit(seed, (uint64_t)j);
-
-			if (first->kind == HB_WL_EMBEDDING)
-				((int32_t *)in)[j] = (int32_t)(u * (float)first->vocab) % (int32_t)first->vocab;
-			else
-				in[j] = 2.0f * (u - 0.5f);
-		}
+		fill_inputs(first, seed, in, nin);
 		for (long j = 0; j < ntg; j++)
 			tg[j] = hb_hash_unit(seed + 1, (uint64_t)j) - 0.5f;
 	}
 	return 0;
 }
 
-int hb_wl_state_create(const struct hb_device_ops *ops, struct hb_device *dev, const struct hb_workload *w,
-		       int local_bs, int n_vsw, struct hb_stream *const *streams, uint64_t seed,
-		       struct hb_wl_state **out, struct hb_error *err)
+/* hb_wl_state_create; train = 0 leaves out the gradients and the
+ * optimizer state (a teacher, which only runs forward). */
+static int state_create(const struct hb_device_ops *ops, struct hb_device *dev, const struct hb_workload *w,
+			int local_bs, int n_vsw, struct hb_stream *const *streams, uint64_t seed, int train,
+			struct hb_wl_state **out, struct hb_error *err)
 {
 	struct hb_wl_state *st;
 	long params = 0, per_vsw, opt_floats;
@@ -337,6 +375,7 @@ int hb_wl_state_create(const struct hb_device_ops *ops, struct hb_device *dev, c
 	st->n = n_vsw;
 	st->seed = seed;
 	st->data_seed = seed;
+	st->task = HB_WL_TASK_FIXED;
 	st->woff = calloc((size_t)w->nlayers, sizeof(*st->woff));
 	st->vsw = calloc((size_t)n_vsw, sizeof(*st->vsw));
 	if (!st->woff || !st->vsw)
@@ -345,7 +384,7 @@ int hb_wl_state_create(const struct hb_device_ops *ops, struct hb_device *dev, c
 		st->woff[l] = params;
 		params += round_up(layer_params(&w->layers[l]));
 	}
-	per_vsw = vsw_floats(w, local_bs, params);
+	per_vsw = vsw_floats(w, local_bs, params, train);
 	for (int i = 0; i < n_vsw; i++) {
 		struct wl_vsw *v = &st->vsw[i];
 
@@ -356,20 +395,22 @@ int hb_wl_state_create(const struct hb_device_ops *ops, struct hb_device *dev, c
 		if (rc != 0)
 			goto fail_rc;
 		st->bytes += (double)per_vsw * 4;
-		carve(w, local_bs, params, v->arena, v);
+		carve(w, local_bs, params, train, v->arena, v);
 	}
-	opt_floats = (w->optimizer == HB_WL_ADAM ? 2 : 1) * round_up(params);
-	rc = ops->mem_alloc(dev, (size_t)opt_floats * 4, &st->opt_arena, err);
-	if (rc != 0)
-		goto fail_rc;
-	st->bytes += (double)opt_floats * 4;
-	st->m1 = st->opt_arena;
-	st->m2 = w->optimizer == HB_WL_ADAM ? st->m1 + round_up(params) : NULL;
+	opt_floats = train ? (w->optimizer == HB_WL_ADAM ? 2 : 1) * round_up(params) : 0;
+	if (train) {
+		rc = ops->mem_alloc(dev, (size_t)opt_floats * 4, &st->opt_arena, err);
+		if (rc != 0)
+			goto fail_rc;
+		st->bytes += (double)opt_floats * 4;
+		st->m1 = st->opt_arena;
+		st->m2 = w->optimizer == HB_WL_ADAM ? st->m1 + round_up(params) : NULL;
+	}
 
 	/* Initial weights on the main VSW, copied to the others; zero state
 	 * and gradients (alignment padding included, so no garbage ever
 	 * reaches the optimizer). */
-	for (int i = 0; i < n_vsw; i++)
+	for (int i = 0; i < n_vsw && train; i++)
 		if (fill(st, i, st->vsw[i].g, params, 0.0f, err) < 0)
 			goto fail;
 	if (fill(st, 0, st->vsw[0].w, params, 0.0f, err) < 0)
@@ -385,7 +426,7 @@ int hb_wl_state_create(const struct hb_device_ops *ops, struct hb_device *dev, c
 			 err) < 0)
 			goto fail;
 	}
-	if (fill(st, 0, st->m1, opt_floats, 0.0f, err) < 0)
+	if (train && fill(st, 0, st->m1, opt_floats, 0.0f, err) < 0)
 		goto fail;
 	if (ops->stream_sync(streams[0], err) < 0)
 		goto fail;
@@ -407,20 +448,32 @@ fail:
 	return -1;
 }
 
+int hb_wl_state_create(const struct hb_device_ops *ops, struct hb_device *dev, const struct hb_workload *w,
+		       int local_bs, int n_vsw, struct hb_stream *const *streams, uint64_t seed,
+		       struct hb_wl_state **out, struct hb_error *err)
+{
+	return state_create(ops, dev, w, local_bs, n_vsw, streams, seed, 1, out, err);
+}
+
+static void teacher_free(struct hb_wl_state *st);
+static void drop_batches(struct hb_wl_state *st);
+
 void hb_wl_state_free(struct hb_wl_state *st)
 {
 	if (!st)
 		return;
-	if (st->vsw)
+	teacher_free(st);
+	if (st->vsw) {
+		drop_batches(st);
 		for (int i = 0; i < st->n; i++) {
 			struct wl_vsw *v = &st->vsw[i];
 
 			if (v->arena)
 				st->ops->mem_free(st->dev, v->arena);
 			free(v->lb);
-			free(v->host[0]);
-			free(v->host[1]);
+			free(v->staged);
 		}
+	}
 	if (st->opt_arena)
 		st->ops->mem_free(st->dev, st->opt_arena);
 	free(st->vsw);
@@ -436,17 +489,25 @@ double hb_wl_state_bytes(const struct hb_wl_state *st)
 /* ------------------------------------------------------------------------ */
 /* Phases                                                                   */
 
+static const void *teacher_batch(struct hb_wl_state *st, int i, long batch, struct hb_error *err);
+
 int hb_wl_data(struct hb_wl_state *st, int i, long iter, struct hb_error *err)
 {
 	struct wl_vsw *v = &st->vsw[i];
 	const char *h;
 	struct hb_stream *s = st->streams[i];
 
-	/* Made on first use, so a memory-search trial that never loads data
-	 * costs no host memory or time. */
-	if (!v->host[0] && make_host_batches(st, i, err) < 0)
-		return -1;
-	h = v->host[iter & 1];
+	if (st->task == HB_WL_TASK_TEACHER) {
+		h = teacher_batch(st, i, iter, err);
+		if (!h)
+			return -1;
+	} else {
+		/* Made on first use, so a memory-search trial that never loads
+		 * data costs no host memory or time. */
+		if (!v->host[0] && make_host_batches(st, i, err) < 0)
+			return -1;
+		h = v->host[iter & 1];
+	}
 	if (st->ops->memcpy_h2d(s, v->lb[0].x, h, v->host_in_bytes, err) < 0 ||
 	    st->ops->memcpy_h2d(s, v->target, h + v->host_in_bytes, v->host_tgt_bytes, err) < 0)
 		return -1;
@@ -802,11 +863,7 @@ int hb_wl_update_range(struct hb_wl_state *st, long off, long n, float grad_scal
 
 void hb_wl_set_data_seed(struct hb_wl_state *st, uint64_t seed)
 {
-	for (int i = 0; i < st->n; i++) {
-		free(st->vsw[i].host[0]);
-		free(st->vsw[i].host[1]);
-		st->vsw[i].host[0] = st->vsw[i].host[1] = NULL;
-	}
+	drop_batches(st);
 	st->data_seed = seed;
 }
 
@@ -918,4 +975,264 @@ int hb_wl_loss(struct hb_wl_state *st, int i, double *loss, struct hb_error *err
 	free(y);
 	*loss = sum / (double)n;
 	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tasks (workload.h)                                                       */
+
+#define CALIB_SAMPLES 64                       /* the teacher's calibration set */
+#define TAG_TEACHER 0x7465616368657221ull      /* "teacher!": its weights' seed */
+#define TAG_CALIB 0x63616c6962726174ull        /* "calibrat": its calibration inputs */
+#define TAG_NOISE 0x6c6162656c6e6f69ull        /* "labelnoi": label noise of a batch */
+
+/* SplitMix64's finaliser: seeds of batches and samples from their indices. */
+static uint64_t mix64(uint64_t z)
+{
+	z += 0x9E3779B97F4A7C15ull;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* Batch b of VSW i: a function of (data seed, i, b) only. */
+static uint64_t batch_seed(const struct hb_wl_state *st, int i, long b)
+{
+	return mix64(mix64(st->data_seed ^ mix64((uint64_t)i)) ^ (uint64_t)b);
+}
+
+/* Per sample: layer 0's input and the last layer's output, in values. */
+static long sample_in(const struct hb_wl_state *st)
+{
+	return in_size(&st->w->layers[0]);
+}
+
+static long sample_out(const struct hb_wl_state *st)
+{
+	return out_size(&st->w->layers[st->w->nlayers - 1]);
+}
+
+static void drop_batches(struct hb_wl_state *st)
+{
+	for (int i = 0; i < st->n; i++) {
+		struct wl_vsw *v = &st->vsw[i];
+
+		free(v->host[0]);
+		free(v->host[1]);
+		v->host[0] = v->host[1] = NULL;
+		for (int k = 0; k < v->cap_staged; k++) {
+			free(v->staged[k].h);
+			v->staged[k].h = NULL;
+		}
+		v->nstaged = 0;
+	}
+}
+
+static void teacher_free(struct hb_wl_state *st)
+{
+	struct wl_teacher *T = st->teacher;
+
+	if (!T)
+		return;
+	if (T->net) {
+		st->bytes -= hb_wl_state_bytes(T->net);
+		hb_wl_state_free(T->net);
+	}
+	if (T->streams[0])
+		st->ops->stream_destroy(T->streams[0]);
+	pthread_mutex_destroy(&T->mu);
+	free(T->out);
+	free(T);
+	st->teacher = NULL;
+}
+
+/* One teacher forward: B samples of inputs in, outputs to out (host). */
+static int teacher_forward(struct hb_wl_state *st, const void *in, float *out, struct hb_error *err)
+{
+	struct wl_teacher *T = st->teacher;
+	struct hb_wl_state *net = T->net;
+	struct wl_vsw *nv = &net->vsw[0];
+	struct hb_stream *s = T->streams[0];
+
+	if (st->ops->memcpy_h2d(s, nv->lb[0].x, in, (size_t)(st->B * sample_in(st)) * 4, err) < 0 ||
+	    hb_wl_forward(net, 0, err) < 0 ||
+	    st->ops->memcpy_d2h(s, out, nv->lb[st->w->nlayers - 1].y, (size_t)(st->B * sample_out(st)) * 4, err) < 0)
+		return -1;
+	return st->ops->stream_sync(s, err);
+}
+
+/* gain = 1 / RMS of the teacher's outputs over CALIB_SAMPLES samples, each
+ * drawn from (teacher seed, sample index) alone, so the gain does not
+ * depend on the local batch or the data seed. */
+static int teacher_calibrate(struct hb_wl_state *st, uint64_t teacher_seed, struct hb_error *err)
+{
+	struct wl_teacher *T = st->teacher;
+	const struct hb_wl_layer *first = &st->w->layers[0];
+	long nin = sample_in(st), nout = sample_out(st);
+	uint64_t base = mix64(teacher_seed ^ TAG_CALIB);
+	float *in = malloc((size_t)(st->B * nin) * 4);
+	double sum = 0;
+	int rc = 0;
+
+	if (!in)
+		return hb_runtime_error(err, "workload %s: out of host memory", st->w->model);
+	for (long k0 = 0; k0 < CALIB_SAMPLES && rc == 0; k0 += st->B) {
+		for (long s = 0; s < st->B; s++)
+			fill_inputs(first, mix64(base ^ (uint64_t)(k0 + s)), in + s * nin, nin);
+		rc = teacher_forward(st, in, T->out, err);
+		for (long s = 0; s < st->B && k0 + s < CALIB_SAMPLES && rc == 0; s++)
+			for (long j = 0; j < nout; j++)
+				sum += (double)T->out[s * nout + j] * (double)T->out[s * nout + j];
+	}
+	free(in);
+	if (rc < 0)
+		return -1;
+	if (!(sum > 0) || !isfinite(sum))
+		return hb_runtime_error(err, "workload %s: the teacher's outputs on its calibration set are %s",
+					st->w->model, sum > 0 ? "not finite" : "all zero");
+	T->gain = 1.0 / sqrt(sum / ((double)CALIB_SAMPLES * (double)nout));
+	return 0;
+}
+
+int hb_wl_set_task(struct hb_wl_state *st, enum hb_wl_task task, double sigma, uint64_t teacher_seed,
+		   struct hb_error *err)
+{
+	struct wl_teacher *T;
+	int rc;
+
+	if (task != HB_WL_TASK_FIXED && task != HB_WL_TASK_TEACHER)
+		return hb_input_error(err, "workload %s: unknown task %d", st->w->model, (int)task);
+	if (task == HB_WL_TASK_TEACHER && (!(sigma >= 0) || !isfinite(sigma)))
+		return hb_input_error(err, "workload %s: label noise sigma %g must be finite and >= 0", st->w->model,
+				      sigma);
+	teacher_free(st);
+	drop_batches(st);
+	st->task = HB_WL_TASK_FIXED;
+	if (task == HB_WL_TASK_FIXED)
+		return 0;
+	T = calloc(1, sizeof(*T));
+	if (!T)
+		return hb_runtime_error(err, "workload: out of host memory");
+	pthread_mutex_init(&T->mu, NULL);
+	st->teacher = T;
+	T->sigma = sigma;
+	T->out = malloc((size_t)(st->B * sample_out(st)) * 4);
+	if (!T->out) {
+		teacher_free(st);
+		return hb_runtime_error(err, "workload: out of host memory");
+	}
+	if (st->ops->stream_create(st->dev, &T->streams[0], err) < 0) {
+		teacher_free(st);
+		return -1;
+	}
+	/* the seed is mixed, so no teacher_seed gives the student's weights */
+	rc = state_create(st->ops, st->dev, st->w, st->B, 1, T->streams, mix64(teacher_seed ^ TAG_TEACHER), 0,
+			  &T->net, err);
+	if (rc == 0) {
+		st->bytes += hb_wl_state_bytes(T->net);
+		rc = teacher_calibrate(st, teacher_seed, err);
+	}
+	if (rc != 0) {
+		teacher_free(st);
+		return rc;
+	}
+	st->task = HB_WL_TASK_TEACHER;
+	return 0;
+}
+
+enum hb_wl_task hb_wl_task(const struct hb_wl_state *st)
+{
+	return st->task;
+}
+
+/* Batch b of VSW i of the teacher task into h (inputs then targets). */
+static int make_teacher_batch(struct hb_wl_state *st, int i, long b, char *h, struct hb_error *err)
+{
+	struct wl_teacher *T = st->teacher;
+	long nin = st->B * sample_in(st), ntg = st->B * sample_out(st);
+	uint64_t seed = batch_seed(st, i, b);
+	float *tg = (float *)(h + (size_t)nin * 4);
+	struct hb_rng noise;
+	int rc;
+
+	fill_inputs(&st->w->layers[0], seed, h, nin);
+	hb_rng_seed(&noise, mix64(seed ^ TAG_NOISE), 0);
+	pthread_mutex_lock(&T->mu);
+	rc = teacher_forward(st, h, T->out, err);
+	if (rc == 0)
+		for (long j = 0; j < ntg; j++)
+			tg[j] = (float)(T->gain * T->out[j] + (T->sigma > 0 ? T->sigma * hb_rng_normal(&noise) : 0.0));
+	pthread_mutex_unlock(&T->mu);
+	return rc;
+}
+
+static void set_batch_bytes(struct hb_wl_state *st, struct wl_vsw *v)
+{
+	v->host_in_bytes = (size_t)(st->B * sample_in(st)) * 4;
+	v->host_tgt_bytes = (size_t)(st->B * sample_out(st)) * 4;
+}
+
+/* The host copy of batch b of VSW i: staged, or made now into host[0]. */
+static const void *teacher_batch(struct hb_wl_state *st, int i, long b, struct hb_error *err)
+{
+	struct wl_vsw *v = &st->vsw[i];
+
+	for (int k = 0; k < v->nstaged; k++)
+		if (v->staged[k].batch == b)
+			return v->staged[k].h;
+	set_batch_bytes(st, v);
+	if (!v->host[0] && !(v->host[0] = malloc(v->host_in_bytes + v->host_tgt_bytes))) {
+		hb_runtime_error(err, "workload %s: out of host memory for the data batches", st->w->model);
+		return NULL;
+	}
+	return make_teacher_batch(st, i, b, v->host[0], err) < 0 ? NULL : v->host[0];
+}
+
+int hb_wl_prefetch(struct hb_wl_state *st, long first, int count, struct hb_error *err)
+{
+	if (st->task != HB_WL_TASK_TEACHER)
+		return 0;
+	if (count < 0 || first < 0)
+		return hb_input_error(err, "workload %s: prefetch of %d batches from %ld", st->w->model, count, first);
+	for (int i = 0; i < st->n; i++) {
+		struct wl_vsw *v = &st->vsw[i];
+
+		v->nstaged = 0;
+		set_batch_bytes(st, v);
+		if (count > v->cap_staged) {
+			struct wl_staged *p = realloc(v->staged, (size_t)count * sizeof(*p));
+
+			if (!p)
+				return hb_runtime_error(err, "workload: out of host memory");
+			memset(p + v->cap_staged, 0, (size_t)(count - v->cap_staged) * sizeof(*p));
+			v->staged = p;
+			v->cap_staged = count;
+		}
+		for (int k = 0; k < count; k++) {
+			struct wl_staged *sb = &v->staged[k];
+
+			if (!sb->h && !(sb->h = malloc(v->host_in_bytes + v->host_tgt_bytes)))
+				return hb_runtime_error(err, "workload %s: out of host memory for the data batches",
+							st->w->model);
+			sb->batch = first + k;
+			if (make_teacher_batch(st, i, sb->batch, sb->h, err) < 0)
+				return -1;
+			v->nstaged = k + 1;
+		}
+	}
+	return 0;
+}
+
+int hb_wl_read_batch(struct hb_wl_state *st, int i, void *inputs, float *targets, struct hb_error *err)
+{
+	struct wl_vsw *v;
+
+	if (i < 0 || i >= st->n)
+		return hb_input_error(err, "workload: no VSW %d", i);
+	v = &st->vsw[i];
+	if ((inputs && st->ops->memcpy_d2h(st->streams[i], inputs, v->lb[0].x, (size_t)(st->B * sample_in(st)) * 4,
+					   err) < 0) ||
+	    (targets && st->ops->memcpy_d2h(st->streams[i], targets, v->target,
+					    (size_t)(st->B * sample_out(st)) * 4, err) < 0))
+		return -1;
+	return st->ops->stream_sync(st->streams[i], err);
 }

@@ -131,13 +131,13 @@ int hb_wl_state_create(const struct hb_device_ops *ops, struct hb_device *dev, c
 		       int local_bs, int n_vsw, struct hb_stream *const *streams, uint64_t seed,
 		       struct hb_wl_state **out, struct hb_error *err);
 void hb_wl_state_free(struct hb_wl_state *st);
-/* Device bytes the state holds. */
+/* Device bytes the state holds (with its teacher's, task TEACHER). */
 double hb_wl_state_bytes(const struct hb_wl_state *st);
 
 /* The phases of one iteration; VSW i runs on streams[i].  They only
- * enqueue (cpu: run) work; the caller synchronises.  Data: the batch for
- * iteration `iter` (seeded inputs and targets) copied from a host staging
- * buffer.  Backward writes VSW i's own gradient buffer.  Aggregate sums
+ * enqueue (cpu: run) work; the caller synchronises.  Data: batch `iter` of
+ * the task (hb_wl_set_task below; seeded inputs and targets) copied from a
+ * host staging buffer.  Backward writes VSW i's own gradient buffer.  Aggregate sums
  * every VSW's gradients into the main VSW's (on streams[0]; the caller
  * makes sure all backward passes have finished).  Update: the optimizer
  * step on the main VSW's weights with gradients divided by n_vsw.  Copy:
@@ -159,7 +159,8 @@ int hb_wl_copy(struct hb_wl_state *st, int vsw, struct hb_error *err);
  * iteration).  hb_wl_update is this over everything with 1/n_vsw. */
 int hb_wl_update_range(struct hb_wl_state *st, long off, long n, float grad_scale, long step, struct hb_error *err);
 /* Seed of the data batches (default: the weights' seed), so ranks that
- * share initial weights train on different data. */
+ * share initial weights train on different data.  Drops made and staged
+ * batches. */
 void hb_wl_set_data_seed(struct hb_wl_state *st, uint64_t seed);
 /* Optimizer steps taken (checkpoints keep it). */
 long hb_wl_step(const struct hb_wl_state *st);
@@ -184,5 +185,62 @@ int hb_wl_read_grads(struct hb_wl_state *st, int vsw, float *host, size_t nfloat
 long hb_wl_param_floats(const struct hb_wl_state *st);
 long hb_wl_param_offset(const struct hb_wl_state *st, int layer);
 int hb_wl_loss(struct hb_wl_state *st, int vsw, double *loss, struct hb_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Tasks: what the data phase feeds                                         */
+
+enum hb_wl_task {
+	/* The default, what profiling measures: two batches per VSW made once
+	 * from the data seed (inputs uniform in [-1, 1) or uniform indices,
+	 * targets uniform in [-0.5, 0.5)), batch `iter` is the one of iter's
+	 * parity.  Training on it memorises two batches. */
+	HB_WL_TASK_FIXED,
+	/* A teacher-student regression task.  The teacher is a network of the
+	 * same spec with weights from its own seed (initialised as the
+	 * student's are), 1 VSW at the student's local batch, forward only
+	 * (weights and activations on the same device; no gradients or
+	 * optimizer state), and its device bytes count in
+	 * hb_wl_state_bytes.  Samples come from an unbounded seeded stream:
+	 * batch b of VSW v is a function of (data seed, v, b) only, so every
+	 * iteration sees fresh samples, VSWs and ranks (data seeds) differ,
+	 * and a restart at a batch index sees the same batches.  Per batch:
+	 *   inputs     uniform in [-1, 1) (or uniform indices), as FIXED's
+	 *   targets    gain * teacher(inputs) + sigma * N(0, 1), per element
+	 * with gain = 1 / RMS of the teacher's outputs over a calibration set
+	 * of 64 samples drawn from the teacher seed alone (so every rank and
+	 * local batch gets the same task), so the clean targets have unit mean
+	 * square.  The last layer's weights absorb the gain, so the student's
+	 * architecture can represent the clean targets exactly, and the
+	 * loss (0.5 mean squared error) on fresh samples cannot fall below
+	 * sigma^2 / 2 (the noise floor). */
+	HB_WL_TASK_TEACHER,
+};
+
+/* Choose the task (the state starts with HB_WL_TASK_FIXED).  TEACHER
+ * builds the teacher now on the student's device with its own stream
+ * (teacher_seed must differ from the student's weight seed; sigma >= 0)
+ * and runs the calibration; it returns HB_DEV_NOMEM, the teacher not
+ * kept, when the teacher does not fit beside the student.  Staged batches
+ * are dropped.  FIXED frees the teacher. */
+int hb_wl_set_task(struct hb_wl_state *st, enum hb_wl_task task, double sigma, uint64_t teacher_seed,
+		   struct hb_error *err);
+enum hb_wl_task hb_wl_task(const struct hb_wl_state *st);
+
+/* The teacher's batches count `count` from `first` of every VSW, made now
+ * (teacher forwards on the device, noise on the host) into host staging
+ * buffers, so that hb_wl_data of those indices is only the host-to-device
+ * copy, as with a prefetching data loader: callers that time the data
+ * phase call this outside the timed region.  hb_wl_data of a batch that
+ * is not staged makes it inside the data phase (the teacher's forward is
+ * then part of the phase's time; VSW threads take turns on the teacher).
+ * Replaces the batches staged before: the VSWs' streams must have
+ * finished their data copies (synchronised) first.  No-op for FIXED. */
+int hb_wl_prefetch(struct hb_wl_state *st, long first, int count, struct hb_error *err);
+
+/* VSW vsw's current batch on the device (after hb_wl_data): inputs
+ * local_bs x (layer 0's tokens x in) 4-byte values (floats, or int32
+ * indices when layer 0 is an EMBEDDING), targets local_bs x (last layer's
+ * tokens x out) floats; either may be NULL.  For tests. */
+int hb_wl_read_batch(struct hb_wl_state *st, int vsw, void *inputs, float *targets, struct hb_error *err);
 
 #endif

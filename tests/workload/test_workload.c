@@ -9,6 +9,11 @@
  * tested claim.  Also: the local aggregation sums the VSWs' gradients,
  * the weight copy makes every VSW equal the main one, SGD and Adam lower
  * the loss on a fixed batch, and HB_DEV_NOMEM leaves nothing allocated.
+ * Task TEACHER: a student learns a teacher network from fresh seeded
+ * batches (held-out loss below half its initial value in 100 steps), the
+ * label noise sets a floor of sigma^2 / 2, batches are a deterministic
+ * function of (data seed, VSW, batch index), and the teacher's memory
+ * counts.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -430,6 +435,232 @@ static void test_bad_spec(void **state)
 	ops->close(dev);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Task TEACHER                                                             */
+
+/* A small MLP: 16 inputs, two hidden ReLU layers, 4 outputs. */
+static void spec_mlp(struct hb_workload *w, struct hb_wl_layer *ls)
+{
+	int n = 0;
+
+	ls[n++] = L_dense("fc1", 1, 16, 32, 1, 0);
+	ls[n++] = L_dense("fc2", 1, 32, 32, 1, 0);
+	ls[n++] = L_dense("fc3", 1, 32, 4, 0, 0);
+	w->layers = ls;
+	w->nlayers = n;
+	finish_spec(w, "t-mlp", HB_WL_ADAM);
+}
+
+#define HELD_OUT 1000000L  /* a batch index no training loop reaches */
+
+/* Loss of the student's current weights on held-out batch HELD_OUT of
+ * VSW 0 (fresh samples of the same task). */
+static double held_out_loss(struct rig *r)
+{
+	struct hb_error err = { 0 };
+
+	assert_int_equal(hb_wl_data(r->st, 0, HELD_OUT, &err), 0);
+	return loss_now(r);
+}
+
+/* Train on fresh batches 0..steps-1 (prefetched, as a live run does);
+ * curve[k] = held-out loss after k * every steps (curve[0]: at init). */
+static void train_teacher(struct rig *r, int steps, int every, double *curve)
+{
+	struct hb_error err = { 0 };
+
+	curve[0] = held_out_loss(r);
+	for (int it = 0; it < steps; it++) {
+		assert_int_equal(hb_wl_prefetch(r->st, it, 1, &err), 0);
+		assert_int_equal(hb_wl_data(r->st, 0, it, &err), 0);
+		assert_int_equal(hb_wl_forward(r->st, 0, &err), 0);
+		assert_int_equal(hb_wl_backward(r->st, 0, &err), 0);
+		assert_int_equal(hb_wl_update(r->st, &err), 0);
+		if ((it + 1) % every == 0)
+			curve[(it + 1) / every] = held_out_loss(r);
+	}
+}
+
+static void print_curve(const char *what, const double *curve, int n, int every)
+{
+	fprintf(stderr, "%s: held-out loss by step:", what);
+	for (int k = 0; k <= n; k++)
+		fprintf(stderr, " %d:%.4g", k * every, curve[k]);
+	fprintf(stderr, "\n");
+}
+
+/* A student learns the teacher from fresh batches: the held-out loss falls
+ * below half its initial value in 100 steps (MLP, and the transformer-like
+ * spec whose inputs are embedding indices). */
+static void test_teacher_learns(void **state)
+{
+	struct hb_workload w = { 0 };
+	struct hb_wl_layer ls[8];
+	struct hb_error err = { 0 };
+	struct rig r;
+	double curve[11];
+
+	(void)state;
+	spec_mlp(&w, ls);
+	rig_open(&r, &w, 32, 1, 64e6);
+	assert_int_equal(hb_wl_task(r.st), HB_WL_TASK_FIXED);
+	assert_int_equal(hb_wl_set_task(r.st, HB_WL_TASK_TEACHER, 0.0, 99, &err), 0);
+	assert_int_equal(hb_wl_task(r.st), HB_WL_TASK_TEACHER);
+	train_teacher(&r, 100, 10, curve);
+	print_curve("t-mlp, sigma 0", curve, 10, 10);
+	if (!(curve[10] < 0.5 * curve[0]))
+		fail_msg("t-mlp: held-out loss %g -> %g after 100 steps", curve[0], curve[10]);
+	rig_close(&r);
+
+	memset(&w, 0, sizeof(w));
+	spec_transformer(&w, ls);
+	rig_open(&r, &w, 32, 1, 64e6);
+	assert_int_equal(hb_wl_set_task(r.st, HB_WL_TASK_TEACHER, 0.0, 99, &err), 0);
+	train_teacher(&r, 100, 10, curve);
+	print_curve("t-transformer, sigma 0", curve, 10, 10);
+	if (!(curve[10] < 0.5 * curve[0]))
+		fail_msg("t-transformer: held-out loss %g -> %g after 100 steps", curve[0], curve[10]);
+	rig_close(&r);
+}
+
+/* The noise floor.  The targets' noise is N(0, sigma^2): the teacher
+ * itself (clean targets of the same inputs, sigma 0) scores sigma^2 / 2
+ * on them; a trained student gets near that floor but not below it. */
+static void test_teacher_noise_floor(void **state)
+{
+	const double sigma = 0.5, floor = sigma * sigma / 2;
+	const int B = 64, nout = 4;
+	struct hb_workload w = { 0 };
+	struct hb_wl_layer ls[8];
+	struct hb_error err = { 0 };
+	struct rig r;
+	float noisy[64 * 4], clean[64 * 4], in_a[64 * 16], in_b[64 * 16];
+	double curve[31], mse = 0, mean = 0;
+
+	(void)state;
+	spec_mlp(&w, ls);
+	rig_open(&r, &w, B, 1, 64e6);
+	/* the noise alone, on 8 batches (2048 values) */
+	for (long b = 0; b < 8; b++) {
+		assert_int_equal(hb_wl_set_task(r.st, HB_WL_TASK_TEACHER, sigma, 99, &err), 0);
+		assert_int_equal(hb_wl_data(r.st, 0, HELD_OUT + b, &err), 0);
+		assert_int_equal(hb_wl_read_batch(r.st, 0, in_a, noisy, &err), 0);
+		assert_int_equal(hb_wl_set_task(r.st, HB_WL_TASK_TEACHER, 0.0, 99, &err), 0);
+		assert_int_equal(hb_wl_data(r.st, 0, HELD_OUT + b, &err), 0);
+		assert_int_equal(hb_wl_read_batch(r.st, 0, in_b, clean, &err), 0);
+		assert_memory_equal(in_a, in_b, sizeof(in_a));
+		for (int j = 0; j < B * nout; j++) {
+			mse += 0.5 * ((double)noisy[j] - clean[j]) * ((double)noisy[j] - clean[j]);
+			mean += (double)noisy[j] - clean[j];
+		}
+	}
+	mse /= 8.0 * B * nout;
+	mean /= 8.0 * B * nout;
+	fprintf(stderr, "sigma %g: teacher's own loss on noisy targets %.5f (floor %.5f), noise mean %.4f\n", sigma,
+		mse, floor, mean);
+	/* 2048 values: the mean square's relative sd is sqrt(2/2048) = 3 % */
+	assert_true(fabs(mse / floor - 1) < 0.12);
+	assert_true(fabs(mean) < 4 * sigma / sqrt(2048.0));
+
+	/* a student trained on noisy fresh batches: near the floor, not below */
+	assert_int_equal(hb_wl_set_task(r.st, HB_WL_TASK_TEACHER, sigma, 99, &err), 0);
+	train_teacher(&r, 300, 10, curve);
+	print_curve("t-mlp, sigma 0.5", curve, 30, 10);
+	if (!(curve[30] > 0.85 * floor && curve[30] < 0.5 * curve[0]))
+		fail_msg("sigma %g: held-out loss %g -> %g after 300 steps (floor %g)", sigma, curve[0], curve[30],
+			 floor);
+	rig_close(&r);
+}
+
+/* Batches are a function of (data seed, VSW, batch index): the same
+ * seeds give bit-identical batches in another state, prefetched or made in
+ * the data phase; other VSWs, batch indices and data seeds (ranks) differ;
+ * the teacher's bytes count and go with it. */
+static void test_teacher_batches(void **state)
+{
+	struct hb_workload w = { 0 };
+	struct hb_wl_layer ls[8];
+	struct hb_error err = { 0 };
+	struct rig a, b;
+	enum { B = 8, NIN = B * 4, NT = B * 4 * 3 };  /* 4 tokens: 1 index in, 3 outputs each */
+	int32_t ia[NIN], ib[NIN];
+	float ta[NT], tb[NT];
+	double bytes;
+
+	(void)state;
+	spec_transformer(&w, ls);
+	rig_open(&a, &w, B, 2, 64e6);
+	rig_open(&b, &w, B, 2, 64e6);
+	bytes = hb_wl_state_bytes(a.st);
+	assert_int_equal(hb_wl_set_task(a.st, HB_WL_TASK_TEACHER, 0.1, 5, &err), 0);
+	assert_int_equal(hb_wl_set_task(b.st, HB_WL_TASK_TEACHER, 0.1, 5, &err), 0);
+	assert_true(hb_wl_state_bytes(a.st) > bytes);
+	/* a prefetches batches 3, 4; b makes them in the data phase */
+	assert_int_equal(hb_wl_prefetch(a.st, 3, 2, &err), 0);
+	for (int v = 0; v < 2; v++)
+		for (long it = 3; it <= 4; it++) {
+			assert_int_equal(hb_wl_data(a.st, v, it, &err), 0);
+			assert_int_equal(hb_wl_data(b.st, v, it, &err), 0);
+			assert_int_equal(hb_wl_read_batch(a.st, v, ia, ta, &err), 0);
+			assert_int_equal(hb_wl_read_batch(b.st, v, ib, tb, &err), 0);
+			assert_memory_equal(ia, ib, sizeof(ia));
+			assert_memory_equal(ta, tb, sizeof(ta));
+		}
+	/* another VSW, another batch index, another data seed: other samples */
+	assert_int_equal(hb_wl_data(a.st, 0, 3, &err), 0);
+	assert_int_equal(hb_wl_read_batch(a.st, 0, ia, ta, &err), 0);
+	assert_int_equal(hb_wl_data(b.st, 1, 3, &err), 0);
+	assert_int_equal(hb_wl_read_batch(b.st, 1, ib, tb, &err), 0);
+	assert_true(memcmp(ia, ib, sizeof(ia)) != 0 && memcmp(ta, tb, sizeof(ta)) != 0);
+	assert_int_equal(hb_wl_data(b.st, 0, 5, &err), 0);
+	assert_int_equal(hb_wl_read_batch(b.st, 0, ib, tb, &err), 0);
+	assert_true(memcmp(ia, ib, sizeof(ia)) != 0 && memcmp(ta, tb, sizeof(ta)) != 0);
+	hb_wl_set_data_seed(b.st, 8);
+	assert_int_equal(hb_wl_data(b.st, 0, 3, &err), 0);
+	assert_int_equal(hb_wl_read_batch(b.st, 0, ib, tb, &err), 0);
+	assert_true(memcmp(ia, ib, sizeof(ia)) != 0 && memcmp(ta, tb, sizeof(ta)) != 0);
+	/* another teacher seed: the same inputs, other targets */
+	hb_wl_set_data_seed(b.st, 7);
+	assert_int_equal(hb_wl_set_task(b.st, HB_WL_TASK_TEACHER, 0.1, 6, &err), 0);
+	assert_int_equal(hb_wl_data(b.st, 0, 3, &err), 0);
+	assert_int_equal(hb_wl_read_batch(b.st, 0, ib, tb, &err), 0);
+	assert_memory_equal(ia, ib, sizeof(ia));
+	assert_true(memcmp(ta, tb, sizeof(ta)) != 0);
+	/* back to FIXED: the teacher's bytes go */
+	assert_int_equal(hb_wl_set_task(a.st, HB_WL_TASK_FIXED, 0, 0, &err), 0);
+	assert_float_equal(hb_wl_state_bytes(a.st), bytes, 0);
+	assert_int_equal(hb_wl_set_task(a.st, HB_WL_TASK_TEACHER, -1, 5, &err), -1);
+	assert_non_null(strstr(err.msg, "sigma"));
+	rig_close(&a);
+	rig_close(&b);
+}
+
+/* A teacher that does not fit beside the student: HB_DEV_NOMEM, nothing
+ * of it stays allocated, and the student trains on as before. */
+static void test_teacher_nomem(void **state)
+{
+	struct hb_workload w = { 0 };
+	struct hb_wl_layer ls[8];
+	struct hb_error err = { 0 };
+	struct rig r;
+	double freeb, total, bytes;
+
+	(void)state;
+	spec_cnn(&w, ls);
+	rig_open(&r, &w, 4, 1, 64e6);
+	bytes = hb_wl_state_bytes(r.st);
+	rig_close(&r);
+	rig_open(&r, &w, 4, 1, bytes + 256);
+	assert_int_equal(hb_wl_set_task(r.st, HB_WL_TASK_TEACHER, 0.1, 5, &err), HB_DEV_NOMEM);
+	assert_int_equal(hb_wl_task(r.st), HB_WL_TASK_FIXED);
+	assert_float_equal(hb_wl_state_bytes(r.st), bytes, 0);
+	assert_int_equal(ops->mem_info(r.dev, &freeb, &total, &err), 0);
+	assert_true(total - freeb <= bytes);
+	assert_int_equal(hb_wl_data(r.st, 0, 0, &err), 0);
+	(void)loss_now(&r);
+	rig_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -441,6 +672,10 @@ int main(void)
 		cmocka_unit_test(test_accumulation),
 		cmocka_unit_test(test_nomem),
 		cmocka_unit_test(test_bad_spec),
+		cmocka_unit_test(test_teacher_learns),
+		cmocka_unit_test(test_teacher_noise_floor),
+		cmocka_unit_test(test_teacher_batches),
+		cmocka_unit_test(test_teacher_nomem),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
