@@ -27,7 +27,8 @@ static void usage(FILE *out)
 		"usage: mpirun -np N hetbatch live --plan PLAN.json [--method iidp|ddp|optperf]\n"
 		"                    [--backend cpu|cuda] [--iters N] [--warmup N] [--scale F]\n"
 		"                    [--mem-limit SIZE] [--db FILE] [--out DIR] [--timeout S]\n"
-		"                    [--checkpoint DIR [--resume]]\n"
+		"                    [--checkpoint DIR [--resume]] [--task teacher|fixed]\n"
+		"                    [--label-noise S] [--metrics-every P]\n"
 		"\n"
 		"Execute one configuration of a plan ('hetbatch plan --json') on real devices:\n"
 		"one MPI rank per GPU of the configuration (rank r takes the plan's r-th GPU,\n"
@@ -61,6 +62,16 @@ static void usage(FILE *out)
 		"                    run with exit 1 (default 300; 0: never).  mpirun ends\n"
 		"                    the run at once when a rank dies; its own message names\n"
 		"                    the rank and host\n"
+		"  --task T          teacher (default): learn a fixed teacher network of the\n"
+		"                    same architecture from fresh seeded batches, targets with\n"
+		"                    Gaussian label noise; fixed: the profiler's two random\n"
+		"                    batches per VSW\n"
+		"  --label-noise S   teacher: noise sigma (default 0.1; the loss cannot fall\n"
+		"                    below S^2/2)\n"
+		"  --metrics-every P measure, every P timed iterations, the gradient similarity\n"
+		"                    of the two halves of the workers (JABAS/SimiGrad) and the\n"
+		"                    gradient noise scale (McCandlish, Pollux), outside the\n"
+		"                    timed part (default 5; 0: off)\n"
 		"  --checkpoint DIR  at the end, every rank writes DIR/rank-R.ckpt (weights,\n"
 		"                    optimizer state, step, iteration and data position,\n"
 		"                    atomically, with a checksum)\n"
@@ -136,6 +147,25 @@ static int write_outputs(const char *dir, const struct hb_live_plan *p, const st
 		rc = hb_write_file_atomic(path, buf, len, err);
 	}
 	free(buf);
+	if (rc == 0 && r->nmetrics > 0) {
+		size_t mcap = 128 + (size_t)r->nmetrics * 200;
+		char *m = malloc(mcap);
+
+		if (!m)
+			return hb_runtime_error(err, "live: out of memory");
+		len = (size_t)snprintf(m, mcap, "iteration,loss,similarity,noise_scale,grad_sqr,trace_sigma,b_small,"
+				       "b_big\n");
+		for (int i = 0; i < r->nmetrics; i++) {
+			const struct hb_live_metric *x = &r->metrics[i];
+
+			len += (size_t)snprintf(m + len, mcap - len, "%ld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", x->iter,
+						x->loss, x->similarity, x->gns.noise_scale, x->gns.grad_sqr,
+						x->gns.trace_sigma, x->gns.b_small, x->gns.b_big);
+		}
+		snprintf(path, sizeof(path), "%s/metrics.csv", dir);
+		rc = hb_write_file_atomic(path, m, len, err);
+		free(m);
+	}
 	return rc;
 }
 
@@ -160,12 +190,19 @@ static void print_table(const struct hb_live_plan *p, const struct hb_live_resul
 	       1e3 * p->pred_iter_s, 1e3 * r->critical_s, "", 100 * (r->critical_s / p->pred_iter_s - 1));
 	printf("mean absolute error over ranks %.1f %%; loss %.6g -> %.6g (rank 0)\n", 100 * sum / r->nranks,
 	       r->loss_first, r->loss_last);
+	if (r->nmetrics > 0) {
+		const struct hb_live_metric *a = &r->metrics[0], *b = &r->metrics[r->nmetrics - 1];
+
+		printf("gradient similarity %.3f -> %.3f, noise scale %.4g -> %.4g samples (%d measurements; "
+		       "--out writes them all)\n", a->similarity, b->similarity, a->gns.noise_scale, b->gns.noise_scale,
+		       r->nmetrics);
+	}
 }
 
 int cmd_live(int argc, char **argv, struct hb_cli *cli)
 {
 	enum { OPT_PLAN = 256, OPT_METHOD, OPT_BACKEND, OPT_ITERS, OPT_WARMUP, OPT_SCALE, OPT_MEM, OPT_DB, OPT_OUT,
-	       OPT_TIMEOUT, OPT_CKPT, OPT_RESUME };
+	       OPT_TIMEOUT, OPT_CKPT, OPT_RESUME, OPT_TASK, OPT_NOISE, OPT_METRICS };
 	static const struct option opts[] = {
 		{ "plan", required_argument, NULL, OPT_PLAN },
 		{ "method", required_argument, NULL, OPT_METHOD },
@@ -179,11 +216,15 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "checkpoint", required_argument, NULL, OPT_CKPT },
 		{ "resume", no_argument, NULL, OPT_RESUME },
+		{ "task", required_argument, NULL, OPT_TASK },
+		{ "label-noise", required_argument, NULL, OPT_NOISE },
+		{ "metrics-every", required_argument, NULL, OPT_METRICS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *plan_path = NULL, *method = "iidp", *dbpath = NULL, *out = NULL;
-	struct hb_live_opts o = { .backend = "cpu", .iters = 20, .warmup = 3, .seed = cli->seed, .timeout_s = 300 };
+	struct hb_live_opts o = { .backend = "cpu", .iters = 20, .warmup = 3, .seed = cli->seed, .timeout_s = 300,
+				  .teacher = 1, .label_noise = 0.1, .metrics_every = 5 };
 	struct hb_live_plan p = { 0 };
 	struct hb_live_result r;
 	struct hb_ar_team team;
@@ -222,6 +263,20 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		case OPT_DB: dbpath = optarg; break;
 		case OPT_OUT: out = optarg; break;
 		case OPT_CKPT: o.ckpt_dir = optarg; break;
+		case OPT_TASK:
+			if (strcmp(optarg, "teacher") != 0 && strcmp(optarg, "fixed") != 0)
+				return hb_cli_usage(cli, "live", "--task '%s': teacher or fixed", optarg);
+			o.teacher = strcmp(optarg, "teacher") == 0;
+			break;
+		case OPT_NOISE:
+			if (hb_parse_double(optarg, &o.label_noise) < 0 || o.label_noise < 0)
+				return hb_cli_usage(cli, "live", "--label-noise '%s': a standard deviation >= 0", optarg);
+			break;
+		case OPT_METRICS:
+			if (hb_parse_long_range(optarg, 0, 1000000, &v) < 0)
+				return hb_cli_usage(cli, "live", "--metrics-every '%s': an integer >= 0", optarg);
+			o.metrics_every = (int)v;
+			break;
 		case OPT_RESUME: o.resume = 1; break;
 		case OPT_TIMEOUT:
 			if (hb_parse_double(optarg, &o.timeout_s) < 0 || o.timeout_s < 0)
@@ -273,7 +328,8 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 				printf("prediction rows: %s\n", dbpath);
 		}
 		if (rc == 0 && out && (rc = write_outputs(out, &p, &o, &r, &err)) == 0)
-			printf("results: %s/live.csv, %s/summary.json\n", out, out);
+			printf("results: %s/live.csv, %s/summary.json%s\n", out, out,
+			       r.nmetrics ? ", metrics.csv" : "");
 	}
 	rc = hb_ar_team_agree(&team, rc, &err);
 	hb_ar_team_end(&team);

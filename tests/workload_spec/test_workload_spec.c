@@ -273,7 +273,7 @@ static void test_optimizers(void **state)
 	(void)state;
 	build(hb_catalog_model(&cat, "resnet50"), 0.1, &w);
 	assert_int_equal(w.optimizer, HB_WL_SGD);
-	assert_true(w.lr == 0.1 && w.momentum == 0.9 && w.weight_decay == 1e-4);
+	assert_true(w.lr == 0.01 && w.momentum == 0.9 && w.weight_decay == 1e-4);
 	hb_workload_free(&w);
 	build(hb_catalog_model(&cat, "bert"), 0.1, &w); /* AdamW */
 	assert_int_equal(w.optimizer, HB_WL_ADAM);
