@@ -74,7 +74,8 @@ static void test_two_node_plan(void **state)
 
 	(void)state;
 	write_file("p2x2.json", plan_2x2);
-	rc = mpirun(4, "live --plan p2x2.json --scale 0.05 --iters 6 --warmup 1 --db cpu.db --out res");
+	rc = mpirun(4, "live --plan p2x2.json --scale 0.05 --iters 12 --warmup 1 --metrics-every 4 --db cpu.db "
+		 "--out res");
 	out = slurp(outf, &len);
 	if (rc != 0)
 		fail_msg("exit %d\n%s\n%s", rc, out, slurp(errf, &len));
@@ -87,6 +88,7 @@ static void test_two_node_plan(void **state)
 	assert_true(q1("SELECT count(*) FROM prediction WHERE config_json LIKE '%\"n_vsw\":2%'") == 2);
 	assert_true(q1("SELECT count(*) FROM prediction WHERE config_json LIKE '%\"n_ga\":1%'") == 2);
 	assert_true(exists_in("res", "live.csv"));
+	assert_true(exists_in("res", "metrics.csv"));  /* similarity and noise scale, measured */
 	sum = slurp_in("res", "summary.json", &len);
 	assert_int_equal(sscanf(strstr(sum, "\"loss_first\":"), "\"loss_first\": %lf", &first), 1);
 	assert_int_equal(sscanf(strstr(sum, "\"loss_last\":"), "\"loss_last\": %lf", &last), 1);
