@@ -278,4 +278,6 @@ awk -v b0="$busy0" -v b1="$busy1" -v s0="$steal0" -v s1="$steal1" -v hz="$(getco
 	other = (b1 - b0) / hz - mine; if (other < 0) other = 0
 	printf "background: other processes %.1f core-s (%.0f %% of the cores), steal %.1f %%; load average at end %s\n",
 		other, 100 * other / (n * (t1 - t0)), 100 * (s1 - s0) / hz / (n * (t1 - t0)), la
+	if (other > 0.05 * n * (t1 - t0))
+		print "warning: other processes took more than 5 % of the cores: the times above are disturbed"
 	printf "total wall time %.0f s; target (issue): mean absolute error under 10 %%\n", t1 - t0 }'

@@ -177,12 +177,13 @@ static void test_plan_uses_rows(void **state)
 	if (rc != 0)
 		fail_msg("exit %d\n%s\n%s", rc, out, slurp(errf, &len));
 	assert_non_null(strstr(out, "profiles: cpu.db [cpu: cpu, run 1]"));
-	/* one VSW at B_L 32 on each of 4 devices: the measured step plus the
-	 * all-reduce, so at least the measured step and not far above it */
+	/* 128 samples on 4 devices from the measured rows: about the measured
+	 * B_L 32 step (the solver may pick B_L 16 with 2 VSWs or GA instead;
+	 * the analytic model would say ~0.06 s, the measured rows ~0.3 s) */
 	p = strstr(out, "  IIDP ");
 	assert_non_null(p);
 	assert_int_equal(sscanf(p, " IIDP %*d %lf", &iter_s), 1);
-	if (!(iter_s >= 0.95 * t32 && iter_s <= 2.0 * t32))
+	if (!(iter_s >= 0.4 * t32 && iter_s <= 2.5 * t32))
 		fail_msg("plan iter_s %g against the measured step %g", iter_s, t32);
 	free(out);
 	rc = run("sim --cluster cpu-2x2 --model resnet50 --policy simigrad,static --db cpu.db");
