@@ -177,9 +177,9 @@ static void test_plan_uses_rows(void **state)
 	if (rc != 0)
 		fail_msg("exit %d\n%s\n%s", rc, out, slurp(errf, &len));
 	assert_non_null(strstr(out, "profiles: cpu.db [cpu: cpu, run 1]"));
-	/* 128 samples on 4 devices from the measured rows: about the measured
-	 * B_L 32 step (the solver may pick B_L 16 with 2 VSWs or GA instead;
-	 * the analytic model would say ~0.06 s, the measured rows ~0.3 s) */
+	/* 128 samples on 4 devices from the measured rows (the source line
+	 * above says which rows): about the measured B_L 32 step; the solver
+	 * may pick B_L 16 with 2 VSWs or GA instead */
 	p = strstr(out, "  IIDP ");
 	assert_non_null(p);
 	assert_int_equal(sscanf(p, " IIDP %*d %lf", &iter_s), 1);
