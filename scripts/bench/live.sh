@@ -25,8 +25,10 @@
 #     (comp: data, forward, backward, aggregation) and what follows it
 #     (post: all-reduce, optimizer, weight copies, waiting for slower
 #     ranks); the mean absolute error, its median and the worst, over all
-#     rows and over those that do not oversubscribe the cores; the CPU time
-#     other processes took meanwhile; the total wall time.
+#     rows and over those that do not oversubscribe the cores; the 1-VSW
+#     profile point measured again after the runs (a slower host shows
+#     there: other virtual machines' load is invisible from inside); the CPU
+#     time other processes here took meanwhile; the total wall time.
 #
 # What a "device" is decides which configurations can match:
 #   default     the whole host is the profiled device (the README's way):
@@ -48,8 +50,8 @@
 # Environment: HETBATCH (the binary; default build/cli/hetbatch, built if
 # missing), MPIRUN (default mpirun; --oversubscribe is passed, and
 # --allow-run-as-root as root).  Needs mpirun able to start 2 processes.
-# About 2 minutes on 2 cores (--quick: 15 s); other load on the host shows
-# in the +-% column and the background line.
+# About 2 to 3 minutes on 2 cores (--quick: 15 s).  Other load on the host
+# shows in the +-% column, the speed check and the background line.
 set -eu
 cd "$(dirname "$0")/../.."
 QUICK=0 PERCORE=0 KEEP=0 REPEATS=
@@ -92,7 +94,7 @@ SCALE=0.05
 if [ $QUICK = 1 ]; then
 	ITERS=5 WARMUP=1 PITERS=5 REPEATS=${REPEATS:-1}
 else
-	ITERS=10 WARMUP=2 PITERS=10 REPEATS=${REPEATS:-3}
+	ITERS=10 WARMUP=2 PITERS=30 REPEATS=${REPEATS:-3}
 fi
 $MPI -np 2 true </dev/null >/dev/null 2>&1 || {
 	echo "live.sh: '$MPI -np 2' cannot start two processes here" >&2
@@ -267,6 +269,12 @@ print()
 stats("|error|, all", errs)
 stats("|error|, load <= 1", fit)
 EOF
+# The host's speed then and now: the 1-VSW, B_L 32 profile point again.
+$PIN "$H" -q profile --backend cpu --models cifar10 --scale $SCALE --local-bs 32 --max-vsw 1 \
+	--iters $PITERS --warmup 2 --db check.db >check.log 2>&1 || { cat check.log >&2; exit 1; }
+awk '$1 == 32 && $2 == 1 && NF == 10 { t[FILENAME] = $8 }
+	END { printf "speed check: 1 VSW at B_L 32 took %.2f ms when profiled, %.2f ms after the runs (%+.1f %%)\n",
+		t["profile.log"], t["check.log"], 100 * (t["check.log"] / t["profile.log"] - 1) }' profile.log check.log
 # Other processes' CPU time: the busy jiffies less this script's children.
 set -- $(awk '/^cpu /{ print $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat)
 busy1=$1 steal1=$2
