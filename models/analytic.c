@@ -190,6 +190,11 @@ static const struct hb_analytic_link link_table[] = {
 	  "alpha 0.722 at the data's K = 7 GB/s, i.e. 1.290 at the cluster's 12.5 GB/s; beta 3.66 ms" },
 	{ "nvlink", 0.75, 2.66,
 	  "assumed: NCCL ring bus bandwidth ~75% of NVLink nominal; latency as PCIe (framework-bound)" },
+	{ "shm", 0.5, 0.02,
+	  "assumed: MPI over shared memory on one host (the cpu backend's devices); latency from hetbatch profile "
+	  "allreduce on a 2-core EPYC (intercepts 0.005-0.018 ms), efficiency a round figure" },
+	{ "tcp", 0.5, 0.05,
+	  "assumed: MPI over TCP (loopback for the cpu-2x2 preset): MPI-scale latency, not a GPU framework's" },
 	{ "eth", 0.5, 3.66,
 	  "assumed: NCCL over TCP reaches about half the line rate; latency as InfiniBand (framework-bound)" },
 	{ "default", 0.4, 3.66,

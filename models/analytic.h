@@ -24,7 +24,7 @@
 
 /* Bump whenever a constant or formula changes: cached default databases
  * built by an older generator are then rebuilt (profiler/default_db.c). */
-#define HB_ANALYTIC_VERSION 1
+#define HB_ANALYTIC_VERSION 2
 
 /* The artifact's memory profiler caps n_max at min(cores/GPUs, 10); 10 is
  * PyTorch's autograd thread-pool limit (notes/jabas.md 2.3).  The catalog

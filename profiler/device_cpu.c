@@ -23,8 +23,10 @@
  * The kernels below are the reference semantics of device.h's enum
  * hb_kernel_op; the cuda backend's test compares against them.
  */
+#define _GNU_SOURCE      /* sched_getaffinity, CPU_COUNT */
 #include <dlfcn.h>
 #include <math.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,7 +166,14 @@ static int cpu_info(struct hb_device *d, struct hb_device_info *o, struct hb_err
 	cpu_model_name(o->name, sizeof(o->name));
 	snprintf(o->blas, sizeof(o->blas), "%s", d->blas);
 	o->total_bytes = d->limit;
-	o->host_cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	{
+		/* the cores this process may run on (taskset, cgroups), which
+		 * is what its VSW threads get, not every core of the host */
+		cpu_set_t set;
+
+		o->host_cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+									      : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	}
 	o->ndevices = 1;
 	return 0;
 }
