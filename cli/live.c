@@ -28,7 +28,7 @@ static void usage(FILE *out)
 		"                    [--backend cpu|cuda] [--iters N] [--warmup N] [--scale F]\n"
 		"                    [--mem-limit SIZE] [--db FILE] [--out DIR] [--timeout S]\n"
 		"                    [--checkpoint DIR [--resume]] [--task teacher|fixed]\n"
-		"                    [--label-noise S] [--metrics-every P]\n"
+		"                    [--label-noise S] [--metrics-every P] [--map SPEC]\n"
 		"\n"
 		"Execute one configuration of a plan ('hetbatch plan --json') on real devices:\n"
 		"one MPI rank per GPU of the configuration (rank r takes the plan's r-th GPU,\n"
@@ -72,6 +72,10 @@ static void usage(FILE *out)
 		"                    of the two halves of the workers (JABAS/SimiGrad) and the\n"
 		"                    gradient noise scale (McCandlish, Pollux), outside the\n"
 		"                    timed part (default 5; 0: off)\n"
+		"  --map SPEC        which host runs which plan node: node0=HOST,node1=HOST\n"
+		"                    (a node's GPUs go to that host's ranks in rank order);\n"
+		"                    default: on one host, consecutive ranks in plan order;\n"
+		"                    across hosts, the host named like the node\n"
 		"  --checkpoint DIR  at the end, every rank writes DIR/rank-R.ckpt (weights,\n"
 		"                    optimizer state, step, iteration and data position,\n"
 		"                    atomically, with a checksum)\n"
@@ -87,6 +91,104 @@ static void usage(FILE *out)
 		"\n"
 		"Exit status: 0 ok, 1 runtime failure (a rank failed: the message names it),\n"
 		"2 usage error or a plan that does not fit (rank count, memory, names).\n");
+}
+
+#define HOST_LEN 64
+
+/* The node a --map spec ("node0=hostA,node1=hostB") gives a host, or NULL. */
+static const char *map_host(const char *spec, const char *node, char *buf, size_t n)
+{
+	size_t nl = strlen(node);
+
+	for (const char *p = spec; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+		if (strncmp(p, node, nl) == 0 && p[nl] == '=') {
+			size_t len = strcspn(p + nl + 1, ",");
+
+			if (len >= n)
+				len = n - 1;
+			memcpy(buf, p + nl + 1, len);
+			buf[len] = '\0';
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Which GPU slot each rank runs, so that rank r runs p->slots[r] after the
+ * permutation (the same on every rank).  One host: ranks in plan order.
+ * Several hosts: each plan node runs on the host --map names for it, or on
+ * the host of the same name; its slots go to that host's ranks in rank
+ * order.  hosts[] holds every rank's host name (HOST_LEN bytes each).
+ */
+static int map_slots(struct hb_live_plan *p, const char *spec, const char *hosts, int nranks, struct hb_error *err)
+{
+	struct hb_live_slot *sorted;
+	int *taken, one_host = 1, placed = 0;
+
+	for (int r = 1; r < nranks; r++)
+		if (strcmp(hosts + r * HOST_LEN, hosts) != 0)
+			one_host = 0;
+	if ((one_host && !spec) || nranks != p->nslots)
+		return 0;  /* consecutive ranks (a wrong count is refused later, with its own message) */
+	sorted = calloc((size_t)nranks, sizeof(*sorted));
+	taken = calloc((size_t)nranks, sizeof(*taken));
+	if (!sorted || !taken) {
+		free(sorted);
+		free(taken);
+		return hb_runtime_error(err, "live: out of memory");
+	}
+	for (int s = 0; s < p->nslots; s++) {
+		char buf[HOST_LEN];
+		const char *host = spec ? map_host(spec, p->slots[s].node, buf, sizeof(buf)) : p->slots[s].node;
+		int r = 0;
+
+		if (!host) {
+			free(sorted);
+			free(taken);
+			return hb_input_error(err, "--map '%s' says nothing of node %s", spec, p->slots[s].node);
+		}
+		while (r < nranks && (taken[r] || strcmp(hosts + r * HOST_LEN, host) != 0))
+			r++;
+		if (r == nranks) {
+			free(sorted);
+			free(taken);
+			return hb_input_error(err, "node %s of the plan needs a rank on host '%s'%s, and none is left "
+					      "(ranks run on %s%s); say which host runs which node with --map "
+					      "node0=HOST,node1=HOST", p->slots[s].node, host, spec ? "" : " (its own name)",
+					      hosts, nranks > 1 ? ", ..." : "");
+		}
+		taken[r] = 1;
+		sorted[r] = p->slots[s];
+		placed++;
+	}
+	memcpy(p->slots, sorted, (size_t)placed * sizeof(*sorted));
+	free(sorted);
+	free(taken);
+	return 0;
+}
+
+/* This rank's host name; HB_LIVE_FAKE_HOSTS="a,a,b,b" gives rank r the r-th
+ * name instead (tests of the mapping on one machine). */
+static void my_host(int rank, char *out)
+{
+	const char *fake = getenv("HB_LIVE_FAKE_HOSTS");
+
+	memset(out, 0, HOST_LEN);
+	if (fake) {
+		const char *p = fake;
+
+		for (int i = 0; i < rank && p; i++)
+			p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+		if (p) {
+			size_t len = strcspn(p, ",");
+
+			memcpy(out, p, len < HOST_LEN - 1 ? len : HOST_LEN - 1);
+			return;
+		}
+	}
+	if (gethostname(out, HOST_LEN - 1) != 0)
+		snprintf(out, HOST_LEN, "unknown");
 }
 
 /* The scale of the run that measured (gpu, model) in db, 0 if none. */
@@ -202,7 +304,7 @@ static void print_table(const struct hb_live_plan *p, const struct hb_live_resul
 int cmd_live(int argc, char **argv, struct hb_cli *cli)
 {
 	enum { OPT_PLAN = 256, OPT_METHOD, OPT_BACKEND, OPT_ITERS, OPT_WARMUP, OPT_SCALE, OPT_MEM, OPT_DB, OPT_OUT,
-	       OPT_TIMEOUT, OPT_CKPT, OPT_RESUME, OPT_TASK, OPT_NOISE, OPT_METRICS };
+	       OPT_TIMEOUT, OPT_CKPT, OPT_RESUME, OPT_TASK, OPT_NOISE, OPT_METRICS, OPT_MAP };
 	static const struct option opts[] = {
 		{ "plan", required_argument, NULL, OPT_PLAN },
 		{ "method", required_argument, NULL, OPT_METHOD },
@@ -219,10 +321,12 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		{ "task", required_argument, NULL, OPT_TASK },
 		{ "label-noise", required_argument, NULL, OPT_NOISE },
 		{ "metrics-every", required_argument, NULL, OPT_METRICS },
+		{ "map", required_argument, NULL, OPT_MAP },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *plan_path = NULL, *method = "iidp", *dbpath = NULL, *out = NULL;
+	const char *plan_path = NULL, *method = "iidp", *dbpath = NULL, *out = NULL, *map = NULL;
+	char *hosts = NULL;
 	struct hb_live_opts o = { .backend = "cpu", .iters = 20, .warmup = 3, .seed = cli->seed, .timeout_s = 300,
 				  .teacher = 1, .label_noise = 0.1, .metrics_every = 5 };
 	struct hb_live_plan p = { 0 };
@@ -263,6 +367,7 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		case OPT_DB: dbpath = optarg; break;
 		case OPT_OUT: out = optarg; break;
 		case OPT_CKPT: o.ckpt_dir = optarg; break;
+		case OPT_MAP: map = optarg; break;
 		case OPT_TASK:
 			if (strcmp(optarg, "teacher") != 0 && strcmp(optarg, "fixed") != 0)
 				return hb_cli_usage(cli, "live", "--task '%s': teacher or fixed", optarg);
@@ -314,7 +419,20 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		return hb_cli_fail(cli, &err);
 	}
 	gethostname(host, sizeof(host) - 1);
-	rc = hb_live_run(&team, &cat, &p, &o, &r, &err);
+	/* every rank learns every rank's host, then places the plan's nodes */
+	hosts = calloc((size_t)team.size, HOST_LEN);
+	if (!hosts) {
+		rc = hb_runtime_error(&err, "live: out of memory");
+	} else {
+		char mine[HOST_LEN];
+
+		my_host(team.rank, mine);
+		hb_ar_team_allgather(&team, mine, HOST_LEN, hosts);
+		rc = map_slots(&p, map, hosts, team.size, &err);
+		free(hosts);
+	}
+	if (hb_ar_team_agree(&team, rc, &err) == 0)
+		rc = hb_live_run(&team, &cat, &p, &o, &r, &err);
 	if (rc == 0 && team.rank == 0) {
 		print_table(&p, &r);
 		if (dbpath) {

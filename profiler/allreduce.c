@@ -134,6 +134,19 @@ void hb_ar_team_sum_floats(const struct hb_ar_team *t, float *buf, long n)
 #endif
 }
 
+void hb_ar_team_allgather(const struct hb_ar_team *t, const void *mine, int len, void *all)
+{
+#if HB_HAVE_MPI
+	if (t->mpi && t->size > 1) {
+		MPI_Allgather(mine, len, MPI_BYTE, all, len, MPI_BYTE, MPI_COMM_WORLD);
+		return;
+	}
+#else
+	(void)t;
+#endif
+	memcpy(all, mine, (size_t)len);
+}
+
 void hb_ar_team_gather(const struct hb_ar_team *t, const double *v, int n, double *out)
 {
 #if HB_HAVE_MPI

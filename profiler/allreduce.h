@@ -82,6 +82,8 @@ void hb_ar_team_sum_floats(const struct hb_ar_team *t, float *buf, long n);
 /* Rank 0 receives every rank's n doubles, rank order, in out (size x n);
  * a team of one copies v. */
 void hb_ar_team_gather(const struct hb_ar_team *t, const double *v, int n, double *out);
+/* Every rank receives every rank's len bytes, rank order, in all (size x len). */
+void hb_ar_team_allgather(const struct hb_ar_team *t, const void *mine, int len, void *all);
 /* "intra" when every rank runs on this host, else "inter". */
 const char *hb_ar_team_scope(const struct hb_ar_team *t);
 /* Every rank's status: 0 when rc >= 0 everywhere, else -1 on every rank with

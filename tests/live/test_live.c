@@ -208,6 +208,35 @@ static void test_checkpoint_restart(void **state)
 	assert_true(rc != 0);
 }
 
+/* Ranks on several hosts (faked: ranks 0, 1 on "a", 2, 3 on "b"): the
+ * plan's nodes need --map, and --map puts node0's GPUs on host b's ranks. */
+static void test_map_hosts(void **state)
+{
+	size_t len;
+	char *out;
+	int rc;
+
+	(void)state;
+	write_file("p2x2.json", plan_2x2);
+	setenv("HB_LIVE_FAKE_HOSTS", "a,a,b,b", 1);
+	rc = mpirun(4, "live --plan p2x2.json --scale 0.05 --iters 2 --warmup 0");
+	assert_int_equal(rc, 2);
+	out = slurp(errf, &len);
+	assert_non_null(strstr(out, "--map"));
+	free(out);
+	rc = mpirun(4, "live --plan p2x2.json --scale 0.05 --iters 2 --warmup 0 --map node0=b,node1=c");
+	assert_int_equal(rc, 2);
+	rc = mpirun(4, "live --plan p2x2.json --scale 0.05 --iters 2 --warmup 0 --map node0=b,node1=a");
+	unsetenv("HB_LIVE_FAKE_HOSTS");
+	out = slurp(outf, &len);
+	if (rc != 0)
+		fail_msg("exit %d\n%s", rc, slurp(errf, &len));
+	/* rank 0 (host a) runs node1's 1-VSW GPU, rank 2 (host b) node0's 2-VSW GPU */
+	assert_non_null(strstr(out, "\n0     node1      cpu         1    1"));
+	assert_non_null(strstr(out, "\n2     node0      cpu         2    0"));
+	free(out);
+}
+
 static void test_refused(void **state)
 {
 	size_t len;
@@ -236,6 +265,7 @@ int main(void)
 		cmocka_unit_test(test_two_node_plan),
 		cmocka_unit_test(test_planner_rows),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_map_hosts),
 		cmocka_unit_test(test_hung_rank),
 		cmocka_unit_test(test_checkpoint_restart),
 		cmocka_unit_test(test_killed_rank),
