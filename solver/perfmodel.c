@@ -650,8 +650,11 @@ int hb_perf_comm_eval(const struct hb_perf *p, const int *alloc, int node, struc
 		return 0; /* one GPU: no all-reduce runs at all */
 	ar = nn > 1 ? &p->nodes[node].inter : &p->nodes[node].intra;
 	if (!ar->have)
-		return hb_input_error(err, "perf model %s: no %s-node all-reduce fit for node %s (link '%s')", p->model,
-				      nn > 1 ? "inter" : "intra", p->nodes[node].name, ar->link);
+		return hb_input_error(err, "perf model %s: no %s-node all-reduce fit for node %s (link '%s'); measure "
+				      "one (mpirun -np N hetbatch profile allreduce --link %s), import one (hetbatch "
+				      "import nccl-tests), or add the analytic ones (hetbatch profile --analytic --gpus "
+				      "GPU --db FILE)", p->model, nn > 1 ? "inter" : "intra", p->nodes[node].name, ar->link,
+				      ar->link);
 	for (int i = 0; i < p->nbuckets; i++) {
 		double x_ms = p->bucket_bytes[i] * 4.0 * (ng - 1) / ng / ar->k_bw * 1000.0;
 		double t = (ar->alpha * x_ms + ar->beta_ms) / 1000.0;
