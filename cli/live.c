@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "fileio.h"
 #include "live.h"
+#include "perfmodel.h"   /* defines: hb_perf_load, hb_perf_iter_time */
 #include "profdb.h"
 #include "strutil.h"
 
@@ -55,7 +56,10 @@ static void usage(FILE *out)
 		"  --mem-limit SIZE  cpu: memory budget per rank (default: the GPU's catalog\n"
 		"                    memory); suffixes K, M, G\n"
 		"  --db FILE         profile database for the prediction rows (default: the\n"
-		"                    plan's \"profiles\" file)\n"
+		"                    plan's \"profiles\" file); a different one also predicts\n"
+		"                    every GPU again from its rows (per GPU: the perf model's\n"
+		"                    iteration time with the slot's local batch, VSWs and GA;\n"
+		"                    critical path: the slowest GPU)\n"
 		"  --out DIR         also write DIR/live.csv and DIR/summary.json\n"
 		"  --timeout S       a rank that makes no progress for S seconds (it hangs, or\n"
 		"                    a peer died) names itself and its host and ends the\n"
@@ -189,6 +193,72 @@ static void my_host(int rank, char *out)
 	}
 	if (gethostname(out, HOST_LEN - 1) != 0)
 		snprintf(out, HOST_LEN, "unknown");
+}
+
+/*
+ * With a --db other than the plan's own profiles: predict every slot again
+ * from that database (per GPU: hb_perf_iter_time with the slot's local
+ * batch, VSWs and GA on the allocation the plan uses; the critical path is
+ * the slowest GPU), so a plan made from analytic profiles can be checked
+ * against profiles measured on these devices.  The cluster must be a
+ * catalog name (a user's cluster file is not in the plan).
+ */
+static int repredict(struct hb_live_plan *p, const struct hb_catalog *cat, const char *dbpath, struct hb_error *err)
+{
+	const struct hb_cluster *cl = hb_catalog_cluster(cat, p->cluster);
+	const struct hb_model *m = hb_catalog_model(cat, p->model);
+	struct hb_profdb *db = NULL;
+	struct hb_perf perf;
+	struct hb_perf_opts po;
+	int *alloc, *node_of, rc = -1;
+
+	if (!cl || !m)
+		return hb_input_error(err, "--db %s: to predict again, the plan's cluster '%s' and model '%s' must be "
+				      "catalog names", dbpath, p->cluster, p->model);
+	alloc = calloc((size_t)cl->nnodes, sizeof(*alloc));
+	node_of = calloc((size_t)p->nslots, sizeof(*node_of));
+	if (!alloc || !node_of) {
+		free(alloc);
+		free(node_of);
+		return hb_runtime_error(err, "live: out of memory");
+	}
+	for (int s = 0; s < p->nslots; s++) {
+		node_of[s] = -1;
+		for (int i = 0; i < cl->nnodes; i++)
+			if (strcmp(cl->nodes[i].name, p->slots[s].node) == 0)
+				node_of[s] = i;
+		if (node_of[s] < 0) {
+			hb_input_error(err, "%s: node %s is not a node of cluster %s", p->path, p->slots[s].node,
+				       cl->name);
+			goto out;
+		}
+		alloc[node_of[s]]++;
+	}
+	hb_perf_opts_default(&po);
+	if (hb_profdb_open(dbpath, 1, &db, err) < 0 || hb_perf_load(db, cat, cl, m, &po, &perf, err) < 0)
+		goto out;
+	p->pred_iter_s = 0;
+	for (int s = 0; s < p->nslots; s++) {
+		struct hb_live_slot *sl = &p->slots[s];
+
+		if (hb_perf_iter_time(&perf, alloc, node_of[s], sl->local_bs, sl->n_vsw, sl->n_ga, &sl->pred_iter_s,
+				      err) < 0) {
+			hb_error_prefix(err, "--db %s: node %s, local batch %d, %d VSWs, GA %d", dbpath, sl->node,
+					sl->local_bs, sl->n_vsw, sl->n_ga);
+			hb_perf_free(&perf);
+			goto out;
+		}
+		if (sl->pred_iter_s > p->pred_iter_s)
+			p->pred_iter_s = sl->pred_iter_s;
+	}
+	hb_perf_free(&perf);
+	hb_strlcpy(p->profiles, dbpath, sizeof(p->profiles));
+	rc = 0;
+out:
+	hb_profdb_close(db);
+	free(alloc);
+	free(node_of);
+	return rc;
 }
 
 /* The scale of the run that measured (gpu, model) in db, 0 if none. */
@@ -326,6 +396,7 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *plan_path = NULL, *method = "iidp", *dbpath = NULL, *out = NULL, *map = NULL;
+	const char *repredict_db = NULL;
 	char *hosts = NULL;
 	struct hb_live_opts o = { .backend = "cpu", .iters = 20, .warmup = 3, .seed = cli->seed, .timeout_s = 300,
 				  .teacher = 1, .label_noise = 0.1, .metrics_every = 5 };
@@ -402,6 +473,7 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		return hb_cli_usage(cli, "live", "--backend '%s': cpu or cuda", o.backend);
 	if (hb_live_plan_load(plan_path, method, &p, &err) < 0)
 		return hb_cli_fail(cli, &err);
+	repredict_db = dbpath && (!p.profiles[0] || strcmp(dbpath, p.profiles) != 0) ? dbpath : NULL;
 	if (!dbpath && p.profiles[0])
 		dbpath = p.profiles;
 	if (!(o.scale > 0)) {
@@ -409,7 +481,8 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		if (!(o.scale > 0))
 			o.scale = 1;
 	}
-	if (hb_catalog_load_builtin(&cat, &err) < 0) {
+	if (hb_catalog_load_builtin(&cat, &err) < 0 || (repredict_db && repredict(&p, &cat, repredict_db, &err) < 0)) {
+		hb_catalog_free(&cat);
 		hb_live_plan_free(&p);
 		return hb_cli_fail(cli, &err);
 	}

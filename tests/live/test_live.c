@@ -130,6 +130,18 @@ static void test_planner_rows(void **state)
 	rc = mpirun(4, "live --plan plan.json --method optperf --iters 3 --warmup 1");
 	if (rc != 0)
 		fail_msg("optperf exit %d\n%s", rc, slurp(errf, &len));
+	/* another --db: the hand-written plan's 0.05 s become the perf model's
+	 * prediction from that database's rows */
+	snprintf(cmd, sizeof(cmd), "cp '%s/cpu.db' '%s/other.db'", tmpdir, tmpdir);
+	assert_int_equal(system(cmd), 0);
+	write_file("p2x2.json", plan_2x2);
+	rc = mpirun(4, "live --plan p2x2.json --scale 0.05 --iters 2 --warmup 0 --db other.db");
+	if (rc != 0)
+		fail_msg("re-predicted exit %d\n%s", rc, slurp(errf, &len));
+	snprintf(db, sizeof(db), "%s/other.db", tmpdir);
+	assert_true(q1("SELECT count(*) FROM prediction WHERE run_id = (SELECT max(id) FROM run) AND predicted_s > 0 "
+		       "AND predicted_s <> 0.05") == 5);
+	snprintf(db, sizeof(db), "%s/cpu.db", tmpdir);
 }
 
 /* One pair: 2 ranks, 1 VSW each. */
