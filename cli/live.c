@@ -523,10 +523,16 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 			       r.nmetrics ? ", metrics.csv" : "");
 	}
 	rc = hb_ar_team_agree(&team, rc, &err);
+	if (rc < 0) {
+		/* rank 0 says it once; the others wait for that at the barrier,
+		 * since mpirun ends the job as soon as one rank exits non-zero
+		 * and could kill rank 0 before its message is out */
+		rc = team.rank == 0 ? hb_cli_fail(cli, &err) : (err.code == HB_EINPUT ? 2 : 1);
+		fflush(stderr);
+	}
+	hb_ar_team_barrier(&team);
 	hb_ar_team_end(&team);
 	hb_catalog_free(&cat);
 	hb_live_plan_free(&p);
-	if (rc < 0)
-		return team.rank == 0 ? hb_cli_fail(cli, &err) : (err.code == HB_EINPUT ? 2 : 1);
-	return 0;
+	return rc;
 }
