@@ -111,6 +111,7 @@ struct watchdog {
 	pthread_cond_t cv;
 	double last;             /* hb_now() of the last beat */
 	const char *phase;       /* what the rank was doing then */
+	int waits;               /* 1: that phase waits for the other ranks (a collective) */
 	long iter;
 	double timeout_s;        /* 0: off */
 	int stop, started;
@@ -118,13 +119,14 @@ struct watchdog {
 	char host[64];
 };
 
-static void beat(struct watchdog *wd, const char *phase, long iter)
+static void beat(struct watchdog *wd, const char *phase, int waits, long iter)
 {
 	if (!wd->started)
 		return;
 	pthread_mutex_lock(&wd->mu);
 	wd->last = hb_now();
 	wd->phase = phase;
+	wd->waits = waits;
 	wd->iter = iter;
 	pthread_mutex_unlock(&wd->mu);
 }
@@ -137,10 +139,21 @@ static void *watch(void *arg)
 	while (!wd->stop) {
 		struct timespec ts;
 
+		double limit = wd->timeout_s;
+
+		/* A rank waiting in a collective is usually waiting for the one
+		 * that is stuck: it gives that one 2 s more, so the stuck rank is
+		 * the one that names itself (mpirun then ends the others). */
+		if (wd->waits)
+			limit += 2.0;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
+		ts.tv_nsec += 250000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
 		pthread_cond_timedwait(&wd->cv, &wd->mu, &ts);
-		if (!wd->stop && hb_now() - wd->last > wd->timeout_s) {
+		if (!wd->stop && hb_now() - wd->last > limit) {
 			fprintf(stderr, "hetbatch: error: live: rank %d on %s made no progress for %.0f s (iteration %ld, "
 				"%s): a rank died or hangs; stopping the run\n", wd->rank, wd->host, wd->timeout_s,
 				wd->iter, wd->phase);
@@ -182,8 +195,8 @@ static void watchdog_stop(struct watchdog *wd)
 }
 
 /* Fault injection for tests of the above: HB_LIVE_FAULT=kill:RANK:ITER
- * (the rank dies by SIGKILL) or hang:RANK:ITER (it stops forever) at the
- * start of that iteration. */
+ * (the rank dies by SIGKILL) or hang:RANK:ITER (it stops forever) where
+ * that iteration's forward/backward begins. */
 static void inject_fault(int rank, long iter)
 {
 	const char *f = getenv("HB_LIVE_FAULT");
@@ -246,12 +259,13 @@ static int one_iteration(struct rank_ctx *c, long it, int metrics, double *iter_
 	double t0, t1, tm = 0;
 
 	if (c->o->teacher) {
-		beat(&c->wd, "data prefetch", it);
+		beat(&c->wd, "data prefetch", 0, it);
 		if (hb_wl_prefetch(c->st, it * (s->n_ga + 1), s->n_ga + 1, err) < 0)
 			return -1;
 	}
 	t0 = hb_now();
-	beat(&c->wd, "forward/backward", it);
+	beat(&c->wd, "forward/backward", 0, it);
+	inject_fault(c->t->rank, it);
 	for (int ga = 0; ga <= s->n_ga; ga++)
 		if (micro_step(c->st, c->ops, c->streams, s->n_vsw, it * (s->n_ga + 1) + ga, ga > 0, err) < 0)
 			return -1;
@@ -268,7 +282,7 @@ static int one_iteration(struct rank_ctx *c, long it, int metrics, double *iter_
 	    c->ops->stream_sync(c->streams[0], err) < 0)
 		return -1;
 	t1 = hb_now();
-	beat(&c->wd, "gradient all-reduce", it);
+	beat(&c->wd, "gradient all-reduce", 1, it);
 	for (int k = 0; k < c->w.nbuckets; k++) {
 		long off, n;
 
@@ -521,7 +535,6 @@ int hb_live_run(const struct hb_ar_team *t, const struct hb_catalog *cat, const 
 		double is = 0, cs = 0;
 		int metrics = o->metrics_every > 0 && k >= o->warmup && (k - o->warmup) % o->metrics_every == 0;
 
-		inject_fault(t->rank, it);
 		rc = one_iteration(&c, it, metrics, &is, &cs, err);
 		if (rc == 0 && (k == 0 || k == o->warmup + o->iters - 1) && t->rank == 0)
 			rc = hb_wl_loss(c.st, 0, k == 0 ? &c.loss_first : &c.loss_last, err);
@@ -529,7 +542,7 @@ int hb_live_run(const struct hb_ar_team *t, const struct hb_catalog *cat, const 
 		if (hb_ar_team_agree(t, rc, err) < 0)
 			goto out;
 		if (metrics) {
-			beat(&c.wd, "gradient metrics", it);
+			beat(&c.wd, "gradient metrics", 1, it);
 			if ((rc = gradient_metrics(&c, it, err)) < 0)
 				goto out;
 		}
@@ -539,7 +552,7 @@ int hb_live_run(const struct hb_ar_team *t, const struct hb_catalog *cat, const 
 		}
 	}
 	if (o->ckpt_dir) {
-		beat(&c.wd, "checkpoint", first_it + o->warmup + o->iters);
+		beat(&c.wd, "checkpoint", 0, first_it + o->warmup + o->iters);
 		rc = save(&c, first_it + o->warmup + o->iters, err);
 		if (hb_ar_team_agree(t, rc, err) < 0)
 			goto out;
@@ -551,7 +564,7 @@ int hb_live_run(const struct hb_ar_team *t, const struct hb_catalog *cat, const 
 		rc = hb_runtime_error(err, "live: out of memory");
 		goto out;
 	}
-	beat(&c.wd, "gathering times", o->warmup + o->iters);
+	beat(&c.wd, "gathering times", 1, o->warmup + o->iters);
 	hb_ar_team_gather(t, c.iter_s, n, all_iter);
 	hb_ar_team_gather(t, c.compute_s, n, all_comp);
 	if (t->rank == 0) {
