@@ -6,12 +6,15 @@
 #define HB_TEST_CLI_RUN_H
 
 #include <dirent.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <sqlite3.h>
 
 #include "error.h"
 #include "fileio.h"
@@ -125,6 +128,24 @@ static inline void assert_no_temporaries(const char *dir)
 		if (strstr(e->d_name, ".tmp."))
 			fail_msg("temporary file %s left in %s", e->d_name, dir);
 	closedir(d);
+}
+
+/* The first column of the first row of a query on an SQLite file, NAN when
+ * the query returns no row; fails the test when the query cannot run. */
+static inline double cli_query(const char *dbfile, const char *sql)
+{
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	double v = NAN;
+
+	assert_int_equal(sqlite3_open_v2(dbfile, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
+		fail_msg("%s: %s: %s", dbfile, sql, sqlite3_errmsg(h));
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return v;
 }
 
 #endif

@@ -36,17 +36,7 @@ static char db[600];
 
 static double q1(const char *sql)
 {
-	sqlite3 *h;
-	sqlite3_stmt *st;
-	double v = NAN;
-
-	assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_double(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(h);
-	return v;
+	return cli_query(db, sql);
 }
 
 static int group_setup(void **state)
