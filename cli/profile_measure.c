@@ -76,17 +76,15 @@ struct printer {
 	const struct hb_cli *cli;
 	struct hb_progress prog;
 	int header;
-	double t_model;
 };
 
 static void on_device(void *ctx, const struct hb_device_info *info, const char *gpu, int cap, int64_t run_id)
 {
-	struct printer *p = ctx;
-
-	(void)p;
-	printf("device: %s (%s backend%s%s%s), stored as catalog GPU '%s', %.0f MiB, VSW cap %d, run %lld\n",
+	(void)ctx;
+	printf("device: %s (%s backend%s%s%s%s), stored as catalog GPU '%s', %.0f MiB, VSW cap %d, run %lld\n",
 	       info->name, info->backend, info->driver[0] ? ", driver " : "", info->driver,
-	       info->runtime[0] ? "" : "", gpu, info->total_bytes / 1048576.0, cap, (long long)run_id);
+	       info->runtime[0] ? ", CUDA runtime " : "", info->runtime, gpu, info->total_bytes / 1048576.0, cap,
+	       (long long)run_id);
 	if (info->blas[0])
 		printf("blas: %s\n", info->blas);
 }
@@ -108,7 +106,6 @@ static void on_memory(void *ctx, const struct hb_workload *w, const int *lbs, co
 		printf("  memory: %d local batches searched, n_max %d at %d ... %d at %d%s\n", n, n_max[0], lbs[0],
 		       n_max[last], lbs[last], n_max[n - 1] == 0 ? "" : " (grid end: all fit)");
 	p->header = 0;
-	p->t_model = hb_now();
 }
 
 static void on_point(void *ctx, const struct hb_compute_row *r, const struct hb_runner_result *res, int stored)

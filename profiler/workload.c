@@ -787,16 +787,10 @@ long hb_wl_param_floats(const struct hb_wl_state *st)
 	return st->woff[w->nlayers - 1] + round_up(layer_params(&w->layers[w->nlayers - 1]));
 }
 
-static long param_floats(const struct hb_wl_state *st)
-{
-	const struct hb_workload *w = st->w;
-
-	return st->woff[w->nlayers - 1] + round_up(layer_params(&w->layers[w->nlayers - 1]));
-}
 
 int hb_wl_aggregate(struct hb_wl_state *st, struct hb_error *err)
 {
-	long n = param_floats(st);
+	long n = hb_wl_param_floats(st);
 
 	for (int i = 1; i < st->n; i++)
 		if (axpy(st, 0, st->vsw[0].g, st->vsw[i].g, n, 1.0f, err) < 0)
@@ -807,7 +801,7 @@ int hb_wl_aggregate(struct hb_wl_state *st, struct hb_error *err)
 int hb_wl_update(struct hb_wl_state *st, struct hb_error *err)
 {
 	const struct hb_workload *w = st->w;
-	long n = param_floats(st);
+	long n = hb_wl_param_floats(st);
 	struct hb_kernel k = { .y = st->vsw[0].w, .x = st->vsw[0].g, .z = st->m1, .n = n };
 
 	if (st->n > 1 && kern(st, 0, (struct hb_kernel){ .op = HB_K_SCALE, .y = st->vsw[0].g, .n = n,
@@ -837,9 +831,9 @@ int hb_wl_update_range(struct hb_wl_state *st, long off, long n, float grad_scal
 	const struct hb_workload *w = st->w;
 	struct hb_kernel k = { .y = st->vsw[0].w + off, .x = st->vsw[0].g + off, .z = st->m1 + off, .n = n };
 
-	if (off < 0 || n < 0 || off + n > param_floats(st) || step < 1)
+	if (off < 0 || n < 0 || off + n > hb_wl_param_floats(st) || step < 1)
 		return hb_input_error(err, "workload %s: update of [%ld, %ld) at step %ld outside [0, %ld)", w->model,
-				      off, off + n, step, param_floats(st));
+				      off, off + n, step, hb_wl_param_floats(st));
 	if (grad_scale != 1.0f && kern(st, 0, (struct hb_kernel){ .op = HB_K_SCALE, .y = st->vsw[0].g + off, .n = n,
 								 .a = grad_scale }, err) < 0)
 		return -1;
@@ -888,13 +882,13 @@ float *hb_wl_grads_device(struct hb_wl_state *st, int vsw)
 
 long hb_wl_opt_floats(const struct hb_wl_state *st)
 {
-	return (st->w->optimizer == HB_WL_ADAM ? 2 : 1) * param_floats(st);
+	return (st->w->optimizer == HB_WL_ADAM ? 2 : 1) * hb_wl_param_floats(st);
 }
 
 /* The optimizer state as one host array: momentum, or Adam's m then v. */
 static int copy_opt(struct hb_wl_state *st, float *out, const float *in, size_t nfloats, struct hb_error *err)
 {
-	long n = param_floats(st);
+	long n = hb_wl_param_floats(st);
 	float *parts[2] = { st->m1, st->m2 };
 	int nparts = st->m2 ? 2 : 1;
 
@@ -922,14 +916,14 @@ int hb_wl_copy(struct hb_wl_state *st, int i, struct hb_error *err)
 {
 	if (i <= 0 || i >= st->n)
 		return 0;
-	return st->ops->memcpy_d2d(st->streams[i], st->vsw[i].w, st->vsw[0].w, (size_t)param_floats(st) * 4, err);
+	return st->ops->memcpy_d2d(st->streams[i], st->vsw[i].w, st->vsw[0].w, (size_t)hb_wl_param_floats(st) * 4, err);
 }
 
 
 static int copy_params(struct hb_wl_state *st, int i, float *host, const float *src_host, int grads,
 		       size_t nfloats, struct hb_error *err)
 {
-	size_t n = (size_t)param_floats(st);
+	size_t n = (size_t)hb_wl_param_floats(st);
 	float *dev;
 
 	if (i < 0 || i >= st->n)
