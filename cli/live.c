@@ -2,7 +2,7 @@
  * live.c: `mpirun -np N hetbatch live --plan PLAN.json`: run a plan's
  * configuration on real devices and compare each rank's and the critical
  * path's measured iteration time with the plan's prediction (JABAS Table
- * 6's comparison).  The work is profiler/live.c's; this file parses
+ * 6's comparison).  The work is live/live.c's; this file parses
  * options, starts the MPI team, prints the table on rank 0 and writes the
  * prediction rows (--db) and the results directory (--out).
  */

@@ -397,12 +397,14 @@ static int read_exact(FILE *f, const char *path, void *dst, size_t n, uint64_t *
 
 /* The file's metadata and sizes against this rank's. */
 static int check_compatible(const char *path, int rank, const struct hb_ckpt_meta *want, const struct hb_ckpt_meta *got,
-			    const struct ck_header *h, struct hb_wl_state *st, struct hb_error *err)
+			    const struct ck_header *h, struct hb_wl_state *st, int any_layout, struct hb_error *err)
 {
 	if (strcmp(got->model, want->model) != 0)
 		return hb_input_error(err, "%s: model '%s' != '%s' of this run", path, got->model, want->model);
 	if (want->scale > 0 && got->scale != want->scale)
 		return hb_input_error(err, "%s: model scale %g != %g of this run", path, got->scale, want->scale);
+	if (any_layout)
+		goto sizes;
 	if (got->local_bs != want->local_bs)
 		return hb_input_error(err, "%s: local batch %d != %d of this run", path, got->local_bs,
 				      want->local_bs);
@@ -412,6 +414,7 @@ static int check_compatible(const char *path, int rank, const struct hb_ckpt_met
 		return hb_input_error(err, "%s: %d ranks != %d of this run", path, got->nranks, want->nranks);
 	if (got->rank != rank)
 		return hb_input_error(err, "%s: written by rank %d, not rank %d", path, got->rank, rank);
+sizes:
 	if (h->param_floats != (uint64_t)hb_wl_param_floats(st))
 		return hb_input_error(err, "%s: %" PRIu64 " parameter floats != %ld of this run's state", path,
 				      h->param_floats, hb_wl_param_floats(st));
@@ -438,8 +441,8 @@ fail:
 	return -1;
 }
 
-int hb_ckpt_load(const char *dir, int rank, struct hb_wl_state *st, struct hb_ckpt_meta *meta,
-		 struct hb_error *err)
+static int load(const char *dir, int rank, struct hb_wl_state *st, struct hb_ckpt_meta *meta, int any_layout,
+		struct hb_error *err)
 {
 	char path[4096];
 	unsigned char head[CK_HEADER_BYTES], mbytes[CK_META_BYTES];
@@ -482,7 +485,8 @@ int hb_ckpt_load(const char *dir, int rank, struct hb_wl_state *st, struct hb_ck
 			       "the file is corrupted", path, want_sum, sum);
 		goto out;
 	}
-	if (decode_meta(path, mbytes, &got, err) < 0 || check_compatible(path, rank, meta, &got, &h, st, err) < 0 ||
+	if (decode_meta(path, mbytes, &got, err) < 0 ||
+	    check_compatible(path, rank, meta, &got, &h, st, any_layout, err) < 0 ||
 	    restore(path, st, meta->n_vsw, buf, pf, buf + pf, of, got.step, err) < 0)
 		goto out;
 	*meta = got;
@@ -491,4 +495,24 @@ out:
 	free(buf);
 	fclose(f);
 	return rc;
+}
+
+int hb_ckpt_load(const char *dir, int rank, struct hb_wl_state *st, struct hb_ckpt_meta *meta,
+		 struct hb_error *err)
+{
+	return load(dir, rank, st, meta, 0, err);
+}
+
+int hb_ckpt_load_any(const char *dir, int rank, struct hb_wl_state *st, int n_vsw, struct hb_ckpt_meta *meta,
+		     struct hb_error *err)
+{
+	struct hb_ckpt_meta want = *meta;
+
+	/* what the layout-free load needs to name: the VSWs to fill */
+	want.local_bs = 1;
+	want.n_vsw = n_vsw;
+	if (load(dir, rank, st, &want, 1, err) < 0)
+		return -1;
+	*meta = want;
+	return 0;
 }

@@ -104,6 +104,13 @@ int hb_ckpt_save(const char *dir, int rank, struct hb_wl_state *st, const struct
 int hb_ckpt_load(const char *dir, int rank, struct hb_wl_state *st, struct hb_ckpt_meta *meta,
 		 struct hb_error *err);
 
+/* hb_ckpt_load for a state of another layout (a relaunch on a new
+ * configuration): the model, scale and tensor sizes are checked, not the
+ * local batch, VSWs, ranks or writer's rank; the weights go into VSWs
+ * 0 .. n_vsw-1 of st.  meta: in, model and scale; out, the file's. */
+int hb_ckpt_load_any(const char *dir, int rank, struct hb_wl_state *st, int n_vsw, struct hb_ckpt_meta *meta,
+		     struct hb_error *err);
+
 /* 1 if DIR/rank-<rank>.ckpt exists as a regular file (not verified). */
 int hb_ckpt_exists(const char *dir, int rank);
 

@@ -6,7 +6,7 @@
  *    grad_sqr / grad_var forms for equal batches, and the harmonic-mean
  *    B_small for unequal ones), plus a Monte Carlo check that the
  *    estimators are unbiased with unequal worker batches;
- *  - profiler/live.c: a one-rank live run (2 VSWs, one GA micro-step:
+ *  - live/live.c: a one-rank live run (2 VSWs, one GA micro-step:
  *    halves by VSW parity) and a two-rank run under mpirun (halves by rank
  *    parity, unequal VSW batches) record, for their first iteration, the
  *    similarity and noise scale computed here by hand from the VSWs'

@@ -1,5 +1,6 @@
 /*
- * live.c: one rank of a live run (live.h).
+ * live.c: one rank of a live run (live.h): open, blocks of iterations of
+ * one configuration, in-place reconfiguration, checkpoints.
  *
  * The VSWs of a micro-step run on threads (one per VSW, each with its own
  * stream), joined before the next micro-step; the main thread does the
@@ -213,20 +214,23 @@ static void inject_fault(int rank, long iter)
 			pause();
 }
 
-struct rank_ctx {
+/* One rank of a live run (live.h struct hb_live_rank). */
+struct hb_live_rank {
 	const struct hb_ar_team *t;
-	const struct hb_live_plan *p;
-	const struct hb_live_opts *o;
-	const struct hb_live_slot *slot;
+	const struct hb_catalog *cat;
+	struct hb_live_plan p;       /* the configuration running now; slots not kept (p.slots NULL) */
+	struct hb_live_slot slot;    /* this rank's GPU of it */
+	struct hb_live_opts o;
 	const struct hb_device_ops *ops;
 	struct hb_device *dev;
-	struct hb_stream *streams[64];
+	struct hb_stream *streams[HB_LIVE_MAX_VSW];
 	struct hb_wl_state *st;
 	struct hb_workload w;
-	double *iter_s, *compute_s;  /* per timed iteration */
+	double mem_limit;            /* the device's budget (cpu backend), bytes */
+	long iter;                   /* iterations completed (counts on across restarts) */
 	double loss_first, loss_last;
 	struct watchdog wd;
-	struct hb_live_result *r;    /* rank 0 records the gradient metrics in it */
+	struct hb_live_result *r;    /* the block running now (rank 0 records metrics in it) */
 	float *snap;                 /* metrics: VSW 0's gradients before local aggregation (host) */
 	float *h1, *h2, *tmp;        /* metrics: the halves' gradient sums, a read buffer (host) */
 };
@@ -247,27 +251,36 @@ static void bucket_slice(const struct hb_workload *w, long nfloats, int k, long 
 	*n = end - start;
 }
 
-static int one_iteration(struct rank_ctx *c, long it, int metrics, double *iter_s, double *compute_s,
+/* The data batch of micro-step ga of iteration it: a function of the
+ * iteration alone, so a restart or a new configuration at iteration it
+ * sees the batches a continuous run would (stride odd so the fixed task's
+ * two batches still alternate by iteration). */
+static long data_index(long it, int ga)
+{
+	return it * HB_LIVE_DATA_STRIDE + ga;
+}
+
+static int one_iteration(struct hb_live_rank *c, long it, int metrics, double *iter_s, double *compute_s,
 			 struct hb_error *err)
 {
-	const struct hb_live_slot *s = c->slot;
+	const struct hb_live_slot *s = &c->slot;
 	long nfloats = hb_wl_param_floats(c->st), step = hb_wl_step(c->st) + 1;
 	float *g = hb_wl_grads_device(c->st, 0);
 	/* this rank's share of the global mean: its micro-batch means carry
 	 * local_bs samples each out of global_batch */
-	float share = (float)s->local_bs / (float)c->p->global_batch;
+	float share = (float)s->local_bs / (float)c->p.global_batch;
 	double t0, t1, tm = 0;
 
-	if (c->o->teacher) {
+	if (c->o.teacher) {
 		beat(&c->wd, "data prefetch", 0, it);
-		if (hb_wl_prefetch(c->st, it * (s->n_ga + 1), s->n_ga + 1, err) < 0)
+		if (hb_wl_prefetch(c->st, data_index(it, 0), s->n_ga + 1, err) < 0)
 			return -1;
 	}
 	t0 = hb_now();
 	beat(&c->wd, "forward/backward", 0, it);
 	inject_fault(c->t->rank, it);
 	for (int ga = 0; ga <= s->n_ga; ga++)
-		if (micro_step(c->st, c->ops, c->streams, s->n_vsw, it * (s->n_ga + 1) + ga, ga > 0, err) < 0)
+		if (micro_step(c->st, c->ops, c->streams, s->n_vsw, data_index(it, ga), ga > 0, err) < 0)
 			return -1;
 	if (metrics) {
 		double m0 = hb_now();
@@ -288,10 +301,10 @@ static int one_iteration(struct rank_ctx *c, long it, int metrics, double *iter_
 
 		bucket_slice(&c->w, nfloats, k, &off, &n);
 		hb_ar_team_sum_floats(c->t, g + off, n);
-		if (c->p->ows && hb_wl_update_range(c->st, off, n, 1.0f, step, err) < 0)
+		if (c->p.ows && hb_wl_update_range(c->st, off, n, 1.0f, step, err) < 0)
 			return -1;
 	}
-	if (!c->p->ows && hb_wl_update_range(c->st, 0, nfloats, 1.0f, step, err) < 0)
+	if (!c->p.ows && hb_wl_update_range(c->st, 0, nfloats, 1.0f, step, err) < 0)
 		return -1;
 	if (c->ops->stream_sync(c->streams[0], err) < 0)
 		return -1;
@@ -313,12 +326,12 @@ static int one_iteration(struct rank_ctx *c, long it, int metrics, double *iter_
  * of b_i = local_bs (n_ga + 1) samples; each rank's (sum |m_i|^2, VSWs,
  * sum 1/b_i, sum b_i) gathered on rank 0; the big batch's mean gradient is
  * G scaled by global_batch / sum b_i (1 when the plan is consistent). */
-static int gradient_metrics(struct rank_ctx *c, long it, struct hb_error *err)
+static int gradient_metrics(struct hb_live_rank *c, long it, struct hb_error *err)
 {
-	const struct hb_live_slot *s = c->slot;
+	const struct hb_live_slot *s = &c->slot;
 	const struct hb_ar_team *t = c->t;
 	long n = hb_wl_param_floats(c->st);
-	double share = (double)s->local_bs / (double)c->p->global_batch, ga = s->n_ga + 1, b = s->local_bs * ga;
+	double share = (double)s->local_bs / (double)c->p.global_batch, ga = s->n_ga + 1, b = s->local_bs * ga;
 	double mine[4] = { 0, s->n_vsw, s->n_vsw / b, s->n_vsw * b };
 	double *all = calloc((size_t)t->size * 4, sizeof(double)), loss = NAN;
 	int by_rank = t->size > 1, rc = all ? 0 : hb_runtime_error(err, "live: out of memory");
@@ -362,7 +375,7 @@ static int gradient_metrics(struct rank_ctx *c, long it, struct hb_error *err)
 		m->iter = it;
 		m->loss = loss;
 		m->similarity = hb_gradstats_cosine(c->h1, c->h2, n);
-		gs = (double)c->p->global_batch / sum[3];
+		gs = (double)c->p.global_batch / sum[3];
 		hb_gradstats_noise_scale((int)sum[1], sum[0], sum[2], sum[3], hb_gradstats_sqnorm(c->tmp, n) * gs * gs,
 					 &m->gns);
 	}
@@ -370,64 +383,97 @@ static int gradient_metrics(struct rank_ctx *c, long it, struct hb_error *err)
 	return 0;
 }
 
-static int rank_setup(struct rank_ctx *c, const struct hb_catalog *cat, struct hb_error *err)
+/* This rank's GPU of p: the checks every configuration passes. */
+static int take_slot(struct hb_live_rank *c, const struct hb_live_plan *p, struct hb_error *err)
 {
-	const struct hb_model *m = hb_catalog_model(cat, c->p->model);
-	const struct hb_gpu *g = hb_catalog_gpu(cat, c->slot->gpu);
-	struct hb_device_config cfg = { .index = c->t->local_rank, .mem_limit_bytes = c->o->mem_limit };
-	const char *why = NULL;
+	const struct hb_live_slot *s;
+
+	if (c->t->size != p->nslots)
+		return hb_input_error(err, "%s: the %s configuration has %d GPUs; run it with mpirun -np %d (this run "
+				      "has %d rank%s)", p->path, p->method, p->nslots, p->nslots, c->t->size,
+				      c->t->size == 1 ? "" : "s");
+	if (p->nslots > HB_LIVE_MAX_RANKS)
+		return hb_input_error(err, "%s: %d ranks (at most %d)", p->path, p->nslots, HB_LIVE_MAX_RANKS);
+	s = &p->slots[c->t->rank];
+	if (!hb_catalog_gpu(c->cat, s->gpu))
+		return hb_input_error(err, "%s: GPU '%s' of node %s is not in the catalog", p->path, s->gpu, s->node);
+	if (s->n_vsw < 1 || s->n_vsw > HB_LIVE_MAX_VSW)
+		return hb_input_error(err, "node %s: %d VSWs (1 to %d)", s->node, s->n_vsw, HB_LIVE_MAX_VSW);
+	if (s->n_ga < 0 || s->n_ga >= HB_LIVE_DATA_STRIDE)
+		return hb_input_error(err, "node %s: %d GA steps (0 to %d)", s->node, s->n_ga, HB_LIVE_DATA_STRIDE - 1);
+	if (s->local_bs < 1)
+		return hb_input_error(err, "node %s: local batch %d (>= 1)", s->node, s->local_bs);
+	c->slot = *s;
+	c->p = *p;
+	c->p.slots = NULL;
+	return 0;
+}
+
+/* Streams, the workload state at the slot's local batch and VSWs, its data
+ * seed and task: what a configuration needs on the device. */
+static int state_build(struct hb_live_rank *c, struct hb_error *err)
+{
 	int rc;
 
+	for (int i = 0; i < c->slot.n_vsw; i++)
+		if (!c->streams[i] && c->ops->stream_create(c->dev, &c->streams[i], err) < 0)
+			return -1;
+	/* The same seed on every rank: identical initial weights, as DDP
+	 * broadcasts them; the data seed differs per rank. */
+	rc = hb_wl_state_create(c->ops, c->dev, &c->w, c->slot.local_bs, c->slot.n_vsw, c->streams, c->o.seed, &c->st,
+				err);
+	if (rc == 0)
+		hb_wl_set_data_seed(c->st, c->o.seed * 0x9E3779B97F4A7C15ull + (uint64_t)c->t->rank + 1);
+	if (rc == HB_DEV_NOMEM)
+		return hb_input_error(err, "node %s (rank %d): %d VSWs at local batch %d of %s do not fit the "
+				      "device's %.0f MiB", c->slot.node, c->t->rank, c->slot.n_vsw, c->slot.local_bs,
+				      c->p.model, c->mem_limit / 1048576.0);
+	/* The teacher: the same on every rank (its seed does not depend on
+	 * the rank), its batches differ per rank through the data seed. */
+	if (rc == 0 && c->o.teacher) {
+		uint64_t ts = c->o.teacher_seed ? c->o.teacher_seed : c->o.seed + 1;
+
+		rc = hb_wl_set_task(c->st, HB_WL_TASK_TEACHER, c->o.label_noise, ts, err);
+		if (rc == HB_DEV_NOMEM)
+			return hb_input_error(err, "node %s (rank %d): the teacher network (1 VSW at local batch %d "
+					      "of %s) does not fit beside the %d VSWs in the device's %.0f MiB",
+					      c->slot.node, c->t->rank, c->slot.local_bs, c->p.model, c->slot.n_vsw,
+					      c->mem_limit / 1048576.0);
+	}
+	return rc;
+}
+
+static int rank_setup(struct hb_live_rank *c, const struct hb_live_plan *p, struct hb_error *err)
+{
+	const struct hb_model *m = hb_catalog_model(c->cat, p->model);
+	struct hb_device_config cfg = { .index = c->t->local_rank, .mem_limit_bytes = c->o.mem_limit };
+	const char *why = NULL;
+
 	if (!m)
-		return hb_input_error(err, "%s: model '%s' is not in the catalog", c->p->path, c->p->model);
-	if (!g)
-		return hb_input_error(err, "%s: GPU '%s' of node %s is not in the catalog", c->p->path, c->slot->gpu,
-				      c->slot->node);
+		return hb_input_error(err, "%s: model '%s' is not in the catalog", p->path, p->model);
+	if (take_slot(c, p, err) < 0)
+		return -1;
 	/* The gradient all-reduce below is MPI on host memory; GPU buffers need
 	 * NCCL (allreduce_nccl.c has the communicator set-up), not wired here. */
-	if (strcmp(c->o->backend, "cpu") != 0)
+	if (strcmp(c->o.backend, "cpu") != 0)
 		return hb_runtime_error(err, "live --backend %s: the NCCL gradient all-reduce of live runs is not "
-					"implemented yet; use --backend cpu", c->o->backend);
-	c->ops = hb_device_backend(c->o->backend);
+					"implemented yet; use --backend cpu", c->o.backend);
+	c->ops = hb_device_backend(c->o.backend);
 	if (!c->ops)
-		return hb_input_error(err, "--backend '%s': not built into this hetbatch (%s)", c->o->backend,
+		return hb_input_error(err, "--backend '%s': not built into this hetbatch (%s)", c->o.backend,
 				      hb_device_backend_names());
 	if (!c->ops->available(&why))
 		return hb_runtime_error(err, "%s", why ? why : "backend not available");
 	if (strcmp(c->ops->name, "cpu") == 0 && !(cfg.mem_limit_bytes > 0))
-		cfg.mem_limit_bytes = g->mem_bytes;
-	if (c->slot->n_vsw > 64)
-		return hb_input_error(err, "node %s: %d VSWs (at most 64)", c->slot->node, c->slot->n_vsw);
-	if (hb_workload_build(m, c->o->scale, &c->w, err) < 0)
+		cfg.mem_limit_bytes = hb_catalog_gpu(c->cat, c->slot.gpu)->mem_bytes;
+	c->mem_limit = cfg.mem_limit_bytes;
+	if (hb_workload_build(m, c->o.scale, &c->w, err) < 0)
 		return -1;
 	if (c->ops->open(&cfg, &c->dev, err) < 0)
 		return -1;
-	for (int i = 0; i < c->slot->n_vsw; i++)
-		if (c->ops->stream_create(c->dev, &c->streams[i], err) < 0)
-			return -1;
-	/* The same seed on every rank: identical initial weights, as DDP
-	 * broadcasts them; the data seed differs per rank. */
-	rc = hb_wl_state_create(c->ops, c->dev, &c->w, c->slot->local_bs, c->slot->n_vsw, c->streams,
-				c->o->seed, &c->st, err);
-	if (rc == 0)
-		hb_wl_set_data_seed(c->st, c->o->seed * 0x9E3779B97F4A7C15ull + (uint64_t)c->t->rank + 1);
-	if (rc == HB_DEV_NOMEM)
-		return hb_input_error(err, "node %s (rank %d): %d VSWs at local batch %d of %s do not fit the "
-				      "device's %.0f MiB", c->slot->node, c->t->rank, c->slot->n_vsw,
-				      c->slot->local_bs, c->p->model, cfg.mem_limit_bytes / 1048576.0);
-	/* The teacher: the same on every rank (its seed does not depend on
-	 * the rank), its batches differ per rank through the data seed. */
-	if (rc == 0 && c->o->teacher) {
-		uint64_t ts = c->o->teacher_seed ? c->o->teacher_seed : c->o->seed + 1;
-
-		rc = hb_wl_set_task(c->st, HB_WL_TASK_TEACHER, c->o->label_noise, ts, err);
-		if (rc == HB_DEV_NOMEM)
-			return hb_input_error(err, "node %s (rank %d): the teacher network (1 VSW at local batch %d "
-					      "of %s) does not fit beside the %d VSWs in the device's %.0f MiB",
-					      c->slot->node, c->t->rank, c->slot->local_bs, c->p->model, c->slot->n_vsw,
-					      cfg.mem_limit_bytes / 1048576.0);
-	}
-	if (rc == 0 && c->o->metrics_every > 0) {
+	if (state_build(c, err) < 0)
+		return -1;
+	if (c->o.metrics_every > 0 || c->o.metrics_always) {
 		size_t n = (size_t)hb_wl_param_floats(c->st);
 
 		c->snap = malloc(n * sizeof(float));
@@ -438,158 +484,253 @@ static int rank_setup(struct rank_ctx *c, const struct hb_catalog *cat, struct h
 			return hb_runtime_error(err, "live: out of host memory for the gradient metrics (%zu floats)",
 						n);
 	}
-	return rc;
+	return 0;
 }
 
-static void rank_teardown(struct rank_ctx *c)
+int hb_live_rank_open(const struct hb_ar_team *t, const struct hb_catalog *cat, const struct hb_live_plan *p,
+		      const struct hb_live_opts *o, struct hb_live_rank **out, struct hb_error *err)
 {
+	struct hb_live_rank *c = calloc(1, sizeof(*c));
+	int rc;
+
+	*out = NULL;
+	if (!c) {
+		rc = hb_runtime_error(err, "live: out of memory");
+	} else {
+		c->t = t;
+		c->cat = cat;
+		c->o = *o;
+		watchdog_start(&c->wd, o->timeout_s, t->rank);
+		rc = rank_setup(c, p, err);
+	}
+	if (hb_ar_team_agree(t, rc, err) < 0) {
+		hb_live_rank_close(c);
+		return -1;
+	}
+	*out = c;
+	return 0;
+}
+
+void hb_live_rank_close(struct hb_live_rank *c)
+{
+	if (!c)
+		return;
+	watchdog_stop(&c->wd);
 	hb_wl_state_free(c->st);
-	for (int i = 0; i < 64; i++)
+	for (int i = 0; i < HB_LIVE_MAX_VSW; i++)
 		if (c->streams[i])
 			c->ops->stream_destroy(c->streams[i]);
 	if (c->dev)
 		c->ops->close(c->dev);
 	hb_workload_free(&c->w);
-	free(c->iter_s);
-	free(c->compute_s);
 	free(c->snap);
 	free(c->h1);
 	free(c->h2);
 	free(c->tmp);
+	free(c);
 }
 
-/* What a checkpoint of this rank says about itself. */
-static void ckpt_meta(const struct rank_ctx *c, long iteration, struct hb_ckpt_meta *m)
+long hb_live_rank_iteration(const struct hb_live_rank *c)
 {
-	memset(m, 0, sizeof(*m));
-	hb_strlcpy(m->model, c->p->model, sizeof(m->model));
-	m->scale = c->o->scale;
-	m->local_bs = c->slot->local_bs;
-	m->n_vsw = c->slot->n_vsw;
-	m->nranks = c->t->size;
-	m->iteration = iteration;
-	m->data_pos = iteration;
-	m->seed = c->o->seed;
-	snprintf(m->config, sizeof(m->config), "%.40s %.180s", c->p->method, c->p->config);
+	return c->iter;
 }
 
-/* Continue from DIR/rank-R.ckpt: weights on every VSW, optimizer state and
- * step; the data stream restarts at the saved iteration (batches are a
- * function of the iteration index and the rank's data seed). */
-static int resume(struct rank_ctx *c, long *first_it, struct hb_error *err)
+void hb_live_rank_beat(struct hb_live_rank *c, const char *phase, int waits)
 {
-	struct hb_ckpt_meta m;
-
-	ckpt_meta(c, 0, &m);
-	if (hb_ckpt_load(c->o->ckpt_dir, c->t->rank, c->st, &m, err) < 0)
-		return -1;
-	if (m.seed != c->o->seed)
-		return hb_input_error(err, "%s: checkpoint of seed %llu, this run has --seed %llu", c->o->ckpt_dir,
-				      (unsigned long long)m.seed, (unsigned long long)c->o->seed);
-	*first_it = m.iteration;
-	return 0;
+	beat(&c->wd, phase, waits, c->iter);
 }
 
-static int save(struct rank_ctx *c, long iteration, struct hb_error *err)
+int hb_live_rank_block(struct hb_live_rank *c, int warmup, int iters, int metrics_every, int metrics_last,
+		       struct hb_live_result *r, struct hb_error *err)
 {
-	struct hb_ckpt_meta m;
-
-	ckpt_meta(c, iteration, &m);
-	return hb_ckpt_save(c->o->ckpt_dir, c->t->rank, c->st, &m, err);
-}
-
-int hb_live_run(const struct hb_ar_team *t, const struct hb_catalog *cat, const struct hb_live_plan *p,
-		const struct hb_live_opts *o, struct hb_live_result *r, struct hb_error *err)
-{
-	struct rank_ctx c = { .t = t, .p = p, .o = o, .r = r };
-	double *all_iter = NULL, *all_comp = NULL, *crit = NULL;
-	long first_it = 0;
-	int rc = 0, n = o->iters;
+	const struct hb_ar_team *t = c->t;
+	double *iter_s = NULL, *comp_s = NULL, *all_iter = NULL, *all_comp = NULL, *crit = NULL;
+	int rc = 0, n = iters, total = warmup + iters;
 
 	memset(r, 0, sizeof(*r));
-	if (t->size != p->nslots)
-		rc = hb_input_error(err, "%s: the %s configuration has %d GPUs; run it with mpirun -np %d (this run "
-				    "has %d rank%s)", p->path, p->method, p->nslots, p->nslots, t->size,
-				    t->size == 1 ? "" : "s");
-	else if (p->nslots > HB_LIVE_MAX_RANKS || o->iters < 1 || o->warmup < 0)
-		rc = hb_input_error(err, "live: %d ranks (at most %d), %d iterations (>= 1)", p->nslots,
-				    HB_LIVE_MAX_RANKS, o->iters);
-	else if (o->metrics_every < 0)
-		rc = hb_input_error(err, "live: metrics every %d iterations (>= 0; 0: off)", o->metrics_every);
+	c->r = r;
+	r->first_iter = c->iter;
+	if (iters < 1 || warmup < 0 || metrics_every < 0)
+		rc = hb_input_error(err, "live: %d warm-up and %d timed iterations (>= 0, >= 1), metrics every %d "
+				    "(>= 0)", warmup, iters, metrics_every);
+	else if ((metrics_every > 0 || metrics_last) && !c->snap)
+		rc = hb_input_error(err, "live: gradient metrics asked for, but the rank was opened without them");
 	if (rc == 0) {
-		c.slot = &p->slots[t->rank];
-		c.iter_s = calloc((size_t)n, sizeof(double));
-		c.compute_s = calloc((size_t)n, sizeof(double));
-		if (!c.iter_s || !c.compute_s)
+		iter_s = calloc((size_t)n, sizeof(double));
+		comp_s = calloc((size_t)n, sizeof(double));
+		if (!iter_s || !comp_s)
 			rc = hb_runtime_error(err, "live: out of memory");
 	}
-	watchdog_start(&c.wd, o->timeout_s, t->rank);
-	if (rc == 0)
-		rc = rank_setup(&c, cat, err);
-	if (rc == 0 && o->resume)
-		rc = resume(&c, &first_it, err);
 	if (hb_ar_team_agree(t, rc, err) < 0)
 		goto out;
-	for (long k = 0; k < o->warmup + o->iters; k++) {
-		long it = first_it + k;
+	for (int k = 0; k < total; k++) {
+		long it = c->iter;
 		double is = 0, cs = 0;
-		int metrics = o->metrics_every > 0 && k >= o->warmup && (k - o->warmup) % o->metrics_every == 0;
+		int metrics = (metrics_every > 0 && k >= warmup && (k - warmup) % metrics_every == 0) ||
+			      (metrics_last && k == total - 1);
 
-		rc = one_iteration(&c, it, metrics, &is, &cs, err);
-		if (rc == 0 && (k == 0 || k == o->warmup + o->iters - 1) && t->rank == 0)
-			rc = hb_wl_loss(c.st, 0, k == 0 ? &c.loss_first : &c.loss_last, err);
+		rc = one_iteration(c, it, metrics, &is, &cs, err);
+		if (rc == 0 && (k == 0 || k == total - 1) && t->rank == 0)
+			rc = hb_wl_loss(c->st, 0, k == 0 ? &r->loss_first : &r->loss_last, err);
 		/* A failed rank stops the others before the next all-reduce. */
 		if (hb_ar_team_agree(t, rc, err) < 0)
 			goto out;
+		c->iter++;
 		if (metrics) {
-			beat(&c.wd, "gradient metrics", 1, it);
-			if ((rc = gradient_metrics(&c, it, err)) < 0)
+			beat(&c->wd, "gradient metrics", 1, it);
+			if ((rc = gradient_metrics(c, it, err)) < 0)
 				goto out;
 		}
-		if (k >= o->warmup) {
-			c.iter_s[k - o->warmup] = is;
-			c.compute_s[k - o->warmup] = cs;
+		if (k >= warmup) {
+			iter_s[k - warmup] = is;
+			comp_s[k - warmup] = cs;
 		}
-	}
-	if (o->ckpt_dir) {
-		beat(&c.wd, "checkpoint", 0, first_it + o->warmup + o->iters);
-		rc = save(&c, first_it + o->warmup + o->iters, err);
-		if (hb_ar_team_agree(t, rc, err) < 0)
-			goto out;
 	}
 	all_iter = calloc((size_t)n * t->size, sizeof(double));
 	all_comp = calloc((size_t)n * t->size, sizeof(double));
 	crit = calloc((size_t)n, sizeof(double));
-	if (!all_iter || !all_comp || !crit) {
-		rc = hb_runtime_error(err, "live: out of memory");
+	rc = all_iter && all_comp && crit ? 0 : hb_runtime_error(err, "live: out of memory");
+	if (hb_ar_team_agree(t, rc, err) < 0)
 		goto out;
-	}
-	beat(&c.wd, "gathering times", 1, o->warmup + o->iters);
-	hb_ar_team_gather(t, c.iter_s, n, all_iter);
-	hb_ar_team_gather(t, c.compute_s, n, all_comp);
+	beat(&c->wd, "gathering times", 1, c->iter);
+	hb_ar_team_gather(t, iter_s, n, all_iter);
+	hb_ar_team_gather(t, comp_s, n, all_comp);
 	if (t->rank == 0) {
 		r->nranks = t->size;
-		for (int i = 0; i < n; i++)
+		r->iters = n;
+		for (int i = 0; i < n; i++) {
 			for (int k = 0; k < t->size; k++)
 				crit[i] = fmax(crit[i], all_iter[k * n + i]);
+			r->sum_critical_s += crit[i];
+		}
 		for (int k = 0; k < t->size; k++) {
 			r->rank_iter_s[k] = median(all_iter + k * n, n);
 			r->rank_compute_s[k] = median(all_comp + k * n, n);
 		}
 		r->critical_s = median(crit, n);
-		r->loss_first = c.loss_first;
-		r->loss_last = c.loss_last;
-		r->params = c.w.params;
-		r->flops_per_sample = c.w.flops_per_sample;
+		r->params = c->w.params;
+		r->flops_per_sample = c->w.flops_per_sample;
 	}
 	rc = 0;
 out:
-	watchdog_stop(&c.wd);
+	free(iter_s);
+	free(comp_s);
 	free(all_iter);
 	free(all_comp);
 	free(crit);
-	rank_teardown(&c);
+	c->r = NULL;
 	return rc < 0 ? -1 : 0;
+}
+
+int hb_live_rank_reconfigure(struct hb_live_rank *c, const struct hb_live_plan *p, double *cost_s,
+			     struct hb_error *err)
+{
+	long np = hb_wl_param_floats(c->st), no = hb_wl_opt_floats(c->st), step = hb_wl_step(c->st);
+	float *weights = malloc((size_t)(np + no + 1) * sizeof(float));
+	int old_vsw = c->slot.n_vsw, rc = weights ? 0 : hb_runtime_error(err, "live: out of memory");
+	double t0 = hb_now();
+
+	beat(&c->wd, "reconfiguration", 0, c->iter);
+	/* The main VSW's weights and optimizer state survive on the host; the
+	 * state is rebuilt at the new local batch and VSW count (IIDP creates
+	 * and removes VSW models the same way, without leaving the process). */
+	if (rc == 0)
+		rc = hb_wl_read_weights(c->st, 0, weights, (size_t)np, err);
+	if (rc == 0)
+		rc = hb_wl_read_opt_state(c->st, weights + np, (size_t)no, err);
+	if (rc == 0)
+		rc = take_slot(c, p, err);
+	if (rc == 0) {
+		hb_wl_state_free(c->st);
+		c->st = NULL;
+		for (int i = c->slot.n_vsw; i < old_vsw; i++) {
+			c->ops->stream_destroy(c->streams[i]);
+			c->streams[i] = NULL;
+		}
+		rc = state_build(c, err);
+	}
+	for (int i = 0; rc == 0 && i < c->slot.n_vsw; i++)
+		rc = hb_wl_write_weights(c->st, i, weights, (size_t)np, err);
+	if (rc == 0)
+		rc = hb_wl_write_opt_state(c->st, weights + np, (size_t)no, err);
+	if (rc == 0)
+		hb_wl_set_step(c->st, step);
+	free(weights);
+	*cost_s = hb_now() - t0;
+	if (hb_ar_team_agree(c->t, rc, err) < 0)
+		return -1;
+	hb_ar_team_max(c->t, cost_s, 1);
+	return 0;
+}
+
+/* What a checkpoint of this rank says about itself. */
+static void ckpt_meta(const struct hb_live_rank *c, struct hb_ckpt_meta *m)
+{
+	memset(m, 0, sizeof(*m));
+	hb_strlcpy(m->model, c->p.model, sizeof(m->model));
+	m->scale = c->o.scale;
+	m->local_bs = c->slot.local_bs;
+	m->n_vsw = c->slot.n_vsw;
+	m->nranks = c->t->size;
+	m->iteration = c->iter;
+	m->data_pos = data_index(c->iter, 0);
+	m->seed = c->o.seed;
+	snprintf(m->config, sizeof(m->config), "%.40s %.180s", c->p.method, c->p.config);
+}
+
+int hb_live_rank_save(struct hb_live_rank *c, const char *dir, int rank0_only, struct hb_error *err)
+{
+	struct hb_ckpt_meta m;
+	int rc = 0;
+
+	beat(&c->wd, "checkpoint", 0, c->iter);
+	ckpt_meta(c, &m);
+	if (!rank0_only || c->t->rank == 0)
+		rc = hb_ckpt_save(dir, c->t->rank, c->st, &m, err);
+	return hb_ar_team_agree(c->t, rc, err);
+}
+
+/* Weights on every VSW, optimizer state and step; the data stream
+ * continues at the saved iteration (batches are a function of the
+ * iteration and the rank's data seed). */
+int hb_live_rank_load(struct hb_live_rank *c, const char *dir, int any_layout, struct hb_error *err)
+{
+	struct hb_ckpt_meta m;
+	int rc;
+
+	beat(&c->wd, "loading the checkpoint", 0, c->iter);
+	ckpt_meta(c, &m);
+	rc = any_layout ? hb_ckpt_load_any(dir, 0, c->st, c->slot.n_vsw, &m, err)
+			: hb_ckpt_load(dir, c->t->rank, c->st, &m, err);
+	if (rc == 0 && m.seed != c->o.seed)
+		rc = hb_input_error(err, "%s: checkpoint of seed %llu, this run has --seed %llu", dir,
+				    (unsigned long long)m.seed, (unsigned long long)c->o.seed);
+	if (rc == 0)
+		c->iter = m.iteration;
+	return hb_ar_team_agree(c->t, rc, err);
+}
+
+int hb_live_run(const struct hb_ar_team *t, const struct hb_catalog *cat, const struct hb_live_plan *p,
+		const struct hb_live_opts *o, struct hb_live_result *r, struct hb_error *err)
+{
+	struct hb_live_rank *c = NULL;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (o->iters < 1 || o->warmup < 0 || o->metrics_every < 0) {
+		rc = hb_input_error(err, "live: %d iterations (>= 1), %d warm-up (>= 0), metrics every %d (>= 0)",
+				    o->iters, o->warmup, o->metrics_every);
+		return hb_ar_team_agree(t, rc, err);
+	}
+	if (hb_live_rank_open(t, cat, p, o, &c, err) < 0)
+		return -1;
+	rc = o->resume ? hb_live_rank_load(c, o->ckpt_dir, 0, err) : 0;
+	if (rc == 0)
+		rc = hb_live_rank_block(c, o->warmup, o->iters, o->metrics_every, 0, r, err);
+	if (rc == 0 && o->ckpt_dir)
+		rc = hb_live_rank_save(c, o->ckpt_dir, 0, err);
+	hb_live_rank_close(c);
+	return rc;
 }
 
 int hb_live_store(struct hb_profdb *db, const struct hb_live_plan *p, const struct hb_live_opts *o,

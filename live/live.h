@@ -80,10 +80,16 @@ struct hb_live_opts {
 				  * profiler's two fixed random batches per VSW */
 	double label_noise;      /* teacher: sigma of the Gaussian label noise (loss floor sigma^2 / 2) */
 	uint64_t teacher_seed;   /* teacher: the seed of its weights (0: seed + 1) */
+	int metrics_always;      /* 1: keep the gradient-metric buffers with metrics_every 0 (adaptive
+				  * runs measure at the end of every block, hb_live_rank_block) */
 };
 
 #define HB_LIVE_MAX_RANKS 256
 #define HB_LIVE_MAX_METRICS 512  /* gradient measurements kept per run */
+#define HB_LIVE_MAX_VSW 64       /* VSWs per rank */
+/* Micro-step g of iteration i reads data batch i * STRIDE + g: batches are
+ * a function of the iteration, whatever the configuration (GA < STRIDE). */
+#define HB_LIVE_DATA_STRIDE 4097
 
 /* The gradients of one measured iteration (rank 0's record).
  *
@@ -114,6 +120,9 @@ struct hb_live_metric {
 };
 
 struct hb_live_result {
+	long first_iter;                          /* iteration index of the block's first iteration */
+	int iters;                                /* timed iterations */
+	double sum_critical_s;                    /* sum over timed iterations of the slowest rank's time */
 	int nranks;
 	double rank_iter_s[HB_LIVE_MAX_RANKS];    /* median measured iteration per rank (rank 0 only) */
 	double rank_compute_s[HB_LIVE_MAX_RANKS]; /* median time to the first all-reduce (its own work) */
@@ -125,6 +134,38 @@ struct hb_live_result {
 	int metrics_dropped;                      /* measurements past HB_LIVE_MAX_METRICS, not kept */
 	struct hb_live_metric metrics[HB_LIVE_MAX_METRICS];
 };
+
+/* ---- one rank ---------------------------------------------------------------
+ * The pieces hb_live_run is made of, for runs that change configuration
+ * (adaptive policies, schedule replays: live_segment.c).  Every function
+ * is collective (every rank calls it, and every rank returns the same
+ * status: a failure on one rank is agreed on all). */
+struct hb_live_rank;
+
+/* Device, workload state at this rank's slot of p, watchdog.  o is copied. */
+int hb_live_rank_open(const struct hb_ar_team *t, const struct hb_catalog *cat, const struct hb_live_plan *p,
+		      const struct hb_live_opts *o, struct hb_live_rank **out, struct hb_error *err);
+void hb_live_rank_close(struct hb_live_rank *c);
+/* Run warmup + iters iterations of the current configuration; the timed
+ * ones give r (rank 0: per-rank medians, critical path).  Gradient metrics
+ * at timed iterations 0, m, 2m, ... (m = metrics_every > 0) and, with
+ * metrics_last, at the block's last iteration. */
+int hb_live_rank_block(struct hb_live_rank *c, int warmup, int iters, int metrics_every, int metrics_last,
+		       struct hb_live_result *r, struct hb_error *err);
+/* Change to configuration p in place (same ranks; new local batch, VSWs,
+ * GA): weights, optimizer state and step carry over, the VSWs' state is
+ * rebuilt.  *cost_s: the slowest rank's wall time for it. */
+int hb_live_rank_reconfigure(struct hb_live_rank *c, const struct hb_live_plan *p, double *cost_s,
+			     struct hb_error *err);
+/* Checkpoint into DIR (every rank its file, or rank 0's only: a relaunch
+ * on another configuration reads that one); load: this rank's file of the
+ * same configuration, or with any_layout rank 0's of any configuration. */
+int hb_live_rank_save(struct hb_live_rank *c, const char *dir, int rank0_only, struct hb_error *err);
+int hb_live_rank_load(struct hb_live_rank *c, const char *dir, int any_layout, struct hb_error *err);
+/* Iterations done (counting on across checkpoints). */
+long hb_live_rank_iteration(const struct hb_live_rank *c);
+/* Tell the watchdog what the rank does between blocks (waits: a collective). */
+void hb_live_rank_beat(struct hb_live_rank *c, const char *phase, int waits);
 
 /* Run the plan on every rank of t (world size must equal p->nslots).
  * Every rank returns the same status. */
