@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "fileio.h"
 #include "live.h"
+#include "live_adapt.h"  /* hb_cli_live_adapt: --policy */
 #include "perfmodel.h"   /* defines: hb_perf_load, hb_perf_iter_time */
 #include "profdb.h"
 #include "strutil.h"
@@ -374,7 +375,9 @@ static void print_table(const struct hb_live_plan *p, const struct hb_live_resul
 int cmd_live(int argc, char **argv, struct hb_cli *cli)
 {
 	enum { OPT_PLAN = 256, OPT_METHOD, OPT_BACKEND, OPT_ITERS, OPT_WARMUP, OPT_SCALE, OPT_MEM, OPT_DB, OPT_OUT,
-	       OPT_TIMEOUT, OPT_CKPT, OPT_RESUME, OPT_TASK, OPT_NOISE, OPT_METRICS, OPT_MAP };
+	       OPT_TIMEOUT, OPT_CKPT, OPT_RESUME, OPT_TASK, OPT_NOISE, OPT_METRICS, OPT_MAP, OPT_POLICY, OPT_MODEL,
+	       OPT_CLUSTER, OPT_EPOCHS, OPT_DATASET, OPT_INTERVAL, OPT_GAMMA, OPT_ALPHA, OPT_MINGBS, OPT_MAXGBS,
+	       OPT_GBS, OPT_LAUNCHER, OPT_RELAUNCH, OPT_MAXLAUNCH, OPT_SEGMENT, OPT_SEGMENT_OUT };
 	static const struct option opts[] = {
 		{ "plan", required_argument, NULL, OPT_PLAN },
 		{ "method", required_argument, NULL, OPT_METHOD },
@@ -392,6 +395,22 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		{ "label-noise", required_argument, NULL, OPT_NOISE },
 		{ "metrics-every", required_argument, NULL, OPT_METRICS },
 		{ "map", required_argument, NULL, OPT_MAP },
+		{ "policy", required_argument, NULL, OPT_POLICY },
+		{ "model", required_argument, NULL, OPT_MODEL },
+		{ "cluster", required_argument, NULL, OPT_CLUSTER },
+		{ "epochs", required_argument, NULL, OPT_EPOCHS },
+		{ "dataset-size", required_argument, NULL, OPT_DATASET },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "gamma", required_argument, NULL, OPT_GAMMA },
+		{ "alpha", required_argument, NULL, OPT_ALPHA },
+		{ "min-gbs", required_argument, NULL, OPT_MINGBS },
+		{ "max-gbs", required_argument, NULL, OPT_MAXGBS },
+		{ "gbs", required_argument, NULL, OPT_GBS },
+		{ "launcher", required_argument, NULL, OPT_LAUNCHER },
+		{ "relaunch-every-epoch", no_argument, NULL, OPT_RELAUNCH },
+		{ "max-launches", required_argument, NULL, OPT_MAXLAUNCH },
+		{ "segment", required_argument, NULL, OPT_SEGMENT },
+		{ "segment-out", required_argument, NULL, OPT_SEGMENT_OUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -406,9 +425,17 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 	struct hb_catalog cat = { 0 };
 	struct hb_error err = { 0 };
 	char host[64] = "unknown";
+	const char *policy = NULL;
+	struct hb_live_adapt_args ad = { .launcher = getenv("HB_MPIRUN") ? getenv("HB_MPIRUN") : "mpirun",
+					 .max_launches = 100, .par.epochs = 2 };
 	long v;
 	int c, rc;
 
+	/* the arguments as given, before getopt permutes them: the launches of
+	 * an adaptive run get them again */
+	ad.args = argc > 1 ? calloc((size_t)argc, sizeof(char *)) : NULL;
+	for (int i = 1; ad.args && i < argc; i++)
+		ad.args[ad.nargs++] = argv[i];
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -454,6 +481,47 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 			o.metrics_every = (int)v;
 			break;
 		case OPT_RESUME: o.resume = 1; break;
+		case OPT_POLICY: policy = optarg; break;
+		case OPT_MODEL: ad.model = optarg; break;
+		case OPT_CLUSTER: ad.cluster = optarg; break;
+		case OPT_LAUNCHER: ad.launcher = optarg; break;
+		case OPT_RELAUNCH: ad.relaunch_always = 1; break;
+		case OPT_SEGMENT: ad.segment_in = optarg; break;
+		case OPT_SEGMENT_OUT: ad.segment_out = optarg; break;
+		case OPT_EPOCHS: case OPT_INTERVAL: case OPT_MINGBS: case OPT_MAXGBS: case OPT_GBS: case OPT_MAXLAUNCH:
+			if (hb_parse_long_range(optarg, 1, 1000000000L, &v) < 0) {
+				free(ad.args);
+				return hb_cli_usage(cli, "live", "%s '%s': an integer >= 1", argv[optind - 2], optarg);
+			}
+			if (c == OPT_EPOCHS)
+				ad.par.epochs = v;
+			else if (c == OPT_INTERVAL)
+				ad.par.p = v;
+			else if (c == OPT_MINGBS)
+				ad.par.min_gbs = v;
+			else if (c == OPT_MAXGBS)
+				ad.par.max_gbs = v;
+			else if (c == OPT_GBS)
+				ad.par.init_gbs = v;
+			else
+				ad.max_launches = (int)v;
+			break;
+		case OPT_DATASET: case OPT_GAMMA: case OPT_ALPHA: {
+			double x;
+
+			if (hb_parse_double(optarg, &x) < 0 || !(x > 0) || (c == OPT_ALPHA && !(x < 1))) {
+				free(ad.args);
+				return hb_cli_usage(cli, "live", "%s '%s': a number > 0%s", argv[optind - 2], optarg,
+						    c == OPT_ALPHA ? " and < 1" : "");
+			}
+			if (c == OPT_DATASET)
+				ad.par.dataset = x;
+			else if (c == OPT_GAMMA)
+				ad.par.gamma = x;
+			else
+				ad.par.alpha = x;
+			break;
+		}
 		case OPT_TIMEOUT:
 			if (hb_parse_double(optarg, &o.timeout_s) < 0 || o.timeout_s < 0)
 				return hb_cli_usage(cli, "live", "--timeout '%s': seconds, >= 0 (0: never)", optarg);
@@ -463,8 +531,48 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 			return hb_cli_usage(cli, "live", "unknown option or missing value: '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
+	if (optind < argc) {
+		free(ad.args);
 		return hb_cli_usage(cli, "live", "unexpected argument '%s'", argv[optind]);
+	}
+	if (policy) {
+		rc = 0;
+		if (plan_path)
+			rc = hb_cli_usage(cli, "live", "--plan and --policy: one or the other");
+		else if (!ad.model || !ad.cluster || !dbpath || !out)
+			rc = hb_cli_usage(cli, "live", "--policy needs --model, --cluster, --db (profiles) and --out DIR");
+		else if (o.ckpt_dir || o.resume)
+			rc = hb_cli_usage(cli, "live", "--policy keeps its checkpoints in --out DIR/checkpoint");
+		else if (hb_live_policy_parse(policy, &ad.par.kind, &err) < 0)
+			rc = hb_cli_usage(cli, "live", "%s", err.msg);
+		else if ((ad.segment_in != NULL) != (ad.segment_out != NULL))
+			rc = hb_cli_usage(cli, "live", "--segment and --segment-out go together (the driver passes both)");
+		if (rc == 0) {
+			ad.dbpath = dbpath;
+			ad.out = out;
+			ad.par.seed = cli->seed;
+			if (!(o.scale > 0)) {
+				struct hb_catalog c0 = { 0 };
+				const struct hb_cluster *cl;
+
+				if (hb_catalog_load_builtin(&c0, &err) == 0 && (cl = hb_catalog_cluster(&c0, ad.cluster)))
+					o.scale = measured_scale(dbpath, c0.gpus[cl->nodes[0].gpu].name, ad.model);
+				hb_catalog_free(&c0);
+				if (!(o.scale > 0))
+					o.scale = 1;
+			}
+			rc = hb_cli_live_adapt(cli, &o, &ad);
+		}
+		free(ad.args);
+		return rc;
+	}
+	free(ad.args);
+	ad.args = NULL;
+	if (ad.model || ad.cluster || ad.segment_in || ad.par.epochs != 2 || ad.par.p || ad.par.dataset > 0 ||
+	    ad.par.gamma > 0 || ad.par.alpha > 0 || ad.par.min_gbs || ad.par.max_gbs || ad.par.init_gbs ||
+	    ad.relaunch_always)
+		return hb_cli_usage(cli, "live", "--model, --cluster, --epochs, --dataset-size, --interval, --gamma, "
+				    "--alpha, --min-gbs, --max-gbs, --gbs and --relaunch-every-epoch go with --policy");
 	if (!plan_path)
 		return hb_cli_usage(cli, "live", "--plan FILE is required");
 	if (o.resume && !o.ckpt_dir)

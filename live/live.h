@@ -63,6 +63,9 @@ struct hb_live_plan {
  * the field. */
 int hb_live_plan_load(const char *path, const char *method, struct hb_live_plan *p, struct hb_error *err);
 void hb_live_plan_free(struct hb_live_plan *p);
+/* Append one GPU (slot) to p. */
+int hb_live_plan_add_slot(struct hb_live_plan *p, const char *node, const char *gpu, int n_vsw, int n_ga, int lbs,
+			  double pred, struct hb_error *err);
 
 struct hb_live_opts {
 	const char *backend;     /* "cpu" or "cuda" */

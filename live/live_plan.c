@@ -55,7 +55,7 @@ static int get_str(const char *path, const cJSON *o, const char *field, const ch
 	return 0;
 }
 
-static int add_slot(struct hb_live_plan *p, const char *node, const char *gpu, int n_vsw, int n_ga, int lbs,
+int hb_live_plan_add_slot(struct hb_live_plan *p, const char *node, const char *gpu, int n_vsw, int n_ga, int lbs,
 		    double pred, struct hb_error *err)
 {
 	struct hb_live_slot *s = realloc(p->slots, (size_t)(p->nslots + 1) * sizeof(*s));
@@ -109,7 +109,7 @@ static int load_iidp(struct hb_live_plan *p, const cJSON *iidp, struct hb_error 
 		if (nv < 1 || ng < 0)
 			return field_error(p->path, "iidp.pairs[].n_vsw", "n_vsw >= 1 and n_ga >= 0 required", err);
 		for (int k = 0; k < 2; k++)
-			if (add_slot(p, node, gpu, (int)nv, (int)ng, (int)lbs, ps, err) < 0)
+			if (hb_live_plan_add_slot(p, node, gpu, (int)nv, (int)ng, (int)lbs, ps, err) < 0)
 				return -1;
 	}
 	return 0;
@@ -146,7 +146,7 @@ static int for_gpus(struct hb_live_plan *p, const cJSON *sec, const char *field,
 				return field_error(p->path, "optperf.local_batches", "a node has no local batch", err);
 		}
 		for (int k = 0; k < (int)n; k++)
-			if (add_slot(p, node, gpu, 1, n_ga, lbs, pred, err) < 0)
+			if (hb_live_plan_add_slot(p, node, gpu, 1, n_ga, lbs, pred, err) < 0)
 				return -1;
 	}
 	return 0;

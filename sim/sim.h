@@ -225,6 +225,7 @@ struct hb_sim_sample {
 	double similarity;       /* last observed Phi (0 if none) */
 	double cost_usd;         /* cumulative */
 	long epoch;
+	double iters;            /* the job's iterations done (not written to results files) */
 };
 
 struct hb_sim_event_rec {

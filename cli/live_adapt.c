@@ -1,0 +1,228 @@
+/*
+ * live_adapt.c: `hetbatch live --policy jabas|simigrad|static` (live_adapt.h).
+ *
+ * Without a launcher around it, the process is the driver: it takes the
+ * policy's first decision, runs the launches (live/live_driver.c), puts
+ * the simulator's prediction for the same job beside the measured
+ * trajectory, prints the predicted-against-measured table per
+ * configuration and stores it.  Started by the driver under mpirun with
+ * --segment, it is one launch: rank 0 decides, every rank trains
+ * (live/live_segment.c).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "allreduce.h"
+#include "catalog.h"
+#include "fileio.h"
+#include "live_adapt.h"
+#include "live_driver.h"
+#include "live_segment.h"
+#include "profdb.h"
+#include "strutil.h"
+
+/* One launch, under mpirun. */
+static int run_segment(struct hb_cli *cli, const struct hb_catalog *cat, const struct hb_cluster *cl,
+		       const struct hb_model *m, struct hb_live_opts *o, const struct hb_live_adapt_args *a,
+		       struct hb_error *err)
+{
+	struct hb_ar_team team;
+	struct hb_live_policy pol;
+	struct hb_live_segment seg = { 0 };
+	char ckpt[4096];
+	int rc = 0, opened = 0;
+
+	(void)cli;
+	if (hb_ar_team_start(&team, NULL, NULL, err) < 0)
+		return -1;
+	snprintf(ckpt, sizeof(ckpt), "%s/checkpoint", a->out);
+	if (team.rank == 0) {
+		rc = hb_live_policy_open(&pol, cat, cl, m, a->dbpath, &a->par, err);
+		opened = rc == 0;
+		if (rc == 0)
+			rc = hb_live_segment_read(a->segment_in, &seg, err);
+	}
+	if (hb_ar_team_agree(&team, rc, err) == 0)
+		rc = hb_live_segment_run(&team, cat, team.rank == 0 ? &pol : NULL, o, &seg, ckpt, a->relaunch_always,
+					 err);
+	else
+		rc = -1;
+	if (rc == 0 && team.rank == 0)
+		rc = hb_live_segment_write(a->segment_out, &seg, err);
+	rc = hb_ar_team_agree(&team, rc, err);
+	if (rc < 0 && team.rank != 0)
+		err->msg[0] = '\0'; /* rank 0 says it */
+	hb_ar_team_barrier(&team);
+	hb_ar_team_end(&team);
+	if (opened)
+		hb_live_policy_close(&pol);
+	hb_live_segment_free(&seg);
+	return rc;
+}
+
+/* Consecutive rows of one configuration make one configuration run. */
+static int same_config(const struct hb_live_row *a, const struct hb_live_row *b)
+{
+	return a->segment == b->segment && a->global_bs == b->global_bs && strcmp(a->config, b->config) == 0;
+}
+
+/* The per-configuration table (JABAS Table 6's comparison) and, with db,
+ * its rows in the prediction table.  Measured: the mean over the
+ * configuration's iterations of the slowest rank's time. */
+static int report(const struct hb_live_adapt_args *a, const struct hb_live_opts *o, const struct hb_live_policy *pol,
+		  const struct hb_live_segment *all, double sim_s, struct hb_error *err)
+{
+	struct hb_profdb *db = NULL;
+	struct hb_run_info run = { 0 };
+	int64_t run_id = 0;
+	double sum_err = 0, live_s = 0, pauses = 0;
+	int nconf = 0, inplace = 0, relaunch = 0, rc;
+	char host[64] = "unknown";
+
+	gethostname(host, sizeof(host) - 1);
+	hb_strlcpy(run.kind, "live", sizeof(run.kind));
+	hb_strlcpy(run.host, host, sizeof(run.host));
+	hb_strlcpy(run.backend, o->backend, sizeof(run.backend));
+	hb_strlcpy(run.device, o->backend, sizeof(run.device));
+	hb_strlcpy(run.gpu, pol->cat->gpus[pol->cl->nodes[0].gpu].name, sizeof(run.gpu));
+	run.scale = o->scale;
+	snprintf(run.notes, sizeof(run.notes), "policy %s, model %s, cluster %s, %d blocks", all->policy, pol->model.name,
+		 pol->cl->name, all->nrows);
+	rc = hb_profdb_open(a->dbpath, 0, &db, err);
+	if (rc == 0)
+		rc = hb_profdb_begin(db, err);
+	if (rc == 0)
+		rc = hb_profdb_add_run(db, &run, &run_id, err);
+	printf("\n%-6s %-6s %7s %5s %-44s %10s %10s %8s\n", "launch", "iter", "B_G", "GPUs", "configuration", "pred_ms",
+	       "meas_ms", "error");
+	for (int i = 0; i < all->nrows && rc == 0; i++) {
+		const struct hb_live_row *r = &all->rows[i];
+		double sum = 0, e;
+		long iters = 0;
+		int j = i;
+		char cfg[1024];
+
+		if (r->change[0] && strcmp(r->change, "inplace") == 0)
+			inplace++;
+		if (r->change[0] && strcmp(r->change, "relaunch") == 0)
+			relaunch++;
+		if (isfinite(r->change_s))
+			pauses += r->change_s;
+		if (i > 0 && same_config(r, &all->rows[i - 1]))
+			continue;
+		for (; j < all->nrows && same_config(&all->rows[j], r); j++) {
+			sum += all->rows[j].sum_s;
+			iters += all->rows[j].iters;
+		}
+		e = sum / (double)iters / r->predicted_s - 1;
+		sum_err += fabs(e);
+		nconf++;
+		printf("%-6d %-6ld %7ld %5d %-44.44s %10.3f %10.3f %+7.1f%%\n", r->segment, r->iteration, r->global_bs,
+		       r->ngpus, r->config, 1e3 * r->predicted_s, 1e3 * sum / (double)iters, 100 * e);
+		snprintf(cfg, sizeof(cfg), "{\"policy\":\"%s\",\"launch\":%d,\"iteration\":%ld,\"iterations\":%ld,"
+			 "\"global_batch\":%ld,\"gpus\":%d,\"alloc\":\"%s\",\"method\":\"%s\",\"critical_path\":true}",
+			 all->policy, r->segment, r->iteration, iters, r->global_bs, r->ngpus, r->alloc, r->method);
+		rc = hb_profdb_put_prediction(db, run_id, pol->model.name, cfg, r->predicted_s, sum / (double)iters, err);
+	}
+	if (rc == 0)
+		rc = hb_profdb_commit(db, err);
+	else if (db)
+		hb_profdb_rollback(db);
+	hb_profdb_close(db);
+	if (rc < 0)
+		return -1;
+	for (int i = 0; i < all->nrows; i++)
+		live_s += all->rows[i].sum_s;
+	printf("mean absolute error over %d configurations %.1f %%\n", nconf, nconf ? 100 * sum_err / nconf : 0.0);
+	printf("%ld iterations, %ld epochs, %d in-place changes, %d relaunches; B_G %ld -> %ld; loss %.6g -> %.6g\n",
+	       all->st.iteration, all->st.epoch, inplace, relaunch, all->rows[0].global_bs,
+	       all->rows[all->nrows - 1].global_bs, all->rows[0].loss, all->rows[all->nrows - 1].loss);
+	printf("time: measured %.3f s training + %.3f s starts and changes; the simulator, same job and batch "
+	       "trajectory: %.3f s\n", live_s, pauses, sim_s);
+	printf("results: %s/trajectory.csv, compare.csv, schedule.csv; prediction rows: %s\n", a->out, a->dbpath);
+	return 0;
+}
+
+/* The driver. */
+static int drive(struct hb_cli *cli, const struct hb_catalog *cat, const struct hb_cluster *cl, const struct hb_model *m,
+		 struct hb_live_opts *o, const struct hb_live_adapt_args *a, struct hb_error *err)
+{
+	struct hb_live_policy pol;
+	struct hb_live_segment all = { 0 };
+	struct hb_live_drive_opts d = {
+		.launcher = a->launcher, .args = a->args, .nargs = a->nargs, .seed = cli->seed, .quiet = cli->quiet,
+		.dir = a->out, .dbpath = a->dbpath, .relaunch_always = a->relaunch_always,
+		.max_segments = a->max_launches,
+	};
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	double sim_s = NAN;
+	int rc;
+
+	if (hb_ar_launched_by_mpirun())
+		return hb_input_error(err, "live --policy: start the driver without mpirun (it launches mpirun itself, "
+				      "once per allocation)");
+	if (n <= 0)
+		return hb_runtime_error(err, "live: cannot find this executable (/proc/self/exe)");
+	self[n] = '\0';
+	d.self = self;
+	if (hb_mkdir_p(a->out, err) < 0)
+		return -1;
+	{
+		char sub[4096];
+
+		snprintf(sub, sizeof(sub), "%s/state", a->out);
+		if (hb_mkdir_p(sub, err) < 0)
+			return -1;
+	}
+	if (hb_live_policy_open(&pol, cat, cl, m, a->dbpath, &a->par, err) < 0) {
+		hb_live_policy_close(&pol);
+		return -1;
+	}
+	/* The simulator beside the run looks the model up in the catalog: the
+	 * catalog's entry becomes the run's (dataset, bounds, knobs).  The
+	 * catalog is this command's own copy. */
+	*(struct hb_model *)m = pol.model;
+	if (!cli->quiet)
+		printf("live: %s on %s, %s, profiles %s; p %ld, gamma %g, alpha %g, B_G %ld..%ld, %g samples/epoch, %ld "
+		       "epochs, scale %g\n", hb_live_policy_name(pol.par.kind), cl->name, m->name, a->dbpath, pol.par.p,
+		       pol.par.gamma, pol.par.alpha, pol.par.min_gbs, pol.par.max_gbs, pol.par.dataset, pol.par.epochs,
+		       o->scale);
+	rc = hb_live_drive(&d, &pol, &all, err);
+	if (rc == 0)
+		rc = hb_live_compare_sim(a->out, &pol, a->dbpath, cli->seed, &all, &sim_s, err);
+	if (rc == 0 && all.nrows > 0)
+		rc = report(a, o, &pol, &all, sim_s, err);
+	hb_live_policy_close(&pol);
+	hb_live_segment_free(&all);
+	return rc;
+}
+
+int hb_cli_live_adapt(struct hb_cli *cli, struct hb_live_opts *o, const struct hb_live_adapt_args *a)
+{
+	struct hb_catalog cat = { 0 };
+	struct hb_error err = { 0 };
+	const struct hb_cluster *cl;
+	const struct hb_model *m;
+	int rc;
+
+	if (hb_catalog_load_builtin(&cat, &err) < 0)
+		return hb_cli_fail(cli, &err);
+	cl = hb_catalog_cluster(&cat, a->cluster);
+	m = hb_catalog_model(&cat, a->model);
+	if (!cl)
+		rc = hb_input_error(&err, "--cluster '%s' is not a catalog cluster (hetbatch catalog clusters)", a->cluster);
+	else if (!m)
+		rc = hb_input_error(&err, "--model '%s' is not a catalog model (hetbatch catalog models)", a->model);
+	else if (a->segment_in)
+		rc = run_segment(cli, &cat, cl, m, o, a, &err);
+	else
+		rc = drive(cli, &cat, cl, m, o, a, &err);
+	hb_catalog_free(&cat);
+	if (rc < 0 && !err.msg[0])
+		return err.code == HB_EINPUT ? 2 : 1;
+	return rc < 0 ? hb_cli_fail(cli, &err) : 0;
+}

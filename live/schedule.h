@@ -1,0 +1,57 @@
+/*
+ * schedule.h: the configurations a simulator run gave one job, as live
+ * plans (`hetbatch live --schedule RESULTS_DIR --job ID`).
+ *
+ * Every configuration a job is given is one "start", "reconfig" or
+ * "restart" event in the run's results.db (sim/sim.c apply_note), whose
+ * text ends in a suffix made to be read back:
+ *   "...: LAYOUT; B_L 32, alloc node0=2 node1=2, iteration 3600, iter_s 14.33"
+ * An IIDP layout (JABAS) gives each GPU's VSWs and GA steps:
+ *   ['node0:2GPU,VSW:1,GA:0', 'node1:2GPU,VSW:2,GA:1']
+ * (K GPUs of NODE, each with v VSWs and g extra GA steps at B_L); any other
+ * layout with B_L > 0 is data parallel ("DDP B_L 32 x 4 GPUs, GA 0, ..."):
+ * every GPU of the alloc one VSW with the layout's GA steps.  Unequal local
+ * batches (OptPerf, B_L 0) and cut layouts ("...") are refused.
+ */
+#ifndef HB_LIVE_SCHEDULE_H
+#define HB_LIVE_SCHEDULE_H
+
+#include "catalog.h"
+#include "error.h"
+#include "live.h"
+
+/* One configuration the simulator applied. */
+struct hb_live_sched_cfg {
+	long seq;                /* the event's seq in results.db */
+	double t;                /* simulated time it was applied, s */
+	double iteration;        /* the job's iterations done then */
+	char kind[16];           /* "start", "reconfig" or "restart" */
+	double sim_iter_s;       /* the simulator's iteration time, without per-iteration overheads, s */
+	struct hb_live_plan plan; /* method "iidp" or "ddp"; slots in cluster node order; pred_iter_s of the
+				   * plan and of every slot = sim_iter_s; config = the layout text */
+};
+
+/* One job's configurations, in the order they were applied. */
+struct hb_live_sched {
+	char db[512];            /* the results.db read */
+	int run_id;              /* the run in it */
+	char policy[HB_NAME_MAX];
+	char model[HB_NAME_MAX]; /* the job's model */
+	char cluster[HB_NAME_MAX]; /* a catalog cluster */
+	int job;
+	struct hb_live_sched_cfg *cfgs; /* owned */
+	int ncfgs;
+};
+
+/* Read job `job`'s configurations from `results`, a results directory
+ * (DIR/results.db) or a results.db file, opened read-only.  policy NULL:
+ * exactly one run may hold the job, else an input error listing the runs;
+ * policy given: the one run of that policy holding it.  iidp_ows: the
+ * weight-sync mode of IIDP configurations (1: overlapping), which the
+ * caller takes from the perf model; DDP ones get 0.  Errors on an event
+ * name the file, the event's seq and what is wrong. */
+int hb_live_schedule_load(const char *results, const char *policy, int job, const struct hb_catalog *cat,
+			  int iidp_ows, struct hb_live_sched *out, struct hb_error *err);
+void hb_live_schedule_free(struct hb_live_sched *s);
+
+#endif
