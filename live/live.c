@@ -570,8 +570,10 @@ int hb_live_rank_block(struct hb_live_rank *c, int warmup, int iters, int metric
 			      (metrics_last && k == total - 1);
 
 		rc = one_iteration(c, it, metrics, &is, &cs, err);
-		if (rc == 0 && (k == 0 || k == total - 1) && t->rank == 0)
-			rc = hb_wl_loss(c->st, 0, k == 0 ? &r->loss_first : &r->loss_last, err);
+		if (rc == 0 && k == 0 && t->rank == 0)
+			rc = hb_wl_loss(c->st, 0, &r->loss_first, err);
+		if (rc == 0 && k == total - 1 && t->rank == 0)
+			rc = hb_wl_loss(c->st, 0, &r->loss_last, err);
 		/* A failed rank stops the others before the next all-reduce. */
 		if (hb_ar_team_agree(t, rc, err) < 0)
 			goto out;

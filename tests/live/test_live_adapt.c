@@ -1,0 +1,245 @@
+/*
+ * test_live_adapt.c: adaptive live runs, `hetbatch live --policy P`, on the
+ * cpu backend under mpirun --oversubscribe (the driver launches mpirun
+ * itself).
+ *
+ *  - jabas on cpu-2x2 (analytic profiles, so the decisions are the same on
+ *    every machine; B_G^init 64 runs best on one node): with gamma 1 every measured
+ *    similarity (< 1) asks for a larger batch, so the global batch changes
+ *    in place at adaptation points (at least twice, on the same ranks); at
+ *    an epoch end the auto-scaler moves from one node to both and the run
+ *    checkpoints and relaunches on 4 ranks, continuing at the next
+ *    iteration; the loss falls; the simulator, replaying the measured batch
+ *    trajectory, agrees on the batch and the GPUs at every block; the
+ *    prediction rows exist.
+ *  - simigrad: DDP on every GPU, the batch changes in place.
+ *  - refusals: the driver under mpirun, a missing --db, an unknown policy.
+ *
+ * Skipped (77) where mpirun cannot start two processes here.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "cli_run.h"
+
+static const char *flags;
+static char launcher[256];
+
+/* One trajectory.csv row (the leading fields). */
+struct row {
+	int launch;
+	long epoch, iteration;
+	int iters;
+	long gbs;
+	int gpus;
+	char change[16];
+	double loss;
+};
+
+/* Split one CSV line at commas outside quotes; returns the field count. */
+static int fields(char *line, char **f, int max)
+{
+	int n = 0, q = 0;
+
+	f[n++] = line;
+	for (char *p = line; *p && n < max; p++) {
+		if (*p == '"')
+			q = !q;
+		else if (*p == ',' && !q) {
+			*p = '\0';
+			f[n++] = p + 1;
+		}
+	}
+	return n;
+}
+
+/* trajectory.csv of run directory dir into rows (at most max); the count. */
+static int read_trajectory(const char *dir, struct row *rows, int max)
+{
+	size_t len;
+	char *text = slurp_in(dir, "trajectory.csv", &len), *line, *save = NULL;
+	int n = 0;
+
+	line = strtok_r(text, "\n", &save); /* header */
+	assert_non_null(strstr(line, "launch,epoch,iteration,iters,global_batch,gpus"));
+	while ((line = strtok_r(NULL, "\n", &save)) && n < max) {
+		char *f[32];
+		int k = fields(line, f, 32);
+
+		assert_int_equal(k, 19);
+		rows[n].launch = atoi(f[0]);
+		rows[n].epoch = atol(f[1]);
+		rows[n].iteration = atol(f[2]);
+		rows[n].iters = atoi(f[3]);
+		rows[n].gbs = atol(f[4]);
+		rows[n].gpus = atoi(f[5]);
+		snprintf(rows[n].change, sizeof(rows[n].change), "%s", f[13]);
+		rows[n].loss = atof(f[17]);
+		n++;
+	}
+	free(text);
+	return n;
+}
+
+static void profile_once(void)
+{
+	static int done;
+
+	if (done)
+		return;
+	/* analytic profiles: the policy's decisions do not depend on this
+	 * machine's speed (measured ones would move the auto-scaler) */
+	assert_int_equal(run("profile --analytic --gpus cpu --models cifar10 --db cpu.db"), 0);
+	done = 1;
+}
+
+static void test_jabas(void **state)
+{
+	struct row r[256];
+	size_t len;
+	char dbp[600], *cmp, *line, *save = NULL;
+	int n, rc, inplace = 0, relaunch = -1, lines = 0;
+
+	(void)state;
+	profile_once();
+	rc = run("live --policy jabas --model cifar10 --cluster cpu-2x2 --db cpu.db --out jr --epochs 3 "
+		 "--dataset-size 2048 --min-gbs 64 --scale 0.05 --interval 4 --gamma 1 --alpha 0.5 --launcher '%s'", launcher);
+	if (rc != 0)
+		fail_msg("exit %d\n%s\n%s", rc, slurp(outf, &len), slurp(errf, &len));
+	n = read_trajectory("jr", r, 256);
+	assert_true(n >= 4);
+	assert_int_equal(r[0].launch, 0);
+	assert_int_equal(r[0].iteration, 0);
+	assert_string_equal(r[0].change, "start");
+	for (int i = 1; i < n; i++) {
+		/* every iteration runs once, launches in order */
+		assert_int_equal(r[i].iteration, r[i - 1].iteration + r[i - 1].iters);
+		assert_true(r[i].launch == r[i - 1].launch || r[i].launch == r[i - 1].launch + 1);
+		if (strcmp(r[i].change, "inplace") == 0 && r[i].launch == r[i - 1].launch) {
+			assert_int_equal(r[i].gpus, r[i - 1].gpus);
+			if (r[i].gbs != r[i - 1].gbs)
+				inplace++;
+		}
+		if (strcmp(r[i].change, "relaunch") == 0) {
+			/* a relaunch starts a launch, at an epoch boundary */
+			assert_int_equal(r[i].launch, r[i - 1].launch + 1);
+			assert_true(r[i].epoch == r[i - 1].epoch + 1);
+			relaunch = i;
+		} else {
+			assert_int_equal(r[i].launch, r[i - 1].launch);
+		}
+	}
+	if (inplace < 2)
+		fail_msg("the global batch changed in place %d times", inplace);
+	if (relaunch < 0)
+		fail_msg("no relaunch at an epoch end");
+	/* the auto-scaler moved the run to another allocation there */
+	assert_true(r[relaunch].gpus != r[relaunch - 1].gpus);
+	assert_true(r[n - 1].gbs > r[0].gbs);
+	if (!(r[n - 1].loss < r[0].loss))
+		fail_msg("loss did not fall: %g -> %g", r[0].loss, r[n - 1].loss);
+	assert_non_null(strstr(slurp(outf, &len), "in-place changes"));
+	/* the simulator replayed the measured batches and chose the same GPUs */
+	cmp = slurp_in("jr", "compare.csv", &len);
+	line = strtok_r(cmp, "\n", &save);
+	assert_non_null(strstr(line, "iteration,live_global_batch,sim_global_batch,live_gpus,sim_gpus"));
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		long it, lb, sb;
+		int lg, sg;
+
+		assert_int_equal(sscanf(line, "%ld,%ld,%ld,%d,%d", &it, &lb, &sb, &lg, &sg), 5);
+		assert_int_equal(it, r[lines].iteration);
+		assert_int_equal(lb, sb);
+		assert_int_equal(lg, sg);
+		lines++;
+	}
+	assert_int_equal(lines, n);
+	free(cmp);
+	assert_true(exists_in("jr", "schedule.csv"));
+	assert_true(exists_in("jr/checkpoint", "rank-0.ckpt"));
+	snprintf(dbp, sizeof(dbp), "%s/cpu.db", tmpdir);
+	assert_true(cli_query(dbp, "SELECT count(*) FROM prediction WHERE run_id = (SELECT max(id) FROM run) "
+			      "AND predicted_s > 0 AND measured_s > 0") >= 4);
+	assert_no_temporaries("jr");
+}
+
+static void test_simigrad(void **state)
+{
+	struct row r[256];
+	size_t len;
+	int n, rc, changes = 0;
+
+	(void)state;
+	profile_once();
+	rc = run("live --policy simigrad --model cifar10 --cluster cpu-2x2 --db cpu.db --out sr --epochs 1 "
+		 "--dataset-size 1024 --scale 0.05 --interval 2 --gamma 1 --alpha 0.5 --launcher '%s'", launcher);
+	if (rc != 0)
+		fail_msg("exit %d\n%s\n%s", rc, slurp(outf, &len), slurp(errf, &len));
+	n = read_trajectory("sr", r, 256);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(r[i].gpus, 4);  /* SimiGrad: every GPU, all the time */
+		assert_int_equal(r[i].launch, 0);
+		if (i > 0 && r[i].gbs != r[i - 1].gbs) {
+			assert_string_equal(r[i].change, "inplace");
+			changes++;
+		}
+	}
+	assert_true(changes >= 1);
+}
+
+static void test_refused(void **state)
+{
+	size_t len;
+
+	(void)state;
+	profile_once();
+	assert_int_equal(run("live --policy jabas --model cifar10 --cluster cpu-2x2 --out x"), 2);
+	assert_non_null(strstr(slurp(errf, &len), "--db"));
+	assert_int_equal(run("live --policy fastest --model cifar10 --cluster cpu-2x2 --db cpu.db --out x"), 2);
+	assert_int_equal(run("live --policy jabas --model nope --cluster cpu-2x2 --db cpu.db --out x"), 2);
+	assert_int_equal(run("live --plan p.json --policy jabas --model cifar10 --cluster cpu-2x2 --db cpu.db "
+			     "--out x"), 2);
+	assert_int_equal(run("live --plan p.json --epochs 3"), 2);
+	assert_int_equal(run_env("OMPI_COMM_WORLD_SIZE=1 OMPI_COMM_WORLD_RANK=0", "live --policy jabas --model "
+				 "cifar10 --cluster cpu-2x2 --db cpu.db --out x"), 2);
+	assert_non_null(strstr(slurp(errf, &len), "without mpirun"));
+	/* a launcher that does not exist: the first launch fails, clearly */
+	assert_int_equal(run("live --policy static --model cifar10 --cluster cpu-2x2 --db cpu.db --out y "
+			     "--dataset-size 256 --epochs 1 --launcher /nonexistent/mpirun"), 1);
+	assert_non_null(strstr(slurp(errf, &len), "launch 0"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_jabas),
+		cmocka_unit_test(test_simigrad),
+	};
+	int rc;
+
+	if (cli_setup("live_adapt") < 0)
+		return 77;
+	flags = getuid() == 0 ? "--oversubscribe --allow-run-as-root" : "--oversubscribe";
+	snprintf(launcher, sizeof(launcher), "mpirun %s", flags);
+	setenv("OMPI_MCA_plm_rsh_agent", "", 0);
+	/* the ranks' leak reports would end the launches under ASan */
+	setenv("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1", 1);
+	if (system("command -v mpirun >/dev/null 2>&1 && OMPI_MCA_plm_rsh_agent= mpirun -np 2 --oversubscribe "
+		   "--allow-run-as-root true >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "mpirun cannot start two processes here: skipped\n");
+		cli_teardown();
+		return 77;
+	}
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	cli_teardown();
+	return rc;
+}
