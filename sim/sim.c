@@ -116,7 +116,7 @@ static const char *note_text(struct hb_sim *sim, const char *text)
 	char *dst;
 
 	if (!b || b->size - b->used < len) {
-		size_t size = 1 << 20;
+		size_t size = len > (size_t)1 << 20 ? len : (size_t)1 << 20;
 
 		b = malloc(sizeof(*b) + size);
 		if (!b)
@@ -132,16 +132,12 @@ static const char *note_text(struct hb_sim *sim, const char *text)
 	return dst;
 }
 
-void hb_sim_note(struct hb_sim *sim, const struct hb_sim_job *job, const char *kind, const char *fmt, ...)
+/* Record text, of any length, as an event of the job. */
+static void note_store(struct hb_sim *sim, const struct hb_sim_job *job, const char *kind, const char *text)
 {
 	struct hb_sim_event_rec *r;
-	char text[HB_SIM_NOTE_MAX];
 	const char *stored;
-	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
 	if (!(stored = note_text(sim, text)) ||
 	    grow((void **)&sim->events, &sim->cap_events, sim->nevents, sizeof(*sim->events)) < 0)
 		return; /* records are best effort under memory exhaustion */
@@ -151,6 +147,39 @@ void hb_sim_note(struct hb_sim *sim, const struct hb_sim_job *job, const char *k
 	r->job = job ? job->id : -1;
 	hb_strlcpy(r->kind, kind, sizeof(r->kind));
 	r->detail = stored;
+}
+
+void hb_sim_note(struct hb_sim *sim, const struct hb_sim_job *job, const char *kind, const char *fmt, ...)
+{
+	char text[HB_SIM_NOTE_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	note_store(sim, job, kind, text);
+}
+
+/* hb_sim_note without its length limit. */
+static void note_whole(struct hb_sim *sim, const struct hb_sim_job *job, const char *kind, const char *fmt, ...)
+	HB_PRINTF(4, 5);
+
+static void note_whole(struct hb_sim *sim, const struct hb_sim_job *job, const char *kind, const char *fmt, ...)
+{
+	char *text;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !(text = malloc((size_t)n + 1)))
+		return; /* records are best effort under memory exhaustion */
+	va_start(ap, fmt);
+	vsnprintf(text, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	note_store(sim, job, kind, text);
+	free(text);
 }
 
 static void record_sample(struct hb_sim *sim, const struct hb_sim_job *job)
@@ -172,6 +201,7 @@ static void record_sample(struct hb_sim *sim, const struct hb_sim_job *job)
 	s->similarity = job->last_similarity;
 	s->cost_usd = job->cost_usd;
 	s->epoch = job->epoch;
+	s->iters = job->iters;
 }
 
 /* ---- setup ---------------------------------------------------------------- */
@@ -571,6 +601,37 @@ static int schedule_next(struct hb_sim *sim, struct hb_sim_job *job, struct hb_e
 				  err);
 }
 
+/* The event of a configuration: why, B_G, GPUs, the iteration time with the
+ * per-iteration overheads and the layout for people, then a suffix from
+ * which live/schedule.c rebuilds the configuration exactly:
+ *   "; B_L %d, alloc node0=2 node1=2, iteration %.0f, iter_s %.9g"
+ * (B_L 0: unequal local batches; alloc: every node with GPUs, cluster node
+ * names; iteration: the job's iterations so far; iter_s: without
+ * overheads).  The text is kept whole, even past HB_SIM_NOTE_MAX, so that a
+ * long layout never cuts the suffix. */
+static void apply_note(struct hb_sim *sim, const struct hb_sim_job *job, const struct hb_job_config *cfg,
+		       const char *kind, const char *why)
+{
+	const struct hb_cluster *cl = sim->cl;
+	size_t cap = 1, used = 0;
+	char *alloc;
+
+	for (int i = 0; i < cl->nnodes; i++)
+		cap += strlen(cl->nodes[i].name) + 16;
+	if (!(alloc = malloc(cap)))
+		return; /* records are best effort under memory exhaustion */
+	alloc[0] = '\0';
+	for (int i = 0; i < cl->nnodes; i++)
+		if (cfg->alloc[i] > 0)
+			used += (size_t)snprintf(alloc + used, cap - used, "%s%s=%d", used ? " " : "", cl->nodes[i].name,
+						 cfg->alloc[i]);
+	note_whole(sim, job, kind,
+		   "%s; B_G %ld, %d GPUs, %.4f s/iter: %s; B_L %d, alloc %s, iteration %.0f, iter_s %.9g", why ? why : "",
+		   cfg->global_bs, cfg->ngpus, cfg->iter_s + cfg->overhead_per_iter_s, cfg->layout, cfg->local_bs, alloc,
+		   job->iters, cfg->iter_s);
+	free(alloc);
+}
+
 int hb_sim_apply(struct hb_sim *sim, struct hb_sim_job *job, const struct hb_job_config *cfg, int how,
 		 const char *why, struct hb_error *err)
 {
@@ -596,8 +657,7 @@ int hb_sim_apply(struct hb_sim *sim, struct hb_sim_job *job, const struct hb_job
 		job->reconfigs++;
 		kind = "reconfig";
 	}
-	hb_sim_note(sim, job, kind, "%s; B_G %ld, %d GPUs, %.4f s/iter: %s", why ? why : "", cfg->global_bs,
-		    cfg->ngpus, cfg->iter_s + cfg->overhead_per_iter_s, cfg->layout);
+	apply_note(sim, job, cfg, kind, why);
 	if (pause > 0) {
 		job->state = HB_JOB_RESTARTING;
 		job->restart_until = now + pause;
