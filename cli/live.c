@@ -19,6 +19,7 @@
 #include "fileio.h"
 #include "live.h"
 #include "live_adapt.h"  /* hb_cli_live_adapt: --policy */
+#include "live_schedule.h" /* hb_cli_live_schedule: --schedule */
 #include "perfmodel.h"   /* defines: hb_perf_load, hb_perf_iter_time */
 #include "profdb.h"
 #include "strutil.h"
@@ -377,7 +378,8 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 	enum { OPT_PLAN = 256, OPT_METHOD, OPT_BACKEND, OPT_ITERS, OPT_WARMUP, OPT_SCALE, OPT_MEM, OPT_DB, OPT_OUT,
 	       OPT_TIMEOUT, OPT_CKPT, OPT_RESUME, OPT_TASK, OPT_NOISE, OPT_METRICS, OPT_MAP, OPT_POLICY, OPT_MODEL,
 	       OPT_CLUSTER, OPT_EPOCHS, OPT_DATASET, OPT_INTERVAL, OPT_GAMMA, OPT_ALPHA, OPT_MINGBS, OPT_MAXGBS,
-	       OPT_GBS, OPT_LAUNCHER, OPT_RELAUNCH, OPT_MAXLAUNCH, OPT_SEGMENT, OPT_SEGMENT_OUT };
+	       OPT_GBS, OPT_LAUNCHER, OPT_RELAUNCH, OPT_MAXLAUNCH, OPT_SEGMENT, OPT_SEGMENT_OUT, OPT_SCHEDULE,
+	       OPT_JOB, OPT_PERCONFIG, OPT_MAXCONFIGS, OPT_RANGE };
 	static const struct option opts[] = {
 		{ "plan", required_argument, NULL, OPT_PLAN },
 		{ "method", required_argument, NULL, OPT_METHOD },
@@ -411,6 +413,11 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		{ "max-launches", required_argument, NULL, OPT_MAXLAUNCH },
 		{ "segment", required_argument, NULL, OPT_SEGMENT },
 		{ "segment-out", required_argument, NULL, OPT_SEGMENT_OUT },
+		{ "schedule", required_argument, NULL, OPT_SCHEDULE },
+		{ "job", required_argument, NULL, OPT_JOB },
+		{ "iters-per-config", required_argument, NULL, OPT_PERCONFIG },
+		{ "max-configs", required_argument, NULL, OPT_MAXCONFIGS },
+		{ "schedule-range", required_argument, NULL, OPT_RANGE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -428,6 +435,8 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 	const char *policy = NULL;
 	struct hb_live_adapt_args ad = { .launcher = getenv("HB_MPIRUN") ? getenv("HB_MPIRUN") : "mpirun",
 					 .max_launches = 100, .par.epochs = 2 };
+	struct hb_live_sched_args sa = { .job = -1, .max_configs = 1000000 };
+	int per_config = 0;
 	long v;
 	int c, rc;
 
@@ -488,6 +497,21 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		case OPT_RELAUNCH: ad.relaunch_always = 1; break;
 		case OPT_SEGMENT: ad.segment_in = optarg; break;
 		case OPT_SEGMENT_OUT: ad.segment_out = optarg; break;
+		case OPT_SCHEDULE: sa.results = optarg; break;
+		case OPT_RANGE: sa.range = optarg; break;
+		case OPT_JOB: case OPT_PERCONFIG: case OPT_MAXCONFIGS:
+			if (hb_parse_long_range(optarg, c == OPT_JOB ? 0 : 1, 1000000000L, &v) < 0) {
+				free(ad.args);
+				return hb_cli_usage(cli, "live", "--job, --iters-per-config, --max-configs '%s': an integer "
+						    "(>= 0 for --job, >= 1 otherwise)", optarg);
+			}
+			if (c == OPT_JOB)
+				sa.job = (int)v;
+			else if (c == OPT_PERCONFIG)
+				per_config = (int)v;
+			else
+				sa.max_configs = (int)v;
+			break;
 		case OPT_EPOCHS: case OPT_INTERVAL: case OPT_MINGBS: case OPT_MAXGBS: case OPT_GBS: case OPT_MAXLAUNCH:
 			if (hb_parse_long_range(optarg, 1, 1000000000L, &v) < 0) {
 				free(ad.args);
@@ -534,6 +558,30 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 	if (optind < argc) {
 		free(ad.args);
 		return hb_cli_usage(cli, "live", "unexpected argument '%s'", argv[optind]);
+	}
+	if (sa.results) {
+		rc = 0;
+		if (plan_path || sa.job < 0 || !dbpath || !out)
+			rc = hb_cli_usage(cli, "live", "--schedule needs --job ID, --db (profiles) and --out DIR, and no "
+					  "--plan");
+		else if (o.ckpt_dir || o.resume)
+			rc = hb_cli_usage(cli, "live", "--schedule keeps its checkpoints in --out DIR/checkpoint");
+		if (rc == 0) {
+			sa.policy = policy;
+			sa.dbpath = dbpath;
+			sa.out = out;
+			sa.launcher = ad.launcher;
+			sa.segment_out = ad.segment_out;
+			sa.args = ad.args;
+			sa.nargs = ad.nargs;
+			o.iters = per_config ? per_config : 10;
+			o.warmup = 1;
+			if (!(o.scale > 0))
+				o.scale = 1;
+			rc = hb_cli_live_schedule(cli, &o, &sa);
+		}
+		free(ad.args);
+		return rc;
 	}
 	if (policy) {
 		rc = 0;

@@ -52,15 +52,15 @@ static int alloc_total(const struct hb_live_pstate *st)
 	return g;
 }
 
-static int launch(const struct hb_live_drive_opts *d, int nranks, const char *in, const char *out,
-		  struct hb_error *err)
+int hb_live_launch(const struct hb_live_drive_opts *d, int nranks, char *const *extra, int nextra,
+		   struct hb_error *err)
 {
 	char launcher[1024], np[16], seed[32];
 	char *argv[MAX_LAUNCHER_WORDS + 16 + 256];
 	int n = 0, rc;
 
-	if (d->nargs > 256)
-		return hb_input_error(err, "live: %d arguments (at most 256)", d->nargs);
+	if (d->nargs + nextra > 256)
+		return hb_input_error(err, "live: %d arguments (at most 256)", d->nargs + nextra);
 	hb_strlcpy(launcher, d->launcher, sizeof(launcher));
 	for (char *w = strtok(launcher, " \t"); w; w = strtok(NULL, " \t")) {
 		if (n == MAX_LAUNCHER_WORDS)
@@ -82,10 +82,8 @@ static int launch(const struct hb_live_drive_opts *d, int nranks, const char *in
 	argv[n++] = "live";
 	for (int i = 0; i < d->nargs; i++)
 		argv[n++] = d->args[i];
-	argv[n++] = "--segment";
-	argv[n++] = (char *)in;
-	argv[n++] = "--segment-out";
-	argv[n++] = (char *)out;
+	for (int i = 0; i < nextra; i++)
+		argv[n++] = extra[i];
 	argv[n] = NULL;
 	rc = spawn_wait(argv, err);
 	if (rc < 0)
@@ -127,7 +125,9 @@ int hb_live_drive(const struct hb_live_drive_opts *d, struct hb_live_policy *pol
 		if (!d->quiet)
 			printf("live: launch %d: %d ranks from iteration %ld, epoch %ld, B_G %ld\n", k, alloc_total(&seg.st),
 			       seg.st.iteration, seg.st.epoch, seg.st.global_bs);
-		if (launch(d, alloc_total(&seg.st), in, out, err) < 0 || hb_live_segment_read(out, &res, err) < 0) {
+		char *extra[4] = { "--segment", in, "--segment-out", out };
+
+		if (hb_live_launch(d, alloc_total(&seg.st), extra, 4, err) < 0 || hb_live_segment_read(out, &res, err) < 0) {
 			hb_error_prefix(err, "launch %d (results so far in %s/trajectory.csv)", k, d->dir);
 			goto out;
 		}

@@ -34,6 +34,11 @@ struct hb_live_drive_opts {
 	int max_segments;        /* a policy that relaunches more often than this is stopped */
 };
 
+/* `LAUNCHER -np nranks SELF [-q] --seed S live ARGS EXTRA`, waited for;
+ * a non-zero exit is a runtime error. */
+int hb_live_launch(const struct hb_live_drive_opts *d, int nranks, char *const *extra, int nextra,
+		   struct hb_error *err);
+
 /* Run every segment; all receives every row and the final state. */
 int hb_live_drive(const struct hb_live_drive_opts *d, struct hb_live_policy *pol, struct hb_live_segment *all,
 		  struct hb_error *err);

@@ -195,6 +195,42 @@ static void test_simigrad(void **state)
 	assert_true(changes >= 1);
 }
 
+/* --schedule: the simulator's configurations for a job, replayed in order. */
+static void test_schedule(void **state)
+{
+	struct row r[64];
+	size_t len;
+	char dbp[600];
+	int n, rc;
+
+	(void)state;
+	profile_once();
+	assert_int_equal(run("sim --cluster cpu-2x2 --model cifar10 --policy jabas,simigrad --db cpu.db --out sim"), 0);
+	rc = run("live --schedule sim --job 0 --policy simigrad --db cpu.db --out rep --scale 0.05 "
+		 "--iters-per-config 2 --max-configs 3 --launcher '%s'", launcher);
+	if (rc != 0)
+		fail_msg("exit %d\n%s\n%s", rc, slurp(outf, &len), slurp(errf, &len));
+	n = read_trajectory("rep", r, 64);
+	assert_int_equal(n, 3);
+	/* SimiGrad's first moves on this cluster: 128, then 256 and back */
+	assert_int_equal(r[0].gbs, 128);
+	assert_string_equal(r[0].change, "start");
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(r[i].gpus, 4);
+		assert_int_equal(r[i].iters, 2);
+		if (i > 0)
+			assert_string_equal(r[i].change, "inplace");
+	}
+	assert_true(r[1].gbs != r[0].gbs);
+	assert_non_null(strstr(slurp(outf, &len), "mean absolute error of the simulator"));
+	snprintf(dbp, sizeof(dbp), "%s/cpu.db", tmpdir);
+	assert_true(cli_query(dbp, "SELECT count(*) FROM prediction WHERE run_id = (SELECT max(id) FROM run)") == 3);
+	/* two runs hold job 0: which one must be said */
+	assert_int_equal(run("live --schedule sim --job 0 --db cpu.db --out rep2 --launcher '%s'", launcher), 2);
+	assert_non_null(strstr(slurp(errf, &len), "--policy"));
+	assert_int_equal(run("live --schedule sim --db cpu.db --out rep2"), 2);
+}
+
 static void test_refused(void **state)
 {
 	size_t len;
@@ -223,6 +259,7 @@ int main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_jabas),
 		cmocka_unit_test(test_simigrad),
+		cmocka_unit_test(test_schedule),
 	};
 	int rc;
 
