@@ -490,11 +490,6 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 	long v;
 	int c, rc;
 
-	/* the arguments as given, before getopt permutes them: the launches of
-	 * an adaptive run get them again */
-	ad.args = argc > 1 ? calloc((size_t)argc, sizeof(char *)) : NULL;
-	for (int i = 1; ad.args && i < argc; i++)
-		ad.args[ad.nargs++] = argv[i];
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -550,11 +545,9 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		case OPT_SCHEDULE: sa.results = optarg; break;
 		case OPT_RANGE: sa.range = optarg; break;
 		case OPT_JOB: case OPT_PERCONFIG: case OPT_MAXCONFIGS:
-			if (hb_parse_long_range(optarg, c == OPT_JOB ? 0 : 1, 1000000000L, &v) < 0) {
-				free(ad.args);
+			if (hb_parse_long_range(optarg, c == OPT_JOB ? 0 : 1, 1000000000L, &v) < 0)
 				return hb_cli_usage(cli, "live", "--job, --iters-per-config, --max-configs '%s': an integer "
 						    "(>= 0 for --job, >= 1 otherwise)", optarg);
-			}
 			if (c == OPT_JOB)
 				sa.job = (int)v;
 			else if (c == OPT_PERCONFIG)
@@ -563,10 +556,8 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 				sa.max_configs = (int)v;
 			break;
 		case OPT_EPOCHS: case OPT_INTERVAL: case OPT_MINGBS: case OPT_MAXGBS: case OPT_GBS: case OPT_MAXLAUNCH:
-			if (hb_parse_long_range(optarg, 1, 1000000000L, &v) < 0) {
-				free(ad.args);
+			if (hb_parse_long_range(optarg, 1, 1000000000L, &v) < 0)
 				return hb_cli_usage(cli, "live", "%s '%s': an integer >= 1", argv[optind - 2], optarg);
-			}
 			if (c == OPT_EPOCHS)
 				ad.par.epochs = v;
 			else if (c == OPT_INTERVAL)
@@ -583,11 +574,9 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		case OPT_DATASET: case OPT_GAMMA: case OPT_ALPHA: {
 			double x;
 
-			if (hb_parse_double(optarg, &x) < 0 || !(x > 0) || (c == OPT_ALPHA && !(x < 1))) {
-				free(ad.args);
+			if (hb_parse_double(optarg, &x) < 0 || !(x > 0) || (c == OPT_ALPHA && !(x < 1)))
 				return hb_cli_usage(cli, "live", "%s '%s': a number > 0%s", argv[optind - 2], optarg,
 						    c == OPT_ALPHA ? " and < 1" : "");
-			}
 			if (c == OPT_DATASET)
 				ad.par.dataset = x;
 			else if (c == OPT_GAMMA)
@@ -605,10 +594,16 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 			return hb_cli_usage(cli, "live", "unknown option or missing value: '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		free(ad.args);
+	if (optind < argc)
 		return hb_cli_usage(cli, "live", "unexpected argument '%s'", argv[optind]);
-	}
+	/* the arguments again for the launches of an adaptive run or a replay
+	 * (getopt only moves operands, and there are none, so the order is
+	 * the user's) */
+	ad.args = calloc((size_t)argc + 1, sizeof(char *));
+	if (!ad.args)
+		return hb_cli_usage(cli, "live", "out of memory");
+	for (int i = 1; i < argc; i++)
+		ad.args[ad.nargs++] = argv[i];
 	if (sa.results) {
 		rc = 0;
 		if (plan_path || sa.job < 0 || !dbpath || !out)
