@@ -244,7 +244,6 @@ static void test_schedule(void **state)
 
 static void test_refused(void **state)
 {
-
 	(void)state;
 	profile_once();
 	assert_int_equal(run("live --policy jabas --model cifar10 --cluster cpu-2x2 --out x"), 2);
