@@ -40,6 +40,44 @@ int hb_fc_method_parse(const char *s, enum hb_fc_method *out, struct hb_error *e
 	return hb_input_error(err, "unknown forecast method '%s' (expected ensemble, gpr, ses, holt or last)", s);
 }
 
+int hb_fc_series_add(double **step, double **batch, size_t *n, size_t *cap, size_t epoch_start, double at,
+		     double bs, struct hb_error *err)
+{
+	if (*n > epoch_start && at <= (*step)[*n - 1]) {
+		(*batch)[*n - 1] = bs;
+		return 0;
+	}
+	if (*n > 0 && at <= (*step)[*n - 1])
+		at = (*step)[*n - 1] + 1.0;
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 256;
+		double *a = realloc(*step, c * sizeof(double));
+
+		if (!a)
+			return hb_runtime_error(err, "forecast: out of memory for %zu history points", c);
+		*step = a;
+		a = realloc(*batch, c * sizeof(double));
+		if (!a)
+			return hb_runtime_error(err, "forecast: out of memory for %zu history points", c);
+		*batch = a;
+		*cap = c;
+	}
+	(*step)[*n] = at;
+	(*batch)[*n] = bs;
+	(*n)++;
+	return 0;
+}
+
+uint64_t hb_fc_epoch_seed(uint64_t seed, int job, long epoch)
+{
+	uint64_t z = seed ^ (0x9e3779b97f4a7c15ULL * ((uint64_t)job + 1)) ^
+		     (0xbf58476d1ce4e5b9ULL * ((uint64_t)epoch + 1));
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
 size_t hb_fc_query_steps(double sync_step, double interval, double epoch_steps, double *out, size_t cap)
 {
 	size_t count;

@@ -91,6 +91,20 @@ int hb_forecast(enum hb_fc_method m, const struct hb_fc_history *h, const struct
  * floor(epoch_steps / interval) (which may exceed cap). */
 size_t hb_fc_query_steps(double sync_step, double interval, double epoch_steps, double *out, size_t cap);
 
+/* JABAS's (step, B_G) series of adaptation points (sim/agent_jabas.c and
+ * live/live_policy.c keep one each): append a point.  Two points at one
+ * step would make the GPR's kernel matrix singular, so within the current
+ * epoch (points from epoch_start on) a point at or before the last step
+ * replaces the last batch, and a first point of a new epoch at or before
+ * the last step moves one step on.  Arrays grow by doubling (*cap). */
+int hb_fc_series_add(double **step, double **batch, size_t *n, size_t *cap, size_t epoch_start, double at,
+		     double bs, struct hb_error *err);
+
+/* A seed for the GPR restarts of one job's forecast after one epoch: a pure
+ * function of (seed, job, epoch), SplitMix64's finaliser over their
+ * combination. */
+uint64_t hb_fc_epoch_seed(uint64_t seed, int job, long epoch);
+
 /* Mean absolute percentage error 100/n * sum |pred - actual| / |actual|;
  * fails if n == 0 or an actual value is 0 or not finite. */
 int hb_mape(const double *actual, const double *pred, size_t n, double *pct, struct hb_error *err);

@@ -14,7 +14,7 @@
 
 #include "agent_util.h"   /* hb_simigrad_step, hb_simigrad_decide, hb_agent_ddp_config, hb_agent_alloc_all */
 #include "autoscale.h"    /* hb_jabas_epoch_time */
-#include "forecast.h"     /* hb_forecast, hb_fc_query_steps */
+#include "forecast.h"     /* hb_forecast, hb_fc_query_steps, hb_fc_series_add, hb_fc_epoch_seed */
 #include "live_policy.h"
 #include "profdb.h"
 #include "strutil.h"
@@ -49,34 +49,11 @@ void hb_live_pstate_free(struct hb_live_pstate *s)
 	s->nhist = s->cap_hist = 0;
 }
 
-/* As agent_jabas.c history_add: two points at one step would make the
- * GPR's kernel matrix singular, so the later decision replaces the earlier
- * within an epoch, and a point of a new epoch moves one step on. */
+/* The forecaster's series: forecast.h hb_fc_series_add's rule, as the
+ * simulator's JABAS agent keeps it. */
 int hb_live_pstate_add_point(struct hb_live_pstate *s, double step, double bs, struct hb_error *err)
 {
-	if (s->nhist > s->epoch_start && step <= s->hist_step[s->nhist - 1]) {
-		s->hist_bs[s->nhist - 1] = bs;
-		return 0;
-	}
-	if (s->nhist > 0 && step <= s->hist_step[s->nhist - 1])
-		step = s->hist_step[s->nhist - 1] + 1.0;
-	if (s->nhist == s->cap_hist) {
-		size_t cap = s->cap_hist ? 2 * s->cap_hist : 64;
-		double *a = realloc(s->hist_step, cap * sizeof(double)), *b;
-
-		if (!a)
-			return hb_runtime_error(err, "live: out of memory for %zu history points", cap);
-		s->hist_step = a;
-		b = realloc(s->hist_bs, cap * sizeof(double));
-		if (!b)
-			return hb_runtime_error(err, "live: out of memory for %zu history points", cap);
-		s->hist_bs = b;
-		s->cap_hist = cap;
-	}
-	s->hist_step[s->nhist] = step;
-	s->hist_bs[s->nhist] = bs;
-	s->nhist++;
-	return 0;
+	return hb_fc_series_add(&s->hist_step, &s->hist_bs, &s->nhist, &s->cap_hist, s->epoch_start, step, bs, err);
 }
 
 static void plan_header(const struct hb_live_policy *pol, const char *method, struct hb_live_plan *out)
@@ -398,17 +375,6 @@ int hb_live_policy_adapt(struct hb_live_policy *pol, struct hb_live_pstate *st, 
 	return rc;
 }
 
-/* A seed for the epoch's GPR restarts, from (seed, epoch) (agent_jabas.c
- * forecast_seed with job 0). */
-static uint64_t forecast_seed(uint64_t seed, long epoch)
-{
-	uint64_t z = seed ^ 0x9e3779b97f4a7c15ULL ^ (0xbf58476d1ce4e5b9ULL * ((uint64_t)epoch + 1));
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 /* traj[0] = B_G now, then the forecast at the next epoch's adaptation
  * points, clipped to the bounds (agent_jabas.c build_trajectory). */
 static int trajectory(struct hb_live_policy *pol, const struct hb_live_pstate *st, long **traj, int *ntraj,
@@ -440,7 +406,7 @@ static int trajectory(struct hb_live_policy *pol, const struct hb_live_pstate *s
 		struct hb_fc_options o;
 		enum hb_fc_method m = HB_FC_ENSEMBLE;
 
-		hb_fc_options_default(&o, forecast_seed(pol->par.seed, st->epoch));
+		hb_fc_options_default(&o, hb_fc_epoch_seed(pol->par.seed, 0, st->epoch));
 		o.interval = (double)pol->par.p;
 		o.gpr.restarts = LIVE_GPR_RESTARTS;
 		if (st->nhist - h.epoch_start < LIVE_GPR_MIN_POINTS)

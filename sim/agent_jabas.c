@@ -73,7 +73,7 @@
 #include "alloc.h"      /* hb_alloc_enumerate, hb_alloc_node_units: Q */
 #include "autoscale.h"  /* hb_jabas_epoch_time: the auto-scaler's estimate */
 #include "catalog.h"    /* struct hb_cluster: an offer as a cluster for Q */
-#include "forecast.h"   /* hb_forecast, hb_fc_query_steps: the B_G forecaster */
+#include "forecast.h"   /* hb_forecast, hb_fc_query_steps, hb_fc_series_add, hb_fc_epoch_seed */
 #include "iidp.h"       /* hb_iidp_solve, hb_iidp_format_config: configurations */
 #include "sim.h"
 
@@ -401,31 +401,8 @@ static long simigrad_next(const struct hb_sim_job *job, long bs, double phi)
 
 static int history_add(struct jabas_state *st, double step, double bs, struct hb_error *err)
 {
-	/* Two points at one step would make the GPR's kernel matrix singular;
-	 * the later decision replaces the earlier. */
-	if (st->nhist > st->epoch_start && step <= st->hist_step[st->nhist - 1]) {
-		st->hist_bs[st->nhist - 1] = bs;
-		return 0;
-	}
-	if (st->nhist > 0 && step <= st->hist_step[st->nhist - 1])
-		step = st->hist_step[st->nhist - 1] + 1.0;
-	if (st->nhist == st->cap_hist) {
-		size_t cap = st->cap_hist ? 2 * st->cap_hist : 256;
-		double *s = realloc(st->hist_step, cap * sizeof(double));
-
-		if (!s)
-			return hb_runtime_error(err, "jabas: out of memory for %zu history points", cap);
-		st->hist_step = s;
-		s = realloc(st->hist_bs, cap * sizeof(double));
-		if (!s)
-			return hb_runtime_error(err, "jabas: out of memory for %zu history points", cap);
-		st->hist_bs = s;
-		st->cap_hist = cap;
-	}
-	st->hist_step[st->nhist] = step;
-	st->hist_bs[st->nhist] = bs;
-	st->nhist++;
-	return 0;
+	return hb_fc_series_add(&st->hist_step, &st->hist_bs, &st->nhist, &st->cap_hist, st->epoch_start, step, bs,
+				err);
 }
 
 static int jabas_on_adapt(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
@@ -479,18 +456,6 @@ static int jabas_on_adapt(struct hb_sim *sim, struct hb_sim_job *job, struct hb_
 
 /* ---- end of epoch: forecast and auto-scale (§4.2, §4.3) --------------------- */
 
-/* A seed for the epoch's GPR restarts, a pure function of (--seed, job,
- * epoch): SplitMix64's finaliser over their combination. */
-static uint64_t forecast_seed(uint64_t seed, int job, long epoch)
-{
-	uint64_t z = seed ^ (0x9e3779b97f4a7c15ULL * ((uint64_t)job + 1)) ^
-		     (0xbf58476d1ce4e5b9ULL * ((uint64_t)epoch + 1));
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 /* Iterations already run in the current p-block (§4.3: the first trajectory
  * point only has p − (sync_step mod p) steps left). */
 static long done_in_block(const struct hb_sim_job *job, long p)
@@ -543,7 +508,7 @@ static int build_trajectory(struct hb_sim *sim, struct hb_sim_job *job, struct j
 		struct hb_fc_options o;
 		enum hb_fc_method m = JABAS_FORECAST;
 
-		hb_fc_options_default(&o, forecast_seed(sim->opts.seed, job->id, job->epoch));
+		hb_fc_options_default(&o, hb_fc_epoch_seed(sim->opts.seed, job->id, job->epoch));
 		o.interval = (double)st->p;
 		o.gpr.restarts = JABAS_GPR_RESTARTS;
 		if (m == HB_FC_ENSEMBLE && st->nhist - h.epoch_start < JABAS_GPR_MIN_POINTS)

@@ -233,8 +233,9 @@ struct hb_sim_event_rec {
 	int job;
 	char kind[16];           /* "start", "reconfig", "restart", "epoch", "done", "adapt" */
 	const char *detail;      /* NUL-terminated text in the sim's note arena (at most
-				    HB_SIM_NOTE_MAX - 1 bytes); a trace replay records millions of
-				    these, so the text is stored at its own length */
+				    HB_SIM_NOTE_MAX - 1 bytes, except configuration events, whose
+				    read-back suffix is kept whole); a trace replay records millions
+				    of these, so the text is stored at its own length */
 };
 
 #define HB_SIM_NOTE_MAX 256
