@@ -486,13 +486,13 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 	struct hb_live_adapt_args ad = { .launcher = getenv("HB_MPIRUN") ? getenv("HB_MPIRUN") : "mpirun",
 					 .max_launches = 100, .par.epochs = 2 };
 	struct hb_live_sched_args sa = { .job = -1, .max_configs = 1000000 };
-	int per_config = 0;
+	int per_config = 0, li = 0;
 	long v;
 	int c, rc;
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, &li)) != -1) {
 		switch (c) {
 		case OPT_PLAN: plan_path = optarg; break;
 		case OPT_METHOD: method = optarg; break;
@@ -557,7 +557,7 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 			break;
 		case OPT_EPOCHS: case OPT_INTERVAL: case OPT_MINGBS: case OPT_MAXGBS: case OPT_GBS: case OPT_MAXLAUNCH:
 			if (hb_parse_long_range(optarg, 1, 1000000000L, &v) < 0)
-				return hb_cli_usage(cli, "live", "%s '%s': an integer >= 1", argv[optind - 2], optarg);
+				return hb_cli_usage(cli, "live", "--%s '%s': an integer >= 1", opts[li].name, optarg);
 			if (c == OPT_EPOCHS)
 				ad.par.epochs = v;
 			else if (c == OPT_INTERVAL)
@@ -575,7 +575,7 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 			double x;
 
 			if (hb_parse_double(optarg, &x) < 0 || !(x > 0) || (c == OPT_ALPHA && !(x < 1)))
-				return hb_cli_usage(cli, "live", "%s '%s': a number > 0%s", argv[optind - 2], optarg,
+				return hb_cli_usage(cli, "live", "--%s '%s': a number > 0%s", opts[li].name, optarg,
 						    c == OPT_ALPHA ? " and < 1" : "");
 			if (c == OPT_DATASET)
 				ad.par.dataset = x;
