@@ -698,6 +698,12 @@ int hb_wl_backward(struct hb_wl_state *st, int i, struct hb_error *err)
 
 int hb_wl_backward_acc(struct hb_wl_state *st, int i, int accumulate, struct hb_error *err)
 {
+	return hb_wl_backward_hooked(st, i, accumulate, NULL, NULL, err);
+}
+
+int hb_wl_backward_hooked(struct hb_wl_state *st, int i, int accumulate, hb_wl_grad_ready_fn *ready, void *arg,
+			  struct hb_error *err)
+{
 	const float wbeta = accumulate ? 1.0f : 0.0f;
 	const struct hb_workload *w = st->w;
 	struct wl_vsw *v = &st->vsw[i];
@@ -753,6 +759,11 @@ int hb_wl_backward_acc(struct hb_wl_state *st, int i, int accumulate, struct hb_
 			break;
 		}
 		if (rc < 0)
+			return -1;
+		/* Layer l's weight gradient is the last write to offsets >= woff[l]
+		 * (layers fill the buffer from the end; layer 0 also closes the
+		 * padding before it, if any). */
+		if (ready && ready(arg, i, l == 0 ? 0 : st->woff[l], err) != 0)
 			return -1;
 		if (!dxl)
 			break;
@@ -826,16 +837,40 @@ int hb_wl_update(struct hb_wl_state *st, struct hb_error *err)
 	return kern(st, 0, k, err);
 }
 
+int hb_wl_aggregate_range(struct hb_wl_state *st, struct hb_stream *s, long off, long n, struct hb_error *err)
+{
+	if (!s)
+		s = st->streams[0];
+	if (off < 0 || n < 0 || off + n > hb_wl_param_floats(st))
+		return hb_input_error(err, "workload %s: aggregation of [%ld, %ld) outside [0, %ld)", st->w->model, off,
+				      off + n, hb_wl_param_floats(st));
+	for (int i = 1; i < st->n; i++)
+		if (st->ops->kernel(s, &(struct hb_kernel){ .op = HB_K_AXPY, .y = st->vsw[0].g + off,
+							    .x = st->vsw[i].g + off, .n = n, .a = 1.0f },
+				    err) < 0)
+			return -1;
+	return 0;
+}
+
 int hb_wl_update_range(struct hb_wl_state *st, long off, long n, float grad_scale, long step, struct hb_error *err)
+{
+	return hb_wl_update_range_on(st, NULL, off, n, grad_scale, step, err);
+}
+
+int hb_wl_update_range_on(struct hb_wl_state *st, struct hb_stream *s, long off, long n, float grad_scale, long step,
+			  struct hb_error *err)
 {
 	const struct hb_workload *w = st->w;
 	struct hb_kernel k = { .y = st->vsw[0].w + off, .x = st->vsw[0].g + off, .z = st->m1 + off, .n = n };
 
+	if (!s)
+		s = st->streams[0];
 	if (off < 0 || n < 0 || off + n > hb_wl_param_floats(st) || step < 1)
 		return hb_input_error(err, "workload %s: update of [%ld, %ld) at step %ld outside [0, %ld)", w->model,
 				      off, off + n, step, hb_wl_param_floats(st));
-	if (grad_scale != 1.0f && kern(st, 0, (struct hb_kernel){ .op = HB_K_SCALE, .y = st->vsw[0].g + off, .n = n,
-								 .a = grad_scale }, err) < 0)
+	if (grad_scale != 1.0f &&
+	    st->ops->kernel(s, &(struct hb_kernel){ .op = HB_K_SCALE, .y = st->vsw[0].g + off, .n = n, .a = grad_scale },
+			    err) < 0)
 		return -1;
 	if (w->optimizer == HB_WL_ADAM) {
 		k.op = HB_K_ADAM;
@@ -852,7 +887,7 @@ int hb_wl_update_range(struct hb_wl_state *st, long off, long n, float grad_scal
 		k.b = (float)w->momentum;
 		k.c = (float)w->weight_decay;
 	}
-	if (kern(st, 0, k, err) < 0)
+	if (st->ops->kernel(s, &k, err) < 0)
 		return -1;
 	if (step > st->step)
 		st->step = step;

@@ -149,6 +149,22 @@ int hb_wl_backward(struct hb_wl_state *st, int vsw, struct hb_error *err);
  * (gradient accumulation: every micro-step after the first). */
 int hb_wl_backward_acc(struct hb_wl_state *st, int vsw, int accumulate, struct hb_error *err);
 int hb_wl_aggregate(struct hb_wl_state *st, struct hb_error *err);
+
+/* Overlapping the gradient all-reduce with backward (live runs, as DDP's
+ * bucket hooks do).  hb_wl_backward_hooked is hb_wl_backward_acc that
+ * calls ready(arg, vsw, lo, err) on the VSW's calling thread after each
+ * layer's weight gradient has been enqueued on its stream: once the
+ * stream has reached that point, every gradient float of VSW vsw at
+ * offsets >= lo is final for this pass (lo falls layer by layer to 0, the
+ * last call).  A non-zero return stops backward and is returned as -1.
+ * hb_wl_aggregate_range sums VSWs 1..n-1's gradients in [off, off + n)
+ * into the main VSW's on stream s (NULL: streams[0]; the caller orders it
+ * after those VSWs' backward, by synchronising their streams), so each
+ * bucket can be aggregated as soon as every VSW has filled it. */
+typedef int hb_wl_grad_ready_fn(void *arg, int vsw, long lo, struct hb_error *err);
+int hb_wl_backward_hooked(struct hb_wl_state *st, int vsw, int accumulate, hb_wl_grad_ready_fn *ready, void *arg,
+			  struct hb_error *err);
+int hb_wl_aggregate_range(struct hb_wl_state *st, struct hb_stream *s, long off, long n, struct hb_error *err);
 int hb_wl_update(struct hb_wl_state *st, struct hb_error *err);
 int hb_wl_copy(struct hb_wl_state *st, int vsw, struct hb_error *err);
 
@@ -158,6 +174,12 @@ int hb_wl_copy(struct hb_wl_state *st, int vsw, struct hb_error *err);
  * correction at `step` (1-based, the same for every slice of one
  * iteration).  hb_wl_update is this over everything with 1/n_vsw. */
 int hb_wl_update_range(struct hb_wl_state *st, long off, long n, float grad_scale, long step, struct hb_error *err);
+/* The same on stream s (NULL: streams[0]), so a communication thread can
+ * update buckets while VSW 0's stream still runs backward (the update of
+ * [off, off + n) touches only that slice of weights, gradients and
+ * optimizer state; backward of the layers below reads none of it). */
+int hb_wl_update_range_on(struct hb_wl_state *st, struct hb_stream *s, long off, long n, float grad_scale, long step,
+			  struct hb_error *err);
 /* Seed of the data batches (default: the weights' seed), so ranks that
  * share initial weights train on different data.  Drops made and staged
  * batches. */

@@ -202,6 +202,102 @@ static void test_aggregate_update_copy(void **state)
 	rig_close(&r);
 }
 
+/* What the hook of hb_wl_backward_hooked sees: at each call, the gradient
+ * at offsets >= lo already holds its final value. */
+struct hook_check {
+	struct hb_wl_state *st;
+	const float *final;      /* the gradient of a plain backward */
+	float *now;              /* scratch */
+	long np, last_lo;
+	int calls, stop_at;      /* stop_at > 0: fail that call */
+};
+
+static int hook_check(void *arg, int vsw, long lo, struct hb_error *err)
+{
+	struct hook_check *h = arg;
+
+	assert_int_equal(vsw, 0);
+	assert_true(lo >= 0 && lo <= h->last_lo);
+	h->last_lo = lo;
+	if (++h->calls == h->stop_at)
+		return hb_runtime_error(err, "stop here");
+	assert_int_equal(hb_wl_read_grads(h->st, 0, h->now, (size_t)h->np, err), 0);
+	for (long j = lo; j < h->np; j++)
+		if (h->now[j] != h->final[j])
+			fail_msg("gradient %ld (lo %ld) is %g before backward ends, %g after", j, lo, (double)h->now[j],
+				 (double)h->final[j]);
+	return 0;
+}
+
+static void check_hooked(struct hb_workload *w)
+{
+	struct hb_error err = { 0 };
+	struct rig r;
+	struct hook_check h = { 0 };
+	float *g1, *agg;
+	long np, half;
+
+	rig_open(&r, w, 2, 2, 64e6);
+	np = hb_wl_param_floats(r.st);
+	h = (struct hook_check){ .st = r.st, .np = np, .last_lo = np };
+	h.final = g1 = malloc((size_t)np * 4);
+	h.now = malloc((size_t)np * 4);
+	agg = malloc((size_t)np * 4);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(hb_wl_data(r.st, i, i, &err), 0);
+		assert_int_equal(hb_wl_forward(r.st, i, &err), 0);
+	}
+	assert_int_equal(hb_wl_backward(r.st, 0, &err), 0);
+	assert_int_equal(hb_wl_read_grads(r.st, 0, g1, (size_t)np, &err), 0);
+	/* the same pass again (backward may consume the forward's buffers),
+	 * hooked: every call sees its part final */
+	assert_int_equal(hb_wl_forward(r.st, 0, &err), 0);
+	assert_int_equal(hb_wl_backward_hooked(r.st, 0, 0, hook_check, &h, &err), 0);
+	assert_true(h.calls >= 2);
+	assert_int_equal(h.last_lo, 0);
+	/* a hook's failure stops backward */
+	h.calls = 0;
+	h.last_lo = np;
+	h.stop_at = 2;
+	assert_int_equal(hb_wl_forward(r.st, 0, &err), 0);
+	assert_int_equal(hb_wl_backward_hooked(r.st, 0, 0, hook_check, &h, &err), -1);
+	assert_string_equal(err.msg, "stop here");
+	assert_int_equal(h.calls, 2);
+	/* aggregation by two slices equals the whole aggregation */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(hb_wl_forward(r.st, i, &err), 0);
+		assert_int_equal(hb_wl_backward(r.st, i, &err), 0);
+	}
+	assert_int_equal(hb_wl_aggregate(r.st, &err), 0);
+	assert_int_equal(hb_wl_read_grads(r.st, 0, agg, (size_t)np, &err), 0);
+	assert_int_equal(hb_wl_forward(r.st, 0, &err), 0);
+	assert_int_equal(hb_wl_backward(r.st, 0, &err), 0);
+	half = np / 2 + 3;
+	assert_int_equal(hb_wl_aggregate_range(r.st, NULL, half, np - half, &err), 0);
+	assert_int_equal(hb_wl_aggregate_range(r.st, r.s[1], 0, half, &err), 0);
+	assert_int_equal(hb_wl_read_grads(r.st, 0, h.now, (size_t)np, &err), 0);
+	assert_memory_equal(agg, h.now, (size_t)np * 4);
+	assert_int_equal(hb_wl_aggregate_range(r.st, NULL, np - 2, 3, &err), -1);
+	free(g1);
+	free(h.now);
+	free(agg);
+	rig_close(&r);
+}
+
+static void test_backward_hooked(void **state)
+{
+	struct hb_workload w = { 0 };
+	struct hb_wl_layer ls[8];
+
+	(void)state;
+	spec_cnn(&w, ls);
+	check_hooked(&w);
+	spec_transformer(&w, ls);
+	check_hooked(&w);
+	spec_lstm(&w, ls);
+	check_hooked(&w);
+}
+
 /* Gradient accumulation: backward on batch 0, then accumulating backward
  * on batch 1, equals the sum of the two separate gradients; the update of
  * a slice changes only that slice. */
@@ -586,6 +682,7 @@ int main(void)
 		cmocka_unit_test(test_aggregate_update_copy),
 		cmocka_unit_test(test_training),
 		cmocka_unit_test(test_accumulation),
+		cmocka_unit_test(test_backward_hooked),
 		cmocka_unit_test(test_nomem),
 		cmocka_unit_test(test_bad_spec),
 		cmocka_unit_test(test_teacher_learns),
