@@ -377,14 +377,17 @@ static int write_outputs(const char *dir, const struct hb_live_plan *p, const st
 
 		if (!m)
 			return hb_runtime_error(err, "live: out of memory");
+		/* estimator: "workers" (the VSWs' gradients of one iteration) or
+		 * "differenced" (one worker: this and the previous iteration's) */
 		len = (size_t)snprintf(m, mcap, "iteration,loss,similarity,noise_scale,grad_sqr,trace_sigma,b_small,"
-				       "b_big\n");
+				       "b_big,estimator\n");
 		for (int i = 0; i < r->nmetrics; i++) {
 			const struct hb_live_metric *x = &r->metrics[i];
 
-			len += (size_t)snprintf(m + len, mcap - len, "%ld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", x->iter,
-						x->loss, x->similarity, x->gns.noise_scale, x->gns.grad_sqr,
-						x->gns.trace_sigma, x->gns.b_small, x->gns.b_big);
+			len += (size_t)snprintf(m + len, mcap - len, "%ld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s\n",
+						x->iter, x->loss, x->similarity, x->gns.noise_scale, x->gns.grad_sqr,
+						x->gns.trace_sigma, x->gns.b_small, x->gns.b_big,
+						x->differenced ? "differenced" : "workers");
 		}
 		snprintf(path, sizeof(path), "%s/metrics.csv", dir);
 		rc = hb_write_file_atomic(path, m, len, err);

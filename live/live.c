@@ -3,13 +3,12 @@
  * one configuration, in-place reconfiguration, checkpoints.
  *
  * The VSWs of a micro-step run on threads (one per VSW, each with its own
- * stream), joined before the next micro-step; the main thread does the
- * aggregation, the bucketed all-reduce and the optimizer, as IIDP's main
- * VSW does.  In this version the all-reduce of the buckets starts when the
- * last micro-step's backward has finished on every VSW (a bucket is ready
- * only when every VSW has filled it), not while backward runs: the perf
- * model overlaps all buckets but the last with backward, so the measured
- * time includes that exposed communication.
+ * stream), joined before the next micro-step.  In the last micro-step the
+ * main thread does IIDP's main-VSW work as backward proceeds
+ * (live_overlap.c): each bucket, as soon as every VSW has filled it, is
+ * aggregated, scaled and summed over the ranks (MPI on cpu, NCCL on cuda),
+ * and with overlapping weight sync updated as its sum ends; the perf model
+ * overlaps the same way, so only the last bucket's sum is exposed.
  *
  * Data: with the teacher task, the iteration's batches (teacher forwards)
  * are made before its clock starts, as a prefetching loader has them
@@ -29,6 +28,7 @@
 #include "device.h"
 #include "gradstats.h"     /* defines: hb_gradstats_cosine, hb_gradstats_sqnorm, hb_gradstats_noise_scale */
 #include "live.h"
+#include "live_overlap.h"
 #include "progress.h"      /* defines: hb_now */
 #include "strutil.h"
 #include "workload.h"
@@ -233,6 +233,12 @@ struct hb_live_rank {
 	struct hb_live_result *r;    /* the block running now (rank 0 records metrics in it) */
 	float *snap;                 /* metrics: VSW 0's gradients before local aggregation (host) */
 	float *h1, *h2, *tmp;        /* metrics: the halves' gradient sums, a read buffer (host) */
+	float *prev;                 /* metrics, one worker in all: the global gradient of iteration prev_iter */
+	long prev_iter;              /* -1: none kept */
+	struct hb_stream *comm;      /* the main thread's stream: aggregation, scaling, optimizer */
+	struct hb_ar_reducer *red;   /* the bucket sums over the ranks */
+	long *boff, *blen;           /* bucket k's slice of the gradient buffer, reduction order */
+	int nbuckets;
 };
 
 /* Bucket k's slice of the parameter buffer: buckets fill from the end
@@ -260,60 +266,50 @@ static long data_index(long it, int ga)
 	return it * HB_LIVE_DATA_STRIDE + ga;
 }
 
+/* One iteration: the micro-steps before the last on the VSW threads, then
+ * the last one with the bucket all-reduces overlapped with its backward
+ * (live_overlap.h), then the weight copy to the other VSWs.  iter_s: the
+ * whole iteration; compute_s: until backward had finished on every VSW
+ * (what follows is the exposed all-reduce, the optimizer and the copies);
+ * both without the metrics snapshot's copy. */
 static int one_iteration(struct hb_live_rank *c, long it, int metrics, double *iter_s, double *compute_s,
 			 struct hb_error *err)
 {
 	const struct hb_live_slot *s = &c->slot;
-	long nfloats = hb_wl_param_floats(c->st), step = hb_wl_step(c->st) + 1;
-	float *g = hb_wl_grads_device(c->st, 0);
-	/* this rank's share of the global mean: its micro-batch means carry
-	 * local_bs samples each out of global_batch */
-	float share = (float)s->local_bs / (float)c->p.global_batch;
-	double t0, t1, tm = 0;
+	struct hb_live_step ls = {
+		.st = c->st, .ops = c->ops, .streams = c->streams, .n_vsw = s->n_vsw, .comm = c->comm, .red = c->red,
+		.boff = c->boff, .blen = c->blen, .nbuckets = c->nbuckets,
+		/* this rank's share of the global mean: its micro-batch means
+		 * carry local_bs samples each out of global_batch */
+		.share = (float)s->local_bs / (float)c->p.global_batch,
+		.ows = c->p.ows, .step = hb_wl_step(c->st) + 1, .batch = data_index(it, s->n_ga),
+		.accumulate = s->n_ga > 0, .snap = metrics ? c->snap : NULL,
+	};
+	struct hb_live_step_times tm;
+	double t0;
+	int rc = 0;
 
 	if (c->o.teacher) {
 		beat(&c->wd, "data prefetch", 0, it);
 		if (hb_wl_prefetch(c->st, data_index(it, 0), s->n_ga + 1, err) < 0)
-			return -1;
+			ls.failed = 1;
 	}
 	t0 = hb_now();
 	beat(&c->wd, "forward/backward", 0, it);
 	inject_fault(c->t->rank, it);
-	for (int ga = 0; ga <= s->n_ga; ga++)
+	for (int ga = 0; ga < s->n_ga && !ls.failed; ga++)
 		if (micro_step(c->st, c->ops, c->streams, s->n_vsw, data_index(it, ga), ga > 0, err) < 0)
-			return -1;
-	if (metrics) {
-		double m0 = hb_now();
-
-		if (hb_wl_read_grads(c->st, 0, c->snap, (size_t)nfloats, err) < 0)
-			return -1;
-		tm = hb_now() - m0;
-	}
-	if (hb_wl_aggregate(c->st, err) < 0 ||
-	    c->ops->kernel(c->streams[0], &(struct hb_kernel){ .op = HB_K_SCALE, .y = g, .n = nfloats, .a = share },
-			   err) < 0 ||
-	    c->ops->stream_sync(c->streams[0], err) < 0)
+			ls.failed = 1;
+	/* Even after a failure: the peers' bucket sums need this rank's. */
+	beat(&c->wd, "backward and gradient all-reduce", 1, it);
+	if (hb_live_last_step(&ls, &tm, err) < 0)
 		return -1;
-	t1 = hb_now();
-	beat(&c->wd, "gradient all-reduce", 1, it);
-	for (int k = 0; k < c->w.nbuckets; k++) {
-		long off, n;
-
-		bucket_slice(&c->w, nfloats, k, &off, &n);
-		hb_ar_team_sum_floats(c->t, g + off, n);
-		if (c->p.ows && hb_wl_update_range(c->st, off, n, 1.0f, step, err) < 0)
-			return -1;
-	}
-	if (!c->p.ows && hb_wl_update_range(c->st, 0, nfloats, 1.0f, step, err) < 0)
-		return -1;
-	if (c->ops->stream_sync(c->streams[0], err) < 0)
-		return -1;
-	for (int i = 1; i < s->n_vsw; i++)
+	for (int i = 1; i < s->n_vsw && rc == 0; i++)
 		if (hb_wl_copy(c->st, i, err) < 0 || c->ops->stream_sync(c->streams[i], err) < 0)
-			return -1;
-	*iter_s = hb_now() - t0 - tm;
-	*compute_s = t1 - t0 - tm;
-	return 0;
+			rc = -1;
+	*iter_s = hb_now() - t0 - tm.snap_s;
+	*compute_s = tm.backward_done_s - t0 - tm.snap_s;
+	return rc;
 }
 
 /* The gradient metrics of iteration it (live.h hb_live_metric), after it.
@@ -376,8 +372,21 @@ static int gradient_metrics(struct hb_live_rank *c, long it, struct hb_error *er
 		m->loss = loss;
 		m->similarity = hb_gradstats_cosine(c->h1, c->h2, n);
 		gs = (double)c->p.global_batch / sum[3];
-		hb_gradstats_noise_scale((int)sum[1], sum[0], sum[2], sum[3], hb_gradstats_sqnorm(c->tmp, n) * gs * gs,
-					 &m->gns);
+		if ((int)sum[1] == 1 && c->prev_iter == it - 1) {
+			/* One worker: Pollux's single-replica estimator, the
+			 * previous and this iteration's gradients as two small
+			 * batches of b samples each (biased: the weights moved
+			 * between them, so it is flagged). */
+			double b = sum[3], pair = hb_gradstats_sqnorm(c->prev, n) + hb_gradstats_sqnorm(c->tmp, n);
+
+			for (long j = 0; j < n; j++)
+				c->h1[j] = 0.5f * (c->prev[j] + c->tmp[j]);
+			hb_gradstats_noise_scale(2, pair, 2.0 / b, 2.0 * b, hb_gradstats_sqnorm(c->h1, n), &m->gns);
+			m->differenced = 1;
+		} else {
+			hb_gradstats_noise_scale((int)sum[1], sum[0], sum[2], sum[3],
+						 hb_gradstats_sqnorm(c->tmp, n) * gs * gs, &m->gns);
+		}
 	}
 	free(all);
 	return 0;
@@ -443,6 +452,26 @@ static int state_build(struct hb_live_rank *c, struct hb_error *err)
 	return rc;
 }
 
+/* The buckets' slices (bucket_slice), once: model and scale, so the
+ * parameter buffer, stay the same across reconfigurations.  A workload
+ * without buckets is one bucket. */
+static int buckets_build(struct hb_live_rank *c, struct hb_error *err)
+{
+	long nfloats = hb_wl_param_floats(c->st);
+	int nb = c->w.nbuckets > 0 ? c->w.nbuckets : 1;
+
+	c->boff = calloc((size_t)nb, sizeof(long));
+	c->blen = calloc((size_t)nb, sizeof(long));
+	if (!c->boff || !c->blen)
+		return hb_runtime_error(err, "live: out of memory");
+	if (c->w.nbuckets < 1)
+		c->blen[0] = nfloats;
+	for (int k = 0; k < c->w.nbuckets; k++)
+		bucket_slice(&c->w, nfloats, k, &c->boff[k], &c->blen[k]);
+	c->nbuckets = nb;
+	return 0;
+}
+
 static int rank_setup(struct hb_live_rank *c, const struct hb_live_plan *p, struct hb_error *err)
 {
 	const struct hb_model *m = hb_catalog_model(c->cat, p->model);
@@ -453,11 +482,6 @@ static int rank_setup(struct hb_live_rank *c, const struct hb_live_plan *p, stru
 		return hb_input_error(err, "%s: model '%s' is not in the catalog", p->path, p->model);
 	if (take_slot(c, p, err) < 0)
 		return -1;
-	/* The gradient all-reduce below is MPI on host memory; GPU buffers need
-	 * NCCL (allreduce_nccl.c has the communicator set-up), not wired here. */
-	if (strcmp(c->o.backend, "cpu") != 0)
-		return hb_runtime_error(err, "live --backend %s: the NCCL gradient all-reduce of live runs is not "
-					"implemented yet; use --backend cpu", c->o.backend);
 	c->ops = hb_device_backend(c->o.backend);
 	if (!c->ops)
 		return hb_input_error(err, "--backend '%s': not built into this hetbatch (%s)", c->o.backend,
@@ -471,7 +495,7 @@ static int rank_setup(struct hb_live_rank *c, const struct hb_live_plan *p, stru
 		return -1;
 	if (c->ops->open(&cfg, &c->dev, err) < 0)
 		return -1;
-	if (state_build(c, err) < 0)
+	if (state_build(c, err) < 0 || c->ops->stream_create(c->dev, &c->comm, err) < 0 || buckets_build(c, err) < 0)
 		return -1;
 	if (c->o.metrics_every > 0 || c->o.metrics_always) {
 		size_t n = (size_t)hb_wl_param_floats(c->st);
@@ -480,7 +504,9 @@ static int rank_setup(struct hb_live_rank *c, const struct hb_live_plan *p, stru
 		c->h1 = malloc(n * sizeof(float));
 		c->h2 = malloc(n * sizeof(float));
 		c->tmp = malloc(n * sizeof(float));
-		if (!c->snap || !c->h1 || !c->h2 || !c->tmp)
+		c->prev = malloc(n * sizeof(float));
+		c->prev_iter = -1;
+		if (!c->snap || !c->h1 || !c->h2 || !c->tmp || !c->prev)
 			return hb_runtime_error(err, "live: out of host memory for the gradient metrics (%zu floats)",
 						n);
 	}
@@ -503,7 +529,10 @@ int hb_live_rank_open(const struct hb_ar_team *t, const struct hb_catalog *cat, 
 		watchdog_start(&c->wd, o->timeout_s, t->rank);
 		rc = rank_setup(c, p, err);
 	}
-	if (hb_ar_team_agree(t, rc, err) < 0) {
+	/* The gradient sums: MPI on host memory (cpu), NCCL on the rank's GPU
+	 * (cuda; the device rank_setup opened, the rank's index on its host). */
+	if (hb_ar_team_agree(t, rc, err) < 0 ||
+	    hb_ar_reducer_open(t, c->ops->name, t->local_rank, &c->red, err) < 0) {
 		hb_live_rank_close(c);
 		return -1;
 	}
@@ -516,7 +545,13 @@ void hb_live_rank_close(struct hb_live_rank *c)
 	if (!c)
 		return;
 	watchdog_stop(&c->wd);
+	if (c->red)
+		hb_ar_reducer_close(c->red);
 	hb_wl_state_free(c->st);
+	if (c->comm)
+		c->ops->stream_destroy(c->comm);
+	free(c->boff);
+	free(c->blen);
 	for (int i = 0; i < HB_LIVE_MAX_VSW; i++)
 		if (c->streams[i])
 			c->ops->stream_destroy(c->streams[i]);
@@ -524,6 +559,7 @@ void hb_live_rank_close(struct hb_live_rank *c)
 		c->ops->close(c->dev);
 	hb_workload_free(&c->w);
 	free(c->snap);
+	free(c->prev);
 	free(c->h1);
 	free(c->h2);
 	free(c->tmp);
@@ -538,6 +574,14 @@ long hb_live_rank_iteration(const struct hb_live_rank *c)
 void hb_live_rank_beat(struct hb_live_rank *c, const char *phase, int waits)
 {
 	beat(&c->wd, phase, waits, c->iter);
+}
+
+/* Does iteration k of a block (warm-up first) measure gradient metrics? */
+static int metrics_at(int k, int warmup, int total, int every, int last)
+{
+	if (k >= total)
+		return 0;
+	return (every > 0 && k >= warmup && (k - warmup) % every == 0) || (last && k == total - 1);
 }
 
 int hb_live_rank_block(struct hb_live_rank *c, int warmup, int iters, int metrics_every, int metrics_last,
@@ -566,8 +610,7 @@ int hb_live_rank_block(struct hb_live_rank *c, int warmup, int iters, int metric
 	for (int k = 0; k < total; k++) {
 		long it = c->iter;
 		double is = 0, cs = 0;
-		int metrics = (metrics_every > 0 && k >= warmup && (k - warmup) % metrics_every == 0) ||
-			      (metrics_last && k == total - 1);
+		int metrics = metrics_at(k, warmup, total, metrics_every, metrics_last);
 
 		rc = one_iteration(c, it, metrics, &is, &cs, err);
 		if (rc == 0 && k == 0 && t->rank == 0)
@@ -582,6 +625,13 @@ int hb_live_rank_block(struct hb_live_rank *c, int warmup, int iters, int metric
 			beat(&c->wd, "gradient metrics", 1, it);
 			if ((rc = gradient_metrics(c, it, err)) < 0)
 				goto out;
+		}
+		/* One worker in all: the next measurement needs this gradient. */
+		if (c->prev && t->size == 1 && c->slot.n_vsw == 1 &&
+		    metrics_at(k + 1, warmup, total, metrics_every, metrics_last)) {
+			if ((rc = hb_wl_read_grads(c->st, 0, c->prev, (size_t)hb_wl_param_floats(c->st), err)) < 0)
+				goto out;
+			c->prev_iter = it;
 		}
 		if (k >= warmup) {
 			iter_s[k - warmup] = is;

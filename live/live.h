@@ -8,13 +8,15 @@
  *   for each of the n_ga + 1 micro-steps, its n_vsw VSWs (threads with
  *   their own streams) each load a batch of local_bs samples, run forward
  *   and backward, accumulating into their own gradient buffers;
- *   the VSWs' gradients are summed into the main VSW's (local aggregation);
- *   the sum is scaled by local_bs / global batch, so the sum over ranks is
- *   the global mean gradient (equal local batches: 1 / decoupled workers;
- *   OptPerf's unequal ones: weighted by samples);
- *   each gradient bucket, in reduction order, is summed over the ranks
- *   (MPI on cpu); with overlapping weight sync (OWS) the optimizer updates
- *   that bucket's parameters as soon as its all-reduce ends, with
+ *   during the last micro-step's backward, as soon as every VSW has
+ *   filled a gradient bucket (reduction order), the main thread sums the
+ *   VSWs' parts of it into the main VSW's (local aggregation), scales it by
+ *   local_bs / global batch, so the sum over ranks is the global mean
+ *   gradient (equal local batches: 1 / decoupled workers; OptPerf's
+ *   unequal ones: weighted by samples), and starts its sum over the ranks
+ *   (MPI on cpu, NCCL on cuda), overlapped with the rest of backward
+ *   (live_overlap.h); with overlapping weight sync (OWS) the optimizer
+ *   updates that bucket's parameters as soon as its sum ends, with
  *   sequential weight sync (SWS) after the last one;
  *   the main VSW's weights are copied to the other VSWs.
  * DDP and OptPerf rows of a plan run the same way with one VSW per GPU.
@@ -110,7 +112,10 @@ struct hb_live_opts {
  * Noise scale (McCandlish et al. 2018 App. A.1, Pollux §3.1; gradstats.h):
  * the small batches are the VSWs' gradients, each the mean over its
  * local_bs x (n_ga + 1) samples of an iteration, on every rank; the big
- * batch is the global mean gradient.  NAN with fewer than 2 VSWs in all.
+ * batch is the global mean gradient.  With one worker in all (one rank of
+ * one VSW), Pollux's differenced form: the previous iteration's gradient
+ * and this one's are the two small batches (kept only when the previous
+ * iteration ran in the same block; NAN otherwise).
  *
  * The work runs after the iteration's clock stops (a copy of the main
  * VSW's gradients before local aggregation is taken inside and its time
@@ -120,6 +125,9 @@ struct hb_live_metric {
 	double loss;             /* rank 0 VSW 0's loss on its last micro-batch, before the update */
 	double similarity;       /* Phi = cos(g_H1, g_H2) */
 	struct hb_gns gns;       /* the noise-scale estimate and its inputs */
+	int differenced;         /* 1: one worker in all, so the small batches were the previous and this
+				  * iteration's gradients (Pollux's single-replica path; biased, as the
+				  * weights moved between them) */
 };
 
 struct hb_live_result {
@@ -128,7 +136,8 @@ struct hb_live_result {
 	double sum_critical_s;                    /* sum over timed iterations of the slowest rank's time */
 	int nranks;
 	double rank_iter_s[HB_LIVE_MAX_RANKS];    /* median measured iteration per rank (rank 0 only) */
-	double rank_compute_s[HB_LIVE_MAX_RANKS]; /* median time to the first all-reduce (its own work) */
+	double rank_compute_s[HB_LIVE_MAX_RANKS]; /* median time until backward ended on every VSW (its own
+						   * work; the rest: exposed all-reduce, optimizer, copies) */
 	double critical_s;                        /* median over iterations of the slowest rank's time */
 	double loss_first, loss_last;             /* rank 0, VSW 0: after the first and last iteration */
 	double params;                            /* workload parameters */

@@ -1,10 +1,12 @@
 /*
  * allreduce.c: the all-reduce sweep (allreduce.h): the MPI team, the size
  * list, the cpu backend (MPI_Allreduce), the catalog's link classes and the
- * database write with the JABAS Eq. 3 fit.  The NCCL backend is in
- * allreduce_nccl.c; this file holds its stand-in for builds without the CUDA
- * toolkit.
+ * database write with the JABAS Eq. 3 fit; the gradient reducer of live runs
+ * (its FIFO and its cpu half, MPI_Iallreduce).  The NCCL backend and the
+ * reducer's cuda half are in allreduce_nccl.c; this file holds their
+ * stand-ins for builds without the CUDA toolkit.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,6 +186,180 @@ int hb_ar_team_agree(const struct hb_ar_team *t, int rc, struct hb_error *err)
 	(void)err;
 #endif
 	return rc < 0 ? -1 : 0;
+}
+
+/* ---- gradient reduction (live runs) -------------------------------------------- */
+
+/* The sums in flight are ring slots head, head + 1, ..., head + count - 1
+ * (mod HB_AR_REDUCER_MAX_INFLIGHT); the slot indexes the backend's state:
+ * req[] here, the NCCL half's events there. */
+struct hb_ar_reducer {
+	struct hb_ar_team team;          /* a copy of the team it was opened over */
+	struct hb_ar_nccl_reducer *nccl; /* cuda: the NCCL half (allreduce_nccl.c); NULL: cpu */
+	int head;                        /* ring slot of the oldest sum in flight */
+	int count;                       /* sums in flight */
+	struct hb_error dead;            /* the failure that left it unusable; code HB_OK while it works */
+#if HB_HAVE_MPI
+	MPI_Comm comm;                   /* cpu over 2+ ranks: a duplicate of MPI_COMM_WORLD, else MPI_COMM_NULL */
+	MPI_Request req[HB_AR_REDUCER_MAX_INFLIGHT]; /* cpu: each slot's MPI_Iallreduce */
+#endif
+};
+
+int hb_ar_reducer_open(const struct hb_ar_team *t, const char *backend, int device, struct hb_ar_reducer **out,
+		       struct hb_error *err)
+{
+	struct hb_ar_reducer *r = NULL;
+	int cuda = backend && strcmp(backend, "cuda") == 0, rc = 0;
+
+	*out = NULL;
+	if (!cuda && (!backend || strcmp(backend, "cpu") != 0))
+		rc = hb_input_error(err, "gradient reducer backend '%s': expected cpu or cuda", backend ? backend : "");
+	else if (!(r = calloc(1, sizeof(*r))))
+		rc = hb_runtime_error(err, "gradient reducer: out of memory");
+	if (r) {
+		r->team = *t;
+#if HB_HAVE_MPI
+		r->comm = MPI_COMM_NULL;
+#endif
+	}
+	if (hb_ar_team_agree(t, rc, err) < 0)
+		goto fail;
+	if (cuda) {
+		/* agreed inside */
+		if (hb_ar_nccl_reducer_open(t, device, &r->nccl, err) < 0)
+			goto fail;
+	} else {
+#if HB_HAVE_MPI
+		/* its own communicator: its sums never pair with the caller's
+		 * other collectives on the world */
+		if (t->mpi && t->size > 1) {
+			if (MPI_Comm_dup(MPI_COMM_WORLD, &r->comm) != MPI_SUCCESS) {
+				r->comm = MPI_COMM_NULL;
+				rc = hb_runtime_error(err, "gradient reducer: MPI_Comm_dup(MPI_COMM_WORLD) failed");
+			}
+			if (hb_ar_team_agree(t, rc, err) < 0)
+				goto fail;
+		}
+#endif
+	}
+	*out = r;
+	return 0;
+fail:
+	hb_ar_reducer_close(r);
+	return -1;
+}
+
+void hb_ar_reducer_close(struct hb_ar_reducer *r)
+{
+	struct hb_error e = { 0 };
+
+	if (!r)
+		return;
+	while (r->count > 0 && hb_ar_reducer_wait(r, &e) == 0)
+		;
+	hb_ar_nccl_reducer_close(r->nccl);
+#if HB_HAVE_MPI
+	if (r->comm != MPI_COMM_NULL) {
+		int finalized = 0;
+
+		MPI_Finalized(&finalized);
+		if (!finalized)
+			MPI_Comm_free(&r->comm);
+	}
+#endif
+	free(r);
+}
+
+int hb_ar_reducer_inflight(const struct hb_ar_reducer *r)
+{
+	return r->count;
+}
+
+/* A backend's failure: the reducer is unusable from now on. */
+static int reducer_died(struct hb_ar_reducer *r, const struct hb_error *why, struct hb_error *err)
+{
+	r->dead = *why;
+	if (err)
+		*err = *why;
+	return -1;
+}
+
+static int reducer_dead(const struct hb_ar_reducer *r, struct hb_error *err)
+{
+	return hb_runtime_error(err, "gradient reducer unusable after an earlier failure: %s", r->dead.msg);
+}
+
+int hb_ar_reducer_start(struct hb_ar_reducer *r, float *buf, long n, struct hb_error *err)
+{
+	struct hb_error e = { 0 };
+	int slot = (r->head + r->count) % HB_AR_REDUCER_MAX_INFLIGHT;
+
+	if (r->dead.code != HB_OK)
+		return reducer_dead(r, err);
+	if (n < 1 || n > INT_MAX)
+		return hb_runtime_error(err, "gradient reducer: a sum of %ld floats (expected 1 to %d)", n, INT_MAX);
+	if (r->count == HB_AR_REDUCER_MAX_INFLIGHT)
+		return hb_runtime_error(err, "gradient reducer: %d sums are in flight already, the most it holds; "
+					"finish the oldest first", r->count);
+	if (r->team.size > 1) {
+		if (r->nccl) {
+			if (hb_ar_nccl_reducer_start(r->nccl, slot, buf, n, &e) < 0)
+				return reducer_died(r, &e, err);
+		} else {
+#if HB_HAVE_MPI
+			if (MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, r->comm, &r->req[slot]) !=
+			    MPI_SUCCESS) {
+				hb_runtime_error(&e, "gradient reducer: MPI_Iallreduce of %ld floats failed", n);
+				return reducer_died(r, &e, err);
+			}
+#endif
+		}
+	}
+	r->count++;
+	return 0;
+}
+
+int hb_ar_reducer_test(struct hb_ar_reducer *r, int *done, struct hb_error *err)
+{
+	struct hb_error e = { 0 };
+
+	*done = 0;
+	if (r->dead.code != HB_OK)
+		return reducer_dead(r, err);
+	if (r->count == 0)
+		return hb_runtime_error(err, "gradient reducer: test with no sum in flight");
+	if (r->team.size == 1) {
+		*done = 1;  /* a team of one: nothing to move */
+	} else if (r->nccl) {
+		if (hb_ar_nccl_reducer_test(r->nccl, r->head, done, &e) < 0)
+			return reducer_died(r, &e, err);
+	} else {
+#if HB_HAVE_MPI
+		if (MPI_Test(&r->req[r->head], done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+			*done = 0;
+			hb_runtime_error(&e, "gradient reducer: MPI_Test failed");
+			return reducer_died(r, &e, err);
+		}
+#endif
+	}
+	if (*done) {
+		r->head = (r->head + 1) % HB_AR_REDUCER_MAX_INFLIGHT;
+		r->count--;
+	}
+	return 0;
+}
+
+int hb_ar_reducer_wait(struct hb_ar_reducer *r, struct hb_error *err)
+{
+	const struct timespec pause = { 0, 50000 };  /* 50 us */
+	int done = 0;
+
+	while (hb_ar_reducer_test(r, &done, err) == 0) {
+		if (done)
+			return 0;
+		nanosleep(&pause, NULL);
+	}
+	return -1;
 }
 
 /* ---- sizes ------------------------------------------------------------------- */
@@ -374,6 +550,40 @@ int hb_allreduce_nccl_sweep(const struct hb_ar_team *t, const struct hb_ar_confi
 	(void)res;
 	hb_runtime_error(err, "%s", NO_TOOLKIT);
 	return hb_ar_team_agree(t, -1, err);
+}
+
+#define REDUCER_NO_TOOLKIT "this hetbatch was built without CUDA/NCCL: use the cpu backend, or rebuild with " \
+	"the toolkit (meson -Dgpu=enabled)"
+
+int hb_ar_nccl_reducer_open(const struct hb_ar_team *t, int device, struct hb_ar_nccl_reducer **out,
+			    struct hb_error *err)
+{
+	(void)device;
+	*out = NULL;
+	hb_runtime_error(err, "%s", REDUCER_NO_TOOLKIT);
+	return hb_ar_team_agree(t, -1, err);
+}
+
+void hb_ar_nccl_reducer_close(struct hb_ar_nccl_reducer *nr)
+{
+	(void)nr;
+}
+
+int hb_ar_nccl_reducer_start(struct hb_ar_nccl_reducer *nr, int slot, float *buf, long n, struct hb_error *err)
+{
+	(void)nr;
+	(void)slot;
+	(void)buf;
+	(void)n;
+	return hb_runtime_error(err, "%s", REDUCER_NO_TOOLKIT);
+}
+
+int hb_ar_nccl_reducer_test(struct hb_ar_nccl_reducer *nr, int slot, int *done, struct hb_error *err)
+{
+	(void)nr;
+	(void)slot;
+	*done = 0;
+	return hb_runtime_error(err, "%s", REDUCER_NO_TOOLKIT);
 }
 #endif
 

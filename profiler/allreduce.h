@@ -1,7 +1,8 @@
 /*
  * allreduce.h: all-reduce sweeps into the profile database (JABAS's
  * communication profiler, notes/jabas.md 2.3 item 4), timed the way
- * nccl-tests times them, and the JABAS Eq. 3 fit of what was measured.
+ * nccl-tests times them, and the JABAS Eq. 3 fit of what was measured; and
+ * the non-blocking gradient reducer of live runs (hb_ar_reducer_*).
  *
  * What one sweep does, per tensor size d (float32, sum, in place, as JABAS's
  * torch.distributed.all_reduce on a bucket):
@@ -91,6 +92,74 @@ const char *hb_ar_team_scope(const struct hb_ar_team *t);
  * it before any collective a failed rank would not reach. */
 int hb_ar_team_agree(const struct hb_ar_team *t, int rc, struct hb_error *err);
 
+/* ---- gradient reduction (live runs) ---------------------------------------- */
+
+/* A live rank's in-place float32 sums over the ranks of a team, started
+ * one at a time and finished in the order started (FIFO), so a caller can
+ * overlap them with other work.  cpu: MPI_Iallreduce on host memory;
+ * completion by MPI_Test (never a blocking MPI wait: Open MPI's blocking
+ * waits spin and would take the core from the threads still computing).
+ * cuda: ncclAllReduce (sum, float, in place) on the reducer's own CUDA
+ * stream, on device memory; completion by an event per sum (cudaEventQuery),
+ * and every poll also checks ncclCommGetAsyncError: on an error the
+ * communicator is aborted (ncclCommAbort) and the call fails with the NCCL
+ * error text.  A team of one: start and test complete at once, nothing moves.
+ *
+ * Collective order: every rank of the team starts the same sums, of the same
+ * lengths, in the same order (the caller guarantees it; when each rank starts
+ * a sum may differ).  The reducer talks over its own communicator (cpu: a
+ * duplicate of MPI_COMM_WORLD; cuda: its NCCL communicator), so the caller's
+ * other collectives on the team (hb_ar_team_agree, barriers) may come
+ * between starts and tests in any order the ranks agree on among themselves.
+ * Only the thread that opened it calls it (MPI_THREAD_FUNNELED).
+ *
+ * Layout (private to the .c files): struct hb_ar_reducer (allreduce.c) keeps
+ * the FIFO, a ring of HB_AR_REDUCER_MAX_INFLIGHT slots, and the cpu half's
+ * communicator and one MPI_Request per slot; for cuda it points to the NCCL
+ * half (struct hb_ar_nccl_reducer, allreduce_nccl.c: the communicator, the
+ * stream and one event per ring slot, each created the first time its slot
+ * is used and reused after), which is the backend tag.
+ *
+ * Failures: open's are agreed across ranks.  A failed start or test (MPI,
+ * CUDA or NCCL error) is this rank's alone (agreeing would take a collective
+ * per poll); it leaves the reducer unusable: later starts and tests fail
+ * with the same text.  Caller bugs (n out of range, a full queue, a test with
+ * nothing in flight) fail without harming it. */
+struct hb_ar_reducer;
+#define HB_AR_REDUCER_MAX_INFLIGHT 512   /* sums started and not yet finished */
+/* Collective over t.  backend "cpu" or "cuda"; device: the CUDA ordinal the
+ * rank's buffers live on (cuda only; ignored for cpu).  cuda: one NCCL
+ * communicator over the world (rank 0 draws the ncclUniqueId, broadcast with
+ * hb_ar_team_bcast), created after cudaSetDevice(device), then one 1-float
+ * sum to check it works (NCCL connects its peers at the first launch); a
+ * team of one (with or without MPI) has no communicator, stream or events:
+ * open only checks that the device exists.  cuda's open and close make
+ * `device` current (cudaSetDevice), and so does start over two or more
+ * ranks.  A build without the CUDA toolkit (HB_HAVE_GPU 0) refuses "cuda"
+ * with an HB_ERUNTIME error "this hetbatch was built without CUDA/NCCL".
+ * An unknown backend: HB_EINPUT.  Failures are agreed across ranks
+ * (hb_ar_team_agree) so every rank returns the same status. */
+int hb_ar_reducer_open(const struct hb_ar_team *t, const char *backend, int device, struct hb_ar_reducer **out,
+		       struct hb_error *err);
+/* Collective over the team; before hb_ar_team_end.  Sums still in flight are
+ * waited for first (the peers started them too); NULL is a no-op. */
+void hb_ar_reducer_close(struct hb_ar_reducer *r);
+/* Start the sum of buf[0, n) (n >= 1, n <= INT_MAX; the caller has
+ * finished the work that produced buf: synchronised its stream).  Error when
+ * HB_AR_REDUCER_MAX_INFLIGHT sums are in flight.  buf is the reducer's until
+ * its sum finishes; two sums in flight must not overlap. */
+int hb_ar_reducer_start(struct hb_ar_reducer *r, float *buf, long n, struct hb_error *err);
+/* Has the oldest started sum finished?  *done = 1 (and it leaves the queue;
+ * its buffer holds the sum, visible to the host and to work enqueued on any
+ * stream afterwards) or 0.  Never blocks.  *done = 0 when none is in flight
+ * is an error (a caller bug): HB_ERUNTIME. */
+int hb_ar_reducer_test(struct hb_ar_reducer *r, int *done, struct hb_error *err);
+/* Started sums not yet finished. */
+int hb_ar_reducer_inflight(const struct hb_ar_reducer *r);
+/* Wait for the oldest started sum: hb_ar_reducer_test in a loop with short
+ * sleeps (50 us), so a waiting rank leaves its core to the others. */
+int hb_ar_reducer_wait(struct hb_ar_reducer *r, struct hb_error *err);
+
 /* ---- the sweep -------------------------------------------------------------- */
 
 /* Called on rank 0 after each size: sizes done of total. */
@@ -179,5 +248,16 @@ int hb_allreduce_cuda_devices(char *why, size_t size);
  * rank; the status is agreed across ranks. */
 int hb_allreduce_nccl_sweep(const struct hb_ar_team *t, const struct hb_ar_config *cfg, struct hb_ar_result *res,
 			    struct hb_error *err);
+
+/* The gradient reducer's cuda half (hb_ar_reducer_*, which keeps the FIFO
+ * and calls these only for a team of two or more, except open and close).
+ * slot: the sum's place in the reducer's ring, [0, HB_AR_REDUCER_MAX_INFLIGHT).
+ * Builds without the toolkit: open refuses (agreed), the others fail. */
+struct hb_ar_nccl_reducer;
+int hb_ar_nccl_reducer_open(const struct hb_ar_team *t, int device, struct hb_ar_nccl_reducer **out,
+			    struct hb_error *err);
+void hb_ar_nccl_reducer_close(struct hb_ar_nccl_reducer *nr);
+int hb_ar_nccl_reducer_start(struct hb_ar_nccl_reducer *nr, int slot, float *buf, long n, struct hb_error *err);
+int hb_ar_nccl_reducer_test(struct hb_ar_nccl_reducer *nr, int slot, int *done, struct hb_error *err);
 
 #endif

@@ -19,9 +19,15 @@
  * initialisation) are agreed across ranks, so every rank returns the same
  * error.  A launch that fails mid-sweep on one rank leaves its peers waiting
  * on NCCL kernels that never complete, as in nccl-tests.
+ *
+ * Also here: the gradient reducer's cuda half (hb_ar_nccl_reducer_*, see
+ * hb_ar_reducer_* in allreduce.h): a communicator over the world, one
+ * stream, and an event per slot of the reducer's ring.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -277,4 +283,226 @@ out:
 	for (int i = 0; i < ng; i++)
 		gpu_free(&g[i]);
 	return failed ? -1 : 0;
+}
+
+/* ---- the gradient reducer's cuda half ----------------------------------------- */
+
+/* Events: one per ring slot of struct hb_ar_reducer, each created the first
+ * time its slot is used (a run with k buckets creates about k) and reused
+ * when the ring comes round again, so a start never creates more than one.
+ * A team of one has none of comm, stream, events or probe. */
+struct hb_ar_nccl_reducer {
+	int dev;                                         /* CUDA ordinal of the rank's buffers */
+	ncclComm_t comm;                                 /* over the world; NULL once aborted */
+	cudaStream_t stream;                             /* the sums' stream (non-blocking) */
+	float *probe;                                    /* open's check: one float on dev */
+	cudaEvent_t done[HB_AR_REDUCER_MAX_INFLIGHT];    /* slot's sum finished; NULL until first used */
+};
+
+static const struct timespec poll_pause = { 0, 50000 };  /* 50 us between polls of open's check */
+
+/* Give the communicator up (a failed reducer): ncclCommAbort, never waiting
+ * for peers. */
+static void reducer_abort(struct hb_ar_nccl_reducer *nr)
+{
+	if (nr->comm)
+		ncclCommAbort(nr->comm);
+	nr->comm = NULL;
+}
+
+/* An NCCL failure: its text with NCCL's last message, then abort. */
+static int reducer_nccl_fail(struct hb_ar_nccl_reducer *nr, struct hb_error *err, const char *what, ncclResult_t r)
+{
+	const char *last = ncclGetLastError(nr->comm);
+	int detail = last && *last;
+
+	hb_runtime_error(err, "gradient reducer on CUDA device %d: %s: %s%s%s%s", nr->dev, what, ncclGetErrorString(r),
+			 detail ? " (" : "", detail ? last : "", detail ? ")" : "");
+	reducer_abort(nr);
+	return -1;
+}
+
+static int reducer_cuda_fail(struct hb_ar_nccl_reducer *nr, struct hb_error *err, const char *what, cudaError_t e)
+{
+	hb_runtime_error(err, "gradient reducer on CUDA device %d: %s: %s", nr->dev, what, cudaGetErrorString(e));
+	reducer_abort(nr);
+	return -1;
+}
+
+/* ncclCommGetAsyncError: 0 while the communicator is healthy. */
+static int reducer_check(struct hb_ar_nccl_reducer *nr, struct hb_error *err)
+{
+	ncclResult_t r, state = ncclSuccess;
+
+	if (!nr->comm)
+		return hb_runtime_error(err, "gradient reducer on CUDA device %d: the NCCL communicator was aborted",
+					nr->dev);
+	if ((r = ncclCommGetAsyncError(nr->comm, &state)) != ncclSuccess)
+		state = r;
+	if (state == ncclSuccess || state == ncclInProgress)
+		return 0;
+	return reducer_nccl_fail(nr, err, "NCCL communicator error", state);
+}
+
+/* A CUDA query (cudaEventQuery, cudaStreamQuery): 1 finished, 0 not yet,
+ * -1 failed.  "Not ready" is also recorded as the thread's last error, which
+ * a later kernel launch on this thread would report: cleared here. */
+static int reducer_query(struct hb_ar_nccl_reducer *nr, cudaError_t e, const char *what, struct hb_error *err)
+{
+	if (e == cudaSuccess)
+		return 1;
+	if (e == cudaErrorNotReady) {
+		(void)cudaGetLastError();
+		return 0;
+	}
+	return reducer_cuda_fail(nr, err, what, e);
+}
+
+/* Open's check of the new communicator: every rank contributes 1.0 to one
+ * float; it must come back as the world size.  NCCL connects ranks at their
+ * first launch: the connections small sums use are made here, not in the
+ * caller's first sum (larger sums may still add some of their own). */
+static int reducer_probe(struct hb_ar_nccl_reducer *nr, int size, struct hb_error *err)
+{
+	float one = 1.0f, got = 0.0f;
+	cudaError_t e;
+	ncclResult_t r;
+	int fin = 0;
+
+	if ((e = cudaMalloc((void **)&nr->probe, sizeof(float))) != cudaSuccess) {
+		nr->probe = NULL;
+		return reducer_cuda_fail(nr, err, "cudaMalloc", e);
+	}
+	if ((e = cudaMemcpyAsync(nr->probe, &one, sizeof(float), cudaMemcpyHostToDevice, nr->stream)) != cudaSuccess)
+		return reducer_cuda_fail(nr, err, "cudaMemcpyAsync", e);
+	if ((r = ncclAllReduce(nr->probe, nr->probe, 1, ncclFloat, ncclSum, nr->comm, nr->stream)) != ncclSuccess)
+		return reducer_nccl_fail(nr, err, "ncclAllReduce", r);
+	/* polled as hb_ar_reducer_wait does, not waited for: a copy to pageable
+	 * memory would block until the sum is done, error or not */
+	while ((fin = reducer_check(nr, err)) == 0 &&
+	       (fin = reducer_query(nr, cudaStreamQuery(nr->stream), "cudaStreamQuery", err)) == 0)
+		nanosleep(&poll_pause, NULL);
+	if (fin < 0)
+		return -1;
+	if ((e = cudaMemcpyAsync(&got, nr->probe, sizeof(float), cudaMemcpyDeviceToHost, nr->stream)) != cudaSuccess ||
+	    (e = cudaStreamSynchronize(nr->stream)) != cudaSuccess)
+		return reducer_cuda_fail(nr, err, "cudaMemcpyAsync", e);
+	if (got != (float)size) {
+		hb_runtime_error(err, "gradient reducer on CUDA device %d: the check sum of 1 over %d ranks gave %g",
+				 nr->dev, size, got);
+		reducer_abort(nr);
+		return -1;
+	}
+	return 0;
+}
+
+int hb_ar_nccl_reducer_open(const struct hb_ar_team *t, int device, struct hb_ar_nccl_reducer **out,
+			    struct hb_error *err)
+{
+	struct hb_ar_nccl_reducer *nr = NULL;
+	ncclUniqueId id;
+	ncclResult_t r;
+	cudaError_t e;
+	char why[256];
+	int ndev, rc = 0;
+
+	*out = NULL;
+	ndev = hb_allreduce_cuda_devices(why, sizeof(why));
+	if (ndev < 1)
+		rc = hb_runtime_error(err, "gradient reducer: %s", why);
+	else if (device < 0 || device >= ndev)
+		rc = hb_runtime_error(err, "gradient reducer: no CUDA device %d (this process sees %d)", device, ndev);
+	else if (!(nr = calloc(1, sizeof(*nr))))
+		rc = hb_runtime_error(err, "gradient reducer: out of memory");
+	if (nr)
+		nr->dev = device;
+	if (rc == 0 && (e = cudaSetDevice(device)) != cudaSuccess) {
+		rc = cuda_error(err, "gradient reducer: cudaSetDevice", device, e);
+	} else if (rc == 0 && t->size > 1) {
+		if ((e = cudaStreamCreateWithFlags(&nr->stream, cudaStreamNonBlocking)) != cudaSuccess) {
+			nr->stream = NULL;
+			rc = cuda_error(err, "gradient reducer: cudaStreamCreate", device, e);
+		}
+	}
+	if (hb_ar_team_agree(t, rc, err) < 0)
+		goto fail;
+	if (t->size == 1) {
+		*out = nr;  /* nothing moves: no communicator */
+		return 0;
+	}
+
+	memset(&id, 0, sizeof(id));
+	if (t->rank == 0 && (r = ncclGetUniqueId(&id)) != ncclSuccess)
+		rc = nccl_error(err, "gradient reducer: ncclGetUniqueId", r);
+	if (hb_ar_team_agree(t, rc, err) < 0)
+		goto fail;
+	hb_ar_team_bcast(t, &id, (int)sizeof(id));
+	if ((r = ncclCommInitRank(&nr->comm, t->size, id, t->rank)) != ncclSuccess) {
+		nr->comm = NULL;
+		rc = nccl_error(err, "gradient reducer: ncclCommInitRank", r);
+	} else {
+		rc = reducer_probe(nr, t->size, err);
+	}
+	if (hb_ar_team_agree(t, rc, err) < 0)
+		goto fail;
+	*out = nr;
+	return 0;
+fail:
+	if (nr)
+		reducer_abort(nr);
+	hb_ar_nccl_reducer_close(nr);
+	return -1;
+}
+
+void hb_ar_nccl_reducer_close(struct hb_ar_nccl_reducer *nr)
+{
+	if (!nr)
+		return;
+	if (cudaSetDevice(nr->dev) == cudaSuccess) {
+		/* hb_ar_reducer_close waited for every sum: nothing in flight */
+		if (nr->comm)
+			ncclCommDestroy(nr->comm);
+		for (int i = 0; i < HB_AR_REDUCER_MAX_INFLIGHT; i++)
+			if (nr->done[i])
+				cudaEventDestroy(nr->done[i]);
+		if (nr->probe)
+			cudaFree(nr->probe);
+		if (nr->stream)
+			cudaStreamDestroy(nr->stream);
+	}
+	(void)cudaGetLastError();
+	free(nr);
+}
+
+int hb_ar_nccl_reducer_start(struct hb_ar_nccl_reducer *nr, int slot, float *buf, long n, struct hb_error *err)
+{
+	cudaError_t e;
+	ncclResult_t r;
+
+	if (reducer_check(nr, err) < 0)
+		return -1;
+	if ((e = cudaSetDevice(nr->dev)) != cudaSuccess)
+		return reducer_cuda_fail(nr, err, "cudaSetDevice", e);
+	if (!nr->done[slot] && (e = cudaEventCreateWithFlags(&nr->done[slot], cudaEventDisableTiming)) != cudaSuccess) {
+		nr->done[slot] = NULL;
+		return reducer_cuda_fail(nr, err, "cudaEventCreate", e);
+	}
+	if ((r = ncclAllReduce(buf, buf, (size_t)n, ncclFloat, ncclSum, nr->comm, nr->stream)) != ncclSuccess)
+		return reducer_nccl_fail(nr, err, "ncclAllReduce", r);
+	if ((e = cudaEventRecord(nr->done[slot], nr->stream)) != cudaSuccess)
+		return reducer_cuda_fail(nr, err, "cudaEventRecord", e);
+	return 0;
+}
+
+int hb_ar_nccl_reducer_test(struct hb_ar_nccl_reducer *nr, int slot, int *done, struct hb_error *err)
+{
+	int fin;
+
+	*done = 0;
+	if (reducer_check(nr, err) < 0)
+		return -1;
+	if ((fin = reducer_query(nr, cudaEventQuery(nr->done[slot]), "cudaEventQuery", err)) < 0)
+		return -1;
+	*done = fin;
+	return 0;
 }

@@ -88,6 +88,40 @@ static void test_two_node_plan(void **state)
 	assert_no_temporaries("res");
 }
 
+/* One rank of one VSW, no mpirun: the noise scale comes from Pollux's
+ * differenced form (this and the previous iteration's gradients), finite
+ * and flagged; the similarity (two halves needed) stays NAN. */
+static const char plan_1[] =
+	"{\"format\": \"hetbatch-plan/1\", \"cluster\": \"cpu-2x2\", \"model\": \"cifar10\","
+	" \"baselines_on_requested_gpus\": {\"gpus\": [{\"node\": \"node0\", \"gpu\": \"cpu\", \"gpus\": 1}],"
+	"  \"ddp\": {\"found\": true, \"global_batch\": 32, \"local_batch\": 16, \"ga_steps\": 1, \"iter_s\": 0.02}}}";
+
+static void test_one_worker_noise_scale(void **state)
+{
+	size_t len;
+	char *csv, *line;
+	int rows = 0;
+
+	(void)state;
+	write_file("p1.json", plan_1);
+	if (run("live --plan p1.json --method ddp --scale 0.05 --iters 6 --warmup 1 --metrics-every 2 --out res1") != 0)
+		fail_msg("%s", slurp(errf, &len));
+	csv = slurp_in("res1", "metrics.csv", &len);
+	assert_non_null(strstr(csv, ",estimator\n"));
+	for (line = strchr(csv, '\n') + 1; *line; line = strchr(line, '\n') + 1) {
+		long it;
+		double loss, sim, ns;
+
+		assert_int_equal(sscanf(line, "%ld,%lf,%lf,%lf,", &it, &loss, &sim, &ns), 4);
+		assert_true(isnan(sim));
+		assert_true(isfinite(ns));
+		assert_true(strncmp(strchr(line, '\n') - 12, ",differenced", 12) == 0);
+		rows++;
+	}
+	assert_int_equal(rows, 3);
+	free(csv);
+}
+
 /* The planner's own plan: its IIDP, DDP and OptPerf rows all run. */
 static void test_planner_rows(void **state)
 {
@@ -274,6 +308,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_node_plan),
 		cmocka_unit_test(test_planner_rows),
+		cmocka_unit_test(test_one_worker_noise_scale),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_map_hosts),
 		cmocka_unit_test(test_hung_rank),
