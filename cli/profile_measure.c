@@ -36,7 +36,7 @@ void hb_profile_measure_usage(FILE *out)
 		"  hetbatch profile --backend cuda|cpu [--models LIST] [--local-bs LIST]\n"
 		"                   [--max-vsw N] [--warmup N] [--iters N] [--scale F]\n"
 		"                   [--gpu-name NAME] [--device N] [--mem-limit SIZE]\n"
-		"                   [--no-cupti] [--resume] [--db FILE]\n"
+		"                   [--no-cupti] [--resume] [--share K] [--db FILE]\n"
 		"  memory:  for each local batch (multiples of the model's min_lbs), the most\n"
 		"           VSWs that fit, capped at min(host cores / devices, 10) as the\n"
 		"           artifact caps it; stops at the first batch where none fits\n"
@@ -67,6 +67,12 @@ void hb_profile_measure_usage(FILE *out)
 		"  --no-cupti        cuda: time with CUDA events only (source events)\n"
 		"  --resume          continue the newest run with the same backend, device,\n"
 		"                    GPU name and scale: skip points it already measured\n"
+		"  --share K         cpu: measure each point while K - 1 copies of the same\n"
+		"                    work run beside it, as K ranks of a live run on this host\n"
+		"                    share its cores (mpirun -np 4 on 2 cores: --share 2 under\n"
+		"                    taskset on one core, or --share 4 on the whole host); the\n"
+		"                    device is then 1 of K sharing, and the run row says so;\n"
+		"                    give it its own --db (default 1: alone)\n"
 		"\n"
 		"Comparing mode: the analytic model beside every measured compute row:\n"
 		"  hetbatch profile --compare [--db FILE]\n");
@@ -142,7 +148,7 @@ static void on_progress(void *ctx, const char *model, int done, int total)
 int hb_cmd_profile_measure(int argc, char **argv, struct hb_cli *cli)
 {
 	enum { OPT_BACKEND = 256, OPT_MODELS, OPT_LBS, OPT_MAXVSW, OPT_WARMUP, OPT_ITERS, OPT_SCALE, OPT_GPUNAME,
-	       OPT_DEVICE, OPT_MEMLIMIT, OPT_NOCUPTI, OPT_RESUME, OPT_DB };
+	       OPT_DEVICE, OPT_MEMLIMIT, OPT_NOCUPTI, OPT_RESUME, OPT_SHARE, OPT_DB };
 	static const struct option opts[] = {
 		{ "backend", required_argument, NULL, OPT_BACKEND },
 		{ "models", required_argument, NULL, OPT_MODELS },
@@ -156,6 +162,7 @@ int hb_cmd_profile_measure(int argc, char **argv, struct hb_cli *cli)
 		{ "mem-limit", required_argument, NULL, OPT_MEMLIMIT },
 		{ "no-cupti", no_argument, NULL, OPT_NOCUPTI },
 		{ "resume", no_argument, NULL, OPT_RESUME },
+		{ "share", required_argument, NULL, OPT_SHARE },
 		{ "db", required_argument, NULL, OPT_DB },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -229,6 +236,12 @@ int hb_cmd_profile_measure(int argc, char **argv, struct hb_cli *cli)
 			break;
 		case OPT_NOCUPTI: req.trace = 0; break;
 		case OPT_RESUME: req.resume = 1; break;
+		case OPT_SHARE:
+			if (hb_parse_long_range(optarg, 1, HB_MEASURE_MAX_SHARE, &v) < 0)
+				return hb_cli_usage(cli, "profile", "--share '%s': an integer in 1..%d", optarg,
+						    HB_MEASURE_MAX_SHARE);
+			req.share = (int)v;
+			break;
 		case OPT_DB: dbpath = optarg; break;
 		default:
 			return hb_cli_usage(cli, "profile", "unknown option or missing value: '%s'", argv[optind - 1]);

@@ -15,6 +15,8 @@
  * map a CPU.  --local-bs overrides both.
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +134,8 @@ struct ctx {
 	int cap;
 	int warmup, iters;
 	int trace;                    /* CUPTI is on for this run */
+	struct hb_device *ndev[HB_MEASURE_MAX_SHARE]; /* the neighbours' devices (req->share - 1) */
+	int nneigh;
 	char trace_note[160];         /* why CUPTI is off when it was asked for */
 };
 
@@ -179,6 +183,63 @@ fail:
 	return -1;
 }
 
+/* A neighbour of a shared measurement: the same work on its own device
+ * until told to stop. */
+struct neighbour {
+	const struct hb_device_ops *ops;
+	struct hb_device *dev;
+	const struct hb_workload *w;
+	struct hb_runner_opts o;
+	int rc;
+	struct hb_error err;
+};
+
+static void *neighbour_main(void *arg)
+{
+	struct neighbour *nb = arg;
+	struct hb_runner_result res;
+
+	nb->rc = hb_runner_measure(nb->ops, nb->dev, nb->w, &nb->o, &res, &nb->err);
+	return NULL;
+}
+
+/* hb_runner_measure with c->nneigh neighbours running the same point
+ * beside it (hb_measure_req share).  They start first; the measured run's
+ * warm-up covers their set-up. */
+static int measure_shared(struct ctx *c, const struct hb_workload *w, const struct hb_runner_opts *o,
+			  struct hb_runner_result *res, struct hb_error *err)
+{
+	struct neighbour nb[HB_MEASURE_MAX_SHARE];
+	pthread_t th[HB_MEASURE_MAX_SHARE];
+	_Atomic int stop = 0;
+	int started = 0, rc;
+
+	for (int k = 0; k < c->nneigh; k++) {
+		nb[k] = (struct neighbour){ .ops = c->ops, .dev = c->ndev[k], .w = w, .o = *o };
+		nb[k].o.seed = o->seed + 1000003u * (uint64_t)(k + 1);
+		nb[k].o.iters = 1 << 30;
+		nb[k].o.trace = 0;
+		nb[k].o.stop = &stop;
+		if (pthread_create(&th[k], NULL, neighbour_main, &nb[k]) != 0)
+			break;
+		started++;
+	}
+	rc = started == c->nneigh ? hb_runner_measure(c->ops, c->dev, w, o, res, err)
+				  : hb_runtime_error(err, "profile --share: cannot start neighbour %d", started + 1);
+	atomic_store(&stop, 1);
+	for (int k = 0; k < started; k++)
+		pthread_join(th[k], NULL);
+	for (int k = 0; k < started && rc >= 0; k++)
+		if (nb[k].rc != 0) {
+			if (nb[k].rc == HB_DEV_NOMEM)
+				return hb_runtime_error(err, "%s: neighbour %d of --share does not fit its device", w->model,
+							k + 1);
+			*err = nb[k].err;
+			return -1;
+		}
+	return rc;
+}
+
 static int measure_point(struct ctx *c, const struct hb_workload *w, int lbs, int n, struct hb_error *err)
 {
 	const struct hb_measure_req *req = c->req;
@@ -201,7 +262,7 @@ static int measure_point(struct ctx *c, const struct hb_workload *w, int lbs, in
 			req->hooks.on_point(req->hooks.ctx, &row, NULL, 0);
 		return 0;
 	}
-	rc = hb_runner_measure(c->ops, c->dev, w, &o, &res, err);
+	rc = c->nneigh > 0 ? measure_shared(c, w, &o, &res, err) : hb_runner_measure(c->ops, c->dev, w, &o, &res, err);
 	if (rc == HB_DEV_NOMEM)
 		return hb_runtime_error(err, "%s on %s: local batch %d with %d VSWs fitted in the memory search but "
 					"not when measured; the memory search missed an allocation", w->model, c->gpu,
@@ -378,13 +439,23 @@ int hb_measure_run(const struct hb_catalog *cat, const struct hb_measure_req *re
 			snprintf(c.trace_note, sizeof(c.trace_note), "; CUPTI off: %.120s", terr.msg);
 	}
 #endif
+	if (req->share > 1 && (strcmp(ops->name, "cpu") != 0 || req->share > HB_MEASURE_MAX_SHARE))
+		return hb_input_error(err, "--share %d: the cpu backend only, at most %d copies", req->share,
+				      HB_MEASURE_MAX_SHARE);
 	if (ops->open(&cfg, &c.dev, err) < 0)
 		return -1;
 	c.ops = ops;
+	for (int k = 0; k + 1 < req->share; k++) {
+		if (ops->open(&cfg, &c.ndev[k], err) < 0)
+			goto out;
+		c.nneigh++;
+	}
 	if (ops->info(c.dev, &info, err) < 0 || map_gpu(cat, req, &info, &g, err) < 0)
 		goto out;
 	c.gpu = g->name;
-	c.cap = req->max_vsw > 0 ? req->max_vsw : info.host_cores / (info.ndevices > 0 ? info.ndevices : 1);
+	/* sharing copies count as devices of this host */
+	c.cap = req->max_vsw > 0 ? req->max_vsw
+				 : info.host_cores / (info.ndevices > 0 ? info.ndevices : 1) / (req->share > 1 ? req->share : 1);
 	if (req->max_vsw <= 0 && c.cap > 10)
 		c.cap = 10;  /* PyTorch's autograd pool limit, as the artifact caps it */
 	if (c.cap < 1)
@@ -406,7 +477,10 @@ int hb_measure_run(const struct hb_catalog *cat, const struct hb_measure_req *re
 	if (gethostname(run.host, sizeof(run.host)) != 0)
 		hb_strlcpy(run.host, "unknown", sizeof(run.host));
 	run.host[sizeof(run.host) - 1] = '\0';
-	hb_strlcpy(run.device, info.name, sizeof(run.device));
+	if (req->share > 1)
+		snprintf(run.device, sizeof(run.device), "%.100s (1 of %d sharing)", info.name, req->share);
+	else
+		hb_strlcpy(run.device, info.name, sizeof(run.device));
 	hb_strlcpy(run.driver, info.driver, sizeof(run.driver));
 	hb_strlcpy(run.cuda, info.runtime, sizeof(run.cuda));
 	hb_strlcpy(run.backend, ops->name, sizeof(run.backend));
@@ -453,6 +527,8 @@ out:
 		}
 	}
 	ops->close(c.dev);
+	for (int k = 0; k < c.nneigh; k++)
+		ops->close(c.ndev[k]);
 #if MEASURE_TRACE
 	if (c.trace)
 		hb_cupti_shutdown();

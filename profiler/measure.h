@@ -33,6 +33,7 @@
 #include "workload.h"
 
 #define HB_MEASURE_MAX_LBS 256
+#define HB_MEASURE_MAX_SHARE 64
 
 /* Called as the run goes; any may be NULL. */
 struct hb_measure_hooks {
@@ -63,6 +64,11 @@ struct hb_measure_req {
 				       * below the device (0: none) */
 	int trace;                    /* cuda: 1 CUPTI timing (default), 0 events only */
 	int resume;                   /* continue the newest matching run */
+	int share;                    /* cpu: measure the device while share - 1 other copies of the same
+				       * work run beside it (each on its own device, the same local batch
+				       * and VSWs, until the measurement ends), as share ranks of a live
+				       * run on this host share its cores; 0 or 1: alone.  The run's
+				       * device name says "(1 of K sharing)", so resume never mixes them */
 	uint64_t seed;
 	struct hb_measure_hooks hooks;
 };

@@ -12,6 +12,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__SSE__) || defined(__x86_64__)
@@ -49,6 +50,7 @@ struct run {
 	pthread_cond_t gate_cv;          /* start gate: threads wait until all exist */
 	int gate;                        /* 0 closed, 1 go, -1 a thread could not start: return at once */
 	int failed;                      /* any thread failed: the others stop working, keep meeting */
+	int halt;                        /* opts.stop was seen: every thread leaves after this iteration */
 	struct hb_error err;             /* first failure */
 	double sum_events[HB_PH_N];      /* thread 0: sums over measured iterations */
 	double sum_wall;
@@ -230,7 +232,13 @@ static void *vsw_main(void *p)
 			else
 				r->loss_last = loss;
 		}
+		/* Thread 0 alone reads the stop flag, before the barrier, so
+		 * every thread leaves after the same iteration. */
+		if (i == 0 && r->o->stop && atomic_load(r->o->stop))
+			r->halt = 1;
 		pthread_barrier_wait(&r->bar);
+		if (r->halt)
+			break;
 	}
 	return NULL;
 }

@@ -39,6 +39,9 @@ struct hb_runner_opts {
 	int warmup, iters;       /* warm-up and measured iterations (iters >= 1) */
 	uint64_t seed;           /* weights and data */
 	int trace;               /* 1: tag phases for the CUPTI tracer (cuda builds only) */
+	const _Atomic int *stop; /* NULL, or: once *stop is non-zero the run ends after the current
+				  * iteration (a neighbour that only loads the device, hb_measure_req
+				  * share; its means then cover fewer than iters iterations) */
 };
 
 struct hb_runner_result {

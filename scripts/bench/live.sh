@@ -6,11 +6,13 @@
 #
 #   scripts/bench/live.sh [--quick] [--per-core] [--repeats R] [--keep]
 #
-#  1. In a temporary directory: `hetbatch profile --backend cpu` of cifar10
-#     at --scale 0.05 (about 30 ms per 32-sample micro-batch on one core),
-#     local batches 32 and 64, up to 3 VSWs; the analytic all-reduce fits of
-#     the links not measured (`profile --analytic --gpus cpu`); the intra-node
-#     shm fit measured with `mpirun -np 2 hetbatch profile allreduce`.
+#  1. In a temporary directory, for each sharing level K the rows need (see
+#     below), a database cpu-sK.db: `hetbatch profile --backend cpu --share
+#     K` of cifar10 at --scale 0.05 (about 30 ms per 32-sample micro-batch on
+#     one core, alone), local batches 32 and 64, up to 3 VSWs; the analytic
+#     all-reduce fits of the links not measured (`profile --analytic --gpus
+#     cpu`); the intra-node shm fit measured with `mpirun -np 2 hetbatch
+#     profile allreduce`.
 #  2. Plans from `hetbatch plan --json` on two cluster files written here,
 #     bench-1x2 (one node of 2 cpu devices) and bench-2x2 (two such nodes),
 #     at global batches chosen so the planner picks 1 to 3 VSWs and 0 to 2
@@ -33,17 +35,21 @@
 # What a "device" is decides which configurations can match:
 #   default     the whole host is the profiled device (the README's way):
 #               the profile's n VSWs run on all cores, live ranks are not
-#               bound (mpirun --bind-to none; Open MPI would otherwise bind
-#               each of 2 ranks to one core), so ranks x VSWs threads share
-#               the cores; load = threads / cores.
+#               bound (mpirun --bind-to none), so ranks x VSWs threads share
+#               the cores; a row of R ranks is one of R sharing the host.
 #   --per-core  one core is the device, as one GPU is: the profile runs under
 #               taskset on core 0 (its VSWs share the core as CUDA streams
 #               share a GPU), live ranks are bound one per core
-#               (--map-by core --bind-to core); load = ranks per core.  VSWs
-#               add no throughput on one core, so the planner prefers GA.
-# Rows with load above 1 measure oversubscription, which the perf model does
-# not know of (it takes every GPU as independent); on 2 cores every 4-rank
-# row is one.
+#               (--map-by core --bind-to core); a row of R ranks puts
+#               ceil(R / cores) ranks on a core.  VSWs add no throughput on
+#               one core, so the planner prefers GA.
+# Rows where several ranks share a device (every row in the default mode,
+# the 4-rank rows on 2 cores per core) are planned from a profile measured
+# the same way: `hetbatch profile --share K` times each point while K - 1
+# copies of the same work run beside it, so the perf model sees the device
+# the ranks actually get (K = ranks per device; one database per K).  The
+# "sh" column gives K; a plan that uses fewer GPUs than its cluster has
+# (so another K) is skipped with a message.
 #
 # Options: --quick (5 configurations, one round of 5 timed iterations),
 # --repeats R, --keep (keep the temporary directory and print its path).
@@ -117,16 +123,24 @@ busy0=$1 steal0=$2
 echo "live-run benchmark: $CORES cores, mode $MODE"
 echo "cifar10 at scale $SCALE; per configuration $REPEATS round(s) of $ITERS timed + $WARMUP warm-up iterations;" \
 	"load average at start $(cut -d' ' -f1-3 /proc/loadavg)"
-$PIN "$H" -q profile --backend cpu --models cifar10 --scale $SCALE --local-bs 32,64 --max-vsw 3 \
-	--iters $PITERS --warmup 2 --db cpu.db >profile.log 2>&1 || { cat profile.log >&2; exit 1; }
-"$H" -q profile --analytic --gpus cpu --models cifar10 --db cpu.db >/dev/null
-# Gradient buckets at this scale are 47 and 67 KiB.
-$MPI -np 2 $BIND "$H" -q profile allreduce --backend cpu --link shm --sizes 16K,32K,64K,128K,256K --iters 50 \
-	--db cpu.db </dev/null >allreduce.log 2>&1 || { cat allreduce.log >&2; exit 1; }
-echo "profile (one process; ms per iteration of all VSWs; mean of $PITERS):"
-sed -n '/ lbs  vsw/,/^$/p' profile.log | sed '/^$/d; s/^/  /'
-echo "all-reduce: $(grep 't_ms =' allreduce.log); inter-node (tcp-loopback): analytic fit"
-
+# Ranks per device of a cluster's rows (every GPU of the cluster runs a rank).
+share_of() {
+	case $1 in bench-1x2) n=2 ;; bench-2x2) n=4 ;; *) n=2 ;; esac
+	if [ $PERCORE = 1 ]; then echo $(((n + CORES - 1) / CORES)); else echo "$n"; fi
+}
+profile_db() { # K
+	$PIN "$H" -q profile --backend cpu --models cifar10 --scale $SCALE --local-bs 32,64 --max-vsw 3 \
+		--iters $PITERS --warmup 2 --share "$1" --db "cpu-s$1.db" >"profile-s$1.log" 2>&1 ||
+		{ cat "profile-s$1.log" >&2; exit 1; }
+	"$H" -q profile --analytic --gpus cpu --models cifar10 --db "cpu-s$1.db" >/dev/null
+	# Gradient buckets at this scale are 47 and 67 KiB.
+	$MPI -np 2 $BIND "$H" -q profile allreduce --backend cpu --link shm --sizes 16K,32K,64K,128K,256K \
+		--iters 50 --db "cpu-s$1.db" </dev/null >"allreduce-s$1.log" 2>&1 ||
+		{ cat "allreduce-s$1.log" >&2; exit 1; }
+	echo "profile, 1 of $1 sharing (ms per iteration of all VSWs; mean of $PITERS):"
+	sed -n '/ lbs  vsw/,/^$/p' "profile-s$1.log" | sed '/^$/d; s/^/  /'
+	echo "all-reduce: $(grep 't_ms =' "allreduce-s$1.log"); inter-node (tcp-loopback): analytic fit"
+}
 # ---- 2. clusters and the configurations -------------------------------
 python3 - <<'EOF'
 import json
@@ -168,6 +182,11 @@ bench-2x2 512 ddp
 bench-2x2 192 optperf"
 fi
 
+SHARES=$(echo "$CONFIGS" | while read -r cl rest; do share_of "$cl"; done | sort -un)
+for K in $SHARES; do
+	profile_db "$K"
+done
+
 # The ranks, the per-node VSW, GA and local batch, and the threads of a
 # plan's row.
 describe() {
@@ -193,6 +212,10 @@ print(sum(int(x[0]) for x in v), j(1), j(2), j(3), sum(int(x[0] * x[1]) for x in
 EOF
 }
 
+share_of_ranks() {
+	if [ $PERCORE = 1 ]; then echo $((($1 + CORES - 1) / CORES)); else echo "$1"; fi
+}
+
 # ---- 3. live runs -----------------------------------------------------
 # Plans first, then the rounds over all of them, so a burst of background
 # load lands on different configurations in different rounds.
@@ -201,11 +224,17 @@ k=0
 echo "$CONFIGS" | while read -r cl gbs method popts; do
 	k=$((k + 1))
 	plan=plan-$cl-$gbs$(echo "$popts" | tr -d ' -').json
-	[ -f "$plan" ] || "$H" -q plan --cluster "$cl.json" --model cifar10 --gbs "$gbs" --db cpu.db $popts \
+	K=$(share_of "$cl")
+	[ -f "$plan" ] || "$H" -q plan --cluster "$cl.json" --model cifar10 --gbs "$gbs" --db "cpu-s$K.db" $popts \
 		--out "$plan" >/dev/null 2>"plan$k.err" || { echo "plan $cl $gbs: $(cat "plan$k.err")" >&2; continue; }
 	d=$(describe "$plan" "$method") || { echo "$cl gbs $gbs: no $method row in the plan" >&2; continue; }
+	set -- $d
+	if [ "$(share_of_ranks "$1")" != "$K" ]; then
+		echo "$cl gbs $gbs $method: the plan runs $1 ranks, not the cluster's; its profile assumed $K per device; skipped" >&2
+		continue
+	fi
 	label="$cl gbs $gbs${popts:+ $(echo "$popts" | sed 's/--sync //')}"
-	printf '%s\t%s\t%s\t%s\t%s\n' "$k" "$label" "$method" "$plan" "$d" >>configs.tsv
+	printf '%s\t%s\t%s\t%s\t%s %s\n' "$k" "$label" "$method" "$plan" "$d" "$K" >>configs.tsv
 done
 : >runs.tsv
 r=0
@@ -236,14 +265,14 @@ for k, res, wall in csv.reader(open("runs.tsv"), delimiter="\t"):
     comp = max(float(r["compute_s"]) for r in per)  # the slowest rank's time to its first all-reduce
     runs.setdefault(k, []).append((s["predicted_s"], s["measured_s"], comp, float(wall)))
 print()
-print("%-22s %-7s %5s %5s %5s %5s %4s %9s %9s %5s %8s %9s %8s %6s"
-      % ("config", "method", "ranks", "VSW", "GA", "B_L", "load", "pred_ms", "meas_ms", "+-%", "error",
+print("%-22s %-7s %5s %5s %5s %5s %4s %2s %9s %9s %5s %8s %9s %8s %6s"
+      % ("config", "method", "ranks", "VSW", "GA", "B_L", "load", "sh", "pred_ms", "meas_ms", "+-%", "error",
          "comp_ms", "post_ms", "run_s"))
-errs, fit = [], []
+errs, byshare = [], {}
 for k, label, method, plan, d in csv.reader(open("configs.tsv"), delimiter="\t"):
     if k not in runs:
         continue
-    ranks, vsw, ga, lbs, threads = d.split()
+    ranks, vsw, ga, lbs, threads, share = d.split()
     ranks, threads = int(ranks), int(threads)
     v = runs[k]
     pred = v[0][0]
@@ -254,10 +283,9 @@ for k, label, method, plan, d in csv.reader(open("configs.tsv"), delimiter="\t")
     load = -(-ranks // cores) if percore else threads / cores
     e = meas / pred - 1
     errs.append(abs(e))
-    if load <= 1:
-        fit.append(abs(e))
-    print("%-22s %-7s %5d %5s %5s %5s %4.3g %9.2f %9.2f %5.1f %+7.1f%% %9.2f %8.2f %6.1f"
-          % (label, method, ranks, vsw, ga, lbs, load, 1e3 * pred, 1e3 * meas, 100 * spread, 100 * e,
+    byshare.setdefault(int(share), []).append(abs(e))
+    print("%-22s %-7s %5d %5s %5s %5s %4.3g %2s %9.2f %9.2f %5.1f %+7.1f%% %9.2f %8.2f %6.1f"
+          % (label, method, ranks, vsw, ga, lbs, load, share, 1e3 * pred, 1e3 * meas, 100 * spread, 100 * e,
              1e3 * comp, 1e3 * (meas - comp), sum(x[3] for x in v)))
 def stats(name, v):
     if v:
@@ -267,14 +295,17 @@ def stats(name, v):
         print("%-20s  0 rows" % name)
 print()
 stats("|error|, all", errs)
-stats("|error|, load <= 1", fit)
+for k in sorted(byshare):
+    stats("|error|, %d per device" % k, byshare[k])
 EOF
-# The host's speed then and now: the 1-VSW, B_L 32 profile point again.
+# The host's speed then and now: the 1-VSW, B_L 32 profile point again, at
+# the first sharing level.
+K=$(echo "$SHARES" | head -1)
 $PIN "$H" -q profile --backend cpu --models cifar10 --scale $SCALE --local-bs 32 --max-vsw 1 \
-	--iters $PITERS --warmup 2 --db check.db >check.log 2>&1 || { cat check.log >&2; exit 1; }
-awk '$1 == 32 && $2 == 1 && NF == 10 { t[FILENAME] = $8 }
-	END { printf "speed check: 1 VSW at B_L 32 took %.2f ms when profiled, %.2f ms after the runs (%+.1f %%)\n",
-		t["profile.log"], t["check.log"], 100 * (t["check.log"] / t["profile.log"] - 1) }' profile.log check.log
+	--iters $PITERS --warmup 2 --share "$K" --db check.db >check.log 2>&1 || { cat check.log >&2; exit 1; }
+awk -v k="$K" '$1 == 32 && $2 == 1 && NF == 10 { t[FILENAME] = $8 }
+	END { p = "profile-s" k ".log"; printf "speed check (1 of %d sharing): 1 VSW at B_L 32 took %.2f ms when profiled, %.2f ms after the runs (%+.1f %%)\n",
+		k, t[p], t["check.log"], 100 * (t["check.log"] / t[p] - 1) }' "profile-s$K.log" check.log
 # Other processes' CPU time: the busy jiffies less this script's children.
 set -- $(awk '/^cpu /{ print $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat)
 busy1=$1 steal1=$2

@@ -39,6 +39,15 @@ static double q1(const char *sql)
 	return cli_query(db, sql);
 }
 
+/* A query on another database of the scratch directory. */
+static double cli_query_in(const char *name, const char *sql)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	return cli_query(path, sql);
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -181,6 +190,26 @@ static void test_plan_uses_rows(void **state)
 		fail_msg("sim exit %d\n%s", rc, slurp(errf, &len));
 }
 
+/* --share: each point measured beside a copy of the same work; the run
+ * row names the sharing, so a resume of an unshared run never continues
+ * it. */
+static void test_share(void **state)
+{
+	size_t len;
+
+	(void)state;
+	if (run("profile --backend cpu --models cifar10 --scale 0.05 --local-bs 16 --max-vsw 1 --warmup 1 "
+		"--iters 2 --share 2 --db share.db") != 0)
+		fail_msg("%s", slurp(errf, &len));
+	if (cli_query_in("share.db", "SELECT count(*) FROM run WHERE kind = 'profile' AND device LIKE "
+				     "'% (1 of 2 sharing)'") != 1)
+		fail_msg("no shared run row");
+	assert_true(cli_query_in("share.db", "SELECT count(*) FROM compute WHERE source = 'cpu' AND "
+					     "model = 'cifar10' AND total_s > 0") >= 1);
+	assert_int_equal(run("profile --backend cpu --share 0 --db x.db"), 2);
+	assert_int_equal(run("profile --backend cpu --share 65 --db x.db"), 2);
+}
+
 static void test_bad_input(void **state)
 {
 	size_t len;
@@ -220,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_resume),
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_plan_uses_rows),
+		cmocka_unit_test(test_share),
 		cmocka_unit_test(test_bad_input),
 	};
 
