@@ -372,7 +372,7 @@ static int gradient_metrics(struct hb_live_rank *c, long it, struct hb_error *er
 		m->loss = loss;
 		m->similarity = hb_gradstats_cosine(c->h1, c->h2, n);
 		gs = (double)c->p.global_batch / sum[3];
-		if ((int)sum[1] == 1 && c->prev_iter == it - 1) {
+		if ((int)sum[1] == 1 && c->prev_iter >= 0 && c->prev_iter == it - 1) {
 			/* One worker: Pollux's single-replica estimator, the
 			 * previous and this iteration's gradients as two small
 			 * batches of b samples each (biased: the weights moved

@@ -337,11 +337,28 @@ static void test_live_off(void **state)
 	make_plan(&p, cfg, 1);
 	assert_int_equal(hb_live_run(&t, &cat, &p, &o, r, &err), 0);
 	assert_int_equal(r->nmetrics, 0);
-	/* one VSW on one rank: neither halves nor two small batches */
+	/* One VSW on one rank: no halves, so no similarity; the noise scale
+	 * of the first iteration has no second small batch, the second's uses
+	 * the first's gradient g0 (Pollux's differenced estimator):
+	 * small_sqr = (|g0|^2 + |g1|^2) / 2, big_sqr = |(g0 + g1) / 2|^2. */
 	o = live_opts(2, 1);
 	assert_int_equal(hb_live_run(&t, &cat, &p, &o, r, &err), 0);
 	assert_int_equal(r->nmetrics, 2);
 	assert_true(isnan(r->metrics[0].similarity) && isnan(r->metrics[0].gns.noise_scale));
+	assert_int_equal(r->metrics[0].differenced, 0);
+	{
+		const struct hb_gns *g0 = &r->metrics[0].gns, *g1 = &r->metrics[1].gns;
+
+		assert_true(isnan(r->metrics[1].similarity));
+		assert_int_equal(r->metrics[1].differenced, 1);
+		assert_int_equal(g1->c, 2);
+		assert_true(isfinite(g1->noise_scale));
+		assert_float_equal(g1->b_big, 2 * g1->b_small, 1e-12);
+		assert_float_equal(g1->b_small, g0->b_big, 1e-12);
+		/* |g0|^2 is the first measurement's big batch; |g1|^2 > 0 */
+		assert_true(2 * g1->small_sqr - g0->big_sqr > 0);
+		assert_true(g1->big_sqr <= g1->small_sqr * (1 + 1e-9));
+	}
 	o.metrics_every = -1;
 	assert_int_equal(hb_live_run(&t, &cat, &p, &o, r, &err), -1);
 	assert_non_null(strstr(err.msg, "metrics"));
