@@ -17,7 +17,6 @@
 
 #include "allreduce.h"
 #include "catalog.h"
-#include "fileio.h"
 #include "live_adapt.h"
 #include "live_driver.h"
 #include "live_segment.h"
@@ -157,27 +156,11 @@ static int drive(struct hb_cli *cli, const struct hb_catalog *cat, const struct 
 		.dir = a->out, .dbpath = a->dbpath, .relaunch_always = a->relaunch_always,
 		.max_segments = a->max_launches,
 	};
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	double sim_s = NAN;
 	int rc;
 
-	if (hb_ar_launched_by_mpirun())
-		return hb_input_error(err, "live --policy: start the driver without mpirun (it launches mpirun itself, "
-				      "once per allocation)");
-	if (n <= 0)
-		return hb_runtime_error(err, "live: cannot find this executable (/proc/self/exe)");
-	self[n] = '\0';
-	d.self = self;
-	if (hb_mkdir_p(a->out, err) < 0)
+	if (hb_live_drive_setup(&d, "live --policy", "allocation", err) < 0)
 		return -1;
-	{
-		char sub[4096];
-
-		snprintf(sub, sizeof(sub), "%s/state", a->out);
-		if (hb_mkdir_p(sub, err) < 0)
-			return -1;
-	}
 	if (hb_live_policy_open(&pol, cat, cl, m, a->dbpath, &a->par, err) < 0) {
 		hb_live_policy_close(&pol);
 		return -1;

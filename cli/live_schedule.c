@@ -20,7 +20,6 @@
 
 #include "allreduce.h"
 #include "catalog.h"
-#include "fileio.h"
 #include "live_driver.h"
 #include "live_schedule.h"
 #include "live_segment.h"
@@ -204,19 +203,10 @@ static int drive(struct hb_cli *cli, const struct hb_catalog *cat, struct hb_liv
 	struct hb_live_segment all = { 0 };
 	struct hb_live_drive_opts d = { .launcher = a->launcher, .args = a->args, .nargs = a->nargs,
 					.seed = cli->seed, .quiet = cli->quiet, .dir = a->out };
-	char self[4096], sub[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	int rc = 0, ncfgs;
 
-	if (hb_ar_launched_by_mpirun())
-		return hb_input_error(err, "live --schedule: start it without mpirun (it launches mpirun itself, once "
-				      "per GPU count)");
-	if (n <= 0)
-		return hb_runtime_error(err, "live: cannot find this executable (/proc/self/exe)");
-	self[n] = '\0';
-	d.self = self;
-	snprintf(sub, sizeof(sub), "%s/state", a->out);
-	if (hb_mkdir_p(sub, err) < 0 || hb_live_schedule_load(a->results, a->policy, a->job, cat, ows, &s, err) < 0)
+	if (hb_live_drive_setup(&d, "live --schedule", "GPU count", err) < 0 ||
+	    hb_live_schedule_load(a->results, a->policy, a->job, cat, ows, &s, err) < 0)
 		return -1;
 	ncfgs = s.ncfgs < a->max_configs ? s.ncfgs : a->max_configs;
 	if (!cli->quiet)

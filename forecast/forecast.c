@@ -90,6 +90,83 @@ size_t hb_fc_query_steps(double sync_step, double interval, double epoch_steps, 
 	return count;
 }
 
+/* The GPR half of the ensemble trains on the just-finished epoch's points
+ * only (§4.2).  Below this many points the periodic kernel has nothing to
+ * fit (one point: a constant; two: a period chosen from a single gap), so
+ * the trajectory's forecast falls back to SES on all history, which is what
+ * the ensemble reduces to without its GPR half.  It also saves the fit in
+ * the late, large-batch epochs that have only a couple of adaptation
+ * points. */
+#define TRAJ_GPR_MIN_POINTS 3
+
+/* Random restarts of the GPR hyper-parameter fit: the artifact's 9
+ * (scikit-learn n_restarts_optimizer, §4.2).  They draw from the caller's
+ * seed, so they stay deterministic. */
+#define TRAJ_GPR_RESTARTS 9
+
+int hb_fc_trajectory(const struct hb_fc_history *h, const struct hb_fc_traj_spec *s, long **traj, size_t *ntraj,
+		     struct hb_error *err)
+{
+	const double epoch_steps = floor(s->dataset / (double)s->cur_bs);
+	size_t nq;
+	double *query = NULL, *pred = NULL;
+	long *t;
+
+	*traj = NULL;
+	*ntraj = 0;
+	if (s->cur_bs < 1 || !(s->interval > 0) || !(s->dataset >= 0) || !isfinite(s->dataset))
+		return hb_input_error(err, "forecast: trajectory of B_G %ld, interval %g, dataset %g (B_G >= 1, "
+				      "interval > 0 and a finite dataset >= 0 expected)", s->cur_bs, s->interval,
+				      s->dataset);
+	nq = (size_t)(epoch_steps / s->interval);
+	t = malloc((nq + 1) * sizeof(long));
+	if (!t)
+		return hb_runtime_error(err, "forecast: out of memory for %zu trajectory points", nq + 1);
+	t[0] = s->cur_bs;
+	if (nq > 0 && h->n > 0) {
+		struct hb_fc_history cur = *h;
+		struct hb_fc_options o;
+		enum hb_fc_method m = s->method;
+
+		query = malloc(nq * sizeof(double));
+		pred = malloc(nq * sizeof(double));
+		if (!query || !pred) {
+			hb_runtime_error(err, "forecast: out of memory for %zu trajectory points", nq + 1);
+			goto fail;
+		}
+		nq = hb_fc_query_steps(s->sync_step, s->interval, epoch_steps, query, nq);
+		if (cur.epoch_start >= cur.n)
+			cur.epoch_start = cur.n - 1;
+		hb_fc_options_default(&o, s->seed);
+		o.interval = s->interval;
+		o.gpr.restarts = TRAJ_GPR_RESTARTS;
+		if (m == HB_FC_ENSEMBLE && cur.n - cur.epoch_start < TRAJ_GPR_MIN_POINTS)
+			m = HB_FC_SES;
+		if (hb_forecast(m, &cur, &o, query, nq, pred, err) < 0)
+			goto fail;
+		for (size_t i = 0; i < nq; i++) {
+			double b = floor(pred[i] + 0.5);
+
+			if (!isfinite(b))
+				b = (double)s->cur_bs;
+			b = fmin(fmax(b, (double)s->min_bs), (double)s->max_bs);
+			t[1 + i] = (long)b;
+		}
+	} else {
+		nq = 0;
+	}
+	free(query);
+	free(pred);
+	*traj = t;
+	*ntraj = nq + 1;
+	return 0;
+fail:
+	free(query);
+	free(pred);
+	free(t);
+	return -1;
+}
+
 int hb_mape(const double *actual, const double *pred, size_t n, double *pct, struct hb_error *err)
 {
 	double s = 0.0;

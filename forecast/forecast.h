@@ -105,6 +105,33 @@ int hb_fc_series_add(double **step, double **batch, size_t *n, size_t *cap, size
  * combination. */
 uint64_t hb_fc_epoch_seed(uint64_t seed, int job, long epoch);
 
+/* JABAS's trajectory of the next epoch: the batches its auto-scaler sizes
+ * the allocation for (notes/jabas.md §4.2 "Query points", §4.3).  One rule
+ * for the simulator's agent (sim/agent_jabas.c) and the live policy
+ * (live/live_policy.c). */
+struct hb_fc_traj_spec {
+	enum hb_fc_method method;  /* the forecaster (the paper's: HB_FC_ENSEMBLE) */
+	uint64_t seed;             /* GPR restarts' seed (hb_fc_epoch_seed) */
+	double interval;           /* p, steps between adaptation points */
+	double sync_step;          /* the forecast origin: the step the epoch ended at */
+	double dataset;            /* |D|, samples per epoch */
+	long cur_bs;               /* B_G now: the first point, and a non-finite forecast's value */
+	long min_bs, max_bs;       /* the bounds every forecast point is clipped to */
+};
+
+/* (*traj)[0] = cur_bs, then s->method's forecast of h at the next epoch's
+ * adaptation points (hb_fc_query_steps from sync_step over
+ * floor(dataset / cur_bs) steps), each rounded to a whole batch and clipped
+ * to [min_bs, max_bs]; *ntraj points.  The forecaster runs with the
+ * artifact's options (hb_fc_options_default(seed), interval, 9 GPR
+ * restarts), and an ensemble whose current epoch has fewer than 3 points is
+ * SES alone (forecast.c says why).  Unlike the forecasters, h may be empty
+ * or have no point in the current epoch (epoch_start == n: the GPR trains on
+ * the last point); with no history, or an epoch shorter than p, the
+ * trajectory is cur_bs alone.  The caller frees *traj; on error it is NULL. */
+int hb_fc_trajectory(const struct hb_fc_history *h, const struct hb_fc_traj_spec *s, long **traj, size_t *ntraj,
+		     struct hb_error *err);
+
 /* Mean absolute percentage error 100/n * sum |pred - actual| / |actual|;
  * fails if n == 0 or an actual value is 0 or not finite. */
 int hb_mape(const double *actual, const double *pred, size_t n, double *pct, struct hb_error *err);

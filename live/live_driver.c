@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "allreduce.h"   /* hb_ar_launched_by_mpirun */
 #include "fileio.h"
 #include "live_driver.h"
 #include "profdb.h"
@@ -50,6 +51,22 @@ static int alloc_total(const struct hb_live_pstate *st)
 	for (int i = 0; i < st->nnodes; i++)
 		g += st->alloc[i];
 	return g;
+}
+
+int hb_live_drive_setup(struct hb_live_drive_opts *d, const char *cmd, const char *unit, struct hb_error *err)
+{
+	char sub[4096];
+	ssize_t n;
+
+	if (hb_ar_launched_by_mpirun())
+		return hb_input_error(err, "%s: start it without mpirun (the driver launches mpirun itself, once "
+				      "per %s)", cmd, unit);
+	n = readlink("/proc/self/exe", d->self, sizeof(d->self) - 1);
+	if (n <= 0)
+		return hb_runtime_error(err, "live: cannot find this executable (/proc/self/exe)");
+	d->self[n] = '\0';
+	snprintf(sub, sizeof(sub), "%s/state", d->dir);
+	return hb_mkdir_p(sub, err);
 }
 
 int hb_live_launch(const struct hb_live_drive_opts *d, int nranks, char *const *extra, int nextra,

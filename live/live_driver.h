@@ -2,10 +2,10 @@
  * live_driver.h: the driver of adaptive live runs: a loop around mpirun.
  *
  * The driver (the `hetbatch live --policy P` process that no launcher
- * started) takes the policy's first decision, then launches segments
- * (live_segment.h), each `LAUNCHER -np <GPUs> hetbatch --seed S live
- * <the same options> --segment IN --segment-out OUT`, until one says the
- * run is done.  After each it rewrites DIR/trajectory.csv with every row so
+ * started; `live --schedule` has one too, cli/live_schedule.c) takes the
+ * policy's first decision, then launches segments (live_segment.h), each
+ * `LAUNCHER -np <GPUs> hetbatch --seed S live <the same options> --segment
+ * IN --segment-out OUT`, until one says the run is done.  After each it rewrites DIR/trajectory.csv with every row so
  * far, so a failed launch keeps what was measured.  At the end it runs the
  * simulator on the same job (same policy, cluster, profiles, knobs, with
  * the measured batch trajectory replayed: `sim --replay`) and writes
@@ -22,7 +22,7 @@
 #include "live_segment.h"
 
 struct hb_live_drive_opts {
-	const char *self;        /* this hetbatch executable */
+	char self[4096];         /* this hetbatch executable (hb_live_drive_setup) */
 	const char *launcher;    /* launcher command, split at spaces ("mpirun --oversubscribe") */
 	char *const *args;       /* the live command's own arguments (after "live"), passed on */
 	int nargs;
@@ -33,6 +33,13 @@ struct hb_live_drive_opts {
 	int relaunch_always;
 	int max_segments;        /* a policy that relaunches more often than this is stopped */
 };
+
+/* What a driver does before its first launch, for adaptive runs and
+ * schedule replay alike: refuses to run under mpirun (the driver starts the
+ * launcher itself, once per unit: the message names cmd and unit), finds
+ * this executable (d->self) and makes d->dir/state, where the launches'
+ * state files go. */
+int hb_live_drive_setup(struct hb_live_drive_opts *d, const char *cmd, const char *unit, struct hb_error *err);
 
 /* `LAUNCHER -np nranks SELF [-q] --seed S live ARGS EXTRA`, waited for;
  * a non-zero exit is a runtime error. */

@@ -14,14 +14,12 @@
 
 #include "agent_util.h"   /* hb_simigrad_step, hb_simigrad_decide, hb_agent_ddp_config, hb_agent_alloc_all */
 #include "autoscale.h"    /* hb_jabas_epoch_time */
-#include "forecast.h"     /* hb_forecast, hb_fc_query_steps, hb_fc_series_add, hb_fc_epoch_seed */
+#include "forecast.h"     /* hb_fc_trajectory, hb_fc_series_add, hb_fc_epoch_seed */
 #include "live_policy.h"
 #include "profdb.h"
 #include "strutil.h"
 
 #define LIVE_UNIT_GPUS 2          /* JABAS allocates GPU pairs (agent_jabas.c JABAS_UNIT_GPUS) */
-#define LIVE_GPR_MIN_POINTS 3     /* below this, the forecast is SES alone (agent_jabas.c) */
-#define LIVE_GPR_RESTARTS 9       /* scikit-learn's n_restarts_optimizer in the artifact */
 
 const char *hb_live_policy_name(enum hb_live_policy_kind k)
 {
@@ -213,7 +211,7 @@ void hb_live_policy_close(struct hb_live_policy *pol)
 
 /* argmin over Q of the predicted epoch time of traj; ties to the later
  * candidate (more GPUs), as agent_jabas.c pick_allocation. */
-static int pick_allocation(struct hb_live_policy *pol, const long *traj, int ntraj, long done, long *best,
+static int pick_allocation(struct hb_live_policy *pol, const long *traj, size_t ntraj, long done, long *best,
 			   double *best_s, struct hb_error *err)
 {
 	int n = pol->cl->nnodes;
@@ -223,8 +221,8 @@ static int pick_allocation(struct hb_live_policy *pol, const long *traj, int ntr
 	for (size_t i = 0; i < pol->ncand; i++) {
 		struct hb_epoch_estimate est;
 
-		if (hb_jabas_epoch_time(pol->solver, pol->cand_alloc + i * (size_t)n, traj, ntraj, pol->par.p, done,
-					pol->par.dataset, &est, err) < 0)
+		if (hb_jabas_epoch_time(pol->solver, pol->cand_alloc + i * (size_t)n, traj, (int)ntraj, pol->par.p,
+					done, pol->par.dataset, &est, err) < 0)
 			return -1;
 		if (est.feasible && est.epoch_s <= *best_s) {
 			*best = (long)i;
@@ -376,65 +374,32 @@ int hb_live_policy_adapt(struct hb_live_policy *pol, struct hb_live_pstate *st, 
 }
 
 /* traj[0] = B_G now, then the forecast at the next epoch's adaptation
- * points, clipped to the bounds (agent_jabas.c build_trajectory). */
-static int trajectory(struct hb_live_policy *pol, const struct hb_live_pstate *st, long **traj, int *ntraj,
+ * points, clipped to the bounds (hb_fc_trajectory, as agent_jabas.c). */
+static int trajectory(const struct hb_live_policy *pol, const struct hb_live_pstate *st, long **traj, size_t *ntraj,
 		      struct hb_error *err)
 {
-	const double epoch_steps = floor(pol->par.dataset / (double)st->global_bs);
-	size_t nq = (size_t)(epoch_steps / (double)pol->par.p);
-	double *query = NULL, *pred = NULL;
-	long *t = malloc((nq + 1) * sizeof(long));
-	int rc = -1;
+	const struct hb_fc_history h = { .step = st->hist_step, .batch = st->hist_bs, .n = st->nhist,
+					 .epoch_start = st->epoch_start };
+	const struct hb_fc_traj_spec spec = {
+		.method = HB_FC_ENSEMBLE,
+		.seed = hb_fc_epoch_seed(pol->par.seed, 0, st->epoch),
+		.interval = (double)pol->par.p,
+		.sync_step = (double)st->iteration,
+		.dataset = pol->par.dataset,
+		.cur_bs = st->global_bs,
+		.min_bs = pol->par.min_gbs,
+		.max_bs = pol->par.max_gbs,
+	};
 
-	if (!t)
-		return hb_runtime_error(err, "live: out of memory for %zu forecast points", nq);
-	t[0] = st->global_bs;
-	*traj = t;
-	*ntraj = 1;
-	if (nq == 0 || st->nhist == 0)
-		return 0;
-	query = malloc(nq * sizeof(double));
-	pred = malloc(nq * sizeof(double));
-	if (!query || !pred) {
-		hb_runtime_error(err, "live: out of memory for %zu forecast points", nq);
-		goto out;
-	}
-	nq = hb_fc_query_steps((double)st->iteration, (double)pol->par.p, epoch_steps, query, nq);
-	{
-		struct hb_fc_history h = { .step = st->hist_step, .batch = st->hist_bs, .n = st->nhist,
-					   .epoch_start = st->epoch_start < st->nhist ? st->epoch_start : st->nhist - 1 };
-		struct hb_fc_options o;
-		enum hb_fc_method m = HB_FC_ENSEMBLE;
-
-		hb_fc_options_default(&o, hb_fc_epoch_seed(pol->par.seed, 0, st->epoch));
-		o.interval = (double)pol->par.p;
-		o.gpr.restarts = LIVE_GPR_RESTARTS;
-		if (st->nhist - h.epoch_start < LIVE_GPR_MIN_POINTS)
-			m = HB_FC_SES;
-		if (hb_forecast(m, &h, &o, query, nq, pred, err) < 0)
-			goto out;
-	}
-	for (size_t i = 0; i < nq; i++) {
-		double b = floor(pred[i] + 0.5);
-
-		if (!isfinite(b))
-			b = (double)st->global_bs;
-		b = fmin(fmax(b, (double)pol->par.min_gbs), (double)pol->par.max_gbs);
-		t[1 + i] = (long)b;
-	}
-	*ntraj = (int)(nq + 1);
-	rc = 0;
-out:
-	free(query);
-	free(pred);
-	return rc;
+	return hb_fc_trajectory(&h, &spec, traj, ntraj, err);
 }
 
 int hb_live_policy_epoch_end(struct hb_live_policy *pol, struct hb_live_pstate *st, int *move, char *why,
 			     size_t whylen, struct hb_error *err)
 {
 	long *traj = NULL, best;
-	int ntraj = 0, n = st->nnodes;
+	size_t ntraj = 0;
+	int n = st->nnodes;
 	double best_s;
 
 	*move = 0;
@@ -454,9 +419,9 @@ int hb_live_policy_epoch_end(struct hb_live_policy *pol, struct hb_live_pstate *
 		const int *a = pol->cand_alloc + (size_t)best * (size_t)n;
 
 		*move = memcmp(a, st->alloc, (size_t)n * sizeof(int)) != 0;
-		snprintf(why, whylen, "epoch %ld: trajectory of %d points, B_G %ld..%ld, best %d GPUs (%.1f s/epoch)%s",
-			 st->epoch, ntraj, traj[0], traj[ntraj - 1], alloc_gpus(a, n), best_s,
-			 *move ? ": relaunch" : ", keep");
+		snprintf(why, whylen,
+			 "epoch %ld: trajectory of %zu points, B_G %ld..%ld, best %d GPUs (%.1f s/epoch)%s", st->epoch,
+			 ntraj, traj[0], traj[ntraj - 1], alloc_gpus(a, n), best_s, *move ? ": relaunch" : ", keep");
 		if (*move)
 			memcpy(st->alloc, a, (size_t)n * sizeof(int));
 	}

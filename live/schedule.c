@@ -5,8 +5,9 @@
  * An event's text is read from its end, since the reason in front may say
  * anything: the suffix follows the last "; B_L ", and the human part
  * before it ends in "; B_G N, K GPUs, T s/iter: LAYOUT".  Every number is
- * parsed strictly, every node must be one of the run's catalog cluster,
- * and the rebuilt slots must hold the event's GPUs and B_G exactly.
+ * parsed strictly, every node must be one of the run's catalog cluster
+ * (and, in lbs, one of the alloc's, with a batch per GPU), and the rebuilt
+ * slots must hold the event's GPUs and B_G exactly.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -129,6 +130,77 @@ static int read_alloc(const struct ev *e, char *s, int *alloc)
 	return 0;
 }
 
+/* "fast=83,82 slow=30,30" (modified in place): each GPU's local batch, a
+ * node's in the order of its GPUs, into lbs[gpus] in cluster node order
+ * (a node's alloc[i] GPUs together, as the slots).  Every node of the
+ * alloc, and only those, with one batch per GPU. */
+static int read_lbs(const struct ev *e, char *s, const int *alloc, int *lbs)
+{
+	int *first = calloc((size_t)e->cl->nnodes, sizeof(*first));
+	int *named = calloc((size_t)e->cl->nnodes, sizeof(*named));
+	char *next;
+	int rc = -1;
+
+	if (!first || !named) {
+		hb_runtime_error(e->err, "%s: out of memory", e->db);
+		goto out;
+	}
+	for (int i = 0, at = 0; i < e->cl->nnodes; i++) {
+		first[i] = at;
+		at += alloc[i];
+	}
+	if (!*s) {
+		bad_event(e, "lbs is empty");
+		goto out;
+	}
+	for (char *tok = s; tok; tok = next) {
+		char *eq, *num, *comma;
+		int node, k = 0;
+
+		if ((next = strchr(tok, ' ')))
+			*next++ = '\0';
+		if (!(eq = strrchr(tok, '=')) || eq == tok || !eq[1]) {
+			bad_event(e, "malformed lbs entry '%s' (NODE=B,B,... expected: one local batch per GPU)", tok);
+			goto out;
+		}
+		*eq = '\0';
+		if (find_node(e, "lbs", tok, &node) < 0)
+			goto out;
+		if (named[node]++) {
+			bad_event(e, "lbs: node '%s' is named twice", tok);
+			goto out;
+		}
+		if (alloc[node] == 0) {
+			bad_event(e, "lbs: node '%s' is not in the alloc", tok);
+			goto out;
+		}
+		for (num = eq + 1; num; num = comma, k++) {
+			long b;
+
+			if ((comma = strchr(num, ',')))
+				*comma++ = '\0';
+			if (whole(e, "lbs local batch", num, 1, INT_MAX, &b) < 0)
+				goto out;
+			if (k < alloc[node])
+				lbs[first[node] + k] = (int)b;
+		}
+		if (k != alloc[node]) {
+			bad_event(e, "lbs: node '%s' has %d local batches, the alloc %d GPUs", tok, k, alloc[node]);
+			goto out;
+		}
+	}
+	for (int i = 0; i < e->cl->nnodes; i++)
+		if (alloc[i] > 0 && !named[i]) {
+			bad_event(e, "lbs: node '%s' of the alloc has no local batches", e->cl->nodes[i].name);
+			goto out;
+		}
+	rc = 0;
+out:
+	free(first);
+	free(named);
+	return rc;
+}
+
 /* One "NODE:KGPU,VSW:v,GA:g" (modified in place). */
 static int read_iidp_entry(const struct ev *e, char *s, struct iidp_entry *x)
 {
@@ -222,9 +294,11 @@ static void set_slot(struct hb_live_slot *s, const struct ev *e, int node, int v
 }
 
 /* The slots of a configuration, in cluster node order (an IIDP node's
- * entries in layout order); alloc and the event's GPU count agree. */
-static int build_slots(const struct ev *e, struct hb_live_plan *p, const int *alloc, int gpus, int lbs, int ddp_ga,
-		       const struct iidp_entry *entries, int nentries)
+ * entries in layout order); alloc and the event's GPU count agree.
+ * Without IIDP entries every GPU is one VSW with ddp_ga GA steps, at
+ * gpu_lbs[slot] when given (unequal local batches), else at lbs. */
+static int build_slots(const struct ev *e, struct hb_live_plan *p, const int *alloc, int gpus, int lbs,
+		       const int *gpu_lbs, int ddp_ga, const struct iidp_entry *entries, int nentries)
 {
 	int *laid = NULL;
 
@@ -247,8 +321,9 @@ static int build_slots(const struct ev *e, struct hb_live_plan *p, const int *al
 	}
 	for (int i = 0; i < e->cl->nnodes; i++) {
 		if (!entries) {
-			for (int k = 0; k < alloc[i]; k++)
-				set_slot(&p->slots[p->nslots++], e, i, 1, ddp_ga, lbs, p->pred_iter_s);
+			for (int k = 0; k < alloc[i]; k++, p->nslots++)
+				set_slot(&p->slots[p->nslots], e, i, 1, ddp_ga, gpu_lbs ? gpu_lbs[p->nslots] : lbs,
+					 p->pred_iter_s);
 			continue;
 		}
 		for (int j = 0; j < nentries; j++)
@@ -262,9 +337,9 @@ static int build_slots(const struct ev *e, struct hb_live_plan *p, const int *al
 static int read_config(const struct ev *e, char *text, int iidp_ows, struct hb_live_sched_cfg *c)
 {
 	struct hb_live_plan *p = &c->plan;
-	char *suffix = last_of(text, "; B_L "), *head, *alloc_s, *iter, *iter_s, *gpus_s, *note_s, *layout;
+	char *suffix = last_of(text, "; B_L "), *head, *alloc_s, *lbs_s, *iter, *iter_s, *gpus_s, *note_s, *layout;
 	long lbs, gbs, gpus;
-	int *alloc = NULL, ddp_ga = 0, nentries = 0, rc = -1;
+	int *alloc = NULL, *gpu_lbs = NULL, ddp_ga = 0, nentries = 0, optperf, rc = -1;
 	struct iidp_entry *entries = NULL;
 	double samples = 0, note_iter_s;
 
@@ -276,12 +351,16 @@ static int read_config(const struct ev *e, char *text, int iidp_ows, struct hb_l
 	if (!(alloc_s = split_at(suffix, ", alloc ")) || !(iter = split_at(alloc_s, ", iteration ")) ||
 	    !(iter_s = split_at(iter, ", iter_s ")))
 		return bad_event(e, "malformed suffix ('; B_L N, alloc NODE=GPUS ..., iteration N, iter_s T' expected)");
+	lbs_s = split_at(alloc_s, ", lbs ");
 	if (whole(e, "B_L", suffix, 0, INT_MAX, &lbs) < 0 || real(e, "iteration", iter, 0, &c->iteration) < 0 ||
 	    real(e, "iter_s", iter_s, 1, &c->sim_iter_s) < 0)
 		return -1;
-	if (lbs == 0)
-		return bad_event(e, "B_L 0 (unequal local batches): OptPerf's per-GPU local batches are not recorded; "
-				 "replay supports IIDP and DDP configurations");
+	if (lbs == 0 && !lbs_s)
+		return bad_event(e, "B_L 0 (unequal local batches) without ', lbs NODE=B,B ...' after the alloc: each "
+				 "GPU's local batch is not recorded (an older hetbatch wrote it); run the simulation "
+				 "again");
+	if (lbs > 0 && lbs_s)
+		return bad_event(e, "B_L %ld with ', lbs %s': per-GPU local batches go with B_L 0 only", lbs, lbs_s);
 	if (!(head = last_of(text, "; B_G ")))
 		return bad_event(e, "no '; B_G N, K GPUs, T s/iter: LAYOUT' before the suffix");
 	head += strlen("; B_G ");
@@ -291,10 +370,11 @@ static int read_config(const struct ev *e, char *text, int iidp_ows, struct hb_l
 	if (whole(e, "B_G", head, 1, LONG_MAX, &gbs) < 0 || whole(e, "GPUs", gpus_s, 1, INT_MAX, &gpus) < 0 ||
 	    real(e, "s/iter", note_s, 0, &note_iter_s) < 0)
 		return -1;
-	if (strncmp(layout, "OptPerf ", 8) == 0)
-		return bad_event(e, "an OptPerf configuration ('%s'): replay supports IIDP and DDP configurations",
-				 layout);
-	if (strlen(layout) >= 3 && strcmp(layout + strlen(layout) - 3, "...") == 0)
+	/* OptPerf's layout is for people (it may be cut): the suffix has it all */
+	optperf = strncmp(layout, "OptPerf ", 8) == 0;
+	if (lbs_s && !optperf)
+		return bad_event(e, "per-GPU local batches (lbs) with the layout '%s', which is not OptPerf's", layout);
+	if (!optperf && strlen(layout) >= 3 && strcmp(layout + strlen(layout) - 3, "...") == 0)
 		return bad_event(e, "the layout was cut (it ends in \"...\"): the configuration cannot be rebuilt");
 
 	snprintf(p->path, sizeof(p->path), "%.480s event %ld", e->db, e->seq);
@@ -315,7 +395,20 @@ static int read_config(const struct ev *e, char *text, int iidp_ows, struct hb_l
 			goto out;
 		}
 	}
-	if (layout[0] == '[') {
+	if (optperf) {
+		/* Cannikin: one replica per GPU, no accumulation, and OptPerf
+		 * (solver/optperf.h) has no overlapping weight sync */
+		hb_strlcpy(p->method, "optperf", sizeof(p->method));
+		p->ows = 0;
+		if (lbs_s) {
+			if (!(gpu_lbs = calloc((size_t)gpus, sizeof(*gpu_lbs)))) {
+				hb_runtime_error(e->err, "%s: out of memory", e->db);
+				goto out;
+			}
+			if (read_lbs(e, lbs_s, alloc, gpu_lbs) < 0)
+				goto out;
+		}
+	} else if (layout[0] == '[') {
 		hb_strlcpy(p->method, "iidp", sizeof(p->method));
 		p->ows = iidp_ows;
 		if (read_iidp(e, layout, &entries, &nentries) < 0)
@@ -326,7 +419,7 @@ static int read_config(const struct ev *e, char *text, int iidp_ows, struct hb_l
 		if (read_ddp_ga(e, layout, &ddp_ga) < 0)
 			goto out;
 	}
-	if (build_slots(e, p, alloc, (int)gpus, (int)lbs, ddp_ga, entries, nentries) < 0)
+	if (build_slots(e, p, alloc, (int)gpus, (int)lbs, gpu_lbs, ddp_ga, entries, nentries) < 0)
 		goto out;
 	for (int i = 0; i < p->nslots; i++)
 		samples += (double)p->slots[i].local_bs * p->slots[i].n_vsw * (p->slots[i].n_ga + 1.0);
@@ -337,6 +430,7 @@ static int read_config(const struct ev *e, char *text, int iidp_ows, struct hb_l
 	rc = 0;
 out:
 	free(entries);
+	free(gpu_lbs);
 	free(alloc);
 	return rc;
 }

@@ -73,7 +73,7 @@
 #include "alloc.h"      /* hb_alloc_enumerate, hb_alloc_node_units: Q */
 #include "autoscale.h"  /* hb_jabas_epoch_time: the auto-scaler's estimate */
 #include "catalog.h"    /* struct hb_cluster: an offer as a cluster for Q */
-#include "forecast.h"   /* hb_forecast, hb_fc_query_steps, hb_fc_series_add, hb_fc_epoch_seed */
+#include "forecast.h"   /* hb_fc_trajectory, hb_fc_series_add, hb_fc_epoch_seed */
 #include "iidp.h"       /* hb_iidp_solve, hb_iidp_format_config: configurations */
 #include "sim.h"
 
@@ -92,21 +92,10 @@
 
 /* Forecaster of the next epoch's B_G.  HB_FC_ENSEMBLE is the paper's
  * (§4.2); HB_FC_LAST is its "no prediction" ablation (§4.2, Fig. 13b: the
- * last B_G held for the whole next epoch). */
+ * last B_G held for the whole next epoch).  The trajectory built from it
+ * (hb_fc_trajectory) fits the GPR with the artifact's 9 restarts and falls
+ * back to SES in an epoch of fewer than 3 points (forecast.c says why). */
 #define JABAS_FORECAST HB_FC_ENSEMBLE
-
-/* The GPR half of the ensemble trains on the just-finished epoch's points
- * only (§4.2).  Below this many points the periodic kernel has nothing to
- * fit (one point: a constant; two: a period chosen from a single gap), so
- * the forecast falls back to SES on all history, which is what the ensemble
- * reduces to without its GPR half.  It also saves the fit in the late,
- * large-batch epochs that have only a couple of adaptation points. */
-#define JABAS_GPR_MIN_POINTS 3
-
-/* Random restarts of the GPR hyper-parameter fit.  The artifact uses 9
- * (scikit-learn n_restarts_optimizer, §4.2).  The restarts draw from a seed
- * derived from --seed, the job and the epoch, so they stay deterministic. */
-#define JABAS_GPR_RESTARTS 9
 
 /* ---- state --------------------------------------------------------------- */
 
@@ -307,7 +296,7 @@ static void keep_nodes(struct jabas_state *st, const int *cur, int *alloc)
 /* argmin over Q of the predicted epoch time of traj; ties go to the later
  * candidate ("<=", §4.3 [C]: Q grows in units, so ties go to more GPUs).
  * *best = -1 when no candidate can run every trajectory point. */
-static int pick_allocation(struct hb_sim_job *job, const struct jabas_state *st, const long *traj, int ntraj,
+static int pick_allocation(struct hb_sim_job *job, const struct jabas_state *st, const long *traj, size_t ntraj,
 			   long done_in_block, long *best, double *best_s, struct hb_error *err)
 {
 	*best = -1;
@@ -315,7 +304,7 @@ static int pick_allocation(struct hb_sim_job *job, const struct jabas_state *st,
 	for (size_t i = 0; i < st->ncand; i++) {
 		struct hb_epoch_estimate est;
 
-		if (hb_jabas_epoch_time(job->solver, st->cand_alloc + i * (size_t)st->nnodes, traj, ntraj, st->p,
+		if (hb_jabas_epoch_time(job->solver, st->cand_alloc + i * (size_t)st->nnodes, traj, (int)ntraj, st->p,
 					done_in_block, job->model->dataset_size, &est, err) < 0) {
 			hb_error_prefix(err, "jabas %s: candidate %zu", job->name, i);
 			return -1;
@@ -470,78 +459,37 @@ static long done_in_block(const struct hb_sim_job *job, long p)
 }
 
 /* traj[0] = B_G_cur, then the forecast at the next epoch's adaptation points
- * (§4.2 "Query points"), clipped to the bounds; returns the points in *ntraj
- * (the caller frees *traj). */
+ * (§4.2 "Query points"), clipped to the bounds (hb_fc_trajectory); the
+ * caller frees *traj. */
 static int build_trajectory(struct hb_sim *sim, struct hb_sim_job *job, struct jabas_state *st, long **traj,
-			    int *ntraj, struct hb_error *err)
+			    size_t *ntraj, struct hb_error *err)
 {
-	const long cur = job->cfg.global_bs;
-	const double sync = floor(job->iters + 0.5);
-	const double epoch_steps = floor(job->model->dataset_size / (double)cur);
-	size_t nq = (size_t)(epoch_steps / (double)st->p);
-	double *query = NULL, *pred = NULL;
-	long *t;
-	int rc = -1;
+	const struct hb_fc_history h = { .step = st->hist_step, .batch = st->hist_bs, .n = st->nhist,
+					 .epoch_start = st->epoch_start };
+	const struct hb_fc_traj_spec spec = {
+		.method = JABAS_FORECAST,
+		.seed = hb_fc_epoch_seed(sim->opts.seed, job->id, job->epoch),
+		.interval = (double)st->p,
+		.sync_step = floor(job->iters + 0.5),
+		.dataset = job->model->dataset_size,
+		.cur_bs = job->cfg.global_bs,
+		.min_bs = job->min_gbs,
+		.max_bs = job->max_gbs,
+	};
 
-	t = malloc((nq + 1) * sizeof(long));
-	if (!t)
-		return hb_runtime_error(err, "jabas %s: out of memory for %zu forecast points", job->name, nq);
-	t[0] = cur;
-	*traj = t;
-	*ntraj = 1;
-	if (nq == 0 || st->nhist == 0)
-		return 0;
-	query = malloc(nq * sizeof(double));
-	pred = malloc(nq * sizeof(double));
-	if (!query || !pred) {
-		hb_runtime_error(err, "jabas %s: out of memory for %zu forecast points", job->name, nq);
-		goto out;
+	if (hb_fc_trajectory(&h, &spec, traj, ntraj, err) < 0) {
+		hb_error_prefix(err, "jabas %s: forecast after epoch %ld", job->name, job->epoch);
+		return -1;
 	}
-	nq = hb_fc_query_steps(sync, (double)st->p, epoch_steps, query, nq);
-	{
-		struct hb_fc_history h = {
-			.step = st->hist_step,
-			.batch = st->hist_bs,
-			.n = st->nhist,
-			.epoch_start = st->epoch_start < st->nhist ? st->epoch_start : st->nhist - 1,
-		};
-		struct hb_fc_options o;
-		enum hb_fc_method m = JABAS_FORECAST;
-
-		hb_fc_options_default(&o, hb_fc_epoch_seed(sim->opts.seed, job->id, job->epoch));
-		o.interval = (double)st->p;
-		o.gpr.restarts = JABAS_GPR_RESTARTS;
-		if (m == HB_FC_ENSEMBLE && st->nhist - h.epoch_start < JABAS_GPR_MIN_POINTS)
-			m = HB_FC_SES;
-		if (hb_forecast(m, &h, &o, query, nq, pred, err) < 0) {
-			hb_error_prefix(err, "jabas %s: forecast after epoch %ld", job->name, job->epoch);
-			goto out;
-		}
-	}
-	for (size_t i = 0; i < nq; i++) {
-		double b = floor(pred[i] + 0.5);
-
-		if (!isfinite(b))
-			b = (double)cur;
-		if (b < (double)job->min_gbs)
-			b = (double)job->min_gbs;
-		if (b > (double)job->max_gbs)
-			b = (double)job->max_gbs;
-		t[1 + i] = (long)b;
-	}
-	*ntraj = (int)(nq + 1);
-	rc = 0;
-out:
-	free(query);
-	free(pred);
-	return rc;
+	return 0;
 }
 
 static int jabas_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct jabas_state *st = job->agent_state;
 	long *traj = NULL, best;
-	int ntraj = 0, rc = -1, max_gpus = 0;
+	size_t ntraj = 0;
+	int rc = -1, max_gpus = 0;
 	double best_s;
 	const long done = done_in_block(job, st->p);
 
@@ -577,7 +525,7 @@ static int jabas_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct
 			keep_nodes(st, job->cfg.alloc, alloc);
 		}
 		hb_sim_note(sim, job, "autoscale",
-			    "epoch %ld: trajectory of %d points, B_G %ld..%ld, best %d GPUs (%.1f s/epoch)%s",
+			    "epoch %ld: trajectory of %zu points, B_G %ld..%ld, best %d GPUs (%.1f s/epoch)%s",
 			    job->epoch, ntraj, traj[0], traj[ntraj - 1], alloc_ngpus(alloc, st->nnodes),
 			    best_s, same_alloc(alloc, job->cfg.alloc, st->nnodes) ? ", keep" : "");
 		if (!same_alloc(alloc, job->cfg.alloc, st->nnodes)) {

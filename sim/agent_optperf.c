@@ -184,6 +184,16 @@ int hb_cannikin_decide(const struct hb_cannikin_input *in, struct hb_job_config 
 	cfg->ngpus = (int)op.cl.n;
 	cfg->global_bs = d->choice.batch;
 	cfg->local_bs = equal ? (int)split[0] : 0;
+	free(cfg->gpu_local_bs);
+	cfg->gpu_local_bs = NULL;
+	if (!equal) {
+		if (!(cfg->gpu_local_bs = malloc(op.cl.n * sizeof(int)))) {
+			hb_runtime_error(err, "cannikin: out of memory for %zu GPUs", op.cl.n);
+			goto out;
+		}
+		for (size_t i = 0; i < op.cl.n; i++)
+			cfg->gpu_local_bs[i] = (int)split[i];
+	}
 	cfg->iter_s = hb_optperf_iter_time(&op.cl, dl);
 	cfg->overhead_per_iter_s = 0.0;
 	cfg->eff_factor = hb_stats_unequal_factor(in->stats, dl, (int)op.cl.n);

@@ -128,8 +128,9 @@ struct hb_cannikin_decision {
 /* Pick B* = argmax goodput over the geometric grid of [min_gbs, max_gbs]
  * with OptPerf(B) as the iteration time (hb_optperf_choose_batch on
  * hb_optperf_from_perf's cluster for alloc), and the integer split of B*
- * (hb_optperf_round).  When applied, cfg holds: local_bs = 0 (or the common
- * value when the split is equal), iter_s = Eq. 7 time of the integer split
+ * (hb_optperf_round).  When applied, cfg holds: local_bs = 0 and the split
+ * in gpu_local_bs (or the common value in local_bs and no gpu_local_bs when
+ * the split is equal), iter_s = Eq. 7 time of the integer split
  * on the same OptPerf cluster, eff_factor = hb_stats_unequal_factor of the
  * split, overhead 0.  local (may be NULL; one entry per GPU of alloc, in
  * node order) receives the split whether or not it is applied.  Fails with

@@ -53,18 +53,28 @@ void hb_job_config_free(struct hb_job_config *c)
 {
 	free(c->alloc);
 	c->alloc = NULL;
+	free(c->gpu_local_bs);
+	c->gpu_local_bs = NULL;
 }
 
 int hb_job_config_copy(struct hb_job_config *dst, const struct hb_job_config *src, int nnodes)
 {
-	int *alloc = dst->alloc;
+	int *alloc = dst->alloc, *lbs = dst->gpu_local_bs;
 
-	if (!alloc)
-		alloc = calloc((size_t)(nnodes > 0 ? nnodes : 1), sizeof(int));
-	if (!alloc)
+	if (!alloc && !(alloc = calloc((size_t)(nnodes > 0 ? nnodes : 1), sizeof(int))))
 		return -1;
+	dst->alloc = alloc;
+	if (src->gpu_local_bs) {
+		if (!(lbs = realloc(lbs, sizeof(int) * (size_t)(src->ngpus > 0 ? src->ngpus : 1))))
+			return -1; /* dst keeps its own arrays */
+		memcpy(lbs, src->gpu_local_bs, sizeof(int) * (size_t)src->ngpus);
+	} else {
+		free(lbs);
+		lbs = NULL;
+	}
 	*dst = *src;
 	dst->alloc = alloc;
+	dst->gpu_local_bs = lbs;
 	memcpy(dst->alloc, src->alloc, sizeof(int) * (size_t)nnodes);
 	return 0;
 }
@@ -607,29 +617,53 @@ static int schedule_next(struct hb_sim *sim, struct hb_sim_job *job, struct hb_e
  *   "; B_L %d, alloc node0=2 node1=2, iteration %.0f, iter_s %.9g"
  * (B_L 0: unequal local batches; alloc: every node with GPUs, cluster node
  * names; iteration: the job's iterations so far; iter_s: without
- * overheads).  The text is kept whole, even past HB_SIM_NOTE_MAX, so that a
- * long layout never cuts the suffix. */
+ * overheads).  Unequal local batches (cfg->gpu_local_bs, OptPerf) add
+ * each GPU's batch after the alloc, per alloc node in cluster order, a
+ * node's GPUs comma-separated:
+ *   "; B_L 0, alloc fast=2 slow=2, lbs fast=83,82 slow=30,30, iteration ..."
+ * (between alloc and iteration, so that a reader of the suffix without lbs,
+ * which reads B_L first, still refuses B_L 0 with its own message).
+ * Configurations with equal local batches have no lbs.  The text is kept
+ * whole, even past HB_SIM_NOTE_MAX, so that a long layout never cuts the
+ * suffix. */
 static void apply_note(struct hb_sim *sim, const struct hb_sim_job *job, const struct hb_job_config *cfg,
 		       const char *kind, const char *why)
 {
 	const struct hb_cluster *cl = sim->cl;
-	size_t cap = 1, used = 0;
-	char *alloc;
+	const int *lbs = cfg->local_bs == 0 ? cfg->gpu_local_bs : NULL;
+	size_t cap = 1, cap_lbs = 1, used = 0, used_lbs = 0;
+	char *alloc, *per_gpu;
 
-	for (int i = 0; i < cl->nnodes; i++)
+	for (int i = 0; i < cl->nnodes; i++) {
 		cap += strlen(cl->nodes[i].name) + 16;
-	if (!(alloc = malloc(cap)))
+		cap_lbs += lbs ? strlen(cl->nodes[i].name) + 16 + (size_t)cfg->alloc[i] * 12 : 0;
+	}
+	alloc = malloc(cap);
+	per_gpu = malloc(cap_lbs);
+	if (!alloc || !per_gpu) {
+		free(alloc);
+		free(per_gpu);
 		return; /* records are best effort under memory exhaustion */
-	alloc[0] = '\0';
-	for (int i = 0; i < cl->nnodes; i++)
-		if (cfg->alloc[i] > 0)
-			used += (size_t)snprintf(alloc + used, cap - used, "%s%s=%d", used ? " " : "", cl->nodes[i].name,
-						 cfg->alloc[i]);
+	}
+	alloc[0] = per_gpu[0] = '\0';
+	for (int i = 0; i < cl->nnodes; i++) {
+		if (cfg->alloc[i] <= 0)
+			continue;
+		used += (size_t)snprintf(alloc + used, cap - used, "%s%s=%d", used ? " " : "", cl->nodes[i].name,
+					 cfg->alloc[i]);
+		if (!lbs)
+			continue;
+		used_lbs += (size_t)snprintf(per_gpu + used_lbs, cap_lbs - used_lbs, "%s %s=", used_lbs ? "" : ", lbs",
+					     cl->nodes[i].name);
+		for (int k = 0; k < cfg->alloc[i]; k++)
+			used_lbs += (size_t)snprintf(per_gpu + used_lbs, cap_lbs - used_lbs, "%s%d", k ? "," : "", *lbs++);
+	}
 	note_whole(sim, job, kind,
-		   "%s; B_G %ld, %d GPUs, %.4f s/iter: %s; B_L %d, alloc %s, iteration %.0f, iter_s %.9g", why ? why : "",
-		   cfg->global_bs, cfg->ngpus, cfg->iter_s + cfg->overhead_per_iter_s, cfg->layout, cfg->local_bs, alloc,
-		   job->iters, cfg->iter_s);
+		   "%s; B_G %ld, %d GPUs, %.4f s/iter: %s; B_L %d, alloc %s%s, iteration %.0f, iter_s %.9g",
+		   why ? why : "", cfg->global_bs, cfg->ngpus, cfg->iter_s + cfg->overhead_per_iter_s, cfg->layout,
+		   cfg->local_bs, alloc, per_gpu, job->iters, cfg->iter_s);
 	free(alloc);
+	free(per_gpu);
 }
 
 int hb_sim_apply(struct hb_sim *sim, struct hb_sim_job *job, const struct hb_job_config *cfg, int how,

@@ -47,6 +47,8 @@ struct hb_job_config {
 	int ngpus;               /* sum of alloc */
 	long global_bs;          /* realised B_G */
 	int local_bs;            /* B_L when equal on every worker, 0 when unequal (OptPerf) */
+	int *gpu_local_bs;       /* local_bs 0: each GPU's local batch, ngpus entries, GPUs in cluster node
+				  * order (a node's alloc[i] GPUs together); owned; NULL when local_bs > 0 */
 	double iter_s;           /* compute + communication time of one iteration, s */
 	double overhead_per_iter_s; /* monitoring and similarity cost per iteration, s */
 	double eff_factor;       /* multiplier on E(B) (unequal-batch what-if), 1 = none */

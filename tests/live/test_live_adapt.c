@@ -13,6 +13,8 @@
  *    trajectory, agrees on the batch and the GPUs at every block; the
  *    prediction rows exist.
  *  - simigrad: DDP on every GPU, the batch changes in place.
+ *  - schedule replay: the simulator's SimiGrad and OptPerf (unequal local
+ *    batches) configurations of one job, in order.
  *  - refusals: the driver under mpirun, a missing --db, an unknown policy.
  *
  * Skipped (77) where mpirun cannot start two processes here.
@@ -206,22 +208,30 @@ static void test_simigrad(void **state)
 	assert_true(changes >= 1);
 }
 
+/* `live --schedule ARGS --out OUT`, 2 timed iterations per configuration
+ * at scale 0.05; OUT's trajectory rows into r (at most max); the count. */
+static int replay(const char *args, const char *out, struct row *r, int max)
+{
+	size_t len;
+	int rc = run("live --schedule %s --out %s --scale 0.05 --iters-per-config 2 --launcher '%s'", args, out,
+		     launcher);
+
+	if (rc != 0)
+		fail_msg("exit %d\n%s\n%s", rc, slurp(outf, &len), slurp(errf, &len));
+	return read_trajectory(out, r, max);
+}
+
 /* --schedule: the simulator's configurations for a job, replayed in order. */
 static void test_schedule(void **state)
 {
 	struct row r[64];
-	size_t len;
 	char dbp[600];
-	int n, rc;
+	int n;
 
 	(void)state;
 	profile_once();
 	assert_int_equal(run("sim --cluster cpu-2x2 --model cifar10 --policy jabas,simigrad --db cpu.db --out sim"), 0);
-	rc = run("live --schedule sim --job 0 --policy simigrad --db cpu.db --out rep --scale 0.05 "
-		 "--iters-per-config 2 --max-configs 3 --launcher '%s'", launcher);
-	if (rc != 0)
-		fail_msg("exit %d\n%s\n%s", rc, slurp(outf, &len), slurp(errf, &len));
-	n = read_trajectory("rep", r, 64);
+	n = replay("sim --job 0 --policy simigrad --db cpu.db --max-configs 3", "rep", r, 64);
 	assert_int_equal(n, 3);
 	/* SimiGrad's first moves on this cluster: 128, then 256 and back */
 	assert_int_equal(r[0].gbs, 128);
@@ -240,6 +250,31 @@ static void test_schedule(void **state)
 	assert_int_equal(run("live --schedule sim --job 0 --db cpu.db --out rep2 --launcher '%s'", launcher), 2);
 	assert_true(has(errf, "--policy"));
 	assert_int_equal(run("live --schedule sim --db cpu.db --out rep2"), 2);
+}
+
+/* --schedule of OptPerf (Cannikin) on 2 V100 + 2 T4 (analytic profiles of
+ * those GPUs; the cpu backend runs every rank): each GPU its own local
+ * batch, the batch changed in place. */
+static void test_schedule_optperf(void **state)
+{
+	struct row r[8];
+	size_t len;
+	char *traj;
+
+	(void)state;
+	assert_int_equal(run("profile --analytic --gpus v100,t4 --models cifar10 --db demo.db"), 0);
+	assert_int_equal(run("sim --cluster demo --model cifar10 --policy optperf --db demo.db --out simo"), 0);
+	assert_int_equal(replay("simo --job 0 --db demo.db --max-configs 2", "repo", r, 8), 2);
+	/* the simulator's first two: B* 225 (fast 83+82, slow 30+30), then 370 */
+	assert_int_equal(r[0].gbs, 225);
+	assert_int_equal(r[1].gbs, 370);
+	assert_string_equal(r[0].change, "start");
+	assert_string_equal(r[1].change, "inplace");
+	for (int i = 0; i < 2; i++)
+		assert_true(r[i].gpus == 4 && r[i].iters == 2);
+	traj = slurp_in("repo", "trajectory.csv", &len);
+	assert_non_null(strstr(traj, ",optperf,\"OptPerf B 225: fast:2x82-83 slow:2x30\","));
+	free(traj);
 }
 
 static void test_refused(void **state)
@@ -269,6 +304,7 @@ int main(void)
 		cmocka_unit_test(test_jabas),
 		cmocka_unit_test(test_simigrad),
 		cmocka_unit_test(test_schedule),
+		cmocka_unit_test(test_schedule_optperf),
 	};
 	int rc;
 

@@ -3,14 +3,17 @@
  * job (live/schedule.h).
  *
  * Real runs of `hetbatch sim` (cpu-2x2 / cifar10 with jabas and simigrad,
- * jabas-a / resnet50 with jabas) load with one plan per start, reconfig
- * and restart event, each holding the event's GPUs and B_G, IIDP slots
- * spelling the event's layout again, in the order the simulator applied
- * them.  Hand-written results.db files with one defect each (no suffix,
- * B_L 0, a cut layout, an unknown node, GPU counts that disagree, a
- * malformed number, B_G that the slots miss, a cluster outside the
- * catalog, no configuration) are refused with the event's seq and the
- * reason; two runs holding the job need a policy to pick one.
+ * jabas-a / resnet50 with jabas, demo / cifar10 with optperf) load with
+ * one plan per start, reconfig and restart event, each holding the event's
+ * GPUs and B_G, IIDP slots spelling the event's layout again, OptPerf slots
+ * the per-node counts and batch ranges of its layout, in the order the
+ * simulator applied them.  Hand-written results.db files with one defect
+ * each (no suffix, B_L 0 without per-GPU batches, a cut layout, an unknown
+ * node, GPU counts that disagree, a malformed number, B_G that the slots
+ * miss, per-GPU batches that miss a node, name one twice or outside the
+ * alloc, or have one too many, a cluster outside the catalog, no
+ * configuration) are refused with the event's seq and the reason; two
+ * runs holding the job need a policy to pick one.
  */
 #include <limits.h>
 #include <setjmp.h>
@@ -92,7 +95,52 @@ static void slots_layout(const struct hb_live_plan *p, char *buf, size_t size)
 /* Counts of what a run's schedule showed, for the callers' coverage checks. */
 struct seen {
 	int cfgs, restarts, reconfigs, node_split; /* node_split: an IIDP node with two (VSW, GA) entries */
+	int unequal, node_range;  /* OptPerf: configurations with unequal batches; a node's GPUs unequal */
 };
+
+/* An OptPerf layout, "OptPerf B 225: fast:2x82-83 slow:2x30", against the
+ * slots: per node in order, K slots of that node, one VSW and no GA each,
+ * whose batches span exactly LO..HI. */
+static void check_optperf(const struct hb_live_plan *p, struct seen *seen)
+{
+	const char *at = strchr(p->config, ':');
+	int k = 0;
+	long b;
+
+	assert_int_equal(sscanf(p->config, "OptPerf B %ld:", &b), 1);
+	assert_int_equal(b, p->global_batch);
+	assert_non_null(at);
+	for (at++; *at == ' ';) {
+		char node[64];
+		int n, lo, hi, used, min = 1 << 30, max = 0;
+
+		if (sscanf(at, " %63[^:]:%dx%d-%d%n", node, &n, &lo, &hi, &used) == 4) {
+			seen->node_range = 1;
+		} else {
+			assert_int_equal(sscanf(at, " %63[^:]:%dx%d%n", node, &n, &lo, &used), 3);
+			hi = lo;
+		}
+		assert_true(k + n <= p->nslots);
+		for (int j = k; j < k + n; j++) {
+			assert_string_equal(p->slots[j].node, node);
+			assert_true(p->slots[j].n_vsw == 1 && p->slots[j].n_ga == 0);
+			if (p->slots[j].local_bs < min)
+				min = p->slots[j].local_bs;
+			if (p->slots[j].local_bs > max)
+				max = p->slots[j].local_bs;
+		}
+		assert_int_equal(min, lo);
+		assert_int_equal(max, hi);
+		k += n;
+		at += used;
+	}
+	assert_int_equal(k, p->nslots);
+	for (int j = 1; j < p->nslots; j++)
+		if (p->slots[j].local_bs != p->slots[0].local_bs) {
+			seen->unequal++;
+			break;
+		}
+}
 
 /* Load job 0 of policy's run in dir/results.db and check every plan
  * against the events themselves. */
@@ -163,7 +211,8 @@ static void check_run(const char *dir, const char *policy, const char *method, s
 						assert_true(n <= node);
 			assert_true(sl->pred_iter_s == c->sim_iter_s);
 			assert_true(sl->local_bs > 0 && sl->n_vsw >= 1 && sl->n_ga >= 0);
-			assert_int_equal(sl->local_bs, p->slots[0].local_bs);
+			if (strcmp(method, "optperf") != 0)
+				assert_int_equal(sl->local_bs, p->slots[0].local_bs);
 			sum += (long)sl->local_bs * sl->n_vsw * (sl->n_ga + 1);
 		}
 		assert_int_equal(sum, gbs);
@@ -176,6 +225,8 @@ static void check_run(const char *dir, const char *policy, const char *method, s
 				if (strcmp(p->slots[k].node, p->slots[k - 1].node) == 0 &&
 				    (p->slots[k].n_vsw != p->slots[k - 1].n_vsw || p->slots[k].n_ga != p->slots[k - 1].n_ga))
 					seen->node_split = 1;
+		} else if (strcmp(method, "optperf") == 0) {
+			check_optperf(p, seen);
 		} else {
 			int lbs, n, ga;
 
@@ -227,6 +278,22 @@ static void test_jabas_a(void **state)
 	assert_string_equal(s.cluster, "jabas-a");
 	assert_int_equal(s.cfgs[0].plan.ows, 0);
 	hb_live_schedule_free(&s);
+}
+
+/* Cannikin on a heterogeneous cluster (2 V100 + 2 T4, the built-in
+ * profiles): unequal local batches, changed in place at epoch ends, and
+ * rounding that gives one node's GPUs different batches. */
+static void test_optperf(void **state)
+{
+	struct seen optperf;
+
+	(void)state;
+	assert_int_equal(run("sim --cluster demo --model cifar10 --policy optperf --out s3"), 0);
+	check_run("s3", "optperf", "optperf", &optperf);
+	assert_true(optperf.cfgs > 1 && optperf.reconfigs > 0);
+	assert_int_equal(optperf.unequal, optperf.cfgs);
+	assert_true(optperf.node_range);
+	print_message("demo: optperf %d configurations\n", optperf.cfgs);
 }
 
 /* ---- hand-written results ------------------------------------------------------- */
@@ -288,6 +355,7 @@ static void write_db(const char *name, const char *cluster, int two_runs, const 
 
 #define IIDP_OK "initial phase; B_G 192, 4 GPUs, 1.0000 s/iter: ['node0:2GPU,VSW:1,GA:0', 'node1:2GPU,VSW:2,GA:0']"
 #define IIDP_SUFFIX "; B_L 32, alloc node0=2 node1=2, iteration 0, iter_s 0.9"
+#define OPT_OK "phi 900: B* 128; B_G 128, 4 GPUs, 1.0000 s/iter: OptPerf B 128: node0:2x40 node1:2x24"
 
 /* One run, job 0: a good start (seq 1), an epoch, then seq 7 with `detail`. */
 static void write_one(const char *detail)
@@ -334,20 +402,29 @@ static void expect_bad(const char *detail, const char *why)
 	expect_error("bad", NULL, 0, "bad.db: event seq 7: ", why, NULL);
 }
 
+/* write_one(detail), loaded into s (the start and the event); the event's
+ * plan. */
+static const struct hb_live_plan *load_one(const char *detail, struct hb_live_sched *s)
+{
+	struct hb_error err = { 0 };
+	char path[600];
+
+	write_one(detail);
+	snprintf(path, sizeof(path), "%s/bad.db", tmpdir);
+	if (hb_live_schedule_load(path, NULL, 0, &cat, 1, s, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(s->ncfgs, 2);
+	return &s->cfgs[1].plan;
+}
+
 static void test_good_by_hand(void **state)
 {
 	struct hb_live_sched s;
-	struct hb_error err = { 0 };
-	char path[600];
 	const struct hb_live_plan *p;
 
 	(void)state;
-	write_one("similarity 0.05 < gamma 0.1: B_G 128 -> 256; B_G 256, 4 GPUs, 2.0000 s/iter: DDP B_L 32 x 4 GPUs, "
-		  "GA 1, pace node0; B_L 32, alloc node0=2 node1=2, iteration 300, iter_s 1.5");
-	snprintf(path, sizeof(path), "%s/bad.db", tmpdir);
-	if (hb_live_schedule_load(path, NULL, 0, &cat, 1, &s, &err) < 0)
-		fail_msg("%s", err.msg);
-	assert_int_equal(s.ncfgs, 2);
+	load_one("similarity 0.05 < gamma 0.1: B_G 128 -> 256; B_G 256, 4 GPUs, 2.0000 s/iter: DDP B_L 32 x 4 GPUs, "
+		 "GA 1, pace node0; B_L 32, alloc node0=2 node1=2, iteration 300, iter_s 1.5", &s);
 	p = &s.cfgs[0].plan;
 	assert_string_equal(p->method, "iidp");
 	assert_int_equal(p->nslots, 4);
@@ -372,6 +449,34 @@ static void test_good_by_hand(void **state)
 		assert_true(p->slots[k].n_vsw == 1 && p->slots[k].n_ga == 1 && p->slots[k].local_bs == 32);
 	assert_string_equal(s.model, "cifar10"); /* no jobs table: the run's model */
 	hb_live_schedule_free(&s);
+
+	/* OptPerf: each GPU's batch from lbs, in alloc order; equal batches
+	 * need none */
+	p = load_one("phi 900: B 128 -> B* 130; B_G 130, 4 GPUs, 1.0000 s/iter: OptPerf B 130: node0:2x40-41 "
+		     "node1:2x24-25; B_L 0, alloc node0=2 node1=2, lbs node0=41,40 node1=24,25, iteration 700, "
+		     "iter_s 0.85", &s);
+	assert_string_equal(p->method, "optperf");
+	assert_int_equal(p->ows, 0);
+	assert_int_equal(p->global_batch, 130);
+	assert_int_equal(p->nslots, 4);
+	{
+		const int want[4] = { 41, 40, 24, 25 };
+
+		for (int k = 0; k < 4; k++) {
+			assert_string_equal(p->slots[k].node, k < 2 ? "node0" : "node1");
+			assert_int_equal(p->slots[k].local_bs, want[k]);
+			assert_true(p->slots[k].n_vsw == 1 && p->slots[k].n_ga == 0 && p->slots[k].pred_iter_s == 0.85);
+		}
+	}
+	assert_string_equal(p->config, "OptPerf B 130: node0:2x40-41 node1:2x24-25");
+	hb_live_schedule_free(&s);
+	p = load_one("phi 900: B* 96; B_G 96, 3 GPUs, 1.0000 s/iter: OptPerf B 96: node0:1x32 node1:2x32"
+		     "; B_L 32, alloc node0=1 node1=2, iteration 0, iter_s 0.5", &s);
+	assert_string_equal(p->method, "optperf");
+	assert_int_equal(p->nslots, 3);
+	for (int k = 0; k < 3; k++)
+		assert_true(p->slots[k].local_bs == 32 && p->slots[k].n_vsw == 1 && p->slots[k].n_ga == 0);
+	hb_live_schedule_free(&s);
 }
 
 static void test_malformed(void **state)
@@ -379,12 +484,8 @@ static void test_malformed(void **state)
 	(void)state;
 	expect_bad("similarity 0.05; B_G 128, 4 GPUs, 1.0000 s/iter: DDP B_L 32 x 4 GPUs, GA 0, pace node0",
 		   "older hetbatch; run the simulation again");
-	expect_bad("phi 900: B* 128; B_G 128, 4 GPUs, 1.0000 s/iter: OptPerf B 128: node0:2x40 node1:2x24"
-		   "; B_L 0, alloc node0=2 node1=2, iteration 100, iter_s 0.9",
-		   "OptPerf's per-GPU local batches are not recorded; replay supports IIDP and DDP configurations");
-	expect_bad("phi 900: B* 128; B_G 128, 4 GPUs, 1.0000 s/iter: OptPerf B 128: node0:2x32 node1:2x32"
-		   "; B_L 32, alloc node0=2 node1=2, iteration 100, iter_s 0.9",
-		   "an OptPerf configuration ('OptPerf B 128: node0:2x32 node1:2x32'): replay supports IIDP and DDP");
+	expect_bad(OPT_OK "; B_L 0, alloc node0=2 node1=2, iteration 100, iter_s 0.9",
+		   "B_L 0 (unequal local batches) without ', lbs NODE=B,B ...' after the alloc");
 	expect_bad("x; B_G 192, 4 GPUs, 1.0000 s/iter: ['node0:2GPU,VSW:1,GA:0', 'node1:2GPU,VS..." IIDP_SUFFIX,
 		   "the layout was cut");
 	expect_bad("x; B_G 192, 4 GPUs, 1.0000 s/iter: ['node0:2GPU,VSW:1,GA:0', 'node9:2GPU,VSW:2,GA:0']" IIDP_SUFFIX,
@@ -416,6 +517,41 @@ static void test_malformed(void **state)
 	expect_bad("x; B_G 128, 4 GPUs, 1.0000 s/iter: something else; B_L 32, alloc node0=2 node1=2, iteration 0, "
 		   "iter_s 0.9", "neither IIDP");
 	expect_bad(IIDP_OK "; B_L 32, node0=2 node1=2, iteration 0, iter_s 0.9", "malformed suffix");
+}
+
+/* The per-GPU batches of unequal-batch configurations (lbs). */
+static void test_malformed_lbs(void **state)
+{
+	(void)state;
+	expect_bad(OPT_OK "; B_L 32, alloc node0=2 node1=2, lbs node0=40,40 node1=24,24, iteration 0, iter_s 0.9",
+		   "B_L 32 with ', lbs node0=40,40 node1=24,24': per-GPU local batches go with B_L 0 only");
+	expect_bad("x; B_G 192, 4 GPUs, 1.0000 s/iter: ['node0:2GPU,VSW:1,GA:0', 'node1:2GPU,VSW:2,GA:0']"
+		   "; B_L 0, alloc node0=2 node1=2, lbs node0=64,64 node1=32,32, iteration 0, iter_s 0.9",
+		   "per-GPU local batches (lbs) with the layout '['node0:2GPU");
+	expect_bad(OPT_OK "; B_L 0, alloc node0=2 node1=2, lbs node0=40,40 node9=24,24, iteration 0, iter_s 0.9",
+		   "lbs: node 'node9' is not in cluster cpu-2x2");
+	expect_bad("x; B_G 80, 2 GPUs, 1.0000 s/iter: OptPerf B 80: node0:2x40"
+		   "; B_L 0, alloc node0=2, lbs node0=41,39 node1=24,24, iteration 0, iter_s 0.9",
+		   "lbs: node 'node1' is not in the alloc");
+	expect_bad(OPT_OK "; B_L 0, alloc node0=2 node1=2, lbs node0=40,40 node0=24,24, iteration 0, iter_s 0.9",
+		   "lbs: node 'node0' is named twice");
+	expect_bad(OPT_OK "; B_L 0, alloc node0=2 node1=2, lbs node0=40,40 node1=24,24,8, iteration 0, iter_s 0.9",
+		   "lbs: node 'node1' has 3 local batches, the alloc 2 GPUs");
+	expect_bad(OPT_OK "; B_L 0, alloc node0=2 node1=2, lbs node0=40,40 node1=24, iteration 0, iter_s 0.9",
+		   "lbs: node 'node1' has 1 local batches, the alloc 2 GPUs");
+	expect_bad(OPT_OK "; B_L 0, alloc node0=2 node1=2, lbs node0=40,40, iteration 0, iter_s 0.9",
+		   "lbs: node 'node1' of the alloc has no local batches");
+	expect_bad(OPT_OK "; B_L 0, alloc node0=2 node1=2, lbs node0=40,forty node1=24,24, iteration 0, iter_s 0.9",
+		   "malformed number: lbs local batch 'forty'");
+	expect_bad(OPT_OK "; B_L 0, alloc node0=2 node1=2, lbs node0=40,40 node1=0,48, iteration 0, iter_s 0.9",
+		   "malformed number: lbs local batch '0'");
+	expect_bad(OPT_OK "; B_L 0, alloc node0=2 node1=2, lbs node0=40,40 node1=24,, iteration 0, iter_s 0.9",
+		   "malformed number: lbs local batch ''");
+	expect_bad(OPT_OK "; B_L 0, alloc node0=2 node1=2, lbs node0 node1=24,24, iteration 0, iter_s 0.9",
+		   "malformed lbs entry 'node0'");
+	expect_bad(OPT_OK "; B_L 0, alloc node0=2 node1=2, lbs , iteration 0, iter_s 0.9", "lbs is empty");
+	expect_bad(OPT_OK "; B_L 0, alloc node0=2 node1=2, lbs node0=40,41 node1=24,24, iteration 0, iter_s 0.9",
+		   "the GPUs' local batches add up to 129 samples, the event says B_G 128");
 }
 
 static void test_run_level_errors(void **state)
@@ -497,8 +633,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cpu_cluster),
 		cmocka_unit_test(test_jabas_a),
+		cmocka_unit_test(test_optperf),
 		cmocka_unit_test(test_good_by_hand),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_malformed_lbs),
 		cmocka_unit_test(test_run_level_errors),
 		cmocka_unit_test(test_two_runs),
 	};
