@@ -57,7 +57,9 @@ static void usage(FILE *out)
 		"  --model M          built-in model name or a model JSON file\n"
 		"  --gbs N            target global batch (rounded to 2 M B_L by the solver)\n"
 		"  --gpus LIST        use only these GPUs: comma-separated node names or GPU\n"
-		"                     types, each optionally ':K' GPUs per node (K even),\n"
+		"                     types, each optionally ':K' GPUs per node (an odd K\n"
+		"                     leaves one GPU out of IIDP's pairs; DDP and OptPerf\n"
+		"                     use all K),\n"
 		"                     e.g. 'node0,node1:2' or 'v100'; default: all\n"
 		"  --db FILE          profile database (default: the built-in analytic one,\n"
 		"                     generated once into the cache)\n"
@@ -123,8 +125,8 @@ static int parse_gpus(const struct hb_catalog *cat, const struct hb_cluster *cl,
 
 		if (colon) {
 			*colon = '\0';
-			if (hb_parse_long_range(colon + 1, 2, 1024, &count) < 0 || count % 2)
-				return hb_input_error(err, "--gpus: item '%s': GPU count '%s' is not an even number >= 2",
+			if (hb_parse_long_range(colon + 1, 1, 1024, &count) < 0)
+				return hb_input_error(err, "--gpus: item '%s': GPU count '%s' is not a number >= 1",
 						      items[k], colon + 1);
 		}
 		gi = hb_catalog_gpu_index(cat, items[k]);
@@ -306,7 +308,7 @@ static int search_iidp(const struct hb_catalog *cat, const struct hb_cluster *cl
 	struct hb_cluster sub = *cl;
 	struct hb_alloc_set q;
 	int *alloc;
-	int rc = 0;
+	int rc = 0, units = 0;
 
 	sub.nodes = malloc(sizeof(*sub.nodes) * (size_t)cl->nnodes);
 	alloc = calloc((size_t)cl->nnodes, sizeof(*alloc));
@@ -321,6 +323,16 @@ static int search_iidp(const struct hb_catalog *cat, const struct hb_cluster *cl
 		sub.nodes[i] = cl->nodes[i];
 		sub.nodes[i].ngpus = req_alloc[i];
 		sub.ngpus += req_alloc[i];
+		units += req_alloc[i] / o->unit;
+	}
+	/* GPUs that hold no whole unit (one GPU, --gpus node:1): no IIDP
+	 * configuration, which runs GPU pairs; the baselines still use them. */
+	if (units == 0) {
+		snprintf(pl->iidp.why, sizeof(pl->iidp.why), "the requested GPUs hold no %d-GPU allocation unit (JABAS's "
+			 "IIDP configurations run GPU pairs); the DDP and OptPerf rows use them all", o->unit);
+		free(sub.nodes);
+		free(alloc);
+		return 0;
 	}
 	if (hb_alloc_enumerate(&sub, cat, o->unit, 1, 0, &q, err) < 0) {
 		free(sub.nodes);

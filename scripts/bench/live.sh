@@ -17,8 +17,9 @@
 #     bench-1x2 (one node of 2 cpu devices) and bench-2x2 (two such nodes),
 #     at global batches chosen so the planner picks 1 to 3 VSWs and 0 to 2
 #     GA steps; IIDP, DDP and OptPerf rows.  Every prediction is the
-#     planner's (the perf model's); none is computed here.  One and three
-#     ranks are out of reach: the planner allocates GPUs in pairs.
+#     planner's (the perf model's); none is computed here.  One- and three-
+#     rank rows use `plan --gpus` with an odd GPU count (DDP and OptPerf;
+#     IIDP runs GPU pairs).
 #  3. R rounds (default 3; --quick 1) of `mpirun -np N hetbatch live --plan P
 #     --method M --iters 10 --warmup 2 --out DIR` over every configuration,
 #     then one table of medians over the rounds: predicted and measured
@@ -123,10 +124,18 @@ busy0=$1 steal0=$2
 echo "live-run benchmark: $CORES cores, mode $MODE"
 echo "cifar10 at scale $SCALE; per configuration $REPEATS round(s) of $ITERS timed + $WARMUP warm-up iterations;" \
 	"load average at start $(cut -d' ' -f1-3 /proc/loadavg)"
-# Ranks per device of a cluster's rows (every GPU of the cluster runs a rank).
-share_of() {
-	case $1 in bench-1x2) n=2 ;; bench-2x2) n=4 ;; *) n=2 ;; esac
-	if [ $PERCORE = 1 ]; then echo $(((n + CORES - 1) / CORES)); else echo "$n"; fi
+# Ranks per device of R ranks on this host.
+share_of_ranks() {
+	if [ $PERCORE = 1 ]; then echo $((($1 + CORES - 1) / CORES)); else echo "$1"; fi
+}
+# The ranks of a row: every GPU of its cluster, or those its --gpus names.
+ranks_of() { # cluster [plan options]
+	g=$(echo "$2" | sed -n 's/.*--gpus \([^ ]*\).*/\1/p')
+	if [ -n "$g" ]; then
+		echo "$g" | tr ',' '\n' | awk -F: '{ n += $2 } END { print n }'
+	else
+		case $1 in bench-1x2) echo 2 ;; bench-2x2) echo 4 ;; *) echo 2 ;; esac
+	fi
 }
 profile_db() { # K
 	$PIN "$H" -q profile --backend cpu --models cifar10 --scale $SCALE --local-bs 32,64 --max-vsw 3 \
@@ -159,11 +168,14 @@ EOF
 #   1x2 iidp 64: VSW 1; 128: VSW 2; 192: VSW 3; 512: VSW 2 GA 1; 1152: VSW 3 GA 2;
 #   1x2 ddp 128: B_L 64; 384: B_L 64 GA 2; optperf 64: 32 + 32;
 #   2x2 iidp 128: VSW 1; 192: VSW 1 + 2; 384: VSW 3; ddp 512: GA 1; optperf 192: 48 x 4
+# "--gpus node0:1" and "node0:2,node1:1" make one- and three-rank rows
+# (IIDP runs GPU pairs, so only DDP and OptPerf rows have them).
 if [ $QUICK = 1 ]; then
 	CONFIGS="bench-1x2 64 iidp
 bench-1x2 128 iidp
 bench-1x2 384 ddp
 bench-1x2 64 optperf
+bench-1x2 64 ddp --gpus node0:1
 bench-2x2 128 iidp"
 else
 	CONFIGS="bench-1x2 64 iidp
@@ -175,14 +187,18 @@ bench-1x2 1152 iidp
 bench-1x2 128 ddp
 bench-1x2 384 ddp
 bench-1x2 64 optperf
+bench-1x2 64 ddp --gpus node0:1
+bench-1x2 128 ddp --gpus node0:1
 bench-2x2 128 iidp
 bench-2x2 192 iidp
 bench-2x2 384 iidp
 bench-2x2 512 ddp
-bench-2x2 192 optperf"
+bench-2x2 192 optperf
+bench-2x2 96 ddp --gpus node0:2,node1:1
+bench-2x2 128 optperf --gpus node0:2,node1:1"
 fi
 
-SHARES=$(echo "$CONFIGS" | while read -r cl rest; do share_of "$cl"; done | sort -un)
+SHARES=$(echo "$CONFIGS" | while read -r cl gbs method popts; do share_of_ranks "$(ranks_of "$cl" "$popts")"; done | sort -un)
 for K in $SHARES; do
 	profile_db "$K"
 done
@@ -212,10 +228,6 @@ print(sum(int(x[0]) for x in v), j(1), j(2), j(3), sum(int(x[0] * x[1]) for x in
 EOF
 }
 
-share_of_ranks() {
-	if [ $PERCORE = 1 ]; then echo $((($1 + CORES - 1) / CORES)); else echo "$1"; fi
-}
-
 # ---- 3. live runs -----------------------------------------------------
 # Plans first, then the rounds over all of them, so a burst of background
 # load lands on different configurations in different rounds.
@@ -224,16 +236,16 @@ k=0
 echo "$CONFIGS" | while read -r cl gbs method popts; do
 	k=$((k + 1))
 	plan=plan-$cl-$gbs$(echo "$popts" | tr -d ' -').json
-	K=$(share_of "$cl")
+	K=$(share_of_ranks "$(ranks_of "$cl" "$popts")")
 	[ -f "$plan" ] || "$H" -q plan --cluster "$cl.json" --model cifar10 --gbs "$gbs" --db "cpu-s$K.db" $popts \
 		--out "$plan" >/dev/null 2>"plan$k.err" || { echo "plan $cl $gbs: $(cat "plan$k.err")" >&2; continue; }
 	d=$(describe "$plan" "$method") || { echo "$cl gbs $gbs: no $method row in the plan" >&2; continue; }
 	set -- $d
 	if [ "$(share_of_ranks "$1")" != "$K" ]; then
-		echo "$cl gbs $gbs $method: the plan runs $1 ranks, not the cluster's; its profile assumed $K per device; skipped" >&2
+		echo "$cl gbs $gbs $method: the plan runs $1 ranks, not $(ranks_of "$cl" "$popts"); its profile assumed $K per device; skipped" >&2
 		continue
 	fi
-	label="$cl gbs $gbs${popts:+ $(echo "$popts" | sed 's/--sync //')}"
+	label="$cl gbs $gbs${popts:+ $(echo "$popts" | sed 's/--sync //; s/--gpus //')}"
 	printf '%s\t%s\t%s\t%s\t%s %s\n' "$k" "$label" "$method" "$plan" "$d" "$K" >>configs.tsv
 done
 : >runs.tsv
@@ -265,7 +277,7 @@ for k, res, wall in csv.reader(open("runs.tsv"), delimiter="\t"):
     comp = max(float(r["compute_s"]) for r in per)  # the slowest rank's time to its first all-reduce
     runs.setdefault(k, []).append((s["predicted_s"], s["measured_s"], comp, float(wall)))
 print()
-print("%-22s %-7s %5s %5s %5s %5s %4s %2s %9s %9s %5s %8s %9s %8s %6s"
+print("%-36s %-7s %5s %5s %5s %5s %4s %2s %9s %9s %5s %8s %9s %8s %6s"
       % ("config", "method", "ranks", "VSW", "GA", "B_L", "load", "sh", "pred_ms", "meas_ms", "+-%", "error",
          "comp_ms", "post_ms", "run_s"))
 errs, byshare = [], {}
@@ -284,7 +296,7 @@ for k, label, method, plan, d in csv.reader(open("configs.tsv"), delimiter="\t")
     e = meas / pred - 1
     errs.append(abs(e))
     byshare.setdefault(int(share), []).append(abs(e))
-    print("%-22s %-7s %5d %5s %5s %5s %4.3g %2s %9.2f %9.2f %5.1f %+7.1f%% %9.2f %8.2f %6.1f"
+    print("%-36s %-7s %5d %5s %5s %5s %4.3g %2s %9.2f %9.2f %5.1f %+7.1f%% %9.2f %8.2f %6.1f"
           % (label, method, ranks, vsw, ga, lbs, load, share, 1e3 * pred, 1e3 * meas, 100 * spread, 100 * e,
              1e3 * comp, 1e3 * (meas - comp), sum(x[3] for x in v)))
 def stats(name, v):

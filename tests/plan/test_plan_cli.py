@@ -69,6 +69,18 @@ def main():
                                "--db", db, "--gpus", "p100", "--json").stdout)
     check([g["node"] for g in only_p100["iidp"]["gpus"]] == ["node1"], "--gpus p100 uses node1 only")
 
+    # One GPU holds no IIDP pair: no IIDP plan (it says why), the baselines
+    # still run on it; three GPUs: IIDP on a pair, the baselines on all three.
+    one = json.loads(run("plan", "--cluster", "jabas-quickstart", "--model", "resnet50", "--gbs", "64",
+                         "--db", db, "--gpus", "node0:1", "--json").stdout)
+    check(not one["iidp"]["found"] and "pairs" in one["iidp"]["why"], "one GPU: no IIDP plan, with the reason")
+    b1 = one["baselines_on_requested_gpus"]
+    check(b1["ddp"]["found"] and sum(g["gpus"] for g in b1["gpus"]) == 1, "one GPU: DDP on that GPU")
+    three = json.loads(run("plan", "--cluster", "jabas-quickstart", "--model", "resnet50", "--gbs", "96",
+                           "--db", db, "--gpus", "node0:3", "--json").stdout)
+    check(sum(g["gpus"] for g in three["iidp"]["gpus"]) == 2, "three GPUs: IIDP on one pair")
+    check(sum(g["gpus"] for g in three["baselines_on_requested_gpus"]["gpus"]) == 3, "baselines on all three")
+
     # Auto-scaling: sorted by epoch time, JSON written atomically with --out.
     out = os.path.join(tmp, "as.json")
     run("plan", "--cluster", "jabas-quickstart", "--model", "resnet50", "--db", db,
@@ -84,6 +96,7 @@ def main():
         ("--cluster", "no-such-cluster", "--model", "resnet50", "--gbs", "128", "--db", db),
         ("--cluster", "jabas-quickstart", "--model", "resnet50", "--gbs", "0", "--db", db),
         ("--cluster", "jabas-quickstart", "--model", "resnet50", "--gbs", "128", "--gpus", "node9", "--db", db),
+        ("--cluster", "jabas-quickstart", "--model", "resnet50", "--gbs", "128", "--gpus", "node0:0", "--db", db),
         ("--cluster", "jabas-quickstart", "--model", "resnet50", "--autoscale", "128,x", "--db", db),
         ("--cluster", "jabas-quickstart", "--model", "resnet50", "--gbs", "128", "--db",
          os.path.join(tmp, "missing.db")),
