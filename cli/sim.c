@@ -39,6 +39,7 @@
 #include "catalog.h"
 #include "cli.h"
 #include "default_db.h"
+#include "fidelity.h"
 #include "fileio.h"
 #include "json.h"
 #include "plot.h"
@@ -89,7 +90,14 @@ static void usage(FILE *out)
 		"What-if knobs (shown in the table header, '*' when not the default):\n"
 		"  --interval P         adaptation interval p in iterations (default: the model's)\n"
 		"  --restart-cost S     constant restart cost in s (fidelity mode; default:\n"
-		"                       checkpoint bytes / storage bandwidth + start latency)\n"
+		"                       checkpoint bytes / storage bandwidth + start latency;\n"
+		"                       30 with --fidelity pollux)\n"
+		"  --fidelity MODE      none (default): hetbatch's own mechanics; pollux: those\n"
+		"                       of Pollux's own simulator (osdi21-artifact): progress in\n"
+		"                       the artifact's statistical epochs from the imported\n"
+		"                       validation runs, its batch split, a 30 s rescale on\n"
+		"                       every allocation change including the first, arrivals\n"
+		"                       at a round's time taking part in it\n"
 		"  --reconfig-cost S    in-place reconfiguration cost in s\n"
 		"  --gns-overhead F     Pollux GNS monitoring overhead fraction (e.g. 0.143)\n"
 		"  --no-similarity-cost do not charge the similarity all-reduce every p\n"
@@ -175,6 +183,7 @@ struct sim_args {
 	long interval;
 	double restart_s, reconfig_s, gns_overhead, unequal_k;
 	int have_restart, have_reconfig, have_gns, have_unequal, no_similarity;
+	int fidelity;                  /* --fidelity: enum hb_fidelity */
 	/* trace replay */
 	const char *trace;             /* file, or a display name for a synthetic trace */
 	const char *synthetic;         /* --synthetic KIND, or NULL */
@@ -193,7 +202,7 @@ enum {
 	OPT_CLUSTER = 256, OPT_MODEL, OPT_POLICY, OPT_DB, OPT_OUT, OPT_PLOT, OPT_JSON, OPT_WALL, OPT_INTERVAL,
 	OPT_RESTART, OPT_RECONFIG, OPT_GNS, OPT_NOSIM, OPT_UNEQUAL, OPT_REPLAY, OPT_TRACE, OPT_FORMAT, OPT_LOAD,
 	OPT_MAXJOBS, OPT_FROM, OPT_TO, OPT_VC, OPT_GPUS, OPT_NOFAIR, OPT_SYNTHETIC, OPT_SYNTH, OPT_EDROP,
-	OPT_EINTERVAL, OPT_ATTEMPTS, OPT_STATUS,
+	OPT_EINTERVAL, OPT_ATTEMPTS, OPT_STATUS, OPT_FIDELITY,
 };
 
 /* --gpus MIN:MAX, either side may be empty; 2 on a usage error. */
@@ -239,6 +248,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		{ "no-similarity-cost", no_argument, NULL, OPT_NOSIM },
 		{ "unequal-penalty", required_argument, NULL, OPT_UNEQUAL },
 		{ "replay", required_argument, NULL, OPT_REPLAY },
+		{ "fidelity", required_argument, NULL, OPT_FIDELITY },
 		{ "trace", required_argument, NULL, OPT_TRACE },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "load", required_argument, NULL, OPT_LOAD },
@@ -355,6 +365,10 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		case OPT_INTERVAL:
 			if (hb_parse_long_range(optarg, 1, 1L << 30, &a->interval) < 0)
 				return hb_cli_usage(cli, "sim", "--interval: '%s' is not a positive integer", optarg);
+			break;
+		case OPT_FIDELITY:
+			if (hb_fidelity_parse(optarg, &a->fidelity) < 0)
+				return hb_cli_usage(cli, "sim", "--fidelity: unknown mode '%s' (none or pollux)", optarg);
 			break;
 		case OPT_RESTART:
 			if (parse_nonneg(cli, "--restart-cost", optarg, 1e7, &a->restart_s))
@@ -1026,8 +1040,11 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 	so.log = &cli->log;
 	if (a.interval > 0)
 		so.interval = a.interval;
+	so.fidelity = a.fidelity;
 	if (a.have_restart)
 		so.restart_const_s = a.restart_s;
+	else if (a.fidelity == HB_FIDELITY_POLLUX)
+		so.restart_const_s = 30.0; /* the artifact's rescale_time (simulator.py Job.reallocate) */
 	if (a.have_reconfig)
 		so.reconfig_s = a.reconfig_s;
 	if (a.have_gns)

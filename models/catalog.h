@@ -135,6 +135,8 @@ struct hb_model {
 	long m0;                       /* initial / base global batch (Pollux M0, JABAS B_G^init) */
 	long min_gbs, max_gbs;         /* global batch bounds (JABAS Table 4) */
 	long min_lbs;                  /* minimum local batch; candidate local batches are its multiples */
+	long max_lbs;                  /* largest per-GPU batch the model's own study allows, 0 = memory decides
+					* (Pollux's YOLOv3: 8; Pollux fidelity's batch rule) */
 	char lr_rule[HB_NAME_MAX];     /* "sqrt", "linear", "adascale", "none" */
 	double gamma;                  /* SimiGrad/JABAS similarity threshold */
 	double adapt_rate;             /* SimiGrad/JABAS alpha (0.1) */

@@ -28,7 +28,7 @@
 static const char *const model_keys[] = {
 	"name", "display", "task", "dataset", "family", "params", "flops_per_sample", "act_bytes_per_sample",
 	"param_bytes", "opt_offload", "buckets_mib", "bucket_cap_mib", "optimizer", "opt_state_bytes_per_param",
-	"dataset_size", "m0", "min_gbs", "max_gbs", "min_lbs", "lr_rule", "gamma", "adapt_rate", "adapt_interval",
+	"dataset_size", "m0", "min_gbs", "max_gbs", "min_lbs", "max_lbs", "lr_rule", "gamma", "adapt_rate", "adapt_interval",
 	"target_epochs", "gns", "sim_noise_sigma", "fwd_fraction", "data_s_per_sample", "bn_sync_s", "init_s",
 	"overrides", "source", "arch", "comment", NULL
 };
@@ -546,7 +546,8 @@ int hb_cat_parse_model(const cJSON *obj, const char *where, struct hb_model *m, 
 	    hb_json_int(obj, "m0", where, 1, 1000000000L, &m->m0, err) ||
 	    hb_json_int(obj, "min_gbs", where, 1, 1000000000L, &m->min_gbs, err) ||
 	    hb_json_int(obj, "max_gbs", where, 1, 1000000000L, &m->max_gbs, err) ||
-	    hb_json_int(obj, "min_lbs", where, 1, 1000000000L, &m->min_lbs, err))
+	    hb_json_int(obj, "min_lbs", where, 1, 1000000000L, &m->min_lbs, err) ||
+	    hb_json_int_opt(obj, "max_lbs", where, 0, 1000000000L, 0, &m->max_lbs, err))
 		return -1;
 	m->dataset_size = dataset;
 	if (m->min_gbs > m->max_gbs)
@@ -611,6 +612,8 @@ cJSON *hb_model_to_json(const struct hb_model *m)
 	hb_jw_num(&w, "min_gbs", (double)m->min_gbs);
 	hb_jw_num(&w, "max_gbs", (double)m->max_gbs);
 	hb_jw_num(&w, "min_lbs", (double)m->min_lbs);
+	if (m->max_lbs > 0)
+		hb_jw_num(&w, "max_lbs", (double)m->max_lbs);
 	hb_jw_str(&w, "lr_rule", m->lr_rule);
 	hb_jw_num(&w, "gamma", m->gamma);
 	hb_jw_num(&w, "adapt_rate", m->adapt_rate);

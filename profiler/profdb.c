@@ -223,7 +223,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_GET_SCALABILITY] =
 		"SELECT model, gpu, num_nodes, num_replicas, local_bs, step_s, sync_s, source FROM scalability p"
 		" WHERE model = ?1 AND source = " BEST("scalability", "b.model = p.model AND b.gpu = p.gpu")
-		" ORDER BY gpu, num_nodes, num_replicas, local_bs",
+		" ORDER BY gpu, rowid",
 	[ST_GET_GRADSTATS] =
 		"SELECT model, batch, epoch, iteration, progress, metric, grad_sqr, grad_var, source FROM gradstats"
 		" WHERE model = ?1 AND source = " BEST("gradstats", "b.model = ?1")

@@ -198,6 +198,9 @@ int hb_profdb_get_allreduce_fit(struct hb_profdb *db, const char *scope, const c
 				struct hb_allreduce_fit *out, int *found, struct hb_error *err);
 int hb_profdb_get_placements(struct hb_profdb *db, const char *model,
 			     struct hb_placement_row **rows, int *n, struct hb_error *err);
+/* Scalability rows come per GPU in the order they were stored (an import
+ * keeps its file's order, on which Pollux fidelity's interpolation
+ * depends: interp3.h). */
 int hb_profdb_get_scalability(struct hb_profdb *db, const char *model,
 			      struct hb_scalability_row **rows, int *n, struct hb_error *err);
 int hb_profdb_get_gradstats(struct hb_profdb *db, const char *model,

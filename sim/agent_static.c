@@ -34,7 +34,11 @@ static int static_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_er
 	if (!cfg.alloc)
 		return hb_runtime_error(err, "static %s: out of memory", job->name);
 	hb_agent_alloc_granted(job, cfg.alloc);
-	rc = hb_agent_ddp_config(job->perf, cfg.alloc, target, &cfg, NULL, err);
+	/* Pollux fidelity: TunedJobs' batch as the artifact splits it. */
+	if (job->fid)
+		rc = hb_agent_fid_config(job, cfg.alloc, target, &cfg, err);
+	else
+		rc = hb_agent_ddp_config(job->perf, cfg.alloc, target, &cfg, NULL, err);
 	if (rc < 0) {
 		hb_error_prefix(err, "static %s on %s", job->name, sim->cl->name);
 	} else {

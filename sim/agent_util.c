@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "agent_util.h"
+#include "fidelity.h"
+#include "perf_measured.h"
 
 long hb_agent_interval(const struct hb_sim *sim, const struct hb_sim_job *job)
 {
@@ -66,6 +68,56 @@ int hb_agent_ddp_config(const struct hb_perf *perf, const int *alloc, long targe
 		 r.ga_steps, r.slowest_node >= 0 ? perf->nodes[r.slowest_node].name : "?");
 	if (plan)
 		*plan = r;
+	return 0;
+}
+
+int hb_agent_fid_max_local(const struct hb_sim_job *job)
+{
+	const struct hb_perf_measured *m = job->perf->measured;
+	int best = 0;
+
+	for (int i = 0; m && i < m->nplace; i++)
+		for (int k = 0; k < m->place[i].npts; k++)
+			if (m->place[i].pts[k].local_bs > best)
+				best = m->place[i].pts[k].local_bs;
+	/* The artifact's applications.py sets YOLOv3's max_local_bsz = 8
+	 * explicitly, below its measured 16: the catalog's max_lbs. */
+	if (job->model->max_lbs > 0 && (best == 0 || job->model->max_lbs < best))
+		best = (int)job->model->max_lbs;
+	return best > 0 ? best : (int)job->max_gbs;
+}
+
+int hb_agent_fid_config(const struct hb_sim_job *job, const int *alloc, long target_gbs, struct hb_job_config *cfg,
+			struct hb_error *err)
+{
+	const struct hb_perf *perf = job->perf;
+	int n = 0, atomic, accum, slowest = -1;
+	long b;
+
+	for (int i = 0; i < perf->nnodes; i++)
+		n += alloc[i];
+	if (!job->fid)
+		return hb_runtime_error(err, "fidelity configuration of %s outside Pollux fidelity", job->name);
+	b = hb_fid_batch(target_gbs, n, hb_agent_fid_max_local(job), job->max_gbs, (long)job->fid->m0, &atomic, &accum);
+	if (b < 1)
+		return hb_input_error(err, "%s: no batch for B_G %ld on %d GPUs", job->name, target_gbs, n);
+	if (cfg->alloc != alloc)
+		memcpy(cfg->alloc, alloc, sizeof(int) * (size_t)perf->nnodes);
+	/* The artifact's lookup (perf->measured->artifact): a measured
+	 * placement, else its 3-D interpolation; the perf model only where
+	 * neither covers the layout. */
+	if (!hb_perf_measured_step(perf->measured, alloc, perf->nnodes, atomic, accum, &cfg->iter_s) &&
+	    hb_ddp_iter_time(perf, alloc, atomic, accum, &cfg->iter_s, &slowest, err) < 0) {
+		hb_error_prefix(err, "%s: B_L %d x %d GPUs, GA %d", job->name, atomic, n, accum);
+		return -1;
+	}
+	cfg->ngpus = n;
+	cfg->global_bs = b;
+	cfg->local_bs = atomic;
+	cfg->overhead_per_iter_s = 0.0;
+	cfg->eff_factor = 1.0;
+	snprintf(cfg->layout, sizeof(cfg->layout), "DDP B_L %d x %d GPUs, GA %d (Pollux artifact's batch rule)", atomic,
+		 n, accum);
 	return 0;
 }
 

@@ -57,6 +57,18 @@ int hb_agent_owns_cluster(const struct hb_sim *sim, const struct hb_sim_job *job
 int hb_agent_ddp_config(const struct hb_perf *perf, const int *alloc, long target_gbs, struct hb_job_config *cfg,
 			struct hb_ddp_result *plan, struct hb_error *err);
 
+/* Pollux fidelity (sim --fidelity pollux, fidelity.h): the artifact's batch
+ * rule for target_gbs on alloc (hb_fid_batch, with the largest measured
+ * per-GPU batch as max_local) and the iteration time of that layout:
+ * hb_ddp_iter_time, i.e. the measured placements where they cover it.
+ * Fills cfg like hb_agent_ddp_config. */
+int hb_agent_fid_config(const struct hb_sim_job *job, const int *alloc, long target_gbs, struct hb_job_config *cfg,
+			struct hb_error *err);
+
+/* The largest per-GPU batch of the job's measured placements (the
+ * artifact's max_local_bsz), else the perf model's largest local batch. */
+int hb_agent_fid_max_local(const struct hb_sim_job *job);
+
 /* GNS monitoring cost of one iteration for Pollux-family agents:
  * hb_sim_gns_overhead(sim, job) (a fraction of the iteration time, sim.c)
  * times iter_s. */

@@ -47,7 +47,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ddp.h"   /* hb_ddp_plan: iteration time and realised batch at k GPUs */
+#include "agent_util.h"    /* hb_agent_fid_max_local */
+#include "ddp.h"           /* hb_ddp_plan: iteration time and realised batch at k GPUs */
+#include "fidelity.h"
+#include "perf_measured.h"
 #include "sim.h"
 
 #define OPTIMUS_ROUND_S 60.0   /* scheduling interval, pollux.md §5.1 */
@@ -60,6 +63,7 @@ struct optimus_job {
 	double r_next;         /* R(count + 1), s; INFINITY when not allowed */
 	double progress;       /* progress now (M0-equivalent samples) */
 	double epoch_samples;  /* samples into the current epoch now */
+	double fid_iters;      /* Pollux fidelity: the artifact's remaining iterations (any k) */
 	long memo_b[OPTIMUS_MEMO];      /* realised batches already evaluated this round */
 	double memo_iters[OPTIMUS_MEMO];/* their remaining iterations */
 	int nmemo;             /* entries of the memo used (round robin when full) */
@@ -188,6 +192,36 @@ static void canonical_alloc(const struct hb_sim *sim, const struct optimus_state
 	}
 }
 
+/* Pollux fidelity (optimus.py): the oracle is the validation runs' iteration
+ * count at the job's requested batch, from the job's current epoch to its
+ * completion epoch (1 once there), whatever k; the step time at k is the
+ * artifact's true one on k GPUs packed 4 to a node, with its batch rule
+ * (at least one extra micro-step on one GPU: predict_step_time). */
+static double fid_remaining_iters(const struct hb_sim_job *job)
+{
+	long last = job->fid->max_epochs - 1;
+	double b = (double)job_batch(job);
+
+	if (last <= job->epoch)
+		return 1.0;
+	return hb_fid_iterations(job->fid, b, last) - hb_fid_iterations(job->fid, b, job->epoch);
+}
+
+static double fid_step_s(const struct hb_sim *sim, struct optimus_state *st, const struct hb_sim_job *job, int k)
+{
+	int atomic, accum, slowest;
+	double t;
+	struct hb_error ignored;
+
+	canonical_alloc(sim, st, k, st->alloc);
+	hb_fid_batch(job_batch(job), k, hb_agent_fid_max_local(job), job->max_gbs, 0, &atomic, &accum);
+	if (hb_perf_measured_step(job->perf->measured, st->alloc, sim->cl->nnodes, atomic, accum, &t))
+		return t;
+	if (hb_ddp_iter_time(job->perf, st->alloc, atomic, accum, &t, &slowest, &ignored) == 0)
+		return t;
+	return INFINITY;
+}
+
 /* R(k): the oracle's remaining time of the job on k GPUs, s (INFINITY when
  * no DDP plan fits the GPUs). */
 static int remaining_s(const struct hb_sim *sim, struct optimus_state *st, const struct hb_sim_job *job, int k,
@@ -197,6 +231,10 @@ static int remaining_s(const struct hb_sim *sim, struct optimus_state *st, const
 	struct hb_ddp_result r;
 	double iters = -1.0;
 
+	if (job->fid) {
+		*out = fid_step_s(sim, st, job, k) * oj->fid_iters;
+		return 0;
+	}
 	canonical_alloc(sim, st, k, st->alloc);
 	if (hb_ddp_plan(job->perf, st->alloc, job_batch(job), &r, err) < 0) {
 		hb_error_prefix(err, "optimus: job %s on %d GPUs", job->name, k);
@@ -251,6 +289,12 @@ static int allocate(struct hb_sim *sim, struct optimus_state *st, struct hb_erro
 
 		oj->nmemo = 0;
 		oj->max_gpus = (int)(cap < 1 ? 1 : cap > sim->cl->ngpus ? sim->cl->ngpus : cap);
+		if (job->fid) {
+			oj->fid_iters = fid_remaining_iters(job);
+			/* simulator.py get_optimus_job_info pins NCF to one replica. */
+			if (strcmp(job->model->name, "ncf") == 0)
+				oj->max_gpus = 1;
+		}
 		oj->count = left > 0 ? 1 : 0;
 		oj->r_now = oj->r_next = INFINITY;
 		left -= oj->count;
@@ -313,9 +357,54 @@ static int cmp_long(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Pollux fidelity (optimus.py): every job whose count changed is placed
+ * anew, smallest count first (ties in job order), on the nodes with the
+ * most GPUs free, after all of them have let their GPUs go; jobs whose
+ * count did not change keep theirs.  The release is a momentary suspension
+ * here (counted as a preemption), the new grant a restart, as the
+ * artifact's reallocate counts it. */
+static int apply_fid(struct hb_sim *sim, struct optimus_state *st, struct hb_error *err)
+{
+	int nchg = 0;
+
+	for (int i = 0; i < st->n; i++) {
+		struct hb_sim_job *job = &sim->jobs[st->order[i]];
+		int want = st->jobs[job->id].count;
+
+		if (want == job->ngrant)
+			continue;
+		if (job->ngrant > 0) {
+			memset(st->grant, 0, sizeof(int) * (size_t)sim->cl->nnodes);
+			if (hb_sim_regrant(sim, job, st->grant, err) < 0)
+				return -1;
+		}
+		if (want > 0)
+			st->keys[nchg++] = (long)want * st->njobs + job->id;
+	}
+	qsort(st->keys, (size_t)nchg, sizeof(long), cmp_long);
+	for (int g = 0; g < nchg; g++) {
+		struct hb_sim_job *job = &sim->jobs[st->keys[g] % st->njobs];
+		int want = st->jobs[job->id].count, rc;
+
+		if (!hb_sim_place(sim, want, st->grant))
+			return hb_runtime_error(err, "optimus: %d GPUs decided for job %s are not free", want,
+						job->name);
+		hb_sim_note(sim, job, "resize", "optimus: %d GPUs, oracle remaining %.0f s", want,
+			    st->jobs[job->id].r_now);
+		rc = job->state == HB_JOB_PENDING ? hb_sim_start_job(sim, job, st->grant, err)
+						  : hb_sim_regrant(sim, job, st->grant, err);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int apply(struct hb_sim *sim, struct optimus_state *st, struct hb_error *err)
 {
 	int ngrow = 0;
+
+	if (sim->opts.fidelity == HB_FIDELITY_POLLUX)
+		return apply_fid(sim, st, err);
 
 	/* Preempt and shrink first: what they free is what the growing jobs take. */
 	for (int i = 0; i < st->n; i++) {

@@ -29,6 +29,8 @@
 #include <string.h>
 
 #include "csv.h"
+#include "fidelity.h"
+#include "perf_measured.h"
 #include "profdb.h"
 #include "progress.h"
 #include "sim.h"
@@ -247,7 +249,8 @@ int hb_sim_init(struct hb_sim *sim, const struct hb_catalog *cat, const struct h
 	sim->perf = calloc((size_t)cat->nmodels, sizeof(*sim->perf));
 	sim->solver = calloc((size_t)cat->nmodels, sizeof(*sim->solver));
 	sim->stats = calloc((size_t)cat->nmodels, sizeof(*sim->stats));
-	if (!sim->perf || !sim->solver || !sim->stats || !sim->free_gpus) {
+	sim->fid = calloc((size_t)cat->nmodels, sizeof(*sim->fid));
+	if (!sim->perf || !sim->solver || !sim->stats || !sim->fid || !sim->free_gpus) {
 		hb_sim_free(sim);
 		return hb_runtime_error(err, "simulator: out of memory");
 	}
@@ -278,7 +281,12 @@ void hb_sim_free(struct hb_sim *sim)
 			hb_stats_free(sim->stats[m]);
 			free(sim->stats[m]);
 		}
+		if (sim->fid && sim->fid[m]) {
+			hb_fid_model_free(sim->fid[m]);
+			free(sim->fid[m]);
+		}
 	}
+	free(sim->fid);
 	free(sim->perf);
 	free(sim->solver);
 	free(sim->stats);
@@ -323,6 +331,14 @@ static int model_state(struct hb_sim *sim, const struct hb_model *m, int *idx, s
 	sim->stats[k]->unequal_k = sim->opts.unequal_k;
 	if (sim->db && hb_stats_load_gradstats(sim->stats[k], sim->db, &used, err) < 0)
 		return -1;
+	if (sim->opts.fidelity == HB_FIDELITY_POLLUX) {
+		if (!(sim->fid[k] = calloc(1, sizeof(struct hb_fid_model))))
+			return hb_runtime_error(err, "simulator: out of memory");
+		if (hb_fid_model_load(sim->fid[k], sim->db, m, err) < 0)
+			return -1;
+		if (sim->perf[k]->measured)
+			sim->perf[k]->measured->artifact = 1;
+	}
 	return 0;
 }
 
@@ -350,8 +366,10 @@ int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb
 	job->perf = sim->perf[k];
 	job->solver = sim->solver[k];
 	job->stats = sim->stats[k];
+	job->fid = sim->fid[k];
 	hb_model_bounds(m, sim->cl->name, &job->gamma, &job->min_gbs, &job->max_gbs);
-	job->target = job->stats->target;
+	/* Fidelity: progress in M0-equivalent samples of the artifact's M0. */
+	job->target = job->fid ? job->fid->m0 * job->fid->bound[job->fid->max_epochs] : job->stats->target;
 	hb_job_config_init(&job->cfg, sim->cl->nnodes);
 	job->grant = calloc((size_t)(sim->cl->nnodes > 0 ? sim->cl->nnodes : 1), sizeof(int));
 	if (!job->cfg.alloc || !job->grant) {
@@ -574,6 +592,8 @@ static void refresh_rates(struct hb_sim_job *job)
 
 	job->phi = hb_stats_phi(job->stats, job->target > 0 ? job->progress / job->target : 0.0, b);
 	job->eff = hb_stats_efficiency(job->stats, job->phi, b) * job->cfg.eff_factor;
+	if (job->fid) /* the artifact's gain at this epoch, as a per-sample efficiency */
+		job->eff = hb_fid_gain(job->fid, b, job->epoch) * job->fid->m0 / b * job->cfg.eff_factor;
 }
 
 static long interval_of(const struct hb_sim *sim, const struct hb_sim_job *job)
@@ -594,6 +614,16 @@ static int schedule_next(struct hb_sim *sim, struct hb_sim_job *job, struct hb_e
 	if (!(b > 0) || !(per_iter_s(job) > 0) || !(job->eff > 0))
 		return hb_runtime_error(err, "simulator: job %s: configuration has B_G %g, iteration %g s, efficiency %g",
 					job->name, b, per_iter_s(job), job->eff);
+	if (job->fid) {
+		/* Pollux fidelity: the next epoch bound, reached continuously and
+		 * rounded to whole seconds as the artifact does (Job.step's
+		 * `delta = round(...)`); a job always keeps its epoch event, so
+		 * the adaptation points of hetbatch's agents do not apply. */
+		double need = job->fid->m0 * job->fid->bound[job->epoch + 1] - job->progress;
+		double dt = need > 0 ? nearbyint(need / (b * job->eff) * per_iter_s(job)) : 0.0;
+
+		return hb_engine_schedule(&sim->eng, job->t_last + dt, HB_EV_MILESTONE, job->id, job->gen, err);
+	}
 	/* Completion. */
 	n = ceil((job->target - job->progress) / (b * job->eff) - ITER_EPS);
 	/* End of epoch: the iteration that crosses the dataset size. */
@@ -686,6 +716,8 @@ int hb_sim_apply(struct hb_sim *sim, struct hb_sim_job *job, const struct hb_job
 		pause = hb_sim_restart_s(sim, job);
 		job->restarts++;
 		kind = "restart";
+	} else if (how == HB_APPLY_START && sim->opts.fidelity == HB_FIDELITY_POLLUX) {
+		pause = hb_sim_restart_s(sim, job); /* the artifact's rescale on the first start too */
 	} else if (how == HB_APPLY_INPLACE) {
 		pause = sim->opts.reconfig_s;
 		job->reconfigs++;
@@ -722,6 +754,28 @@ static int finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *e
 	return 0;
 }
 
+/* Pollux fidelity: the job's progress reached the next epoch bound (within
+ * the rounding of the event time): snap to it, as the artifact does, end
+ * the epoch, finish after max_epochs. */
+static int on_fid_epoch(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	uint64_t gen;
+
+	job->progress = job->fid->m0 * job->fid->bound[job->epoch + 1];
+	job->epoch++;
+	if (job->epoch >= job->fid->max_epochs)
+		return finish(sim, job, err);
+	hb_sim_note(sim, job, "epoch", "epoch %ld done at %.0f iterations, progress %.4f", job->epoch, job->iters,
+		    job->progress / job->target);
+	gen = job->gen;
+	if (job->agent->on_epoch_end && job->agent->on_epoch_end(sim, job, err) < 0)
+		return -1;
+	if (job->gen != gen)
+		return 0;
+	refresh_rates(job);
+	return schedule_next(sim, job, err);
+}
+
 static int on_milestone(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
 {
 	double D = job->model->dataset_size, r = floor(job->iters + 0.5);
@@ -729,6 +783,8 @@ static int on_milestone(struct hb_sim *sim, struct hb_sim_job *job, struct hb_er
 
 	if (fabs(job->iters - r) < ITER_EPS)
 		job->iters = r;
+	if (job->fid)
+		return on_fid_epoch(sim, job, err);
 	if (job->progress >= job->target * (1.0 - 1e-12))
 		return finish(sim, job, err);
 	gen = job->gen;
@@ -995,7 +1051,14 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 	double t0 = hb_now(), total = 0.0;
 
 	for (int j = 0; j < sim->njobs; j++) {
-		if (hb_engine_schedule(&sim->eng, sim->jobs[j].arrival_s, HB_EV_ARRIVAL, j, 0, err) < 0)
+		double at = sim->jobs[j].arrival_s;
+
+		/* Pollux fidelity: a job submitted at a round's time takes part in
+		 * that round (the artifact steps to t, then schedules every job
+		 * with submission_time <= t); arrivals otherwise pop after rounds. */
+		if (sim->opts.fidelity == HB_FIDELITY_POLLUX && at > 0)
+			at = nextafter(at, 0.0);
+		if (hb_engine_schedule(&sim->eng, at, HB_EV_ARRIVAL, j, 0, err) < 0)
 			return -1;
 		total += sim->jobs[j].target;
 	}

@@ -33,6 +33,7 @@
 #include "rng.h"
 #include "stats.h"
 
+struct hb_fid_model;
 struct hb_profdb;
 struct hb_sim;
 struct hb_sim_job;
@@ -178,6 +179,7 @@ struct hb_sim_job {
 	struct hb_perf *perf;    /* prepared perf model on the cluster */
 	struct hb_iidp_solver *solver;  /* IIDP solver over perf */
 	struct hb_stats *stats;  /* convergence model */
+	const struct hb_fid_model *fid; /* Pollux fidelity's epochs and statistics; NULL when off */
 	long min_gbs, max_gbs;   /* batch bounds on this cluster (overrides applied) */
 	double gamma;            /* similarity threshold on this cluster */
 
@@ -258,6 +260,8 @@ struct hb_sim_opts {
 	uint64_t seed;           /* every RNG stream is seeded from this */
 	long interval;           /* > 0: override every model's adaptation interval p */
 	double restart_const_s;  /* >= 0: constant restart cost (fidelity mode); < 0 derive from model */
+	int fidelity;            /* enum hb_fidelity (fidelity.h): HB_FIDELITY_POLLUX replays the mechanics
+				  * of Pollux's own simulator */
 	double reconfig_s;       /* in-place VSW reconfiguration cost, s (default 1.0, see sim.c) */
 	double gns_overhead;     /* Pollux GNS monitoring overhead fraction; < 0 = default (sim.c) */
 	int similarity_cost;     /* 1: charge the similarity all-reduce every p (default 1) */
@@ -298,6 +302,7 @@ struct hb_sim {
 	struct hb_iidp_solver **solver;
 	struct hb_stats **stats;
 
+	struct hb_fid_model **fid;      /* Pollux fidelity (opts.fidelity), NULL entries when off */
 	/* Records. */
 	struct hb_sim_sample *samples;
 	size_t nsamples, cap_samples;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "csv.h"
+#include "fidelity.h"
 #include "fileio.h"
 #include "json.h"
 #include "strutil.h"
@@ -141,6 +142,8 @@ static void knob_line(const struct hb_sim_opts *o, char *buf, size_t size)
 	if (o->gns_overhead >= 0)
 		ADD(", gns-overhead=%g", o->gns_overhead);
 	ADD(", similarity-cost=%s, unequal-penalty=%g", o->similarity_cost ? "on" : "off", o->unequal_k);
+	if (o->fidelity != HB_FIDELITY_NONE)
+		ADD(", fidelity=%s", hb_fidelity_name(o->fidelity));
 #undef ADD
 }
 

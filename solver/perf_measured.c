@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp3.h"
 #include "perf_measured.h"
 #include "profdb.h"
 #include "strutil.h"
@@ -104,6 +105,103 @@ static void finish_set(struct hb_meas_set *s)
 	s->npts = w;
 }
 
+struct triple {
+	int nodes, replicas, local_bs;
+	double step, sync;
+	int n;
+};
+
+static int cmp_triple(const void *a, const void *b)
+{
+	const struct triple *x = a, *y = b;
+
+	if (x->nodes != y->nodes)
+		return x->nodes < y->nodes ? -1 : 1;
+	if (x->replicas != y->replicas)
+		return x->replicas < y->replicas ? -1 : 1;
+	return (x->local_bs > y->local_bs) - (x->local_bs < y->local_bs);
+}
+
+/* The artifact's point set (applications.py get_throughput): placements
+ * grouped by (num_nodes, num_replicas, local_bsz) and averaged, in
+ * ascending key order (pandas groupby), then the scalability rows as read.
+ * Leaves m->nd NULL when the points cannot be triangulated. */
+static int build_nd(struct hb_perf_measured *m, const struct hb_placement_row *pr, int np,
+		    const struct hb_scalability_row *sr, int ns, const char *gpu, struct hb_error *err)
+{
+	struct triple *tp = calloc((size_t)(np > 0 ? np : 1), sizeof(*tp));
+	double *xyz = malloc(sizeof(double) * 3 * (size_t)(np + ns + 1));
+	double *val = malloc(sizeof(double) * 2 * (size_t)(np + ns + 1));
+	int nt = 0, w = 0, k = 0, rc = 0;
+	struct hb_error ignored;
+
+	if (!tp || !xyz || !val) {
+		rc = hb_runtime_error(err, "measured profiles: out of memory");
+		goto out;
+	}
+	for (int i = 0; i < np; i++) {
+		int nodes = 0, replicas = 0;
+
+		if (strcmp(pr[i].gpu, gpu) != 0 || !(pr[i].step_s > 0) || pr[i].local_bs < 1)
+			continue;
+		for (const char *c = pr[i].placement; *c; c++)
+			if (*c >= '1' && *c <= '9') {
+				nodes++;
+				replicas += *c - '0';
+			}
+		tp[nt].nodes = nodes;
+		tp[nt].replicas = replicas;
+		tp[nt].local_bs = pr[i].local_bs;
+		tp[nt].step = pr[i].step_s;
+		tp[nt].sync = pr[i].sync_s;
+		tp[nt].n = 1;
+		nt++;
+	}
+	qsort(tp, (size_t)nt, sizeof(*tp), cmp_triple);
+	for (int r = 0; r < nt; r++) {
+		if (w > 0 && cmp_triple(&tp[w - 1], &tp[r]) == 0) {
+			tp[w - 1].step += tp[r].step;
+			tp[w - 1].sync += tp[r].sync;
+			tp[w - 1].n++;
+		} else {
+			tp[w++] = tp[r];
+		}
+	}
+	for (int i = 0; i < w; i++, k++) {
+		xyz[3 * k] = tp[i].nodes;
+		xyz[3 * k + 1] = tp[i].replicas;
+		xyz[3 * k + 2] = tp[i].local_bs;
+		val[2 * k] = tp[i].step / tp[i].n;
+		val[2 * k + 1] = tp[i].sync / tp[i].n;
+	}
+	for (int i = 0; i < ns; i++) {
+		if (strcmp(sr[i].gpu, gpu) != 0 || !(sr[i].step_s > 0) || sr[i].local_bs < 1)
+			continue;
+		xyz[3 * k] = sr[i].num_nodes;
+		xyz[3 * k + 1] = sr[i].num_replicas;
+		xyz[3 * k + 2] = sr[i].local_bs;
+		val[2 * k] = sr[i].step_s;
+		val[2 * k + 1] = sr[i].sync_s;
+		k++;
+	}
+	if (k >= 4) {
+		m->nd = calloc(1, sizeof(*m->nd));
+		if (!m->nd) {
+			rc = hb_runtime_error(err, "measured profiles: out of memory");
+			goto out;
+		}
+		if (hb_interp3_build(m->nd, xyz, val, k, &ignored) < 0) {
+			free(m->nd); /* degenerate: no 3-D fallback */
+			m->nd = NULL;
+		}
+	}
+out:
+	free(tp);
+	free(xyz);
+	free(val);
+	return rc;
+}
+
 int hb_perf_measured_load(struct hb_profdb *db, const char *model, const char *gpu, struct hb_perf_measured **out,
 			  struct hb_error *err)
 {
@@ -154,6 +252,8 @@ int hb_perf_measured_load(struct hb_profdb *db, const char *model, const char *g
 		finish_set(&m->place[i]);
 	for (int i = 0; i < m->nscal; i++)
 		finish_set(&m->scal[i]);
+	if (m->nplace + m->nscal > 0 && build_nd(m, pr, np, sr, ns, gpu, err) < 0)
+		goto out;
 	if (m->nplace + m->nscal > 0) {
 		*out = m;
 		m = NULL;
@@ -176,6 +276,8 @@ void hb_perf_measured_free(struct hb_perf_measured *m)
 		free(m->scal[i].pts);
 	free(m->place);
 	free(m->scal);
+	hb_interp3_free(m->nd);
+	free(m->nd);
 	free(m);
 }
 
@@ -226,6 +328,15 @@ int hb_perf_measured_step(const struct hb_perf_measured *m, const int *counts, i
 	for (int i = 0; have_key && i < m->nplace; i++)
 		if (strcmp(m->place[i].key, key) == 0 && interp(&m->place[i], local_bs, &step, &sync))
 			goto found;
+	if (m->artifact) {
+		double q[3] = { nodes < 16 ? nodes : 16, replicas, local_bs }, v[HB_INTERP3_NVAL];
+
+		if (!m->nd || !hb_interp3_eval(m->nd, q, v))
+			return 0;
+		step = v[0];
+		sync = v[1];
+		goto found;
+	}
 	for (int i = 0; i < m->nscal; i++)
 		if (m->scal[i].nodes == nodes && m->scal[i].replicas == replicas &&
 		    interp(&m->scal[i], local_bs, &step, &sync))

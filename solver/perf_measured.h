@@ -11,7 +11,8 @@
  *   3. else nothing: the caller keeps its model's prediction.
  * m outside a set's measured range is not extrapolated (case 3).  The
  * artifact falls back to a 3-D linear interpolation over (nodes, replicas,
- * m) in case 3; we keep the perf model there (documented gap).
+ * m) instead of 2 and 3; with `artifact` set (Pollux fidelity) so does this
+ * lookup (interp3.h), nodes capped at 16 as there.
  * With accumulation s, the artifact's iteration is step + s (step - sync):
  * the extra micro-steps repeat the compute, not the synchronisation.
  */
@@ -20,6 +21,7 @@
 
 #include "error.h"
 
+struct hb_interp3;
 struct hb_profdb;
 
 struct hb_meas_point {
@@ -42,6 +44,15 @@ struct hb_perf_measured {
 	int nplace;
 	struct hb_meas_set *scal;    /* owned */
 	int nscal;
+	/* Pollux fidelity (set by the simulator): the artifact's lookup, i.e.
+	 * a measured placement, else the 3-D interpolation below (no
+	 * scalability step of its own, no perf-model fallback inside it). */
+	int artifact;
+	/* The artifact's 3-D interpolation over (nodes, replicas, local batch):
+	 * every placement triple's mean, ascending, then the scalability rows
+	 * in the order they were imported; NULL when there are fewer than 4
+	 * points or they span no volume.  Owned. */
+	struct hb_interp3 *nd;
 };
 
 /* Load the rows of (model, gpu) from db; *out is NULL when there are none. */

@@ -1,0 +1,92 @@
+/*
+ * fidelity.h: Pollux-fidelity mode (`sim --fidelity pollux`): the mechanics
+ * of Pollux's own simulator (the osdi21-artifact branch of petuum/adaptdl,
+ * simulator/ folder; notes/pollux.md §4.3 [ART]) where hetbatch's defaults
+ * model the same thing differently.  Each item names what the artifact does
+ * and where; hetbatch's default reading stays the default.
+ *
+ * Progress (simulator.py Job.step, applications.py):
+ *   - a job advances in statistical epochs: epoch e ends when its progress
+ *     (M0-iterations) reaches bound[e + 1] = the smallest cumulative
+ *     "progress" after epoch e over the validation runs
+ *     (Application.get_progress); it completes after max_epochs epochs
+ *     (the catalog's target_epochs: the artifact's max_epochs, with
+ *     target_metric None);
+ *   - an iteration at global batch M in epoch e adds
+ *         gain = (var + sqr) / (var / (M / M0) + sqr)
+ *     M0-iterations, sqr and var read at row e of the two validation runs
+ *     bracketing M and interpolated linearly in M (get_grad_stats), M0 the
+ *     smallest validated batch;
+ *   - progress is continuous within an epoch (rate gain / iteration time),
+ *     and the time an epoch ends is rounded to whole seconds
+ *     (`delta = round(...)`), where progress is set to the bound exactly.
+ * In hetbatch units a job's progress is M0 x M0-iterations (M0-equivalent
+ * samples), so E = gain M0 / M.
+ *
+ * Batch (Job.update_local_bsz, TunedJobs and the first Pollux start): for a
+ * global batch B on n GPUs, local = ceil(B / n), s = ceil(local / max_local)
+ * - 1 extra micro-steps (at least 1 on one GPU when B > M0), atomic =
+ * ceil(local / (s + 1)), capped at floor(max_batch / (n (s + 1))); the
+ * realised batch is n atomic (s + 1).
+ *
+ * Restarts: the 30 s rescale is charged on every allocation change,
+ * including the first start (Job.reallocate), which is not counted as a
+ * restart (num_restarts goes None -> 0).
+ */
+#ifndef HB_FIDELITY_H
+#define HB_FIDELITY_H
+
+#include "catalog.h"
+#include "error.h"
+
+struct hb_profdb;
+
+enum hb_fidelity {
+	HB_FIDELITY_NONE = 0,    /* hetbatch's own model (default) */
+	HB_FIDELITY_POLLUX = 1,  /* Pollux's own simulator's mechanics */
+};
+
+/* One validation run of the artifact: per-epoch statistics at one batch. */
+struct hb_fid_run {
+	int batch;
+	int nepochs;
+	double *progress;        /* cumulative M0-iterations after each epoch, owned */
+	double *sqr, *var;       /* grad_sqr, grad_var per epoch, owned */
+	double *iteration;       /* iterations after each epoch, owned */
+};
+
+/* One model's epoch schedule and gradient statistics. */
+struct hb_fid_model {
+	double m0;               /* smallest validated batch (the artifact's init_batch_size) */
+	int max_epochs;          /* epochs of progress to completion */
+	double *bound;           /* bound[e], e = 0..max_epochs: progress at which epoch e starts, owned */
+	struct hb_fid_run *runs; /* ascending in batch, owned */
+	int nruns;
+};
+
+/* Load model's gradstats from db (rows of `hetbatch import pollux`); an
+ * input error naming the model when it has none or a run has fewer than
+ * max_epochs epochs. */
+int hb_fid_model_load(struct hb_fid_model *f, struct hb_profdb *db, const struct hb_model *m, struct hb_error *err);
+void hb_fid_model_free(struct hb_fid_model *f);
+
+/* M0-iterations one iteration at global batch `batch` adds in epoch
+ * `epoch` (batch clamped to the validated range, epoch to the runs). */
+double hb_fid_gain(const struct hb_fid_model *f, double batch, long epoch);
+
+/* Iterations a run at global batch `batch` had done after epoch `epoch`
+ * (Application.get_iteration: linear in batch between the bracketing runs;
+ * batch clamped to the validated range, epoch to the runs). */
+double hb_fid_iterations(const struct hb_fid_model *f, double batch, long epoch);
+
+/* The artifact's batch rule: *atomic and *accum (extra micro-steps) for a
+ * global batch on n GPUs; returns the realised global batch.  m0 0 forces
+ * at least one extra micro-step on one GPU whatever the batch, as the
+ * artifact's Optimus predicts (optimus.py predict_step_time). */
+long hb_fid_batch(long batch, int n, int max_local, long max_batch, long m0, int *atomic, int *accum);
+
+/* Parse a --fidelity value: 0 and *out set, or -1 (unknown name). */
+int hb_fidelity_parse(const char *s, int *out);
+const char *hb_fidelity_name(int f);
+
+#endif
