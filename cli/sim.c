@@ -103,6 +103,18 @@ static void usage(FILE *out)
 		"  --no-similarity-cost do not charge the similarity all-reduce every p\n"
 		"  --unequal-penalty K  convergence penalty for unequal local batches (0 = off)\n"
 		"  --replay FILE        drive B_G from a trajectory file (step,global_batch)\n"
+		"  --progress MODEL     how an iteration at global batch B advances training,\n"
+		"                       the same for every policy of the run (default pollux):\n"
+		"                       pollux: E(B) = (phi + M0)/(phi + B), Pollux Eq. 6;\n"
+		"                       similarity: E(B) = min(1, max(B_gamma, M0)/B) with\n"
+		"                       B_gamma = 2 gamma phi/(1 - gamma), the batch at which\n"
+		"                       the similarity B/(B + 2 phi) meets the model's threshold\n"
+		"                       gamma (JABAS Table 4): SimiGrad and JABAS reached every\n"
+		"                       target in the recipe's epochs (JABAS Table 5), so no\n"
+		"                       sample is lost up to B_gamma; above it steps stop\n"
+		"                       shrinking (McCandlish et al.'s large-batch asymptote).\n"
+		"                       The papers disagree (Pollux's E charges the similarity\n"
+		"                       rule ~(1-gamma)/(1+gamma)); sim/stats.h has the derivation\n"
 		"  -h, --help           this help\n"
 		"\n"
 		"Trace replay (--trace): every job of the trace on ONE shared cluster, per\n"
@@ -183,6 +195,7 @@ struct sim_args {
 	long interval;
 	double restart_s, reconfig_s, gns_overhead, unequal_k;
 	int have_restart, have_reconfig, have_gns, have_unequal, no_similarity;
+	enum hb_progress_model progress; /* --progress (default pollux) */
 	int fidelity;                  /* --fidelity: enum hb_fidelity */
 	/* trace replay */
 	const char *trace;             /* file, or a display name for a synthetic trace */
@@ -202,7 +215,7 @@ enum {
 	OPT_CLUSTER = 256, OPT_MODEL, OPT_POLICY, OPT_DB, OPT_OUT, OPT_PLOT, OPT_JSON, OPT_WALL, OPT_INTERVAL,
 	OPT_RESTART, OPT_RECONFIG, OPT_GNS, OPT_NOSIM, OPT_UNEQUAL, OPT_REPLAY, OPT_TRACE, OPT_FORMAT, OPT_LOAD,
 	OPT_MAXJOBS, OPT_FROM, OPT_TO, OPT_VC, OPT_GPUS, OPT_NOFAIR, OPT_SYNTHETIC, OPT_SYNTH, OPT_EDROP,
-	OPT_EINTERVAL, OPT_ATTEMPTS, OPT_STATUS, OPT_FIDELITY,
+	OPT_EINTERVAL, OPT_ATTEMPTS, OPT_STATUS, OPT_PROGRESS, OPT_FIDELITY,
 };
 
 /* --gpus MIN:MAX, either side may be empty; 2 on a usage error. */
@@ -248,6 +261,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		{ "no-similarity-cost", no_argument, NULL, OPT_NOSIM },
 		{ "unequal-penalty", required_argument, NULL, OPT_UNEQUAL },
 		{ "replay", required_argument, NULL, OPT_REPLAY },
+		{ "progress", required_argument, NULL, OPT_PROGRESS },
 		{ "fidelity", required_argument, NULL, OPT_FIDELITY },
 		{ "trace", required_argument, NULL, OPT_TRACE },
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -273,6 +287,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 	int ch;
 
 	memset(a, 0, sizeof(*a));
+	a->progress = HB_PROGRESS_POLLUX;
 	a->policies = NULL;
 	a->format = HB_TRACE_AUTO;
 	a->load = 1.0;
@@ -293,6 +308,10 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		case OPT_WALL: a->record_wall = 1; break;
 		case OPT_NOSIM: a->no_similarity = 1; break;
 		case OPT_REPLAY: a->replay = optarg; break;
+		case OPT_PROGRESS:
+			if (hb_progress_parse(optarg, "--progress", &a->progress, &err) < 0)
+				return hb_cli_usage(cli, "sim", "%s", err.msg);
+			break;
 		case OPT_TRACE: a->trace = optarg; break;
 		case OPT_NOFAIR: a->no_fairness = a->trace_opts = 1; break;
 		case OPT_EDROP: a->elastic_drop = a->trace_opts = 1; break;
@@ -1054,6 +1073,7 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 	if (a.have_unequal)
 		so.unequal_k = a.unequal_k;
 	so.replay = a.replay;
+	so.progress = a.progress;
 	so.elastic_drop = a.elastic_drop;
 	if (a.elastic_interval_s >= 0)
 		so.elastic_interval_s = a.elastic_interval_s;

@@ -132,6 +132,14 @@ int hb_results_knobs(const struct hb_results *r, struct hb_knob *k)
 	}
 	x->non_default = !o->replay != !d->replay;
 
+	/* The progress model decides what every time and cost means (stats.h),
+	 * so it is always shown and stored by name. */
+	x = knob(k, &n, "progress", "progress", 1);
+	x->type = HB_KNOB_STR;
+	x->str = hb_progress_name(o->progress);
+	hb_strlcpy(x->text, x->str, sizeof(x->text));
+	x->non_default = o->progress != d->progress;
+
 	x = knob(k, &n, "max_sim_s", "max-sim", 0);
 	knob_num(x, o->max_sim_s, " s");
 	x->non_default = o->max_sim_s != d->max_sim_s;

@@ -94,6 +94,7 @@ void hb_sim_opts_default(struct hb_sim_opts *o)
 	o->max_sim_s = 1e9;
 	o->sample_every = 1;
 	o->elastic_interval_s = DEFAULT_ELASTIC_INTERVAL_S;
+	o->progress = HB_PROGRESS_POLLUX;
 }
 
 /* ---- records ------------------------------------------------------------ */
@@ -329,6 +330,10 @@ static int model_state(struct hb_sim *sim, const struct hb_model *m, int *idx, s
 	if (hb_stats_init(sim->stats[k], m, err) < 0)
 		return -1;
 	sim->stats[k]->unequal_k = sim->opts.unequal_k;
+	/* The similarity progress model needs the threshold the job runs with on
+	 * this cluster (its Table 4 override), as the agents read it. */
+	sim->stats[k]->progress = sim->opts.progress;
+	hb_model_bounds(m, sim->cl->name, &sim->stats[k]->gamma, NULL, NULL);
 	if (sim->db && hb_stats_load_gradstats(sim->stats[k], sim->db, &used, err) < 0)
 		return -1;
 	if (sim->opts.fidelity == HB_FIDELITY_POLLUX) {

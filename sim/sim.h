@@ -266,6 +266,7 @@ struct hb_sim_opts {
 	double gns_overhead;     /* Pollux GNS monitoring overhead fraction; < 0 = default (sim.c) */
 	int similarity_cost;     /* 1: charge the similarity all-reduce every p (default 1) */
 	double unequal_k;        /* what-if: convergence penalty for unequal local batches (0 off) */
+	enum hb_progress_model progress; /* how progress is charged (stats.h; default pollux) */
 	const char *replay;      /* trajectory file (step,global_batch) driving B_G, or NULL */
 	double max_sim_s;        /* stop a run that exceeds this simulated time (default 1e9) */
 	long sample_every;       /* record a time-series sample every N adaptation points (default 1) */
@@ -301,8 +302,8 @@ struct hb_sim {
 	struct hb_perf **perf;
 	struct hb_iidp_solver **solver;
 	struct hb_stats **stats;
-
 	struct hb_fid_model **fid;      /* Pollux fidelity (opts.fidelity), NULL entries when off */
+
 	/* Records. */
 	struct hb_sim_sample *samples;
 	size_t nsamples, cap_samples;

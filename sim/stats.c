@@ -58,6 +58,8 @@ int hb_stats_init(struct hb_stats *s, const struct hb_model *m, struct hb_error 
 			return hb_input_error(err, "model '%s': field 'gns[%d]': value %g: phi must be > 0", m->name,
 					      i, m->gns_phi[i]);
 	s->model = m;
+	s->progress = HB_PROGRESS_POLLUX;
+	s->gamma = m->gamma; /* without a cluster's override; the simulator sets the cluster's */
 	s->m0 = (double)m->m0;
 	s->target = m->target_epochs * m->dataset_size;
 	s->sigma = m->sim_noise_sigma;
@@ -262,9 +264,56 @@ double hb_stats_phi(const struct hb_stats *s, double f, double batch)
 	return plo + w * (phi_hi - plo);
 }
 
-double hb_stats_efficiency(const struct hb_stats *s, double phi, double batch)
+/* ---- progress models (stats.h) ----------------------------------------------- */
+
+/* Indexed by enum hb_progress_model; a new model adds its name here. */
+static const char *const progress_names[HB_PROGRESS_COUNT] = { "pollux", "similarity" };
+
+const char *hb_progress_name(enum hb_progress_model p)
+{
+	return (int)p >= 0 && p < HB_PROGRESS_COUNT ? progress_names[p] : "?";
+}
+
+const char *hb_progress_names(void)
+{
+	return "pollux, similarity";
+}
+
+int hb_progress_parse(const char *name, const char *what, enum hb_progress_model *out, struct hb_error *err)
+{
+	for (int i = 0; name && i < HB_PROGRESS_COUNT; i++)
+		if (strcmp(name, progress_names[i]) == 0) {
+			*out = (enum hb_progress_model)i;
+			return 0;
+		}
+	return hb_input_error(err, "%s: '%s' is not a progress model (valid: %s)", what, name ? name : "(null)",
+			      hb_progress_names());
+}
+
+double hb_stats_gamma_batch(double gamma, double phi)
+{
+	if (!(gamma > 0) || !(gamma < 1) || !(phi > 0))
+		return 0.0;
+	return 2.0 * gamma * phi / (1.0 - gamma);
+}
+
+double hb_stats_pollux_efficiency(const struct hb_stats *s, double phi, double batch)
 {
 	return (phi + s->m0) / (phi + batch);
+}
+
+double hb_stats_efficiency(const struct hb_stats *s, double phi, double batch)
+{
+	double knee;
+
+	if (s->progress != HB_PROGRESS_SIMILARITY)
+		return hb_stats_pollux_efficiency(s, phi, batch);
+	/* Perfect scaling up to the batch the similarity rule settles at, no
+	 * scaling above it; the recipe's M0 is never charged (stats.h). */
+	knee = hb_stats_gamma_batch(s->gamma, phi);
+	if (knee < s->m0)
+		knee = s->m0;
+	return batch > knee ? knee / batch : 1.0;
 }
 
 double hb_stats_similarity(double phi, double batch)

@@ -20,6 +20,48 @@
  * - What-if knobs (0 = off): a convergence penalty for unequal local batches
  *   (weighted data parallelism): E is multiplied by 1/(1 + k cv^2), cv the
  *   coefficient of variation of the local batches.
+ *
+ * Progress models (enum hb_progress_model, `hetbatch sim --progress`): how
+ * much an iteration at global batch B advances training.  The papers
+ * disagree, so the choice is explicit per run, printed and stored with every
+ * result; every policy of a run is charged by the same one.
+ *
+ * pollux (default): E(B) = (phi + M0) / (phi + B), Pollux Eq. 6.  This is
+ *   McCandlish et al. (2018)'s empirical law with the critical batch equal to
+ *   the noise scale: samples to target grow as (1 + B/B_crit).  It charges
+ *   the similarity rule heavily: SimiGrad/JABAS hold Phi(B) near their
+ *   threshold gamma, i.e. B near B_gamma = 2 gamma phi / (1 - gamma), where
+ *   phi + B = phi (1 + gamma) / (1 - gamma), so E = (1 + M0/phi) (1 - gamma) /
+ *   (1 + gamma): about 1/19 at GPT3-XL's gamma 0.9, 1/3 at 0.5.
+ *
+ * similarity: E(B) = min(1, max(B_gamma, M0) / B), B_gamma = 2 gamma phi /
+ *   (1 - gamma) with gamma the model's threshold on the run's cluster (JABAS
+ *   Table 4).  Derivation from what JABAS and SimiGrad measured:
+ *   - the similarity rule (grow B while Phi < gamma) settles where the
+ *     expected similarity equals gamma: Phi(B) = B / (B + 2 phi) = gamma
+ *     gives B = B_gamma;
+ *   - JABAS Table 5: SimiGrad and JABAS reach every target (76 % top-1,
+ *     77 %, 36.6 mAP, 24.61 BLEU, the LLMs' losses) within the recipe's
+ *     epochs (the artifact's 90 for ResNet-50, 13 for F-R-CNN, <= 20 for
+ *     GNMT), and IIDP preserves DP's convergence (JABAS 4, notes/jabas.md
+ *     10.19): no sample is lost at B <= B_gamma.  gamma is the threshold the
+ *     authors set per model to keep accuracy, so B_gamma is the largest batch
+ *     the evidence shows to be free;
+ *   - above it the evidence is Pollux's large early batches costing
+ *     iterations (Fig. 17: 3.7x SimiGrad's on ResNet-50) and Static(Max)
+ *     missing the target (Fig. 1a).  The model takes McCandlish's two
+ *     asymptotes with the knee at B_gamma: perfect scaling below (steps
+ *     S = S_min B_gamma / B, samples constant), no scaling above (steps
+ *     S = S_min, samples grow as B / B_gamma).  No free parameter: phi is
+ *     the model's noise scale, gamma the paper's threshold;
+ *   - M0 is the recipe's batch, the reference of target_epochs: it is never
+ *     charged, hence max(B_gamma, M0) (early in training B_gamma may be
+ *     below M0, e.g. F-R-CNN's phi 60 at gamma 0.1 gives 13 < 16).
+ *   Policies still decide with their own beliefs (Pollux's agent maximises
+ *   goodput with Pollux's E); only the charged progress changes.
+ *
+ * (Reserved: an epoch-based replica of Pollux's own simulator,
+ * "pollux-artifact", to be added as HB_PROGRESS_POLLUX_ARTIFACT.)
  */
 #ifndef HB_STATS_H
 #define HB_STATS_H
@@ -37,8 +79,27 @@ struct hb_stats_run {
 	int nepochs;
 };
 
+/* How progress is charged (see the top of this file).  Values are stored in
+ * result files by name (hb_progress_name), never by number. */
+enum hb_progress_model {
+	HB_PROGRESS_POLLUX = 0,     /* E(B) = (phi + M0) / (phi + B), Pollux Eq. 6 (default) */
+	HB_PROGRESS_SIMILARITY = 1, /* E(B) = min(1, max(B_gamma, M0) / B), JABAS/SimiGrad evidence */
+	/* HB_PROGRESS_POLLUX_ARTIFACT = 2: reserved, not implemented */
+	HB_PROGRESS_COUNT
+};
+
+/* "pollux", "similarity"; "?" for a value out of range. */
+const char *hb_progress_name(enum hb_progress_model p);
+/* Parse a name; on an unknown one fills err naming `what` (e.g. "--progress"),
+ * the value and the valid names, and returns -1. */
+int hb_progress_parse(const char *name, const char *what, enum hb_progress_model *out, struct hb_error *err);
+/* "pollux, similarity": the valid names, for help and errors. */
+const char *hb_progress_names(void);
+
 struct hb_stats {
 	const struct hb_model *model; /* borrowed */
+	enum hb_progress_model progress; /* how progress is charged (default pollux) */
+	double gamma;          /* similarity threshold on the run's cluster (similarity model) */
 	double m0;             /* M0 of the efficiency (the model's m0) */
 	double target;         /* M0-equivalent samples to finish */
 	double sigma;          /* similarity observation noise */
@@ -57,8 +118,14 @@ void hb_stats_free(struct hb_stats *s);
 
 /* phi at training fraction f (clamped to [0, 1]) for a job running at global batch B. */
 double hb_stats_phi(const struct hb_stats *s, double f, double batch);
-/* E(B) at noise scale phi. */
+/* The efficiency charged at noise scale phi under s->progress: Pollux's
+ * E(B), or the similarity model's min(1, max(B_gamma, M0) / B). */
 double hb_stats_efficiency(const struct hb_stats *s, double phi, double batch);
+/* Pollux's E(B) = (phi + M0) / (phi + B), whatever s->progress says. */
+double hb_stats_pollux_efficiency(const struct hb_stats *s, double phi, double batch);
+/* B_gamma = 2 gamma phi / (1 - gamma): the batch at which the expected
+ * similarity equals gamma (gamma in (0, 1); 0 otherwise). */
+double hb_stats_gamma_batch(double gamma, double phi);
 /* Phi(B) = B / (B + 2 phi). */
 double hb_stats_similarity(double phi, double batch);
 /* One noisy observation of Phi(B). */

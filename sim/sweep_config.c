@@ -488,7 +488,22 @@ static int parse_seeds(const cJSON *root, const char *file, uint64_t default_see
 
 static const char *const knob_keys[] = { "interval", "restart_cost", "reconfig_cost", "gns_overhead",
 					 "similarity_cost", "unequal_penalty", "max_sim_s", "elastic_interval",
-					 "elastic_drop", "comment", NULL };
+					 "elastic_drop", "progress", "comment", NULL };
+
+/* knobs.progress: a progress model's name (stats.h), as `sim --progress`. */
+static int get_progress(const cJSON *k, const char *file, const char *pre, enum hb_progress_model *out,
+			struct hb_error *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(k, "progress");
+	char name[32], why[128];
+
+	if (hb_sw_get_str(k, "progress", file, pre, 0, hb_progress_name(*out), name, sizeof(name), err) < 0)
+		return -1;
+	if (hb_progress_parse(name, "progress", out, err) == 0)
+		return 0;
+	snprintf(why, sizeof(why), "not a progress model (valid: %s)", hb_progress_names());
+	return hb_sw_bad(err, file, pre, "progress", v, why);
+}
 
 static int parse_knobs(const cJSON *root, const char *file, struct hb_sweep_config *cfg, cJSON *echo,
 		       struct hb_error *err)
@@ -513,7 +528,8 @@ static int parse_knobs(const cJSON *root, const char *file, struct hb_sweep_conf
 		    hb_sw_get_pos(k, "max_sim_s", file, pre, 1e12, o->max_sim_s, &o->max_sim_s, err) < 0 ||
 		    hb_sw_get_pos(k, "elastic_interval", file, pre, 1e7, o->elastic_interval_s, &o->elastic_interval_s, err) <
 			    0 ||
-		    hb_sw_get_bool(k, "elastic_drop", file, pre, o->elastic_drop, &o->elastic_drop, err) < 0)
+		    hb_sw_get_bool(k, "elastic_drop", file, pre, o->elastic_drop, &o->elastic_drop, err) < 0 ||
+		    get_progress(k, file, pre, &o->progress, err) < 0)
 			return -1;
 		o->interval = interval;
 	}
@@ -527,6 +543,7 @@ static int parse_knobs(const cJSON *root, const char *file, struct hb_sweep_conf
 	echo_num(ke, "max_sim_s", o->max_sim_s);
 	echo_num(ke, "elastic_interval", o->elastic_interval_s);
 	cJSON_AddBoolToObject(ke, "elastic_drop", o->elastic_drop);
+	cJSON_AddStringToObject(ke, "progress", hb_progress_name(o->progress));
 	o->quiet = 1;
 	return 0;
 }

@@ -144,6 +144,7 @@ static void knob_line(const struct hb_sim_opts *o, char *buf, size_t size)
 	ADD(", similarity-cost=%s, unequal-penalty=%g", o->similarity_cost ? "on" : "off", o->unequal_k);
 	if (o->fidelity != HB_FIDELITY_NONE)
 		ADD(", fidelity=%s", hb_fidelity_name(o->fidelity));
+	ADD(", progress=%s", hb_progress_name(o->progress));
 #undef ADD
 }
 

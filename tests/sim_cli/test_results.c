@@ -215,12 +215,12 @@ static void test_knobs(void **state)
 	(void)state;
 	fixture(&f);
 	n = hb_results_knobs(&f.r, k);
-	assert_int_equal(n, 11);
+	assert_int_equal(n, 12);
 	for (int i = 0; i < n; i++)
 		assert_int_equal(k[i].non_default, 0);
 	hb_results_knob_line(&f.r, "toy", line, sizeof(line));
 	assert_string_equal(line, "interval=100 (model), restart-cost=derived, reconfig-cost=1 s, gns-overhead=0.143 (default), "
-				  "similarity-cost=on, unequal-penalty=0, replay=none");
+				  "similarity-cost=on, unequal-penalty=0, replay=none, progress=pollux");
 
 	f.r.opts.interval = 50;
 	f.r.opts.restart_const_s = 30;
@@ -228,6 +228,7 @@ static void test_knobs(void **state)
 	f.r.opts.replay = "/some/absolute/dir/traj.csv";
 	f.r.opts.max_sim_s = 1e6;
 	f.r.opts.elastic_drop = 1;
+	f.r.opts.progress = HB_PROGRESS_SIMILARITY;
 	n = hb_results_knobs(&f.r, k);
 	assert_string_equal(k[0].key, "interval");
 	assert_int_equal(k[0].type, HB_KNOB_NUM);
@@ -239,9 +240,14 @@ static void test_knobs(void **state)
 	assert_int_equal(k[4].type, HB_KNOB_BOOL);
 	assert_int_equal(k[4].non_default, 1);
 	assert_string_equal(k[6].str, "traj.csv");
+	assert_string_equal(k[7].key, "progress");
+	assert_int_equal(k[7].type, HB_KNOB_STR);
+	assert_string_equal(k[7].str, "similarity");
+	assert_int_equal(k[7].non_default, 1);
 	hb_results_knob_line(&f.r, "toy", line, sizeof(line));
 	assert_string_equal(line, "interval=50*, restart-cost=30 s*, reconfig-cost=1 s, gns-overhead=0.143 (default), "
-				  "similarity-cost=off*, unequal-penalty=0, replay=traj.csv*, max-sim=1e+06 s*, elastic-drop=on*");
+				  "similarity-cost=off*, unequal-penalty=0, replay=traj.csv*, progress=similarity*, "
+				  "max-sim=1e+06 s*, elastic-drop=on*");
 	assert_null(strstr(line, "/some"));
 	/* a truncated line stays terminated */
 	hb_results_knob_line(&f.r, "toy", line, 20);

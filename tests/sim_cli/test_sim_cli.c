@@ -51,6 +51,11 @@ static void test_help_and_usage(void **state)
 	free(s);
 	assert_int_equal(run("sim --cluster demo --model resnet50 --interval 0"), 2);
 	assert_int_equal(run("sim --cluster demo --model resnet50 --restart-cost -1"), 2);
+	/* An unknown progress model names the option, the value and the valid ones. */
+	assert_int_equal(run("sim --cluster demo --model resnet50 --progress jabas"), 2);
+	s = slurp(errf, &len);
+	assert_non_null(strstr(s, "--progress: 'jabas' is not a progress model (valid: pollux, similarity)"));
+	free(s);
 	assert_int_equal(run("sim --cluster demo --model resnet50 --policy jabas,jabas"), 2);
 	assert_int_equal(run("sim --cluster demo --model resnet50 --replay no-such-file.csv --out r"), 2);
 	assert_false(exists_in("r", NULL));
@@ -248,13 +253,14 @@ static void test_json_and_knobs(void **state)
 
 	(void)state;
 	assert_int_equal(run("sim --cluster demo --model gnmt --policy simigrad,optperf --interval 1000 "
-			     "--restart-cost 30 --no-similarity-cost --json --out js"),
+			     "--restart-cost 30 --no-similarity-cost --progress similarity --json --out js"),
 			 0);
 	s1 = slurp(outf, &n1);
 	s2 = slurp_in("js", "summary.json", &n2);
 	assert_int_equal(n1, n2);
 	assert_memory_equal(s1, s2, n1);
 	assert_non_null(strstr(s1, "\"restart_cost_s\":\t30"));
+	assert_non_null(strstr(s1, "\"progress\":\t\"similarity\""));
 	assert_non_null(strstr(s1, "\"similarity_cost\":\tfalse"));
 	/* no JABAS run: relative to the first policy that ran */
 	assert_non_null(strstr(s1, "\"reference\":\t\"simigrad\""));
@@ -265,7 +271,7 @@ static void test_json_and_knobs(void **state)
 			 0);
 	s1 = slurp(outf, &n1);
 	assert_non_null(strstr(s1, "interval=1000*, restart-cost=30 s*, reconfig-cost=2 s*, gns-overhead=0.143*, "
-				   "similarity-cost=on, unequal-penalty=0.5*, replay=none"));
+				   "similarity-cost=on, unequal-penalty=0.5*, replay=none, progress=pollux"));
 	assert_non_null(strstr(s1, "t/simig"));
 	free(s1);
 }

@@ -117,6 +117,8 @@ static const struct bad_case bad_cases[] = {
 	{ "{" OK_REST ", \"knobs\": {\"restart\": 5}}", "knobs.restart", "5" },
 	{ "{" OK_REST ", \"knobs\": {\"interval\": 0}}", "knobs.interval", "0" },
 	{ "{" OK_REST ", \"knobs\": {\"similarity_cost\": \"off\"}}", "knobs.similarity_cost", "\"off\"" },
+	{ "{" OK_REST ", \"knobs\": {\"progress\": \"jabas\"}}", "knobs.progress", "\"jabas\"" },
+	{ "{" OK_REST ", \"knobs\": {\"progress\": 1}}", "knobs.progress", "1" },
 	{ "{" OK_REST ", \"knobs\": [1]}", "knobs", "[1]" },
 	{ "{" OK_REST ", \"loads\": [1], \"loads\": [2]}", "loads", "[2]" },
 	{ "{" OK_REST ", \"name\": 5}", "name", "5" },
