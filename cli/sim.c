@@ -97,7 +97,8 @@ static void usage(FILE *out)
 		"                       the artifact's statistical epochs from the imported\n"
 		"                       validation runs, its batch split, a 30 s rescale on\n"
 		"                       every allocation change including the first, arrivals\n"
-		"                       at a round's time taking part in it\n"
+		"                       at a round's time taking part in it, no reconfiguration\n"
+		"                       or GNS cost (explicit knobs still win)\n"
 		"  --reconfig-cost S    in-place reconfiguration cost in s\n"
 		"  --gns-overhead F     Pollux GNS monitoring overhead fraction (e.g. 0.143)\n"
 		"  --no-similarity-cost do not charge the similarity all-reduce every p\n"
@@ -197,6 +198,7 @@ struct sim_args {
 	int have_restart, have_reconfig, have_gns, have_unequal, no_similarity;
 	enum hb_progress_model progress; /* --progress (default pollux) */
 	int fidelity;                  /* --fidelity: enum hb_fidelity */
+	int have_progress;             /* --progress was given */
 	/* trace replay */
 	const char *trace;             /* file, or a display name for a synthetic trace */
 	const char *synthetic;         /* --synthetic KIND, or NULL */
@@ -311,6 +313,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		case OPT_PROGRESS:
 			if (hb_progress_parse(optarg, "--progress", &a->progress, &err) < 0)
 				return hb_cli_usage(cli, "sim", "%s", err.msg);
+			a->have_progress = 1;
 			break;
 		case OPT_TRACE: a->trace = optarg; break;
 		case OPT_NOFAIR: a->no_fairness = a->trace_opts = 1; break;
@@ -1059,6 +1062,15 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 	so.log = &cli->log;
 	if (a.interval > 0)
 		so.interval = a.interval;
+	/* The artifact's progress comes with its mechanics, and back. */
+	if (a.progress == HB_PROGRESS_POLLUX_ARTIFACT)
+		a.fidelity = HB_FIDELITY_POLLUX;
+	if (a.fidelity == HB_FIDELITY_POLLUX) {
+		if (a.have_progress && a.progress != HB_PROGRESS_POLLUX_ARTIFACT)
+			return hb_cli_usage(cli, "sim", "--fidelity pollux charges progress as Pollux's simulator does "
+					    "(pollux-artifact), not '%s'", hb_progress_name(a.progress));
+		a.progress = HB_PROGRESS_POLLUX_ARTIFACT;
+	}
 	so.fidelity = a.fidelity;
 	if (a.have_restart)
 		so.restart_const_s = a.restart_s;
@@ -1066,8 +1078,12 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 		so.restart_const_s = 30.0; /* the artifact's rescale_time (simulator.py Job.reallocate) */
 	if (a.have_reconfig)
 		so.reconfig_s = a.reconfig_s;
+	else if (a.fidelity == HB_FIDELITY_POLLUX)
+		so.reconfig_s = 0.0; /* the artifact re-tunes the batch between steps for free */
 	if (a.have_gns)
 		so.gns_overhead = a.gns_overhead;
+	else if (a.fidelity == HB_FIDELITY_POLLUX)
+		so.gns_overhead = 0.0; /* Job.step charges no gradient-statistics cost */
 	if (a.no_similarity)
 		so.similarity_cost = 0;
 	if (a.have_unequal)

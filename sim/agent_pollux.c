@@ -118,6 +118,7 @@
 #include "agent_util.h" /* hb_agent_alloc_granted, hb_agent_gns_overhead_s */
 #include "analytic.h"  /* hb_analytic_mem_bytes: one worker's memory footprint */
 #include "ddp.h"       /* hb_ddp_iter_time: the DDP layout's true time */
+#include "fidelity.h"  /* Pollux fidelity: the artifact's batch split */
 #include "goodput.h"   /* theta_sys fit, efficiency, (m, s) argmax */
 #include "sim.h"
 
@@ -132,6 +133,15 @@
 
 /* GNS monitoring buffer: one FP32 gradient-sized tensor per GPU (see top). */
 #define GNS_BYTES_PER_PARAM 4.0
+
+/* Pollux fidelity: the artifact runs NCF at batch 32768 on at most one GPU
+ * (simulator.py Cluster.__init__ and get_pollux_job_info). */
+#define FID_NCF_BATCH 32768L
+
+static long fid_pinned_batch(const struct hb_sim_job *job)
+{
+	return job->fid && strcmp(job->model->name, "ncf") == 0 ? FID_NCF_BATCH : 0;
+}
 
 /* ---- state --------------------------------------------------------------- */
 
@@ -296,14 +306,17 @@ static int make_config(struct hb_sim *sim, struct hb_sim_job *job, const int *al
 		return hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
 	memcpy(cfg->alloc, alloc, sizeof(int) * (size_t)sim->cl->nnodes);
 	if (alloc_shape(job, alloc, &nodes, &gpus, err) < 0 ||
-	    hb_ddp_iter_time(job->perf, alloc, local_bs, accum_steps, &cfg->iter_s, NULL, err) < 0) {
+	    (job->fid ? hb_agent_fid_iter_s(job, alloc, local_bs, accum_steps, &cfg->iter_s, NULL, err)
+		      : hb_ddp_iter_time(job->perf, alloc, local_bs, accum_steps, &cfg->iter_s, NULL, err)) < 0) {
 		hb_job_config_free(cfg);
 		return -1;
 	}
 	cfg->ngpus = gpus;
 	cfg->local_bs = local_bs;
 	cfg->global_bs = (long)local_bs * gpus * (accum_steps + 1);
-	/* GNS monitoring every iteration (jabas.md §5, §7.7). */
+	/* GNS monitoring every iteration (jabas.md §5, §7.7); Pollux's own
+	 * simulator charges none (Job.step), so fidelity leaves it to the
+	 * --gns-overhead knob, 0 there. */
 	cfg->overhead_per_iter_s = hb_agent_gns_overhead_s(sim, job, cfg->iter_s);
 	cfg->eff_factor = 1.0;
 	snprintf(cfg->layout, sizeof(cfg->layout), "B_L %d x %d GPUs on %d nodes, GA %d", local_bs, gpus, nodes,
@@ -438,6 +451,13 @@ static int types_prepare(struct hb_sim *sim, struct hb_sim_job *job, struct poll
 	for (int t = 0; t < nt; t++)
 		if (st->types[t].usable)
 			st->types[t].compute_scale = t == st->ref_type ? 1.0 : u[t] / umax;
+	/* Pollux fidelity: the artifact's per-GPU batch range is its measured
+	 * placements' (Application.min_local_bsz, max_local_bsz). */
+	for (int t = 0; job->fid && t < nt; t++)
+		if (st->types[t].usable) {
+			st->types[t].min_local_bsz = hb_agent_fid_min_local(job);
+			st->types[t].max_local_bsz = hb_agent_fid_max_local(job);
+		}
 	rc = 0;
 done:
 	if (rc < 0) {
@@ -503,8 +523,16 @@ static int observe(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_sta
 	double iter_s, compute_s = 0.0;
 	struct pollux_obs *o = NULL;
 
-	if (alloc_shape(job, alloc, &nodes, &gpus, err) < 0 ||
-	    hb_ddp_iter_time(job->perf, alloc, st->local_bs, st->accum_steps, &iter_s, NULL, err) < 0)
+	if (alloc_shape(job, alloc, &nodes, &gpus, err) < 0)
+		return -1;
+	if (job->fid) {
+		/* Pollux fidelity: the artifact's agent records the true step and
+		 * sync times of what it ran, noise-free (Job.update_params). */
+		if (hb_agent_fid_iter_s(job, alloc, st->local_bs, st->accum_steps, &iter_s, &compute_s, err) < 0)
+			return -1;
+		goto record;
+	}
+	if (hb_ddp_iter_time(job->perf, alloc, st->local_bs, st->accum_steps, &iter_s, NULL, err) < 0)
 		return -1;
 	/* T_grad: what one extra micro-step costs the slowest GPU. */
 	for (int node = 0; node < sim->cl->nnodes; node++) {
@@ -531,7 +559,7 @@ static int observe(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_sta
 			compute_s /= c;
 		}
 	}
-
+record:
 	o = find_obs(st, nodes, gpus, st->local_bs, st->accum_steps);
 	if (!o) {
 		if (st->nobs == st->cap_obs) {
@@ -638,6 +666,42 @@ static int shared_update(struct hb_sim *sim, struct hb_sim_job *job, struct poll
 /* Best (m, s) of the fitted model on alloc with M >= floor_bs, realised as a
  * DDP layout (see "Realising (m, s)" at the top) with B_G in [lo_bs,
  * maxB_G]. */
+/* Pollux fidelity (simulator.py Job.update_local_bsz): the goodput argmax
+ * over the measured per-GPU batch range as is, its atomic batch capped at
+ * maxB_G / (K (s + 1)); NCF keeps the batch 32768 the artifact pins it to
+ * (Cluster.__init__), split by the artifact's rule. */
+static int choose_fid(struct hb_sim_job *job, const struct hb_goodput_params *theta,
+		      const struct hb_grad_params *grad, const int *alloc, struct pollux_choice *out,
+		      struct hb_error *err)
+{
+	struct hb_goodput_limits lim;
+	long count;
+
+	if (alloc_shape(job, alloc, &out->num_nodes, &out->num_replicas, err) < 0)
+		return -1;
+	if (fid_pinned_batch(job) > 0) {
+		out->global_bs = hb_fid_batch(fid_pinned_batch(job), out->num_replicas, hb_agent_fid_max_local(job),
+					      job->max_gbs, (long)job->fid->m0, &out->local_bs, &out->accum_steps);
+		out->feasible = out->global_bs > 0;
+		return 0;
+	}
+	hb_goodput_limits_default(&lim, job->max_gbs, hb_agent_fid_min_local(job), hb_agent_fid_max_local(job));
+	if (hb_goodput_argmax(theta, grad, &lim, out->num_nodes, out->num_replicas, &out->argmax, err) < 0)
+		return -1;
+	if (!out->argmax.feasible)
+		return 0;
+	out->accum_steps = out->argmax.accum_steps;
+	out->local_bs = (int)out->argmax.local_bsz;
+	count = (long)out->num_replicas * (out->accum_steps + 1);
+	if (job->max_gbs / count < out->local_bs)
+		out->local_bs = (int)(job->max_gbs / count);
+	if (out->local_bs < 1)
+		return 0;
+	out->global_bs = (long)out->local_bs * count;
+	out->feasible = 1;
+	return 0;
+}
+
 static int choose(const struct hb_sim *sim, struct hb_sim_job *job, const struct hb_goodput_params *theta,
 		  const struct hb_grad_params *grad, const int *alloc, long floor_bs, long lo_bs,
 		  struct pollux_choice *out, struct hb_error *err)
@@ -646,6 +710,8 @@ static int choose(const struct hb_sim *sim, struct hb_sim_job *job, const struct
 	int *lbs = NULL, nl = 0, rc = -1;
 
 	memset(out, 0, sizeof(*out));
+	if (job->fid)
+		return choose_fid(job, theta, grad, alloc, out, err);
 	if (alloc_shape(job, alloc, &out->num_nodes, &out->num_replicas, err) < 0 ||
 	    feasible_lbs(sim, job, alloc, &lbs, &nl, err) < 0)
 		return -1;
@@ -732,6 +798,27 @@ static int start_on(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_st
 	int *lbs = NULL, nl = 0, nodes, gpus, local_bs = 0;
 	long s = 0, maxl;
 
+	if (job->fid) {
+		/* Job.update_local_bsz before any profile: max(M0, min_local K),
+		 * or NCF's pinned batch, by the artifact's split. */
+		long target;
+		int atomic, accum;
+
+		if (alloc_shape(job, alloc, &nodes, &gpus, err) < 0)
+			return -1;
+		target = fid_pinned_batch(job);
+		if (target == 0) {
+			target = (long)hb_agent_fid_min_local(job) * gpus;
+			if (target < (long)job->fid->m0)
+				target = (long)job->fid->m0;
+		}
+		if (hb_fid_batch(target, gpus, hb_agent_fid_max_local(job), job->max_gbs, (long)job->fid->m0, &atomic,
+				 &accum) < 1)
+			return hb_input_error(err, "%s: job %s: no batch for B_G %ld on %d GPUs", job->agent->name,
+					      job->name, target, gpus);
+		return apply(sim, job, st, alloc, atomic, accum, HB_APPLY_START, "start at the artifact's first batch",
+			     err);
+	}
 	if (alloc_shape(job, alloc, &nodes, &gpus, err) < 0 || feasible_lbs(sim, job, alloc, &lbs, &nl, err) < 0)
 		return -1;
 	if (nl == 0) {
@@ -1002,6 +1089,8 @@ int hb_pollux_agent_report(struct hb_sim *sim, struct hb_sim_job *job, struct hb
 	ref = st->ref_type >= 0 ? &st->types[st->ref_type] : NULL;
 	hb_goodput_limits_default(&out->limits, job->max_gbs, ref ? ref->min_local_bsz : job->perf->min_lbs,
 				  ref ? ref->max_local_bsz : job->perf->min_lbs);
+	if (fid_pinned_batch(job) > 0)
+		out->replica_cap = 1;
 	for (size_t i = 0; i < st->nobs; i++)
 		if (st->obs[i].num_replicas > out->max_replicas_seen)
 			out->max_replicas_seen = st->obs[i].num_replicas;

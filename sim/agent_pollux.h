@@ -45,6 +45,7 @@ struct hb_pollux_report {
 	struct hb_goodput_limits limits; /* max_bsz = maxB_G, artifact argmax settings; the local
 					    batch range is the reference type's */
 	int max_replicas_seen;   /* most GPUs of an observed configuration (exploration cap base) */
+	int replica_cap;         /* > 0: the job never runs on more GPUs (Pollux fidelity's NCF: 1) */
 	size_t nobs;             /* distinct (N, K, m, s) configurations observed so far */
 	long fits;               /* theta_sys fits run so far */
 	int ref_type;            /* index of the reference GPU type */

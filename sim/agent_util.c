@@ -87,11 +87,48 @@ int hb_agent_fid_max_local(const struct hb_sim_job *job)
 	return best > 0 ? best : (int)job->max_gbs;
 }
 
+int hb_agent_fid_min_local(const struct hb_sim_job *job)
+{
+	const struct hb_perf_measured *m = job->perf->measured;
+	int best = 0;
+
+	for (int i = 0; m && i < m->nplace; i++)
+		for (int k = 0; k < m->place[i].npts; k++)
+			if (best == 0 || m->place[i].pts[k].local_bs < best)
+				best = m->place[i].pts[k].local_bs;
+	return best > 0 ? best : (int)job->perf->min_lbs;
+}
+
+int hb_agent_fid_iter_s(const struct hb_sim_job *job, const int *alloc, int atomic, int accum, double *iter_s,
+			double *accum_s, struct hb_error *err)
+{
+	const struct hb_perf *perf = job->perf;
+	double t0, t1;
+	int slowest;
+
+	if (hb_perf_measured_step(perf->measured, alloc, perf->nnodes, atomic, accum, iter_s)) {
+		/* step - sync: what one extra micro-step costs (Job.step's accum_time). */
+		if (accum_s && hb_perf_measured_step(perf->measured, alloc, perf->nnodes, atomic, 0, &t0) &&
+		    hb_perf_measured_step(perf->measured, alloc, perf->nnodes, atomic, 1, &t1))
+			*accum_s = t1 - t0;
+		return 0;
+	}
+	if (hb_ddp_iter_time(perf, alloc, atomic, accum, iter_s, &slowest, err) < 0)
+		return -1;
+	if (accum_s) {
+		if (hb_ddp_iter_time(perf, alloc, atomic, 0, &t0, &slowest, err) < 0 ||
+		    hb_ddp_iter_time(perf, alloc, atomic, 1, &t1, &slowest, err) < 0)
+			return -1;
+		*accum_s = t1 - t0;
+	}
+	return 0;
+}
+
 int hb_agent_fid_config(const struct hb_sim_job *job, const int *alloc, long target_gbs, struct hb_job_config *cfg,
 			struct hb_error *err)
 {
 	const struct hb_perf *perf = job->perf;
-	int n = 0, atomic, accum, slowest = -1;
+	int n = 0, atomic, accum;
 	long b;
 
 	for (int i = 0; i < perf->nnodes; i++)
@@ -106,8 +143,7 @@ int hb_agent_fid_config(const struct hb_sim_job *job, const int *alloc, long tar
 	/* The artifact's lookup (perf->measured->artifact): a measured
 	 * placement, else its 3-D interpolation; the perf model only where
 	 * neither covers the layout. */
-	if (!hb_perf_measured_step(perf->measured, alloc, perf->nnodes, atomic, accum, &cfg->iter_s) &&
-	    hb_ddp_iter_time(perf, alloc, atomic, accum, &cfg->iter_s, &slowest, err) < 0) {
+	if (hb_agent_fid_iter_s(job, alloc, atomic, accum, &cfg->iter_s, NULL, err) < 0) {
 		hb_error_prefix(err, "%s: B_L %d x %d GPUs, GA %d", job->name, atomic, n, accum);
 		return -1;
 	}

@@ -66,8 +66,16 @@ int hb_agent_fid_config(const struct hb_sim_job *job, const int *alloc, long tar
 			struct hb_error *err);
 
 /* The largest per-GPU batch of the job's measured placements (the
- * artifact's max_local_bsz), else the perf model's largest local batch. */
+ * artifact's max_local_bsz, capped by the catalog's max_lbs), else maxB_G. */
 int hb_agent_fid_max_local(const struct hb_sim_job *job);
+/* The smallest per-GPU batch of the measured placements (min_local_bsz),
+ * else the perf model's minB_L. */
+int hb_agent_fid_min_local(const struct hb_sim_job *job);
+/* The artifact's true iteration time of (alloc, atomic, accum): a measured
+ * placement or its 3-D interpolation, else the perf model; *step and *sync
+ * (may be NULL) receive the one-micro-step time and its synchronisation. */
+int hb_agent_fid_iter_s(const struct hb_sim_job *job, const int *alloc, int atomic, int accum, double *iter_s,
+			double *accum_s, struct hb_error *err);
 
 /* GNS monitoring cost of one iteration for Pollux-family agents:
  * hb_sim_gns_overhead(sim, job) (a fraction of the iteration time, sim.c)

@@ -1116,6 +1116,8 @@ static int round_job_init(struct hb_sim *sim, struct round_job *rj, int njobs, i
 	lim = rj->rep.limits;
 	lim.min_local_bsz = min_local;
 	cap = hb_goodput_exploration_cap(rj->rep.max_replicas_seen, &lim);
+	if (rj->rep.replica_cap > 0 && cap > rj->rep.replica_cap)
+		cap = rj->rep.replica_cap;
 	*max_replicas = cap < G ? cap : G;
 	*factor = hb_goodput_restart_factor(hb_sim_now(sim) - job->arrival_s, job->restarts, POLLUX_DELTA_S);
 	rj->memo_k = *max_replicas;

@@ -167,31 +167,47 @@ double hb_fid_iterations(const struct hb_fid_model *f, double batch, long epoch)
 	       (double)(hi->batch - lo->batch);
 }
 
-double hb_fid_gain(const struct hb_fid_model *f, double batch, long epoch)
+/* grad_sqr and grad_var at (batch, epoch), Application.get_grad_stats. */
+static void stats_at(const struct hb_fid_model *f, double batch, long epoch, double *sqr, double *var)
 {
 	const struct hb_fid_run *lo, *hi;
-	double sqr, var, scale;
 	long elo, ehi;
 
 	bracket(f, batch, &lo, &hi);
 	elo = epoch < lo->nepochs ? epoch : lo->nepochs - 1;
 	ehi = epoch < hi->nepochs ? epoch : hi->nepochs - 1;
-	if (lo == hi || batch == lo->batch) {
-		sqr = lo->sqr[elo];
-		var = lo->var[elo];
-	} else if (batch == hi->batch) {
-		sqr = hi->sqr[ehi];
-		var = hi->var[ehi];
+	if (lo == hi || batch <= lo->batch) {
+		*sqr = lo->sqr[elo];
+		*var = lo->var[elo];
+	} else if (batch >= hi->batch) {
+		*sqr = hi->sqr[ehi];
+		*var = hi->var[ehi];
 	} else {
 		double d = hi->batch - lo->batch;
 
-		sqr = ((batch - lo->batch) * hi->sqr[ehi] + (hi->batch - batch) * lo->sqr[elo]) / d;
-		var = ((batch - lo->batch) * hi->var[ehi] + (hi->batch - batch) * lo->var[elo]) / d;
+		*sqr = ((batch - lo->batch) * hi->sqr[ehi] + (hi->batch - batch) * lo->sqr[elo]) / d;
+		*var = ((batch - lo->batch) * hi->var[ehi] + (hi->batch - batch) * lo->var[elo]) / d;
 	}
-	scale = batch / f->m0;
+}
+
+double hb_fid_gain(const struct hb_fid_model *f, double batch, long epoch)
+{
+	double sqr, var, scale = batch / f->m0;
+
+	stats_at(f, batch, epoch, &sqr, &var);
 	if (!(var + sqr > 0))
 		return scale; /* no statistics: perfect scaling, as the formula's limit with var >> sqr */
 	return (var + sqr) / (var / scale + sqr);
+}
+
+double hb_fid_phi(const struct hb_fid_model *f, double batch, long epoch)
+{
+	double sqr, var;
+
+	stats_at(f, batch, epoch, &sqr, &var);
+	if (!(sqr > 0))
+		return 1e12; /* no signal measured: E = 1 at any batch, as the gain's limit */
+	return f->m0 * var / sqr;
 }
 
 static long ceil_div(long a, long b)

@@ -74,6 +74,11 @@ void hb_fid_model_free(struct hb_fid_model *f);
  * `epoch` (batch clamped to the validated range, epoch to the runs). */
 double hb_fid_gain(const struct hb_fid_model *f, double batch, long epoch);
 
+/* The noise scale M0 var / sqr behind that gain (Pollux's phi, for the
+ * agent's goodput): the same interpolated statistics; a large finite value
+ * when sqr is 0. */
+double hb_fid_phi(const struct hb_fid_model *f, double batch, long epoch);
+
 /* Iterations a run at global batch `batch` had done after epoch `epoch`
  * (Application.get_iteration: linear in batch between the bracketing runs;
  * batch clamped to the validated range, epoch to the runs). */

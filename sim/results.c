@@ -17,6 +17,7 @@
 #include "csv.h"
 #include "fileio.h"
 #include "json.h"
+#include "fidelity.h"
 #include "results.h"
 #include "strutil.h"
 
@@ -139,6 +140,14 @@ int hb_results_knobs(const struct hb_results *r, struct hb_knob *k)
 	x->str = hb_progress_name(o->progress);
 	hb_strlcpy(x->text, x->str, sizeof(x->text));
 	x->non_default = o->progress != d->progress;
+
+	/* Whose mechanics ran (fidelity.h): hetbatch's own, or Pollux's own
+	 * simulator's; always stored, shown in the header when not the default. */
+	x = knob(k, &n, "fidelity", "fidelity", o->fidelity != d->fidelity);
+	x->type = HB_KNOB_STR;
+	x->str = hb_fidelity_name(o->fidelity);
+	hb_strlcpy(x->text, x->str, sizeof(x->text));
+	x->non_default = o->fidelity != d->fidelity;
 
 	x = knob(k, &n, "max_sim_s", "max-sim", 0);
 	knob_num(x, o->max_sim_s, " s");

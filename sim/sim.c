@@ -336,6 +336,10 @@ static int model_state(struct hb_sim *sim, const struct hb_model *m, int *idx, s
 	hb_model_bounds(m, sim->cl->name, &sim->stats[k]->gamma, NULL, NULL);
 	if (sim->db && hb_stats_load_gradstats(sim->stats[k], sim->db, &used, err) < 0)
 		return -1;
+	if ((sim->opts.progress == HB_PROGRESS_POLLUX_ARTIFACT) != (sim->opts.fidelity == HB_FIDELITY_POLLUX))
+		return hb_input_error(err, "progress model '%s' with fidelity '%s': the pollux-artifact progress "
+					   "model and the Pollux fidelity mode go together (sim --fidelity pollux)",
+				      hb_progress_name(sim->opts.progress), hb_fidelity_name(sim->opts.fidelity));
 	if (sim->opts.fidelity == HB_FIDELITY_POLLUX) {
 		if (!(sim->fid[k] = calloc(1, sizeof(struct hb_fid_model))))
 			return hb_runtime_error(err, "simulator: out of memory");
@@ -482,6 +486,8 @@ double hb_sim_now(const struct hb_sim *sim)
 double hb_sim_phi(const struct hb_sim *sim, const struct hb_sim_job *job, double batch)
 {
 	(void)sim;
+	if (job->fid)
+		return hb_fid_phi(job->fid, batch, job->epoch);
 	return hb_stats_phi(job->stats, job->target > 0 ? job->progress / job->target : 0.0, batch);
 }
 

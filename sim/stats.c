@@ -267,7 +267,7 @@ double hb_stats_phi(const struct hb_stats *s, double f, double batch)
 /* ---- progress models (stats.h) ----------------------------------------------- */
 
 /* Indexed by enum hb_progress_model; a new model adds its name here. */
-static const char *const progress_names[HB_PROGRESS_COUNT] = { "pollux", "similarity" };
+static const char *const progress_names[HB_PROGRESS_COUNT] = { "pollux", "similarity", "pollux-artifact" };
 
 const char *hb_progress_name(enum hb_progress_model p)
 {
@@ -276,7 +276,7 @@ const char *hb_progress_name(enum hb_progress_model p)
 
 const char *hb_progress_names(void)
 {
-	return "pollux, similarity";
+	return "pollux, similarity, pollux-artifact";
 }
 
 int hb_progress_parse(const char *name, const char *what, enum hb_progress_model *out, struct hb_error *err)

@@ -60,8 +60,11 @@
  *   Policies still decide with their own beliefs (Pollux's agent maximises
  *   goodput with Pollux's E); only the charged progress changes.
  *
- * (Reserved: an epoch-based replica of Pollux's own simulator,
- * "pollux-artifact", to be added as HB_PROGRESS_POLLUX_ARTIFACT.)
+ * pollux-artifact: Pollux's own simulator's progress, statistical epochs
+ *   bounded by its validation runs' cumulative progress with the gain at the
+ *   current epoch's interpolated gradient statistics (sim/fidelity.h).  It
+ *   comes with the rest of the artifact's mechanics (`sim --fidelity
+ *   pollux`), which the simulator applies in place of hb_stats_efficiency.
  */
 #ifndef HB_STATS_H
 #define HB_STATS_H
@@ -84,11 +87,12 @@ struct hb_stats_run {
 enum hb_progress_model {
 	HB_PROGRESS_POLLUX = 0,     /* E(B) = (phi + M0) / (phi + B), Pollux Eq. 6 (default) */
 	HB_PROGRESS_SIMILARITY = 1, /* E(B) = min(1, max(B_gamma, M0) / B), JABAS/SimiGrad evidence */
-	/* HB_PROGRESS_POLLUX_ARTIFACT = 2: reserved, not implemented */
+	HB_PROGRESS_POLLUX_ARTIFACT = 2, /* Pollux's own simulator: statistical epochs from its validation
+					  * runs (sim/fidelity.h); only with the Pollux fidelity mode */
 	HB_PROGRESS_COUNT
 };
 
-/* "pollux", "similarity"; "?" for a value out of range. */
+/* "pollux", "similarity", "pollux-artifact"; "?" for a value out of range. */
 const char *hb_progress_name(enum hb_progress_model p);
 /* Parse a name; on an unknown one fills err naming `what` (e.g. "--progress"),
  * the value and the valid names, and returns -1. */

@@ -136,8 +136,9 @@ static void test_model_names(void **state)
 	assert_int_equal(p, HB_PROGRESS_SIMILARITY);
 	assert_non_null(strstr(err.msg, "--progress"));
 	assert_non_null(strstr(err.msg, "'Similarity'"));
-	assert_non_null(strstr(err.msg, "pollux, similarity"));
-	assert_int_equal(hb_progress_parse("pollux-artifact", "--progress", &p, &err), -1);
+	assert_non_null(strstr(err.msg, "pollux, similarity, pollux-artifact"));
+	assert_int_equal(hb_progress_parse("pollux-artifact", "--progress", &p, &err), 0);
+	assert_int_equal(p, HB_PROGRESS_POLLUX_ARTIFACT);
 }
 
 static void test_model_efficiency(void **state)

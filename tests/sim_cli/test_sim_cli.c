@@ -54,7 +54,21 @@ static void test_help_and_usage(void **state)
 	/* An unknown progress model names the option, the value and the valid ones. */
 	assert_int_equal(run("sim --cluster demo --model resnet50 --progress jabas"), 2);
 	s = slurp(errf, &len);
-	assert_non_null(strstr(s, "--progress: 'jabas' is not a progress model (valid: pollux, similarity)"));
+	assert_non_null(strstr(s, "--progress: 'jabas' is not a progress model (valid: pollux, similarity, pollux-artifact)"));
+	free(s);
+	/* Pollux fidelity: an unknown mode, and a progress model it does not charge. */
+	assert_int_equal(run("sim --cluster demo --model resnet50 --fidelity artifact"), 2);
+	s = slurp(errf, &len);
+	assert_non_null(strstr(s, "--fidelity: unknown mode 'artifact' (none or pollux)"));
+	free(s);
+	assert_int_equal(run("sim --cluster demo --model resnet50 --fidelity pollux --progress similarity"), 2);
+	s = slurp(errf, &len);
+	assert_non_null(strstr(s, "not 'similarity'"));
+	free(s);
+	/* The artifact's epochs need its validation runs: a model without them is named. */
+	assert_int_equal(run("sim --cluster demo --model resnet50 --fidelity pollux"), 2);
+	s = slurp(errf, &len);
+	assert_non_null(strstr(s, "model 'resnet50' has no gradient statistics"));
 	free(s);
 	assert_int_equal(run("sim --cluster demo --model resnet50 --policy jabas,jabas"), 2);
 	assert_int_equal(run("sim --cluster demo --model resnet50 --replay no-such-file.csv --out r"), 2);

@@ -4,6 +4,11 @@ per 60 s step) into one CSV row per job: what hetbatch's per-job comparison
 (scripts/repro/pollux-compare) reads.
 
     extract.py LOG... > jobs.csv      (LOG named POLICY-WORKLOAD.log)
+    extract.py --summary SUMMARY.json POLICY [WORKLOAD...]   (no header)
+
+The second form reads a summary.json the artifact wrote (e.g. its
+published results-jobload/POLICY-1.0/summary.json), which keeps only each
+job's JCT: the other columns are left empty.
 
 Columns: workload, policy, job, submit_s, start_s (the step whose
 allocation first holds a GPU), restarts (the artifact's num_restarts:
@@ -43,5 +48,18 @@ def main(paths):
                                                    d["gpu_s"], d["finish"], d["finish"] - d["submit"]))
 
 
+def summary(path, policy, workloads):
+    doc = json.load(open(path))
+    for name, jcts in sorted(doc["jcts"].items()):
+        w = name.split("-")[-1]
+        if workloads and w not in workloads:
+            continue
+        for job, jct in jcts.items():
+            print("%s,%s,%s,,,,,,%d" % (w, policy, job, jct))
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    if len(sys.argv) > 3 and sys.argv[1] == "--summary":
+        summary(sys.argv[2], sys.argv[3], sys.argv[4:])
+    else:
+        main(sys.argv[1:])
