@@ -162,6 +162,27 @@ static int load_jcts(const char *path, const char *policy, int artifact, int w, 
 	return n;
 }
 
+/* A field of one job (policy, name) in our jobs.csv, as a number. */
+static double job_field(const char *path, const char *policy, const char *name, const char *field)
+{
+	const char *cols[] = { "policy", "name", field, NULL };
+	struct hb_csv c;
+	struct hb_error err = { 0 };
+	int idx[3], rc;
+	double v = NAN;
+
+	if (hb_csv_open(&c, path, &err) < 0 || hb_csv_header(&c, cols, idx, &err) < 0)
+		fail_msg("%s", err.msg);
+	while ((rc = hb_csv_next(&c, &err)) == 1)
+		if (strcmp(c.field[idx[0]], policy) == 0 && strcmp(c.field[idx[1]], name) == 0)
+			v = atof(c.field[idx[2]]);
+	assert_int_equal(rc, 0);
+	hb_csv_close(&c);
+	if (isnan(v))
+		fail_msg("%s: no %s job %s", path, policy, name);
+	return v;
+}
+
 static void test_sim_against_artifact(void **state)
 {
 	static const char *const policies[] = { "tiresias", "optimus" };
@@ -179,6 +200,28 @@ static void test_sim_against_artifact(void **state)
 				     shared, w, dbpath, w),
 				 0);
 		snprintf(ours, sizeof(ours), "%s/w%d/jobs.csv", tmpdir, w);
+		if (w == 1) {
+			char *sum;
+			size_t len;
+
+			/* To the second, as the artifact logged them: the first job
+			 * starts at the 120 s round, pays the 30 s rescale, runs 100
+			 * statistical epochs at B 2052 (342 x 6) and ends at 1060; a
+			 * job submitted at 1740, a round's time, starts in it. */
+			assert_true(job_field(ours, "tiresias", "cifar10-0", "start_s") == 120);
+			assert_true(job_field(ours, "tiresias", "cifar10-0", "jct_s") == 953);
+			assert_true(job_field(ours, "tiresias", "cifar10-0", "final_gbs") == 2052);
+			assert_true(job_field(ours, "tiresias", "deepspeech2-1", "jct_s") == 4182);
+			assert_true(job_field(ours, "tiresias", "cifar10-13", "start_s") == 1740);
+			/* The mode and what it implies are stored with the results. */
+			sum = slurp_in("w1", "summary.json", &len);
+			assert_non_null(strstr(sum, "\"fidelity\":\t\"pollux\""));
+			assert_non_null(strstr(sum, "\"progress\":\t\"pollux-artifact\""));
+			assert_non_null(strstr(sum, "\"restart_cost_s\":\t30,"));
+			assert_non_null(strstr(sum, "\"reconfig_cost_s\":\t0,"));
+			assert_non_null(strstr(sum, "\"gns_overhead\":\t0,"));
+			free(sum);
+		}
 		for (int p = 0; p < 2; p++) {
 			int na = load_jcts(theirs, policies[p], 1, w, a, 200);
 			int nh = load_jcts(ours, policies[p], 0, 0, h, 200);
@@ -209,6 +252,25 @@ static void test_sim_against_artifact(void **state)
 	free(h);
 }
 
+/* PolluxSched under fidelity: NCF runs at the artifact's pinned batch on
+ * one GPU; every job still completes. */
+static void test_pollux_ncf_pinned(void **state)
+{
+	char ours[1200];
+
+	(void)state;
+	assert_int_equal(run("-q sim --cluster pollux-t4 --trace '%s/data/pollux/workloads/workload-1.csv' --db '%s' "
+			     "--no-fairness --fidelity pollux --policy pollux --max-jobs 12 --out px",
+			     shared, dbpath),
+			 0);
+	snprintf(ours, sizeof(ours), "%s/px/jobs.csv", tmpdir);
+	assert_true(job_field(ours, "pollux", "ncf-2", "mean_gbs") == 32768);
+	assert_true(job_field(ours, "pollux", "ncf-5", "final_gbs") == 32768);
+	/* One GPU for its whole run: GPU-hours = JCT less nothing held before start. */
+	assert_true(job_field(ours, "pollux", "ncf-2", "gpu_hours") * 3600 <=
+		    job_field(ours, "pollux", "ncf-2", "finish_s") - job_field(ours, "pollux", "ncf-2", "start_s") + 1e-6);
+}
+
 int main(void)
 {
 	const char *s = getenv("HB_SHARED");
@@ -217,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_epochs_and_gain),
 		cmocka_unit_test(test_step_times),
 		cmocka_unit_test(test_sim_against_artifact),
+		cmocka_unit_test(test_pollux_ncf_pinned),
 	};
 	int rc;
 
