@@ -204,6 +204,8 @@ struct hb_sim_job {
 	/* Accounting. */
 	double gpu_s;            /* GPU-seconds held */
 	double cost_usd;         /* dollars for the GPUs held */
+	double price_per_h;      /* $/h of cfg.alloc, set when a configuration is applied (pricing
+				    is per allocation change, not per event) */
 	double overhead_s;       /* wall time lost to restarts, reconfiguration, monitoring */
 	double gbs_time_sum;     /* integral of B_G dt while running (mean B_G) */
 	double gpus_time_sum;    /* integral of GPUs held dt (mean GPUs) */
@@ -314,6 +316,8 @@ struct hb_sim {
 	double sched_wall_s;            /* wall-clock time inside arbiter on_round (never in result files) */
 	long sched_rounds;              /* arbiter rounds run */
 	int nended;                     /* jobs done or dropped; the run ends at njobs */
+	double progress_done;           /* sum over jobs of min(progress, target), kept as progress
+					   moves, so the progress bar costs O(1) per redraw */
 	int released;                   /* GPUs handed back by hb_sim_resize_grant during the current event */
 
 	/* Replay (opts.replay): B_G from a recorded trajectory, by iteration. */

@@ -369,6 +369,27 @@ static int load_ar(struct hb_profdb *db, const char *scope, const char *link, do
 	return 0;
 }
 
+/* 1 and the fits copied when an earlier node of cl (already added to p, in
+ * cluster order) has the same intra and inter links and bandwidths as node
+ * i: load_ar would read the same rows and derive the same values. */
+static int same_links(const struct hb_cluster *cl, int i, const struct hb_perf *p, struct hb_perf_ar *intra,
+		      struct hb_perf_ar *inter)
+{
+	const struct hb_node *nd = &cl->nodes[i];
+
+	for (int j = 0; j < i && j < p->nnodes; j++) {
+		const struct hb_node *o = &cl->nodes[j];
+
+		if (strcmp(o->intra_link, nd->intra_link) == 0 && strcmp(o->inter_link, nd->inter_link) == 0 &&
+		    o->intra_bw == nd->intra_bw && o->inter_bw == nd->inter_bw) {
+			*intra = p->nodes[j].intra;
+			*inter = p->nodes[j].inter;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int hb_perf_load(struct hb_profdb *db, const struct hb_catalog *cat, const struct hb_cluster *cl,
 		 const struct hb_model *model, const struct hb_perf_opts *opts, struct hb_perf *p,
 		 struct hb_error *err)
@@ -398,9 +419,15 @@ int hb_perf_load(struct hb_profdb *db, const struct hb_catalog *cat, const struc
 			goto fail;
 		if (p->ngpus > before && load_gpu(db, model, p, gi, &all_jabas, err) != 0)
 			goto fail;
-		if (load_ar(db, "intra", nd->intra_link, nd->intra_bw, opts->k_source, &intra, err) != 0 ||
-		    load_ar(db, "inter", nd->inter_link, nd->inter_bw, opts->k_source, &inter, err) != 0 ||
-		    hb_perf_add_node(p, nd->name, gi, nd->ngpus, &intra, &inter, err) != 0)
+		/* Nodes of a cluster mostly share their links: a fit already loaded
+		 * for the same link and bandwidth is copied rather than queried
+		 * again (a 384-node cluster made 768 queries per model load, and
+		 * rho's isolated runs load a model per job). */
+		if (!same_links(cl, i, p, &intra, &inter) &&
+		    (load_ar(db, "intra", nd->intra_link, nd->intra_bw, opts->k_source, &intra, err) != 0 ||
+		     load_ar(db, "inter", nd->inter_link, nd->inter_bw, opts->k_source, &inter, err) != 0))
+			goto fail;
+		if (hb_perf_add_node(p, nd->name, gi, nd->ngpus, &intra, &inter, err) != 0)
 			goto fail;
 	}
 	/* One GPU type: its measured DDP steps, if any were imported. */
