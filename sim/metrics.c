@@ -397,6 +397,9 @@ static double isolated_jct(const struct hb_sim *sim, const struct hb_sim_job *jo
 		return NAN;
 	}
 	hb_sim_set_arbiter(&ref, &hb_arbiter_fifo);
+	/* The same models as the shared run: loading them per job was most of
+	 * a trace replay's time on a large cluster. */
+	hb_sim_borrow_models(&ref, sim);
 	if (hb_sim_add_job(&ref, job->model, job->agent, 0.0, &id, &err) == 0) {
 		hb_sim_job_request(&ref.jobs[id], gpus, job->req_batch);
 		if (hb_sim_run(&ref, &err) == 0)

@@ -251,7 +251,8 @@ int hb_sim_init(struct hb_sim *sim, const struct hb_catalog *cat, const struct h
 	sim->solver = calloc((size_t)cat->nmodels, sizeof(*sim->solver));
 	sim->stats = calloc((size_t)cat->nmodels, sizeof(*sim->stats));
 	sim->fid = calloc((size_t)cat->nmodels, sizeof(*sim->fid));
-	if (!sim->perf || !sim->solver || !sim->stats || !sim->fid || !sim->free_gpus) {
+	sim->borrowed = calloc((size_t)cat->nmodels, 1);
+	if (!sim->perf || !sim->solver || !sim->stats || !sim->fid || !sim->borrowed || !sim->free_gpus) {
 		hb_sim_free(sim);
 		return hb_runtime_error(err, "simulator: out of memory");
 	}
@@ -273,6 +274,8 @@ void hb_sim_free(struct hb_sim *sim)
 	free(sim->free_gpus);
 	free(sim->jobs);
 	for (int m = 0; sim->perf && m < sim->cat->nmodels; m++) {
+		if (sim->borrowed && sim->borrowed[m])
+			continue;
 		hb_iidp_solver_free(sim->solver[m]);
 		if (sim->perf[m]) {
 			hb_perf_free(sim->perf[m]);
@@ -288,6 +291,7 @@ void hb_sim_free(struct hb_sim *sim)
 		}
 	}
 	free(sim->fid);
+	free(sim->borrowed);
 	free(sim->perf);
 	free(sim->solver);
 	free(sim->stats);
@@ -316,6 +320,16 @@ static int model_state(struct hb_sim *sim, const struct hb_model *m, int *idx, s
 	*idx = k;
 	if (sim->perf[k])
 		return 0;
+	if (sim->models_from && sim->models_from->cat == sim->cat && sim->models_from->perf[k]) {
+		const struct hb_sim *src = sim->models_from;
+
+		sim->perf[k] = src->perf[k];
+		sim->solver[k] = src->solver[k];
+		sim->stats[k] = src->stats[k];
+		sim->fid[k] = src->fid[k];
+		sim->borrowed[k] = 1;
+		return 0;
+	}
 	sim->perf[k] = calloc(1, sizeof(struct hb_perf));
 	sim->stats[k] = calloc(1, sizeof(struct hb_stats));
 	if (!sim->perf[k] || !sim->stats[k])
@@ -349,6 +363,11 @@ static int model_state(struct hb_sim *sim, const struct hb_model *m, int *idx, s
 			sim->perf[k]->measured->artifact = 1;
 	}
 	return 0;
+}
+
+void hb_sim_borrow_models(struct hb_sim *sim, const struct hb_sim *src)
+{
+	sim->models_from = src;
 }
 
 int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb_agent_ops *agent,

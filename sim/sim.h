@@ -305,6 +305,8 @@ struct hb_sim {
 	struct hb_iidp_solver **solver;
 	struct hb_stats **stats;
 	struct hb_fid_model **fid;      /* Pollux fidelity (opts.fidelity), NULL entries when off */
+	unsigned char *borrowed;        /* per model: 1 when the four entries above belong to models_from */
+	const struct hb_sim *models_from; /* hb_sim_borrow_models: take loaded models from there */
 
 	/* Records. */
 	struct hb_sim_sample *samples;
@@ -327,6 +329,13 @@ struct hb_sim {
 };
 
 /* Create a simulation of one policy's agent on a dedicated cluster. */
+/* Use src's loaded per-model state (perf model, IIDP solver, convergence
+ * and fidelity models) instead of loading it again, for models src has
+ * loaded.  src must outlive sim, share its catalog, cluster, database and
+ * options that shape those models (fidelity, progress, unequal_k), and not
+ * run at the same time: metrics' isolated reference runs use it. */
+void hb_sim_borrow_models(struct hb_sim *sim, const struct hb_sim *src);
+
 int hb_sim_init(struct hb_sim *sim, const struct hb_catalog *cat, const struct hb_cluster *cl,
 		struct hb_profdb *db, const char *policy, const struct hb_sim_opts *opts, struct hb_error *err);
 void hb_sim_free(struct hb_sim *sim);

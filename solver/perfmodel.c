@@ -737,38 +737,82 @@ int hb_perf_iter_time(const struct hb_perf *p, const int *alloc, int node, int l
 
 int hb_perf_alloc_lbs(const struct hb_perf *p, const int *alloc, int **out, int *n, struct hb_error *err)
 {
-	int maxl = 0, cnt = 0, ng;
+	int maxl = 0, cnt = 0, ng, nc;
 	int *v;
+	unsigned char *used, *ok;
 
 	*out = NULL;
 	*n = 0;
 	if (hb_perf_alloc_gpus(p, alloc, &ng, NULL, err) != 0)
 		return -1;
-	for (int i = 0; i < p->nnodes; i++) {
+	/* Per GPU type used, not per node: a large cluster has hundreds of
+	 * nodes and a handful of types. */
+	used = calloc((size_t)(p->ngpus > 0 ? p->ngpus : 1), 1);
+	if (!used)
+		return hb_runtime_error(err, "perf model %s: out of memory", p->model);
+	for (int i = 0; i < p->nnodes; i++)
+		if (alloc[i] != 0)
+			used[p->nodes[i].gpu] = 1;
+	for (int t = 0; t < p->ngpus; t++) {
 		int m;
-		if (alloc[i] == 0)
+
+		if (!used[t])
 			continue;
-		m = hb_perf_max_lbs(p, p->nodes[i].gpu);
+		m = hb_perf_max_lbs(p, t);
 		if (maxl == 0 || m < maxl)
 			maxl = m;
 	}
-	if (maxl < p->min_lbs)
+	if (maxl < p->min_lbs) {
+		free(used);
 		return 0;
-	v = malloc((size_t)(maxl / p->min_lbs) * sizeof(*v));
-	if (!v)
-		return hb_runtime_error(err, "perf model %s: out of memory", p->model);
-	for (int b = p->min_lbs; b <= maxl; b += p->min_lbs) {
-		int ok = 1;
-		for (int i = 0; i < p->nnodes && ok; i++) {
-			const struct hb_perf_lbs *l;
-			if (alloc[i] == 0)
-				continue;
-			l = hb_perf_find_lbs(p, p->nodes[i].gpu, b);
-			ok = l && l->n_max >= 1 && l->n_cap >= 1;
-		}
-		if (ok)
-			v[cnt++] = b;
 	}
+	nc = maxl / p->min_lbs;
+	v = malloc((size_t)nc * sizeof(*v));
+	ok = malloc((size_t)nc + 1);
+	if (!v || !ok) {
+		free(v);
+		free(ok);
+		free(used);
+		return hb_runtime_error(err, "perf model %s: out of memory", p->model);
+	}
+	memset(ok, 1, (size_t)nc + 1);
+	/* Candidate b = (k + 1) min_lbs is usable on type t when t's entry for b
+	 * (the first, as hb_perf_find_lbs finds it) runs at least one VSW. */
+	for (int t = 0; t < p->ngpus; t++) {
+		const struct hb_perf_gpu *g = &p->gpus[t];
+		unsigned char *seen, *good;
+
+		if (!used[t])
+			continue;
+		seen = calloc((size_t)nc, 1);
+		good = calloc((size_t)nc, 1);
+		if (!seen || !good) {
+			free(seen);
+			free(good);
+			free(v);
+			free(ok);
+			free(used);
+			return hb_runtime_error(err, "perf model %s: out of memory", p->model);
+		}
+		for (int i = 0; i < g->nlbs; i++) {
+			const struct hb_perf_lbs *l = &g->lbs[i];
+			int k = l->local_bs / p->min_lbs - 1;
+
+			if (l->local_bs % p->min_lbs != 0 || k < 0 || k >= nc || seen[k])
+				continue;
+			seen[k] = 1;
+			good[k] = l->n_max >= 1 && l->n_cap >= 1;
+		}
+		for (int k = 0; k < nc; k++)
+			ok[k] = ok[k] && good[k];
+		free(seen);
+		free(good);
+	}
+	for (int k = 0; k < nc; k++)
+		if (ok[k])
+			v[cnt++] = (k + 1) * p->min_lbs;
+	free(ok);
+	free(used);
 	if (cnt == 0) {
 		free(v);
 		return 0;
