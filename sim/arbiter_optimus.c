@@ -69,6 +69,19 @@ struct optimus_job {
 	int nmemo;             /* entries of the memo used (round robin when full) */
 };
 
+/* The DDP plan of one (perf model, batch) on the canonical k-GPU
+ * allocation, for every k evaluated so far: it depends on nothing else, so
+ * it is computed once per run rather than in every round (a trace replay
+ * on a large cluster spent most of its time re-planning). */
+struct plan_memo {
+	const struct hb_perf *perf;
+	long batch;
+	int cap;               /* entries of the arrays (k = 0..cap-1) */
+	signed char *state;    /* per k: 0 not planned, 1 found, -1 no plan */
+	long *global_bs;       /* per k: realised batch */
+	double *iter_s;        /* per k: iteration time, s */
+};
+
 struct optimus_state {
 	int *order;            /* arrived job ids in arrival order; done jobs dropped each round */
 	int n;                 /* entries of order */
@@ -78,6 +91,8 @@ struct optimus_state {
 	int *alloc;            /* scratch, nnodes */
 	int *grant;            /* scratch, nnodes */
 	long *keys;            /* scratch, njobs: growing jobs sorted by (count, id) */
+	struct plan_memo *memo; /* DDP plans per (perf, batch), owned */
+	int nmemo, cap_memo;
 };
 
 static void optimus_free(struct hb_sim *sim)
@@ -91,6 +106,12 @@ static void optimus_free(struct hb_sim *sim)
 		free(st->alloc);
 		free(st->grant);
 		free(st->keys);
+		for (int i = 0; i < st->nmemo; i++) {
+			free(st->memo[i].state);
+			free(st->memo[i].global_bs);
+			free(st->memo[i].iter_s);
+		}
+		free(st->memo);
 		free(st);
 	}
 	sim->arbiter_state = NULL;
@@ -222,40 +243,101 @@ static double fid_step_s(const struct hb_sim *sim, struct optimus_state *st, con
 	return INFINITY;
 }
 
+/* The DDP plan of job's batch on the canonical k-GPU allocation, memoised
+ * (struct plan_memo): *found, and *global_bs, *iter_s when found. */
+static int canonical_plan(const struct hb_sim *sim, struct optimus_state *st, const struct hb_sim_job *job, int k,
+			  int *found, long *global_bs, double *iter_s, struct hb_error *err)
+{
+	struct plan_memo *m = NULL;
+	struct hb_ddp_result r;
+	long b = job_batch(job);
+
+	for (int i = 0; i < st->nmemo && !m; i++)
+		if (st->memo[i].perf == job->perf && st->memo[i].batch == b)
+			m = &st->memo[i];
+	if (!m) {
+		if (st->nmemo == st->cap_memo) {
+			int cap = st->cap_memo ? 2 * st->cap_memo : 16;
+			struct plan_memo *nm = realloc(st->memo, sizeof(*nm) * (size_t)cap);
+
+			if (!nm)
+				return hb_runtime_error(err, "optimus: out of memory");
+			st->memo = nm;
+			st->cap_memo = cap;
+		}
+		m = &st->memo[st->nmemo++];
+		memset(m, 0, sizeof(*m));
+		m->perf = job->perf;
+		m->batch = b;
+	}
+	if (k >= m->cap) {
+		int cap = sim->cl->ngpus + 2;
+		signed char *ns = realloc(m->state, (size_t)cap);
+		long *ng;
+		double *ni;
+
+		if (ns)
+			m->state = ns;
+		ng = realloc(m->global_bs, sizeof(long) * (size_t)cap);
+		if (ng)
+			m->global_bs = ng;
+		ni = realloc(m->iter_s, sizeof(double) * (size_t)cap);
+		if (ni)
+			m->iter_s = ni;
+		if (!ns || !ng || !ni || k >= cap)
+			return hb_runtime_error(err, "optimus: out of memory (or %d GPUs on a %d-GPU cluster)", k,
+						sim->cl->ngpus);
+		memset(m->state + m->cap, 0, (size_t)(cap - m->cap));
+		m->cap = cap;
+	}
+	if (m->state[k] == 0) {
+		canonical_alloc(sim, st, k, st->alloc);
+		if (hb_ddp_plan(job->perf, st->alloc, b, &r, err) < 0) {
+			hb_error_prefix(err, "optimus: job %s on %d GPUs", job->name, k);
+			return -1;
+		}
+		m->state[k] = r.found ? 1 : -1;
+		m->global_bs[k] = r.global_bs;
+		m->iter_s[k] = r.iter_s;
+	}
+	*found = m->state[k] == 1;
+	*global_bs = m->global_bs[k];
+	*iter_s = m->iter_s[k];
+	return 0;
+}
+
 /* R(k): the oracle's remaining time of the job on k GPUs, s (INFINITY when
  * no DDP plan fits the GPUs). */
 static int remaining_s(const struct hb_sim *sim, struct optimus_state *st, const struct hb_sim_job *job, int k,
 		       double *out, struct hb_error *err)
 {
 	struct optimus_job *oj = &st->jobs[job->id];
-	struct hb_ddp_result r;
-	double iters = -1.0;
+	double iters = -1.0, iter_s;
+	long gbs;
+	int found;
 
 	if (job->fid) {
 		*out = fid_step_s(sim, st, job, k) * oj->fid_iters;
 		return 0;
 	}
-	canonical_alloc(sim, st, k, st->alloc);
-	if (hb_ddp_plan(job->perf, st->alloc, job_batch(job), &r, err) < 0) {
-		hb_error_prefix(err, "optimus: job %s on %d GPUs", job->name, k);
+	if (canonical_plan(sim, st, job, k, &found, &gbs, &iter_s, err) < 0)
 		return -1;
-	}
-	if (!r.found) {
+	if (!found) {
 		*out = INFINITY;
 		return 0;
 	}
 	for (int m = 0; m < oj->nmemo && m < OPTIMUS_MEMO; m++)
-		if (oj->memo_b[m] == r.global_bs)
+		if (oj->memo_b[m] == gbs)
 			iters = oj->memo_iters[m];
 	if (iters < 0) {
 		int slot = oj->nmemo % OPTIMUS_MEMO;
 
-		iters = oracle_iters(job, r.global_bs, oj->progress, oj->epoch_samples);
-		oj->memo_b[slot] = r.global_bs;
+		iters = oracle_iters(job, gbs, oj->progress, oj->epoch_samples);
+		oj->memo_b[slot] = gbs;
 		oj->memo_iters[slot] = iters;
 		oj->nmemo++;
 	}
-	*out = iters * r.iter_s;
+	*out = iters * iter_s;
 	return 0;
 }
 
