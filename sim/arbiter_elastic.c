@@ -108,15 +108,35 @@ static void canonical(const struct hb_perf *perf, const int *order, int k, int *
 	}
 }
 
-/* AllReduce of all the model's buckets on alloc: the slowest node's sum. */
+/* 1 when nodes a and b have the same all-reduce fits: hb_perf_comm_eval
+ * then gives them the same time on any allocation (it reads only the
+ * node's fit and the allocation's GPU and node counts). */
+static int same_fits(const struct hb_perf_ar *a, const struct hb_perf_ar *b)
+{
+	return a->have == b->have && a->alpha == b->alpha && a->beta_ms == b->beta_ms && a->k_bw == b->k_bw;
+}
+
+/* AllReduce of all the model's buckets on alloc: the slowest node's sum.
+ * Nodes whose fits an earlier used node shares are skipped: on a large
+ * cluster that is nearly all of them. */
 static int allreduce_s(const struct hb_perf *perf, const int *alloc, double *out, struct hb_error *err)
 {
+	int seen[8], nseen = 0;
+
 	*out = 0.0;
 	for (int i = 0; i < perf->nnodes; i++) {
 		struct hb_perf_comm c;
+		int dup = 0;
 
 		if (alloc[i] == 0)
 			continue;
+		for (int k = 0; k < nseen && !dup; k++)
+			dup = same_fits(&perf->nodes[seen[k]].intra, &perf->nodes[i].intra) &&
+			      same_fits(&perf->nodes[seen[k]].inter, &perf->nodes[i].inter);
+		if (dup)
+			continue;
+		if (nseen < 8)
+			seen[nseen++] = i;
 		if (hb_perf_comm_eval(perf, alloc, i, &c, err) < 0)
 			return -1;
 		if (c.overlap_s + c.last_s > *out)
