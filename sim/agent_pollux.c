@@ -134,15 +134,6 @@
 /* GNS monitoring buffer: one FP32 gradient-sized tensor per GPU (see top). */
 #define GNS_BYTES_PER_PARAM 4.0
 
-/* Pollux fidelity: the artifact runs NCF at batch 32768 on at most one GPU
- * (simulator.py Cluster.__init__ and get_pollux_job_info). */
-#define FID_NCF_BATCH 32768L
-
-static long fid_pinned_batch(const struct hb_sim_job *job)
-{
-	return job->fid && strcmp(job->model->name, "ncf") == 0 ? FID_NCF_BATCH : 0;
-}
-
 /* ---- state --------------------------------------------------------------- */
 
 /* One observed configuration: AdaptDL keys its profile by placement and
@@ -455,8 +446,8 @@ static int types_prepare(struct hb_sim *sim, struct hb_sim_job *job, struct poll
 	 * placements' (Application.min_local_bsz, max_local_bsz). */
 	for (int t = 0; job->fid && t < nt; t++)
 		if (st->types[t].usable) {
-			st->types[t].min_local_bsz = hb_agent_fid_min_local(job);
-			st->types[t].max_local_bsz = hb_agent_fid_max_local(job);
+			st->types[t].min_local_bsz = job->fid->min_local;
+			st->types[t].max_local_bsz = job->fid->max_local;
 		}
 	rc = 0;
 done:
@@ -679,13 +670,13 @@ static int choose_fid(struct hb_sim_job *job, const struct hb_goodput_params *th
 
 	if (alloc_shape(job, alloc, &out->num_nodes, &out->num_replicas, err) < 0)
 		return -1;
-	if (fid_pinned_batch(job) > 0) {
-		out->global_bs = hb_fid_batch(fid_pinned_batch(job), out->num_replicas, hb_agent_fid_max_local(job),
+	if (job->fid->pinned_batch > 0) {
+		out->global_bs = hb_fid_batch(job->fid->pinned_batch, out->num_replicas, job->fid->max_local,
 					      job->max_gbs, (long)job->fid->m0, &out->local_bs, &out->accum_steps);
 		out->feasible = out->global_bs > 0;
 		return 0;
 	}
-	hb_goodput_limits_default(&lim, job->max_gbs, hb_agent_fid_min_local(job), hb_agent_fid_max_local(job));
+	hb_goodput_limits_default(&lim, job->max_gbs, job->fid->min_local, job->fid->max_local);
 	if (hb_goodput_argmax(theta, grad, &lim, out->num_nodes, out->num_replicas, &out->argmax, err) < 0)
 		return -1;
 	if (!out->argmax.feasible)
@@ -806,13 +797,13 @@ static int start_on(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_st
 
 		if (alloc_shape(job, alloc, &nodes, &gpus, err) < 0)
 			return -1;
-		target = fid_pinned_batch(job);
+		target = job->fid->pinned_batch;
 		if (target == 0) {
-			target = (long)hb_agent_fid_min_local(job) * gpus;
+			target = (long)job->fid->min_local * gpus;
 			if (target < (long)job->fid->m0)
 				target = (long)job->fid->m0;
 		}
-		if (hb_fid_batch(target, gpus, hb_agent_fid_max_local(job), job->max_gbs, (long)job->fid->m0, &atomic,
+		if (hb_fid_batch(target, gpus, job->fid->max_local, job->max_gbs, (long)job->fid->m0, &atomic,
 				 &accum) < 1)
 			return hb_input_error(err, "%s: job %s: no batch for B_G %ld on %d GPUs", job->agent->name,
 					      job->name, target, gpus);
@@ -1089,7 +1080,7 @@ int hb_pollux_agent_report(struct hb_sim *sim, struct hb_sim_job *job, struct hb
 	ref = st->ref_type >= 0 ? &st->types[st->ref_type] : NULL;
 	hb_goodput_limits_default(&out->limits, job->max_gbs, ref ? ref->min_local_bsz : job->perf->min_lbs,
 				  ref ? ref->max_local_bsz : job->perf->min_lbs);
-	if (fid_pinned_batch(job) > 0)
+	if (job->fid && job->fid->pinned_batch > 0)
 		out->replica_cap = 1;
 	for (size_t i = 0; i < st->nobs; i++)
 		if (st->obs[i].num_replicas > out->max_replicas_seen)

@@ -8,7 +8,7 @@
 
 #include "agent_util.h"
 #include "fidelity.h"
-#include "perf_measured.h"
+#include "perf_measured.h"  /* hb_perf_measured_step */
 
 long hb_agent_interval(const struct hb_sim *sim, const struct hb_sim_job *job)
 {
@@ -71,34 +71,6 @@ int hb_agent_ddp_config(const struct hb_perf *perf, const int *alloc, long targe
 	return 0;
 }
 
-int hb_agent_fid_max_local(const struct hb_sim_job *job)
-{
-	const struct hb_perf_measured *m = job->perf->measured;
-	int best = 0;
-
-	for (int i = 0; m && i < m->nplace; i++)
-		for (int k = 0; k < m->place[i].npts; k++)
-			if (m->place[i].pts[k].local_bs > best)
-				best = m->place[i].pts[k].local_bs;
-	/* The artifact's applications.py sets YOLOv3's max_local_bsz = 8
-	 * explicitly, below its measured 16: the catalog's max_lbs. */
-	if (job->model->max_lbs > 0 && (best == 0 || job->model->max_lbs < best))
-		best = (int)job->model->max_lbs;
-	return best > 0 ? best : (int)job->max_gbs;
-}
-
-int hb_agent_fid_min_local(const struct hb_sim_job *job)
-{
-	const struct hb_perf_measured *m = job->perf->measured;
-	int best = 0;
-
-	for (int i = 0; m && i < m->nplace; i++)
-		for (int k = 0; k < m->place[i].npts; k++)
-			if (best == 0 || m->place[i].pts[k].local_bs < best)
-				best = m->place[i].pts[k].local_bs;
-	return best > 0 ? best : (int)job->perf->min_lbs;
-}
-
 int hb_agent_fid_iter_s(const struct hb_sim_job *job, const int *alloc, int atomic, int accum, double *iter_s,
 			double *accum_s, struct hb_error *err)
 {
@@ -135,7 +107,7 @@ int hb_agent_fid_config(const struct hb_sim_job *job, const int *alloc, long tar
 		n += alloc[i];
 	if (!job->fid)
 		return hb_runtime_error(err, "fidelity configuration of %s outside Pollux fidelity", job->name);
-	b = hb_fid_batch(target_gbs, n, hb_agent_fid_max_local(job), job->max_gbs, (long)job->fid->m0, &atomic, &accum);
+	b = hb_fid_batch(target_gbs, n, job->fid->max_local, job->max_gbs, (long)job->fid->m0, &atomic, &accum);
 	if (b < 1)
 		return hb_input_error(err, "%s: no batch for B_G %ld on %d GPUs", job->name, target_gbs, n);
 	if (cfg->alloc != alloc)

@@ -58,19 +58,13 @@ int hb_agent_ddp_config(const struct hb_perf *perf, const int *alloc, long targe
 			struct hb_ddp_result *plan, struct hb_error *err);
 
 /* Pollux fidelity (sim --fidelity pollux, fidelity.h): the artifact's batch
- * rule for target_gbs on alloc (hb_fid_batch, with the largest measured
- * per-GPU batch as max_local) and the iteration time of that layout:
+ * rule for target_gbs on alloc (hb_fid_batch within job->fid's per-GPU
+ * range) and the iteration time of that layout:
  * hb_ddp_iter_time, i.e. the measured placements where they cover it.
  * Fills cfg like hb_agent_ddp_config. */
 int hb_agent_fid_config(const struct hb_sim_job *job, const int *alloc, long target_gbs, struct hb_job_config *cfg,
 			struct hb_error *err);
 
-/* The largest per-GPU batch of the job's measured placements (the
- * artifact's max_local_bsz, capped by the catalog's max_lbs), else maxB_G. */
-int hb_agent_fid_max_local(const struct hb_sim_job *job);
-/* The smallest per-GPU batch of the measured placements (min_local_bsz),
- * else the perf model's minB_L. */
-int hb_agent_fid_min_local(const struct hb_sim_job *job);
 /* The artifact's true iteration time of (alloc, atomic, accum): a measured
  * placement or its 3-D interpolation, else the perf model; *step and *sync
  * (may be NULL) receive the one-micro-step time and its synchronisation. */

@@ -47,10 +47,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent_util.h"    /* hb_agent_fid_max_local */
+#include "agent_util.h"    /* hb_agent_fid_iter_s */
 #include "ddp.h"           /* hb_ddp_plan: iteration time and realised batch at k GPUs */
 #include "fidelity.h"
-#include "perf_measured.h"
 #include "sim.h"
 
 #define OPTIMUS_ROUND_S 60.0   /* scheduling interval, pollux.md §5.1 */
@@ -230,17 +229,13 @@ static double fid_remaining_iters(const struct hb_sim_job *job)
 
 static double fid_step_s(const struct hb_sim *sim, struct optimus_state *st, const struct hb_sim_job *job, int k)
 {
-	int atomic, accum, slowest;
+	int atomic, accum;
 	double t;
 	struct hb_error ignored;
 
 	canonical_alloc(sim, st, k, st->alloc);
-	hb_fid_batch(job_batch(job), k, hb_agent_fid_max_local(job), job->max_gbs, 0, &atomic, &accum);
-	if (hb_perf_measured_step(job->perf->measured, st->alloc, sim->cl->nnodes, atomic, accum, &t))
-		return t;
-	if (hb_ddp_iter_time(job->perf, st->alloc, atomic, accum, &t, &slowest, &ignored) == 0)
-		return t;
-	return INFINITY;
+	hb_fid_batch(job_batch(job), k, job->fid->max_local, job->max_gbs, 0, &atomic, &accum);
+	return hb_agent_fid_iter_s(job, st->alloc, atomic, accum, &t, NULL, &ignored) == 0 ? t : INFINITY;
 }
 
 /* The DDP plan of job's batch on the canonical k-GPU allocation, memoised
@@ -374,7 +369,7 @@ static int allocate(struct hb_sim *sim, struct optimus_state *st, struct hb_erro
 		if (job->fid) {
 			oj->fid_iters = fid_remaining_iters(job);
 			/* simulator.py get_optimus_job_info pins NCF to one replica. */
-			if (strcmp(job->model->name, "ncf") == 0)
+			if (job->fid->pinned_batch > 0)
 				oj->max_gpus = 1;
 		}
 		oj->count = left > 0 ? 1 : 0;

@@ -7,7 +7,13 @@
 #include <string.h>
 
 #include "fidelity.h"
+#include "perf_measured.h"
 #include "profdb.h"
+
+/* The artifact runs NCF at batch 32768 on at most one GPU under Pollux
+ * and Optimus (simulator.py Cluster.__init__, get_pollux_job_info,
+ * get_optimus_job_info); TunedJobs' NCF rows ask for the same. */
+#define NCF_PINNED_BATCH 32768L
 
 void hb_fid_model_free(struct hb_fid_model *f)
 {
@@ -93,6 +99,7 @@ int hb_fid_model_load(struct hb_fid_model *f, struct hb_profdb *db, const struct
 	free(rows);
 	rows = NULL;
 	f->m0 = f->runs[0].batch;
+	f->pinned_batch = strcmp(m->name, "ncf") == 0 ? NCF_PINNED_BATCH : 0;
 	f->bound = calloc((size_t)f->max_epochs + 1, sizeof(double));
 	if (!f->bound) {
 		hb_runtime_error(err, "fidelity: gradstats of %s: out of memory", m->name);
@@ -188,6 +195,26 @@ static void stats_at(const struct hb_fid_model *f, double batch, long epoch, dou
 		*sqr = ((batch - lo->batch) * hi->sqr[ehi] + (hi->batch - batch) * lo->sqr[elo]) / d;
 		*var = ((batch - lo->batch) * hi->var[ehi] + (hi->batch - batch) * lo->var[elo]) / d;
 	}
+}
+
+void hb_fid_set_local_range(struct hb_fid_model *f, const struct hb_perf_measured *m, const struct hb_model *model,
+			    long min_lbs, long max_gbs)
+{
+	int lo = 0, hi = 0;
+
+	for (int i = 0; m && i < m->nplace; i++)
+		for (int k = 0; k < m->place[i].npts; k++) {
+			int b = m->place[i].pts[k].local_bs;
+
+			if (lo == 0 || b < lo)
+				lo = b;
+			if (b > hi)
+				hi = b;
+		}
+	if (model->max_lbs > 0 && (hi == 0 || model->max_lbs < hi))
+		hi = (int)model->max_lbs;
+	f->min_local = lo > 0 ? lo : (int)min_lbs;
+	f->max_local = hi > 0 ? hi : (int)max_gbs;
 }
 
 double hb_fid_gain(const struct hb_fid_model *f, double batch, long epoch)

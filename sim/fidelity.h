@@ -39,6 +39,7 @@
 #include "catalog.h"
 #include "error.h"
 
+struct hb_perf_measured;
 struct hb_profdb;
 
 enum hb_fidelity {
@@ -62,6 +63,8 @@ struct hb_fid_model {
 	double *bound;           /* bound[e], e = 0..max_epochs: progress at which epoch e starts, owned */
 	struct hb_fid_run *runs; /* ascending in batch, owned */
 	int nruns;
+	int min_local, max_local; /* the artifact's per-GPU batch range (hb_fid_set_local_range) */
+	long pinned_batch;       /* > 0: the artifact runs the model at this batch on one GPU (NCF: 32768) */
 };
 
 /* Load model's gradstats from db (rows of `hetbatch import pollux`); an
@@ -69,6 +72,14 @@ struct hb_fid_model {
  * max_epochs epochs. */
 int hb_fid_model_load(struct hb_fid_model *f, struct hb_profdb *db, const struct hb_model *m, struct hb_error *err);
 void hb_fid_model_free(struct hb_fid_model *f);
+
+/* The artifact's per-GPU batch range (Application.min_local_bsz and
+ * max_local_bsz): the measured placements' smallest and largest local
+ * batch, the largest capped by the model's max_lbs (YOLOv3: 8, set
+ * explicitly in applications.py below its measured 16); without
+ * measurements, min_lbs and max_gbs. */
+void hb_fid_set_local_range(struct hb_fid_model *f, const struct hb_perf_measured *m, const struct hb_model *model,
+			    long min_lbs, long max_gbs);
 
 /* M0-iterations one iteration at global batch `batch` adds in epoch
  * `epoch` (batch clamped to the validated range, epoch to the runs). */

@@ -233,6 +233,10 @@ int hb_sim_init(struct hb_sim *sim, const struct hb_catalog *cat, const struct h
 		hb_sim_opts_default(&sim->opts);
 	if (sim->opts.sample_every < 1)
 		sim->opts.sample_every = 1;
+	if ((sim->opts.progress == HB_PROGRESS_POLLUX_ARTIFACT) != (sim->opts.fidelity == HB_FIDELITY_POLLUX))
+		return hb_input_error(err, "progress model '%s' with fidelity '%s': the pollux-artifact progress model "
+					   "and the Pollux fidelity mode go together (sim --fidelity pollux)",
+				      hb_progress_name(sim->opts.progress), hb_fidelity_name(sim->opts.fidelity));
 	hb_engine_init(&sim->eng);
 	hb_rng_seed(&sim->rng_similarity, sim->opts.seed, HB_STREAM_SIMILARITY);
 	hb_rng_seed(&sim->rng_gns, sim->opts.seed, HB_STREAM_GNS);
@@ -350,15 +354,15 @@ static int model_state(struct hb_sim *sim, const struct hb_model *m, int *idx, s
 	hb_model_bounds(m, sim->cl->name, &sim->stats[k]->gamma, NULL, NULL);
 	if (sim->db && hb_stats_load_gradstats(sim->stats[k], sim->db, &used, err) < 0)
 		return -1;
-	if ((sim->opts.progress == HB_PROGRESS_POLLUX_ARTIFACT) != (sim->opts.fidelity == HB_FIDELITY_POLLUX))
-		return hb_input_error(err, "progress model '%s' with fidelity '%s': the pollux-artifact progress "
-					   "model and the Pollux fidelity mode go together (sim --fidelity pollux)",
-				      hb_progress_name(sim->opts.progress), hb_fidelity_name(sim->opts.fidelity));
 	if (sim->opts.fidelity == HB_FIDELITY_POLLUX) {
 		if (!(sim->fid[k] = calloc(1, sizeof(struct hb_fid_model))))
 			return hb_runtime_error(err, "simulator: out of memory");
+		long min_gbs, max_gbs;
+
 		if (hb_fid_model_load(sim->fid[k], sim->db, m, err) < 0)
 			return -1;
+		hb_model_bounds(m, sim->cl->name, NULL, &min_gbs, &max_gbs);
+		hb_fid_set_local_range(sim->fid[k], sim->perf[k]->measured, m, sim->perf[k]->min_lbs, max_gbs);
 		if (sim->perf[k]->measured)
 			sim->perf[k]->measured->artifact = 1;
 	}
@@ -621,10 +625,13 @@ static void refresh_rates(struct hb_sim_job *job)
 {
 	double b = (double)job->cfg.global_bs;
 
+	if (job->fid) { /* the artifact's statistics at this epoch; its gain as a per-sample efficiency */
+		job->phi = hb_fid_phi(job->fid, b, job->epoch);
+		job->eff = hb_fid_gain(job->fid, b, job->epoch) * job->fid->m0 / b * job->cfg.eff_factor;
+		return;
+	}
 	job->phi = hb_stats_phi(job->stats, job->target > 0 ? job->progress / job->target : 0.0, b);
 	job->eff = hb_stats_efficiency(job->stats, job->phi, b) * job->cfg.eff_factor;
-	if (job->fid) /* the artifact's gain at this epoch, as a per-sample efficiency */
-		job->eff = hb_fid_gain(job->fid, b, job->epoch) * job->fid->m0 / b * job->cfg.eff_factor;
 }
 
 static long interval_of(const struct hb_sim *sim, const struct hb_sim_job *job)

@@ -329,16 +329,16 @@ struct hb_sim {
 };
 
 /* Create a simulation of one policy's agent on a dedicated cluster. */
+int hb_sim_init(struct hb_sim *sim, const struct hb_catalog *cat, const struct hb_cluster *cl,
+		struct hb_profdb *db, const char *policy, const struct hb_sim_opts *opts, struct hb_error *err);
+void hb_sim_free(struct hb_sim *sim);
+
 /* Use src's loaded per-model state (perf model, IIDP solver, convergence
  * and fidelity models) instead of loading it again, for models src has
  * loaded.  src must outlive sim, share its catalog, cluster, database and
  * options that shape those models (fidelity, progress, unequal_k), and not
  * run at the same time: metrics' isolated reference runs use it. */
 void hb_sim_borrow_models(struct hb_sim *sim, const struct hb_sim *src);
-
-int hb_sim_init(struct hb_sim *sim, const struct hb_catalog *cat, const struct hb_cluster *cl,
-		struct hb_profdb *db, const char *policy, const struct hb_sim_opts *opts, struct hb_error *err);
-void hb_sim_free(struct hb_sim *sim);
 /* Add a job (model, agent, arrival); returns its index in *id. */
 int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb_agent_ops *agent,
 		   double arrival_s, int *id, struct hb_error *err);
