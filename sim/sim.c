@@ -363,8 +363,8 @@ static int model_state(struct hb_sim *sim, const struct hb_model *m, int *idx, s
 			return -1;
 		hb_model_bounds(m, sim->cl->name, NULL, &min_gbs, &max_gbs);
 		hb_fid_set_local_range(sim->fid[k], sim->perf[k]->measured, m, sim->perf[k]->min_lbs, max_gbs);
-		if (sim->perf[k]->measured)
-			sim->perf[k]->measured->artifact = 1;
+		if (sim->perf[k]->measured && hb_perf_measured_use_artifact(sim->perf[k]->measured, err) < 0)
+			return -1;
 	}
 	return 0;
 }

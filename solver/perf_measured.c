@@ -124,16 +124,15 @@ static int cmp_triple(const void *a, const void *b)
 
 /* The artifact's point set (applications.py get_throughput): placements
  * grouped by (num_nodes, num_replicas, local_bsz) and averaged, in
- * ascending key order (pandas groupby), then the scalability rows as read.
- * Leaves m->nd NULL when the points cannot be triangulated. */
-static int build_nd(struct hb_perf_measured *m, const struct hb_placement_row *pr, int np,
+ * ascending key order (pandas groupby), then the scalability rows as read,
+ * into m->nd_xyz, nd_val and nd_n. */
+static int collect_nd(struct hb_perf_measured *m, const struct hb_placement_row *pr, int np,
 		    const struct hb_scalability_row *sr, int ns, const char *gpu, struct hb_error *err)
 {
 	struct triple *tp = calloc((size_t)(np > 0 ? np : 1), sizeof(*tp));
 	double *xyz = malloc(sizeof(double) * 3 * (size_t)(np + ns + 1));
 	double *val = malloc(sizeof(double) * 2 * (size_t)(np + ns + 1));
 	int nt = 0, w = 0, k = 0, rc = 0;
-	struct hb_error ignored;
 
 	if (!tp || !xyz || !val) {
 		rc = hb_runtime_error(err, "measured profiles: out of memory");
@@ -184,17 +183,10 @@ static int build_nd(struct hb_perf_measured *m, const struct hb_placement_row *p
 		val[2 * k + 1] = sr[i].sync_s;
 		k++;
 	}
-	if (k >= 4) {
-		m->nd = calloc(1, sizeof(*m->nd));
-		if (!m->nd) {
-			rc = hb_runtime_error(err, "measured profiles: out of memory");
-			goto out;
-		}
-		if (hb_interp3_build(m->nd, xyz, val, k, &ignored) < 0) {
-			free(m->nd); /* degenerate: no 3-D fallback */
-			m->nd = NULL;
-		}
-	}
+	m->nd_xyz = xyz;
+	m->nd_val = val;
+	m->nd_n = k;
+	xyz = val = NULL;
 out:
 	free(tp);
 	free(xyz);
@@ -252,7 +244,7 @@ int hb_perf_measured_load(struct hb_profdb *db, const char *model, const char *g
 		finish_set(&m->place[i]);
 	for (int i = 0; i < m->nscal; i++)
 		finish_set(&m->scal[i]);
-	if (m->nplace + m->nscal > 0 && build_nd(m, pr, np, sr, ns, gpu, err) < 0)
+	if (m->nplace + m->nscal > 0 && collect_nd(m, pr, np, sr, ns, gpu, err) < 0)
 		goto out;
 	if (m->nplace + m->nscal > 0) {
 		*out = m;
@@ -264,6 +256,23 @@ out:
 	free(pr);
 	free(sr);
 	return rc;
+}
+
+int hb_perf_measured_use_artifact(struct hb_perf_measured *m, struct hb_error *err)
+{
+	struct hb_error ignored;
+
+	m->artifact = 1;
+	if (m->nd || m->nd_n < 4)
+		return 0;
+	m->nd = calloc(1, sizeof(*m->nd));
+	if (!m->nd)
+		return hb_runtime_error(err, "measured profiles: out of memory");
+	if (hb_interp3_build(m->nd, m->nd_xyz, m->nd_val, m->nd_n, &ignored) < 0) {
+		free(m->nd); /* degenerate: no 3-D fallback, as the artifact would have none */
+		m->nd = NULL;
+	}
+	return 0;
 }
 
 void hb_perf_measured_free(struct hb_perf_measured *m)
@@ -278,6 +287,8 @@ void hb_perf_measured_free(struct hb_perf_measured *m)
 	free(m->scal);
 	hb_interp3_free(m->nd);
 	free(m->nd);
+	free(m->nd_xyz);
+	free(m->nd_val);
 	free(m);
 }
 

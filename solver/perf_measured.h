@@ -44,16 +44,24 @@ struct hb_perf_measured {
 	int nplace;
 	struct hb_meas_set *scal;    /* owned */
 	int nscal;
-	/* Pollux fidelity (set by the simulator): the artifact's lookup, i.e.
-	 * a measured placement, else the 3-D interpolation below (no
-	 * scalability step of its own, no perf-model fallback inside it). */
+	/* Pollux fidelity (hb_perf_measured_use_artifact): the artifact's
+	 * lookup, i.e. a measured placement, else the 3-D interpolation below
+	 * (no scalability step of its own, no perf-model fallback inside it). */
 	int artifact;
-	/* The artifact's 3-D interpolation over (nodes, replicas, local batch):
-	 * every placement triple's mean, ascending, then the scalability rows
-	 * in the order they were imported; NULL when there are fewer than 4
-	 * points or they span no volume.  Owned. */
+	/* The artifact's point set over (nodes, replicas, local batch): every
+	 * placement triple's mean, ascending, then the scalability rows in the
+	 * order they were imported.  Kept from the load (nd_n points, owned)
+	 * until hb_perf_measured_use_artifact triangulates it into nd, NULL
+	 * when there are fewer than 4 points or they span no volume (owned);
+	 * only the fidelity mode pays for the triangulation. */
+	double *nd_xyz, *nd_val;
+	int nd_n;
 	struct hb_interp3 *nd;
 };
+
+/* Switch m to the artifact's lookup (Pollux fidelity), triangulating its
+ * point set on the first call. */
+int hb_perf_measured_use_artifact(struct hb_perf_measured *m, struct hb_error *err);
 
 /* Load the rows of (model, gpu) from db; *out is NULL when there are none. */
 int hb_perf_measured_load(struct hb_profdb *db, const char *model, const char *gpu, struct hb_perf_measured **out,
