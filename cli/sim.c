@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -86,6 +87,21 @@ static void usage(FILE *out)
 		"  --json               print summary.json's document instead of the tables\n"
 		"  --record-wall-time   store wall-clock times in results.db (runs.wall_s);\n"
 		"                       the files then differ from run to run\n"
+		"  --events LEVEL       what of the event records and time series --out\n"
+		"                       writes: all (default: every event and sample),\n"
+		"                       summary (job-level events only: arrival, admit,\n"
+		"                       start, restart, resize, preempt, drop, done; no\n"
+		"                       per-round or per-epoch event such as reconfig,\n"
+		"                       epoch, adapt, sched; no time-series sample) or none\n"
+		"                       (neither: the events and timeseries tables and files\n"
+		"                       hold their header only).  Summaries, jobs and\n"
+		"                       utilisation are complete at every level; results.db\n"
+		"                       meta.events names a level other than all.  A trace\n"
+		"                       replay writes records as it goes and keeps none in\n"
+		"                       memory; without --out nothing is written or kept\n"
+		"  -v (global)          also report each run's engine event rate: events\n"
+		"                       processed, CPU seconds of the run (including the\n"
+		"                       records it writes) and events per CPU-second\n"
 		"\n"
 		"What-if knobs (shown in the table header, '*' when not the default):\n"
 		"  --interval P         adaptation interval p in iterations (default: the model's)\n"
@@ -210,6 +226,7 @@ struct sim_args {
 	struct hb_trace_options topt;  /* filters */
 	double load;
 	int no_fairness, trace_opts;   /* trace_opts: a trace-only option was given */
+	enum hb_events_level events;   /* --events (default all) */
 	int synth_opts;                /* a --synth option was given */
 };
 
@@ -217,7 +234,7 @@ enum {
 	OPT_CLUSTER = 256, OPT_MODEL, OPT_POLICY, OPT_DB, OPT_OUT, OPT_PLOT, OPT_JSON, OPT_WALL, OPT_INTERVAL,
 	OPT_RESTART, OPT_RECONFIG, OPT_GNS, OPT_NOSIM, OPT_UNEQUAL, OPT_REPLAY, OPT_TRACE, OPT_FORMAT, OPT_LOAD,
 	OPT_MAXJOBS, OPT_FROM, OPT_TO, OPT_VC, OPT_GPUS, OPT_NOFAIR, OPT_SYNTHETIC, OPT_SYNTH, OPT_EDROP,
-	OPT_EINTERVAL, OPT_ATTEMPTS, OPT_STATUS, OPT_PROGRESS, OPT_FIDELITY,
+	OPT_EINTERVAL, OPT_ATTEMPTS, OPT_STATUS, OPT_PROGRESS, OPT_FIDELITY, OPT_EVENTS,
 };
 
 /* --gpus MIN:MAX, either side may be empty; 2 on a usage error. */
@@ -256,6 +273,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		{ "plot", no_argument, NULL, OPT_PLOT },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "record-wall-time", no_argument, NULL, OPT_WALL },
+		{ "events", required_argument, NULL, OPT_EVENTS },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "restart-cost", required_argument, NULL, OPT_RESTART },
 		{ "reconfig-cost", required_argument, NULL, OPT_RECONFIG },
@@ -308,6 +326,10 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		case OPT_PLOT: a->plot = 1; break;
 		case OPT_JSON: a->json = 1; break;
 		case OPT_WALL: a->record_wall = 1; break;
+		case OPT_EVENTS:
+			if (hb_events_level_parse(optarg, "--events", &a->events, &err) < 0)
+				return hb_cli_usage(cli, "sim", "%s", err.msg);
+			break;
 		case OPT_NOSIM: a->no_similarity = 1; break;
 		case OPT_REPLAY: a->replay = optarg; break;
 		case OPT_PROGRESS:
@@ -743,26 +765,62 @@ static int trace_setup(struct trace_cmd *c, const struct sim_args *a, const stru
 			return -1;
 		c->inited[i] = 1;
 		hb_sim_set_arbiter(&c->sims[i], pol[i]->shared);
+		/* Streamed (hb_trace_run_stream attaches the sink before the run):
+		 * from here on, so that jobs get their per-node arrays at arrival
+		 * rather than all of them now. */
+		hb_sim_stream(&c->sims[i], NULL);
 		if (hb_replay_build(&c->sims[i], &c->rp, pol[i]->agent, a->trace, err) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-/* Run every replay and its metrics; returns how many ran. */
-static int trace_run_all(struct hb_cli *cli, struct trace_cmd *c, int fairness, struct hb_error *first_fail,
-			 struct hb_error *fatal)
+/* -v: the engine's event rate of one run (CPU time: the machine may be
+ * shared, and wall time would measure the neighbours). */
+static void report_rate(struct hb_cli *cli, const char *what, const struct hb_sim *sim, double cpu_s)
+{
+	double ev = (double)sim->eng.popped;
+
+	hb_info(&cli->log, "%s: %.0f events in %.2f CPU-s (%.3g events per CPU-second), %d jobs", what, ev, cpu_s,
+		cpu_s > 0 ? ev / cpu_s : NAN, sim->njobs);
+}
+
+static double cpu_now(void)
+{
+	return (double)clock() / CLOCKS_PER_SEC;
+}
+
+/* Run every replay and its metrics, its records streamed into out (NULL:
+ * no files; none is kept either way); returns how many ran, -1 on a fatal
+ * error (a write failed, out of memory). */
+static int trace_run_all(struct hb_cli *cli, struct trace_cmd *c, int fairness, struct hb_results_stream *out,
+			 struct hb_error *first_fail, struct hb_error *fatal)
 {
 	int nran = 0;
 
 	for (int i = 0; i < c->nruns; i++) {
 		struct hb_trace_run *ru = &c->runs[i];
 		struct hb_error err = { 0 };
-		double t0 = hb_now();
+		double t0 = hb_now(), c0;
+		int rc;
 
 		if (!c->inited[i])
 			continue; /* no shared arbiter: its row says so */
-		if (hb_sim_run(&c->sims[i], &err) < 0) {
+		if (hb_trace_run_stream(ru, &c->sims[i], out, i + 1, fatal) < 0)
+			return -1;
+		c0 = cpu_now();
+		rc = hb_sim_run(&c->sims[i], &err);
+		ru->cpu_s = cpu_now() - c0;
+		report_rate(cli, ru->policy, &c->sims[i], ru->cpu_s);
+		/* A failed write stops the run with the stream's error: that is
+		 * the command's failure, not the policy's. */
+		if (out && hb_results_stream_failure(out)) {
+			*fatal = *hb_results_stream_failure(out);
+			return -1;
+		}
+		if (out && hb_results_stream_end(out, rc == 0, fatal) < 0)
+			return -1;
+		if (rc < 0) {
 			hb_strlcpy(ru->why, err.msg[0] ? err.msg : "unknown error", sizeof(ru->why));
 			if (first_fail->code == HB_OK)
 				*first_fail = err;
@@ -813,6 +871,7 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	struct hb_sim_opts so = *so_in;
 	struct trace_cmd c;
 	struct hb_trace_results res;
+	struct hb_results_stream *out = NULL;
 	struct hb_error err = { 0 }, first_fail = { 0 };
 	char gnuplot[PATH_MAX], gpdir[PATH_MAX];
 	int rc, nran, can_plot = 0, nshared = 0;
@@ -844,7 +903,13 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 		hb_warn(&cli->log, "%s: %ld jobs ask for more GPUs than the %d of %s (up to %d): skipped, counted as "
 				   "dropped",
 			a->trace, c.rp.oversize, cl->ngpus, cl->name, c.rp.max_oversize_gpus);
-	nran = trace_run_all(cli, &c, !a->no_fairness, &first_fail, &err);
+	/* Files are opened once the input is known good (setup above), and
+	 * written while the replays go. */
+	if (a->out && hb_results_stream_open(&out, a->out, 1, a->events, &err) < 0) {
+		rc = hb_cli_fail(cli, &err);
+		goto out;
+	}
+	nran = trace_run_all(cli, &c, !a->no_fairness, out, &first_fail, &err);
 	if (nran < 0) {
 		rc = hb_cli_fail(cli, &err);
 		goto out;
@@ -875,6 +940,7 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	res.nruns = c.nruns;
 	res.fairness = !a->no_fairness;
 	res.record_wall = a->record_wall;
+	res.events = a->events;
 	if (a->json) {
 		cJSON *doc = hb_trace_results_json(&res);
 		int bad = hb_json_print(stdout, doc, &err);
@@ -892,13 +958,17 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	fflush(stdout);
 	rc = 0;
 	if (a->out) {
-		if (hb_trace_results_write(&res, a->out, a->plot, &err) < 0 ||
+		struct hb_results_stream *st = out;
+
+		out = NULL; /* commit frees it, success or not */
+		if (hb_trace_results_commit(&res, st, a->plot, &err) < 0 ||
 		    (can_plot == 1 && trace_plot(cli, &res, a->out, gnuplot, gpdir, &err) < 0))
 			rc = hb_cli_fail(cli, &err);
 		else
 			hb_info(&cli->log, "results in %s", a->out);
 	}
 out:
+	hb_results_stream_abort(out); /* nothing half-written: no file, no directory it made */
 	trace_cmd_free(&c);
 	return rc;
 }
@@ -972,6 +1042,9 @@ static int setup(struct sim_cmd *c, const struct sim_args *a, char **model_names
 			if (hb_sim_init(&c->sims[i], &c->cat, cl, c->db, pol[pi]->name, so, err) < 0)
 				return -1;
 			c->inited[i] = 1;
+			/* Records only feed the files (and their plots). */
+			if (!a->out)
+				hb_sim_stream(&c->sims[i], NULL);
 			if (hb_sim_add_job(&c->sims[i], models[mi], pol[pi]->agent, 0.0, NULL, err) < 0) {
 				hb_error_prefix(err, "%s on %s", models[mi]->name, cl->name);
 				return -1;
@@ -993,9 +1066,19 @@ static int run_all(struct hb_cli *cli, struct sim_cmd *c, struct hb_error *first
 		struct hb_error err = { 0 };
 		double t0 = hb_now();
 
+		double c0 = cpu_now();
+		int rc;
+
 		snprintf(bar.label, sizeof(bar.label), "sim %.20s/%.16s", ru->model, ru->policy);
 		hb_progress_update(&bar, i);
-		if (hb_sim_run(&c->sims[i], &err) < 0) {
+		rc = hb_sim_run(&c->sims[i], &err);
+		if (cli->log.level >= HB_LOG_INFO) {
+			char what[2 * HB_NAME_MAX + 2];
+
+			snprintf(what, sizeof(what), "%s/%s", ru->model, ru->policy);
+			report_rate(cli, what, &c->sims[i], cpu_now() - c0);
+		}
+		if (rc < 0) {
 			ru->ran = 0;
 			hb_strlcpy(ru->why, err.msg[0] ? err.msg : "unknown error", sizeof(ru->why));
 			if (first_fail->code == HB_OK)
@@ -1115,6 +1198,7 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 	res.runs = c.runs;
 	res.nruns = c.nruns;
 	res.record_wall = a.record_wall;
+	res.events = a.events;
 	if (a.json) {
 		cJSON *doc = hb_results_summary_json(&res);
 		int bad = hb_json_print(stdout, doc, &err);

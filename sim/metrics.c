@@ -199,6 +199,151 @@ int hb_metrics_gpu_intervals(const struct hb_sim *sim, struct hb_gpu_interval **
 	return 0;
 }
 
+/* ---- GPUs held over time, streamed --------------------------------------------------- */
+
+/* One job's state: the GPUs it holds since `since`, and what the records at
+ * instant t said so far (job_intervals decides an instant once all its
+ * records are in; here it is decided when the job's next instant begins). */
+struct hb_gpu_acc_job {
+	double since;        /* start of the current stretch */
+	double t;            /* the instant being collected (valid when open) */
+	int cur;             /* GPUs held since `since` */
+	int sample_gpus;     /* the instant's last sample */
+	unsigned char open;  /* records of instant t are being collected */
+	unsigned char have_sample;
+	unsigned char last_class; /* K_OTHER, or the class of the instant's last start/.../done event */
+};
+
+int hb_gpu_acc_init(struct hb_gpu_acc *a, int njobs, struct hb_error *err)
+{
+	memset(a, 0, sizeof(*a));
+	a->job = calloc((size_t)(njobs > 0 ? njobs : 1), sizeof(*a->job));
+	if (!a->job)
+		return hb_runtime_error(err, "metrics: out of memory for %d jobs", njobs);
+	a->njobs = njobs;
+	return 0;
+}
+
+void hb_gpu_acc_free(struct hb_gpu_acc *a)
+{
+	free(a->job);
+	free(a->iv);
+	memset(a, 0, sizeof(*a));
+}
+
+/* Decide j's open instant, as one step of job_intervals' loop. */
+static int acc_close(struct hb_gpu_acc *a, int j)
+{
+	struct hb_gpu_acc_job *x = &a->job[j];
+	int v = x->cur;
+
+	if (!x->open)
+		return 0;
+	x->open = 0;
+	if (x->last_class == K_STOP)
+		v = 0;
+	else if (x->have_sample)
+		v = x->sample_gpus;
+	if (v == x->cur)
+		return 0;
+	if (push_interval(&a->iv, &a->n, &a->cap, j, x->since, x->t, x->cur) < 0)
+		return -1;
+	x->cur = v;
+	x->since = x->t;
+	return 0;
+}
+
+/* The instant of job j at time t, opened (closing the previous one). */
+static struct hb_gpu_acc_job *acc_at(struct hb_gpu_acc *a, int j, double t, struct hb_error *err)
+{
+	struct hb_gpu_acc_job *x;
+
+	if (j < 0 || j >= a->njobs)
+		return NULL; /* cluster-wide records hold no GPUs */
+	x = &a->job[j];
+	if (x->open && x->t != t && acc_close(a, j) < 0) {
+		hb_runtime_error(err, "metrics: out of memory");
+		return NULL;
+	}
+	if (!x->open) {
+		x->open = 1;
+		x->t = t;
+		x->have_sample = 0;
+		x->last_class = K_OTHER;
+	}
+	return x;
+}
+
+int hb_gpu_acc_event(struct hb_gpu_acc *a, const struct hb_sim_event_rec *e, struct hb_error *err)
+{
+	int c = event_class(e->kind);
+	struct hb_gpu_acc_job *x;
+
+	if (c == K_OTHER)
+		return 0; /* job_intervals never sees these (keep_event) */
+	x = acc_at(a, e->job, e->t, err);
+	if (!x)
+		return err->code != HB_OK ? -1 : 0;
+	x->last_class = (unsigned char)c;
+	return 0;
+}
+
+int hb_gpu_acc_sample(struct hb_gpu_acc *a, const struct hb_sim_sample *s, struct hb_error *err)
+{
+	struct hb_gpu_acc_job *x = acc_at(a, s->job, s->t, err);
+
+	if (!x)
+		return err->code != HB_OK ? -1 : 0;
+	x->have_sample = 1;
+	x->sample_gpus = s->ngpus;
+	return 0;
+}
+
+int hb_gpu_acc_finish(struct hb_gpu_acc *a, const struct hb_sim *sim, struct hb_gpu_interval **iv, size_t *n,
+		      struct hb_error *err)
+{
+	struct hb_gpu_interval *out = NULL;
+	size_t *first = NULL;
+
+	*iv = NULL;
+	*n = 0;
+	for (int j = 0; j < a->njobs && j < sim->njobs; j++) {
+		const struct hb_sim_job *job = &sim->jobs[j];
+		struct hb_gpu_acc_job *x = &a->job[j];
+		double end = job->state == HB_JOB_DONE ? job->finish_s : job->t_last;
+
+		if (acc_close(a, j) < 0 ||
+		    (x->cur > 0 && end > x->since && push_interval(&a->iv, &a->n, &a->cap, j, x->since, end, x->cur) < 0))
+			goto oom;
+		x->cur = 0;
+	}
+	/* Job by job, each job's stretches in time order (a stable counting
+	 * sort), as hb_metrics_gpu_intervals lists them. */
+	if (a->n > 0) {
+		out = malloc(sizeof(*out) * a->n);
+		first = calloc((size_t)a->njobs + 1, sizeof(*first));
+		if (!out || !first)
+			goto oom;
+		for (size_t i = 0; i < a->n; i++)
+			first[a->iv[i].job + 1]++;
+		for (int j = 0; j < a->njobs; j++)
+			first[j + 1] += first[j];
+		for (size_t i = 0; i < a->n; i++)
+			out[first[a->iv[i].job]++] = a->iv[i];
+		free(first);
+	}
+	*iv = out;
+	*n = a->n;
+	free(a->iv);
+	a->iv = NULL;
+	a->n = a->cap = 0;
+	return 0;
+oom:
+	free(out);
+	free(first);
+	return hb_runtime_error(err, "metrics: out of memory");
+}
+
 /* ---- utilisation ------------------------------------------------------------------- */
 
 void hb_util_series_free(struct hb_util_series *u)
@@ -278,19 +423,26 @@ static void window(const struct hb_sim *sim, double *t0, double *t1)
 	}
 }
 
+int hb_metrics_utilisation_iv(const struct hb_sim *sim, const struct hb_gpu_interval *iv, size_t n, int npoints,
+			      struct hb_util_series *u, struct hb_error *err)
+{
+	double t0, t1;
+
+	window(sim, &t0, &t1);
+	if (sim->njobs == 0)
+		t0 = t1 = 0.0;
+	return hb_metrics_util_from_intervals(iv, n, sim->cl->ngpus, t0, t1, npoints, u, err);
+}
+
 int hb_metrics_utilisation(const struct hb_sim *sim, int npoints, struct hb_util_series *u, struct hb_error *err)
 {
 	struct hb_gpu_interval *iv;
 	size_t n;
-	double t0, t1;
 	int rc;
 
 	if (hb_metrics_gpu_intervals(sim, &iv, &n, err) < 0)
 		return -1;
-	window(sim, &t0, &t1);
-	if (sim->njobs == 0)
-		t0 = t1 = 0.0;
-	rc = hb_metrics_util_from_intervals(iv, n, sim->cl->ngpus, t0, t1, npoints, u, err);
+	rc = hb_metrics_utilisation_iv(sim, iv, n, npoints, u, err);
 	free(iv);
 	return rc;
 }
@@ -397,6 +549,7 @@ static double isolated_jct(const struct hb_sim *sim, const struct hb_sim_job *jo
 		return NAN;
 	}
 	hb_sim_set_arbiter(&ref, &hb_arbiter_fifo);
+	hb_sim_stream(&ref, NULL); /* only its finish time is read: keep no record */
 	/* The same models as the shared run: loading them per job was most of
 	 * a trace replay's time on a large cluster. */
 	hb_sim_borrow_models(&ref, sim);

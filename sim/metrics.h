@@ -63,6 +63,33 @@ struct hb_gpu_interval {
 int hb_metrics_gpu_intervals(const struct hb_sim *sim, struct hb_gpu_interval **iv, size_t *n,
 			     struct hb_error *err);
 
+/* The same stretches built while the run goes, from its records as the
+ * simulator makes them (struct hb_sim_sink), so that a streamed run keeps
+ * none: per job only the GPUs it holds and the instant being collected
+ * (about 40 bytes), plus the stretches themselves.  Fed every record of a
+ * run in the order they were made, hb_gpu_acc_finish gives exactly what
+ * hb_metrics_gpu_intervals gives for the records kept in memory, in the
+ * same order (job by job), so that sums over them round identically. */
+struct hb_gpu_acc_job;
+
+struct hb_gpu_acc {
+	int njobs;
+	struct hb_gpu_acc_job *job;   /* njobs entries, owned */
+	struct hb_gpu_interval *iv;   /* closed stretches, in closing order, owned */
+	size_t n, cap;
+};
+
+int hb_gpu_acc_init(struct hb_gpu_acc *a, int njobs, struct hb_error *err);
+/* One record; -1 only when out of memory. */
+int hb_gpu_acc_event(struct hb_gpu_acc *a, const struct hb_sim_event_rec *e, struct hb_error *err);
+int hb_gpu_acc_sample(struct hb_gpu_acc *a, const struct hb_sim_sample *s, struct hb_error *err);
+/* Close every job's last stretch at its end in the finished sim (finish, or
+ * last integrated time) and hand the stretches over job by job: *iv is
+ * malloc'd (NULL when *n == 0), the accumulator is emptied. */
+int hb_gpu_acc_finish(struct hb_gpu_acc *a, const struct hb_sim *sim, struct hb_gpu_interval **iv, size_t *n,
+		      struct hb_error *err);
+void hb_gpu_acc_free(struct hb_gpu_acc *a);
+
 /* Utilisation at regular intervals. */
 struct hb_util_series {
 	double t0_s, t1_s;   /* window: first arrival .. last finish */
@@ -83,6 +110,10 @@ int hb_metrics_util_from_intervals(const struct hb_gpu_interval *iv, size_t n, i
  * (first arrival to last finish; jobs that did not finish count up to their
  * last integrated time). */
 int hb_metrics_utilisation(const struct hb_sim *sim, int npoints, struct hb_util_series *u, struct hb_error *err);
+/* The same from stretches already built (hb_gpu_acc_finish) instead of the
+ * sim's records. */
+int hb_metrics_utilisation_iv(const struct hb_sim *sim, const struct hb_gpu_interval *iv, size_t n, int npoints,
+			      struct hb_util_series *u, struct hb_error *err);
 
 void hb_util_series_free(struct hb_util_series *u);
 

@@ -7,9 +7,11 @@
  * data, SQLite) and the staging that makes the set all or nothing.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "hb_config.h"  /* HB_VERSION, recorded in meta and summary.json */
@@ -20,6 +22,44 @@
 #include "fidelity.h"
 #include "results.h"
 #include "strutil.h"
+
+/* ---- what is written ------------------------------------------------------- */
+
+static const char *const level_names[] = { "all", "summary", "none" };
+
+int hb_events_level_parse(const char *s, const char *opt, enum hb_events_level *lv, struct hb_error *err)
+{
+	for (int i = 0; i < 3; i++) {
+		if (strcmp(s, level_names[i]) == 0) {
+			*lv = (enum hb_events_level)i;
+			return 0;
+		}
+	}
+	return hb_input_error(err, "%s: '%s' is not all, summary or none", opt, s);
+}
+
+const char *hb_events_level_name(enum hb_events_level lv)
+{
+	return lv >= HB_EVENTS_ALL && lv <= HB_EVENTS_NONE ? level_names[lv] : "?";
+}
+
+/* Job-level events (results.h): a job's life and the changes of the GPUs it
+ * holds, which is what a reader needs to follow each job; the per-round and
+ * per-epoch kinds are the bulk of a long replay. */
+int hb_events_level_keeps(enum hb_events_level lv, const char *kind)
+{
+	static const char *const job_level[] = { "arrival", "admit", "start", "restart", "resize",
+						 "preempt", "drop", "done", NULL };
+
+	if (lv == HB_EVENTS_ALL)
+		return 1;
+	if (lv == HB_EVENTS_NONE)
+		return 0;
+	for (int i = 0; job_level[i]; i++)
+		if (strcmp(kind, job_level[i]) == 0)
+			return 1;
+	return 0;
+}
 
 /* ---- per-job metrics ------------------------------------------------------ */
 
@@ -566,56 +606,43 @@ static void write_summary_csv(FILE *f, const struct srow *rows, size_t nrows)
 	}
 }
 
-static void run_prefix(FILE *f, int run_id, const struct hb_run_result *ru)
+/* timeseries.csv and events.csv: headers, and one row per record (written
+ * by the stream as the runs go). */
+static const char *const timeseries_header =
+	"run_id,model,policy,t_s,job,global_bs,local_bs,ngpus,iter_s,progress_frac,phi,similarity,cost_usd,epoch\n";
+static const char *const events_header = "run_id,model,policy,t_s,job,kind,detail\n";
+
+static void run_prefix(FILE *f, int run_id, const char *model, const char *policy)
 {
 	fprintf(f, "%d,", run_id);
-	hb_csv_put_str(f, ru->model);
+	hb_csv_put_str(f, model);
 	fputc(',', f);
-	hb_csv_put_str(f, ru->policy);
+	hb_csv_put_str(f, policy);
 }
 
-static void write_timeseries_csv(FILE *f, const struct hb_results *r)
+static void sample_csv_row(FILE *f, int run_id, const char *model, const char *policy, const struct hb_sim_sample *s)
 {
-	fputs("run_id,model,policy,t_s,job,global_bs,local_bs,ngpus,iter_s,progress_frac,phi,similarity,cost_usd,"
-	      "epoch\n",
-	      f);
-	for (int i = 0; i < r->nruns; i++) {
-		const struct hb_run_result *ru = &r->runs[i];
-
-		for (size_t k = 0; ru->ran && ru->sim && k < ru->sim->nsamples; k++) {
-			const struct hb_sim_sample *s = &ru->sim->samples[k];
-
-			run_prefix(f, i + 1, ru);
-			put_sep_num(f, s->t);
-			fprintf(f, ",%d,%ld,%d,%d", s->job, s->global_bs, s->local_bs, s->ngpus);
-			put_sep_num(f, s->iter_s);
-			put_sep_num(f, s->progress_frac);
-			put_sep_num(f, s->phi);
-			put_sep_num(f, s->similarity);
-			put_sep_num(f, s->cost_usd);
-			fprintf(f, ",%ld\n", s->epoch);
-		}
-	}
+	run_prefix(f, run_id, model, policy);
+	put_sep_num(f, s->t);
+	fprintf(f, ",%d,%ld,%d,%d", s->job, s->global_bs, s->local_bs, s->ngpus);
+	put_sep_num(f, s->iter_s);
+	put_sep_num(f, s->progress_frac);
+	put_sep_num(f, s->phi);
+	put_sep_num(f, s->similarity);
+	put_sep_num(f, s->cost_usd);
+	fprintf(f, ",%ld\n", s->epoch);
 }
 
-static void write_events_csv(FILE *f, const struct hb_results *r)
+static void event_csv_row(FILE *f, int run_id, const char *model, const char *policy,
+			  const struct hb_sim_event_rec *e)
 {
-	fputs("run_id,model,policy,t_s,job,kind,detail\n", f);
-	for (int i = 0; i < r->nruns; i++) {
-		const struct hb_run_result *ru = &r->runs[i];
-
-		for (size_t k = 0; ru->ran && ru->sim && k < ru->sim->nevents; k++) {
-			const struct hb_sim_event_rec *e = &ru->sim->events[k];
-
-			run_prefix(f, i + 1, ru);
-			put_sep_num(f, e->t);
-			fprintf(f, ",%d,", e->job);
-			hb_csv_put_str(f, e->kind);
-			fputc(',', f);
-			hb_csv_put_str(f, e->detail);
-			fputc('\n', f);
-		}
-	}
+	run_prefix(f, run_id, model, policy);
+	put_sep_num(f, e->t);
+	fprintf(f, ",%d,", e->job);
+	hb_csv_put_str(f, e->kind);
+	fputc(',', f);
+	hb_csv_put_str(f, e->detail);
+	fputc('\n', f);
 }
 
 /*
@@ -745,8 +772,10 @@ static int db_meta(sqlite3 *db, sqlite3_stmt *st, const char *key, const char *v
 	return step(db, st, err);
 }
 
+/* The run's row and its jobs' rows; its events and samples were streamed
+ * (nevents, nsamples: how many rows). */
 static int db_run(sqlite3 *db, sqlite3_stmt **st, const struct hb_results *r, int i, const char *knobs,
-		  struct hb_error *err)
+		  size_t nevents, size_t nsamples, struct hb_error *err)
 {
 	const struct hb_run_result *ru = &r->runs[i];
 	const struct hb_sim *sim = ru->ran ? ru->sim : NULL;
@@ -767,8 +796,8 @@ static int db_run(sqlite3 *db, sqlite3_stmt **st, const struct hb_results *r, in
 	sqlite3_bind_int(s, 10, sim ? sim->njobs : 0);
 	if (sim)
 		bind_real(s, 11, sim->eng.now);
-	sqlite3_bind_int64(s, 12, sim ? (sqlite3_int64)sim->nsamples : 0);
-	sqlite3_bind_int64(s, 13, sim ? (sqlite3_int64)sim->nevents : 0);
+	sqlite3_bind_int64(s, 12, sim ? (sqlite3_int64)nsamples : 0);
+	sqlite3_bind_int64(s, 13, sim ? (sqlite3_int64)nevents : 0);
 	if (step(db, s, err) < 0)
 		return -1;
 	if (!sim)
@@ -809,40 +838,6 @@ static int db_run(sqlite3 *db, sqlite3_stmt **st, const struct hb_results *r, in
 			return -1;
 	}
 
-	s = st[ST_EVENT];
-	for (size_t k = 0; k < sim->nevents; k++) {
-		const struct hb_sim_event_rec *e = &sim->events[k];
-
-		sqlite3_bind_int(s, 1, i + 1);
-		sqlite3_bind_int64(s, 2, (sqlite3_int64)k);
-		bind_real(s, 3, e->t);
-		sqlite3_bind_int(s, 4, e->job);
-		bind_text(s, 5, e->kind);
-		bind_text(s, 6, e->detail);
-		if (step(db, s, err) < 0)
-			return -1;
-	}
-
-	s = st[ST_SAMPLE];
-	for (size_t k = 0; k < sim->nsamples; k++) {
-		const struct hb_sim_sample *x = &sim->samples[k];
-
-		sqlite3_bind_int(s, 1, i + 1);
-		sqlite3_bind_int64(s, 2, (sqlite3_int64)k);
-		bind_real(s, 3, x->t);
-		sqlite3_bind_int(s, 4, x->job);
-		sqlite3_bind_int64(s, 5, x->global_bs);
-		sqlite3_bind_int(s, 6, x->local_bs);
-		sqlite3_bind_int(s, 7, x->ngpus);
-		bind_real(s, 8, x->iter_s);
-		bind_real(s, 9, x->progress_frac);
-		bind_real(s, 10, x->phi);
-		bind_real(s, 11, x->similarity);
-		bind_real(s, 12, x->cost_usd);
-		sqlite3_bind_int64(s, 13, x->epoch);
-		if (step(db, s, err) < 0)
-			return -1;
-	}
 	return 0;
 }
 
@@ -872,18 +867,18 @@ static int db_summary(sqlite3 *db, sqlite3_stmt *s, const struct srow *x, struct
 	return step(db, s, err);
 }
 
-/* The whole database in one transaction, into `path` (a fresh file).  The
- * journal stays in memory: the file is private until it is renamed, and a
- * failure removes it, so no -journal or -wal file is ever left beside it. */
+/* The database's end: meta, runs, jobs and the summary tables (a trace
+ * replay's own, tv non-NULL, replace `summary`) into db, whose events and
+ * timeseries tables the stream filled; count[] gives each run's rows of
+ * them (2 per run: events, samples). */
 struct trace_view;
 static int db_trace(sqlite3 *db, const struct trace_view *tv, sqlite3_stmt *meta, struct hb_error *err);
 static const char *const schema_trace;
 
-/* tv: a trace replay's view (its own tables replace `summary`), or NULL. */
-static int write_db(const struct hb_results *r, const struct srow *rows, size_t nrows, const struct trace_view *tv,
-		    const char *path, struct hb_error *err)
+static int db_finish(sqlite3 *db, const struct hb_results *r, const struct srow *rows, size_t nrows,
+		     const struct trace_view *tv, const size_t *count, int ncount, enum hb_events_level lv,
+		     const char *path, struct hb_error *err)
 {
-	sqlite3 *db = NULL;
 	sqlite3_stmt *st[ST_N] = { 0 };
 	char seed[32], *knobs = NULL;
 	cJSON *kj = knobs_json(r);
@@ -894,17 +889,9 @@ static int write_db(const struct hb_results *r, const struct srow *rows, size_t 
 	cJSON_Delete(kj);
 	if (!knobs)
 		return hb_runtime_error(err, "%s: out of memory", path);
-	remove(path);
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-		hb_runtime_error(err, "%s: cannot create database: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
-		goto out;
-	}
-	sqlite3_extended_result_codes(db, 1);
-	if (hb_db_exec(db, "PRAGMA journal_mode=MEMORY;", err) < 0 || hb_db_begin(db, err) < 0 ||
-	    hb_db_exec(db, schema, err) < 0 || hb_db_exec(db, tv ? schema_trace : schema_single, err) < 0)
-		goto out;
 	for (int i = 0; i < ST_N; i++)
-		if ((i != ST_SUMMARY || !tv) && hb_db_prepare(db, insert_sql[i], &st[i], err) < 0)
+		if (i != ST_EVENT && i != ST_SAMPLE && (i != ST_SUMMARY || !tv) &&
+		    hb_db_prepare(db, insert_sql[i], &st[i], err) < 0)
 			goto out;
 	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)r->seed);
 	if (db_meta(db, st[ST_META], "format", HB_RESULTS_FORMAT, err) < 0 ||
@@ -912,30 +899,26 @@ static int write_db(const struct hb_results *r, const struct srow *rows, size_t 
 	    db_meta(db, st[ST_META], "cluster", r->cluster, err) < 0 || db_meta(db, st[ST_META], "seed", seed, err) < 0 ||
 	    db_meta(db, st[ST_META], "knobs_json", knobs, err) < 0)
 		goto out;
-	for (int i = 0; i < r->nruns; i++)
-		if (db_run(db, st, r, i, knobs, err) < 0)
+	/* Only a reduced file says so: the default's files stay as they were. */
+	if (lv != HB_EVENTS_ALL && db_meta(db, st[ST_META], "events", hb_events_level_name(lv), err) < 0)
+		goto out;
+	for (int i = 0; i < r->nruns; i++) {
+		size_t ne = i < ncount ? count[2 * i] : 0, ns = i < ncount ? count[2 * i + 1] : 0;
+
+		if (db_run(db, st, r, i, knobs, ne, ns, err) < 0)
 			goto out;
+	}
 	for (size_t i = 0; !tv && i < nrows; i++)
 		if (db_summary(db, st[ST_SUMMARY], &rows[i], err) < 0)
 			goto out;
 	if (tv && db_trace(db, tv, st[ST_META], err) < 0)
 		goto out;
-	for (int i = 0; i < ST_N; i++) {
-		sqlite3_finalize(st[i]);
-		st[i] = NULL;
-	}
-	if (hb_db_commit(db, err) < 0)
-		goto out;
 	rc = 0;
 out:
 	for (int i = 0; i < ST_N; i++)
 		sqlite3_finalize(st[i]);
-	if (rc < 0 && db)
-		hb_db_rollback(db);
-	if (db && sqlite3_close(db) != SQLITE_OK && rc == 0)
-		rc = hb_runtime_error(err, "%s: cannot close the database", path);
 	if (rc < 0)
-		remove(path);
+		hb_error_prefix(err, "%s", path);
 	free(knobs);
 	return rc;
 }
@@ -1000,6 +983,387 @@ static int stage_commit(struct stage *sg, struct hb_error *err)
 	return 0;
 }
 
+/* ---- streaming (results.h: "Streaming") ------------------------------------------------- */
+
+/* Rows per transaction of the staged database: large enough that commits
+ * cost nothing next to the inserts, small enough that a transaction's
+ * journal and dirty pages stay a few MB. */
+#define STREAM_BATCH_ROWS 50000
+
+struct hb_results_stream {
+	char dir[4096];
+	char made[4096];              /* the outermost directory open created ("": none), removed on abort */
+	int trace;                    /* 1: a trace replay's schema */
+	enum hb_events_level level;
+	sqlite3 *db;                  /* the staged database, inside a transaction */
+	char db_path[4096], db_tmp[4200];
+	sqlite3_stmt *ins_event, *ins_sample;
+	long pending;                 /* rows since the last commit */
+	struct stage sg;              /* events.csv and timeseries.csv, then the end's files */
+	FILE *fev, *fts;
+	/* The run being written. */
+	int run_id;                   /* 0 between runs */
+	char model[HB_NAME_MAX], policy[HB_NAME_MAX];
+	off_t ev_off, ts_off;         /* where its CSV rows begin */
+	size_t *count;                /* per run: events, samples written (2 per run) */
+	int ncount;                   /* runs with room in count */
+	struct hb_error fail;         /* the first write failure (code HB_OK: none) */
+};
+
+/* Remember the outermost missing directory of dir before creating it. */
+static int stream_mkdir(struct hb_results_stream *st, const char *dir, struct hb_error *err)
+{
+	char buf[4096];
+	size_t len = strlen(dir);
+
+	st->made[0] = '\0';
+	if (len >= sizeof(buf))
+		return hb_input_error(err, "%s: output path too long", dir);
+	memcpy(buf, dir, len + 1);
+	for (size_t i = 1; i <= len; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		buf[i] = '\0';
+		if (!hb_path_exists(buf)) {
+			hb_strlcpy(st->made, buf, sizeof(st->made));
+			break;
+		}
+		buf[i] = dir[i];
+	}
+	return hb_mkdir_p(dir, err);
+}
+
+/* Remove dir and its parents up to the one stream_mkdir found missing
+ * (rmdir: only empty ones, so nothing of anybody else goes). */
+static void stream_rmdirs(struct hb_results_stream *st)
+{
+	char buf[4096];
+	size_t made = strlen(st->made);
+
+	if (!made)
+		return;
+	hb_strlcpy(buf, st->dir, sizeof(buf));
+	while (strlen(buf) >= made) {
+		char *slash;
+
+		if (rmdir(buf) != 0)
+			return;
+		if (strlen(buf) == made || !(slash = strrchr(buf, '/')))
+			return;
+		*slash = '\0';
+	}
+}
+
+static int stream_fail(struct hb_results_stream *st, struct hb_error *err)
+{
+	if (st->fail.code == HB_OK)
+		st->fail = *err;
+	return -1;
+}
+
+static int stream_open_db(struct hb_results_stream *st, struct hb_error *err)
+{
+	remove(st->db_tmp);
+	if (sqlite3_open_v2(st->db_tmp, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
+		return hb_runtime_error(err, "%s: cannot create database: %s", st->db_tmp,
+					st->db ? sqlite3_errmsg(st->db) : "out of memory");
+	sqlite3_extended_result_codes(st->db, 1);
+	/* The file is private until renamed and removed on failure: the
+	 * journal stays in memory (no -journal file is ever left beside it)
+	 * and batches are not synced one by one; commit syncs the whole file
+	 * once before the rename. */
+	if (hb_db_exec(st->db, "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;", err) < 0 ||
+	    hb_db_begin(st->db, err) < 0 || hb_db_exec(st->db, schema, err) < 0 ||
+	    hb_db_exec(st->db, st->trace ? schema_trace : schema_single, err) < 0 ||
+	    hb_db_prepare(st->db, insert_sql[ST_EVENT], &st->ins_event, err) < 0 ||
+	    hb_db_prepare(st->db, insert_sql[ST_SAMPLE], &st->ins_sample, err) < 0) {
+		hb_error_prefix(err, "%s", st->db_tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static void stream_free(struct hb_results_stream *st)
+{
+	sqlite3_finalize(st->ins_event);
+	sqlite3_finalize(st->ins_sample);
+	if (st->db) {
+		hb_db_rollback(st->db);
+		sqlite3_close(st->db);
+	}
+	free(st->count);
+	free(st);
+}
+
+void hb_results_stream_abort(struct hb_results_stream *st)
+{
+	if (!st)
+		return;
+	stage_abort(&st->sg, 0);
+	sqlite3_finalize(st->ins_event);
+	sqlite3_finalize(st->ins_sample);
+	st->ins_event = st->ins_sample = NULL;
+	if (st->db) {
+		hb_db_rollback(st->db);
+		sqlite3_close(st->db);
+		st->db = NULL;
+	}
+	remove(st->db_tmp);
+	stream_rmdirs(st);
+	stream_free(st);
+}
+
+int hb_results_stream_open(struct hb_results_stream **out, const char *dir, int trace, enum hb_events_level lv,
+			   struct hb_error *err)
+{
+	struct hb_results_stream *st = calloc(1, sizeof(*st));
+
+	*out = NULL;
+	if (!st)
+		return hb_runtime_error(err, "results: out of memory");
+	st->trace = trace;
+	st->level = lv;
+	if ((size_t)snprintf(st->dir, sizeof(st->dir), "%s", dir) >= sizeof(st->dir) ||
+	    (size_t)snprintf(st->db_path, sizeof(st->db_path), "%s/results.db", dir) >= sizeof(st->db_path)) {
+		free(st);
+		return hb_input_error(err, "%s: output path too long", dir);
+	}
+	snprintf(st->db_tmp, sizeof(st->db_tmp), "%s.tmp.%ld", st->db_path, (long)getpid());
+	if (stream_mkdir(st, dir, err) < 0) {
+		free(st);
+		return -1;
+	}
+	if (stream_open_db(st, err) < 0 || !(st->fts = stage_open(&st->sg, dir, "timeseries.csv", err)) ||
+	    !(st->fev = stage_open(&st->sg, dir, "events.csv", err))) {
+		hb_results_stream_abort(st);
+		return -1;
+	}
+	fputs(timeseries_header, st->fts);
+	fputs(events_header, st->fev);
+	*out = st;
+	return 0;
+}
+
+const struct hb_error *hb_results_stream_failure(const struct hb_results_stream *st)
+{
+	return st && st->fail.code != HB_OK ? &st->fail : NULL;
+}
+
+int hb_results_stream_begin(struct hb_results_stream *st, int run_id, const char *model, const char *policy,
+			    struct hb_error *err)
+{
+	if (st->fail.code != HB_OK) {
+		*err = st->fail;
+		return -1;
+	}
+	if (run_id < 1 || st->run_id != 0)
+		return hb_runtime_error(err, "results: run %d begins while run %d is open", run_id, st->run_id);
+	if (run_id > st->ncount) {
+		int n = run_id + 8;
+		size_t *nc = realloc(st->count, sizeof(*nc) * 2 * (size_t)n);
+
+		if (!nc)
+			return hb_runtime_error(err, "results: out of memory");
+		memset(nc + 2 * st->ncount, 0, sizeof(*nc) * 2 * (size_t)(n - st->ncount));
+		st->count = nc;
+		st->ncount = n;
+	}
+	st->run_id = run_id;
+	hb_strlcpy(st->model, model, sizeof(st->model));
+	hb_strlcpy(st->policy, policy, sizeof(st->policy));
+	st->count[2 * (run_id - 1)] = st->count[2 * (run_id - 1) + 1] = 0;
+	st->ev_off = ftello(st->fev);
+	st->ts_off = ftello(st->fts);
+	if (st->ev_off < 0 || st->ts_off < 0) {
+		hb_runtime_error(err, "%s: cannot tell the CSV positions: %s", st->dir, strerror(errno));
+		return stream_fail(st, err);
+	}
+	return 0;
+}
+
+/* A row went into the database: commit every STREAM_BATCH_ROWS. */
+static int stream_row(struct hb_results_stream *st, struct hb_error *err)
+{
+	if (++st->pending < STREAM_BATCH_ROWS)
+		return 0;
+	st->pending = 0;
+	if (hb_db_commit(st->db, err) < 0 || hb_db_begin(st->db, err) < 0) {
+		hb_error_prefix(err, "%s", st->db_tmp);
+		return stream_fail(st, err);
+	}
+	return 0;
+}
+
+int hb_results_stream_event(struct hb_results_stream *st, const struct hb_sim_event_rec *e, struct hb_error *err)
+{
+	sqlite3_stmt *s = st->ins_event;
+	size_t *n;
+
+	if (st->fail.code != HB_OK) {
+		*err = st->fail;
+		return -1;
+	}
+	if (st->run_id == 0 || !hb_events_level_keeps(st->level, e->kind))
+		return 0;
+	n = &st->count[2 * (st->run_id - 1)];
+	event_csv_row(st->fev, st->run_id, st->model, st->policy, e);
+	sqlite3_bind_int(s, 1, st->run_id);
+	sqlite3_bind_int64(s, 2, (sqlite3_int64)*n);
+	bind_real(s, 3, e->t);
+	sqlite3_bind_int(s, 4, e->job);
+	bind_text(s, 5, e->kind);
+	bind_text(s, 6, e->detail);
+	if (step(st->db, s, err) < 0) {
+		hb_error_prefix(err, "%s", st->db_tmp);
+		return stream_fail(st, err);
+	}
+	(*n)++;
+	return stream_row(st, err);
+}
+
+int hb_results_stream_sample(struct hb_results_stream *st, const struct hb_sim_sample *x, struct hb_error *err)
+{
+	sqlite3_stmt *s = st->ins_sample;
+	size_t *n;
+
+	if (st->fail.code != HB_OK) {
+		*err = st->fail;
+		return -1;
+	}
+	/* Samples are the finest record: only `all` writes them. */
+	if (st->run_id == 0 || st->level != HB_EVENTS_ALL)
+		return 0;
+	n = &st->count[2 * (st->run_id - 1) + 1];
+	sample_csv_row(st->fts, st->run_id, st->model, st->policy, x);
+	sqlite3_bind_int(s, 1, st->run_id);
+	sqlite3_bind_int64(s, 2, (sqlite3_int64)*n);
+	bind_real(s, 3, x->t);
+	sqlite3_bind_int(s, 4, x->job);
+	sqlite3_bind_int64(s, 5, x->global_bs);
+	sqlite3_bind_int(s, 6, x->local_bs);
+	sqlite3_bind_int(s, 7, x->ngpus);
+	bind_real(s, 8, x->iter_s);
+	bind_real(s, 9, x->progress_frac);
+	bind_real(s, 10, x->phi);
+	bind_real(s, 11, x->similarity);
+	bind_real(s, 12, x->cost_usd);
+	sqlite3_bind_int64(s, 13, x->epoch);
+	if (step(st->db, s, err) < 0) {
+		hb_error_prefix(err, "%s", st->db_tmp);
+		return stream_fail(st, err);
+	}
+	(*n)++;
+	return stream_row(st, err);
+}
+
+/* Cut f back to off (the rows of a run that stopped with an error). */
+static int csv_truncate(FILE *f, off_t off)
+{
+	return fflush(f) == 0 && ftruncate(fileno(f), off) == 0 && fseeko(f, off, SEEK_SET) == 0 ? 0 : -1;
+}
+
+int hb_results_stream_end(struct hb_results_stream *st, int ok, struct hb_error *err)
+{
+	int id = st->run_id;
+
+	st->run_id = 0;
+	if (st->fail.code != HB_OK) {
+		*err = st->fail;
+		return -1;
+	}
+	if (id == 0)
+		return 0;
+	if (!ok) {
+		char sql[128];
+
+		snprintf(sql, sizeof(sql), "DELETE FROM events WHERE run_id = %d; DELETE FROM timeseries WHERE run_id = %d;",
+			 id, id);
+		st->count[2 * (id - 1)] = st->count[2 * (id - 1) + 1] = 0;
+		if (hb_db_exec(st->db, sql, err) < 0) {
+			hb_error_prefix(err, "%s", st->db_tmp);
+			return stream_fail(st, err);
+		}
+		if (csv_truncate(st->fev, st->ev_off) < 0 || csv_truncate(st->fts, st->ts_off) < 0) {
+			hb_runtime_error(err, "%s: cannot take a failed run's rows out of the CSV files: %s", st->dir,
+					 strerror(errno));
+			return stream_fail(st, err);
+		}
+	}
+	/* A full disk shows in the CSV files' error flags: stop at the run. */
+	if (stage_check(&st->sg, err) < 0)
+		return stream_fail(st, err);
+	return 0;
+}
+
+/* The end for both modes: the database's last rows, the staged files,
+ * every file in place.  Frees st. */
+static int stream_commit(struct hb_results_stream *st, const struct hb_results *r, const struct srow *rows,
+			 size_t nrows, const struct trace_view *tv, enum hb_events_level lv, struct hb_error *err)
+{
+	int fd;
+
+	if (st->fail.code != HB_OK) {
+		*err = st->fail;
+		goto fail;
+	}
+	if (db_finish(st->db, r, rows, nrows, tv, st->count, st->ncount, lv, st->db_tmp, err) < 0)
+		goto fail;
+	sqlite3_finalize(st->ins_event);
+	sqlite3_finalize(st->ins_sample);
+	st->ins_event = st->ins_sample = NULL;
+	if (hb_db_commit(st->db, err) < 0) {
+		hb_error_prefix(err, "%s", st->db_tmp);
+		goto fail;
+	}
+	if (sqlite3_close(st->db) != SQLITE_OK) {
+		st->db = NULL;
+		hb_runtime_error(err, "%s: cannot close the database", st->db_tmp);
+		goto fail;
+	}
+	st->db = NULL;
+	/* synchronous=OFF above: the whole file reaches the disk here, once. */
+	fd = open(st->db_tmp, O_RDONLY);
+	if (fd < 0 || fsync(fd) != 0) {
+		hb_runtime_error(err, "%s: cannot sync: %s", st->db_tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto fail;
+	}
+	close(fd);
+	if (stage_check(&st->sg, err) < 0)
+		goto fail;
+	if (rename(st->db_tmp, st->db_path) != 0) {
+		hb_runtime_error(err, "%s: cannot rename into place: %s", st->db_path, strerror(errno));
+		goto fail;
+	}
+	if (stage_commit(&st->sg, err) < 0) {
+		stream_free(st);
+		return -1;
+	}
+	stream_free(st);
+	return 0;
+fail:
+	hb_results_stream_abort(st);
+	return -1;
+}
+
+/* Feed the records a simulation kept in memory, as if streamed. */
+static int stream_records(struct hb_results_stream *st, int run_id, const char *model, const char *policy,
+			  const struct hb_sim *sim, struct hb_error *err)
+{
+	size_t a = 0, b = 0;
+
+	if (hb_results_stream_begin(st, run_id, model, policy, err) < 0)
+		return -1;
+	for (; a < sim->nevents; a++)
+		if (hb_results_stream_event(st, &sim->events[a], err) < 0)
+			return -1;
+	for (; b < sim->nsamples; b++)
+		if (hb_results_stream_sample(st, &sim->samples[b], err) < 0)
+			return -1;
+	return hb_results_stream_end(st, 1, err);
+}
+
 static int write_text_files(struct stage *sg, const struct hb_results *r, const struct srow *rows, size_t nrows,
 			    const char *dir, int plot_data, struct hb_error *err)
 {
@@ -1012,12 +1376,6 @@ static int write_text_files(struct stage *sg, const struct hb_results *r, const 
 	if (!(f = stage_open(sg, dir, "summary.csv", err)))
 		return -1;
 	write_summary_csv(f, rows, nrows);
-	if (!(f = stage_open(sg, dir, "timeseries.csv", err)))
-		return -1;
-	write_timeseries_csv(f, r);
-	if (!(f = stage_open(sg, dir, "events.csv", err)))
-		return -1;
-	write_events_csv(f, r);
 	if (!(f = stage_open(sg, dir, "summary.json", err)))
 		return -1;
 	json = summary_json_rows(r, rows, nrows);
@@ -1045,39 +1403,37 @@ static int write_text_files(struct stage *sg, const struct hb_results *r, const 
 	return stage_check(sg, err);
 }
 
-int hb_results_write(const struct hb_results *r, const char *dir, int plot_data, struct hb_error *err)
+int hb_results_commit(const struct hb_results *r, struct hb_results_stream *st, int plot_data, struct hb_error *err)
 {
-	struct stage sg = { 0 };
 	struct srow *rows = NULL;
 	size_t nrows = 0;
-	char db_path[4096], db_tmp[4200];
+	int rc;
 
-	if (hb_mkdir_p(dir, err) < 0)
-		return -1;
-	if ((size_t)snprintf(db_path, sizeof(db_path), "%s/results.db", dir) >= sizeof(db_path))
-		return hb_input_error(err, "%s: output path too long", dir);
-	snprintf(db_tmp, sizeof(db_tmp), "%s.tmp.%ld", db_path, (long)getpid());
-	if (summary_rows(r, &rows, &nrows, err) < 0)
-		return -1;
-	if (write_db(r, rows, nrows, NULL, db_tmp, err) < 0) {
+	if (summary_rows(r, &rows, &nrows, err) < 0 || write_text_files(&st->sg, r, rows, nrows, st->dir, plot_data, err) < 0) {
 		free(rows);
+		hb_results_stream_abort(st);
 		return -1;
 	}
-	if (write_text_files(&sg, r, rows, nrows, dir, plot_data, err) < 0) {
-		stage_abort(&sg, 0);
-		remove(db_tmp);
-		free(rows);
-		return -1;
-	}
+	rc = stream_commit(st, r, rows, nrows, NULL, r->events, err);
 	free(rows);
-	if (rename(db_tmp, db_path) != 0) {
-		int e = errno;
+	return rc;
+}
 
-		stage_abort(&sg, 0);
-		remove(db_tmp);
-		return hb_runtime_error(err, "%s: cannot rename into place: %s", db_path, strerror(e));
+int hb_results_write(const struct hb_results *r, const char *dir, int plot_data, struct hb_error *err)
+{
+	struct hb_results_stream *st;
+
+	if (hb_results_stream_open(&st, dir, 0, r->events, err) < 0)
+		return -1;
+	for (int i = 0; i < r->nruns; i++) {
+		const struct hb_run_result *ru = &r->runs[i];
+
+		if (ru->ran && ru->sim && stream_records(st, i + 1, ru->model, ru->policy, ru->sim, err) < 0) {
+			hb_results_stream_abort(st);
+			return -1;
+		}
 	}
-	return stage_commit(&sg, err);
+	return hb_results_commit(r, st, plot_data, err);
 }
 
 /* ==== trace replay (results.h: "trace replay") ============================================ */
@@ -1131,12 +1487,69 @@ static int ran(const struct hb_trace_run *ru)
 
 /* ---- metrics of one run ---------------------------------------------------------------- */
 
+/* The composite sink of a streamed replay: every record feeds the
+ * utilisation accumulator; those the level keeps also go to the files. */
+static int run_wants_detail(void *ctx, const char *kind)
+{
+	const struct hb_trace_run *ru = ctx;
+
+	return ru->out && hb_events_level_keeps(ru->out->level, kind);
+}
+
+static int run_event(void *ctx, const struct hb_sim_event_rec *e, struct hb_error *err)
+{
+	struct hb_trace_run *ru = ctx;
+
+	if (hb_gpu_acc_event(&ru->acc, e, err) < 0)
+		return -1;
+	return ru->out ? hb_results_stream_event(ru->out, e, err) : 0;
+}
+
+static int run_sample(void *ctx, const struct hb_sim_sample *x, struct hb_error *err)
+{
+	struct hb_trace_run *ru = ctx;
+
+	if (hb_gpu_acc_sample(&ru->acc, x, err) < 0)
+		return -1;
+	return ru->out ? hb_results_stream_sample(ru->out, x, err) : 0;
+}
+
+int hb_trace_run_stream(struct hb_trace_run *ru, struct hb_sim *sim, struct hb_results_stream *out, int run_id,
+			struct hb_error *err)
+{
+	if (hb_gpu_acc_init(&ru->acc, sim->njobs, err) < 0)
+		return -1;
+	if (out && hb_results_stream_begin(out, run_id, HB_TRACE_RUN_MODEL, ru->policy, err) < 0)
+		return -1;
+	ru->out = out;
+	ru->streamed = 1;
+	ru->sink.ctx = ru;
+	ru->sink.wants_detail = run_wants_detail;
+	ru->sink.event = run_event;
+	ru->sink.sample = run_sample;
+	hb_sim_stream(sim, &ru->sink);
+	return 0;
+}
+
 int hb_trace_run_metrics(struct hb_trace_run *ru, int fairness, int show_progress, struct hb_error *err)
 {
 	if (!ran(ru))
 		return 0;
-	if (hb_metrics_utilisation(ru->sim, HB_TRACE_UTIL_POINTS, &ru->util, err) < 0)
+	if (ru->streamed) {
+		struct hb_gpu_interval *iv;
+		size_t n;
+		int rc;
+
+		if (hb_gpu_acc_finish(&ru->acc, ru->sim, &iv, &n, err) < 0)
+			return -1;
+		hb_gpu_acc_free(&ru->acc);
+		rc = hb_metrics_utilisation_iv(ru->sim, iv, n, HB_TRACE_UTIL_POINTS, &ru->util, err);
+		free(iv);
+		if (rc < 0)
+			return -1;
+	} else if (hb_metrics_utilisation(ru->sim, HB_TRACE_UTIL_POINTS, &ru->util, err) < 0) {
 		return -1;
+	}
 	if (fairness) {
 		ru->rho = calloc((size_t)(ru->sim->njobs > 0 ? ru->sim->njobs : 1), sizeof(*ru->rho));
 		if (!ru->rho)
@@ -1152,6 +1565,7 @@ int hb_trace_run_metrics(struct hb_trace_run *ru, int fairness, int show_progres
 
 void hb_trace_run_free(struct hb_trace_run *ru)
 {
+	hb_gpu_acc_free(&ru->acc);
 	hb_util_series_free(&ru->util);
 	free(ru->rho);
 	free(ru->by_model);
@@ -1813,47 +2227,34 @@ out:
 
 /* ---- all files ----------------------------------------------------------------------------------- */
 
-int hb_trace_results_write(const struct hb_trace_results *r, const char *dir, int plot_data, struct hb_error *err)
+int hb_trace_results_commit(const struct hb_trace_results *r, struct hb_results_stream *st, int plot_data,
+			    struct hb_error *err)
 {
 	static const char *const dat[] = { "trace-jct.dat", "trace-util.dat", "trace-rho.dat" };
+	const char *dir = st->dir;
 	struct trace_view tv;
-	struct stage sg = { 0 };
-	char db_path[4096], db_tmp[4200];
 	int bad;
 	cJSON *json;
 	FILE *f;
-	int rc = -1;
+	int rc;
 
-	if (hb_mkdir_p(dir, err) < 0)
-		return -1;
-	if ((size_t)snprintf(db_path, sizeof(db_path), "%s/results.db", dir) >= sizeof(db_path))
-		return hb_input_error(err, "%s: output path too long", dir);
-	snprintf(db_tmp, sizeof(db_tmp), "%s.tmp.%ld", db_path, (long)getpid());
-	if (trace_view_init(&tv, r, err) < 0)
-		return -1;
-	if (write_db(&tv.base, NULL, 0, &tv, db_tmp, err) < 0) {
-		trace_view_free(&tv);
+	if (trace_view_init(&tv, r, err) < 0) {
+		hb_results_stream_abort(st);
 		return -1;
 	}
-	if (!(f = stage_open(&sg, dir, "cluster_summary.csv", err)))
+	if (!(f = stage_open(&st->sg, dir, "cluster_summary.csv", err)))
 		goto fail;
 	write_cluster_summary_csv(f, r);
-	if (!(f = stage_open(&sg, dir, "jobs.csv", err)))
+	if (!(f = stage_open(&st->sg, dir, "jobs.csv", err)))
 		goto fail;
 	write_trace_jobs_csv(f, r);
-	if (!(f = stage_open(&sg, dir, "by_model.csv", err)))
+	if (!(f = stage_open(&st->sg, dir, "by_model.csv", err)))
 		goto fail;
 	write_by_model_csv(f, r);
-	if (!(f = stage_open(&sg, dir, "utilisation.csv", err)))
+	if (!(f = stage_open(&st->sg, dir, "utilisation.csv", err)))
 		goto fail;
 	write_utilisation_csv(f, r);
-	if (!(f = stage_open(&sg, dir, "timeseries.csv", err)))
-		goto fail;
-	write_timeseries_csv(f, &tv.base);
-	if (!(f = stage_open(&sg, dir, "events.csv", err)))
-		goto fail;
-	write_events_csv(f, &tv.base);
-	if (!(f = stage_open(&sg, dir, "summary.json", err)))
+	if (!(f = stage_open(&st->sg, dir, "summary.json", err)))
 		goto fail;
 	json = hb_trace_results_json(r);
 	bad = hb_json_print(f, json, err) < 0;
@@ -1863,21 +2264,35 @@ int hb_trace_results_write(const struct hb_trace_results *r, const char *dir, in
 		goto fail;
 	}
 	for (int k = 0; plot_data && k < 3; k++) {
-		if (!(f = stage_open(&sg, dir, dat[k], err)) || write_trace_dat(f, r, k, err) < 0)
+		if (!(f = stage_open(&st->sg, dir, dat[k], err)) || write_trace_dat(f, r, k, err) < 0)
 			goto fail;
 	}
-	if (stage_check(&sg, err) < 0)
-		goto fail;
-	if (rename(db_tmp, db_path) != 0) {
-		hb_runtime_error(err, "%s: cannot rename into place: %s", db_path, strerror(errno));
-		goto fail;
-	}
-	rc = stage_commit(&sg, err);
+	rc = stream_commit(st, &tv.base, NULL, 0, &tv, r->events, err);
 	trace_view_free(&tv);
 	return rc;
 fail:
-	stage_abort(&sg, 0);
-	remove(db_tmp);
+	hb_results_stream_abort(st);
 	trace_view_free(&tv);
 	return -1;
+}
+
+int hb_trace_results_write(const struct hb_trace_results *r, const char *dir, int plot_data, struct hb_error *err)
+{
+	struct hb_results_stream *st;
+
+	for (int i = 0; i < r->nruns; i++)
+		if (ran(&r->runs[i]) && r->runs[i].streamed)
+			return hb_runtime_error(err, "results: %s's records were streamed (hb_trace_results_commit)",
+						r->runs[i].policy);
+	if (hb_results_stream_open(&st, dir, 1, r->events, err) < 0)
+		return -1;
+	for (int i = 0; i < r->nruns; i++) {
+		const struct hb_trace_run *ru = &r->runs[i];
+
+		if (ran(ru) && stream_records(st, i + 1, HB_TRACE_RUN_MODEL, ru->policy, ru->sim, err) < 0) {
+			hb_results_stream_abort(st);
+			return -1;
+		}
+	}
+	return hb_trace_results_commit(r, st, plot_data, err);
 }

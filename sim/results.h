@@ -7,8 +7,8 @@
  * writes, into one directory:
  *
  *   results.db        SQLite: meta, runs, jobs, events, timeseries, summary
- *                     (written in one transaction to a temporary file that
- *                     is renamed into place)
+ *                     (written in batched transactions to a temporary file
+ *                     that is renamed into place)
  *   summary.csv       one row per (run, job): the comparison table
  *   timeseries.csv    every recorded sample of every run
  *   events.csv        every recorded event of every run
@@ -28,6 +28,32 @@
  *
  * Relative columns ("x JABAS") divide by the reference run of the same
  * model: the "jabas" run when it ran, else the first run that did.
+ *
+ * Streaming.  A trace replay's events and samples number in the millions;
+ * they are written while the runs go (struct hb_results_stream below):
+ * rows go into the staged database in batched transactions and into the
+ * staged events.csv and timeseries.csv, and nothing of them stays in
+ * memory.  The rest (runs, jobs, summaries, utilisation, fairness) is
+ * written at the end from the finished simulations, whose jobs are kept
+ * compact (sim.h, hb_sim_stream).  A run that stops with an error has its
+ * rows taken back out; a command that writes nothing (no run ran, a write
+ * failed) removes every staged file and the directory when it made it.
+ * Writing from records kept in memory (hb_results_write,
+ * hb_trace_results_write) goes through the same stream, so both give the
+ * same bytes.
+ *
+ * What is written (--events, enum hb_events_level):
+ *   all      every event and every time-series sample (the default)
+ *   summary  the job-level events only: arrival, admit, start, restart,
+ *            resize, preempt, drop and done (a job's life and every change
+ *            of the GPUs it holds); not the per-round and per-epoch ones
+ *            (reconfig, epoch, adapt, offer, autoscale, sched, scale,
+ *            demote); no time-series sample
+ *   none     no event and no sample
+ * The events and timeseries tables and CSV files are always there (empty
+ * but for the header under none); runs.nevents and runs.nsamples count the
+ * rows written; meta.events names the level when it is not 'all'.  Metrics
+ * (utilisation, JCT, rho) are computed from every record either way.
  */
 #ifndef HB_RESULTS_H
 #define HB_RESULTS_H
@@ -42,6 +68,20 @@
 
 #define HB_RESULTS_FORMAT "hetbatch-sim-results/1"  /* meta.format and summary.json "format" */
 #define HB_RESULTS_REF_POLICY "jabas"               /* preferred reference for relative columns */
+
+/* ---- what is written (see "Streaming" above) ------------------------------ */
+
+enum hb_events_level {
+	HB_EVENTS_ALL = 0,      /* every event and sample (default) */
+	HB_EVENTS_SUMMARY = 1,  /* job-level events, no sample */
+	HB_EVENTS_NONE = 2,     /* neither */
+};
+
+/* "all", "summary", "none" -> *lv; an input error naming opt otherwise. */
+int hb_events_level_parse(const char *s, const char *opt, enum hb_events_level *lv, struct hb_error *err);
+const char *hb_events_level_name(enum hb_events_level lv);
+/* 1 when an event of this kind is written at level lv. */
+int hb_events_level_keeps(enum hb_events_level lv, const char *kind);
 
 /* What one job achieved, derived from its accounting fields. */
 struct hb_job_metrics {
@@ -78,6 +118,7 @@ struct hb_results {
 	struct hb_run_result *runs;  /* borrowed array */
 	int nruns;
 	int record_wall;             /* 1: store wall_s in runs.wall_s (files then differ run to run) */
+	enum hb_events_level events; /* what of the records is written (default all) */
 };
 
 /* ---- knobs ------------------------------------------------------------- */
@@ -133,8 +174,38 @@ void hb_results_print(FILE *out, const struct hb_results *r);
 cJSON *hb_results_summary_json(const struct hb_results *r);
 
 /* Write every file listed at the top into dir (created if missing); with
- * plot_data also the gnuplot data files.  All or nothing, as above. */
+ * plot_data also the gnuplot data files.  All or nothing, as above.  The
+ * runs' records are the ones their simulations kept in memory. */
 int hb_results_write(const struct hb_results *r, const char *dir, int plot_data, struct hb_error *err);
+
+/* ---- streaming ------------------------------------------------------------ */
+
+/* Staged outputs of one command, open while its runs go. */
+struct hb_results_stream;
+
+/* Create dir (and missing parents, remembered so that an abort removes
+ * them), the staged results.db with the schema of a trace replay (trace 1)
+ * or of single-job runs, and the staged events.csv and timeseries.csv. */
+int hb_results_stream_open(struct hb_results_stream **st, const char *dir, int trace, enum hb_events_level lv,
+			   struct hb_error *err);
+/* Run run_id (1-based position in the result set) begins; its rows carry
+ * model and policy. */
+int hb_results_stream_begin(struct hb_results_stream *st, int run_id, const char *model, const char *policy,
+			    struct hb_error *err);
+/* One record of the current run (dropped when the level leaves it out). */
+int hb_results_stream_event(struct hb_results_stream *st, const struct hb_sim_event_rec *e, struct hb_error *err);
+int hb_results_stream_sample(struct hb_results_stream *st, const struct hb_sim_sample *s, struct hb_error *err);
+/* The current run ended: ok 0 (it stopped with an error) takes its rows
+ * back out, as a run that cannot run writes no record. */
+int hb_results_stream_end(struct hb_results_stream *st, int ok, struct hb_error *err);
+/* The first write failure of the stream, or NULL (a run that stopped
+ * because of it failed the command, not the policy). */
+const struct hb_error *hb_results_stream_failure(const struct hb_results_stream *st);
+/* Remove everything staged (and the directories open made); frees st. */
+void hb_results_stream_abort(struct hb_results_stream *st);
+/* Write the rest of the single-job files from r and put every file in
+ * place; frees st, success or not (on failure nothing is left). */
+int hb_results_commit(const struct hb_results *r, struct hb_results_stream *st, int plot_data, struct hb_error *err);
 
 /* ---- trace replay: one simulation per policy on a shared cluster ---------
  *
@@ -172,7 +243,19 @@ struct hb_trace_run {
 	struct hb_model_jct *by_model;  /* owned */
 	int nby_model;
 	double wall_s;                  /* wall-clock s of the replay (terminal only) */
+	double cpu_s;                   /* CPU s of the replay (terminal only) */
+	/* Streaming (hb_trace_run_stream): records go to these, not to memory. */
+	int streamed;                   /* 1: the replay's records were streamed */
+	struct hb_gpu_acc acc;          /* GPUs held, for the utilisation series */
+	struct hb_results_stream *out;  /* borrowed; NULL without files */
+	struct hb_sim_sink sink;        /* handed to hb_sim_stream; ctx is this run */
 };
+
+/* Stream the records of sim, the replay of run run_id (1-based), into the
+ * run's utilisation accumulator and out (may be NULL: no files), before
+ * hb_sim_run.  ru must not move until the run is over. */
+int hb_trace_run_stream(struct hb_trace_run *ru, struct hb_sim *sim, struct hb_results_stream *out, int run_id,
+			struct hb_error *err);
 
 /* Metrics of a run that ran: utilisation, fairness (when asked; a bar on a
  * terminal when show_progress), per-model JCT and the summary. */
@@ -197,6 +280,7 @@ struct hb_trace_results {
 	int nruns;
 	int fairness;                   /* 1: rho was computed */
 	int record_wall;                /* 1: store decision times in cluster_summary.sched_ms_per_round */
+	enum hb_events_level events;    /* what of the records is written (default all) */
 };
 
 /* The comparison table (one row per policy), the per-model JCT table,
@@ -210,7 +294,13 @@ cJSON *hb_trace_results_json(const struct hb_trace_results *r);
  * separated into buf, in block order; returns how many. */
 int hb_trace_results_plot_names(const struct hb_trace_results *r, const char *what, char *buf, size_t size);
 
-/* Write the files listed above into dir (created); all or nothing. */
+/* Write the files listed above into dir (created); all or nothing.  For
+ * runs whose records were kept in memory (not streamed). */
 int hb_trace_results_write(const struct hb_trace_results *r, const char *dir, int plot_data, struct hb_error *err);
+/* The streamed counterpart: write the rest of the files from r into the
+ * stream its runs were streamed to, and put every file in place; frees st,
+ * success or not (on failure nothing is left). */
+int hb_trace_results_commit(const struct hb_trace_results *r, struct hb_results_stream *st, int plot_data,
+			    struct hb_error *err);
 
 #endif

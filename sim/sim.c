@@ -145,12 +145,43 @@ static const char *note_text(struct hb_sim *sim, const char *text)
 	return dst;
 }
 
+/* What a note of this kind needs: NOTE_SKIP nothing (streaming without a
+ * sink for events, or after the sink failed), NOTE_BARE the record without
+ * its text (formatting every epoch's text costs about as much as the event
+ * itself), NOTE_TEXT all of it. */
+enum { NOTE_SKIP = 0, NOTE_BARE = 1, NOTE_TEXT = 2 };
+
+static int note_need(const struct hb_sim *sim, const char *kind)
+{
+	if (!sim->streaming)
+		return NOTE_TEXT;
+	if (!sim->sink || !sim->sink->event || sim->sink_err.code != HB_OK)
+		return NOTE_SKIP;
+	if (sim->sink->wants_detail && !sim->sink->wants_detail(sim->sink->ctx, kind))
+		return NOTE_BARE;
+	return NOTE_TEXT;
+}
+
 /* Record text, of any length, as an event of the job. */
 static void note_store(struct hb_sim *sim, const struct hb_sim_job *job, const char *kind, const char *text)
 {
 	struct hb_sim_event_rec *r;
 	const char *stored;
 
+	if (sim->streaming) {
+		struct hb_sim_event_rec e;
+
+		if (!sim->sink || !sim->sink->event || sim->sink_err.code != HB_OK)
+			return;
+		memset(&e, 0, sizeof(e));
+		e.t = sim->eng.now;
+		e.job = job ? job->id : -1;
+		hb_strlcpy(e.kind, kind, sizeof(e.kind));
+		e.detail = text;
+		if (sim->sink->event(sim->sink->ctx, &e, &sim->sink_err) < 0 && sim->sink_err.code == HB_OK)
+			hb_runtime_error(&sim->sink_err, "simulator: the record sink failed");
+		return;
+	}
 	if (!(stored = note_text(sim, text)) ||
 	    grow((void **)&sim->events, &sim->cap_events, sim->nevents, sizeof(*sim->events)) < 0)
 		return; /* records are best effort under memory exhaustion */
@@ -166,10 +197,16 @@ void hb_sim_note(struct hb_sim *sim, const struct hb_sim_job *job, const char *k
 {
 	char text[HB_SIM_NOTE_MAX];
 	va_list ap;
+	int need = note_need(sim, kind);
 
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
+	if (need == NOTE_SKIP)
+		return;
+	text[0] = '\0';
+	if (need == NOTE_TEXT) {
+		va_start(ap, fmt);
+		vsnprintf(text, sizeof(text), fmt, ap);
+		va_end(ap);
+	}
 	note_store(sim, job, kind, text);
 }
 
@@ -197,11 +234,17 @@ static void note_whole(struct hb_sim *sim, const struct hb_sim_job *job, const c
 
 static void record_sample(struct hb_sim *sim, const struct hb_sim_job *job)
 {
-	struct hb_sim_sample *s;
+	struct hb_sim_sample *s, one;
 
-	if (grow((void **)&sim->samples, &sim->cap_samples, sim->nsamples, sizeof(*sim->samples)) < 0)
-		return;
-	s = &sim->samples[sim->nsamples++];
+	if (sim->streaming) {
+		if (!sim->sink || !sim->sink->sample || sim->sink_err.code != HB_OK)
+			return;
+		s = &one;
+	} else {
+		if (grow((void **)&sim->samples, &sim->cap_samples, sim->nsamples, sizeof(*sim->samples)) < 0)
+			return;
+		s = &sim->samples[sim->nsamples++];
+	}
 	memset(s, 0, sizeof(*s)); /* padding too: records are compared bytewise */
 	s->t = job->t_last;
 	s->job = job->id;
@@ -215,6 +258,8 @@ static void record_sample(struct hb_sim *sim, const struct hb_sim_job *job)
 	s->cost_usd = job->cost_usd;
 	s->epoch = job->epoch;
 	s->iters = job->iters;
+	if (s == &one && sim->sink->sample(sim->sink->ctx, s, &sim->sink_err) < 0 && sim->sink_err.code == HB_OK)
+		hb_runtime_error(&sim->sink_err, "simulator: the record sink failed");
 }
 
 /* ---- setup ---------------------------------------------------------------- */
@@ -374,6 +419,58 @@ void hb_sim_borrow_models(struct hb_sim *sim, const struct hb_sim *src)
 	sim->models_from = src;
 }
 
+/* The job's grant and configuration arrays (nnodes entries each, zero);
+ * -1 when out of memory, with neither allocated. */
+static int job_arrays(struct hb_sim *sim, struct hb_sim_job *job)
+{
+	hb_job_config_init(&job->cfg, sim->cl->nnodes);
+	job->grant = calloc((size_t)(sim->cl->nnodes > 0 ? sim->cl->nnodes : 1), sizeof(int));
+	if (!job->cfg.alloc || !job->grant) {
+		hb_job_config_free(&job->cfg);
+		free(job->grant);
+		job->grant = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Streaming: a finished job keeps its accounting and its configuration's
+ * scalars and layout text; its per-node arrays and agent state go (nothing
+ * reads a done job's grant, allocation or agent state after the arbiter's
+ * on_finish). */
+static void job_compact(struct hb_sim_job *job)
+{
+	int *alloc = job->cfg.alloc;
+
+	if (job->agent && job->agent->free_state)
+		job->agent->free_state(job);
+	job->agent_state = NULL;
+	free(job->cfg.gpu_local_bs);
+	job->cfg.gpu_local_bs = NULL;
+	free(alloc);
+	job->cfg.alloc = NULL;
+	free(job->grant);
+	job->grant = NULL;
+}
+
+void hb_sim_stream(struct hb_sim *sim, const struct hb_sim_sink *sink)
+{
+	sim->streaming = 1;
+	sim->sink = sink;
+	/* Jobs added before this call have not arrived: their (all-zero)
+	 * arrays are made again at arrival. */
+	for (int j = 0; j < sim->njobs; j++) {
+		struct hb_sim_job *job = &sim->jobs[j];
+
+		if (job->state != HB_JOB_PENDING || job->started)
+			continue;
+		free(job->cfg.alloc);
+		job->cfg.alloc = NULL;
+		free(job->grant);
+		job->grant = NULL;
+	}
+}
+
 int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb_agent_ops *agent,
 		   double arrival_s, int *id, struct hb_error *err)
 {
@@ -402,11 +499,11 @@ int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb
 	hb_model_bounds(m, sim->cl->name, &job->gamma, &job->min_gbs, &job->max_gbs);
 	/* Fidelity: progress in M0-equivalent samples of the artifact's M0. */
 	job->target = job->fid ? job->fid->m0 * job->fid->bound[job->fid->max_epochs] : job->stats->target;
-	hb_job_config_init(&job->cfg, sim->cl->nnodes);
-	job->grant = calloc((size_t)(sim->cl->nnodes > 0 ? sim->cl->nnodes : 1), sizeof(int));
-	if (!job->cfg.alloc || !job->grant) {
-		hb_job_config_free(&job->cfg);
-		free(job->grant);
+	if (sim->streaming) {
+		/* Arrays at arrival (job_arrays): a long trace's jobs do not all
+		 * hold 2 x nnodes integers from the start. */
+		job->cfg.eff_factor = 1.0; /* as hb_job_config_init, without the array */
+	} else if (job_arrays(sim, job) < 0) {
 		return hb_runtime_error(err, "simulator: out of memory");
 	}
 	sim->njobs++;
@@ -701,7 +798,13 @@ static void apply_note(struct hb_sim *sim, const struct hb_sim_job *job, const s
 	const int *lbs = cfg->local_bs == 0 ? cfg->gpu_local_bs : NULL;
 	size_t cap = 1, cap_lbs = 1, used = 0, used_lbs = 0;
 	char *alloc, *per_gpu;
+	int need = note_need(sim, kind);
 
+	if (need != NOTE_TEXT) {
+		if (need == NOTE_BARE)
+			note_store(sim, job, kind, "");
+		return;
+	}
 	for (int i = 0; i < cl->nnodes; i++) {
 		cap += strlen(cl->nodes[i].name) + 16;
 		cap_lbs += lbs ? strlen(cl->nodes[i].name) + 16 + (size_t)cfg->alloc[i] * 12 : 0;
@@ -788,8 +891,10 @@ static int finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *e
 	if (sim->arbiter != &hb_arbiter_dedicated)
 		for (int i = 0; i < sim->cl->nnodes; i++)
 			sim->free_gpus[i] += job->grant[i];
-	if (sim->arbiter->on_finish)
-		return sim->arbiter->on_finish(sim, job, err);
+	if (sim->arbiter->on_finish && sim->arbiter->on_finish(sim, job, err) < 0)
+		return -1;
+	if (sim->streaming)
+		job_compact(job);
 	return 0;
 }
 
@@ -1066,6 +1171,8 @@ static int on_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_erro
 
 	job->t_last = sim->eng.now;
 	job->next_adapt_iter = p > 0 ? (double)p : 0.0;
+	if (!job->grant && job_arrays(sim, job) < 0)
+		return hb_runtime_error(err, "simulator: job %s: out of memory at its arrival", job->name);
 	hb_sim_note(sim, job, "arrival", "asks for %d GPUs, B_G %ld", job->req_gpus, job->req_batch);
 	return sim->arbiter->on_arrival(sim, job, err);
 }
@@ -1166,6 +1273,10 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 			sim->released = 0;
 			if (sim->arbiter->on_release)
 				rc = sim->arbiter->on_release(sim, job, err);
+		}
+		if (rc == 0 && sim->sink_err.code != HB_OK) {
+			*err = sim->sink_err; /* results could not be written: the run stops */
+			rc = -1;
 		}
 		if (rc < 0) {
 			hb_progress_finish(&bar);

@@ -246,6 +246,21 @@ struct hb_sim_event_rec {
 
 #define HB_SIM_NOTE_MAX 256
 
+/* Where a run's records go instead of memory (hb_sim_stream): the results
+ * writers and the streamed metrics, so that a trace replay's memory follows
+ * the jobs alive at once rather than the trace's length.  Each callback
+ * gets the record while it is being made (its detail text is only valid
+ * during the call) and returns -1 with err filled to stop the run. */
+struct hb_sim_sink {
+	void *ctx;                /* passed back to every callback */
+	/* 1 when the sink wants the text of events of this kind; 0 lets the
+	 * simulator skip formatting it (the record then comes with detail "").
+	 * NULL: every text is wanted. */
+	int (*wants_detail)(void *ctx, const char *kind);
+	int (*event)(void *ctx, const struct hb_sim_event_rec *e, struct hb_error *err);
+	int (*sample)(void *ctx, const struct hb_sim_sample *s, struct hb_error *err);
+};
+
 /* 1 when two records say the same (time bit for bit, job, kind, text). */
 int hb_sim_event_equal(const struct hb_sim_event_rec *a, const struct hb_sim_event_rec *b);
 
@@ -308,12 +323,16 @@ struct hb_sim {
 	unsigned char *borrowed;        /* per model: 1 when the four entries above belong to models_from */
 	const struct hb_sim *models_from; /* hb_sim_borrow_models: take loaded models from there */
 
-	/* Records. */
+	/* Records: kept in these arrays, unless hb_sim_stream sent them to a sink. */
 	struct hb_sim_sample *samples;
 	size_t nsamples, cap_samples;
 	struct hb_sim_event_rec *events;
 	size_t nevents, cap_events;
 	struct hb_note_block *notes;    /* event texts, newest block first, owned */
+	int streaming;                  /* 1 after hb_sim_stream: records go to sink, none is kept, and a
+					   job's per-node arrays live from its arrival to its finish */
+	const struct hb_sim_sink *sink; /* borrowed; NULL: records are dropped (streaming only) */
+	struct hb_error sink_err;       /* the sink's first failure; hb_sim_run stops with it */
 	double wall_s;                  /* wall-clock time of hb_sim_run */
 	double sched_wall_s;            /* wall-clock time inside arbiter on_round (never in result files) */
 	long sched_rounds;              /* arbiter rounds run */
@@ -342,6 +361,13 @@ void hb_sim_borrow_models(struct hb_sim *sim, const struct hb_sim *src);
 /* Add a job (model, agent, arrival); returns its index in *id. */
 int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb_agent_ops *agent,
 		   double arrival_s, int *id, struct hb_error *err);
+/* Stream the run's records to sink (NULL: drop them) instead of keeping
+ * them in samples/events, and keep jobs compact: a job's grant and
+ * configuration arrays (nnodes entries each) are allocated at its arrival
+ * and freed, with its agent state, once it is done (its accounting, final
+ * batch, GPU count and layout text stay).  Call before hb_sim_run; the
+ * sink must outlive the run. */
+void hb_sim_stream(struct hb_sim *sim, const struct hb_sim_sink *sink);
 /* Use a cluster arbiter (before hb_sim_run; default dedicated). */
 void hb_sim_set_arbiter(struct hb_sim *sim, const struct hb_arbiter_ops *arb);
 /* Set what a job asks for (trace replay): GPUs and global batch, 0 = none. */
