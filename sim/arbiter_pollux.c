@@ -62,7 +62,37 @@
  *    restart, as any re-allocation, but it also counts as a preemption).
  *  - Randomness: a stream of its own seeded from --seed (the GA never
  *    shifts the agents' draws).
+ *
+ * Scale (a Philly-size cluster: 384 nodes, 157,000 rounds), where hetbatch
+ * departs from the artifact's letter; on Pollux's own 64-GPU workloads the
+ * mean JCT stays within the spread of seeds (scripts/repro/pollux-spread):
+ *  - Searched nodes: the matrix's columns are the nodes that hold GPUs of
+ *    any job plus, of the entirely free nodes of each shape (same GPU type,
+ *    GPU count, links), the first ones in node order, as many as the jobs
+ *    could spread over (sum of min(max replicas, 16)).  Free nodes of one
+ *    shape are interchangeable (neither SPEEDUP nor the performance model
+ *    reads anything else), so every allocation of the whole cluster has a
+ *    relabelled twin of equal FITNESS and UTILITY on these columns; FITNESS's
+ *    scale stays the whole cluster's.  The warm start moves a front member's
+ *    GPUs on a free node no longer searched to a searched free node of the
+ *    same shape it does not use.  Mutation's "nodes with a free GPU" are the
+ *    searched ones.
+ *  - Skipped rounds: a round keeps every allocation without searching when
+ *    the last search kept every allocation too and since then no job
+ *    arrived or finished, and for every job the exploration cap, the number
+ *    of theta_sys fits and the grant are unchanged, SPEEDUP of its current
+ *    allocation moved by at most 1 % and the re-allocation factor by at most
+ *    0.05.  A search that moved jobs is always followed by another.
+ *  - The search ends when its best FITNESS has not improved for 10
+ *    generations (pymoo's own default termination also stops on a stalled
+ *    front; the artifact asks for 100 generations), and a generation's
+ *    matings end after 3 rounds in a row that found no new matrix (pymoo
+ *    retries 100 times; on small problems every matrix is soon a duplicate).
+ *  - Mutation step 3 draws the gaps between raised cells on nodes where
+ *    the job does not run (geometric, the same distribution as a coin per
+ *    cell; tests/arbiter_pollux checks the rates).
  */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -86,6 +116,10 @@
 #define MUT_RESET_P 0.1            /* [ART] mutation 1: row back to the base */
 #define MUT_ZERO_ROW_P 0.1         /* [ART] mutation 2: row chosen for zeroing */
 #define MUT_ZERO_ELEM_P 0.1        /* [ART] mutation 2: element zeroed */
+#define POLLUX_STALE_GENERATIONS 10 /* generations without a better FITNESS end the search */
+#define POLLUX_STALL_ROUNDS 3      /* matings rounds in a row without a new matrix end a generation */
+#define POLLUX_SKIP_SPEEDUP_TOL 0.01 /* skipped rounds: relative SPEEDUP change per job */
+#define POLLUX_SKIP_FACTOR_TOL 0.05  /* skipped rounds: re-allocation factor change per job */
 
 /* The GA's random stream: HB_STREAM_SCHED is rng_agent's, so this one sets a
  * high bit to stay apart from it and from every other stream id. */
@@ -99,6 +133,7 @@ void hb_pollux_ga_opts_default(struct hb_pollux_ga_opts *o)
 	o->pop_size = POLLUX_POP;
 	o->generations = POLLUX_GENERATIONS;
 	o->max_mating_rounds = POLLUX_MATING_ROUNDS;
+	o->stale_generations = POLLUX_STALE_GENERATIONS;
 }
 
 /* Work buffers of one problem, so operators and evaluation do not allocate. */
@@ -286,6 +321,18 @@ int hb_pollux_feasible(const struct hb_pollux_problem *pb, const int *a)
 	return 1;
 }
 
+/* Failures before the next success of Bernoulli(p) trials, log1 = log(1 -
+ * p) (0: p = 1, no failures): floor(log U / log(1 - p)), U in (0, 1]. */
+static int geometric_gap(struct hb_rng *rng, double log1)
+{
+	double u = 1.0 - hb_rng_uniform(rng), g;
+
+	if (log1 == 0.0)
+		return 0;
+	g = floor(log(u) / log1);
+	return g < (double)INT_MAX / 2 ? (int)g : INT_MAX / 2;
+}
+
 /* pollux.md §3.2 [ART] mutation: (1) rows back to the base with probability
  * 0.1, (2) rows chosen with probability 0.1 get each element zeroed with
  * probability 0.1, (3) elements on nodes with a free GPU raised to a uniform
@@ -300,7 +347,7 @@ static void mutate(const struct hb_pollux_problem *pb, struct scratch *s, int *r
 	const int J = pb->njobs, N = pb->nnodes, *restrict cap = pb->capacity;
 	int *restrict col = s->colsum, *restrict elig = s->elig, c1 = 0;
 	struct coins c = { rng, 0, 0 };
-	uint64_t t1;
+	double log1;
 
 	for (int j = 0; j < J; j++)
 		if (coin(&c, reset))
@@ -323,19 +370,40 @@ static void mutate(const struct hb_pollux_problem *pb, struct scratch *s, int *r
 			elig[c1++] = n;
 	if (c1 == 0)
 		return;
-	t1 = coin_threshold(1.0 / c1);
+	/* The cells where the job does not run succeed with p1 each: the gaps
+	 * between successes are geometric, drawn directly instead of one coin
+	 * per cell (the same distribution, a draw per success rather than per
+	 * node, which matters on large clusters).  Successes land after the
+	 * job's own cells are raised, on the values the row had before. */
+	log1 = c1 > 1 ? log1p(-1.0 / c1) : 0.0;
 	for (int j = 0; j < J; j++) {
-		int *restrict row = a + (size_t)j * N, c2 = 0;
+		int *restrict row = a + (size_t)j * N, c2 = 0, zeros, next;
 		uint64_t t12;
 
-		for (int k = 0; k < c1; k++)
-			c2 += row[elig[k]] > 0;
-		t12 = c2 > 0 ? coin_threshold(1.0 / c1 + 1.0 / c2 - 1.0 / c1 / c2) : 0;
 		for (int k = 0; k < c1; k++) {
 			int n = elig[k];
 
-			if (coin(&c, row[n] > 0 ? t12 : t1))
+			s->perm[k] = row[n] > 0;
+			c2 += s->perm[k];
+		}
+		zeros = c1 - c2;
+		t12 = c2 > 0 ? coin_threshold(1.0 / c1 + 1.0 / c2 - 1.0 / c1 / c2) : 0;
+		for (int k = 0; k < c1 && c2 > 0; k++) {
+			int n = elig[k];
+
+			if (s->perm[k] && coin(&c, t12))
 				row[n] += (int)hb_rng_below(rng, (uint64_t)(cap[n] - row[n] + 1));
+		}
+		next = geometric_gap(rng, log1);
+		for (int k = 0, z = 0; k < c1 && next < zeros; k++) {
+			int n = elig[k];
+
+			if (s->perm[k])
+				continue;
+			if (z++ == next) {
+				row[n] += (int)hb_rng_below(rng, (uint64_t)(cap[n] + 1));
+				next = z + geometric_gap(rng, log1);
+			}
 		}
 	}
 }
@@ -832,8 +900,9 @@ static void offspring(struct ga *g, int n, int *noff)
 	set_clear(g);
 	for (int i = 0; i < n; i++)
 		set_add(g, i);
-	for (int round = 0; round < g->o->max_mating_rounds && *noff < want; round++) {
-		int matings = (want - *noff + 1) / 2;
+	for (int round = 0, stall = 0; round < g->o->max_mating_rounds && *noff < want && stall < POLLUX_STALL_ROUNDS;
+	     round++) {
+		int matings = (want - *noff + 1) / 2, before = *noff;
 
 		draw_candidates(g, n, 4 * matings);
 		for (int m = 0; m < matings && *noff < want; m++) {
@@ -860,7 +929,21 @@ static void offspring(struct ga *g, int n, int *noff)
 				(*noff)++;
 			}
 		}
+		stall = *noff > before ? 0 : stall + 1;
 	}
+}
+
+/* The best FITNESS of the population (its objective's bits). */
+static uint64_t front_signature(const struct ga *g, int n)
+{
+	double best = 0.0;
+	uint64_t sig;
+
+	for (int i = 0; i < n; i++)
+		if (g->f[2 * i] < best)
+			best = g->f[2 * i];
+	memcpy(&sig, &best, sizeof(sig));
+	return sig;
 }
 
 void hb_pollux_result_free(struct hb_pollux_result *r)
@@ -877,6 +960,7 @@ int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ni
 	struct hb_pollux_ga_opts def;
 	struct ga g;
 	int n = 0, best = -1, rc = -1;
+	uint64_t front_sig;
 
 	memset(out, 0, sizeof(*out));
 	if (!opts) {
@@ -906,8 +990,10 @@ int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ni
 		n++;
 	}
 	survive(&g, n, n);
-	for (int gen = 1; gen < opts->generations; gen++) {
+	front_sig = front_signature(&g, n);
+	for (int gen = 1, same = 0; gen < opts->generations; gen++) {
 		int noff;
+		uint64_t sig;
 
 		offspring(&g, n, &noff);
 		for (int i = n; i < n + noff; i++)
@@ -915,6 +1001,13 @@ int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ni
 				goto done;
 		survive(&g, n + noff, n + noff < opts->pop_size ? n + noff : opts->pop_size);
 		n = n + noff < opts->pop_size ? n + noff : opts->pop_size;
+		/* Converged: the best FITNESS has not changed for
+		 * stale_generations generations (the artifact runs all 100). */
+		sig = front_signature(&g, n);
+		same = sig == front_sig ? same + 1 : 0;
+		front_sig = sig;
+		if (opts->stale_generations > 0 && same >= opts->stale_generations)
+			break;
 	}
 	for (int i = 0; i < n; i++) {
 		if (g.rank[i] != 0)
@@ -950,10 +1043,33 @@ done:
 struct pollux_arb {
 	struct hb_rng rng;        /* POLLUX_GA_STREAM */
 	unsigned char *arrived;   /* per job: its arrival was seen */
-	int *front;               /* last round's first front, nfront x front_njobs x nnodes */
+	int *front;               /* last round's first front, nfront x front_njobs x front_ncols */
 	int nfront;
 	int *front_ids;           /* job id of each row of the front */
 	int front_njobs;
+	int *front_cols;          /* node of each column of the front */
+	int front_ncols;
+	/* The last searched round's inputs, to skip rounds where nothing
+	 * changed (see "Skipped rounds" at the top); entries by job id order. */
+	int last_settled;         /* 1: its search kept every job's allocation */
+	int last_njobs;
+	struct last_job *last;    /* last_njobs entries, ascending job id */
+	int *active;              /* ids of arrived jobs not known to be done, nactive */
+	int nactive;
+	int *row_of;              /* per job id: scratch of warm_start, -1 outside it */
+	int *shape;               /* per node: the first node of its shape (same_shape) */
+	long rounds;              /* rounds with active jobs */
+	long searched;            /* of them, searched */
+};
+
+/* One job's inputs to a searched round (skip detection). */
+struct last_job {
+	int id;
+	int max_replicas;
+	long fits;                /* theta_sys fits of its report */
+	double speedup;           /* SPEEDUP of its allocation */
+	double factor;            /* re-allocation factor */
+	uint64_t grant_hash;      /* its grant */
 };
 
 /* One job in one round. */
@@ -967,25 +1083,60 @@ struct round_job {
 	double *memo;             /* goodput by (type, one node or several, K); < 0 unknown */
 };
 
+/* One round's problem: the jobs (rows) and the nodes searched (columns). */
 struct round {
 	struct hb_sim *sim;
 	struct round_job *jobs;
 	int njobs;
+	int *cols;                /* node of each column, ascending */
+	int ncols;
+	int *node_col;            /* per cluster node: its column, -1 when not searched */
 };
+
+/* Free nodes of one shape are interchangeable: neither SPEEDUP nor the
+ * simulator's performance model tells them apart (racks are not read). */
+static int same_shape(const struct hb_node *a, const struct hb_node *b)
+{
+	return a->gpu == b->gpu && a->ngpus == b->ngpus && a->intra_bw == b->intra_bw &&
+	       a->inter_bw == b->inter_bw && strcmp(a->intra_link, b->intra_link) == 0 &&
+	       strcmp(a->inter_link, b->inter_link) == 0;
+}
 
 static struct pollux_arb *arb_state(struct hb_sim *sim, struct hb_error *err)
 {
 	struct pollux_arb *st = sim->arbiter_state;
+	int N = sim->cl->nnodes;
+	size_t nj = (size_t)(sim->njobs > 0 ? sim->njobs : 1);
 
 	if (st)
 		return st;
 	st = calloc(1, sizeof(*st));
-	if (st)
-		st->arrived = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1), 1);
-	if (!st || !st->arrived) {
+	if (st) {
+		st->arrived = calloc(nj, 1);
+		st->active = malloc(nj * sizeof(int));
+		st->row_of = malloc(nj * sizeof(int));
+		st->shape = malloc((size_t)N * sizeof(int));
+	}
+	if (!st || !st->arrived || !st->active || !st->row_of || !st->shape) {
+		if (st) {
+			free(st->arrived);
+			free(st->active);
+			free(st->row_of);
+			free(st->shape);
+		}
 		free(st);
 		hb_runtime_error(err, "pollux: out of memory");
 		return NULL;
+	}
+	for (size_t i = 0; i < nj; i++)
+		st->row_of[i] = -1;
+	/* Shape of each node: the first node of its shape. */
+	for (int n = 0; n < N; n++) {
+		int k = 0;
+
+		while (k < n && !(st->shape[k] == k && same_shape(&sim->cl->nodes[k], &sim->cl->nodes[n])))
+			k++;
+		st->shape[n] = k;
 	}
 	hb_rng_seed(&st->rng, sim->opts.seed, POLLUX_GA_STREAM);
 	sim->arbiter_state = st;
@@ -1002,7 +1153,10 @@ static int pollux_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_
 		return hb_input_error(err, "pollux: job %s runs agent %s; the Pollux scheduler needs the pollux agent "
 				      "(it schedules on the goodput functions the agents report)",
 				      job->name, job->agent->name);
-	st->arrived[job->id] = 1; /* it waits for the next round (§4.3 [ART]) */
+	/* It waits for the next round (§4.3 [ART]). */
+	if (!st->arrived[job->id])
+		st->active[st->nactive++] = job->id;
+	st->arrived[job->id] = 1;
 	return 0;
 }
 
@@ -1033,20 +1187,20 @@ static int round_speedup(void *ctx, int j, const int *row, double *out, struct h
 	struct round_job *rj = &r->jobs[j];
 	const struct hb_perf_node *node = rj->job->perf->nodes;
 	const struct hb_pollux_type *types = rj->rep.types;
-	int N = 0, K = 0, type = -1, nn = r->sim->cl->nnodes;
+	int N = 0, K = 0, type = -1, nc = r->ncols;
 	double *m = NULL;
 	struct hb_goodput_config c;
 
 	/* One pass: nodes, GPUs and the slowest type (hb_pollux_slowest_type). */
 	*out = 0.0;
-	for (int n = 0; n < nn; n++) {
+	for (int k = 0; k < nc; k++) {
 		int t;
 
-		if (row[n] <= 0)
+		if (row[k] <= 0)
 			continue;
 		N++;
-		K += row[n];
-		t = node[n].gpu;
+		K += row[k];
+		t = node[r->cols[k]].gpu;
 		if (!types[t].usable)
 			return 0; /* a GPU type the job cannot run on */
 		if (type < 0 || types[t].compute_scale > types[type].compute_scale)
@@ -1130,49 +1284,192 @@ static int round_job_init(struct hb_sim *sim, struct round_job *rj, int njobs, i
 	return 0;
 }
 
-/* The previous front with rows moved to this round's job order. */
-static int warm_start(const struct pollux_arb *st, const struct round *r, int nnodes, int **out)
+/* The columns of the round (see "Searched nodes" at the top): every node
+ * not entirely free, and of the free nodes of each shape the first ones in
+ * node order, as many as the jobs could spread over (sum of min(max
+ * replicas, nodes per job)): any allocation of the whole cluster has one of
+ * the same FITNESS and UTILITY on these, relabelling free nodes. */
+static int choose_columns(const struct pollux_arb *st, struct round *r, const int *maxr)
 {
-	size_t L = (size_t)r->njobs * nnodes;
-	int *x;
+	const struct hb_sim *sim = r->sim;
+	int N = sim->cl->nnodes, *taken;
+	long bound = 0;
+
+	r->cols = malloc(sizeof(int) * (size_t)N);
+	r->node_col = malloc(sizeof(int) * (size_t)N);
+	taken = calloc((size_t)N, sizeof(int)); /* per shape: free nodes taken */
+	if (!r->cols || !r->node_col || !taken) {
+		free(taken);
+		return -1;
+	}
+	for (int j = 0; j < r->njobs && bound < N; j++)
+		bound += maxr[j] < POLLUX_MAX_NODES ? maxr[j] : POLLUX_MAX_NODES;
+	r->ncols = 0;
+	for (int n = 0; n < N; n++) {
+		int in = sim->free_gpus[n] < sim->cl->nodes[n].ngpus || taken[st->shape[n]]++ < bound;
+
+		r->node_col[n] = in ? r->ncols : -1;
+		if (in)
+			r->cols[r->ncols++] = n;
+	}
+	free(taken);
+	return 0;
+}
+
+/* The previous front with rows moved to this round's job order and columns
+ * to this round's nodes.  A member's GPUs on a free node that is no longer
+ * searched move to a searched free node of the same shape the member does
+ * not use (the same FITNESS); with none left they are dropped and repair
+ * takes over. */
+static int warm_start(struct pollux_arb *st, const struct round *r, int **out)
+{
+	const struct hb_sim *sim = r->sim;
+	int nc = r->ncols, pc = st->front_ncols, rc = 0;
+	size_t L = (size_t)r->njobs * nc;
+	int *x, *src, *map, *used, *nz;
 
 	*out = NULL;
 	if (st->nfront == 0)
 		return 0;
 	x = calloc((size_t)st->nfront * L, sizeof(int));
-	if (!x)
-		return -1;
-	for (int j = 0; j < r->njobs; j++) {
-		int src = -1;
+	src = malloc(sizeof(int) * (size_t)r->njobs);
+	map = malloc(sizeof(int) * (size_t)(pc > 0 ? pc : 1));
+	nz = malloc(sizeof(int) * (size_t)(pc > 0 ? pc : 1));
+	used = malloc(sizeof(int) * (size_t)(nc > 0 ? nc : 1));
+	if (!x || !src || !map || !nz || !used) {
+		free(x);
+		rc = -1;
+		goto done;
+	}
+	for (int k = 0; k < st->front_njobs; k++)
+		st->row_of[st->front_ids[k]] = k;
+	for (int j = 0; j < r->njobs; j++)
+		src[j] = st->row_of[r->jobs[j].job->id]; /* -1: a new job, empty rows */
+	for (int k = 0; k < st->front_njobs; k++)
+		st->row_of[st->front_ids[k]] = -1;
+	for (int i = 0; i < st->nfront; i++) {
+		const int *m = st->front + (size_t)i * st->front_njobs * pc;
 
-		for (int k = 0; k < st->front_njobs && src < 0; k++)
-			if (st->front_ids[k] == r->jobs[j].job->id)
-				src = k;
-		if (src < 0)
-			continue; /* a new job: empty rows */
-		for (int i = 0; i < st->nfront; i++)
-			memcpy(x + (size_t)i * L + (size_t)j * nnodes,
-			       st->front + ((size_t)i * st->front_njobs + (size_t)src) * nnodes, sizeof(int) * (size_t)nnodes);
+		for (int c = 0; c < pc; c++)
+			nz[c] = 0;
+		for (int j = 0; j < r->njobs; j++)
+			if (src[j] >= 0)
+				for (int c = 0; c < pc; c++)
+					nz[c] |= m[(size_t)src[j] * pc + c] > 0;
+		for (int k = 0; k < nc; k++)
+			used[k] = 0;
+		for (int c = 0; c < pc; c++) {
+			map[c] = r->node_col[st->front_cols[c]];
+			if (map[c] >= 0 && nz[c])
+				used[map[c]] = 1;
+		}
+		for (int c = 0; c < pc; c++) {
+			int node = st->front_cols[c], k = 0;
+
+			if (map[c] >= 0 || !nz[c])
+				continue;
+			while (k < nc && (used[k] || st->shape[r->cols[k]] != st->shape[node] ||
+					  sim->free_gpus[r->cols[k]] < sim->cl->nodes[r->cols[k]].ngpus))
+				k++;
+			map[c] = k < nc ? k : -1;
+			if (k < nc)
+				used[k] = 1;
+		}
+		for (int j = 0; j < r->njobs; j++) {
+			if (src[j] < 0)
+				continue;
+			for (int c = 0; c < pc; c++)
+				if (map[c] >= 0)
+					x[(size_t)i * L + (size_t)j * nc + (size_t)map[c]] = m[(size_t)src[j] * pc + c];
+		}
 	}
 	*out = x;
-	return 0;
+done:
+	free(src);
+	free(map);
+	free(nz);
+	free(used);
+	return rc;
 }
 
 static int keep_front(struct pollux_arb *st, const struct round *r, const struct hb_pollux_result *res)
 {
-	int *ids = malloc(sizeof(int) * (size_t)r->njobs);
+	int *ids = malloc(sizeof(int) * (size_t)r->njobs), *cols = malloc(sizeof(int) * (size_t)r->ncols);
 
-	if (!ids)
+	if (!ids || !cols) {
+		free(ids);
+		free(cols);
 		return -1;
+	}
 	for (int j = 0; j < r->njobs; j++)
 		ids[j] = r->jobs[j].job->id;
+	memcpy(cols, r->cols, sizeof(int) * (size_t)r->ncols);
 	free(st->front);
 	free(st->front_ids);
+	free(st->front_cols);
 	st->front = res->front;
 	st->nfront = res->nfront;
 	st->front_ids = ids;
 	st->front_njobs = r->njobs;
+	st->front_cols = cols;
+	st->front_ncols = r->ncols;
 	return 0;
+}
+
+static uint64_t hash_ints(const int *x, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (uint64_t)(uint32_t)x[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static int cmp_last_id(const void *pa, const void *pb)
+{
+	const struct last_job *a = pa, *b = pb;
+
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+/* This round's inputs per job, ascending job id, into cur (r->njobs). */
+static int round_inputs(const struct round *r, const int *maxr, const double *factor, const int *base,
+			struct last_job *cur, struct hb_error *err)
+{
+	int N = r->sim->cl->nnodes;
+
+	for (int j = 0; j < r->njobs; j++) {
+		const struct round_job *rj = &r->jobs[j];
+
+		cur[j].id = rj->job->id;
+		cur[j].max_replicas = maxr[j];
+		cur[j].fits = rj->rep.fits;
+		cur[j].factor = factor[j];
+		cur[j].grant_hash = hash_ints(rj->job->grant, (size_t)N);
+		if (round_speedup((void *)r, j, base + (size_t)j * r->ncols, &cur[j].speedup, err) < 0)
+			return -1;
+	}
+	qsort(cur, (size_t)r->njobs, sizeof(*cur), cmp_last_id);
+	return 0;
+}
+
+/* 1 when the last search kept every allocation and nothing it saw has
+ * changed beyond the tolerances since (see "Skipped rounds" at the top). */
+static int round_unchanged(const struct pollux_arb *st, const struct last_job *cur, int njobs)
+{
+	if (!st->last_settled || st->last_njobs != njobs)
+		return 0;
+	for (int j = 0; j < njobs; j++) {
+		const struct last_job *a = &cur[j], *b = &st->last[j];
+
+		if (a->id != b->id || a->max_replicas != b->max_replicas || a->fits != b->fits ||
+		    a->grant_hash != b->grant_hash || fabs(a->factor - b->factor) > POLLUX_SKIP_FACTOR_TOL ||
+		    fabs(a->speedup - b->speedup) > POLLUX_SKIP_SPEEDUP_TOL * b->speedup)
+			return 0;
+	}
+	return 1;
 }
 
 /* Give every job its row of a (see "Applying a matrix" at the top). */
@@ -1247,85 +1544,130 @@ static void round_free(struct round *r)
 	for (int j = 0; j < r->njobs; j++)
 		free(r->jobs[j].memo);
 	free(r->jobs);
+	free(r->cols);
+	free(r->node_col);
+}
+
+/* The active jobs, done ones dropped from the list. */
+static int round_jobs(struct pollux_arb *st, struct round *r)
+{
+	struct hb_sim *sim = r->sim;
+	int k = 0;
+
+	for (int i = 0; i < st->nactive; i++)
+		if (sim->jobs[st->active[i]].state != HB_JOB_DONE)
+			st->active[k++] = st->active[i];
+	st->nactive = k;
+	r->jobs = calloc((size_t)(k > 0 ? k : 1), sizeof(*r->jobs));
+	if (!r->jobs)
+		return -1;
+	for (int i = 0; i < k; i++)
+		r->jobs[r->njobs++].job = &sim->jobs[st->active[i]];
+	return 0;
 }
 
 static int pollux_round(struct hb_sim *sim, struct hb_error *err)
 {
 	struct pollux_arb *st = arb_state(sim, err);
-	struct round r = { sim, NULL, 0 };
+	struct round r = { sim, NULL, 0, NULL, 0, NULL };
 	struct hb_pollux_problem pb;
 	struct hb_pollux_result res = { 0 };
-	int N = sim->cl->nnodes, *base = NULL, *maxr = NULL, *init = NULL, *capacity = NULL, changed = 0, rc = -1;
+	struct last_job *cur = NULL;
+	int N = sim->cl->nnodes, *base = NULL, *maxr = NULL, *init = NULL, *capacity = NULL, *full = NULL;
+	int changed = 0, rc = -1, nc;
 	double *factor = NULL;
 
 	if (!st)
 		return -1;
-	r.jobs = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1), sizeof(*r.jobs));
-	if (!r.jobs)
+	if (round_jobs(st, &r) < 0)
 		return hb_runtime_error(err, "pollux: out of memory");
-	for (int i = 0; i < sim->njobs; i++)
-		if (st->arrived[i] && sim->jobs[i].state != HB_JOB_DONE)
-			r.jobs[r.njobs++].job = &sim->jobs[i];
 	if (r.njobs == 0) {
-		free(r.jobs);
+		round_free(&r);
 		return 0;
 	}
+	st->rounds++;
 	for (int j = 0; j < r.njobs; j++)
 		r.jobs[j].attained = attained_service(sim, r.jobs[j].job);
 	qsort(r.jobs, (size_t)r.njobs, sizeof(*r.jobs), cmp_service);
 
-	base = malloc(sizeof(int) * (size_t)r.njobs * (size_t)N);
 	maxr = malloc(sizeof(int) * (size_t)r.njobs);
 	factor = malloc(sizeof(double) * (size_t)r.njobs);
-	capacity = malloc(sizeof(int) * (size_t)N);
-	if (!base || !maxr || !factor || !capacity) {
-		hb_runtime_error(err, "pollux: out of memory");
-		goto done;
-	}
-	for (int n = 0; n < N; n++)
-		capacity[n] = sim->cl->nodes[n].ngpus;
-	for (int j = 0; j < r.njobs; j++) {
+	cur = malloc(sizeof(*cur) * (size_t)r.njobs);
+	if (!maxr || !factor || !cur)
+		goto oom;
+	for (int j = 0; j < r.njobs; j++)
 		if (round_job_init(sim, &r.jobs[j], r.njobs, &maxr[j], &factor[j], err) < 0)
 			goto done;
-		memcpy(base + (size_t)j * N, r.jobs[j].job->grant, sizeof(int) * (size_t)N);
+	if (choose_columns(st, &r, maxr) < 0)
+		goto oom;
+	nc = r.ncols;
+	base = malloc(sizeof(int) * (size_t)r.njobs * (size_t)nc);
+	capacity = malloc(sizeof(int) * (size_t)nc);
+	if (!base || !capacity)
+		goto oom;
+	for (int k = 0; k < nc; k++)
+		capacity[k] = sim->cl->nodes[r.cols[k]].ngpus;
+	for (int j = 0; j < r.njobs; j++)
+		for (int k = 0; k < nc; k++)
+			base[(size_t)j * nc + k] = r.jobs[j].job->grant[r.cols[k]];
+	if (round_inputs(&r, maxr, factor, base, cur, err) < 0)
+		goto done;
+	if (round_unchanged(st, cur, r.njobs)) {
+		rc = 0;
+		goto done;
 	}
 	memset(&pb, 0, sizeof(pb));
 	pb.njobs = r.njobs;
-	pb.nnodes = N;
+	pb.nnodes = nc;
 	pb.capacity = capacity;
 	pb.base = base;
 	pb.max_replicas = maxr;
 	pb.factor = factor;
 	pb.p = POLLUX_P;
 	pb.eps = POLLUX_EPS;
-	pb.scale = (double)N / (double)sim->cl->ngpus;
+	pb.scale = (double)N / (double)sim->cl->ngpus; /* the whole cluster's, searched nodes or not */
 	pb.max_nodes_per_job = POLLUX_MAX_NODES;
 	pb.speedup = round_speedup;
 	pb.ctx = &r;
-	if (warm_start(st, &r, N, &init) < 0) {
-		hb_runtime_error(err, "pollux: out of memory");
-		goto done;
-	}
+	if (warm_start(st, &r, &init) < 0)
+		goto oom;
 	if (hb_pollux_search(&pb, init, init ? st->nfront : 0, NULL, &st->rng, &res, err) < 0)
 		goto done;
-	if (keep_front(st, &r, &res) < 0) {
-		hb_runtime_error(err, "pollux: out of memory");
-		goto done;
-	}
+	st->searched++;
+	if (keep_front(st, &r, &res) < 0)
+		goto oom;
 	res.front = NULL; /* now the state's */
-	if (apply_matrix(sim, &r, res.best, &changed, err) < 0)
+	full = calloc((size_t)r.njobs * (size_t)N, sizeof(int));
+	if (!full)
+		goto oom;
+	for (int j = 0; j < r.njobs; j++)
+		for (int k = 0; k < nc; k++)
+			full[(size_t)j * N + r.cols[k]] = res.best[(size_t)j * nc + k];
+	if (apply_matrix(sim, &r, full, &changed, err) < 0)
 		goto done;
 	if (changed > 0)
 		hb_sim_note(sim, NULL, "sched", "pollux: %d of %d jobs re-allocated, fitness %.6g, utility %.4g",
 			    changed, r.njobs, res.fitness, res.utility);
+	/* Remember what this search saw; a round that changed allocations is
+	 * never the base of a skip (the next search may refine it). */
+	free(st->last);
+	st->last = cur;
+	cur = NULL;
+	st->last_njobs = r.njobs;
+	st->last_settled = changed == 0;
 	rc = 0;
+	goto done;
+oom:
+	rc = hb_runtime_error(err, "pollux: out of memory");
 done:
 	hb_pollux_result_free(&res);
 	free(init);
 	free(base);
+	free(full);
 	free(maxr);
 	free(factor);
 	free(capacity);
+	free(cur);
 	round_free(&r);
 	return rc;
 }
@@ -1341,9 +1683,14 @@ static void pollux_free(struct hb_sim *sim)
 	struct pollux_arb *st = sim->arbiter_state;
 
 	if (st) {
-		free(st->arrived);
+			free(st->arrived);
+		free(st->active);
+		free(st->row_of);
+		free(st->shape);
 		free(st->front);
 		free(st->front_ids);
+		free(st->front_cols);
+		free(st->last);
 		free(st);
 	}
 	sim->arbiter_state = NULL;

@@ -51,6 +51,8 @@ struct hb_pollux_ga_opts {
 	int pop_size;            /* population (100) */
 	int generations;         /* generations, the initial population counting as the first (100) */
 	int max_mating_rounds;   /* matings retried per generation while duplicates are dropped (100) */
+	int stale_generations;   /* > 0: stop after this many generations without a better FITNESS
+				    (10; 0 runs every generation, as the artifact) */
 };
 
 void hb_pollux_ga_opts_default(struct hb_pollux_ga_opts *o);

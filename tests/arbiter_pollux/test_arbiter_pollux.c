@@ -339,6 +339,80 @@ static void test_ga_matches_brute_force(void **state)
 		}
 }
 
+/* The search stops once its best FITNESS has not improved for
+ * stale_generations generations: fewer evaluations than the artifact's 100
+ * generations on a problem it solves early, the same answer (brute force). */
+static void test_ga_stops_when_stale(void **state)
+{
+	struct gp_ctx c;
+	struct hb_error err = { 0 };
+	int cap[2] = { 4, 4 }, base[4] = { 0, 0, 0, 0 }, maxr[2] = { 8, 8 }, want[4];
+	double factor[2] = { 0.7, 0.7 }, want_fit;
+	struct hb_pollux_problem pb = { 2, 2, cap, base, maxr, factor, -1.0, 1e-3, 2.0 / 8.0, 16, gp_speedup, &c };
+	struct hb_pollux_ga_opts all, stale;
+	struct hb_pollux_result ra, rs;
+	struct hb_rng rng;
+
+	(void)state;
+	gp_ctx_init(&c, &err);
+	brute_force(&pb, want, &want_fit);
+	hb_pollux_ga_opts_default(&all);
+	all.stale_generations = 0;
+	hb_pollux_ga_opts_default(&stale);
+	assert_true(stale.stale_generations > 0);
+	hb_rng_seed(&rng, 3, 6);
+	if (hb_pollux_search(&pb, NULL, 0, &all, &rng, &ra, &err) < 0)
+		fail_msg("%s", err.msg);
+	hb_rng_seed(&rng, 3, 6);
+	if (hb_pollux_search(&pb, NULL, 0, &stale, &rng, &rs, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(fabs(ra.fitness - want_fit) <= 1e-12 * want_fit);
+	assert_true(fabs(rs.fitness - want_fit) <= 1e-12 * want_fit);
+	assert_true(rs.evaluations < ra.evaluations);
+	print_message("      2 jobs x 2 nodes: %ld evaluations for all generations, %ld stopping when stale\n",
+		      ra.evaluations, rs.evaluations);
+	hb_pollux_result_free(&ra);
+	hb_pollux_result_free(&rs);
+}
+
+/* Mutation step 3 draws the gaps between raised cells where the job does
+ * not run (geometric) instead of a coin per cell: each such cell is still
+ * raised with p1 = 1 / (nodes with a free GPU) by a uniform 0..capacity,
+ * so its mean increment is p1 capacity / 2, the same for every cell. */
+static void test_mutation_raise_rates(void **state)
+{
+	enum { N = 40, TRIALS = 20000, CAP = 4 };
+	int cap[N], base[N] = { 0 }, maxr[1] = { 1000 }, a[N];
+	double factor[1] = { 1.0 }, sum[N] = { 0 }, total = 0.0, want = (1.0 / N) * CAP / 2.0;
+	struct toy t = { { 0 } };
+	struct hb_pollux_problem pb = { 1, N, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t };
+	struct hb_rng rng;
+
+	(void)state;
+	for (int n = 0; n < N; n++)
+		cap[n] = CAP;
+	base[0] = base[1] = 2; /* the job runs on nodes 0 and 1: every node has a free GPU */
+	hb_rng_seed(&rng, 11, 6);
+	for (int k = 0; k < TRIALS; k++) {
+		memcpy(a, base, sizeof(a));
+		assert_int_equal(hb_pollux_mutate(&pb, a, &rng, NULL), 0);
+		for (int n = 2; n < N; n++)
+			sum[n] += a[n];
+	}
+	for (int n = 2; n < N; n++) {
+		double m = sum[n] / TRIALS;
+
+		/* One cell: sd of the mean sqrt(p1 6 / TRIALS) = 0.0027; 5.5 sd. */
+		if (fabs(m - want) > 0.015)
+			fail_msg("node %d: mean increment %.4f, want %.4f", n, m, want);
+		total += m;
+	}
+	total /= N - 2;
+	/* All 38 cells: sd 0.00044; 7 sd. */
+	if (fabs(total - want) > 0.003)
+		fail_msg("mean increment over the free cells %.5f, want %.5f", total, want);
+}
+
 /* ---- GA core: the re-allocation penalty ---------------------------------------- */
 
 /* One job on one 8-GPU node: speedup 1 + gain (K - 4) / 4 from 4 GPUs on. */
@@ -457,17 +531,21 @@ static void check_grants(const struct hb_sim *sim)
 /* Pollux with the invariants checked after each of its rounds. */
 static int rounds_checked;
 static struct hb_arbiter_ops checked_ops;
+static int node_used[64]; /* per node: granted GPUs at the end of some round */
 
 static int checked_round(struct hb_sim *sim, struct hb_error *err)
 {
 	if (hb_arbiter_pollux.on_round(sim, err) < 0)
 		return -1;
 	check_grants(sim);
+	for (int j = 0; j < sim->njobs; j++)
+		for (int n = 0; n < sim->cl->nnodes && n < 64; n++)
+			node_used[n] |= sim->jobs[j].grant && sim->jobs[j].grant[n] > 0;
 	rounds_checked++;
 	return 0;
 }
 
-static double run_trace(const char *policy, uint64_t seed, struct hb_sim *sim)
+static double run_trace_on(const char *cluster, const char *policy, uint64_t seed, struct hb_sim *sim)
 {
 	const struct hb_policy *pol = hb_policy_find(policy);
 	struct hb_error err = { 0 };
@@ -476,7 +554,7 @@ static double run_trace(const char *policy, uint64_t seed, struct hb_sim *sim)
 
 	assert_non_null(pol);
 	assert_non_null(pol->shared);
-	sim_open(sim, "jabas-quickstart", policy, seed);
+	sim_open(sim, cluster, policy, seed);
 	if (pol->shared == &hb_arbiter_pollux) {
 		checked_ops = hb_arbiter_pollux;
 		checked_ops.on_round = checked_round;
@@ -493,6 +571,42 @@ static double run_trace(const char *policy, uint64_t seed, struct hb_sim *sim)
 		jct += sim->jobs[k].finish_s - sim->jobs[k].arrival_s;
 	}
 	return jct / (double)n;
+}
+
+static double run_trace(const char *policy, uint64_t seed, struct hb_sim *sim)
+{
+	return run_trace_on("jabas-quickstart", policy, seed, sim);
+}
+
+/* On a cluster of 16 identical nodes the search covers the nodes in use and
+ * as many free ones as the jobs could spread over (arbiter_pollux.c,
+ * "Searched nodes"): every round still meets every constraint of the whole
+ * cluster, runs are deterministic, and jobs spread beyond the first nodes
+ * (the warm start moves front members onto the searched free nodes). */
+static void test_trace_few_searched_nodes(void **state)
+{
+	struct hb_sim a, b;
+	int nused = 0;
+
+	(void)state;
+	rounds_checked = 0;
+	memset(node_used, 0, sizeof(node_used));
+	double jct_a = run_trace_on("pollux-t4", "pollux", 5, &a);
+	double jct_b = run_trace_on("pollux-t4", "pollux", 5, &b);
+
+	assert_true(rounds_checked > 10);
+	assert_true(jct_a == jct_b);
+	assert_int_equal(a.nevents, b.nevents);
+	for (size_t k = 0; k < a.nevents; k++) {
+		assert_true(a.events[k].t == b.events[k].t);
+		assert_string_equal(a.events[k].detail, b.events[k].detail);
+	}
+	for (int n = 0; n < 16; n++)
+		nused += node_used[n];
+	assert_true(nused > 2);
+	print_message("      6-job trace on pollux-t4, seed 5: mean JCT %.0f s, %d of 16 nodes used\n", jct_a, nused);
+	hb_sim_free(&a);
+	hb_sim_free(&b);
 }
 
 static void test_trace_deterministic(void **state)
@@ -714,11 +828,14 @@ int main(void)
 		cmocka_unit_test(test_repair_always_feasible),
 		cmocka_unit_test(test_repair_interference_order),
 		cmocka_unit_test(test_ga_matches_brute_force),
+		cmocka_unit_test(test_ga_stops_when_stale),
+		cmocka_unit_test(test_mutation_raise_rates),
 		cmocka_unit_test(test_restart_penalty),
 		cmocka_unit_test(test_report_types),
 		cmocka_unit_test(test_agent_keeps_history_across_grants),
 		cmocka_unit_test(test_needs_pollux_agent),
 		cmocka_unit_test(test_trace_deterministic),
+		cmocka_unit_test(test_trace_few_searched_nodes),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
