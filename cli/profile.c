@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "analytic.h"
+#include "analytic_gen.h"
 #include "catalog.h"
 #include "cli.h"
 #include "default_db.h"

@@ -7,11 +7,11 @@
  * JABAS/IIDP profilers measure: per-iteration forward, backward, data,
  * optimizer and weight-copy times for n virtual stream workers (VSWs) at a
  * local batch, the memory feasibility table n_max(local batch), and the
- * JABAS Eq. 3 all-reduce fit per link class.  hb_analytic_generate writes
- * all of it into a profile database with source "analytic".
+ * JABAS Eq. 3 all-reduce fit per link class.  profiler/analytic_gen.h's
+ * hb_analytic_generate writes all of it into a profile database with
+ * source "analytic".
  *
- * Everything here is a pure function of its arguments except
- * hb_analytic_generate, which writes to the database it is given.
+ * Everything here is a pure function of its arguments.
  */
 #ifndef HB_ANALYTIC_H
 #define HB_ANALYTIC_H
@@ -20,7 +20,7 @@
 
 #include "catalog.h"
 #include "error.h"
-#include "profdb.h"
+#include "profile_rows.h"
 
 /* Bump whenever a constant or formula changes: cached default databases
  * built by an older generator are then rebuilt (profiler/default_db.c). */
@@ -115,36 +115,10 @@ int hb_analytic_allreduce_fit(const char *scope, const char *link, double bandwi
 int hb_analytic_catalog_fits(const struct hb_catalog *cat, struct hb_allreduce_fit **fits, int *nfits,
 			     struct hb_error *err);
 
-/* Called after each GPU x model pair (done of total). */
-typedef void hb_analytic_progress_fn(void *ctx, int done, int total);
-
-struct hb_analytic_request {
-	const char *const *gpus;   /* catalog GPU names; NULL or ngpus = 0: every GPU */
-	int ngpus;
-	const char *const *models; /* catalog model names; NULL or nmodels = 0: every model */
-	int nmodels;
-	hb_analytic_progress_fn *progress; /* may be NULL */
-	void *progress_ctx;
-};
-
-struct hb_analytic_stats {
-	int gpus;                /* GPU types generated */
-	int models;              /* models generated */
-	int infeasible;          /* GPU x model pairs where min_lbs x 1 VSW does not fit */
-	long compute_rows;
-	long memory_rows;
-	long bucket_rows;
-	long fit_rows;           /* allreduce_fit rows (one per scope x link class) */
-	int64_t run_id;          /* the run row written for this generation */
-};
-
-/* Fill compute, memory, bucket and allreduce_fit for the selected GPUs x
- * models (and every link class of the catalog's clusters) in one
- * transaction, with one run row of kind "analytic".  Local batches are those
- * of hb_analytic_lbs_grid up to the largest that fits (the first that does
- * not fit gets a memory row with max_vsw 0), n_vsw = 1..n_max.  An unknown name
- * in the request is an input error and nothing is written. */
-int hb_analytic_generate(const struct hb_catalog *cat, const struct hb_analytic_request *req,
-			 struct hb_profdb *db, struct hb_analytic_stats *stats, struct hb_error *err);
+/* Inputs the model needs: positive peak, bandwidth and memory (GPU);
+ * positive parameters and FLOPs, non-negative per-sample terms (model).
+ * 0, or -1 with an input error naming the field. */
+int hb_analytic_check_gpu(const struct hb_gpu *g, struct hb_error *err);
+int hb_analytic_check_model(const struct hb_model *m, struct hb_error *err);
 
 #endif

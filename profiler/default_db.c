@@ -15,6 +15,7 @@
 
 #include <sqlite3.h>
 
+#include "analytic_gen.h"
 #include "db.h"          /* defines: hb_db_open, hb_db_exec, hb_db_prepare, hb_db_step_done */
 #include "default_db.h"
 #include "fileio.h"      /* defines: hb_mkdir_p, hb_path_exists */

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analytic.h"
+#include "analytic_gen.h"
 #include "catalog.h"
 #include "error.h"
 #include "profdb.h"

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "analytic.h"
+#include "analytic_gen.h"
 #include "catalog.h"
 #include "profdb.h"
 
