@@ -104,12 +104,37 @@ size_t hb_fc_query_steps(double sync_step, double interval, double epoch_steps, 
  * seed, so they stay deterministic. */
 #define TRAJ_GPR_RESTARTS 9
 
+/* A history whose every batch is one value B (the forecasters' inputs valid
+ * as hb_forecast_run checks them): every method the trajectory uses but Holt
+ * forecasts exactly B there, so the fits can be skipped.  SES: the profile's
+ * residuals are all exactly 0, so the initial level is y_1 + 0 and the level
+ * stays y_1 whatever alpha (smoothing.c).  GPR: normalize_y gives mean B
+ * (n B / n, exact for integers below 2^53) and scale 1, the targets are all
+ * 0, so alpha = K^-1 0 = 0 and every prediction is B + 0.  The ensemble is
+ * then w B + (1 - w) B, both products exact for w = 1/2.  The only
+ * difference: a GPR fit with no positive definite start fails, and the skip
+ * does not (no hyper-parameters are needed to predict 0 + B).  Most epochs
+ * of a long job end with B_G pinned at a bound or held, and the fits (ten
+ * BFGS starts, an SES search over the whole history) are most of an epoch
+ * end's cost. */
+static int flat_history(const struct hb_fc_history *h, enum hb_fc_method m, double *b)
+{
+	if (m == HB_FC_HOLT || h->n == 0 || !isfinite(h->batch[0]) || !(h->batch[0] > 0) ||
+	    !(h->batch[0] < 9007199254740992.0) || h->batch[0] != floor(h->batch[0]) || h->epoch_start >= h->n)
+		return 0;
+	for (size_t i = 0; i < h->n; i++)
+		if (h->batch[i] != h->batch[0] || !isfinite(h->step[i]) || (i > 0 && !(h->step[i] > h->step[i - 1])))
+			return 0;
+	*b = h->batch[0];
+	return 1;
+}
+
 int hb_fc_trajectory(const struct hb_fc_history *h, const struct hb_fc_traj_spec *s, long **traj, size_t *ntraj,
 		     struct hb_error *err)
 {
 	const double epoch_steps = floor(s->dataset / (double)s->cur_bs);
 	size_t nq;
-	double *query = NULL, *pred = NULL;
+	double *query = NULL, *pred = NULL, flat;
 	long *t;
 
 	*traj = NULL;
@@ -142,8 +167,12 @@ int hb_fc_trajectory(const struct hb_fc_history *h, const struct hb_fc_traj_spec
 		o.gpr.restarts = TRAJ_GPR_RESTARTS;
 		if (m == HB_FC_ENSEMBLE && cur.n - cur.epoch_start < TRAJ_GPR_MIN_POINTS)
 			m = HB_FC_SES;
-		if (hb_forecast(m, &cur, &o, query, nq, pred, err) < 0)
+		if (nq > 0 && flat_history(&cur, m, &flat) && isfinite(query[0]) && isfinite(query[nq - 1])) {
+			for (size_t i = 0; i < nq; i++)
+				pred[i] = flat;
+		} else if (hb_forecast(m, &cur, &o, query, nq, pred, err) < 0) {
 			goto fail;
+		}
 		for (size_t i = 0; i < nq; i++) {
 			double b = floor(pred[i] + 0.5);
 

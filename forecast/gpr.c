@@ -78,6 +78,14 @@ struct gpr_ws {
 	double *dl;             /* (dK/dlog l)_ij / (c S_ij) = 4 sin^2(a) / l^2 */
 	double *dp;             /* (dK/dlog P)_ij / (c S_ij) = 2 a sin(2a) / l^2 */
 	double noise;           /* diagonal jitter */
+	/* The distinct |x_i - x_j| (i > j): JABAS's points are p steps apart, so
+	 * n points have about n - 1 gaps, and the kernel's sin and exp depend on
+	 * the pair through its gap only; computed once per gap, the same
+	 * expression on the same double gives the same entries. */
+	double *gap;            /* distinct gaps */
+	size_t ngap;
+	size_t *pair_gap;       /* [n x n] lower triangle: index into gap */
+	double *g_cS, *g_dl, *g_dp; /* [ngap] per-gap terms of the evaluation in progress */
 	double lo[3], hi[3];    /* log bounds, for the reparametrisation */
 	/* cache of the last evaluation (gsl_multimin asks f and df separately) */
 	double c_theta[3];
@@ -86,6 +94,9 @@ struct gpr_ws {
 	double c_grad[3];
 	long evals;             /* evaluations in the current start */
 };
+
+/* Gaps compared with each other before a pair gets its own (see gap). */
+#define GAP_SEARCH 64
 
 static void ws_free(struct gpr_ws *w)
 {
@@ -98,6 +109,11 @@ static void ws_free(struct gpr_ws *w)
 	free(w->cS);
 	free(w->dl);
 	free(w->dp);
+	free(w->gap);
+	free(w->pair_gap);
+	free(w->g_cS);
+	free(w->g_dl);
+	free(w->g_dp);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -144,6 +160,34 @@ static int ws_init(struct gpr_ws *w, const double *x, const double *y, size_t n,
 	}
 	for (size_t i = 0; i < n; i++)
 		gsl_vector_set(w->y, i, (y[i] - mean) / scale);
+	/* Distinct gaps, by linear search while they are few (evenly spaced
+	 * points); past GAP_SEARCH a pair keeps a gap of its own. */
+	{
+		const size_t npairs = n * (n - 1) / 2 + 1;
+
+		w->gap = malloc(npairs * sizeof(double));
+		w->pair_gap = malloc(n * n * sizeof(size_t));
+		w->g_cS = malloc(npairs * sizeof(double));
+		w->g_dl = malloc(npairs * sizeof(double));
+		w->g_dp = malloc(npairs * sizeof(double));
+		if (!w->gap || !w->pair_gap || !w->g_cS || !w->g_dl || !w->g_dp) {
+			ws_free(w);
+			return hb_runtime_error(err, "GPR: out of memory for %zu points", n);
+		}
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < i; j++) {
+				double d = fabs(x[i] - x[j]);
+				size_t k = 0, lim = w->ngap < GAP_SEARCH ? w->ngap : GAP_SEARCH;
+
+				while (k < lim && memcmp(&w->gap[k], &d, sizeof(d)) != 0)
+					k++;
+				if (k == lim) {
+					k = w->ngap++;
+					w->gap[k] = d;
+				}
+				w->pair_gap[i * n + j] = k;
+			}
+	}
 	return 0;
 }
 
@@ -172,16 +216,22 @@ static int ws_eval(struct gpr_ws *w, const double theta[3], double *lml, double 
 	}
 	if (!same) {
 		w->evals++;
+		for (size_t k = 0; k < w->ngap; k++) {
+			double a = M_PI * w->gap[k] / P;
+			double sn = sin(a);
+
+			w->g_cS[k] = c * exp(-2.0 * sn * sn * il2);
+			w->g_dl[k] = 4.0 * sn * sn * il2;
+			w->g_dp[k] = 2.0 * a * sin(2.0 * a) * il2;
+		}
 		for (size_t i = 0; i < n; i++) {
 			for (size_t j = 0; j < i; j++) {
-				double a = M_PI * fabs(w->x[i] - w->x[j]) / P;
-				double sn = sin(a);
-				double cS = c * exp(-2.0 * sn * sn * il2);
+				size_t k = w->pair_gap[i * n + j];
 
-				w->cS[i * n + j] = cS;
-				w->dl[i * n + j] = 4.0 * sn * sn * il2;
-				w->dp[i * n + j] = 2.0 * a * sin(2.0 * a) * il2;
-				gsl_matrix_set(w->K, i, j, cS);
+				w->cS[i * n + j] = w->g_cS[k];
+				w->dl[i * n + j] = w->g_dl[k];
+				w->dp[i * n + j] = w->g_dp[k];
+				gsl_matrix_set(w->K, i, j, w->g_cS[k]);
 			}
 			w->cS[i * n + i] = c;
 			w->dl[i * n + i] = w->dp[i * n + i] = 0.0;

@@ -27,6 +27,9 @@
  * edge cell, down to a cell of 1e-6. */
 
 typedef double min1d_fn(double x, void *p);
+/* The same function at n points at once (fx[i] = f(x[i])), bit for bit;
+ * NULL: point by point. */
+typedef void min1d_batch_fn(const double *x, int n, void *p, double *fx);
 
 static double brent(min1d_fn *f, void *p, double lo, double mid, double hi)
 {
@@ -48,13 +51,18 @@ static double brent(min1d_fn *f, void *p, double lo, double mid, double hi)
 	return x;
 }
 
-static double argmin_1d(min1d_fn *f, void *p, double a, double b, int ngrid)
+static double argmin_1d_b(min1d_fn *f, min1d_batch_fn *fb, void *p, double a, double b, int ngrid)
 {
-	double fx[128], best_x = a;
+	double fx[128], gx[128], best_x = a;
 	int k = 0;
 
+	for (int i = 0; i < ngrid; i++)
+		gx[i] = a + (b - a) * i / (ngrid - 1);
+	if (fb)
+		fb(gx, ngrid, p, fx);
 	for (int i = 0; i < ngrid; i++) {
-		fx[i] = f(a + (b - a) * i / (ngrid - 1), p);
+		if (!fb)
+			fx[i] = f(gx[i], p);
 		if (fx[i] < fx[k])
 			k = i;
 	}
@@ -70,7 +78,7 @@ static double argmin_1d(min1d_fn *f, void *p, double a, double b, int ngrid)
 	}
 	if ((b - a) / (ngrid - 1) > 1e-6) {
 		double h = (b - a) / (ngrid - 1);
-		double x = k == 0 ? argmin_1d(f, p, a, a + h, 11) : argmin_1d(f, p, b - h, b, 11);
+		double x = k == 0 ? argmin_1d_b(f, fb, p, a, a + h, 11) : argmin_1d_b(f, fb, p, b - h, b, 11);
 
 		return f(x, p) < fx[k] ? x : best_x;
 	}
@@ -133,6 +141,57 @@ static double ses_objective(double alpha, void *p)
 	return ses_profile(c->y, c->n, alpha, &l0);
 }
 
+/* ses_profile's SSE at up to SES_LANES alphas at once: each lane runs the
+ * very operations of ses_profile in the same order (no reassociation, and
+ * C11 mode contracts nothing into FMAs), so each result is bit-identical;
+ * the lanes' recurrences are independent, which a single alpha's chain of
+ * dependent updates is not.  The grid of hb_ses_fit is most of an SES fit,
+ * and JABAS refits SES on the whole history at every epoch end. */
+#define SES_LANES 8
+
+static void ses_objective_batch(const double *alpha, int n_alpha, void *p, double *sse_out)
+{
+	const struct ses_ctx *c = p;
+	const double *y = c->y;
+
+	for (int j0 = 0; j0 < n_alpha; j0 += SES_LANES) {
+		const int m = n_alpha - j0 < SES_LANES ? n_alpha - j0 : SES_LANES;
+		double a[SES_LANES], l[SES_LANES], w[SES_LANES], ew[SES_LANES], ww[SES_LANES], d[SES_LANES],
+			sse[SES_LANES];
+
+		for (int j = 0; j < SES_LANES; j++) {
+			a[j] = j < m ? alpha[j0 + j] : 0.0;
+			l[j] = y[0];
+			w[j] = 1.0;
+			ew[j] = ww[j] = sse[j] = 0.0;
+		}
+		for (size_t t = 0; t < c->n; t++)
+			for (int j = 0; j < SES_LANES; j++) {
+				double e = y[t] - l[j];
+
+				ew[j] += e * w[j];
+				ww[j] += w[j] * w[j];
+				l[j] += a[j] * e;
+				w[j] *= 1.0 - a[j];
+			}
+		for (int j = 0; j < SES_LANES; j++) {
+			d[j] = ew[j] / ww[j];
+			l[j] = y[0];
+			w[j] = 1.0;
+		}
+		for (size_t t = 0; t < c->n; t++)
+			for (int j = 0; j < SES_LANES; j++) {
+				double e = y[t] - l[j] - w[j] * d[j];
+
+				sse[j] += e * e;
+				l[j] += a[j] * (y[t] - l[j]);
+				w[j] *= 1.0 - a[j];
+			}
+		for (int j = 0; j < m; j++)
+			sse_out[j0 + j] = sse[j];
+	}
+}
+
 static int check_series(const double *y, size_t n, size_t min_n, const char *what, struct hb_error *err)
 {
 	if (n < min_n)
@@ -169,7 +228,8 @@ int hb_ses_fit(const double *y, size_t n, struct hb_ses *m, struct hb_error *err
 	if (check_series(y, n, 1, "SES", err) < 0)
 		return -1;
 	/* 101 grid points: statsmodels' brute start uses a similar 0.01 step */
-	return hb_ses_fit_alpha(y, n, n == 1 ? 1.0 : argmin_1d(ses_objective, &c, 0.0, 1.0, 101), m, err);
+	return hb_ses_fit_alpha(y, n, n == 1 ? 1.0 : argmin_1d_b(ses_objective, ses_objective_batch, &c, 0.0, 1.0, 101),
+				m, err);
 }
 
 double hb_ses_forecast(const struct hb_ses *m)

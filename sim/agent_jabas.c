@@ -63,6 +63,7 @@
  *    ranked on the current B_G alone; only if none runs even that does the
  *    job keep its GPUs (noted).
  */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -99,10 +100,33 @@
 
 /* ---- state --------------------------------------------------------------- */
 
+/* The epoch-time estimates of one ranking by candidate shape (iidp.h):
+ * candidates that differ only in which identical nodes they use have the
+ * same estimate, and an offer over a few racks holds many of them (merged Q
+ * keeps nodes of different racks apart; the solver does not need to).  Open
+ * addressing on the shape's hash; emptied for every ranking (the trajectory
+ * changes). */
+struct shape_memo {
+	uint64_t *hash;          /* [cap]: 0 = empty */
+	size_t *key_off;         /* [cap]: offset of the shape key in pool */
+	int *key_len;            /* [cap]: its words */
+	double *epoch_s;         /* [cap]: the estimate (INFINITY when infeasible) */
+	int *feasible;           /* [cap] */
+	size_t cap, n;
+	long *pool;              /* keys, appended */
+	size_t pool_n, pool_cap;
+};
+
 struct jabas_state {
-	struct hb_alloc_set q;   /* candidate allocations Q (§4.3), built at start (shared: per decision) */
-	int *cand_alloc;         /* [ncand · nnodes]: GPUs per node of each candidate */
-	size_t ncand;            /* candidates kept (those of q within the GPU cap) */
+	struct hb_alloc_set q;   /* candidate allocations Q (§4.3) over the nodes q_node, built at start
+				  * (shared: per decision) */
+	int *q_node;             /* [nq]: the cluster node of each node of q (those with GPUs to offer) */
+	int nq;                  /* nodes of q */
+	int *cand_alloc;         /* [ncand · nq]: GPUs per node of q of each candidate */
+	size_t ncand;            /* candidates kept (those of q that can run the trajectory's first point) */
+	size_t ncand_cap;        /* candidates of q within the GPU cap (what the offer note reports) */
+	struct hb_iidp_shape shape; /* scratch: a candidate as the solver's cache sees it */
+	struct shape_memo memo;  /* estimates of one pick_allocation by candidate shape */
 	int nnodes;              /* cluster nodes */
 	long p;                  /* adaptation interval, iterations */
 	int shared;              /* 1: a shared-cluster arbiter bounds the choice (hb_sim_offer) */
@@ -121,7 +145,15 @@ static void state_free(struct jabas_state *st)
 	if (!st)
 		return;
 	hb_alloc_free(&st->q);
+	free(st->q_node);
 	free(st->cand_alloc);
+	hb_iidp_shape_free(&st->shape);
+	free(st->memo.hash);
+	free(st->memo.key_off);
+	free(st->memo.key_len);
+	free(st->memo.epoch_s);
+	free(st->memo.feasible);
+	free(st->memo.pool);
 	free(st->work);
 	free(st->hist_step);
 	free(st->hist_bs);
@@ -197,31 +229,65 @@ static int same_alloc(const int *a, const int *b, int n)
  * candidates above max_gpus, into st->cand_alloc / st->ncand.  A shared
  * cluster's offer becomes a copy of the cluster whose nodes hold only the
  * offered GPUs, so the candidates, their order and the merging of identical
- * servers are those of §4.3 on that smaller cluster. */
+ * servers are those of §4.3 on that smaller cluster.  The copy keeps only
+ * the nodes with GPUs to offer (st->q_node): a node with none takes no unit
+ * in any candidate, forms a class of its own kind and is skipped by the
+ * enumeration's order, so Q is the same, in the same order, with the same
+ * classes among the offered nodes; an offer spans a few of the cluster's
+ * hundreds of nodes, and Q costs its size times the nodes it is built on.
+ * Only the candidates of at most use_gpus GPUs (usable_gpus) are built, the
+ * first ones of Q; st->ncand_cap counts those within max_gpus. */
 static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struct jabas_state *st, const int *avail,
-		   int max_gpus, struct hb_error *err)
+		   int max_gpus, int use_gpus, struct hb_error *err)
 {
 	struct hb_cluster sub = *sim->cl;
 	struct hb_node *nodes = NULL;
-	int rc;
+	int rc, offered = 0;
 
 	hb_alloc_free(&st->q);
 	free(st->cand_alloc);
 	st->cand_alloc = NULL;
 	st->ncand = 0;
-	if (avail) {
-		nodes = malloc((size_t)(st->nnodes > 0 ? st->nnodes : 1) * sizeof(*nodes));
-		if (!nodes)
-			return hb_runtime_error(err, "jabas %s: out of memory", job->name);
-		sub.ngpus = 0;
-		for (int n = 0; n < st->nnodes; n++) {
-			nodes[n] = sim->cl->nodes[n];
-			nodes[n].ngpus = avail[n];
-			sub.ngpus += avail[n];
-		}
-		sub.nodes = nodes;
+	st->nq = 0;
+	nodes = malloc((size_t)(st->nnodes > 0 ? st->nnodes : 1) * sizeof(*nodes));
+	if (!nodes)
+		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
+	if (!st->q_node && !(st->q_node = malloc((size_t)(st->nnodes > 0 ? st->nnodes : 1) * sizeof(int)))) {
+		free(nodes);
+		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 	}
-	rc = hb_alloc_enumerate(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS, 0, &st->q, err);
+	sub.ngpus = 0;
+	for (int n = 0; n < st->nnodes; n++) {
+		int g = avail ? avail[n] : sim->cl->nodes[n].ngpus;
+
+		offered += g > 0;
+		sub.ngpus += g;
+	}
+	for (int n = 0; n < st->nnodes; n++) {
+		int g = avail ? avail[n] : sim->cl->nodes[n].ngpus;
+
+		/* Nothing offered anywhere: the whole cluster, for enumerate's own
+		 * message. */
+		if (g <= 0 && offered > 0)
+			continue;
+		nodes[st->nq] = sim->cl->nodes[n];
+		nodes[st->nq].ngpus = g;
+		st->q_node[st->nq++] = n;
+	}
+	sub.nodes = nodes;
+	sub.nnodes = st->nq;
+	/* Q is ordered by size: the candidates up to use_gpus are its first
+	 * ones, and the others are only counted. */
+	{
+		uint64_t cnt = 0;
+
+		rc = hb_alloc_enumerate_upto(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS, 0,
+					     (use_gpus < max_gpus ? use_gpus : max_gpus) / JABAS_UNIT_GPUS, &st->q, err);
+		if (rc == 0)
+			rc = hb_alloc_count_upto(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS,
+						 max_gpus / JABAS_UNIT_GPUS, &cnt, err);
+		st->ncand_cap = (size_t)cnt;
+	}
 	free(nodes);
 	if (rc < 0) {
 		if (avail)
@@ -231,20 +297,45 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 			hb_error_prefix(err, "jabas %s: candidate allocations on %s", job->name, sim->cl->name);
 		return -1;
 	}
-	st->cand_alloc = malloc((st->q.ncand ? st->q.ncand : 1) * (size_t)st->nnodes * sizeof(int));
+	st->cand_alloc = malloc((st->q.ncand ? st->q.ncand : 1) * (size_t)(st->nq > 0 ? st->nq : 1) * sizeof(int));
 	if (!st->cand_alloc)
 		return hb_runtime_error(err, "jabas %s: out of memory for %zu candidates", job->name, st->q.ncand);
 	for (size_t i = 0; i < st->q.ncand; i++) {
 		const int *u = hb_alloc_node_units(&st->q, i);
-		int *dst = st->cand_alloc + st->ncand * (size_t)st->nnodes;
+		int *dst = st->cand_alloc + st->ncand * (size_t)st->nq;
 
-		if (hb_alloc_ngpus(&st->q, i) > max_gpus)
-			continue;
-		for (int n = 0; n < st->nnodes; n++)
+		for (int n = 0; n < st->nq; n++)
 			dst[n] = u[n] * st->q.unit;
 		st->ncand++;
 	}
 	return 0;
+}
+
+/* The most GPUs a candidate can hold and still run B_G bs: IIDP gives each
+ * of its N_H = GPUs / 2 pairs at least one of the M = round(B_G / B_L / 2)
+ * workers, and M only falls as B_L grows from minB_L (Algorithm 1 stops at
+ * the first B_L with M < N_H), so a candidate above 2 round(B_G / minB_L / 2)
+ * GPUs has no configuration at bs.  The estimate always visits its
+ * trajectory's first point, so with bs that point such a candidate is
+ * infeasible and never the argmin: the offer is bounded by what the job's
+ * batch can use (a large offer to a job at a small B_G held 10^5 candidates
+ * of which a few hundred could run). */
+static int usable_gpus(const struct hb_sim_job *job, long bs)
+{
+	long m = hb_iidp_round_m(bs, job->perf->min_lbs);
+
+	return m > INT_MAX / 2 ? INT_MAX : (int)(2 * m);
+}
+
+/* Candidate i as GPUs per cluster node, into alloc (nnodes entries). */
+static int *cand_expand(const struct jabas_state *st, size_t i, int *alloc)
+{
+	const int *c = st->cand_alloc + i * (size_t)st->nq;
+
+	memset(alloc, 0, (size_t)st->nnodes * sizeof(int));
+	for (int n = 0; n < st->nq; n++)
+		alloc[st->q_node[n]] = c[n];
+	return alloc;
 }
 
 static int alloc_ngpus(const int *alloc, int n)
@@ -265,12 +356,13 @@ static void keep_nodes(struct jabas_state *st, const int *cur, int *alloc)
 {
 	int *count = st->work + 2 * (size_t)st->nnodes, *order = st->work + 3 * (size_t)st->nnodes;
 
+	/* Only q's nodes: the others are in no class of q. */
 	for (int c = 0; c < st->q.nclasses; c++) {
 		int k = 0;
 
-		for (int n = 0; n < st->nnodes; n++)
+		for (int n = 0; n < st->nq; n++)
 			if (st->q.node_class[n] == c)
-				order[k++] = n;
+				order[k++] = st->q_node[n];
 		/* Insertion sorts: classes are a handful of nodes. */
 		for (int a = 0; a < k; a++)
 			count[a] = alloc[order[a]];
@@ -293,21 +385,111 @@ static void keep_nodes(struct jabas_state *st, const int *cur, int *alloc)
 	}
 }
 
+/* Empty the memo, with room for n shapes at most half full. */
+static int memo_reset(struct shape_memo *m, size_t n)
+{
+	size_t cap = 16;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	if (cap > m->cap) {
+		free(m->hash);
+		free(m->key_off);
+		free(m->key_len);
+		free(m->epoch_s);
+		free(m->feasible);
+		m->hash = calloc(cap, sizeof(*m->hash));
+		m->key_off = malloc(cap * sizeof(*m->key_off));
+		m->key_len = malloc(cap * sizeof(*m->key_len));
+		m->epoch_s = malloc(cap * sizeof(*m->epoch_s));
+		m->feasible = malloc(cap * sizeof(*m->feasible));
+		m->cap = cap;
+		if (!m->hash || !m->key_off || !m->key_len || !m->epoch_s || !m->feasible) {
+			m->cap = 0;
+			return -1;
+		}
+	} else {
+		memset(m->hash, 0, m->cap * sizeof(*m->hash));
+	}
+	m->n = 0;
+	m->pool_n = 0;
+	return 0;
+}
+
+/* The slot of sh: its entry, or the empty slot where it goes. */
+static size_t memo_find(const struct shape_memo *m, const struct hb_iidp_shape *sh)
+{
+	const int len = 2 * sh->nused;
+	const uint64_t h = sh->hash ? sh->hash : 1;
+
+	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1))
+		if (m->hash[i] == 0 ||
+		    (m->hash[i] == h && m->key_len[i] == len &&
+		     memcmp(m->pool + m->key_off[i], sh->key, (size_t)len * sizeof(long)) == 0))
+			return i;
+}
+
+static int memo_put(struct shape_memo *m, size_t slot, const struct hb_iidp_shape *sh,
+		    const struct hb_epoch_estimate *est)
+{
+	const size_t len = 2 * (size_t)sh->nused;
+
+	if (m->pool_n + len > m->pool_cap) {
+		size_t nc = m->pool_cap ? 2 * m->pool_cap : 256;
+		long *np;
+
+		while (nc < m->pool_n + len)
+			nc *= 2;
+		if (!(np = realloc(m->pool, nc * sizeof(*np))))
+			return -1;
+		m->pool = np;
+		m->pool_cap = nc;
+	}
+	memcpy(m->pool + m->pool_n, sh->key, len * sizeof(long));
+	m->hash[slot] = sh->hash ? sh->hash : 1;
+	m->key_off[slot] = m->pool_n;
+	m->key_len[slot] = (int)len;
+	m->epoch_s[slot] = est->epoch_s;
+	m->feasible[slot] = est->feasible;
+	m->pool_n += len;
+	m->n++;
+	return 0;
+}
+
 /* argmin over Q of the predicted epoch time of traj; ties go to the later
  * candidate ("<=", §4.3 [C]: Q grows in units, so ties go to more GPUs).
  * *best = -1 when no candidate can run every trajectory point. */
-static int pick_allocation(struct hb_sim_job *job, const struct jabas_state *st, const long *traj, size_t ntraj,
+static int pick_allocation(struct hb_sim_job *job, struct jabas_state *st, const long *traj, size_t ntraj,
 			   long done_in_block, long *best, double *best_s, struct hb_error *err)
 {
 	*best = -1;
 	*best_s = INFINITY;
+	if (memo_reset(&st->memo, st->ncand) < 0)
+		return hb_runtime_error(err, "jabas %s: out of memory for %zu candidates", job->name, st->ncand);
 	for (size_t i = 0; i < st->ncand; i++) {
 		struct hb_epoch_estimate est;
+		size_t slot;
 
-		if (hb_jabas_epoch_time(job->solver, st->cand_alloc + i * (size_t)st->nnodes, traj, (int)ntraj, st->p,
-					done_in_block, job->model->dataset_size, &est, err) < 0) {
+		/* By shape: the solver's answers are shared by every candidate
+		 * (and job of the model) with the same GPUs per kind of node, and
+		 * this ranking's estimates by every candidate of one shape. */
+		if (hb_iidp_shape_of_nodes(job->solver, st->q_node, st->cand_alloc + i * (size_t)st->nq, st->nq,
+					   &st->shape, err) < 0) {
 			hb_error_prefix(err, "jabas %s: candidate %zu", job->name, i);
 			return -1;
+		}
+		slot = memo_find(&st->memo, &st->shape);
+		if (st->memo.hash[slot] != 0) {
+			est.feasible = st->memo.feasible[slot];
+			est.epoch_s = st->memo.epoch_s[slot];
+		} else {
+			if (hb_jabas_epoch_time_shape(job->solver, &st->shape, traj, (int)ntraj, st->p, done_in_block,
+						      job->model->dataset_size, &est, err) < 0) {
+				hb_error_prefix(err, "jabas %s: candidate %zu", job->name, i);
+				return -1;
+			}
+			if (memo_put(&st->memo, slot, &st->shape, &est) < 0)
+				return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 		}
 		if (est.feasible && est.epoch_s <= *best_s) {
 			*best = (long)i;
@@ -340,7 +522,8 @@ static int jabas_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_err
 		return hb_input_error(err, "jabas %s: adaptation interval %ld must be >= 1", job->name, st->p);
 	if (init_bs < 1)
 		return hb_input_error(err, "jabas %s: minimum global batch %ld must be >= 1", job->name, init_bs);
-	if (build_q(sim, job, st, st->shared ? job->grant : NULL, st->shared ? job->ngrant : sim->cl->ngpus, err) < 0)
+	if (build_q(sim, job, st, st->shared ? job->grant : NULL, st->shared ? job->ngrant : sim->cl->ngpus,
+		    st->shared ? usable_gpus(job, init_bs) : sim->cl->ngpus, err) < 0)
 		return -1;
 
 	/* Initial phase (§4.3, §10.13): B_G^init for the whole epoch.  A
@@ -351,7 +534,7 @@ static int jabas_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_err
 	if (best < 0)
 		return hb_input_error(err, "jabas %s: no allocation of %s can run B_G %ld", job->name,
 				      sim->cl->name, init_bs);
-	if (config_round(sim, job, st, st->cand_alloc + (size_t)best * (size_t)st->nnodes, init_bs, &cfg, &found,
+	if (config_round(sim, job, st, cand_expand(st, (size_t)best, st->work + st->nnodes), init_bs, &cfg, &found,
 			 err) < 0)
 		return -1;
 	if (!found)
@@ -493,17 +676,19 @@ static int jabas_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct
 	double best_s;
 	const long done = done_in_block(job, st->p);
 
+	/* The trajectory first (it emits no note): its first point bounds the
+	 * candidates worth building. */
+	if (build_trajectory(sim, job, st, &traj, &ntraj, err) < 0)
+		goto out;
 	if (st->shared) {
 		/* The offer bounds this decision: Q over it. */
 		hb_sim_offer(sim, job, st->work, &max_gpus);
-		if (build_q(sim, job, st, st->work, max_gpus, err) < 0)
+		if (build_q(sim, job, st, st->work, max_gpus, usable_gpus(job, traj[0]), err) < 0)
 			goto out;
 		hb_sim_note(sim, job, "offer", "epoch %ld: %d of %d GPUs offered, at most %d, holds %d: %zu candidates",
 			    job->epoch, alloc_ngpus(st->work, st->nnodes), sim->cl->ngpus, max_gpus, job->ngrant,
-			    st->ncand);
+			    st->ncand_cap);
 	}
-	if (build_trajectory(sim, job, st, &traj, &ntraj, err) < 0)
-		goto out;
 	if (pick_allocation(job, st, traj, ntraj, done, &best, &best_s, err) < 0)
 		goto out;
 	if (best < 0 && st->shared && job->cfg.ngpus > max_gpus) {
@@ -518,12 +703,10 @@ static int jabas_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct
 		hb_sim_note(sim, job, "autoscale", "epoch %ld: no allocation runs the forecast (B_G %ld..): keep",
 			    job->epoch, traj[0]);
 	} else {
-		int *alloc = st->cand_alloc + (size_t)best * (size_t)st->nnodes;
+		int *alloc = cand_expand(st, (size_t)best, st->work + st->nnodes);
 
-		if (st->shared) {
-			alloc = memcpy(st->work + st->nnodes, alloc, (size_t)st->nnodes * sizeof(int));
+		if (st->shared)
 			keep_nodes(st, job->cfg.alloc, alloc);
-		}
 		hb_sim_note(sim, job, "autoscale",
 			    "epoch %ld: trajectory of %zu points, B_G %ld..%ld, best %d GPUs (%.1f s/epoch)%s",
 			    job->epoch, ntraj, traj[0], traj[ntraj - 1], alloc_ngpus(alloc, st->nnodes),

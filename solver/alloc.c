@@ -120,6 +120,61 @@ static int count_product(const struct layout *L, int merged, uint64_t *out)
 	return 0;
 }
 
+/* Candidates of at most max_units units: the coefficients up to x^max_units
+ * of Π (1 + x + ... + x^{m_i}) over the classes (merged) or nodes, less the
+ * empty candidate.  Each partial sum is at most |Q|, which the callers have
+ * checked fits. */
+static int count_upto(const struct layout *L, int merged, int max_units, uint64_t *out)
+{
+	int m = merged ? L->nclasses : L->nnodes;
+	uint64_t *c, *pre, total = 0;
+
+	*out = 0;
+	if (max_units < 1)
+		return 0;
+	c = calloc((size_t)max_units + 1, sizeof(*c));
+	pre = calloc((size_t)max_units + 2, sizeof(*pre));
+	if (!c || !pre) {
+		free(c);
+		free(pre);
+		return -1;
+	}
+	c[0] = 1;
+	for (int i = 0; i < m; i++) {
+		int x = merged ? L->classes[i].max_units : L->cap[i];
+
+		/* c'[t] = Σ_{v=0..min(x,t)} c[t-v], by prefix sums */
+		for (int t = 0; t <= max_units; t++)
+			pre[t + 1] = pre[t] + c[t];
+		for (int t = 0; t <= max_units; t++)
+			c[t] = pre[t + 1] - pre[t - x > 0 ? t - x : 0];
+	}
+	for (int t = 1; t <= max_units; t++)
+		total += c[t];
+	free(c);
+	free(pre);
+	*out = total;
+	return 0;
+}
+
+int hb_alloc_count_upto(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
+			int max_units, uint64_t *count, struct hb_error *err)
+{
+	struct layout L;
+	uint64_t full;
+	int rc = 0;
+
+	if (layout_build(cl, cat, unit, merge, &L, err))
+		return -1;
+	if (count_product(&L, merge != 0, &full))
+		rc = hb_runtime_error(err, "alloc: cluster '%s': |Q| with %d-GPU units overflows "
+				      "64 bits", cl->name, unit);
+	else if (count_upto(&L, merge != 0, max_units, count))
+		rc = hb_runtime_error(err, "alloc: out of memory");
+	layout_free(&L);
+	return rc;
+}
+
 int hb_alloc_count(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
 		   uint64_t *count, struct hb_error *err)
 {
@@ -211,10 +266,16 @@ void hb_alloc_free(struct hb_alloc_set *s)
 int hb_alloc_enumerate(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit,
 		       int merge, size_t limit, struct hb_alloc_set *out, struct hb_error *err)
 {
+	return hb_alloc_enumerate_upto(cl, cat, unit, merge, limit, INT32_MAX, out, err);
+}
+
+int hb_alloc_enumerate_upto(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
+			    size_t limit, int max_units, struct hb_alloc_set *out, struct hb_error *err)
+{
 	struct layout L;
 	struct walk w = { 0 };
 	uint64_t count, unmerged;
-	long room = 0;
+	long room = 0, avail = 0;
 	int n, rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -231,6 +292,16 @@ int hb_alloc_enumerate(const struct hb_cluster *cl, const struct hb_catalog *cat
 	}
 	if (count_product(&L, 0, &unmerged))
 		unmerged = UINT64_MAX;
+	for (int i = 0; i < n; i++)
+		room += L.cap[i];
+	/* Only the first candidates, those of at most max_units units. */
+	if (max_units < room) {
+		if (count_upto(&L, merge != 0, max_units, &count)) {
+			hb_runtime_error(err, "alloc: out of memory");
+			goto done;
+		}
+		room = max_units < 0 ? 0 : max_units;
+	}
 
 	out->unit = unit;
 	out->merged = merge != 0;
@@ -239,11 +310,12 @@ int hb_alloc_enumerate(const struct hb_cluster *cl, const struct hb_catalog *cat
 	out->ncand = (size_t)count;
 	out->ncand_unmerged = unmerged;
 	out->classes = malloc((size_t)L.nclasses * sizeof(*out->classes));
+	/* ncand may be 0 (max_units < 1): one entry each keeps malloc's answer meaningful. */
 	out->node_class = malloc((size_t)n * sizeof(*out->node_class));
 	out->node_ngpus = malloc((size_t)n * sizeof(*out->node_ngpus));
-	out->node_units = malloc(out->ncand * (size_t)n * sizeof(*out->node_units));
-	out->class_units = malloc(out->ncand * (size_t)L.nclasses * sizeof(*out->class_units));
-	out->total_units = malloc(out->ncand * sizeof(*out->total_units));
+	out->node_units = malloc((out->ncand ? out->ncand : 1) * (size_t)n * sizeof(*out->node_units));
+	out->class_units = malloc((out->ncand ? out->ncand : 1) * (size_t)L.nclasses * sizeof(*out->class_units));
+	out->total_units = malloc((out->ncand ? out->ncand : 1) * sizeof(*out->total_units));
 	w.cur = calloc((size_t)n, sizeof(*w.cur));
 	w.after = calloc((size_t)n, sizeof(*w.after));
 	if (!out->classes || !out->node_class || !out->node_ngpus || !out->node_units ||
@@ -263,10 +335,10 @@ int hb_alloc_enumerate(const struct hb_cluster *cl, const struct hb_catalog *cat
 		if (L.prev_in_class[i] >= 0)
 			w.after[L.prev_in_class[i]] = w.after[i] + L.cap[i];
 	for (int i = 0; i < n; i++)
-		room += L.cap[i];
+		avail += L.cap[i];
 	for (long t = 1; t <= room; t++) {
 		w.total = (int)t;
-		walk(&w, 0, t, room);
+		walk(&w, 0, t, avail);
 	}
 	if (w.next != out->ncand) {
 		hb_runtime_error(err, "alloc: cluster '%s': internal error: enumerated %zu candidates, "

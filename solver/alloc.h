@@ -100,6 +100,16 @@ int hb_alloc_count(const struct hb_cluster *cl, const struct hb_catalog *cat, in
  * of memory.  Free with hb_alloc_free. */
 int hb_alloc_enumerate(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit,
 		       int merge, size_t limit, struct hb_alloc_set *out, struct hb_error *err);
+/* The prefix of that Q made of the candidates of at most max_units units
+ * (Q is ordered by total units first, so they are its first ones, in the
+ * same order); the limit and its error still apply to the whole Q.
+ * max_units < 1 gives an empty set (ncand 0). */
+int hb_alloc_enumerate_upto(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
+			    size_t limit, int max_units, struct hb_alloc_set *out, struct hb_error *err);
+/* How many candidates of Q hold at most max_units units, without
+ * enumerating them (a product of polynomials over the classes). */
+int hb_alloc_count_upto(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
+			int max_units, uint64_t *count, struct hb_error *err);
 void hb_alloc_free(struct hb_alloc_set *s);
 
 /* Units per node of candidate i (nnodes entries). */

@@ -39,5 +39,12 @@ struct hb_epoch_estimate {
  * epoch start); dataset: samples per epoch. */
 int hb_jabas_epoch_time(struct hb_iidp_solver *s, const int *alloc, const long *traj, int ntraj, long p,
 			long done_in_block, double dataset, struct hb_epoch_estimate *out, struct hb_error *err);
+/* The same estimate on an allocation given by its shape (iidp.h): the
+ * solver's answers are cached per (shape, B_G), so candidates that differ
+ * only in which identical nodes they use, and jobs of one model, share them
+ * (hb_jabas_epoch_time builds the shape of alloc and calls this). */
+int hb_jabas_epoch_time_shape(struct hb_iidp_solver *s, const struct hb_iidp_shape *shape, const long *traj,
+			      int ntraj, long p, long done_in_block, double dataset, struct hb_epoch_estimate *out,
+			      struct hb_error *err);
 
 #endif

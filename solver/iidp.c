@@ -256,9 +256,20 @@ static long filter(double *a, long n, double v, int dir)
 static int capacity_ok(const struct mm *p, double T)
 {
 	long lo = 0, hi = 0;
+	int wmin = 0, wmax = 0;
 
 	for (int k = 0; k < p->N; k++) {
-		int cap = pair_cap(p, k), wmin = 0, wmax = 0;
+		int cap = pair_cap(p, k);
+
+		/* The pairs of one node share one coefficient array and sit side
+		 * by side (table_build): same counts, computed once.  The integer
+		 * sums are those of the pair-by-pair loop. */
+		if (k > 0 && p->pairs[k].coef == p->pairs[k - 1].coef && p->pairs[k].cap == p->pairs[k - 1].cap) {
+			lo += wmin;
+			hi += wmax;
+			continue;
+		}
+		wmin = wmax = 0;
 		for (int n = 1; n <= cap; n++) {
 			int g = ga_count(&p->pairs[k].coef[n - 1], p->W / n - 1, T);
 			if (g > 0 && wmin == 0)
@@ -285,6 +296,9 @@ static double minmax_lower_bound(const struct hb_iidp_pair *pairs, int npairs, i
 
 	for (int k = 0; k < npairs; k++) {
 		double mn = INFINITY, mx = -INFINITY;
+
+		if (k > 0 && pairs[k].coef == pairs[k - 1].coef && pairs[k].cap == pairs[k - 1].cap)
+			continue; /* same node: same extremes (a max is order-free) */
 		for (int n = 1; n <= pair_cap(&p, k); n++) {
 			double a = hb_perf_iter_s(&pairs[k].coef[n - 1], 0);
 			double b = hb_perf_iter_s(&pairs[k].coef[n - 1], p.W / n - 1);
@@ -297,7 +311,11 @@ static double minmax_lower_bound(const struct hb_iidp_pair *pairs, int npairs, i
 	/* At hi every configuration runs: capacity_ok holds there. */
 	if (capacity_ok(&p, lo))
 		return lo;
-	for (int it = 0; it < 60 && hi - lo > 1e-12 * hi; it++) {
+	/* lo is a lower bound at every step (capacity_ok fails there), and a
+	 * bound only orders and prunes the B_L, never changes the answer
+	 * (hb_iidp_solve): 1e-4 of the time is as good for pruning as 1e-12
+	 * and costs a third of the probes. */
+	for (int it = 0; it < 60 && hi - lo > 1e-4 * hi; it++) {
 		double mid = 0.5 * (lo + hi);
 		if (capacity_ok(&p, mid))
 			hi = mid;
@@ -572,13 +590,23 @@ static uint64_t hash_bytes(const void *key, size_t n)
 	return h ? h : 1;
 }
 
-static void *hmap_get(const struct hmap *m, const void *key, size_t klen)
+/* A hash of n words, a word at a time (hash_bytes costs a multiply per
+ * byte, and the shape cache is asked tens of millions of times on a
+ * Philly-scale trace).  Never 0, like hash_bytes. */
+static uint64_t hash_words(const long *w, size_t n, uint64_t h)
 {
-	uint64_t h;
+	for (size_t i = 0; i < n; i++) {
+		h = (h ^ (uint64_t)w[i]) * 0x9E3779B97F4A7C15ULL;
+		h ^= h >> 29;
+	}
+	return h ? h : 1;
+}
 
+/* Lookup with the key's hash h given. */
+static void *hmap_get_h(const struct hmap *m, uint64_t h, const void *key, size_t klen)
+{
 	if (m->cap == 0)
 		return NULL;
-	h = hash_bytes(key, klen);
 	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		const struct hmap_slot *sl = &m->s[i];
 		if (sl->h == 0)
@@ -597,8 +625,14 @@ static void hmap_place(struct hmap_slot *s, size_t cap, struct hmap_slot e)
 	s[i] = e;
 }
 
-/* Insert a key known to be absent; returns bytes used, or 0 on failure. */
-static size_t hmap_put(struct hmap *m, const void *key, size_t klen, void *val)
+static void *hmap_get(const struct hmap *m, const void *key, size_t klen)
+{
+	return m->cap == 0 ? NULL : hmap_get_h(m, hash_bytes(key, klen), key, klen);
+}
+
+/* Insert a key known to be absent, its hash h given; returns bytes used, or
+ * 0 on failure. */
+static size_t hmap_put_h(struct hmap *m, uint64_t h, const void *key, size_t klen, void *val)
 {
 	struct hmap_slot e;
 	size_t used = klen + sizeof(struct hmap_slot);
@@ -616,7 +650,7 @@ static size_t hmap_put(struct hmap *m, const void *key, size_t klen, void *val)
 		m->s = ns;
 		m->cap = nc;
 	}
-	e.h = hash_bytes(key, klen);
+	e.h = h;
 	e.key = malloc(klen);
 	if (!e.key)
 		return 0;
@@ -626,6 +660,11 @@ static size_t hmap_put(struct hmap *m, const void *key, size_t klen, void *val)
 	hmap_place(m->s, m->cap, e);
 	m->n++;
 	return used;
+}
+
+static size_t hmap_put(struct hmap *m, const void *key, size_t klen, void *val)
+{
+	return hmap_put_h(m, hash_bytes(key, klen), key, klen, val);
 }
 
 static void hmap_clear(struct hmap *m, void (*free_val)(void *))
@@ -674,14 +713,66 @@ static void table_free(void *v)
 
 struct hb_iidp_solver {
 	const struct hb_perf *perf;   /* borrowed, prepared */
-	struct hmap tables;           /* (alloc[], B_L) -> struct table */
+	struct hmap tables;           /* (B_L, used (node, GPUs)) -> struct table */
+	struct hmap shapes;           /* (request, shape) -> struct hb_iidp_summary */
+	size_t shape_bytes;           /* the part of st.cache_bytes that shapes holds */
 	size_t limit;                 /* cache limit, bytes; 0 = no caching */
 	struct hb_iidp_stats st;
 	struct hb_iidp_scratch sc;
-	int *key;                     /* nnodes + 1 ints: alloc then B_L */
+	int *key;                     /* 2 nnodes + 1 ints: B_L, then (node, GPUs) of the used nodes */
+	int *node_class;              /* [nnodes]: least node index of the same kind (classify_nodes) */
+	int *next_in_class;           /* [nnodes]: next node of the same kind, -1 after the last */
+	long *skey;                   /* shape key scratch: 6 + 2 nnodes longs */
+	int *full;                    /* [nnodes] zeros between calls: a shape spread out for a miss */
+	/* During one hb_iidp_solve (or the shape miss that calls it): the used
+	 * nodes of the allocation being solved, ascending, so that its table
+	 * keys, B_L list and GPU count need no further scan of the cluster's
+	 * nodes; hint_n = 0 between calls. */
+	int *hint_node, *hint_gpus;
+	int hint_n;
+	struct hmap lbs_by_types;     /* GPU types used (bit mask) -> candidate B_L (struct lbs_list) */
 	int *w;                       /* workers per pair of the current problem */
 	int w_cap;
 };
+
+/* Nodes whose tables are interchangeable: table_build reads of a node only
+ * its GPU type (the profile) and its two all-reduce fits (comm_eval; the
+ * link name only names a missing fit in an error).  The GPU count only
+ * bounds the allocation; it is part of the kind so that any node of a kind
+ * can hold what another one holds (the canonical allocation of a shape). */
+static int same_ar(const struct hb_perf_ar *a, const struct hb_perf_ar *b)
+{
+	return a->have == b->have && a->alpha == b->alpha && a->beta_ms == b->beta_ms && a->k_bw == b->k_bw;
+}
+
+static void classify_nodes(const struct hb_perf *pf, int *node_class, int *next_in_class)
+{
+	for (int i = 0; i < pf->nnodes; i++) {
+		const struct hb_perf_node *a = &pf->nodes[i];
+
+		node_class[i] = i;
+		next_in_class[i] = -1;
+		/* Class representatives only: a handful on any real cluster. */
+		for (int j = 0; j < i; j++) {
+			const struct hb_perf_node *b = &pf->nodes[j];
+
+			if (node_class[j] == j && a->gpu == b->gpu && a->ngpus == b->ngpus &&
+			    same_ar(&a->intra, &b->intra) && same_ar(&a->inter, &b->inter)) {
+				node_class[i] = j;
+				break;
+			}
+		}
+	}
+	/* Link each kind in node order, from the back. */
+	for (int i = pf->nnodes - 1; i >= 0; i--) {
+		int last = -1;
+
+		for (int j = i + 1; j < pf->nnodes && last < 0; j++)
+			if (node_class[j] == node_class[i])
+				last = j;
+		next_in_class[i] = last;
+	}
+}
 
 int hb_iidp_solver_new(const struct hb_perf *perf, struct hb_iidp_solver **out, struct hb_error *err)
 {
@@ -691,8 +782,26 @@ int hb_iidp_solver_new(const struct hb_perf *perf, struct hb_iidp_solver **out, 
 	if (!perf || !perf->prepared)
 		return hb_input_error(err, "IIDP solver: the performance model is not prepared");
 	s = calloc(1, sizeof(*s));
-	if (!s || !(s->key = calloc((size_t)perf->nnodes + 1, sizeof(int)))) {
+	if (!s || !(s->key = calloc(2 * (size_t)perf->nnodes + 1, sizeof(int))) ||
+	    !(s->node_class = calloc((size_t)perf->nnodes + 1, sizeof(int))) ||
+	    !(s->next_in_class = calloc((size_t)perf->nnodes + 1, sizeof(int))) ||
+	    !(s->skey = calloc(6 + 2 * (size_t)perf->nnodes, sizeof(long))) ||
+	    !(s->full = calloc((size_t)perf->nnodes + 1, sizeof(int)))) {
+		if (s) {
+			free(s->key);
+			free(s->node_class);
+			free(s->next_in_class);
+			free(s->skey);
+		}
 		free(s);
+		return hb_runtime_error(err, "IIDP solver: out of memory");
+	}
+	classify_nodes(perf, s->node_class, s->next_in_class);
+	s->hint_node = malloc(((size_t)perf->nnodes + 1) * sizeof(int));
+	s->hint_gpus = malloc(((size_t)perf->nnodes + 1) * sizeof(int));
+	if (!s->hint_node || !s->hint_gpus) {
+		s->perf = perf;
+		hb_iidp_solver_free(s);
 		return hb_runtime_error(err, "IIDP solver: out of memory");
 	}
 	s->perf = perf;
@@ -704,7 +813,9 @@ int hb_iidp_solver_new(const struct hb_perf *perf, struct hb_iidp_solver **out, 
 void hb_iidp_solver_clear_cache(struct hb_iidp_solver *s)
 {
 	hmap_clear(&s->tables, table_free);
+	hmap_clear(&s->shapes, free);
 	s->st.cache_bytes = 0;
+	s->shape_bytes = 0;
 }
 
 void hb_iidp_solver_free(struct hb_iidp_solver *s)
@@ -714,6 +825,13 @@ void hb_iidp_solver_free(struct hb_iidp_solver *s)
 	hb_iidp_solver_clear_cache(s);
 	hb_iidp_scratch_free(&s->sc);
 	free(s->key);
+	free(s->node_class);
+	free(s->next_in_class);
+	free(s->skey);
+	free(s->full);
+	free(s->hint_node);
+	free(s->hint_gpus);
+	hmap_clear(&s->lbs_by_types, free);
 	free(s->w);
 	free(s);
 }
@@ -802,13 +920,33 @@ static int table_build(const struct hb_iidp_solver *s, const int *alloc, int loc
 static int table_get(struct hb_iidp_solver *s, const int *alloc, int local_bs, struct table **out, int *owned,
 		     struct hb_error *err)
 {
-	size_t klen = ((size_t)s->perf->nnodes + 1) * sizeof(int), bytes = 0, used;
+	size_t klen, bytes = 0, used;
 	struct table *t;
+	uint64_t h = 1469598103934665603ULL;
+	int k = 1;
 
 	*owned = 0;
-	memcpy(s->key, alloc, (size_t)s->perf->nnodes * sizeof(int));
-	s->key[s->perf->nnodes] = local_bs;
-	if (s->limit > 0 && (t = hmap_get(&s->tables, s->key, klen)) != NULL) {
+	/* The used nodes only: an allocation spans a few nodes of a cluster of
+	 * hundreds, and the (node, GPUs) list names it as well as the vector. */
+	s->key[0] = local_bs;
+	if (s->hint_n > 0) {
+		for (int j = 0; j < s->hint_n; j++) {
+			s->key[k++] = s->hint_node[j];
+			s->key[k++] = s->hint_gpus[j];
+		}
+	} else {
+		for (int i = 0; i < s->perf->nnodes; i++)
+			if (alloc[i] != 0) {
+				s->key[k++] = i;
+				s->key[k++] = alloc[i];
+			}
+	}
+	klen = (size_t)k * sizeof(int);
+	/* A word at a time, as the shape cache (hash_bytes costs a multiply per byte). */
+	for (int i = 0; i < k; i++)
+		h = (h ^ (uint32_t)s->key[i]) * 0x9E3779B97F4A7C15ULL, h ^= h >> 29;
+	h = h ? h : 1;
+	if (s->limit > 0 && (t = hmap_get_h(&s->tables, h, s->key, klen)) != NULL) {
 		s->st.table_hits++;
 		*out = t;
 		return 0;
@@ -816,7 +954,7 @@ static int table_get(struct hb_iidp_solver *s, const int *alloc, int local_bs, s
 	s->st.table_misses++;
 	if (table_build(s, alloc, local_bs, &t, &bytes, err) != 0)
 		return -1;
-	if (s->limit == 0 || (used = hmap_put(&s->tables, s->key, klen, t)) == 0) {
+	if (s->limit == 0 || (used = hmap_put_h(&s->tables, h, s->key, klen, t)) == 0) {
 		*owned = 1;
 	} else {
 		s->st.cache_bytes += bytes + used;
@@ -1002,8 +1140,17 @@ static int solve_one(struct hb_iidp_solver *s, const int *alloc, int local_bs, i
 	return rc;
 }
 
+/* Over the limit: the summaries go first when they hold half of it (a
+ * summary is a few lookups of the memos, which cost bounds and solves to
+ * rebuild), everything when that is not enough. */
 static void maybe_flush(struct hb_iidp_solver *s)
 {
+	if (s->st.cache_bytes > s->limit && s->shape_bytes > s->limit / 2) {
+		hmap_clear(&s->shapes, free);
+		s->st.cache_bytes -= s->shape_bytes;
+		s->shape_bytes = 0;
+		s->st.flushes++;
+	}
 	if (s->st.cache_bytes > s->limit) {
 		hb_iidp_solver_clear_cache(s);
 		s->st.flushes++;
@@ -1075,17 +1222,64 @@ static int bound_one(struct hb_iidp_solver *s, const int *alloc, struct lcand *c
 	return 0;
 }
 
-int hb_iidp_solve(struct hb_iidp_solver *s, const struct hb_iidp_request *req, struct hb_iidp_result *out,
-		  struct hb_error *err)
+/* The candidate B_L of the hinted allocation, as hb_perf_alloc_lbs gives
+ * them (a copy the caller frees): they depend on the set of GPU types used
+ * only, so they are kept per set. */
+struct lbs_list {
+	int nl;
+	int lbs[];
+};
+
+static int hint_lbs(struct hb_iidp_solver *s, const int *alloc, int **out, int *nl, struct hb_error *err)
 {
 	const struct hb_perf *pf = s->perf;
-	int ng, nh, *lbs = NULL, nl = 0, nc = 0, rc = -1;
+	uint64_t mask = 0;
+	struct lbs_list *l;
+
+	if (pf->ngpus > 64)
+		return hb_perf_alloc_lbs(pf, alloc, out, nl, err);
+	for (int j = 0; j < s->hint_n; j++)
+		mask |= (uint64_t)1 << pf->nodes[s->hint_node[j]].gpu;
+	if (!(l = hmap_get(&s->lbs_by_types, &mask, sizeof(mask)))) {
+		int *v, n;
+
+		if (hb_perf_alloc_lbs(pf, alloc, &v, &n, err) != 0)
+			return -1;
+		l = malloc(sizeof(*l) + (size_t)(n ? n : 1) * sizeof(int));
+		if (!l) {
+			free(v);
+			return hb_runtime_error(err, "IIDP solver: out of memory");
+		}
+		l->nl = n;
+		if (n)
+			memcpy(l->lbs, v, (size_t)n * sizeof(int));
+		free(v);
+		if (hmap_put(&s->lbs_by_types, &mask, sizeof(mask), l) == 0) {
+			free(l);
+			return hb_perf_alloc_lbs(pf, alloc, out, nl, err);
+		}
+	}
+	*nl = l->nl;
+	*out = malloc((size_t)(l->nl ? l->nl : 1) * sizeof(int));
+	if (!*out)
+		return hb_runtime_error(err, "IIDP solver: out of memory");
+	if (l->nl)
+		memcpy(*out, l->lbs, (size_t)l->nl * sizeof(int));
+	return 0;
+}
+
+/* hb_iidp_solve on an allocation whose used nodes are in the hint (and
+ * validated). */
+static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *req, struct hb_iidp_result *out,
+			struct hb_error *err)
+{
+	const struct hb_perf *pf = s->perf;
+	int ng = 0, nh, *lbs = NULL, nl = 0, nc = 0, rc = -1;
 	struct lcand *c = NULL;
 	double bf = -1.0;
 
-	result_reset(out, pf->sync);
-	if (validate_alloc(pf, req->alloc, &ng, err) != 0)
-		return -1;
+	for (int j = 0; j < s->hint_n; j++)
+		ng += s->hint_gpus[j];
 	nh = ng / 2;
 	if (req->global_bs <= 0)
 		return hb_input_error(err, "IIDP solver: global batch %ld must be > 0", req->global_bs);
@@ -1095,7 +1289,7 @@ int hb_iidp_solve(struct hb_iidp_solver *s, const struct hb_iidp_request *req, s
 	if (req->local_bs < 0 || (req->local_bs > 0 && req->local_bs % pf->min_lbs != 0))
 		return hb_input_error(err, "IIDP solver: local batch %d is not a positive multiple of minB_L %d",
 				      req->local_bs, pf->min_lbs);
-	if (hb_perf_alloc_lbs(pf, req->alloc, &lbs, &nl, err) != 0)
+	if (hint_lbs(s, req->alloc, &lbs, &nl, err) != 0)
 		return -1;
 	if (nl == 0 || (req->local_bs > 0 && !lbs_in(lbs, nl, req->local_bs))) {
 		why_lbs(pf, req->alloc, req->local_bs, out);
@@ -1168,6 +1362,238 @@ out:
 	free(c);
 	free(lbs);
 	return rc;
+}
+
+int hb_iidp_solve(struct hb_iidp_solver *s, const struct hb_iidp_request *req, struct hb_iidp_result *out,
+		  struct hb_error *err)
+{
+	int ng, rc;
+
+	result_reset(out, s->perf->sync);
+	if (s->hint_n > 0) /* a shape miss: validated when the shape was built */
+		return solve_hinted(s, req, out, err);
+	if (validate_alloc(s->perf, req->alloc, &ng, err) != 0)
+		return -1;
+	/* One scan of the cluster's nodes for the whole request, instead of
+	 * one per candidate B_L (table keys) and one for the B_L list. */
+	for (int i = 0; i < s->perf->nnodes; i++)
+		if (req->alloc[i] != 0) {
+			s->hint_node[s->hint_n] = i;
+			s->hint_gpus[s->hint_n++] = req->alloc[i];
+		}
+	rc = solve_hinted(s, req, out, err);
+	s->hint_n = 0;
+	return rc;
+}
+
+/* ---- answers by allocation shape ---------------------------------------- */
+
+void hb_iidp_shape_free(struct hb_iidp_shape *sh)
+{
+	if (!sh)
+		return;
+	free(sh->node);
+	free(sh->gpus);
+	free(sh->key);
+	memset(sh, 0, sizeof(*sh));
+}
+
+static int shape_grow(struct hb_iidp_shape *sh, int n, struct hb_error *err)
+{
+	int *nn, *ng;
+	long *nk;
+
+	if (n <= sh->cap)
+		return 0;
+	n = n < 8 ? 8 : n;
+	nn = realloc(sh->node, (size_t)n * sizeof(*nn));
+	if (nn)
+		sh->node = nn;
+	ng = realloc(sh->gpus, (size_t)n * sizeof(*ng));
+	if (ng)
+		sh->gpus = ng;
+	nk = realloc(sh->key, 2 * (size_t)n * sizeof(*nk));
+	if (nk)
+		sh->key = nk;
+	if (!nn || !ng || !nk)
+		return hb_runtime_error(err, "IIDP solver: out of memory");
+	sh->cap = n;
+	return 0;
+}
+
+/* Append node i with a GPUs (a != 0) to sh, keeping key sorted; anything
+ * hb_iidp_solve would refuse returns 1 (the caller reports it). */
+static int shape_add(const struct hb_iidp_solver *s, struct hb_iidp_shape *sh, int i, int a)
+{
+	long c;
+	int j = sh->nused;
+
+	if (i < 0 || i >= s->perf->nnodes || a < 0 || a % 2 != 0 || a > s->perf->nodes[i].ngpus)
+		return 1;
+	c = s->node_class[i];
+	sh->node[j] = i;
+	sh->gpus[j] = a;
+	/* Insertion into the sorted (class, GPUs) list: a few used nodes. */
+	while (j > 0 && (sh->key[2 * j - 2] > c || (sh->key[2 * j - 2] == c && sh->key[2 * j - 1] > a))) {
+		sh->key[2 * j] = sh->key[2 * j - 2];
+		sh->key[2 * j + 1] = sh->key[2 * j - 1];
+		j--;
+	}
+	sh->key[2 * j] = c;
+	sh->key[2 * j + 1] = a;
+	sh->nused++;
+	sh->n_gpus += a;
+	return 0;
+}
+
+/* hb_iidp_solve's message for an allocation it refuses. */
+static int shape_refused(const struct hb_iidp_solver *s, const int *node, const int *gpus, int n,
+			 struct hb_error *err)
+{
+	const struct hb_perf *pf = s->perf;
+	int *full, ng, rc;
+
+	for (int k = 0; k < n; k++)
+		if (gpus[k] != 0 && (node[k] < 0 || node[k] >= pf->nnodes))
+			return hb_input_error(err, "IIDP solver: node index %d out of range (%d nodes)", node[k],
+					      pf->nnodes);
+	full = calloc((size_t)pf->nnodes + 1, sizeof(int));
+	if (!full)
+		return hb_runtime_error(err, "IIDP solver: out of memory");
+	for (int k = 0; k < n; k++)
+		if (gpus[k] != 0)
+			full[node[k]] = gpus[k];
+	rc = validate_alloc(pf, full, &ng, err);
+	free(full);
+	return rc != 0 ? -1 : hb_runtime_error(err, "IIDP solver: shape: allocation refused");
+}
+
+int hb_iidp_shape_of(const struct hb_iidp_solver *s, const int *alloc, struct hb_iidp_shape *sh,
+		     struct hb_error *err)
+{
+	const struct hb_perf *pf = s->perf;
+	int ng;
+
+	if (!alloc)
+		return hb_input_error(err, "IIDP solver: no allocation");
+	sh->nused = sh->n_gpus = 0;
+	for (int i = 0; i < pf->nnodes; i++) {
+		if (alloc[i] == 0)
+			continue;
+		if (sh->nused == sh->cap && shape_grow(sh, sh->cap ? 2 * sh->cap : 8, err) < 0)
+			return -1;
+		if (shape_add(s, sh, i, alloc[i]))
+			return validate_alloc(pf, alloc, &ng, err) != 0 ? -1 : hb_runtime_error(err, "IIDP solver: shape");
+	}
+	if (sh->n_gpus == 0)
+		return validate_alloc(pf, alloc, &ng, err) != 0 ? -1 : hb_runtime_error(err, "IIDP solver: shape");
+	sh->hash = hash_words(sh->key, 2 * (size_t)sh->nused, 1469598103934665603ULL);
+	return 0;
+}
+
+int hb_iidp_shape_of_nodes(const struct hb_iidp_solver *s, const int *node, const int *gpus, int n,
+			   struct hb_iidp_shape *sh, struct hb_error *err)
+{
+	sh->nused = sh->n_gpus = 0;
+	if (shape_grow(sh, n, err) < 0)
+		return -1;
+	for (int k = 0; k < n; k++) {
+		if (k > 0 && node[k] <= node[k - 1])
+			return hb_input_error(err, "IIDP solver: shape: node %d after node %d (ascending nodes expected)",
+					      node[k], node[k - 1]);
+		if (gpus[k] != 0 && shape_add(s, sh, node[k], gpus[k]))
+			return shape_refused(s, node, gpus, n, err);
+	}
+	if (sh->n_gpus == 0)
+		return shape_refused(s, node, gpus, n, err);
+	sh->hash = hash_words(sh->key, 2 * (size_t)sh->nused, 1469598103934665603ULL);
+	return 0;
+}
+
+static void summary_from(const struct hb_iidp_result *r, struct hb_iidp_summary *out)
+{
+	out->found = r->found;
+	out->global_bs = r->found ? r->global_bs : 0;
+	out->local_bs = r->found ? r->local_bs : 0;
+	out->m = r->found ? r->m : 0;
+	out->n_gpus = r->found ? r->n_gpus : 0;
+	out->iter_s = r->found ? r->iter_s : 0.0;
+	out->throughput = r->found ? r->throughput : 0.0;
+}
+
+int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh,
+			  const struct hb_iidp_request *req, struct hb_iidp_summary *out, struct hb_error *err)
+{
+	struct hb_iidp_request r2 = *req;
+	struct hb_iidp_result r;
+	struct hb_iidp_summary *v;
+	size_t klen = (6 + 2 * (size_t)sh->nused) * sizeof(long), used;
+	/* The DP is the reference path: never memoised (as table_solve). */
+	const int cache = s->limit > 0 && req->method == HB_IIDP_FAST;
+	uint64_t h = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (cache) {
+		/* Every request field a solve reads, then the shape. */
+		s->skey[0] = req->global_bs;
+		s->skey[1] = req->m_rule;
+		s->skey[2] = req->cur_global_bs;
+		s->skey[3] = req->local_bs;
+		s->skey[4] = req->method;
+		s->skey[5] = sh->nused;
+		memcpy(s->skey + 6, sh->key, 2 * (size_t)sh->nused * sizeof(long));
+		/* The shape's words were hashed when it was built. */
+		h = hash_words(s->skey, 6, sh->hash);
+		if ((v = hmap_get_h(&s->shapes, h, s->skey, klen)) != NULL) {
+			s->st.shape_hits++;
+			*out = *v;
+			return 0;
+		}
+		s->st.shape_misses++;
+	}
+	/* A miss solves the shape's canonical allocation: its (kind, GPUs) in
+	 * key order on the first nodes of each kind, so every allocation of
+	 * the shape meets the same (allocation, B_L) tables and M memos.  Its
+	 * summary is the shape's (see iidp.h).  The vector is zeroed again
+	 * after. */
+	s->hint_n = 0;
+	for (int k = 0, node = -1; k < sh->nused; k++) {
+		long c = sh->key[2 * k];
+		int j = s->hint_n++;
+
+		node = k > 0 && sh->key[2 * k - 2] == c ? s->next_in_class[node] : (int)c;
+		s->full[node] = (int)sh->key[2 * k + 1];
+		/* the hint lists the used nodes ascending, as a scan would */
+		for (; j > 0 && s->hint_node[j - 1] > node; j--) {
+			s->hint_node[j] = s->hint_node[j - 1];
+			s->hint_gpus[j] = s->hint_gpus[j - 1];
+		}
+		s->hint_node[j] = node;
+		s->hint_gpus[j] = s->full[node];
+	}
+	r2.alloc = s->full;
+	rc = hb_iidp_solve(s, &r2, &r, err);
+	s->hint_n = 0;
+	for (int k = 0, node = -1; k < sh->nused; k++) {
+		long c = sh->key[2 * k];
+
+		node = k > 0 && sh->key[2 * k - 2] == c ? s->next_in_class[node] : (int)c;
+		s->full[node] = 0;
+	}
+	if (rc < 0)
+		return -1;
+	summary_from(&r, out);
+	hb_iidp_result_free(&r);
+	/* hb_iidp_solve may have flushed the caches: the key is still in skey. */
+	if (cache && (v = malloc(sizeof(*v))) != NULL) {
+		*v = *out;
+		if ((used = hmap_put_h(&s->shapes, h, s->skey, klen, v)) == 0)
+			free(v);
+		else
+			s->st.cache_bytes += sizeof(*v) + used, s->shape_bytes += sizeof(*v) + used;
+	}
+	return 0;
 }
 
 /* ---- formatting -------------------------------------------------------- */

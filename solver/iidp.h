@@ -50,8 +50,12 @@
  * construction") is not applied: it only removes options at very large M.
  *
  * Caching: a solver object owns its caches (per (allocation, B_L) tables of
- * per-node coefficients, and per M the solved assignment), so the auto-scaler
- * may call it for thousands of candidates x trajectory points.  No globals:
+ * per-node coefficients, and per M the solved assignment; per (allocation
+ * shape, request) the summary the auto-scaler reads), so the auto-scaler
+ * may call it for thousands of candidates x trajectory points.  Keys name
+ * the used nodes only, so their cost follows the job, not the cluster.
+ * Every cache holds exact answers: a hit, a miss and a flush give the same
+ * result.  No globals:
  * distinct solver objects may be used from distinct threads; one object is
  * not to be shared between threads without a lock.
  */
@@ -59,6 +63,7 @@
 #define HB_IIDP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "perfmodel.h"
@@ -158,6 +163,8 @@ struct hb_iidp_stats {
 	long memo_misses;
 	long pruned;            /* (B_L, M) problems skipped: their throughput bound could not win */
 	long flushes;           /* times the cache exceeded its limit and was emptied */
+	long shape_hits;        /* summaries found in the (shape, request) cache */
+	long shape_misses;
 	size_t cache_bytes;     /* memory held by the caches now */
 };
 
@@ -180,6 +187,58 @@ int hb_iidp_solve(struct hb_iidp_solver *s, const struct hb_iidp_request *req, s
  * already fixed M).  found = 0 with why when M < N_H or B_L is infeasible. */
 int hb_iidp_solve_m(struct hb_iidp_solver *s, const int *alloc, int local_bs, int M, int method,
 		    struct hb_iidp_result *out, struct hb_error *err);
+
+/* ---- answers by allocation shape ---------------------------------------- */
+
+/* What a solve decides apart from which pair runs what: the part of an
+ * hb_iidp_result the auto-scaler's estimate reads (autoscale.h). */
+struct hb_iidp_summary {
+	int found;              /* 0: no feasible configuration */
+	long global_bs;         /* B_G* = 2 M B_L */
+	int local_bs;           /* B_L* */
+	int m;                  /* decoupled workers per group */
+	int n_gpus;             /* GPUs of the allocation */
+	double iter_s;          /* C.t */
+	double throughput;      /* F = B_G* / C.t */
+};
+
+/* An allocation up to identical nodes: the sorted (node class, GPUs) of its
+ * used nodes, where a node class is every perf node with the same GPU type
+ * and all-reduce fits (the only per-node inputs of a table).  Two
+ * allocations of one shape give the same summary to every request: their
+ * tables hold the same pairs in another order, and the optimum time, the
+ * throughput bounds, hence B_L* and M, do not depend on the order (the
+ * min-max value is the least feasible candidate time, a property of the
+ * multiset of pairs); only the per-pair assignment (ties broken by pair
+ * order) and the node names differ, and a summary holds neither.  Build with
+ * hb_iidp_shape_of (a GPUs-per-node vector) or hb_iidp_shape_of_nodes (a
+ * list of nodes), free with hb_iidp_shape_free; a shape may be rebuilt in
+ * place (zero-initialise it once). */
+struct hb_iidp_shape {
+	int *node;              /* [nused] perf node of each used node, in the order given */
+	int *gpus;              /* [nused] its GPUs (even, > 0) */
+	long *key;              /* [2 nused] (class, GPUs) of the used nodes, sorted */
+	int nused;              /* used nodes */
+	int cap;                /* entries allocated in node, gpus (and key / 2) */
+	int n_gpus;             /* GPUs of the allocation */
+	uint64_t hash;          /* of key, for the solver's cache */
+};
+/* The shape of alloc (perf->nnodes entries), validated as hb_iidp_solve
+ * validates: even counts within each node, at least one GPU. */
+int hb_iidp_shape_of(const struct hb_iidp_solver *s, const int *alloc, struct hb_iidp_shape *sh,
+		     struct hb_error *err);
+/* The shape of the allocation giving gpus[k] GPUs to perf node node[k]
+ * (k < n, nodes strictly ascending; zeros are skipped), validated the same
+ * way. */
+int hb_iidp_shape_of_nodes(const struct hb_iidp_solver *s, const int *node, const int *gpus, int n,
+			   struct hb_iidp_shape *sh, struct hb_error *err);
+void hb_iidp_shape_free(struct hb_iidp_shape *sh);
+/* hb_iidp_solve's summary of req on the allocation sh describes
+ * (req->alloc is ignored), through a cache keyed by (shape, request) that
+ * the solver owns beside its tables (same limit, same flush).  Exactly
+ * hb_iidp_solve's answer, hit or miss. */
+int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh,
+			  const struct hb_iidp_request *req, struct hb_iidp_summary *out, struct hb_error *err);
 
 /* "['node0:4GPU,VSW:1,GA:0']": the artifact's config list, one entry per
  * node and distinct (n_vsw, n_GA) (pairs merged, GPUs counted). */

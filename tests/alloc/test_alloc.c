@@ -509,6 +509,55 @@ static void test_limits_and_errors(void **state)
 	assert_int_equal(hb_alloc_count(cl, &b.cat, 2, 0, &c, &err), -1);
 }
 
+/* The bounded enumeration is the prefix of Q up to a size, and the count
+ * of a prefix matches it, on mixed clusters (nodes of 0-8 GPUs, a few
+ * types, merged and not): what the JABAS agent builds for an offer. */
+static void test_enumerate_upto_is_prefix(void **state)
+{
+	uint64_t x = 88172645463325252ULL;
+
+	(void)state;
+	for (int it = 0; it < 60; it++) {
+		struct cluster_buf b;
+		int n = 1 + (int)(x % 6), gpu[MAXN], ngpus[MAXN];
+		struct hb_cluster *cl;
+
+		for (int i = 0; i < n; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			gpu[i] = (int)(x % 2);
+			ngpus[i] = (int)((x >> 8) % 9);
+		}
+		ngpus[0] = ngpus[0] < 2 ? 2 : ngpus[0];
+		cl = make_cluster(&b, "mixed", n, gpu, ngpus);
+		for (int merge = 0; merge <= 1; merge++) {
+			struct hb_alloc_set full;
+			struct hb_error err = { 0 };
+
+			assert_int_equal(hb_alloc_enumerate(cl, &b.cat, 2, merge, 0, &full, &err), 0);
+			for (int mu = -1; mu <= cl->ngpus / 2 + 1; mu++) {
+				struct hb_alloc_set part;
+				uint64_t cnt = 0;
+				size_t k = 0;
+
+				assert_int_equal(hb_alloc_enumerate_upto(cl, &b.cat, 2, merge, 0, mu, &part, &err), 0);
+				assert_int_equal(hb_alloc_count_upto(cl, &b.cat, 2, merge, mu, &cnt, &err), 0);
+				while (k < full.ncand && full.total_units[k] <= mu)
+					k++;
+				assert_int_equal(part.ncand, k);
+				assert_int_equal(cnt, k);
+				assert_int_equal(part.nclasses, full.nclasses);
+				for (size_t i = 0; i < k; i++) {
+					assert_memory_equal(hb_alloc_node_units(&part, i), hb_alloc_node_units(&full, i),
+							    (size_t)n * sizeof(int));
+					assert_int_equal(hb_alloc_ngpus(&part, i), hb_alloc_ngpus(&full, i));
+				}
+				hb_alloc_free(&part);
+			}
+			hb_alloc_free(&full);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -521,6 +570,7 @@ int main(void)
 		cmocka_unit_test(test_merge_needs_identical_links),
 		cmocka_unit_test(test_merge_non_adjacent),
 		cmocka_unit_test(test_limits_and_errors),
+		cmocka_unit_test(test_enumerate_upto_is_prefix),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

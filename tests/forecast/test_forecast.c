@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -201,6 +202,59 @@ static void test_bad_history(void **state)
 	assert_int_equal(err.code, HB_EINPUT);
 }
 
+/* A flat history (every B_G one value, as when B_G sits at a bound): the
+ * trajectory skips the fits (forecast.c, flat_history), and what the fits
+ * would have said is that value exactly, for the ensemble (with and
+ * without its GPR half), GPR, SES and "last"; the trajectory then holds it
+ * clipped to the bounds. */
+static void test_flat_history_trajectory(void **state)
+{
+	static const enum hb_fc_method methods[] = { HB_FC_ENSEMBLE, HB_FC_GPR, HB_FC_SES, HB_FC_LAST };
+	double st[40], bs[40];
+
+	(void)state;
+	for (int n = 1; n <= 40; n += 3) {
+		for (size_t mi = 0; mi < sizeof(methods) / sizeof(methods[0]); mi++) {
+			for (int ep = 0; ep < 2; ep++) {
+				const double b = 96.0 + 32.0 * n;
+				struct hb_fc_history h = { .step = st, .batch = bs, .n = (size_t)n,
+							   .epoch_start = ep ? (size_t)(n / 2) : 0 };
+				struct hb_fc_options o;
+				struct hb_fc_traj_spec sp = { .method = methods[mi], .seed = 7 + (uint64_t)n, .interval = 100,
+							      .sync_step = 0, .dataset = 450 * b, .cur_bs = (long)b,
+							      .min_bs = 64, .max_bs = (long)b - (ep ? 32 : 0) };
+				enum hb_fc_method m = methods[mi];
+				double q[40], pred[40];
+				long *traj = NULL;
+				size_t nt = 0, nq;
+				struct hb_error err = { 0 };
+
+				for (int i = 0; i < n; i++) {
+					st[i] = 100.0 * (i + 1) + 13.0;
+					bs[i] = b;
+				}
+				sp.sync_step = st[n - 1];
+				assert_int_equal(hb_fc_trajectory(&h, &sp, &traj, &nt, &err), 0);
+				nq = hb_fc_query_steps(sp.sync_step, 100.0, floor(sp.dataset / b), q, 40);
+				assert_int_equal(nq, 4);
+				assert_int_equal(nt, nq + 1);
+				/* The fit the trajectory skipped, run as it would have run. */
+				hb_fc_options_default(&o, sp.seed);
+				o.interval = 100;
+				o.gpr.restarts = 9;
+				if (m == HB_FC_ENSEMBLE && h.n - h.epoch_start < 3)
+					m = HB_FC_SES;
+				assert_int_equal(hb_forecast(m, &h, &o, q, nq, pred, &err), 0);
+				for (size_t j = 0; j < nq; j++) {
+					assert_true(pred[j] == b);
+					assert_int_equal(traj[1 + j], (long)fmin(b, (double)sp.max_bs));
+				}
+				free(traj);
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +266,7 @@ int main(void)
 		cmocka_unit_test(test_mape_hand_computation),
 		cmocka_unit_test(test_method_names),
 		cmocka_unit_test(test_bad_history),
+		cmocka_unit_test(test_flat_history_trajectory),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -578,7 +578,9 @@ static void test_solver_vs_enumeration(void **state)
 
 /* A random heterogeneous profile: 2-3 GPU types of different speed and
  * memory (so maxB_L differs), 2-3 nodes of 2 or 4 GPUs. */
-static void random_perf(struct hb_rng *r, struct hb_perf *p)
+/* want_nodes > 0: that many nodes instead of the drawn 2-3 (the draws stay
+ * the same up to the nodes). */
+static void random_perf_n(struct hb_rng *r, struct hb_perf *p, int want_nodes)
 {
 	struct hb_perf_ar intra = { 1, 1.4, 1.2, 15.75e9, "pcie3-x16" };
 	struct hb_perf_ar inter = { 1, 0.7, 3.9, 12.5e9, "ib-100g" };
@@ -586,6 +588,8 @@ static void random_perf(struct hb_rng *r, struct hb_perf *p)
 	int ntypes = 2 + (int)hb_rng_below(r, 2), nnodes = 2 + (int)hb_rng_below(r, 2), nb = 3 + (int)hb_rng_below(r, 4);
 	double bytes[6];
 
+	if (want_nodes > 0)
+		nnodes = want_nodes;
 	hb_perf_init(p, "random", 8);
 	for (int b = 0; b < nb; b++)
 		bytes[b] = unif(r, 5, 30) * 1048576.0;
@@ -631,6 +635,11 @@ static void random_perf(struct hb_rng *r, struct hb_perf *p)
 						  hb_rng_below(r, 2) ? 4 : 2, &intra, &inter, &err), 0);
 	}
 	assert_int_equal(hb_perf_prepare(p, &err), 0);
+}
+
+static void random_perf(struct hb_rng *r, struct hb_perf *p)
+{
+	random_perf_n(r, p, 0);
 }
 
 /* Whole requests on random profiles: the fast path (bounded, B_L visited
@@ -763,6 +772,142 @@ static void test_cache(void **state)
 	hb_iidp_solver_free(nc);
 }
 
+/* Answers by allocation shape (the auto-scaler's cache), against the
+ * oracle of an uncached solve of the very allocation: random profiles on
+ * 8 nodes of 2-3 GPU types and 2 or 4 GPUs (so kinds repeat), random
+ * allocations, both M rules; the same shape on other nodes of the same
+ * kinds (the counts moved among identical nodes) gives the same summary,
+ * and so does the shape built from a node list; a tiny cache limit (a
+ * flush before every solve) changes nothing. */
+static void test_shape_summary_oracle(void **state)
+{
+	struct hb_rng r;
+	struct hb_error err = { 0 };
+	long compared = 0, hits = 0, permuted = 0;
+
+	(void)state;
+	hb_rng_seed(&r, 41, HB_STREAM_DEFAULT);
+	for (int it = 0; it < 40; it++) {
+		struct hb_perf p;
+		struct hb_iidp_solver *s, *nc, *tiny;
+		struct hb_iidp_stats st;
+
+		random_perf_n(&r, &p, 8);
+		assert_int_equal(hb_iidp_solver_new(&p, &s, &err), 0);
+		assert_int_equal(hb_iidp_solver_new(&p, &nc, &err), 0);
+		assert_int_equal(hb_iidp_solver_new(&p, &tiny, &err), 0);
+		hb_iidp_solver_set_cache_limit(nc, 0);
+		hb_iidp_solver_set_cache_limit(tiny, 1);
+		for (int q = 0; q < 60; q++) {
+			int alloc[8] = { 0 }, perm[8], moved[8] = { 0 }, nodes[8], any = 0;
+			struct hb_iidp_request req = { 0 };
+			struct hb_iidp_result o;
+			struct hb_iidp_summary a, b, c;
+			struct hb_iidp_shape sh = { 0 }, sh2 = { 0 }, sh3 = { 0 };
+
+			for (int i = 0; i < p.nnodes; i++) {
+				alloc[i] = hb_rng_below(&r, 2) ? 2 * (int)hb_rng_below(&r, (uint64_t)(p.nodes[i].ngpus / 2 + 1)) : 0;
+				any += alloc[i];
+				nodes[i] = i;
+			}
+			if (!any)
+				alloc[hb_rng_below(&r, 8)] = 2;
+			/* A random permutation within each kind (same GPU type and
+			 * count: random_perf_n gives every node the same links). */
+			for (int i = 0; i < p.nnodes; i++)
+				perm[i] = i;
+			for (int i = p.nnodes - 1; i > 0; i--) {
+				int j = (int)hb_rng_below(&r, (uint64_t)i + 1), t;
+
+				if (p.nodes[i].gpu != p.nodes[j].gpu || p.nodes[i].ngpus != p.nodes[j].ngpus)
+					continue;
+				t = perm[i];
+				perm[i] = perm[j];
+				perm[j] = t;
+			}
+			for (int i = 0; i < p.nnodes; i++)
+				moved[perm[i]] = alloc[i];
+			permuted += memcmp(moved, alloc, sizeof(alloc)) != 0;
+			req.global_bs = 16 + (long)hb_rng_below(&r, 3000);
+			req.m_rule = q % 2 ? HB_IIDP_M_RUNTIME : HB_IIDP_M_ROUND;
+			req.cur_global_bs = 16 + (long)hb_rng_below(&r, 3000);
+			req.method = HB_IIDP_FAST;
+			req.alloc = alloc;
+			assert_int_equal(hb_iidp_solve(nc, &req, &o, &err), 0);
+			assert_int_equal(hb_iidp_shape_of(s, alloc, &sh, &err), 0);
+			assert_int_equal(hb_iidp_shape_of(s, moved, &sh2, &err), 0);
+			assert_int_equal(hb_iidp_shape_of_nodes(s, nodes, moved, p.nnodes, &sh3, &err), 0);
+			assert_int_equal(sh.nused, sh2.nused);
+			assert_memory_equal(sh.key, sh2.key, 2 * (size_t)sh.nused * sizeof(long));
+			assert_true(sh.hash == sh2.hash && sh2.hash == sh3.hash);
+			/* twice: a miss, then a hit */
+			for (int rep = 0; rep < 2; rep++) {
+				assert_int_equal(hb_iidp_solve_summary(s, rep ? &sh2 : &sh, &req, &a, &err), 0);
+				assert_int_equal(hb_iidp_solve_summary(tiny, &sh3, &req, &b, &err), 0);
+				assert_int_equal(a.found, o.found);
+				assert_int_equal(b.found, o.found);
+				if (o.found) {
+					assert_int_equal(a.global_bs, o.global_bs);
+					assert_int_equal(a.local_bs, o.local_bs);
+					assert_int_equal(a.m, o.m);
+					assert_int_equal(a.n_gpus, o.n_gpus);
+					assert_true(a.iter_s == o.iter_s);
+					assert_true(a.throughput == o.throughput);
+					assert_memory_equal(&a, &b, sizeof(a));
+					compared++;
+				}
+			}
+			/* The uncached solve of the moved allocation agrees too. */
+			req.alloc = moved;
+			hb_iidp_result_free(&o);
+			assert_int_equal(hb_iidp_solve(nc, &req, &o, &err), 0);
+			assert_int_equal(hb_iidp_solve_summary(nc, &sh2, &req, &c, &err), 0);
+			assert_int_equal(c.found, a.found);
+			if (o.found)
+				assert_true(o.iter_s == a.iter_s && o.local_bs == a.local_bs && c.iter_s == a.iter_s);
+			hb_iidp_result_free(&o);
+			hb_iidp_shape_free(&sh);
+			hb_iidp_shape_free(&sh2);
+			hb_iidp_shape_free(&sh3);
+		}
+		hb_iidp_solver_stats(s, &st);
+		hits += st.shape_hits;
+		hb_iidp_solver_stats(nc, &st);
+		assert_int_equal(st.shape_hits + st.cache_bytes, 0);
+		hb_iidp_solver_free(s);
+		hb_iidp_solver_free(nc);
+		hb_iidp_solver_free(tiny);
+		hb_perf_free(&p);
+	}
+	assert_true(compared >= 500);
+	assert_true(permuted >= 100);
+	assert_true(hits >= compared / 2);
+}
+
+/* Shapes refuse what a solve refuses, with its message. */
+static void test_shape_errors(void **state)
+{
+	const struct hb_perf *p = *state;
+	struct hb_iidp_solver *s;
+	struct hb_iidp_shape sh = { 0 };
+	struct hb_error err = { 0 };
+	int odd[2] = { 3, 0 }, none[2] = { 0, 0 }, big[2] = { 6, 0 }, nodes[2] = { 1, 0 }, g[2] = { 2, 2 };
+
+	assert_int_equal(hb_iidp_solver_new(p, &s, &err), 0);
+	assert_int_equal(hb_iidp_shape_of(s, odd, &sh, &err), -1);
+	assert_non_null(strstr(err.msg, "even"));
+	assert_int_equal(hb_iidp_shape_of(s, none, &sh, &err), -1);
+	assert_int_equal(hb_iidp_shape_of(s, big, &sh, &err), -1);
+	assert_int_equal(hb_iidp_shape_of_nodes(s, nodes, g, 2, &sh, &err), -1); /* not ascending */
+	nodes[0] = 0;
+	nodes[1] = 1;
+	assert_int_equal(hb_iidp_shape_of_nodes(s, nodes, g, 2, &sh, &err), 0);
+	assert_int_equal(sh.n_gpus, 4);
+	assert_int_equal(sh.nused, 2);
+	hb_iidp_shape_free(&sh);
+	hb_iidp_solver_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -779,7 +924,9 @@ int main(void)
 		cmocka_unit_test(test_infeasible),
 		cmocka_unit_test(test_solver_vs_enumeration),
 		cmocka_unit_test(test_solve_fast_vs_dp_random),
+		cmocka_unit_test(test_shape_summary_oracle),
 		cmocka_unit_test(test_cache),
+		cmocka_unit_test(test_shape_errors),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
