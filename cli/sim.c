@@ -2,12 +2,12 @@
  * sim.c: `hetbatch sim`: compare policies on one job on a dedicated
  * heterogeneous cluster (JABAS's experimental setting), or, with --trace,
  * replay a job trace on a shared cluster under each policy's cluster
- * arbiter and compare the cluster metrics (sim/metrics.h).
+ * arbiter and compare the cluster metrics (sim/results/metrics.h).
  *
  * For each model, every policy runs on identical inputs: the same cluster,
  * profiles, what-if knobs and seed, one job arriving at t = 0.  The command
  * prints one comparison table per model; with --out it writes the result
- * files (sim/results.h), with --plot the gnuplot figures.
+ * files (sim/results/results.h), with --plot the gnuplot figures.
  *
  * Order of work, so that bad input never leaves partial results: parse and
  * resolve every name, open the profiles, set up every simulation (this is
@@ -45,6 +45,7 @@
 #include "json.h"
 #include "plot.h"
 #include "jobspec.h"
+#include "policy.h"   /* hb_policies, hb_policy_find */
 #include "profdb.h"
 #include "progress.h"
 #include "replay.h"

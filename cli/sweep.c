@@ -1,6 +1,6 @@
 /*
  * sweep.c: `hetbatch sweep CONFIG.json [-j N]`: what-if studies over
- * clusters, load factors, policies and seeds (sim/sweep.h, docs/sweep.md).
+ * clusters, load factors, policies and seeds (sim/study/sweep.h, docs/sweep.md).
  *
  * Order of work: read and check the configuration, build every cluster
  * variant and replay (a bad config, trace, cluster or GPU is exit 2 before
@@ -41,6 +41,7 @@
 #include "fileio.h"
 #include "json.h"
 #include "plot.h"
+#include "policy.h"   /* hb_policies, hb_policy_find */
 #include "progress.h"
 #include "strutil.h"
 #include "sweep.h"

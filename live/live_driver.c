@@ -13,6 +13,7 @@
 #include "allreduce.h"   /* hb_ar_launched_by_mpirun */
 #include "fileio.h"
 #include "live_driver.h"
+#include "policy.h"      /* hb_policy_find */
 #include "profdb.h"
 #include "sim.h"
 #include "strutil.h"

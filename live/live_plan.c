@@ -77,7 +77,7 @@ int hb_live_plan_add_slot(struct hb_live_plan *p, const char *node, const char *
 static int load_iidp(struct hb_live_plan *p, const cJSON *iidp, struct hb_error *err)
 {
 	const cJSON *pairs = get(iidp, "pairs"), *it;
-	double lbs, gbs, pred;
+	double lbs = 0, gbs = 0, pred = 0;
 	char ws[32];
 
 	if (!cJSON_IsTrue(get(iidp, "found")))
@@ -98,7 +98,7 @@ static int load_iidp(struct hb_live_plan *p, const cJSON *iidp, struct hb_error 
 		return field_error(p->path, "iidp.pairs", "missing or empty", err);
 	cJSON_ArrayForEach(it, pairs) {
 		char node[HB_NAME_MAX], gpu[HB_NAME_MAX];
-		double nv, ng, ps;
+		double nv = 0, ng = 0, ps = 0;
 
 		if (get_str(p->path, it, "iidp.pairs[]", "node", node, sizeof(node), err) < 0 ||
 		    get_str(p->path, it, "iidp.pairs[]", "gpu", gpu, sizeof(gpu), err) < 0 ||
@@ -125,7 +125,7 @@ static int for_gpus(struct hb_live_plan *p, const cJSON *sec, const char *field,
 		return field_error(p->path, field, "has no \"gpus\"", err);
 	cJSON_ArrayForEach(it, gpus) {
 		char node[HB_NAME_MAX], gpu[HB_NAME_MAX];
-		double n;
+		double n = 0;
 		int lbs = lbs_default;
 
 		if (get_str(p->path, it, field, "node", node, sizeof(node), err) < 0 ||
@@ -155,7 +155,7 @@ static int for_gpus(struct hb_live_plan *p, const cJSON *sec, const char *field,
 static int load_baseline(struct hb_live_plan *p, const cJSON *root, const char *method, struct hb_error *err)
 {
 	const cJSON *sec = get(root, "baselines_on_requested_gpus"), *b = get(sec, method);
-	double gbs, pred, lbs = 0, ga = 0;
+	double gbs = 0, pred = 0, lbs = 0, ga = 0;
 	char field[64];
 
 	snprintf(field, sizeof(field), "baselines_on_requested_gpus.%s", method);

@@ -253,13 +253,12 @@ static void remove_tmp(const char *tmp)
 {
 	char side[4200];
 
+	static const char *const suffix[] = { "-wal", "-shm", "-journal" };
+
 	unlink(tmp);
-	snprintf(side, sizeof(side), "%s-wal", tmp);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", tmp);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-journal", tmp);
-	unlink(side);
+	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++)
+		if ((size_t)snprintf(side, sizeof(side), "%s%s", tmp, suffix[i]) < sizeof(side))
+			unlink(side);
 }
 
 static int build(const struct hb_catalog *cat, const char *path, struct hb_analytic_stats *stats,

@@ -975,6 +975,20 @@ void hb_sim_job_request(struct hb_sim_job *job, int gpus, long batch)
 	job->req_batch = batch > 0 ? batch : 0;
 }
 
+/* GPUs a job asks for: its request, or the largest node.  A service of
+ * every arbiter (declared beside struct hb_arbiter_ops in sim.h). */
+int hb_arbiter_job_gpus(const struct hb_sim *sim, const struct hb_sim_job *job)
+{
+	int most = 0;
+
+	if (job->req_gpus > 0)
+		return job->req_gpus;
+	for (int i = 0; i < sim->cl->nnodes; i++)
+		if (sim->cl->nodes[i].ngpus > most)
+			most = sim->cl->nodes[i].ngpus;
+	return most;
+}
+
 int hb_sim_place(const struct hb_sim *sim, int n, int *grant)
 {
 	int left = n, total = 0;

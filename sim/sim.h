@@ -91,14 +91,7 @@ struct hb_agent_ops {
 	int (*on_grant)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
 };
 
-/* Built-in agents (sim/agent_*.c). */
-extern const struct hb_agent_ops hb_agent_static;
-extern const struct hb_agent_ops hb_agent_simigrad;
-extern const struct hb_agent_ops hb_agent_jabas;
-extern const struct hb_agent_ops hb_agent_pollux;
-extern const struct hb_agent_ops hb_agent_pollux_as;
-extern const struct hb_agent_ops hb_agent_optperf;
-extern const struct hb_agent_ops hb_agent_elastic;
+/* The built-in agents are declared in sim/policies/policy.h. */
 
 /* ---- cluster arbiters ---------------------------------------------------- */
 
@@ -131,19 +124,9 @@ struct hb_arbiter_ops {
 };
 
 /* dedicated: every job is granted the whole cluster at arrival (single-job
- * studies, the JABAS setting).  fifo: jobs start in submission order with
- * their requested GPU count, all or nothing (gang), packed on the fewest
- * nodes; the queue head blocks the jobs behind it. */
+ * studies, the JABAS setting); the engine's default, defined in sim.c.  The
+ * other arbiters are policies: sim/policies/policy.h. */
 extern const struct hb_arbiter_ops hb_arbiter_dedicated;
-extern const struct hb_arbiter_ops hb_arbiter_fifo;
-extern const struct hb_arbiter_ops hb_arbiter_pollux;
-extern const struct hb_arbiter_ops hb_arbiter_tiresias;
-extern const struct hb_arbiter_ops hb_arbiter_optimus;
-/* jabas-share: FIFO admission of GPU pairs; at its epoch ends a JABAS job
- * re-chooses its GPUs inside an offer (free GPUs lent while nobody waits,
- * back to its request when somebody does); sim/arbiter_jabas.c. */
-extern const struct hb_arbiter_ops hb_arbiter_jabas;
-extern const struct hb_arbiter_ops hb_arbiter_elastic;
 
 /* GPUs a job asks an arbiter for: its request, or else the largest node. */
 int hb_arbiter_job_gpus(const struct hb_sim *sim, const struct hb_sim_job *job);
@@ -436,21 +419,7 @@ int hb_sim_load_replay(const char *path, double **steps, long **gbs, int *n, str
 void hb_sim_note(struct hb_sim *sim, const struct hb_sim_job *job, const char *kind, const char *fmt, ...)
 	HB_PRINTF(4, 5);
 
-/* ---- policies ----------------------------------------------------------- */
-
-struct hb_policy {
-	const char *name;             /* "jabas" */
-	const struct hb_agent_ops *agent;
-	/* Arbiter when jobs share a cluster (trace replay); NULL: the policy
-	 * only runs single jobs on a dedicated cluster so far. */
-	const struct hb_arbiter_ops *shared;
-	const char *summary;
-};
-
-/* Table of built-in policies; NULL-name terminated.  In single-job studies
- * every policy runs under the dedicated arbiter; in trace replay under its
- * `shared` arbiter. */
-extern const struct hb_policy hb_policies[];
-const struct hb_policy *hb_policy_find(const char *name);
+/* The named policies (struct hb_policy, hb_policies, hb_policy_find) are
+ * sim/policies/policy.h. */
 
 #endif

@@ -3,9 +3,10 @@
 
     measure.py LABEL REPEATS [--timeout S] -- COMMAND [ARGS...]
 
-Prints one row: label, median wall seconds, min and max, and the largest peak
-resident set (ru_maxrss of the child, from wait4, so per run and not
-cumulative).  The command's stdout is discarded; a failing run stops the
+Prints one row: label, median wall seconds, min and max, the median CPU
+seconds (user + system: what a shared machine does not inflate) and the
+largest peak resident set (ru_maxrss of the child, from wait4, so per run and
+not cumulative).  The command's stdout is discarded; a failing run stops the
 benchmark with its stderr.  A run that passes --timeout is killed and the
 row says "> S s" (the repeats stop there).
 """
@@ -27,7 +28,7 @@ def run_once(cmd, timeout):
             proc.kill()
             _, status, usage = os.wait4(proc.pid, 0)
             proc.stderr.close()
-            return None, usage.ru_maxrss / 1024.0
+            return None, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
         time.sleep(0.02)
     wall = time.monotonic() - t0
     err = proc.stderr.read().decode(errors="replace")
@@ -36,7 +37,7 @@ def run_once(cmd, timeout):
     if proc.returncode != 0:
         sys.stderr.write(err)
         sys.exit("measure.py: %s exited %d" % (" ".join(cmd), proc.returncode))
-    return wall, usage.ru_maxrss / 1024.0  # KiB -> MiB
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0  # KiB -> MiB
 
 
 def main():
@@ -50,16 +51,17 @@ def main():
     if not args or args[0] != "--" or len(args) < 2:
         sys.exit(__doc__)
     cmd = args[1:]
-    walls, rss = [], []
+    walls, cpus, rss = [], [], []
     for _ in range(reps):
-        w, m = run_once(cmd, timeout)
+        w, c, m = run_once(cmd, timeout)
         rss.append(m)
         if w is None:
-            print("%-44s %9s %9s %9s %10.1f" % (label, "> %g" % timeout, "-", "-", max(rss)), flush=True)
+            print("%-44s %9s %9s %9s %9.1f %10.1f" % (label, "> %g" % timeout, "-", "-", c, max(rss)), flush=True)
             return
         walls.append(w)
-    print("%-44s %9.2f %9.2f %9.2f %10.1f" % (label, statistics.median(walls), min(walls), max(walls), max(rss)),
-          flush=True)
+        cpus.append(c)
+    print("%-44s %9.2f %9.2f %9.2f %9.2f %10.1f" % (label, statistics.median(walls), min(walls), max(walls),
+                                                    statistics.median(cpus), max(rss)), flush=True)
 
 
 if __name__ == "__main__":

@@ -9,3 +9,5 @@ REPS=${1:-21}
 ./build-bench/scripts/bench/bench_math "$REPS"
 echo
 ./build-bench/scripts/bench/bench_solvers "$REPS"
+echo
+./build-bench/scripts/bench/bench_engine "$REPS"

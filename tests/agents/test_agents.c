@@ -1,4 +1,4 @@
-/* Job agents static, simigrad and optperf (sim/agent_*.c): each rule's
+/* Job agents static, simigrad and optperf (sim/policies/agent_*.c): each rule's
  * decision in hand-built situations (the decision cores of agent_util.h on
  * ResNet-50's perf model on cluster A from the default analytic profiles),
  * then whole runs: every agent trains ResNet-50 on jabas-a (and demo) to its
@@ -24,6 +24,7 @@
 #include "default_db.h"
 #include "optperf.h"
 #include "optperf_profile.h"
+#include "policy.h"
 #include "sim.h"
 
 #define NODES_A 4

@@ -20,6 +20,7 @@
 #include "autoscale.h"
 #include "default_db.h"
 #include "iidp.h"
+#include "policy.h"
 #include "sim.h"
 
 static struct hb_catalog cat;

@@ -208,7 +208,8 @@ static void walk(struct calib *c, const char *dir, void (*fn)(struct calib *, co
 
 		if (e1->d_name[0] == '.')
 			continue;
-		snprintf(p1, sizeof(p1), "%s/%s", dir, e1->d_name);
+		if ((size_t)snprintf(p1, sizeof(p1), "%s/%s", dir, e1->d_name) >= sizeof(p1))
+			continue;
 		if (!(d2 = opendir(p1)))
 			continue;
 		while ((e2 = readdir(d2))) {

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "default_db.h"
+#include "policy.h"
 #include "sim.h"
 
 static struct hb_catalog cat;

@@ -1,5 +1,5 @@
-/* PolluxSched (sim/arbiter_pollux.c) and the Pollux agent in a shared
- * cluster (sim/agent_pollux.c: on_grant and the report, agent_pollux.h).
+/* PolluxSched (sim/policies/arbiter_pollux.c) and the Pollux agent in a shared
+ * cluster (sim/policies/agent_pollux.c: on_grant and the report, agent_pollux.h).
  *
  * The GA core is checked on hand-built problems: FITNESS and UTILITY by
  * hand, repair properties over many random matrices, the search against a
@@ -22,6 +22,7 @@
 #include "arbiter_pollux.h"
 #include "default_db.h"
 #include "goodput.h"
+#include "policy.h"
 #include "rng.h"
 #include "sim.h"
 

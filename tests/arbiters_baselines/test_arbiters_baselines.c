@@ -1,5 +1,5 @@
 /* The Tiresias (2D-LAS) and Optimus+Oracle cluster arbiters
- * (sim/arbiter_tiresias.c, sim/arbiter_optimus.c), notes/pollux.md §6:
+ * (sim/policies/arbiter_tiresias.c, sim/policies/arbiter_optimus.c), notes/pollux.md §6:
  * hand-built multi-job scenarios on the jabas-quickstart cluster (node0: 4
  * V100, node1: 4 P100) and the decision each rule makes in them, a brute-force
  * check of Optimus's greedy on one 8-GPU node, determinism, and a 10-job
@@ -15,6 +15,7 @@
 
 #include "ddp.h"
 #include "default_db.h"
+#include "policy.h"
 #include "sim.h"
 
 #define ROUND_S 60.0                   /* both arbiters' scheduling interval */

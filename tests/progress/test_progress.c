@@ -24,6 +24,7 @@
 
 #include "catalog.h"
 #include "default_db.h"
+#include "policy.h"
 #include "sim.h"
 #include "stats.h"
 

@@ -1,4 +1,4 @@
-/* sim/results.c on hand-filled struct hb_sim records: per-job metrics by
+/* sim/results/results*.c on hand-filled struct hb_sim records: per-job metrics by
  * hand, knobs and their default marks, the reference run, the terminal
  * table, every file's content (CSV read back with the project's reader, the
  * database queried, the JSON parsed), byte-identical rewrites, and no

@@ -1,4 +1,4 @@
-/* sim/sweep*.c as a library: every malformed configuration is an input
+/* sim/study/sweep*.c as a library: every malformed configuration is an input
  * error naming the file, the field and the value; point expansion against
  * a brute-force nested loop; cluster variants (GPU counts, nodes, prices,
  * links, inherited per-cluster model settings); the runner's rows identical

@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 
 #include "cli_util.h"
+#include "policy.h"
 #include "sim.h"
 
 static struct scratch S;

@@ -1,4 +1,4 @@
-/* sim/metrics.c and sim/replay.c: distributions on known JCTs, the
+/* sim/results/metrics.c and sim/replay.c: distributions on known JCTs, the
  * utilisation integral on known intervals, GPUs-held stretches rebuilt from
  * hand-written records (preemption and resumption at one instant), J_avg by
  * hand and against a brute-force O(n^2) oracle, rho on a case solved by
@@ -17,6 +17,7 @@
 
 #include "default_db.h"
 #include "metrics.h"
+#include "policy.h"
 #include "replay.h"
 #include "rng.h"
 #include "sim.h"

@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 
 #include "../cli_run.h"
+#include "policy.h"
 #include "sim.h"
 
 static char fixture[1024];

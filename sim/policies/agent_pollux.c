@@ -81,7 +81,7 @@
  *    describes scale-up only) and applies no 2x exploration cap (a
  *    PolluxSched rule, pollux.md §3.2, not part of the port).
  *
- * Shared clusters (PolluxSched, sim/arbiter_pollux.c).  Under any arbiter
+ * Shared clusters (PolluxSched, sim/policies/arbiter_pollux.c).  Under any arbiter
  * but the dedicated one the job holds only its grant and the agent is
  * Pollux's own PolluxAgent (pollux.md §3.1, §4.3) rather than JABAS's port:
  *  - It reports its goodput function to the scheduler
@@ -120,6 +120,7 @@
 #include "ddp.h"       /* hb_ddp_iter_time: the DDP layout's true time */
 #include "fidelity.h"  /* Pollux fidelity: the artifact's batch split */
 #include "goodput.h"   /* theta_sys fit, efficiency, (m, s) argmax */
+#include "policy.h"
 #include "sim.h"
 
 /* ---- knobs --------------------------------------------------------------- */

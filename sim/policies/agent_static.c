@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "agent_util.h"   /* hb_agent_alloc_granted, hb_agent_ddp_config */
+#include "policy.h"
 #include "sim.h"
 
 static int static_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "idqueue.h"
+#include "policy.h"
 #include "sim.h"
 
 struct fifo_state {
@@ -34,19 +35,6 @@ static struct fifo_state *state(struct hb_sim *sim, struct hb_error *err)
 	}
 	sim->arbiter_state = st;
 	return st;
-}
-
-/* GPUs a job asks for: its request, or the largest node. */
-int hb_arbiter_job_gpus(const struct hb_sim *sim, const struct hb_sim_job *job)
-{
-	int most = 0;
-
-	if (job->req_gpus > 0)
-		return job->req_gpus;
-	for (int i = 0; i < sim->cl->nnodes; i++)
-		if (sim->cl->nodes[i].ngpus > most)
-			most = sim->cl->nodes[i].ngpus;
-	return most;
 }
 
 static int drain(struct hb_sim *sim, struct fifo_state *st, struct hb_error *err)

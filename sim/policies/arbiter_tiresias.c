@@ -39,6 +39,7 @@
  */
 #include <stdlib.h>
 
+#include "policy.h"
 #include "sim.h"
 
 #define TIRESIAS_ROUND_S 60.0                 /* scheduling interval, pollux.md §5.1 */

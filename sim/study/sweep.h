@@ -6,7 +6,7 @@
  * several policies and seeds, each combination a `point` that runs exactly
  * what `hetbatch --seed S sim --cluster C --trace ... --load L --policy P`
  * runs (a shared-cluster simulation, sim/replay.h, and its cluster metrics,
- * sim/metrics.h).  docs/sweep.md documents the configuration file.
+ * sim/results/metrics.h).  docs/sweep.md documents the configuration file.
  *
  * Three steps, so that bad input never costs a run and the files never
  * depend on how the points were scheduled:
@@ -48,6 +48,7 @@
 #include "error.h"
 #include "jobspec.h"
 #include "log.h"
+#include "policy.h"    /* struct hb_policy */
 #include "replay.h"
 #include "sim.h"
 #include "synthetic.h"

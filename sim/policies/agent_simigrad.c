@@ -46,6 +46,7 @@
 #include <stdlib.h>
 
 #include "agent_util.h"   /* hb_simigrad_step, hb_agent_ddp_config, hb_agent_interval */
+#include "policy.h"
 #include "sim.h"
 
 struct simigrad_state {

@@ -41,7 +41,7 @@
  *    its Python solver, §3, §7.6).
  *
  * In a shared cluster (any arbiter but the dedicated one; the rule of the
- * policy's arbiter is in sim/arbiter_jabas.c) the three decisions stay and
+ * policy's arbiter is in sim/policies/arbiter_jabas.c) the three decisions stay and
  * only Q changes: it is the same construction (2-GPU units, identical
  * servers merged) over the GPUs the arbiter lets the job choose from, the
  * grant at start and hb_sim_offer's offer at each epoch end, less the
@@ -76,6 +76,7 @@
 #include "catalog.h"    /* struct hb_cluster: an offer as a cluster for Q */
 #include "forecast.h"   /* hb_fc_trajectory, hb_fc_series_add, hb_fc_epoch_seed */
 #include "iidp.h"       /* hb_iidp_solve, hb_iidp_format_config: configurations */
+#include "policy.h"
 #include "sim.h"
 
 /* ---- knobs ------------------------------------------------------------- */

@@ -65,6 +65,7 @@
 #include "agent_util.h"     /* hb_agent_alloc_all */
 #include "ddp.h"            /* hb_ddp_iter_time: one-GPU processing profile */
 #include "elastic_share.h"
+#include "policy.h"
 
 /* ---- the JSA input from the perf model (elastic_share.h) --------------------- */
 

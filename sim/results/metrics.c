@@ -16,6 +16,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "metrics.h"
+#include "policy.h"     /* hb_arbiter_fifo: the reference runs of rho */
 #include "progress.h"
 #include "strutil.h"
 

@@ -50,6 +50,7 @@
 #include "agent_util.h"    /* hb_agent_fid_iter_s */
 #include "ddp.h"           /* hb_ddp_plan: iteration time and realised batch at k GPUs */
 #include "fidelity.h"
+#include "policy.h"
 #include "sim.h"
 
 #define OPTIMUS_ROUND_S 60.0   /* scheduling interval, pollux.md §5.1 */

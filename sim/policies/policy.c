@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "sim.h"
+#include "policy.h"
 
 const struct hb_policy hb_policies[] = {
 	{ "jabas", &hb_agent_jabas, &hb_arbiter_jabas, "JABAS: IIDP configs, similarity-driven batch, epoch auto-scaling; shared, jabas-share lending" },

@@ -58,6 +58,7 @@
 #include "agent_util.h"        /* hb_cannikin_decide, hb_agent_alloc_granted, hb_agent_gns_overhead_s */
 #include "optperf.h"           /* hb_optperf_choose_batch, hb_optperf_solve, hb_optperf_iter_time */
 #include "optperf_profile.h"   /* hb_optperf_from_perf: OptPerf's cluster from the perf model */
+#include "policy.h"
 #include "sim.h"
 
 /* "node0:52, node1:40-41, ...": each node's local batches (a range when the

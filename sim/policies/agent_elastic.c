@@ -36,6 +36,7 @@
 
 #include "agent_util.h"     /* hb_agent_ddp_config */
 #include "elastic_share.h"
+#include "policy.h"
 
 struct elastic_agent {
 	struct hb_elastic_entry own; /* the JSA answer when the arbiter is not elastic */

@@ -1,5 +1,5 @@
 /*
- * agent_util.h: helpers shared by the job agents (sim/agent_*.c), and the
+ * agent_util.h: helpers shared by the job agents (sim/policies/agent_*.c), and the
  * decision cores of the static, SimiGrad and OptPerf agents.
  *
  * The helpers are what every baseline that ignores JABAS's IIDP layout

@@ -1,6 +1,6 @@
 /*
  * arbiter_pollux.h: PolluxSched's search for an allocation matrix
- * (notes/pollux.md §3.2), the part of sim/arbiter_pollux.c that does not
+ * (notes/pollux.md §3.2), the part of sim/policies/arbiter_pollux.c that does not
  * need a simulation, exposed so tests can compare it with brute force.
  *
  * An allocation is a J x N matrix of GPUs (row-major, A[j * N + n]: GPUs of
@@ -51,8 +51,8 @@ struct hb_pollux_ga_opts {
 	int pop_size;            /* population (100) */
 	int generations;         /* generations, the initial population counting as the first (100) */
 	int max_mating_rounds;   /* matings retried per generation while duplicates are dropped (100) */
-	int stale_generations;   /* > 0: stop after this many generations without a better FITNESS
-				    (10; 0 runs every generation, as the artifact) */
+	int stale_generations;   /* > 0: stop after this many generations per job without a better
+				    FITNESS (10; 0 runs every generation, as the artifact) */
 };
 
 void hb_pollux_ga_opts_default(struct hb_pollux_ga_opts *o);

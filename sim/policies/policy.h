@@ -1,0 +1,61 @@
+/*
+ * policy.h: the built-in policies: the job agents and cluster arbiters of
+ * sim/policies/ (and the two JABAS files still at the top of sim/), and the
+ * registry that names each policy an (agent, shared arbiter) pair.  The
+ * engine (sim.h) defines the function tables they fill and the dedicated
+ * arbiter; it never names a policy.  `--policy` parsing and the help text
+ * are generated from hb_policies (policy.c).
+ *
+ * Adding a policy: its agent or arbiter in sim/policies/<name>.c filling
+ * struct hb_agent_ops / struct hb_arbiter_ops, its extern below, its row in
+ * policy.c, its file in sim/policies/meson.build.
+ */
+#ifndef HB_POLICY_H
+#define HB_POLICY_H
+
+#include "sim.h"  /* struct hb_agent_ops, struct hb_arbiter_ops */
+
+/* ---- agents (sim/policies/agent_*.c) --------------------------------------- */
+
+extern const struct hb_agent_ops hb_agent_static;
+extern const struct hb_agent_ops hb_agent_simigrad;
+extern const struct hb_agent_ops hb_agent_jabas;
+extern const struct hb_agent_ops hb_agent_pollux;
+extern const struct hb_agent_ops hb_agent_pollux_as;
+extern const struct hb_agent_ops hb_agent_optperf;
+extern const struct hb_agent_ops hb_agent_elastic;
+
+/* ---- cluster arbiters (sim/policies/arbiter_*.c) ------------------------- */
+
+/* fifo: jobs start in submission order with their requested GPU count, all
+ * or nothing (gang), packed on the fewest nodes; the queue head blocks the
+ * jobs behind it.  (dedicated, every job on the whole cluster, is the
+ * engine's own: sim.h.) */
+extern const struct hb_arbiter_ops hb_arbiter_fifo;
+extern const struct hb_arbiter_ops hb_arbiter_pollux;
+extern const struct hb_arbiter_ops hb_arbiter_tiresias;
+extern const struct hb_arbiter_ops hb_arbiter_optimus;
+/* jabas-share: FIFO admission of GPU pairs; at its epoch ends a JABAS job
+ * re-chooses its GPUs inside an offer (free GPUs lent while nobody waits,
+ * back to its request when somebody does); sim/policies/arbiter_jabas.c. */
+extern const struct hb_arbiter_ops hb_arbiter_jabas;
+extern const struct hb_arbiter_ops hb_arbiter_elastic;
+
+/* ---- the registry (policy.c) ------------------------------------------------ */
+
+struct hb_policy {
+	const char *name;             /* "jabas" */
+	const struct hb_agent_ops *agent;
+	/* Arbiter when jobs share a cluster (trace replay); NULL: the policy
+	 * only runs single jobs on a dedicated cluster so far. */
+	const struct hb_arbiter_ops *shared;
+	const char *summary;
+};
+
+/* Table of built-in policies; NULL-name terminated.  In single-job studies
+ * every policy runs under the dedicated arbiter; in trace replay under its
+ * `shared` arbiter. */
+extern const struct hb_policy hb_policies[];
+const struct hb_policy *hb_policy_find(const char *name);
+
+#endif

@@ -1,0 +1,451 @@
+/*
+ * results_db.c: results.db: its schema (the single-job summary or a trace
+ * replay's tables), the streamed event and sample rows, and the rows written
+ * at the end (meta, runs, jobs, summaries).  The stream (results_stream.c)
+ * owns the staged file and its transactions.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "hb_config.h"  /* HB_VERSION, recorded in meta */
+#include "db.h"
+#include "results_priv.h"
+
+/* ---- SQLite --------------------------------------------------------------------------- */
+
+static const char *const schema =
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+	"CREATE TABLE runs(run_id INTEGER PRIMARY KEY, cluster TEXT NOT NULL, model TEXT NOT NULL,"
+	" policy TEXT NOT NULL, seed INTEGER NOT NULL, knobs_json TEXT NOT NULL,"
+	" wall_s REAL,"           /* NULL unless asked for: it would break reproducibility */
+	" status TEXT NOT NULL, reason TEXT, njobs INTEGER NOT NULL, end_s REAL,"
+	" nsamples INTEGER NOT NULL, nevents INTEGER NOT NULL);"
+	"CREATE TABLE jobs(run_id INTEGER NOT NULL REFERENCES runs(run_id), job INTEGER NOT NULL,"
+	" name TEXT NOT NULL, model TEXT NOT NULL, arrival_s REAL, finish_s REAL, time_s REAL, cost_usd REAL,"
+	" gpu_hours REAL, mean_gpus REAL, iterations REAL, mean_gbs REAL, final_gbs INTEGER, restarts INTEGER,"
+	" overhead_s REAL, done INTEGER NOT NULL, reconfigs INTEGER, adaptations INTEGER, epochs INTEGER,"
+	" samples REAL, progress REAL, target REAL, run_s REAL, final_layout TEXT, PRIMARY KEY(run_id, job));"
+	"CREATE TABLE events(run_id INTEGER NOT NULL REFERENCES runs(run_id), seq INTEGER NOT NULL, t REAL NOT NULL,"
+	" job INTEGER NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL, PRIMARY KEY(run_id, seq));"
+	"CREATE TABLE timeseries(run_id INTEGER NOT NULL REFERENCES runs(run_id), seq INTEGER NOT NULL,"
+	" t REAL NOT NULL, job INTEGER NOT NULL, global_bs INTEGER, local_bs INTEGER, ngpus INTEGER, iter_s REAL,"
+	" progress_frac REAL, phi REAL, similarity REAL, cost_usd REAL, epoch INTEGER, PRIMARY KEY(run_id, seq));";
+
+/* The single-job comparison (one row per run and job, relative columns). */
+static const char *const schema_single =
+	"CREATE TABLE summary(run_id INTEGER NOT NULL REFERENCES runs(run_id), job INTEGER, model TEXT NOT NULL,"
+	" policy TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, time_h REAL, cost_usd REAL, gpu_hours REAL,"
+	" mean_gpus REAL, iterations REAL, mean_gbs REAL, final_gbs INTEGER, restarts INTEGER, overhead_h REAL,"
+	" time_rel REAL, cost_rel REAL, ref_policy TEXT);";
+
+/* A trace replay's tables (in place of `summary`). */
+static const char *const schema_trace =
+	"CREATE TABLE cluster_summary(run_id INTEGER PRIMARY KEY REFERENCES runs(run_id), policy TEXT NOT NULL,"
+	" status TEXT NOT NULL, reason TEXT, jobs INTEGER, completed INTEGER, dropped INTEGER, jct_mean_h REAL,"
+	" jct_median_h REAL, jct_p99_h REAL, jct_max_h REAL, makespan_h REAL, queue_mean_h REAL, queue_p99_h REAL,"
+	" gpu_hours REAL, cost_usd REAL, util_mean REAL, restarts_per_job REAL, preemptions_per_job REAL,"
+	" rho_jobs INTEGER, rho_median REAL, rho_p99 REAL, rho_max REAL, sched_rounds INTEGER,"
+	" sched_ms_per_round REAL);"  /* NULL unless asked for: a wall time */
+	"CREATE TABLE cluster_jobs(run_id INTEGER NOT NULL REFERENCES runs(run_id), job INTEGER NOT NULL,"
+	" name TEXT NOT NULL, model TEXT NOT NULL, req_gpus INTEGER, req_batch INTEGER, arrival_s REAL, start_s REAL,"
+	" finish_s REAL, jct_s REAL, queue_s REAL, restarts INTEGER, preemptions INTEGER, javg REAL,"
+	" ref_gpus INTEGER, ref_jct_s REAL, rho REAL, PRIMARY KEY(run_id, job));"
+	"CREATE TABLE model_jct(run_id INTEGER NOT NULL REFERENCES runs(run_id), model TEXT NOT NULL,"
+	" jobs INTEGER NOT NULL, completed INTEGER NOT NULL, jct_mean_h REAL, jct_median_h REAL,"
+	" PRIMARY KEY(run_id, model));"
+	"CREATE TABLE utilisation(run_id INTEGER NOT NULL REFERENCES runs(run_id), bin INTEGER NOT NULL,"
+	" t_s REAL NOT NULL, t_end_s REAL NOT NULL, util REAL, PRIMARY KEY(run_id, bin));";
+
+static int bind_real(sqlite3_stmt *st, int i, double v)
+{
+	return isfinite(v) ? sqlite3_bind_double(st, i, v) : sqlite3_bind_null(st, i);
+}
+
+static int bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+}
+
+static int step(sqlite3 *db, sqlite3_stmt *st, struct hb_error *err)
+{
+	int rc = hb_db_step_done(db, st, err);
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc;
+}
+
+enum { ST_META, ST_RUN, ST_JOB, ST_EVENT, ST_SAMPLE, ST_SUMMARY, ST_N };
+
+static const char *const insert_sql[ST_N] = {
+	"INSERT INTO meta VALUES(?1, ?2)",
+	"INSERT INTO runs VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+	"INSERT INTO jobs VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
+	" ?19, ?20, ?21, ?22, ?23, ?24)",
+	"INSERT INTO events VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+	"INSERT INTO timeseries VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+	"INSERT INTO summary VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+};
+
+static int db_meta(sqlite3 *db, sqlite3_stmt *st, const char *key, const char *value, struct hb_error *err)
+{
+	bind_text(st, 1, key);
+	bind_text(st, 2, value);
+	return step(db, st, err);
+}
+
+/* The run's row and its jobs' rows; its events and samples were streamed
+ * (nevents, nsamples: how many rows). */
+static int db_run(sqlite3 *db, sqlite3_stmt **st, const struct hb_results *r, int i, const char *knobs,
+		  size_t nevents, size_t nsamples, struct hb_error *err)
+{
+	const struct hb_run_result *ru = &r->runs[i];
+	const struct hb_sim *sim = ru->ran ? ru->sim : NULL;
+	sqlite3_stmt *s = st[ST_RUN];
+
+	sqlite3_bind_int(s, 1, i + 1);
+	bind_text(s, 2, r->cluster);
+	bind_text(s, 3, ru->model);
+	bind_text(s, 4, ru->policy);
+	sqlite3_bind_int64(s, 5, (sqlite3_int64)r->seed);
+	bind_text(s, 6, knobs);
+	if (r->record_wall)
+		bind_real(s, 7, ru->wall_s);
+	else
+		sqlite3_bind_null(s, 7);
+	bind_text(s, 8, ru->ran ? "ok" : "cannot run");
+	bind_text(s, 9, ru->ran ? NULL : ru->why);
+	sqlite3_bind_int(s, 10, sim ? sim->njobs : 0);
+	if (sim)
+		bind_real(s, 11, sim->eng.now);
+	sqlite3_bind_int64(s, 12, sim ? (sqlite3_int64)nsamples : 0);
+	sqlite3_bind_int64(s, 13, sim ? (sqlite3_int64)nevents : 0);
+	if (step(db, s, err) < 0)
+		return -1;
+	if (!sim)
+		return 0;
+
+	s = st[ST_JOB];
+	for (int j = 0; j < sim->njobs; j++) {
+		const struct hb_sim_job *job = &sim->jobs[j];
+		struct hb_job_metrics m;
+
+		hb_job_metrics(job, &m);
+		sqlite3_bind_int(s, 1, i + 1);
+		sqlite3_bind_int(s, 2, j);
+		bind_text(s, 3, job->name);
+		bind_text(s, 4, job->model ? job->model->name : ru->model);
+		bind_real(s, 5, job->arrival_s);
+		if (m.done)
+			bind_real(s, 6, job->finish_s);
+		bind_real(s, 7, m.time_s);
+		bind_real(s, 8, m.cost_usd);
+		bind_real(s, 9, m.gpu_hours);
+		bind_real(s, 10, m.mean_gpus);
+		bind_real(s, 11, m.iterations);
+		bind_real(s, 12, m.mean_gbs);
+		sqlite3_bind_int64(s, 13, m.final_gbs);
+		sqlite3_bind_int(s, 14, m.restarts);
+		bind_real(s, 15, m.overhead_s);
+		sqlite3_bind_int(s, 16, m.done);
+		sqlite3_bind_int64(s, 17, job->reconfigs);
+		sqlite3_bind_int64(s, 18, job->adaptations);
+		sqlite3_bind_int64(s, 19, job->epoch);
+		bind_real(s, 20, job->samples);
+		bind_real(s, 21, job->progress);
+		bind_real(s, 22, job->target);
+		bind_real(s, 23, job->run_s);
+		bind_text(s, 24, job->cfg.layout);
+		if (step(db, s, err) < 0)
+			return -1;
+	}
+
+	return 0;
+}
+
+static int db_summary(sqlite3 *db, sqlite3_stmt *s, const struct srow *x, struct hb_error *err)
+{
+	sqlite3_bind_int(s, 1, x->run_id);
+	if (x->job >= 0)
+		sqlite3_bind_int(s, 2, x->job);
+	bind_text(s, 3, x->run->model);
+	bind_text(s, 4, x->run->policy);
+	bind_text(s, 5, x->job < 0 ? "cannot run" : x->m.done ? "ok" : "unfinished");
+	bind_text(s, 6, x->job < 0 ? x->run->why : NULL);
+	if (x->job >= 0) {
+		bind_real(s, 7, x->m.time_s / 3600.0);
+		bind_real(s, 8, x->m.cost_usd);
+		bind_real(s, 9, x->m.gpu_hours);
+		bind_real(s, 10, x->m.mean_gpus);
+		bind_real(s, 11, x->m.iterations);
+		bind_real(s, 12, x->m.mean_gbs);
+		sqlite3_bind_int64(s, 13, x->m.final_gbs);
+		sqlite3_bind_int(s, 14, x->m.restarts);
+		bind_real(s, 15, x->m.overhead_s / 3600.0);
+		bind_real(s, 16, x->time_rel);
+		bind_real(s, 17, x->cost_rel);
+	}
+	bind_text(s, 18, x->ref);
+	return step(db, s, err);
+}
+
+/* ---- the streamed rows ------------------------------------------------------------------ */
+
+/* Create the staged database st->db_tmp (replacing a stale one), open its
+ * first transaction and prepare the event and sample inserts. */
+int hb_res_db_open(struct hb_results_stream *st, struct hb_error *err)
+{
+	remove(st->db_tmp);
+	if (sqlite3_open_v2(st->db_tmp, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
+		return hb_runtime_error(err, "%s: cannot create database: %s", st->db_tmp,
+					st->db ? sqlite3_errmsg(st->db) : "out of memory");
+	sqlite3_extended_result_codes(st->db, 1);
+	/* The file is private until renamed and removed on failure: the
+	 * journal stays in memory (no -journal file is ever left beside it)
+	 * and batches are not synced one by one; commit syncs the whole file
+	 * once before the rename. */
+	if (hb_db_exec(st->db, "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;", err) < 0 ||
+	    hb_db_begin(st->db, err) < 0 || hb_db_exec(st->db, schema, err) < 0 ||
+	    hb_db_exec(st->db, st->trace ? schema_trace : schema_single, err) < 0 ||
+	    hb_db_prepare(st->db, insert_sql[ST_EVENT], &st->ins_event, err) < 0 ||
+	    hb_db_prepare(st->db, insert_sql[ST_SAMPLE], &st->ins_sample, err) < 0) {
+		hb_error_prefix(err, "%s", st->db_tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* One event of the current run, its seq-th. */
+int hb_res_db_event(struct hb_results_stream *st, size_t seq, const struct hb_sim_event_rec *e, struct hb_error *err)
+{
+	sqlite3_stmt *s = st->ins_event;
+
+	sqlite3_bind_int(s, 1, st->run_id);
+	sqlite3_bind_int64(s, 2, (sqlite3_int64)seq);
+	bind_real(s, 3, e->t);
+	sqlite3_bind_int(s, 4, e->job);
+	bind_text(s, 5, e->kind);
+	bind_text(s, 6, e->detail);
+	return step(st->db, s, err);
+}
+
+/* One sample of the current run, its seq-th. */
+int hb_res_db_sample(struct hb_results_stream *st, size_t seq, const struct hb_sim_sample *x, struct hb_error *err)
+{
+	sqlite3_stmt *s = st->ins_sample;
+
+	sqlite3_bind_int(s, 1, st->run_id);
+	sqlite3_bind_int64(s, 2, (sqlite3_int64)seq);
+	bind_real(s, 3, x->t);
+	sqlite3_bind_int(s, 4, x->job);
+	sqlite3_bind_int64(s, 5, x->global_bs);
+	sqlite3_bind_int(s, 6, x->local_bs);
+	sqlite3_bind_int(s, 7, x->ngpus);
+	bind_real(s, 8, x->iter_s);
+	bind_real(s, 9, x->progress_frac);
+	bind_real(s, 10, x->phi);
+	bind_real(s, 11, x->similarity);
+	bind_real(s, 12, x->cost_usd);
+	sqlite3_bind_int64(s, 13, x->epoch);
+	return step(st->db, s, err);
+}
+
+/* ==== trace replay ========================================================================== */
+
+enum { TS_SUMMARY, TS_JOB, TS_MODEL, TS_UTIL, TS_N };
+
+static const char *const trace_sql[TS_N] = {
+	"INSERT INTO cluster_summary VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
+	" ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+	"INSERT INTO cluster_jobs VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+	"INSERT INTO model_jct VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+	"INSERT INTO utilisation VALUES(?1, ?2, ?3, ?4, ?5)",
+};
+
+static int db_trace_summary(sqlite3 *db, sqlite3_stmt *s, const struct hb_trace_results *r, int i,
+			    struct hb_error *err)
+{
+	const struct hb_trace_run *ru = &r->runs[i];
+	const struct hb_cluster_summary *x = &ru->sum;
+
+	sqlite3_bind_int(s, 1, i + 1);
+	bind_text(s, 2, ru->policy);
+	bind_text(s, 3, ran(ru) ? "ok" : "cannot run");
+	bind_text(s, 4, ran(ru) ? NULL : ru->why);
+	if (ran(ru)) {
+		sqlite3_bind_int(s, 5, x->njobs);
+		sqlite3_bind_int(s, 6, x->completed);
+		sqlite3_bind_int64(s, 7, dropped(r, ru));
+		bind_real(s, 8, x->jct_s.mean / 3600.0);
+		bind_real(s, 9, x->jct_s.median / 3600.0);
+		bind_real(s, 10, x->jct_s.p99 / 3600.0);
+		bind_real(s, 11, x->jct_s.max / 3600.0);
+		bind_real(s, 12, x->makespan_s / 3600.0);
+		bind_real(s, 13, x->queue_s.mean / 3600.0);
+		bind_real(s, 14, x->queue_s.p99 / 3600.0);
+		bind_real(s, 15, x->gpu_hours);
+		bind_real(s, 16, x->cost_usd);
+		bind_real(s, 17, x->util_mean);
+		bind_real(s, 18, x->restarts_per_job);
+		bind_real(s, 19, x->preemptions_per_job);
+		sqlite3_bind_int64(s, 20, (sqlite3_int64)x->rho.n);
+		bind_real(s, 21, x->rho.median);
+		bind_real(s, 22, x->rho.p99);
+		bind_real(s, 23, x->rho.max);
+		sqlite3_bind_int64(s, 24, x->sched_rounds);
+		if (r->record_wall)
+			bind_real(s, 25, x->sched_ms_per_round);
+	}
+	return step(db, s, err);
+}
+
+static int db_trace_run(sqlite3 *db, sqlite3_stmt **st, const struct hb_trace_results *r, int i,
+			struct hb_error *err)
+{
+	const struct hb_trace_run *ru = &r->runs[i];
+	sqlite3_stmt *s = st[TS_JOB];
+
+	if (db_trace_summary(db, st[TS_SUMMARY], r, i, err) < 0)
+		return -1;
+	if (!ran(ru))
+		return 0;
+	for (int j = 0; j < ru->sim->njobs; j++) {
+		const struct hb_sim_job *job = &ru->sim->jobs[j];
+		struct trace_job t;
+
+		hb_res_trace_job(ru, j, &t);
+		sqlite3_bind_int(s, 1, i + 1);
+		sqlite3_bind_int(s, 2, j);
+		bind_text(s, 3, job->name);
+		bind_text(s, 4, job->model->name);
+		sqlite3_bind_int(s, 5, job->req_gpus);
+		sqlite3_bind_int64(s, 6, job->req_batch);
+		bind_real(s, 7, job->arrival_s);
+		bind_real(s, 8, job->started ? job->start_s : NAN);
+		bind_real(s, 9, t.finish_s);
+		bind_real(s, 10, t.jct_s);
+		bind_real(s, 11, t.queue_s);
+		sqlite3_bind_int(s, 12, job->restarts);
+		sqlite3_bind_int(s, 13, job->preemptions);
+		bind_real(s, 14, t.javg);
+		if (t.ref_gpus > 0)
+			sqlite3_bind_int(s, 15, t.ref_gpus);
+		bind_real(s, 16, t.ref_jct_s);
+		bind_real(s, 17, t.rho);
+		if (step(db, s, err) < 0)
+			return -1;
+	}
+	s = st[TS_MODEL];
+	for (int m = 0; m < ru->nby_model; m++) {
+		sqlite3_bind_int(s, 1, i + 1);
+		bind_text(s, 2, ru->by_model[m].model);
+		sqlite3_bind_int(s, 3, ru->by_model[m].njobs);
+		sqlite3_bind_int(s, 4, ru->by_model[m].completed);
+		bind_real(s, 5, ru->by_model[m].jct_mean_s / 3600.0);
+		bind_real(s, 6, ru->by_model[m].jct_median_s / 3600.0);
+		if (step(db, s, err) < 0)
+			return -1;
+	}
+	s = st[TS_UTIL];
+	for (int k = 0; k < ru->util.npoints; k++) {
+		sqlite3_bind_int(s, 1, i + 1);
+		sqlite3_bind_int(s, 2, k);
+		bind_real(s, 3, ru->util.t_s[k]);
+		bind_real(s, 4, k + 1 < ru->util.npoints ? ru->util.t_s[k + 1] : ru->util.t1_s);
+		bind_real(s, 5, ru->util.util[k]);
+		if (step(db, s, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int db_trace(sqlite3 *db, const struct trace_view *tv, sqlite3_stmt *meta, struct hb_error *err)
+{
+	const struct hb_trace_results *r = tv->tr;
+	sqlite3_stmt *st[TS_N] = { 0 };
+	char num[64];
+	int rc = -1;
+
+	if (db_meta(db, meta, "mode", "trace", err) < 0 || db_meta(db, meta, "trace", r->trace, err) < 0 ||
+	    db_meta(db, meta, "trace_format", r->format, err) < 0 || db_meta(db, meta, "filters", r->filters, err) < 0)
+		return -1;
+	snprintf(num, sizeof(num), "%.9g", r->load);
+	if (db_meta(db, meta, "load", num, err) < 0)
+		return -1;
+	snprintf(num, sizeof(num), "%ld", r->read);
+	if (db_meta(db, meta, "jobs_read", num, err) < 0)
+		return -1;
+	snprintf(num, sizeof(num), "%ld", r->oversize);
+	if (db_meta(db, meta, "jobs_oversize", num, err) < 0)
+		return -1;
+	snprintf(num, sizeof(num), "%ld", r->assigned);
+	if (db_meta(db, meta, "models_assigned", num, err) < 0 ||
+	    db_meta(db, meta, "fairness", r->fairness ? "on" : "off", err) < 0)
+		return -1;
+	for (int i = 0; i < TS_N; i++)
+		if (hb_db_prepare(db, trace_sql[i], &st[i], err) < 0)
+			goto out;
+	for (int i = 0; i < r->nruns; i++)
+		if (db_trace_run(db, st, r, i, err) < 0)
+			goto out;
+	rc = 0;
+out:
+	for (int i = 0; i < TS_N; i++)
+		sqlite3_finalize(st[i]);
+	return rc;
+}
+
+/* ---- the end ---------------------------------------------------------------------------- */
+
+/* The database's end: meta, runs, jobs and the summary tables (a trace
+ * replay's own, tv non-NULL, replace `summary`) into db, whose events and
+ * timeseries tables the stream filled; count[] gives each run's rows of
+ * them (2 per run: events, samples). */
+int hb_res_db_finish(sqlite3 *db, const struct hb_results *r, const struct srow *rows, size_t nrows,
+		     const struct trace_view *tv, const size_t *count, int ncount, enum hb_events_level lv,
+		     const char *path, struct hb_error *err)
+{
+	sqlite3_stmt *st[ST_N] = { 0 };
+	char seed[32], *knobs = NULL;
+	cJSON *kj = hb_res_knobs_json(r);
+	int rc = -1;
+
+	if (kj)
+		knobs = cJSON_PrintUnformatted(kj);
+	cJSON_Delete(kj);
+	if (!knobs)
+		return hb_runtime_error(err, "%s: out of memory", path);
+	for (int i = 0; i < ST_N; i++)
+		if (i != ST_EVENT && i != ST_SAMPLE && (i != ST_SUMMARY || !tv) &&
+		    hb_db_prepare(db, insert_sql[i], &st[i], err) < 0)
+			goto out;
+	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)r->seed);
+	if (db_meta(db, st[ST_META], "format", HB_RESULTS_FORMAT, err) < 0 ||
+	    db_meta(db, st[ST_META], "version", HB_VERSION, err) < 0 ||
+	    db_meta(db, st[ST_META], "cluster", r->cluster, err) < 0 || db_meta(db, st[ST_META], "seed", seed, err) < 0 ||
+	    db_meta(db, st[ST_META], "knobs_json", knobs, err) < 0)
+		goto out;
+	/* Only a reduced file says so: the default's files stay as they were. */
+	if (lv != HB_EVENTS_ALL && db_meta(db, st[ST_META], "events", hb_events_level_name(lv), err) < 0)
+		goto out;
+	for (int i = 0; i < r->nruns; i++) {
+		size_t ne = i < ncount ? count[2 * i] : 0, ns = i < ncount ? count[2 * i + 1] : 0;
+
+		if (db_run(db, st, r, i, knobs, ne, ns, err) < 0)
+			goto out;
+	}
+	for (size_t i = 0; !tv && i < nrows; i++)
+		if (db_summary(db, st[ST_SUMMARY], &rows[i], err) < 0)
+			goto out;
+	if (tv && db_trace(db, tv, st[ST_META], err) < 0)
+		goto out;
+	rc = 0;
+out:
+	for (int i = 0; i < ST_N; i++)
+		sqlite3_finalize(st[i]);
+	if (rc < 0)
+		hb_error_prefix(err, "%s", path);
+	free(knobs);
+	return rc;
+}

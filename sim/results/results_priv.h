@@ -1,0 +1,141 @@
+/*
+ * results_priv.h: what the writers of sim/results/ share (results.c lists
+ * them): the summary rows, a trace replay seen as a result set, the staged
+ * files, the stream's state, and each writer's entry points for the others.
+ * Not for use outside sim/results/.
+ */
+#ifndef HB_RESULTS_PRIV_H
+#define HB_RESULTS_PRIV_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>  /* off_t */
+
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+
+#include "fileio.h"     /* struct hb_atomic_file */
+#include "results.h"
+
+/* ---- summary rows (results.c) --------------------------------------------- */
+
+/* One row per (run, job), or one per run that cannot run: every writer's. */
+struct srow {
+	int run_id;                      /* 1-based position in r->runs */
+	const struct hb_run_result *run;
+	int job;                         /* job index, -1 for a run that cannot run */
+	struct hb_job_metrics m;
+	double time_rel, cost_rel;       /* vs the reference's same job; NAN when undefined */
+	const char *ref;                 /* reference policy, NULL if none */
+};
+
+/* The rows of r, in run order (*out: malloc'd, the caller frees). */
+int hb_res_summary_rows(const struct hb_results *r, struct srow **out, size_t *nout, struct hb_error *err);
+
+/* ---- trace replay (results.c) ------------------------------------------------ */
+
+/* A trace replay seen as single-job results (model "trace"), so the runs,
+ * jobs, events and time-series writers serve both modes. */
+struct trace_view {
+	const struct hb_trace_results *tr;
+	struct hb_results base;
+	struct hb_run_result *bruns;   /* owned */
+};
+
+int hb_res_trace_view_init(struct trace_view *tv, const struct hb_trace_results *tr, struct hb_error *err);
+void hb_res_trace_view_free(struct trace_view *tv);
+
+static inline int ran(const struct hb_trace_run *ru)
+{
+	return ru->ran && ru->sim;
+}
+
+static inline long dropped(const struct hb_trace_results *r, const struct hb_trace_run *ru)
+{
+	return r->oversize + ru->sum.unfinished;
+}
+
+/* Per-job values shared by jobs.csv, the CDFs and the cluster_jobs table. */
+struct trace_job {
+	double jct_s, queue_s, finish_s;       /* NAN when not done / not started */
+	double javg, ref_jct_s, rho;           /* NAN without fairness */
+	int ref_gpus;
+};
+
+void hb_res_trace_job(const struct hb_trace_run *ru, int j, struct trace_job *t);
+
+/* ---- JSON (results_json.c) --------------------------------------------------- */
+
+cJSON *hb_res_knobs_json(const struct hb_results *r);
+cJSON *hb_res_summary_json_rows(const struct hb_results *r, const struct srow *rows, size_t nrows);
+
+/* ---- staged files and CSV rows (results_files.c) ----------------------------- */
+
+struct stage {
+	struct hb_atomic_file *files;  /* open temporaries, committed together */
+	int n, cap;
+};
+
+/* A temporary for dir/name, committed with the others (NULL: err filled). */
+FILE *hb_res_stage_open(struct stage *sg, const char *dir, const char *name, struct hb_error *err);
+/* A write error on any of them (a full disk shows here). */
+int hb_res_stage_check(struct stage *sg, struct hb_error *err);
+/* Remove the temporaries from index `from` on and forget them all. */
+void hb_res_stage_abort(struct stage *sg, int from);
+/* Rename every temporary into place. */
+int hb_res_stage_commit(struct stage *sg, struct hb_error *err);
+
+/* timeseries.csv and events.csv: headers, and one row per record (written
+ * by the stream as the runs go). */
+extern const char *const hb_res_timeseries_header;
+extern const char *const hb_res_events_header;
+void hb_res_sample_csv_row(FILE *f, int run_id, const char *model, const char *policy, const struct hb_sim_sample *s);
+void hb_res_event_csv_row(FILE *f, int run_id, const char *model, const char *policy,
+			  const struct hb_sim_event_rec *e);
+
+/* ---- the stream (results_stream.c) -------------------------------------------- */
+
+struct hb_results_stream {
+	char dir[4096];
+	char made[4096];              /* the outermost directory open created ("": none), removed on abort */
+	int trace;                    /* 1: a trace replay's schema */
+	enum hb_events_level level;
+	sqlite3 *db;                  /* the staged database, inside a transaction */
+	char db_path[4096], db_tmp[4200];
+	sqlite3_stmt *ins_event, *ins_sample;
+	long pending;                 /* rows since the last commit */
+	struct stage sg;              /* events.csv and timeseries.csv, then the end's files */
+	FILE *fev, *fts;
+	/* The run being written. */
+	int run_id;                   /* 0 between runs */
+	char model[HB_NAME_MAX], policy[HB_NAME_MAX];
+	off_t ev_off, ts_off;         /* where its CSV rows begin */
+	size_t *count;                /* per run: events, samples written (2 per run) */
+	int ncount;                   /* runs with room in count */
+	struct hb_error fail;         /* the first write failure (code HB_OK: none) */
+};
+
+/* The end for both modes: the database's last rows (tv: a trace replay's
+ * tables instead of `summary`), the staged files, every file in place.
+ * Frees st. */
+int hb_res_stream_commit(struct hb_results_stream *st, const struct hb_results *r, const struct srow *rows,
+			 size_t nrows, const struct trace_view *tv, enum hb_events_level lv, struct hb_error *err);
+/* Feed the records a simulation kept in memory, as if streamed. */
+int hb_res_stream_records(struct hb_results_stream *st, int run_id, const char *model, const char *policy,
+			  const struct hb_sim *sim, struct hb_error *err);
+
+/* ---- results.db (results_db.c) --------------------------------------------------- */
+
+/* Create st->db_tmp with the schema (st->trace picks the summary tables),
+ * inside a transaction, with the event and sample inserts prepared. */
+int hb_res_db_open(struct hb_results_stream *st, struct hb_error *err);
+/* The run's seq-th event / sample row. */
+int hb_res_db_event(struct hb_results_stream *st, size_t seq, const struct hb_sim_event_rec *e, struct hb_error *err);
+int hb_res_db_sample(struct hb_results_stream *st, size_t seq, const struct hb_sim_sample *x, struct hb_error *err);
+/* meta, runs, jobs and the summary tables (count[]: each run's events and
+ * samples, 2 per run); path names the file in errors. */
+int hb_res_db_finish(sqlite3 *db, const struct hb_results *r, const struct srow *rows, size_t nrows,
+		     const struct trace_view *tv, const size_t *count, int ncount, enum hb_events_level lv,
+		     const char *path, struct hb_error *err);
+
+#endif

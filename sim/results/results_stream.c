@@ -1,0 +1,382 @@
+/*
+ * results_stream.c: records written as the runs go (results.h:
+ * "Streaming"): the output directory and the staged results.db with its
+ * batched transactions, events.csv and timeseries.csv, a failed run's rows
+ * taken back out, a trace replay's composite sink (utilisation and files),
+ * and the end of a set: results.db synced and every file renamed into place.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "fileio.h"
+#include "results_priv.h"
+#include "strutil.h"
+
+/* ---- streaming (results.h: "Streaming") ------------------------------------------------- */
+
+/* Rows per transaction of the staged database: large enough that commits
+ * cost nothing next to the inserts, small enough that a transaction's
+ * journal and dirty pages stay a few MB. */
+#define STREAM_BATCH_ROWS 50000
+
+/* Remember the outermost missing directory of dir before creating it. */
+static int stream_mkdir(struct hb_results_stream *st, const char *dir, struct hb_error *err)
+{
+	char buf[4096];
+	size_t len = strlen(dir);
+
+	st->made[0] = '\0';
+	if (len >= sizeof(buf))
+		return hb_input_error(err, "%s: output path too long", dir);
+	memcpy(buf, dir, len + 1);
+	for (size_t i = 1; i <= len; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		buf[i] = '\0';
+		if (!hb_path_exists(buf)) {
+			hb_strlcpy(st->made, buf, sizeof(st->made));
+			break;
+		}
+		buf[i] = dir[i];
+	}
+	return hb_mkdir_p(dir, err);
+}
+
+/* Remove dir and its parents up to the one stream_mkdir found missing
+ * (rmdir: only empty ones, so nothing of anybody else goes). */
+static void stream_rmdirs(struct hb_results_stream *st)
+{
+	char buf[4096];
+	size_t made = strlen(st->made);
+
+	if (!made)
+		return;
+	hb_strlcpy(buf, st->dir, sizeof(buf));
+	while (strlen(buf) >= made) {
+		char *slash;
+
+		if (rmdir(buf) != 0)
+			return;
+		if (strlen(buf) == made || !(slash = strrchr(buf, '/')))
+			return;
+		*slash = '\0';
+	}
+}
+
+static int stream_fail(struct hb_results_stream *st, struct hb_error *err)
+{
+	if (st->fail.code == HB_OK)
+		st->fail = *err;
+	return -1;
+}
+
+static void stream_free(struct hb_results_stream *st)
+{
+	sqlite3_finalize(st->ins_event);
+	sqlite3_finalize(st->ins_sample);
+	if (st->db) {
+		hb_db_rollback(st->db);
+		sqlite3_close(st->db);
+	}
+	free(st->count);
+	free(st);
+}
+
+void hb_results_stream_abort(struct hb_results_stream *st)
+{
+	if (!st)
+		return;
+	hb_res_stage_abort(&st->sg, 0);
+	sqlite3_finalize(st->ins_event);
+	sqlite3_finalize(st->ins_sample);
+	st->ins_event = st->ins_sample = NULL;
+	if (st->db) {
+		hb_db_rollback(st->db);
+		sqlite3_close(st->db);
+		st->db = NULL;
+	}
+	remove(st->db_tmp);
+	stream_rmdirs(st);
+	stream_free(st);
+}
+
+int hb_results_stream_open(struct hb_results_stream **out, const char *dir, int trace, enum hb_events_level lv,
+			   struct hb_error *err)
+{
+	struct hb_results_stream *st = calloc(1, sizeof(*st));
+
+	*out = NULL;
+	if (!st)
+		return hb_runtime_error(err, "results: out of memory");
+	st->trace = trace;
+	st->level = lv;
+	if ((size_t)snprintf(st->dir, sizeof(st->dir), "%s", dir) >= sizeof(st->dir) ||
+	    (size_t)snprintf(st->db_path, sizeof(st->db_path), "%s/results.db", dir) >= sizeof(st->db_path)) {
+		free(st);
+		return hb_input_error(err, "%s: output path too long", dir);
+	}
+	snprintf(st->db_tmp, sizeof(st->db_tmp), "%s.tmp.%ld", st->db_path, (long)getpid());
+	if (stream_mkdir(st, dir, err) < 0) {
+		free(st);
+		return -1;
+	}
+	if (hb_res_db_open(st, err) < 0 || !(st->fts = hb_res_stage_open(&st->sg, dir, "timeseries.csv", err)) ||
+	    !(st->fev = hb_res_stage_open(&st->sg, dir, "events.csv", err))) {
+		hb_results_stream_abort(st);
+		return -1;
+	}
+	fputs(hb_res_timeseries_header, st->fts);
+	fputs(hb_res_events_header, st->fev);
+	*out = st;
+	return 0;
+}
+
+const struct hb_error *hb_results_stream_failure(const struct hb_results_stream *st)
+{
+	return st && st->fail.code != HB_OK ? &st->fail : NULL;
+}
+
+int hb_results_stream_begin(struct hb_results_stream *st, int run_id, const char *model, const char *policy,
+			    struct hb_error *err)
+{
+	if (st->fail.code != HB_OK) {
+		*err = st->fail;
+		return -1;
+	}
+	if (run_id < 1 || st->run_id != 0)
+		return hb_runtime_error(err, "results: run %d begins while run %d is open", run_id, st->run_id);
+	if (run_id > st->ncount) {
+		int n = run_id + 8;
+		size_t *nc = realloc(st->count, sizeof(*nc) * 2 * (size_t)n);
+
+		if (!nc)
+			return hb_runtime_error(err, "results: out of memory");
+		memset(nc + 2 * st->ncount, 0, sizeof(*nc) * 2 * (size_t)(n - st->ncount));
+		st->count = nc;
+		st->ncount = n;
+	}
+	st->run_id = run_id;
+	hb_strlcpy(st->model, model, sizeof(st->model));
+	hb_strlcpy(st->policy, policy, sizeof(st->policy));
+	st->count[2 * (run_id - 1)] = st->count[2 * (run_id - 1) + 1] = 0;
+	st->ev_off = ftello(st->fev);
+	st->ts_off = ftello(st->fts);
+	if (st->ev_off < 0 || st->ts_off < 0) {
+		hb_runtime_error(err, "%s: cannot tell the CSV positions: %s", st->dir, strerror(errno));
+		return stream_fail(st, err);
+	}
+	return 0;
+}
+
+/* A row went into the database: commit every STREAM_BATCH_ROWS. */
+static int stream_row(struct hb_results_stream *st, struct hb_error *err)
+{
+	if (++st->pending < STREAM_BATCH_ROWS)
+		return 0;
+	st->pending = 0;
+	if (hb_db_commit(st->db, err) < 0 || hb_db_begin(st->db, err) < 0) {
+		hb_error_prefix(err, "%s", st->db_tmp);
+		return stream_fail(st, err);
+	}
+	return 0;
+}
+
+int hb_results_stream_event(struct hb_results_stream *st, const struct hb_sim_event_rec *e, struct hb_error *err)
+{
+	size_t *n;
+
+	if (st->fail.code != HB_OK) {
+		*err = st->fail;
+		return -1;
+	}
+	if (st->run_id == 0 || !hb_events_level_keeps(st->level, e->kind))
+		return 0;
+	n = &st->count[2 * (st->run_id - 1)];
+	hb_res_event_csv_row(st->fev, st->run_id, st->model, st->policy, e);
+	if (hb_res_db_event(st, *n, e, err) < 0) {
+		hb_error_prefix(err, "%s", st->db_tmp);
+		return stream_fail(st, err);
+	}
+	(*n)++;
+	return stream_row(st, err);
+}
+
+int hb_results_stream_sample(struct hb_results_stream *st, const struct hb_sim_sample *x, struct hb_error *err)
+{
+	size_t *n;
+
+	if (st->fail.code != HB_OK) {
+		*err = st->fail;
+		return -1;
+	}
+	/* Samples are the finest record: only `all` writes them. */
+	if (st->run_id == 0 || st->level != HB_EVENTS_ALL)
+		return 0;
+	n = &st->count[2 * (st->run_id - 1) + 1];
+	hb_res_sample_csv_row(st->fts, st->run_id, st->model, st->policy, x);
+	if (hb_res_db_sample(st, *n, x, err) < 0) {
+		hb_error_prefix(err, "%s", st->db_tmp);
+		return stream_fail(st, err);
+	}
+	(*n)++;
+	return stream_row(st, err);
+}
+
+/* Cut f back to off (the rows of a run that stopped with an error). */
+static int csv_truncate(FILE *f, off_t off)
+{
+	return fflush(f) == 0 && ftruncate(fileno(f), off) == 0 && fseeko(f, off, SEEK_SET) == 0 ? 0 : -1;
+}
+
+int hb_results_stream_end(struct hb_results_stream *st, int ok, struct hb_error *err)
+{
+	int id = st->run_id;
+
+	st->run_id = 0;
+	if (st->fail.code != HB_OK) {
+		*err = st->fail;
+		return -1;
+	}
+	if (id == 0)
+		return 0;
+	if (!ok) {
+		char sql[128];
+
+		snprintf(sql, sizeof(sql), "DELETE FROM events WHERE run_id = %d; DELETE FROM timeseries WHERE run_id = %d;",
+			 id, id);
+		st->count[2 * (id - 1)] = st->count[2 * (id - 1) + 1] = 0;
+		if (hb_db_exec(st->db, sql, err) < 0) {
+			hb_error_prefix(err, "%s", st->db_tmp);
+			return stream_fail(st, err);
+		}
+		if (csv_truncate(st->fev, st->ev_off) < 0 || csv_truncate(st->fts, st->ts_off) < 0) {
+			hb_runtime_error(err, "%s: cannot take a failed run's rows out of the CSV files: %s", st->dir,
+					 strerror(errno));
+			return stream_fail(st, err);
+		}
+	}
+	/* A full disk shows in the CSV files' error flags: stop at the run. */
+	if (hb_res_stage_check(&st->sg, err) < 0)
+		return stream_fail(st, err);
+	return 0;
+}
+
+/* The end for both modes: the database's last rows, the staged files,
+ * every file in place.  Frees st. */
+int hb_res_stream_commit(struct hb_results_stream *st, const struct hb_results *r, const struct srow *rows,
+			 size_t nrows, const struct trace_view *tv, enum hb_events_level lv, struct hb_error *err)
+{
+	int fd;
+
+	if (st->fail.code != HB_OK) {
+		*err = st->fail;
+		goto fail;
+	}
+	if (hb_res_db_finish(st->db, r, rows, nrows, tv, st->count, st->ncount, lv, st->db_tmp, err) < 0)
+		goto fail;
+	sqlite3_finalize(st->ins_event);
+	sqlite3_finalize(st->ins_sample);
+	st->ins_event = st->ins_sample = NULL;
+	if (hb_db_commit(st->db, err) < 0) {
+		hb_error_prefix(err, "%s", st->db_tmp);
+		goto fail;
+	}
+	if (sqlite3_close(st->db) != SQLITE_OK) {
+		st->db = NULL;
+		hb_runtime_error(err, "%s: cannot close the database", st->db_tmp);
+		goto fail;
+	}
+	st->db = NULL;
+	/* synchronous=OFF above: the whole file reaches the disk here, once. */
+	fd = open(st->db_tmp, O_RDONLY);
+	if (fd < 0 || fsync(fd) != 0) {
+		hb_runtime_error(err, "%s: cannot sync: %s", st->db_tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto fail;
+	}
+	close(fd);
+	if (hb_res_stage_check(&st->sg, err) < 0)
+		goto fail;
+	if (rename(st->db_tmp, st->db_path) != 0) {
+		hb_runtime_error(err, "%s: cannot rename into place: %s", st->db_path, strerror(errno));
+		goto fail;
+	}
+	if (hb_res_stage_commit(&st->sg, err) < 0) {
+		stream_free(st);
+		return -1;
+	}
+	stream_free(st);
+	return 0;
+fail:
+	hb_results_stream_abort(st);
+	return -1;
+}
+
+/* Feed the records a simulation kept in memory, as if streamed. */
+int hb_res_stream_records(struct hb_results_stream *st, int run_id, const char *model, const char *policy,
+			  const struct hb_sim *sim, struct hb_error *err)
+{
+	size_t a = 0, b = 0;
+
+	if (hb_results_stream_begin(st, run_id, model, policy, err) < 0)
+		return -1;
+	for (; a < sim->nevents; a++)
+		if (hb_results_stream_event(st, &sim->events[a], err) < 0)
+			return -1;
+	for (; b < sim->nsamples; b++)
+		if (hb_results_stream_sample(st, &sim->samples[b], err) < 0)
+			return -1;
+	return hb_results_stream_end(st, 1, err);
+}
+
+/* ==== trace replay: a run's records ========================================================= */
+
+/* The composite sink of a streamed replay: every record feeds the
+ * utilisation accumulator; those the level keeps also go to the files. */
+static int run_wants_detail(void *ctx, const char *kind)
+{
+	const struct hb_trace_run *ru = ctx;
+
+	return ru->out && hb_events_level_keeps(ru->out->level, kind);
+}
+
+static int run_event(void *ctx, const struct hb_sim_event_rec *e, struct hb_error *err)
+{
+	struct hb_trace_run *ru = ctx;
+
+	if (hb_gpu_acc_event(&ru->acc, e, err) < 0)
+		return -1;
+	return ru->out ? hb_results_stream_event(ru->out, e, err) : 0;
+}
+
+static int run_sample(void *ctx, const struct hb_sim_sample *x, struct hb_error *err)
+{
+	struct hb_trace_run *ru = ctx;
+
+	if (hb_gpu_acc_sample(&ru->acc, x, err) < 0)
+		return -1;
+	return ru->out ? hb_results_stream_sample(ru->out, x, err) : 0;
+}
+
+int hb_trace_run_stream(struct hb_trace_run *ru, struct hb_sim *sim, struct hb_results_stream *out, int run_id,
+			struct hb_error *err)
+{
+	if (hb_gpu_acc_init(&ru->acc, sim->njobs, err) < 0)
+		return -1;
+	if (out && hb_results_stream_begin(out, run_id, HB_TRACE_RUN_MODEL, ru->policy, err) < 0)
+		return -1;
+	ru->out = out;
+	ru->streamed = 1;
+	ru->sink.ctx = ru;
+	ru->sink.wants_detail = run_wants_detail;
+	ru->sink.event = run_event;
+	ru->sink.sample = run_sample;
+	hb_sim_stream(sim, &ru->sink);
+	return 0;
+}

@@ -1,0 +1,172 @@
+/*
+ * results_table.c: the terminal tables: the single-job comparison
+ * (hb_results_print) and a trace replay's cluster table and JCT by model
+ * (hb_trace_results_print).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "results_priv.h"
+#include "strutil.h"
+
+/* ---- terminal table ------------------------------------------------------------ */
+
+static void print_rel(FILE *out, double v)
+{
+	if (isfinite(v))
+		fprintf(out, " %7.2f", v);
+	else
+		fprintf(out, " %7s", "-");
+}
+
+void hb_results_print(FILE *out, const struct hb_results *r)
+{
+	const char *models[256];
+	int nm = hb_results_models(r, models, 256);
+	struct srow *rows = NULL;
+	size_t nrows = 0;
+	struct hb_error err = { 0 };
+	char line[2048];
+
+	if (hb_res_summary_rows(r, &rows, &nrows, &err) < 0) {
+		fprintf(out, "%s\n", err.msg);
+		return;
+	}
+	for (int mi = 0; mi < nm; mi++) {
+		const struct hb_run_result *ref = hb_results_reference(r, models[mi]);
+		const char *refname = ref ? ref->policy : HB_RESULTS_REF_POLICY;
+		char th[32], ch[32];
+
+		hb_results_knob_line(r, models[mi], line, sizeof(line));
+		fprintf(out, "%scluster %s, model %s, seed %llu; %s  (* = non-default)\n", mi ? "\n" : "", r->cluster,
+			models[mi], (unsigned long long)r->seed, line);
+		snprintf(th, sizeof(th), "t/%.5s", refname);
+		snprintf(ch, sizeof(ch), "$/%.5s", refname);
+		fprintf(out, "%-12s %9s %10s %9s %6s %11s %9s %9s %8s %8s %7s %7s %8s\n", "policy", "time(h)", "cost($)",
+			"GPU-h", "GPUs", "iterations", "mean_B_G", "final_B_G", "restarts", "ovhd(h)", th, ch, "wall(s)");
+		for (size_t i = 0; i < nrows; i++) {
+			const struct srow *s = &rows[i];
+			char name[160];
+
+			if (strcmp(s->run->model, models[mi]) != 0)
+				continue;
+			if (s->job >= 0 && s->run->sim->njobs > 1)
+				snprintf(name, sizeof(name), "%s:%s", s->run->policy, s->run->sim->jobs[s->job].name);
+			else
+				hb_strlcpy(name, s->run->policy, sizeof(name));
+			if (s->job < 0) {
+				fprintf(out, "%-12s cannot run: %s\n", name, s->run->why);
+				continue;
+			}
+			fprintf(out, "%-12s %9.2f %10.2f %9.2f %6.2f %11.0f %9.1f %9ld %8d %8.3f", name, s->m.time_s / 3600.0,
+				s->m.cost_usd, s->m.gpu_hours, s->m.mean_gpus, s->m.iterations, s->m.mean_gbs,
+				s->m.final_gbs, s->m.restarts, s->m.overhead_s / 3600.0);
+			print_rel(out, s->time_rel);
+			print_rel(out, s->cost_rel);
+			fprintf(out, " %8.3f%s\n", s->run->wall_s, s->m.done ? "" : "  (did not reach the target)");
+		}
+	}
+	free(rows);
+}
+
+/* ==== trace replay ========================================================================== */
+
+/* A number in a column, or "-" when undefined. */
+static void cell(FILE *out, int width, int prec, double v)
+{
+	if (isfinite(v))
+		fprintf(out, " %*.*f", width, prec, v);
+	else
+		fprintf(out, " %*s", width, "-");
+}
+
+static const struct hb_model_jct *model_row(const struct hb_trace_run *ru, const char *model)
+{
+	for (int i = 0; i < ru->nby_model; i++)
+		if (strcmp(ru->by_model[i].model, model) == 0)
+			return &ru->by_model[i];
+	return NULL;
+}
+
+void hb_trace_results_print(FILE *out, const struct hb_trace_results *r)
+{
+	struct trace_view tv;
+	struct hb_error err = { 0 };
+	const struct hb_trace_run *first = NULL;
+	char line[2048];
+
+	if (hb_res_trace_view_init(&tv, r, &err) < 0) {
+		fprintf(out, "%s\n", err.msg);
+		return;
+	}
+	hb_results_knob_line(&tv.base, NULL, line, sizeof(line));
+	fprintf(out, "cluster %s (%d GPUs), trace %s (%s), %ld jobs", r->cluster, r->cluster_gpus, r->trace, r->format,
+		r->read - r->oversize);
+	if (r->oversize > 0)
+		fprintf(out, " (%ld larger than the cluster skipped)", r->oversize);
+	if (r->assigned > 0)
+		fprintf(out, " (%ld models drawn by GPU-time class)", r->assigned);
+	fprintf(out, ", seed %llu, load %g, filters: %s\n%s  (* = non-default)\n", (unsigned long long)r->seed, r->load,
+		r->filters, line);
+	fprintf(out, "%-12s %5s %5s %5s %8s %8s %8s %9s %8s %9s %9s %6s %8s %7s %7s %9s %8s\n", "policy", "jobs", "done",
+		"drop", "JCT(h)", "med(h)", "p99(h)", "makespan", "queue(h)", "GPU-h", "cost($)", "util%", "rst/job",
+		"rho50", "rho99", "ms/round", "wall(s)");
+	for (int i = 0; i < r->nruns; i++) {
+		const struct hb_trace_run *ru = &r->runs[i];
+		const struct hb_cluster_summary *s = &ru->sum;
+
+		if (!ran(ru)) {
+			fprintf(out, "%-12s cannot run: %s\n", ru->policy, ru->why);
+			continue;
+		}
+		if (!first)
+			first = ru;
+		fprintf(out, "%-12s %5d %5d %5ld", ru->policy, s->njobs, s->completed, dropped(r, ru));
+		cell(out, 8, 2, s->jct_s.mean / 3600.0);
+		cell(out, 8, 2, s->jct_s.median / 3600.0);
+		cell(out, 8, 2, s->jct_s.p99 / 3600.0);
+		cell(out, 9, 2, s->makespan_s / 3600.0);
+		cell(out, 8, 2, s->queue_s.mean / 3600.0);
+		cell(out, 9, 1, s->gpu_hours);
+		cell(out, 9, 2, s->cost_usd);
+		cell(out, 6, 1, 100.0 * s->util_mean);
+		cell(out, 8, 2, s->restarts_per_job);
+		cell(out, 7, 2, s->rho.median);
+		cell(out, 7, 2, s->rho.p99);
+		cell(out, 9, 3, s->sched_ms_per_round);
+		cell(out, 8, 2, ru->wall_s);
+		fputc('\n', out);
+	}
+	if (first) {
+		fprintf(out, "\nmean JCT by model (h)\n%-22s", "model (jobs)");
+		for (int i = 0; i < r->nruns; i++)
+			if (ran(&r->runs[i]))
+				fprintf(out, " %10.10s", r->runs[i].policy);
+		fputc('\n', out);
+		for (int m = 0; m < first->nby_model; m++) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "%.14s (%d)", first->by_model[m].model, first->by_model[m].njobs);
+			fprintf(out, "%-22s", name);
+			for (int i = 0; i < r->nruns; i++) {
+				const struct hb_model_jct *mj;
+
+				if (!ran(&r->runs[i]))
+					continue;
+				mj = model_row(&r->runs[i], first->by_model[m].model);
+				cell(out, 10, 2, mj ? mj->jct_mean_s / 3600.0 : NAN);
+			}
+			fputc('\n', out);
+		}
+	}
+	if (r->fairness)
+		fprintf(out, "\nrho: JCT here / JCT alone on max(1, round(%d / J)) GPUs, J = mean active jobs over the "
+			     "job's life (metrics.h)\n",
+			r->cluster_gpus);
+	for (int i = 0; i < r->nruns; i++)
+		if (ran(&r->runs[i]) && r->runs[i].rho_stats.failed > 0)
+			fprintf(out, "rho %s: %d jobs without a reference run (first: %s)\n", r->runs[i].policy,
+				r->runs[i].rho_stats.failed, r->runs[i].rho_stats.why);
+	hb_res_trace_view_free(&tv);
+}
