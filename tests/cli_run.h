@@ -69,10 +69,12 @@ static inline int run_env(const char *env, const char *fmt, ...)
 static char *slurp(const char *path, size_t *len)
 {
 	struct hb_error err = { 0 };
-	char *data;
+	char *data = NULL;
 
-	if (hb_read_file(path, &data, len, &err) < 0)
+	if (hb_read_file(path, &data, len, &err) < 0) {
 		fail_msg("%s", err.msg);
+		return NULL;
+	}
 	return data;
 }
 

@@ -33,7 +33,7 @@ const char *hb_synth_arrival_name(int arrival)
 static int number(const char *key, const char *value, double lo, double hi, int open_lo, double *out,
 		  struct hb_error *err)
 {
-	double v;
+	double v = 0.0;
 
 	if (hb_parse_double(value, &v) < 0 || !isfinite(v) || v < lo || (open_lo && v == lo) || v > hi)
 		return hb_input_error(err, "synthetic option %s: '%s' is not a number in %c%g, %g]", key, value,
@@ -53,7 +53,7 @@ static const char *const aliases[][2] = {
 
 int hb_synth_option_set(struct hb_synth_options *o, const char *key, const char *value, struct hb_error *err)
 {
-	double v;
+	double v = 0.0;
 	long n;
 
 	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
