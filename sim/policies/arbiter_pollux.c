@@ -1422,17 +1422,6 @@ static int keep_front(struct pollux_arb *st, const struct round *r, const struct
 	return 0;
 }
 
-static uint64_t hash_ints(const int *x, size_t n)
-{
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= (uint64_t)(uint32_t)x[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 static int cmp_last_id(const void *pa, const void *pb)
 {
 	const struct last_job *a = pa, *b = pb;
@@ -1453,7 +1442,7 @@ static int round_inputs(const struct round *r, const int *maxr, const double *fa
 		cur[j].max_replicas = maxr[j];
 		cur[j].fits = rj->rep.fits;
 		cur[j].factor = factor[j];
-		cur[j].grant_hash = hash_ints(rj->job->grant, (size_t)N);
+		cur[j].grant_hash = hash_genome(rj->job->grant, (size_t)N);
 		if (round_speedup((void *)r, j, base + (size_t)j * r->ncols, &cur[j].speedup, err) < 0)
 			return -1;
 	}
