@@ -132,6 +132,7 @@ int hb_plot_figure(const char *gnuplot, const char *gpdir, const char *script, c
 	snprintf(tmp, sizeof(tmp), "%s/%s.tmp.%ld", dir, out, (long)getpid());
 	snprintf(sp, sizeof(sp), "%s/%s", gpdir, script);
 	hb_strlcpy(vars, vars_in, sizeof(vars));
+	hb_gp_assign(vars, sizeof(vars), "gpdir", gpdir);  /* the scripts load gpdir/palette.gp */
 	hb_gp_assign(vars, sizeof(vars), "out", tmp);
 	rc = run_gnuplot(gnuplot, sp, vars, err);
 	for (int i = 0; i < 2; i++) {

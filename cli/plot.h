@@ -26,7 +26,9 @@ int hb_plot_tools(const struct hb_cli *cli, const char *probe, char *gnuplot, si
 /* Append the gnuplot assignment var='value'; to buf ('' escapes a quote). */
 void hb_gp_assign(char *buf, size_t size, const char *var, const char *value);
 
-/* Run GPDIR/SCRIPT with the assignments in vars plus out=DIR/OUT.tmp.PID;
+/* Run GPDIR/SCRIPT with the assignments in vars plus gpdir=GPDIR (the
+ * scripts load GPDIR/palette.gp, the shared colour-blind-safe line styles)
+ * and out=DIR/OUT.tmp.PID;
  * the script writes OUT.tmp.PID.{png,svg}, renamed to DIR/OUT.{png,svg}
  * (a failed run leaves nothing). */
 int hb_plot_figure(const char *gnuplot, const char *gpdir, const char *script, const char *dir, const char *out,

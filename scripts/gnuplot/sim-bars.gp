@@ -2,16 +2,22 @@
 # policy (JABAS when it ran), as clustered bars.
 #
 # Written for `hetbatch sim --plot`, which calls
-#   gnuplot -e "dat='DIR/M-bars.dat'; ref='jabas'; ttl='...'; out='PREFIX'" sim-bars.gp
+#   gnuplot -e "dat='DIR/M-bars.dat'; ref='jabas'; ttl='...'; gpdir='...'; out='PREFIX'" sim-bars.gp
 # dat   <model>-bars.dat: rows "policy time_rel cost_rel time_h cost_usd"
 # ref   the policy the bars are normalised to
 # ttl   the title (optional)
+# gpdir the directory of palette.gp (optional: else this script's)
 # out   output path without extension: writes out.png (pngcairo) and out.svg
 if (!exists("dat") || !exists("ref") || !exists("out")) {
 	print "sim-bars.gp: set dat, ref and out with -e (see the header)"
 	exit status 2
 }
 if (!exists("ttl")) ttl = ""
+if (!exists("gpdir")) {
+	gpdir = "."
+	do for [i=strlen(ARG0):2:-1] { if (gpdir eq "." && ARG0[i:i] eq "/") { gpdir = ARG0[1:i-1] } }
+}
+load gpdir."/palette.gp"
 
 set title ttl
 set ylabel "relative to ".ref." (x)"

@@ -1,33 +1,53 @@
-# sim-gpus.gp: GPUs held over time, one step line per policy.
+# sim-gpus.gp: GPUs held over time, one small panel per policy on shared
+# axes, the panel's policy in colour over the others in light grey (on one
+# plot, policies holding the same GPUs hid each other's lines).
 #
 # Written for `hetbatch sim --plot`, which calls
-#   gnuplot -e "dat='DIR/M-series.dat'; names='jabas simigrad ...'; ttl='...'; out='PREFIX'" sim-gpus.gp
+#   gnuplot -e "dat='DIR/M-series.dat'; names='jabas simigrad ...'; ttl='...'; gpdir='...'; out='PREFIX'" sim-gpus.gp
 # dat   <model>-series.dat: one block per policy (blocks separated by two blank
 #       lines), columns t_h global_bs ngpus cost_usd progress_frac
 # names the policies, one word per block, in block order
 # ttl   the title (optional)
+# gpdir the directory of palette.gp (optional: else this script's)
 # out   output path without extension: writes out.png (pngcairo) and out.svg
 if (!exists("dat") || !exists("names") || !exists("out")) {
 	print "sim-gpus.gp: set dat, names and out with -e (see the header)"
 	exit status 2
 }
 if (!exists("ttl")) ttl = ""
+if (!exists("gpdir")) {
+	gpdir = "."
+	do for [i=strlen(ARG0):2:-1] { if (gpdir eq "." && ARG0[i:i] eq "/") { gpdir = ARG0[1:i-1] } }
+}
+load gpdir."/palette.gp"
 
-set title ttl
-set xlabel "time (h)"
-set ylabel "GPUs held"
-set yrange [0:*]
-set offsets 0, 0, 1, 0
-set xrange [0:*]
-set grid xtics ytics lc rgb "#dddddd"
-set key outside right top
+n = words(names)
+stats dat using 1:3 nooutput
+set xrange [0:STATS_max_x > 0 ? STATS_max_x : 1]
+set yrange [0:STATS_max_y * 1.1 + 0.5]
+# whole GPUs: integer tics, about five of them
+set ytics 0, (STATS_max_y > 5 ? ceil(STATS_max_y / 5) : 1)
+set grid xtics ytics lc rgb "#e4e4e4"
 set border 3
 set tics nomirror
+unset key
 
-set terminal pngcairo size 1000,560 font "sans,11" noenhanced
-set output out.".png"
-plot for [i=1:words(names)] dat index (i-1) using 1:3 with steps lw 2 dt i title word(names, i)
-set terminal svg size 1000,560 font "sans,11" noenhanced background rgb "white"
-set output out.".svg"
-replot
-set output
+do for [ext in "png svg"] {
+	if (ext eq "png") {
+		set terminal pngcairo size 1200, 260 * hb_rows(n) + 90 font "sans,10" noenhanced
+	} else {
+		set terminal svg size 1200, 260 * hb_rows(n) + 90 font "sans,10" noenhanced background rgb "white"
+	}
+	set output out.".".ext
+	set multiplot layout hb_rows(n), hb_cols(n) title ttl."\nGPUs held (grey: the other policies)" \
+		margins 0.06, 0.98, 0.1, 0.86 spacing 0.05, 0.14
+	do for [i=1:n] {
+		set title word(names, i)
+		set xlabel (i > n - hb_cols(n) ? "time (h)" : "")
+		set ylabel ((i - 1) % hb_cols(n) == 0 ? "GPUs" : "")
+		plot for [j=1:n] dat index (j - 1) using 1:3 with steps lw 1 lc rgb hb_grey notitle, \
+		     dat index (i - 1) using 1:3 with steps lt i lw 2 dt 1 notitle
+	}
+	unset multiplot
+	set output
+}

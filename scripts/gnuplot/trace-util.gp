@@ -1,34 +1,56 @@
 # trace-util.gp: cluster utilisation over time (GPUs held / cluster GPUs,
-# averaged over equal bins), one step line per policy (trace replay).
+# averaged over equal bins), one small panel per policy (trace replay).
+# Each panel draws its policy in colour over the others in light grey, on
+# shared axes, so eight or more policies stay readable (one plot with eight
+# overlapping step lines did not).
 #
 # Written for `hetbatch sim --trace --plot`, which calls
-#   gnuplot -e "dat='DIR/trace-util.dat'; names='fifo tiresias ...'; ttl='...'; out='PREFIX'" trace-util.gp
+#   gnuplot -e "dat='DIR/trace-util.dat'; names='fifo tiresias ...'; ttl='...'; gpdir='...'; out='PREFIX'" trace-util.gp
 # dat   trace-util.dat: one block per policy (blocks separated by two blank
 #       lines), columns t_h util_pct (bin start, mean utilisation in the bin;
 #       a last row closes the final bin)
 # names the policies, one word per block, in block order
 # ttl   the title (optional)
+# gpdir the directory of palette.gp (optional: else this script's)
 # out   output path without extension: writes out.png (pngcairo) and out.svg
 if (!exists("dat") || !exists("names") || !exists("out")) {
 	print "trace-util.gp: set dat, names and out with -e (see the header)"
 	exit status 2
 }
 if (!exists("ttl")) ttl = ""
+if (!exists("gpdir")) {
+	gpdir = "."
+	do for [i=strlen(ARG0):2:-1] { if (gpdir eq "." && ARG0[i:i] eq "/") { gpdir = ARG0[1:i-1] } }
+}
+load gpdir."/palette.gp"
 
-set title ttl
-set xlabel "time (h)"
-set ylabel "GPUs held (% of the cluster)"
+n = words(names)
+stats dat using 1 nooutput
+tmax = STATS_max
+set xrange [0:tmax > 0 ? tmax : 1]
 set yrange [0:105]
-set xrange [0:*]
-set grid xtics ytics lc rgb "#dddddd"
-set key outside right top
+set ytics 0, 25, 100
+set grid xtics ytics lc rgb "#e4e4e4"
 set border 3
 set tics nomirror
+unset key
 
-set terminal pngcairo size 1000,560 font "sans,11" noenhanced
-set output out.".png"
-plot for [i=1:words(names)] dat index (i-1) using 1:2 with steps lw 2 dt i title word(names, i)
-set terminal svg size 1000,560 font "sans,11" noenhanced background rgb "white"
-set output out.".svg"
-replot
-set output
+do for [ext in "png svg"] {
+	if (ext eq "png") {
+		set terminal pngcairo size 1200, 260 * hb_rows(n) + 90 font "sans,10" noenhanced
+	} else {
+		set terminal svg size 1200, 260 * hb_rows(n) + 90 font "sans,10" noenhanced background rgb "white"
+	}
+	set output out.".".ext
+	set multiplot layout hb_rows(n), hb_cols(n) title ttl."\nGPUs held, % of the cluster (grey: the other policies)" \
+		margins 0.06, 0.98, 0.1, 0.86 spacing 0.05, 0.14
+	do for [i=1:n] {
+		set title word(names, i)
+		set xlabel (i > n - hb_cols(n) ? "time (h)" : "")
+		set ylabel ((i - 1) % hb_cols(n) == 0 ? "util %" : "")
+		plot for [j=1:n] dat index (j - 1) using 1:2 with steps lw 1 lc rgb hb_grey notitle, \
+		     dat index (i - 1) using 1:2 with steps lt i lw 2 dt 1 notitle
+	}
+	unset multiplot
+	set output
+}

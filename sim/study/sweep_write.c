@@ -494,13 +494,49 @@ int hb_sweep_plot_names(const struct hb_sweep *sw, int li, char *buf, size_t siz
 	return n;
 }
 
-/* One block per policy with a point that ran: "usd_per_h gpus jct_mean_h cost_usd label". */
+/* The smallest and largest mean JCT and cost over the seeds of (cluster ci,
+ * load li, policy pi) that ran: the error bars of the sweep figures.  NaN
+ * when no seed gave a finite value. */
+static void seed_range(const struct hb_sweep *sw, int ci, int li, int pi, double jct[2], double cost[2])
+{
+	jct[0] = cost[0] = INFINITY;
+	jct[1] = cost[1] = -INFINITY;
+	for (int i = 0; i < sw->npoints; i++) {
+		const struct hb_sweep_row *r = &sw->rows[i];
+		struct hb_sweep_point p;
+
+		hb_sweep_point_of(sw->cfg, i, &p);
+		if (p.cluster != ci || p.load != li || p.policy != pi || r->status != HB_SWEEP_OK)
+			continue;
+		if (isfinite(r->jct_mean_h)) {
+			jct[0] = fmin(jct[0], r->jct_mean_h);
+			jct[1] = fmax(jct[1], r->jct_mean_h);
+		}
+		if (isfinite(r->cost_usd)) {
+			cost[0] = fmin(cost[0], r->cost_usd);
+			cost[1] = fmax(cost[1], r->cost_usd);
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		if (!isfinite(jct[k]))
+			jct[k] = NAN;
+		if (!isfinite(cost[k]))
+			cost[k] = NAN;
+	}
+}
+
+/* One block per policy with a point that ran: "usd_per_h gpus jct_mean_h
+ * cost_usd label jct_min_h jct_max_h cost_min_usd cost_max_usd" (means and
+ * the range over the seeds that ran; the range after the label so the first
+ * five columns keep their places). */
 static void write_dat(FILE *f, const struct hb_sweep *sw, const struct hb_sweep_agg *agg, int li, const int *order)
 {
 	const struct hb_sweep_config *cfg = sw->cfg;
 	int blocks = 0;
 
-	fprintf(f, "# %s, load %g: per policy, clusters by capacity\n# usd_per_h gpus jct_mean_h cost_usd label\n",
+	fprintf(f,
+		"# %s, load %g: per policy, clusters by capacity; means, minima and maxima over the seeds that ran\n"
+		"# usd_per_h gpus jct_mean_h cost_usd label jct_min_h jct_max_h cost_min_usd cost_max_usd\n",
 		cfg->name, cfg->loads[li]);
 	for (int pi = 0; pi < cfg->npolicies; pi++) {
 		if (!has_block(agg, cfg, li, pi))
@@ -511,13 +547,20 @@ static void write_dat(FILE *f, const struct hb_sweep *sw, const struct hb_sweep_
 		for (int i = 0; i < cfg->nclusters; i++) {
 			int ci = order[i];
 			const struct hb_sweep_agg *a = &agg[(ci * cfg->nloads + li) * cfg->npolicies + pi];
+			double jct[2], cost[2];
 
 			if (a->ok == 0)
 				continue;
+			seed_range(sw, ci, li, pi, jct, cost);
 			fprintf(f, "%.9g %d", sw->info[ci].usd_per_h, sw->info[ci].gpus);
 			fprintf(f, isfinite(a->jct_mean_h) ? " %.9g" : " NaN", a->jct_mean_h);
 			fprintf(f, isfinite(a->cost_usd) ? " %.9g" : " NaN", a->cost_usd);
-			fprintf(f, " \"%s\"\n", cfg->clusters[ci].label);
+			fprintf(f, " \"%s\"", cfg->clusters[ci].label);
+			for (int k = 0; k < 2; k++)
+				fprintf(f, isfinite(jct[k]) ? " %.9g" : " NaN", jct[k]);
+			for (int k = 0; k < 2; k++)
+				fprintf(f, isfinite(cost[k]) ? " %.9g" : " NaN", cost[k]);
+			fputc('\n', f);
 		}
 	}
 }
