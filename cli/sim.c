@@ -172,6 +172,17 @@ static void usage(FILE *out)
 		"                       instead of queueing them\n"
 		"  --no-fairness        skip rho (it simulates every distinct job once more\n"
 		"                       alone on its 1/J share)\n"
+		"  --capacity FILE      GPUs that come and go: CSV time_s,gpu,available (from\n"
+		"                       time_s on, that many GPUs of the type are online);\n"
+		"                       elastic policies shrink, gang jobs are preempted and\n"
+		"                       requeued (sim/capacity.h)\n"
+		"  --easyscale-comm on|off  EasyScale plans estimate the all-reduce (on, the\n"
+		"                       default) or only Eq. 1's compute (off, the paper's)\n"
+		"  --easyscale-restart model|artifact  EasyScale's reconfiguration cost: the\n"
+		"                       simulator's restart model (default) or the artifact's\n"
+		"                       20 s on the first start only\n"
+		"  --yarn-head-only     yarn-cs as the EasyScale artifact simulates it: only\n"
+		"                       the queue head may start, one job at a time\n"
 		"  Default policies: every policy with a shared-cluster arbiter (one of\n"
 		"  those that pair the same arbiter and agent).  A listed policy without\n"
 		"  one gets the row 'cannot run: policy X has no shared-cluster arbiter yet'.\n"
@@ -222,6 +233,10 @@ struct sim_args {
 	struct hb_synth_options synth; /* its options (--synth KEY=VALUE) */
 	char synth_name[64];           /* "synthetic-poisson" */
 	int elastic_drop;              /* --elastic-drop */
+	const char *capacity;          /* --capacity FILE, or NULL */
+	int easyscale_comm;            /* --easyscale-comm: 1 on, 0 off, -1 default */
+	int easyscale_artifact;        /* --easyscale-restart artifact */
+	int yarn_head_only;            /* --yarn-head-only */
 	double elastic_interval_s;     /* --elastic-interval, < 0 = default */
 	enum hb_trace_format format;
 	struct hb_trace_options topt;  /* filters */
@@ -236,6 +251,7 @@ enum {
 	OPT_RESTART, OPT_RECONFIG, OPT_GNS, OPT_NOSIM, OPT_UNEQUAL, OPT_REPLAY, OPT_TRACE, OPT_FORMAT, OPT_LOAD,
 	OPT_MAXJOBS, OPT_FROM, OPT_TO, OPT_VC, OPT_GPUS, OPT_NOFAIR, OPT_SYNTHETIC, OPT_SYNTH, OPT_EDROP,
 	OPT_EINTERVAL, OPT_ATTEMPTS, OPT_STATUS, OPT_PROGRESS, OPT_FIDELITY, OPT_EVENTS,
+	OPT_CAPACITY, OPT_ESCOMM, OPT_ESRESTART, OPT_YARNHEAD,
 };
 
 /* --gpus MIN:MAX, either side may be empty; 2 on a usage error. */
@@ -299,6 +315,10 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		{ "attempts", required_argument, NULL, OPT_ATTEMPTS },
 		{ "status", required_argument, NULL, OPT_STATUS },
 		{ "elastic-interval", required_argument, NULL, OPT_EINTERVAL },
+		{ "capacity", required_argument, NULL, OPT_CAPACITY },
+		{ "easyscale-comm", required_argument, NULL, OPT_ESCOMM },
+		{ "easyscale-restart", required_argument, NULL, OPT_ESRESTART },
+		{ "yarn-head-only", no_argument, NULL, OPT_YARNHEAD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -313,6 +333,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 	a->format = HB_TRACE_AUTO;
 	a->load = 1.0;
 	a->elastic_interval_s = -1.0;
+	a->easyscale_comm = -1;
 	hb_trace_options_init(&a->topt);
 	hb_synth_options_init(&a->synth);
 	optind = 1;
@@ -341,6 +362,20 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		case OPT_TRACE: a->trace = optarg; break;
 		case OPT_NOFAIR: a->no_fairness = a->trace_opts = 1; break;
 		case OPT_EDROP: a->elastic_drop = a->trace_opts = 1; break;
+		case OPT_CAPACITY: a->capacity = optarg; a->trace_opts = 1; break;
+		case OPT_YARNHEAD: a->yarn_head_only = a->trace_opts = 1; break;
+		case OPT_ESCOMM:
+			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+				return hb_cli_usage(cli, "sim", "--easyscale-comm: '%s' is not on or off", optarg);
+			a->easyscale_comm = optarg[1] == 'n';
+			a->trace_opts = 1;
+			break;
+		case OPT_ESRESTART:
+			if (strcmp(optarg, "model") != 0 && strcmp(optarg, "artifact") != 0)
+				return hb_cli_usage(cli, "sim", "--easyscale-restart: '%s' is not model or artifact", optarg);
+			a->easyscale_artifact = optarg[0] == 'a';
+			a->trace_opts = 1;
+			break;
 		case OPT_EINTERVAL:
 			if (hb_parse_double(optarg, &v) < 0 || !(v >= 0) || v > 1e7)
 				return hb_cli_usage(cli, "sim", "--elastic-interval: '%s' is not a number of seconds in "
@@ -457,6 +492,12 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 	if ((a->trace || a->synthetic) && a->models)
 		return hb_cli_usage(cli, "sim", "--trace (or --synthetic) and --model exclude each other (the trace "
 						"names the models)");
+	if (!a->trace && !a->synthetic && (a->capacity || a->easyscale_comm >= 0 || a->easyscale_artifact ||
+					   a->yarn_head_only))
+		return hb_cli_usage(cli, "sim", "--capacity, --easyscale-* and --yarn-head-only need --trace or --synthetic "
+						"(jobs sharing the cluster)");
+	if (a->capacity && !hb_path_exists(a->capacity))
+		return hb_cli_usage(cli, "sim", "--capacity: no file '%s'", a->capacity);
 	if (!a->trace && !a->synthetic && a->trace_opts)
 		return hb_cli_usage(cli, "sim", "--format, --load, --max-jobs, --from, --to, --vc, --status, "
 						"--attempts, --gpus, --no-fairness and --elastic-* need --trace "
@@ -1175,6 +1216,11 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 	so.replay = a.replay;
 	so.progress = a.progress;
 	so.elastic_drop = a.elastic_drop;
+	if (a.easyscale_comm >= 0)
+		so.easyscale_comm = a.easyscale_comm;
+	so.easyscale_artifact_restart = a.easyscale_artifact;
+	so.yarn_head_only = a.yarn_head_only;
+	so.capacity = a.capacity;
 	if (a.elastic_interval_s >= 0)
 		so.elastic_interval_s = a.elastic_interval_s;
 	if (a.trace)

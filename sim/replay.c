@@ -103,6 +103,15 @@ int hb_replay_from_specs(const struct hb_catalog *cat, const struct hb_cluster *
 			hb_replay_free(rp);
 			return hb_input_error(err, "%s: field 'gpus': value '%d': not a positive GPU count", pos, s.gpus);
 		}
+		if (s.gpu_type[0] && hb_catalog_gpu_index(cat, s.gpu_type) < 0) {
+			hb_replay_where(fmt, where, s.record, pos, sizeof(pos));
+			hb_replay_free(rp);
+			return hb_input_error(err, "%s: field 'gpu_type': value '%s': not a GPU type in the catalog", pos,
+					      s.gpu_type);
+		}
+		hb_strlcpy(j->gpu_type, s.gpu_type, sizeof(j->gpu_type));
+		j->d2 = s.d2 == HB_D2_YES ? 1 : s.d2 == HB_D2_NO ? 0 : -1;
+		j->epochs = s.epochs;
 		hb_strlcpy(j->name, s.name, sizeof(j->name));
 		j->arrival_s = s.arrival_s / ro->load;
 		j->gpus = s.gpus;
@@ -159,6 +168,14 @@ int hb_replay_build(struct hb_sim *sim, const struct hb_replay *rp, const struct
 		if (j->name[0])
 			hb_strlcpy(sim->jobs[id].name, j->name, sizeof(sim->jobs[id].name));
 		hb_sim_job_request(&sim->jobs[id], j->gpus, j->batch);
+		hb_sim_job_prefs(&sim->jobs[id], j->gpu_type, j->d2);
+		if (j->epochs > 0 && hb_sim_job_epochs(&sim->jobs[id], j->epochs, err) < 0) {
+			char pos[512];
+
+			hb_replay_where(rp->format, where, j->record, pos, sizeof(pos));
+			hb_error_prefix(err, "%s: field 'epochs'", pos);
+			return -1;
+		}
 	}
 	return 0;
 }

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capacity.h"
 #include "csv.h"
 #include "fidelity.h"
 #include "perf_measured.h"
@@ -95,6 +96,7 @@ void hb_sim_opts_default(struct hb_sim_opts *o)
 	o->sample_every = 1;
 	o->elastic_interval_s = DEFAULT_ELASTIC_INTERVAL_S;
 	o->progress = HB_PROGRESS_POLLUX;
+	o->easyscale_comm = 1;
 }
 
 /* ---- records ------------------------------------------------------------ */
@@ -305,6 +307,16 @@ int hb_sim_init(struct hb_sim *sim, const struct hb_catalog *cat, const struct h
 		hb_sim_free(sim);
 		return hb_runtime_error(err, "simulator: out of memory");
 	}
+	if (sim->opts.capacity) {
+		if (!(sim->capacity = calloc(1, sizeof(*sim->capacity)))) {
+			hb_sim_free(sim);
+			return hb_runtime_error(err, "simulator: out of memory");
+		}
+		if (hb_capacity_load(sim->opts.capacity, cat, cl, sim->capacity, err) < 0) {
+			hb_sim_free(sim);
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -321,6 +333,10 @@ void hb_sim_free(struct hb_sim *sim)
 		free(job->grant);
 	}
 	free(sim->free_gpus);
+	if (sim->capacity) {
+		hb_capacity_free(sim->capacity);
+		free(sim->capacity);
+	}
 	free(sim->jobs);
 	for (int m = 0; sim->perf && m < sim->cat->nmodels; m++) {
 		if (sim->borrowed && sim->borrowed[m])
@@ -492,6 +508,7 @@ int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb
 	job->model = m;
 	job->agent = agent;
 	job->arrival_s = arrival_s;
+	job->d2 = -1;
 	job->perf = sim->perf[k];
 	job->solver = sim->solver[k];
 	job->stats = sim->stats[k];
@@ -840,6 +857,12 @@ static void apply_note(struct hb_sim *sim, const struct hb_sim_job *job, const s
 int hb_sim_apply(struct hb_sim *sim, struct hb_sim_job *job, const struct hb_job_config *cfg, int how,
 		 const char *why, struct hb_error *err)
 {
+	return hb_sim_apply_cost(sim, job, cfg, how, -1.0, why, err);
+}
+
+int hb_sim_apply_cost(struct hb_sim *sim, struct hb_sim_job *job, const struct hb_job_config *cfg, int how,
+		      double pause_s, const char *why, struct hb_error *err)
+{
 	double now = sim->eng.now, pause = 0.0;
 	const char *kind = "start";
 
@@ -865,6 +888,8 @@ int hb_sim_apply(struct hb_sim *sim, struct hb_sim_job *job, const struct hb_job
 		job->reconfigs++;
 		kind = "reconfig";
 	}
+	if (pause_s >= 0)
+		pause = pause_s; /* the policy's own cost model (EasyScale's artifact: 20 s on the first start only) */
 	apply_note(sim, job, cfg, kind, why);
 	if (pause > 0) {
 		job->state = HB_JOB_RESTARTING;
@@ -973,6 +998,23 @@ void hb_sim_job_request(struct hb_sim_job *job, int gpus, long batch)
 {
 	job->req_gpus = gpus > 0 ? gpus : 0;
 	job->req_batch = batch > 0 ? batch : 0;
+}
+
+void hb_sim_job_prefs(struct hb_sim_job *job, const char *gpu, int d2)
+{
+	hb_strlcpy(job->pref_gpu, gpu ? gpu : "", sizeof(job->pref_gpu));
+	job->d2 = d2 < 0 ? -1 : d2 > 0;
+}
+
+int hb_sim_job_epochs(struct hb_sim_job *job, double epochs, struct hb_error *err)
+{
+	if (!(epochs > 0) || !isfinite(epochs))
+		return hb_input_error(err, "simulator: job %s: epochs %g is not a positive number", job->name, epochs);
+	if (job->fid)
+		return hb_input_error(err, "simulator: job %s: per-job epochs do not apply in Pollux fidelity mode "
+					   "(its epochs are the artifact's)", job->name);
+	job->target = epochs * job->model->dataset_size;
+	return 0;
 }
 
 /* GPUs a job asks for: its request, or the largest node.  A service of
@@ -1173,6 +1215,14 @@ static int dedicated_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct 
 	return rc;
 }
 
+int hb_arbiter_requeue_round(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	(void)sim;
+	(void)job;
+	(void)err;
+	return 0; /* the arbiter's next round sees the job suspended and decides */
+}
+
 const struct hb_arbiter_ops hb_arbiter_dedicated = {
 	.name = "dedicated",
 	.summary = "every job alone on the whole cluster",
@@ -1224,6 +1274,8 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 			return -1;
 		total += sim->jobs[j].target;
 	}
+	if (hb_capacity_schedule(sim, err) < 0)
+		return -1;
 	if (sim->arbiter->round_s && sim->arbiter->on_round && sim->arbiter->round_s(sim) > 0 &&
 	    hb_engine_schedule(&sim->eng, sim->arbiter->round_s(sim), HB_EV_ROUND, -1, 0, err) < 0)
 		return -1;
@@ -1238,6 +1290,11 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 						job ? job->name : "the run", sim->opts.max_sim_s);
 		}
 		if (!job) {
+			if (ev.kind == HB_EV_FAILURE && sim->capacity &&
+			    hb_capacity_apply(sim, (int)ev.gen, err) < 0) {
+				hb_progress_finish(&bar);
+				return -1;
+			}
 			if (ev.kind == HB_EV_ROUND && sim->arbiter->on_round) {
 				double rs = sim->arbiter->round_s(sim), w0 = hb_now();
 
@@ -1288,6 +1345,9 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 			if (sim->arbiter->on_release)
 				rc = sim->arbiter->on_release(sim, job, err);
 		}
+		/* Jobs a withdrawal preempted wait for GPUs the event may have freed. */
+		if (rc == 0 && sim->capacity && sim->capacity->nparked > 0)
+			rc = hb_capacity_resume(sim, err);
 		if (rc == 0 && sim->sink_err.code != HB_OK) {
 			*err = sim->sink_err; /* results could not be written: the run stops */
 			rc = -1;

@@ -33,6 +33,7 @@
 #include "rng.h"
 #include "stats.h"
 
+struct hb_capacity;
 struct hb_fid_model;
 struct hb_profdb;
 struct hb_sim;
@@ -121,7 +122,24 @@ struct hb_arbiter_ops {
 	 * of its own events; called after that event's agent callbacks return,
 	 * so the arbiter may start queued jobs on them. */
 	int (*on_release)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
+	/* Capacity that comes and goes (sim --capacity, capacity.h).  All three
+	 * optional.  on_revoke: busy GPUs are being withdrawn, need[i] of node
+	 * i (nnodes entries) beyond its free ones: an elastic arbiter shrinks
+	 * jobs there; the engine then preempts jobs (most recently started
+	 * first) for whatever is still short. */
+	int (*on_revoke)(struct hb_sim *sim, const int *need, struct hb_error *err);
+	/* The engine preempted job for a withdrawal (SUSPENDED, progress
+	 * kept): put it back in the queue.  NULL: the engine resumes it itself
+	 * (hb_sim_place of its GPU count) whenever GPUs free up; an arbiter
+	 * whose rounds reconsider suspended jobs sets hb_arbiter_requeue_round. */
+	int (*on_requeue)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
+	/* GPUs came back, or a withdrawal left some free: start waiting jobs. */
+	int (*on_capacity)(struct hb_sim *sim, struct hb_error *err);
 };
+
+/* on_requeue of arbiters whose every round reconsiders suspended jobs
+ * (Tiresias, Optimus, PolluxSched): nothing to do now. */
+int hb_arbiter_requeue_round(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
 
 /* dedicated: every job is granted the whole cluster at arrival (single-job
  * studies, the JABAS setting); the engine's default, defined in sim.c.  The
@@ -151,6 +169,8 @@ struct hb_sim_job {
 	double arrival_s;
 	int req_gpus;            /* GPUs the job asks for (0: the arbiter decides) */
 	long req_batch;          /* global batch the job asks for (0: the model's minB_G) */
+	char pref_gpu[HB_NAME_MAX]; /* catalog GPU type the job prefers (EasyScale, YARN-CS), "" = none */
+	int d2;                  /* EasyScale D2 (cross-type determinism): 1 allowed, 0 not, -1 from the model */
 	int *grant;              /* GPUs per node the arbiter gives the job, owned */
 	int ngrant;              /* sum of grant */
 	double start_s;          /* first start (queueing delay = start_s - arrival_s) */
@@ -276,6 +296,13 @@ struct hb_sim_opts {
 	double elastic_interval_s; /* Delta between scaling decisions, s (default 600: V-B's "10-15 minutes");
 				      <= 0: decide at every arrival and departure */
 	int elastic_drop;        /* 1: reject jobs the optimizer cannot admit (drop mode); 0: queue them */
+	/* EasyScale (agent_easyscale.c, easyscale.md 2) and YARN-CS (arbiter_yarn_cs.c). */
+	int easyscale_comm;      /* 1 (default): plans estimate the all-reduce; 0: Eq. 1's compute only, as the paper */
+	int easyscale_artifact_restart; /* 1: the artifact's cost, 20 s at the first start and nothing after;
+					   0 (default): the simulator's restart model */
+	int yarn_head_only;      /* 1: YARN-CS as the artifact simulates it, one job at a time; 0 (default): FIFO
+				    gang scheduling that starts every queued job that fits */
+	const char *capacity;    /* --capacity: CSV of GPUs available per type over time, or NULL (capacity.h) */
 };
 
 void hb_sim_opts_default(struct hb_sim_opts *o);
@@ -323,6 +350,8 @@ struct hb_sim {
 	double progress_done;           /* sum over jobs of min(progress, target), kept as progress
 					   moves, so the progress bar costs O(1) per redraw */
 	int released;                   /* GPUs handed back by hb_sim_resize_grant during the current event */
+	struct hb_capacity *capacity;   /* opts.capacity's series and what the run did with it (capacity.h);
+					   NULL without one; owned */
 
 	/* Replay (opts.replay): B_G from a recorded trajectory, by iteration. */
 	double *replay_step;            /* strictly increasing iteration counts, owned */
@@ -355,6 +384,15 @@ void hb_sim_stream(struct hb_sim *sim, const struct hb_sim_sink *sink);
 void hb_sim_set_arbiter(struct hb_sim *sim, const struct hb_arbiter_ops *arb);
 /* Set what a job asks for (trace replay): GPUs and global batch, 0 = none. */
 void hb_sim_job_request(struct hb_sim_job *job, int gpus, long batch);
+/* Set a job's preferred GPU type (NULL or "" = none) and D2 flag (-1 = from
+ * the model), read by the EasyScale and YARN-CS policies. */
+void hb_sim_job_prefs(struct hb_sim_job *job, const char *gpu, int d2);
+/* Train the job for `epochs` passes over its model's dataset instead of the
+ * model's target_epochs (the EasyScale trace's per-job epochs on 1 %
+ * datasets): its progress target becomes epochs x dataset_size M0-equivalent
+ * samples.  Before the run; not in Pollux fidelity mode (its epochs are the
+ * artifact's). */
+int hb_sim_job_epochs(struct hb_sim_job *job, double epochs, struct hb_error *err);
 /* Start a PENDING job on grant (GPUs per node, all free): takes them from
  * the pool and calls the agent's start.  An agent that cannot run the job
  * fails the run. */
@@ -390,6 +428,11 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err);
  * far, charges the change (enum hb_apply), records it, and reschedules. */
 int hb_sim_apply(struct hb_sim *sim, struct hb_sim_job *job, const struct hb_job_config *cfg, int how,
 		 const char *why, struct hb_error *err);
+/* hb_sim_apply with the pause (s, >= 0) charged instead of the one `how`
+ * implies; a negative pause_s charges as hb_sim_apply does.  The event kind
+ * and the restart count still follow `how`. */
+int hb_sim_apply_cost(struct hb_sim *sim, struct hb_sim_job *job, const struct hb_job_config *cfg, int how,
+		      double pause_s, const char *why, struct hb_error *err);
 /* Current simulated time. */
 double hb_sim_now(const struct hb_sim *sim);
 /* True noise scale now (training fraction of the job, at batch B). */

@@ -71,6 +71,20 @@ struct hb_jobspec {
 	                                   trace saw), -1 when unknown or not a Philly log */
 	long record;                    /* where it came from: 1-based CSV line, or 1-based JSON
 	                                   element index; job counter for synthetic jobs */
+	/* EasyScale's job attributes (notes/easyscale.md §3; docs/jobspec.md). */
+	char gpu_type[HB_JOB_MODEL_MAX]; /* preferred catalog GPU type, "" = none (the policy picks) */
+	int d2;                         /* enum hb_jobspec_d2: may the job mix GPU types */
+	double epochs;                  /* passes over the model's dataset to train, 0 = the model's
+	                                   target_epochs (fractions scale the dataset: 1 % of it
+	                                   for 100 epochs is 1) */
+};
+
+/* EasyScale D2 eligibility of a job spec (zero, the default, leaves it to
+ * the model: hetbatch's EasyScale agent lets every non-CNN model mix). */
+enum hb_jobspec_d2 {
+	HB_D2_MODEL = 0,            /* not given */
+	HB_D2_YES = 1,              /* D2-eligible: its EST plans may mix GPU types */
+	HB_D2_NO = 2,               /* not eligible: one GPU type */
 };
 
 enum hb_trace_format {

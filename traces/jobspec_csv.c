@@ -5,9 +5,11 @@
  *   resnet-a,0,resnet50,4,0,3600
  *
  * name, arrival_s, model and gpus are required; batch, duration_s,
- * gpu_time_s, status, user and vc are optional columns, and an empty cell
- * in an optional column takes its default (batch 0 = the model's M0,
- * duration 0 = none, gpu_time = gpus x duration).  Any other column is an
+ * gpu_time_s, status, user, vc and EasyScale's gpu_type, d2 (0 or 1) and
+ * epochs are optional columns, and an empty cell in an optional column
+ * takes its default (batch 0 = the model's M0, duration 0 = none, gpu_time
+ * = gpus x duration, gpu_type and d2 left to the policy, epochs the
+ * model's).  Any other column is an
  * error, so a misspelt "duraton_s" is not silently ignored.
  */
 #include <stdio.h>
@@ -20,8 +22,9 @@
 
 enum { C_NAME, C_ARRIVAL, C_MODEL, C_GPUS, C_NREQ };
 
-static const char *const optional_cols[] = { "batch", "duration_s", "gpu_time_s", "status", "user", "vc", NULL };
-enum { O_BATCH, O_DURATION, O_GPU_TIME, O_STATUS, O_USER, O_VC, O_N };
+static const char *const optional_cols[] = { "batch", "duration_s", "gpu_time_s", "status", "user", "vc",
+					     "gpu_type", "d2", "epochs", NULL };
+enum { O_BATCH, O_DURATION, O_GPU_TIME, O_STATUS, O_USER, O_VC, O_GPU_TYPE, O_D2, O_EPOCHS, O_N };
 
 struct jobspec_csv {
 	struct hb_csv csv;
@@ -53,7 +56,7 @@ static int check_columns(struct jobspec_csv *p, struct hb_error *err)
 		if (!known)
 			return hb_input_error(err,
 					      "%s:%ld: unknown column '%s' (known: name, arrival_s, model, gpus, batch, "
-					      "duration_s, gpu_time_s, status, user, vc)",
+					      "duration_s, gpu_time_s, status, user, vc, gpu_type, d2, epochs)",
 					      p->csv.path, p->csv.line, hb_trace_quote(q, sizeof(q), h));
 		for (int j = 0; j < i; j++)
 			if (strcmp(h, p->csv.header[j]) == 0)
@@ -135,6 +138,18 @@ static int next_jcsv(void *state, struct hb_jobspec *job, int *skip, struct hb_e
 	     hb_trace_copy(job->user, sizeof(job->user), hb_trim(c->field[p->opt[O_USER]]), 0, where, "user", err) < 0) ||
 	    (p->opt[O_VC] >= 0 &&
 	     hb_trace_copy(job->vc, sizeof(job->vc), hb_trim(c->field[p->opt[O_VC]]), 0, where, "vc", err) < 0))
+		return -1;
+	if (p->opt[O_GPU_TYPE] >= 0 && hb_trace_copy(job->gpu_type, sizeof(job->gpu_type),
+						      hb_trim(c->field[p->opt[O_GPU_TYPE]]), 0, where, "gpu_type", err) < 0)
+		return -1;
+	if (present(p, O_D2)) {
+		long d2;
+
+		if (hb_csv_long_range(c, p->opt[O_D2], 0, 1, &d2, err) < 0)
+			return -1;
+		job->d2 = d2 ? HB_D2_YES : HB_D2_NO;
+	}
+	if (present(p, O_EPOCHS) && hb_csv_double_range(c, p->opt[O_EPOCHS], 1e-9, 1e9, &job->epochs, err) < 0)
 		return -1;
 	job->record = c->line;
 	*skip = HB_SKIP_NONE;

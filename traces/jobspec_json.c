@@ -144,7 +144,8 @@ static int opt_text(const cJSON *o, const char *key, const char *where, char *ds
 static int check_keys(const cJSON *o, const char *where, struct hb_error *err)
 {
 	static const char *const keys[] = { "name", "arrival_s", "model", "gpus", "batch", "duration_s",
-					    "gpu_time_s", "status", "user", "vc", "comment", NULL };
+					    "gpu_time_s", "status", "user", "vc", "gpu_type", "d2", "epochs", "comment",
+					    NULL };
 	const cJSON *it;
 
 	cJSON_ArrayForEach(it, o) {
@@ -179,8 +180,17 @@ static int job_from_object(const cJSON *o, const char *where, struct hb_jobspec 
 			    err) < 0 ||
 	    opt_text(o, "status", where, job->status, sizeof(job->status), err) < 0 ||
 	    opt_text(o, "user", where, job->user, sizeof(job->user), err) < 0 ||
-	    opt_text(o, "vc", where, job->vc, sizeof(job->vc), err) < 0)
+	    opt_text(o, "vc", where, job->vc, sizeof(job->vc), err) < 0 ||
+	    opt_text(o, "gpu_type", where, job->gpu_type, sizeof(job->gpu_type), err) < 0 ||
+	    hb_json_num_opt(o, "epochs", where, 1e-9, 1e9, 0.0, &job->epochs, err) < 0)
 		return -1;
+	{
+		long d2;
+
+		if (hb_json_int_opt(o, "d2", where, 0, 1, -1, &d2, err) < 0)
+			return -1;
+		job->d2 = d2 < 0 ? HB_D2_MODEL : d2 ? HB_D2_YES : HB_D2_NO;
+	}
 	job->gpus = (int)gpus;
 	return 0;
 }

@@ -20,6 +20,9 @@ const struct hb_policy hb_policies[] = {
 	{ "tiresias", &hb_agent_static, &hb_arbiter_tiresias, "Tiresias 2D-LAS (2 queues, 16 GPU-h); fixed GPUs and batch" },
 	{ "optimus", &hb_agent_static, &hb_arbiter_optimus, "Optimus+Oracle: GPUs by marginal gain (oracle); fixed batch" },
 	{ "elastic", &hb_agent_elastic, &hb_arbiter_elastic, "IBM elastic DP: FIFO admission every Delta; GPUs and batch by throughput scaling" },
+	{ "easyscale", &hb_agent_easyscale, &hb_arbiter_easyscale, "EasyScale: fixed batch, maxP ESTs on heterogeneous GPUs (D2 jobs), growth by speedup per GPU" },
+	{ "easyscale-homo", &hb_agent_easyscale, &hb_arbiter_easyscale_homo, "EasyScale_homo: as easyscale, every job on its preferred GPU type only" },
+	{ "yarn-cs", &hb_agent_static, &hb_arbiter_yarn_cs, "YARN-CS: FIFO gang scheduling, each job on one GPU type; fixed GPUs and batch" },
 	{ NULL, NULL, NULL, NULL },
 };
 

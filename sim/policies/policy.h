@@ -24,6 +24,9 @@ extern const struct hb_agent_ops hb_agent_pollux;
 extern const struct hb_agent_ops hb_agent_pollux_as;
 extern const struct hb_agent_ops hb_agent_optperf;
 extern const struct hb_agent_ops hb_agent_elastic;
+/* EasyScale: maxP ESTs at a fixed global batch on its arbiter's grant
+ * (agent_easyscale.c, easyscale.h). */
+extern const struct hb_agent_ops hb_agent_easyscale;
 
 /* ---- cluster arbiters (sim/policies/arbiter_*.c) ------------------------- */
 
@@ -40,6 +43,14 @@ extern const struct hb_arbiter_ops hb_arbiter_optimus;
  * back to its request when somebody does); sim/policies/arbiter_jabas.c. */
 extern const struct hb_arbiter_ops hb_arbiter_jabas;
 extern const struct hb_arbiter_ops hb_arbiter_elastic;
+/* EasyScale's inter-job scheduler: 60 s rounds, no gang, homogeneous
+ * increments granted by speedup per GPU; _homo holds every job to one GPU
+ * type (arbiter_easyscale.c). */
+extern const struct hb_arbiter_ops hb_arbiter_easyscale;
+extern const struct hb_arbiter_ops hb_arbiter_easyscale_homo;
+/* yarn-cs: FIFO with gang scheduling, each job on GPUs of one type
+ * (arbiter_yarn_cs.c). */
+extern const struct hb_arbiter_ops hb_arbiter_yarn_cs;
 
 /* ---- the registry (policy.c) ------------------------------------------------ */
 
