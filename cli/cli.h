@@ -28,6 +28,7 @@ struct hb_cli {
 	int quiet;             /* -q: no progress bars, warnings only on error */
 	uint64_t seed;         /* --seed N (default 1) */
 	int seed_set;          /* 1 if --seed was given */
+	int interrupt_said;    /* 1 once hb_cli_interrupted printed the command's line */
 };
 
 typedef int hb_cmd_fn(int argc, char **argv, struct hb_cli *cli);
@@ -42,6 +43,16 @@ struct hb_cmd {
 int hb_cli_fail(const struct hb_cli *cli, const struct hb_error *err);
 /* Print a usage error with a pointer to `hetbatch CMD --help`; returns 2. */
 int hb_cli_usage(const struct hb_cli *cli, const char *cmd, const char *fmt, ...) HB_PRINTF(3, 4);
+
+/* Commands that write outputs (cli/cli_outputs.c).  After a caught SIGINT
+ * or SIGTERM (interrupt.h): "hetbatch CMD: interrupted by SIGINT; WHAT KEPT"
+ * on stderr, also with -q; returns 130 (SIGINT) or 143 (SIGTERM).  While a
+ * signal is pending, hb_cli_fail prints nothing and returns the same code:
+ * the error is the interrupt's consequence, and this line says it. */
+int hb_cli_interrupted(struct hb_cli *cli, const char *cmd, const char *fmt, ...) HB_PRINTF(3, 4);
+/* "hetbatch CMD: results in DIR" on stderr, unless -q (where results went,
+ * also without -v: issue 17 item 4). */
+void hb_cli_results_in(const struct hb_cli *cli, const char *cmd, const char *dir);
 
 int cmd_catalog(int argc, char **argv, struct hb_cli *cli);
 int cmd_profile(int argc, char **argv, struct hb_cli *cli);

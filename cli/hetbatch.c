@@ -12,6 +12,7 @@
 
 #include "hb_config.h"
 #include "cli.h"
+#include "interrupt.h"
 #include "strutil.h"
 
 static int cmd_version(int argc, char **argv, struct hb_cli *cli)
@@ -42,6 +43,8 @@ static const struct hb_cmd commands[] = {
 
 int hb_cli_fail(const struct hb_cli *cli, const struct hb_error *err)
 {
+	if (hb_interrupted())
+		return 128 + hb_interrupted(); /* hb_cli_interrupted's line says it (cli.h) */
 	fprintf(stderr, "%s: error: %s\n", cli->prog, err->msg[0] ? err->msg : "unknown error");
 	return err->code == HB_EINPUT ? 2 : 1;
 }
@@ -161,7 +164,13 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "--version") == 0)
 		return cmd_version(1, argv + 1, &cli);
 	for (int i = 0; i < NCOMMANDS; i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
-			return commands[i].fn(argc - 1, argv + 1, &cli);
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			int rc = commands[i].fn(argc - 1, argv + 1, &cli);
+
+			/* a command that caught a signal and did not say what it kept */
+			if (hb_interrupted() && !cli.interrupt_said)
+				rc = hb_cli_interrupted(&cli, argv[1], "stopped; its temporaries were removed");
+			return rc;
+		}
 	return hb_cli_usage(&cli, NULL, "unknown subcommand '%s'", argv[1]);
 }

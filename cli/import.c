@@ -9,6 +9,7 @@
 #include "catalog.h"
 #include "cli.h"
 #include "import.h"
+#include "interrupt.h"
 #include "profdb.h"
 #include "strutil.h"
 
@@ -137,6 +138,8 @@ int cmd_import(int argc, char **argv, struct hb_cli *cli)
 	memset(&cat, 0, sizeof(cat));
 	if (!nccl && hb_catalog_load_builtin(&cat, &err) < 0)
 		return hb_cli_fail(cli, &err);
+	/* SIGINT/SIGTERM: the import's one transaction is rolled back */
+	hb_interrupt_catch();
 	if (hb_profdb_open(db_path, 0, &db, &err) < 0) {
 		hb_catalog_free(&cat);
 		return hb_cli_fail(cli, &err);
@@ -149,6 +152,8 @@ int cmd_import(int argc, char **argv, struct hb_cli *cli)
 		rc = hb_import_jabas(db, &cat, path, &stats, &err);
 	hb_profdb_close(db);
 	hb_catalog_free(&cat);
+	if (rc < 0 && hb_interrupted())
+		return hb_cli_interrupted(cli, "import", "nothing imported; %s is as it was", db_path);
 	if (rc < 0)
 		return hb_cli_fail(cli, &err);
 	print_stats(cli, kind, path, db_path, &stats);

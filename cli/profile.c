@@ -20,6 +20,7 @@
 #include "catalog.h"
 #include "cli.h"
 #include "default_db.h"
+#include "interrupt.h"
 #include "profdb.h"
 #include "progress.h"
 #include "strutil.h"
@@ -239,6 +240,8 @@ int cmd_profile(int argc, char **argv, struct hb_cli *cli)
 		}
 
 	t0 = hb_now();
+	/* SIGINT/SIGTERM: the generator rolls back (interrupt.h) */
+	hb_interrupt_catch();
 	if (use_default) {
 		struct hb_default_db_info info;
 
@@ -272,6 +275,9 @@ int cmd_profile(int argc, char **argv, struct hb_cli *cli)
 	}
 	if (rc < 0) {
 		hb_catalog_free(&cat);
+		if (hb_interrupted())
+			return hb_cli_interrupted(cli, "profile", "nothing written; %s is as it was",
+						  dbpath ? dbpath : "the default database");
 		return hb_cli_fail(cli, &err);
 	}
 	printf("%ld compute, %ld memory, %ld bucket and %ld all-reduce-fit rows for %d GPUs x %d models "

@@ -21,6 +21,7 @@
 #include "analytic.h"
 #include "catalog.h"
 #include "cli.h"
+#include "interrupt.h"
 #include "measure.h"
 #include "profdb.h"
 #include "progress.h"
@@ -269,6 +270,8 @@ int hb_cmd_profile_measure(int argc, char **argv, struct hb_cli *cli)
 	req.hooks = (struct hb_measure_hooks){ .ctx = &pr, .on_device = on_device, .on_memory = on_memory,
 					       .on_point = on_point, .on_progress = on_progress };
 	t0 = hb_now();
+	/* SIGINT/SIGTERM: stop between points (interrupt.h) */
+	hb_interrupt_catch();
 	rc = hb_profdb_open(dbpath, 0, &db, &err);
 	if (rc == 0) {
 		rc = hb_measure_run(&cat, &req, db, &st, &err);
@@ -276,6 +279,9 @@ int hb_cmd_profile_measure(int argc, char **argv, struct hb_cli *cli)
 		hb_profdb_close(db);
 	}
 	hb_catalog_free(&cat);
+	if (rc < 0 && hb_interrupted())
+		return hb_cli_interrupted(cli, "profile", "the points measured so far are in %s ('--resume' goes on)",
+					  dbpath);
 	if (rc < 0)
 		return hb_cli_fail(cli, &err);
 	printf("\n%s: run %lld%s (%s on %s as '%s', source %s): %ld compute, %ld memory, %ld bucket rows for %d "

@@ -42,9 +42,11 @@
 #include "default_db.h"
 #include "fidelity.h"
 #include "fileio.h"
+#include "interrupt.h"
 #include "json.h"
 #include "plot.h"
 #include "jobspec.h"
+#include "outset.h"
 #include "policy.h"   /* hb_policies, hb_policy_find */
 #include "profdb.h"
 #include "progress.h"
@@ -79,7 +81,12 @@ static void usage(FILE *out)
 		"                       " DEFAULT_POLICIES ")\n"
 		"  --db FILE            profile database (default: the built-in analytic one)\n"
 		"  --out DIR            write results.db, summary.csv, timeseries.csv,\n"
-		"                       events.csv and summary.json into DIR (created)\n"
+		"                       events.csv and summary.json into DIR: written\n"
+		"                       beside it (DIR.tmp.PID) and moved into place whole\n"
+		"                       at the end, replacing the set a previous run left\n"
+		"                       (a directory holding other files is refused)\n"
+		"  --force              replace DIR even if it holds files no hetbatch run\n"
+		"                       wrote\n"
 		"  --plot               also draw DIR/<model>-batch, -gpus and -bars (.png and\n"
 		"                       .svg) with gnuplot; needs --out.  Without gnuplot on\n"
 		"                       PATH the plots are skipped with a warning.  Scripts:\n"
@@ -221,6 +228,7 @@ static void usage(FILE *out)
 struct sim_args {
 	const char *cluster, *models, *policies, *db, *out, *replay;
 	int plot, json, record_wall;
+	int force;                     /* --force: replace an --out DIR that is not a hetbatch set */
 	long interval;
 	double restart_s, reconfig_s, gns_overhead, unequal_k;
 	int have_restart, have_reconfig, have_gns, have_unequal, no_similarity;
@@ -250,7 +258,7 @@ enum {
 	OPT_CLUSTER = 256, OPT_MODEL, OPT_POLICY, OPT_DB, OPT_OUT, OPT_PLOT, OPT_JSON, OPT_WALL, OPT_INTERVAL,
 	OPT_RESTART, OPT_RECONFIG, OPT_GNS, OPT_NOSIM, OPT_UNEQUAL, OPT_REPLAY, OPT_TRACE, OPT_FORMAT, OPT_LOAD,
 	OPT_MAXJOBS, OPT_FROM, OPT_TO, OPT_VC, OPT_GPUS, OPT_NOFAIR, OPT_SYNTHETIC, OPT_SYNTH, OPT_EDROP,
-	OPT_EINTERVAL, OPT_ATTEMPTS, OPT_STATUS, OPT_PROGRESS, OPT_FIDELITY, OPT_EVENTS,
+	OPT_EINTERVAL, OPT_ATTEMPTS, OPT_STATUS, OPT_PROGRESS, OPT_FIDELITY, OPT_EVENTS, OPT_FORCE,
 	OPT_CAPACITY, OPT_ESCOMM, OPT_ESRESTART, OPT_YARNHEAD,
 };
 
@@ -288,6 +296,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "out", required_argument, NULL, OPT_OUT },
 		{ "plot", no_argument, NULL, OPT_PLOT },
+		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "record-wall-time", no_argument, NULL, OPT_WALL },
 		{ "events", required_argument, NULL, OPT_EVENTS },
@@ -346,6 +355,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		case OPT_DB: a->db = optarg; break;
 		case OPT_OUT: a->out = optarg; break;
 		case OPT_PLOT: a->plot = 1; break;
+		case OPT_FORCE: a->force = 1; break;
 		case OPT_JSON: a->json = 1; break;
 		case OPT_WALL: a->record_wall = 1; break;
 		case OPT_EVENTS:
@@ -515,6 +525,8 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		a->policies = DEFAULT_POLICIES;
 	if (a->plot && !a->out)
 		return hb_cli_usage(cli, "sim", "--plot needs --out DIR (the figures and their data go there)");
+	if (a->force && !a->out)
+		return hb_cli_usage(cli, "sim", "--force applies to --out DIR (replacing what it holds)");
 	if (a->out && hb_path_exists(a->out) && !hb_path_is_dir(a->out))
 		return hb_cli_usage(cli, "sim", "--out: '%s' exists and is not a directory", a->out);
 	if (a->replay && !hb_path_exists(a->replay))
@@ -572,7 +584,7 @@ static int plot(struct hb_cli *cli, const struct hb_results *res, const char *di
 
 	for (int mi = 0; mi < nm; mi++) {
 		const struct hb_run_result *ref = hb_results_reference(res, models[mi]);
-		char stem[HB_NAME_MAX], path[4096], names[1024] = "", title[512], base[8192] = "";
+		char stem[HB_NAME_MAX], path[4096 + 128], names[1024] = "", title[512], base[8192] = "";
 		size_t len = 0;
 
 		if (!ref)
@@ -598,7 +610,7 @@ static int plot(struct hb_cli *cli, const struct hb_results *res, const char *di
 		hb_gp_assign(base, sizeof(base), "ttl", title);
 		if (figure(gnuplot, gpdir, "sim-bars.gp", dir, stem, "bars", base, err) < 0)
 			return -1;
-		hb_info(&cli->log, "plots: %s/%s-{batch,gpus,bars}.{png,svg}", dir, stem);
+		hb_info(&cli->log, "plots: %s-{batch,gpus,bars}.{png,svg}", stem);
 	}
 	return 0;
 }
@@ -853,6 +865,8 @@ static int trace_run_all(struct hb_cli *cli, struct trace_cmd *c, int fairness, 
 		c0 = cpu_now();
 		rc = hb_sim_run(&c->sims[i], &err);
 		ru->cpu_s = cpu_now() - c0;
+		if (hb_interrupted())
+			return hb_interrupt_error(fatal, "sim --trace");
 		report_rate(cli, ru->policy, &c->sims[i], ru->cpu_s);
 		/* A failed write stops the run with the stream's error: that is
 		 * the command's failure, not the policy's. */
@@ -889,7 +903,7 @@ static int trace_plot(struct hb_cli *cli, const struct hb_trace_results *res, co
 	snprintf(title, sizeof(title), "%s on %s, seed %llu, load %g", res->trace, res->cluster,
 		 (unsigned long long)res->seed, res->load);
 	for (int k = 0; k < 3; k++) {
-		char names[1024], path[4096], script[64], base[8192] = "";
+		char names[1024], path[4096 + 128], script[64], base[8192] = "";
 
 		if (hb_trace_results_plot_names(res, what[k], names, sizeof(names)) == 0)
 			continue;
@@ -901,7 +915,7 @@ static int trace_plot(struct hb_cli *cli, const struct hb_trace_results *res, co
 		if (figure(gnuplot, gpdir, script, dir, "trace", what[k], base, err) < 0)
 			return -1;
 	}
-	hb_info(&cli->log, "plots: %s/trace-{jct,util,rho}.{png,svg}", dir);
+	hb_info(&cli->log, "plots: trace-{jct,util,rho}.{png,svg}");
 	return 0;
 }
 
@@ -914,9 +928,10 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	struct trace_cmd c;
 	struct hb_trace_results res;
 	struct hb_results_stream *out = NULL;
+	struct hb_outset os = { 0 };
 	struct hb_error err = { 0 }, first_fail = { 0 };
 	char gnuplot[PATH_MAX], gpdir[PATH_MAX];
-	int rc, nran, can_plot = 0, nshared = 0;
+	int rc, nran, can_plot = 0, nshared = 0, published = 0;
 
 	if (np == 0)
 		np = default_trace_policies(pol);
@@ -946,8 +961,9 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 				   "dropped",
 			a->trace, c.rp.oversize, cl->ngpus, cl->name, c.rp.max_oversize_gpus);
 	/* Files are opened once the input is known good (setup above), and
-	 * written while the replays go. */
-	if (a->out && hb_results_stream_open(&out, a->out, 1, a->events, &err) < 0) {
+	 * written while the replays go, into the staging directory (outset.h). */
+	if (a->out && (hb_outset_begin(&os, a->out, "sim", a->force, &err) < 0 ||
+		       hb_results_stream_open(&out, os.stage, 1, a->events, &err) < 0)) {
 		rc = hb_cli_fail(cli, &err);
 		goto out;
 	}
@@ -1004,14 +1020,22 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 
 		out = NULL; /* commit frees it, success or not */
 		if (hb_trace_results_commit(&res, st, a->plot, &err) < 0 ||
-		    (can_plot == 1 && trace_plot(cli, &res, a->out, gnuplot, gpdir, &err) < 0))
+		    (can_plot == 1 && trace_plot(cli, &res, os.stage, gnuplot, gpdir, &err) < 0) ||
+		    hb_outset_publish(&os, &err) < 0) {
 			rc = hb_cli_fail(cli, &err);
-		else
-			hb_info(&cli->log, "results in %s", a->out);
+		} else {
+			published = 1;
+			hb_cli_results_in(cli, "sim", a->out);
+		}
 	}
 out:
 	hb_results_stream_abort(out); /* nothing half-written: no file, no directory it made */
+	hb_outset_abort(&os);
 	trace_cmd_free(&c);
+	if (hb_interrupted())
+		rc = published ? hb_cli_interrupted(cli, "sim", "the results were complete: %s holds the new set", a->out)
+		     : a->out ? hb_cli_interrupted(cli, "sim", "nothing written; %s left as it was", a->out)
+			      : hb_cli_interrupted(cli, "sim", "nothing was written");
 	return rc;
 }
 
@@ -1114,6 +1138,8 @@ static int run_all(struct hb_cli *cli, struct sim_cmd *c, struct hb_error *first
 		snprintf(bar.label, sizeof(bar.label), "sim %.20s/%.16s", ru->model, ru->policy);
 		hb_progress_update(&bar, i);
 		rc = hb_sim_run(&c->sims[i], &err);
+		if (hb_interrupted())
+			break; /* the command says so and keeps nothing */
 		if (cli->log.level >= HB_LOG_INFO) {
 			char what[2 * HB_NAME_MAX + 2];
 
@@ -1164,7 +1190,8 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 	const struct hb_cluster *cl = NULL;
 	char mbuf[4096], pbuf[1024], *model_names[MAX_MODELS], *policy_names[MAX_POLICIES];
 	char gnuplot[PATH_MAX], gpdir[PATH_MAX];
-	int nm, np, rc, nran, can_plot = 0;
+	struct hb_outset os = { 0 };
+	int nm, np, rc, nran, can_plot = 0, published = 0;
 	double t0 = hb_now();
 
 	rc = parse_args(argc, argv, cli, &a);
@@ -1223,17 +1250,24 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 	so.capacity = a.capacity;
 	if (a.elastic_interval_s >= 0)
 		so.elastic_interval_s = a.elastic_interval_s;
+	/* Stop at a safe point on SIGINT/SIGTERM, keeping nothing half-written. */
+	hb_interrupt_catch();
 	if (a.trace)
 		return sim_trace(cli, &a, pol, np, &so, t0);
 
 	memset(&c, 0, sizeof(c));
 	if (a.plot && (can_plot = hb_plot_tools(cli, "sim-batch.gp", gnuplot, sizeof(gnuplot), gpdir, sizeof(gpdir), &err)) < 0)
 		return hb_cli_fail(cli, &err);
-	if (setup(&c, &a, model_names, nm, pol, np, &so, &cl, &err) < 0) {
+	if (setup(&c, &a, model_names, nm, pol, np, &so, &cl, &err) < 0 ||
+	    (a.out && hb_outset_begin(&os, a.out, "sim", a.force, &err) < 0)) {
 		rc = hb_cli_fail(cli, &err);
 		goto out;
 	}
 	nran = run_all(cli, &c, &first_fail);
+	if (hb_interrupted()) {
+		rc = 1;
+		goto out;
+	}
 	if (nran == 0) {
 		rc = none_ran(cli, &c, &first_fail);
 		goto out;
@@ -1262,13 +1296,21 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 	fflush(stdout);
 	rc = 0;
 	if (a.out) {
-		if (hb_results_write(&res, a.out, a.plot, &err) < 0 ||
-		    (can_plot == 1 && plot(cli, &res, a.out, gnuplot, gpdir, &err) < 0))
+		if (hb_results_write(&res, os.stage, a.plot, &err) < 0 ||
+		    (can_plot == 1 && plot(cli, &res, os.stage, gnuplot, gpdir, &err) < 0) ||
+		    hb_outset_publish(&os, &err) < 0) {
 			rc = hb_cli_fail(cli, &err);
-		else
-			hb_info(&cli->log, "results in %s", a.out);
+		} else {
+			published = 1;
+			hb_cli_results_in(cli, "sim", a.out);
+		}
 	}
 out:
+	hb_outset_abort(&os); /* on failure: DIR keeps its old set */
 	sim_cmd_free(&c);
+	if (hb_interrupted())
+		rc = published ? hb_cli_interrupted(cli, "sim", "the results were complete: %s holds the new set", a.out)
+		     : a.out ? hb_cli_interrupted(cli, "sim", "nothing written; %s left as it was", a.out)
+			     : hb_cli_interrupted(cli, "sim", "nothing was written");
 	return rc;
 }

@@ -39,7 +39,9 @@
 
 #include "cli.h"
 #include "fileio.h"
+#include "interrupt.h"
 #include "json.h"
+#include "outset.h"
 #include "plot.h"
 #include "policy.h"   /* hb_policies, hb_policy_find */
 #include "progress.h"
@@ -67,8 +69,12 @@ static void usage(FILE *out)
 		"Options:\n"
 		"  -j, --jobs N     run N points at a time on threads (default 1); the\n"
 		"                   files are byte-identical for every N\n"
-		"  --out DIR        write results.db, sweep.csv and summary.json into DIR\n"
-		"                   (created; all files or none)\n"
+		"  --out DIR        write results.db, sweep.csv and summary.json into DIR:\n"
+		"                   all files or none, written beside it (DIR.tmp.PID)\n"
+		"                   and moved into place whole at the end, replacing the\n"
+		"                   set a previous run left (a directory holding other\n"
+		"                   files is refused)\n"
+		"  --force          replace DIR even if it holds files no hetbatch run wrote\n"
 		"  --plot           also draw DIR/sweep-load<L>-jct and -cost (.png, .svg):\n"
 		"                   mean JCT and cost against cluster capacity ($/h), one\n"
 		"                   line per policy, one figure per load; needs --out.\n"
@@ -136,9 +142,10 @@ static void usage(FILE *out)
 struct sweep_args {
 	const char *config, *out, *db;
 	int jobs, plot, json, dry_run;
+	int force;                      /* --force: replace an --out DIR that is not a hetbatch set */
 };
 
-enum { OPT_OUT = 256, OPT_PLOT, OPT_DB, OPT_JSON, OPT_DRY };
+enum { OPT_OUT = 256, OPT_PLOT, OPT_DB, OPT_JSON, OPT_DRY, OPT_FORCE };
 
 /* 0 to go on, -1 after --help, 2 on a usage error. */
 static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sweep_args *a)
@@ -147,6 +154,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sweep_ar
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "out", required_argument, NULL, OPT_OUT },
 		{ "plot", no_argument, NULL, OPT_PLOT },
+		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "dry-run", no_argument, NULL, OPT_DRY },
@@ -170,6 +178,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sweep_ar
 			break;
 		case OPT_OUT: a->out = optarg; break;
 		case OPT_PLOT: a->plot = 1; break;
+		case OPT_FORCE: a->force = 1; break;
 		case OPT_DB: a->db = optarg; break;
 		case OPT_JSON: a->json = 1; break;
 		case OPT_DRY: a->dry_run = 1; break;
@@ -191,6 +200,8 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sweep_ar
 		return hb_cli_usage(cli, "sweep", "no configuration file '%s'", a->config);
 	if (a->plot && !a->out)
 		return hb_cli_usage(cli, "sweep", "--plot needs --out DIR (the figures and their data go there)");
+	if (a->force && !a->out)
+		return hb_cli_usage(cli, "sweep", "--force applies to --out DIR (replacing what it holds)");
 	if (a->out && hb_path_exists(a->out) && !hb_path_is_dir(a->out))
 		return hb_cli_usage(cli, "sweep", "--out: '%s' exists and is not a directory", a->out);
 	return 0;
@@ -272,7 +283,7 @@ static int plot(struct hb_cli *cli, const struct hb_sweep *sw, const char *dir, 
 			if (hb_plot_figure(gnuplot, gpdir, script, dir, fig, vars, err) < 0)
 				return -1;
 		}
-		hb_info(&cli->log, "plots: %s/%s-{jct,cost}.{png,svg}", dir, stem);
+		hb_info(&cli->log, "plots: %s-{jct,cost}.{png,svg}", stem);
 	}
 	return 0;
 }
@@ -469,7 +480,10 @@ static int none_ran(struct hb_cli *cli, const struct hb_sweep *sw)
 	return 1;
 }
 
-static int report(struct hb_cli *cli, const struct sweep_args *a, const struct hb_sweep *sw, double t0)
+/* The table, and with --out the set: written into os's staging directory
+ * and moved into place (*published = 1 once it is). */
+static int report(struct hb_cli *cli, const struct sweep_args *a, const struct hb_sweep *sw, double t0,
+		  struct hb_outset *os, int *published)
 {
 	struct hb_error err = { 0 };
 	int nok = hb_sweep_nok(sw);
@@ -489,9 +503,11 @@ static int report(struct hb_cli *cli, const struct sweep_args *a, const struct h
 	}
 	fflush(stdout);
 	if (a->out) {
-		if (hb_sweep_write(sw, a->out, a->plot, &err) < 0 || (a->plot && plot(cli, sw, a->out, &err) < 0))
+		if (hb_sweep_write(sw, os->stage, a->plot, &err) < 0 || (a->plot && plot(cli, sw, os->stage, &err) < 0) ||
+		    hb_outset_publish(os, &err) < 0)
 			return hb_cli_fail(cli, &err);
-		hb_info(&cli->log, "results in %s", a->out);
+		*published = 1;
+		hb_cli_results_in(cli, "sweep", a->out);
 	}
 	return 0;
 }
@@ -502,9 +518,10 @@ int cmd_sweep(int argc, char **argv, struct hb_cli *cli)
 	struct hb_sweep_config cfg;
 	struct hb_sweep sw;
 	struct team team;
+	struct hb_outset os = { 0 };
 	struct hb_error err = { 0 };
 	double t0 = hb_now();
-	int rc;
+	int rc, published = 0;
 
 	if (team_start(&team, &argc, &argv, &err) < 0)
 		return hb_cli_fail(cli, &err);
@@ -515,7 +532,12 @@ int cmd_sweep(int argc, char **argv, struct hb_cli *cli)
 		rc = rc < 0 ? 0 : rc;
 		goto out;
 	}
+	/* Stop at a safe point on SIGINT/SIGTERM, keeping nothing half-written. */
+	hb_interrupt_catch();
 	if (hb_sweep_config_load(a.config, cli->seed, &cfg, &err) < 0 || hb_sweep_setup(&sw, &cfg, a.db, &err) < 0)
+		rc = hb_cli_fail(cli, &err);
+	/* The output directory is checked (and locked) before the work. */
+	else if (team.rank == 0 && a.out && !a.dry_run && hb_outset_begin(&os, a.out, "sweep", a.force, &err) < 0)
 		rc = hb_cli_fail(cli, &err);
 	if ((rc = team_agree(&team, rc)) != 0)
 		goto out;
@@ -532,10 +554,15 @@ int cmd_sweep(int argc, char **argv, struct hb_cli *cli)
 		rc = team.rank == 0 ? hb_cli_fail(cli, &err) : 1;
 		goto out;
 	}
-	rc = team.rank == 0 ? report(cli, &a, &sw, t0) : 0;
+	rc = team.rank == 0 ? report(cli, &a, &sw, t0, &os, &published) : 0;
 out:
+	hb_outset_abort(&os); /* on failure: DIR keeps its old set */
 	hb_sweep_free(&sw);
 	hb_sweep_config_free(&cfg);
 	team_end(&team);
+	if (hb_interrupted())
+		rc = published ? hb_cli_interrupted(cli, "sweep", "the results were complete: %s holds the new set", a.out)
+		     : a.out ? hb_cli_interrupted(cli, "sweep", "no point kept; %s left as it was", a.out)
+			     : hb_cli_interrupted(cli, "sweep", "no point kept");
 	return rc;
 }

@@ -6,6 +6,7 @@
 
 #include "fileio.h"
 #include "strutil.h"
+#include "tmpfiles.h"
 
 int hb_read_file(const char *path, char **data, size_t *len, struct hb_error *err)
 {
@@ -50,8 +51,19 @@ int hb_read_file(const char *path, char **data, size_t *len, struct hb_error *er
 
 int hb_atomic_open(struct hb_atomic_file *af, const char *path, struct hb_error *err)
 {
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+
 	if (hb_strlcpy(af->path, path, sizeof(af->path)) >= sizeof(af->path))
 		return hb_input_error(err, "%s: path too long", path);
+	/* A killed writer's "PATH.tmp.PID" goes before ours is made (tmpfiles.h). */
+	if (!slash)
+		hb_tmp_clean_stale(".", path);
+	else if ((size_t)(slash - path) < sizeof(dir)) {
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+		hb_tmp_clean_stale(slash == path ? "/" : dir, slash + 1);
+	}
 	snprintf(af->tmp, sizeof(af->tmp), "%s.tmp.%ld", path, (long)getpid());
 	af->f = fopen(af->tmp, "wb");
 	if (!af->f)

@@ -3,7 +3,8 @@
  *
  * A result file is never left half-written: hb_atomic_open writes to
  * "PATH.tmp.PID" beside the target, hb_atomic_commit flushes, fsyncs and
- * renames it over PATH, and hb_atomic_abort removes it.
+ * renames it over PATH, and hb_atomic_abort removes it.  hb_atomic_open
+ * first removes "PATH.tmp.PID" files of writers that died (tmpfiles.h).
  */
 #ifndef HB_FILEIO_H
 #define HB_FILEIO_H

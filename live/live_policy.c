@@ -189,6 +189,9 @@ int hb_live_policy_open(struct hb_live_policy *pol, const struct hb_catalog *cat
 	if (rc < 0)
 		return -1;
 	pol->perf_loaded = 1;
+	/* the run's bounds, not the catalog's per-cluster ones */
+	pol->perf.min_gbs = x->min_gbs;
+	pol->perf.max_gbs = x->max_gbs;
 	if (hb_iidp_solver_new(&pol->perf, &pol->solver, err) < 0)
 		return -1;
 	if (x->kind == HB_LIVE_JABAS && build_q(pol, err) < 0)

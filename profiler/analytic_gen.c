@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analytic_gen.h"
+#include "interrupt.h"
 #include "strutil.h"    /* hb_strlcpy, hb_strcaseeq */
 
 /* Resolve the requested names (or all) to catalog indices. */
@@ -153,6 +154,11 @@ int hb_analytic_generate(const struct hb_catalog *cat, const struct hb_analytic_
 	}
 	for (int i = 0; i < ng; i++)
 		for (int j = 0; j < nm; j++) {
+			/* SIGINT/SIGTERM: roll back, the database stays as it was */
+			if (hb_interrupted()) {
+				hb_interrupt_error(err, "analytic profiles");
+				goto fail;
+			}
 			if (gen_pair(db, &cat->gpus[gi[i]], &cat->models[mi[j]], st.run_id, &st, err) < 0)
 				goto fail;
 			if (req->progress)

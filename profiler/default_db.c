@@ -20,6 +20,7 @@
 #include "default_db.h"
 #include "fileio.h"      /* defines: hb_mkdir_p, hb_path_exists */
 #include "strutil.h"     /* defines: hb_strlcpy */
+#include "tmpfiles.h"    /* defines: hb_tmp_clean_stale */
 
 #define DB_NAME_FMT "profiles-analytic-v%d.db"
 
@@ -287,6 +288,24 @@ static int build(const struct hb_catalog *cat, const char *path, struct hb_analy
 	return rc;
 }
 
+/* The temporaries killed builders left beside path: "PATH.tmp.PID" and its
+ * journals, whose PID is dead (tmpfiles.h).  Every command that uses the
+ * cache comes here, so none stays past the next run. */
+static void clean_stale(const char *path)
+{
+	char dir[4096];
+	char *slash;
+
+	hb_strlcpy(dir, path, sizeof(dir));
+	slash = strrchr(dir, '/');
+	if (!slash)
+		hb_tmp_clean_stale(".", path);
+	else if (slash != dir) {
+		*slash = '\0';
+		hb_tmp_clean_stale(dir, slash + 1);
+	}
+}
+
 /* mkdir -p of the directory part of path. */
 static int make_parent(const char *path, struct hb_error *err)
 {
@@ -318,6 +337,7 @@ int hb_default_profdb_ensure(const struct hb_catalog *cat, const char *path, int
 	} else if (hb_default_profdb_path(info->path, sizeof(info->path), err) < 0) {
 		return -1;
 	}
+	clean_stale(info->path);
 	if (!force && is_current(cat, info->path, info->reason, sizeof(info->reason)))
 		return 0;
 	if (force)

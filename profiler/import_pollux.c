@@ -16,6 +16,7 @@
 #include "csv.h"
 #include "fileio.h"
 #include "import.h"
+#include "interrupt.h"
 #include "strutil.h"
 
 #define SOURCE "import:pollux"
@@ -79,6 +80,11 @@ static void zero_counts(struct hb_import_stats *s)
 
 int hb_import_end(struct hb_profdb *db, int ok, struct hb_import_stats *stats, struct hb_error *err)
 {
+	/* SIGINT/SIGTERM during the import: nothing of it is kept */
+	if (ok && hb_interrupted()) {
+		hb_interrupt_error(err, "import");
+		ok = 0;
+	}
 	if (ok && hb_profdb_commit(db, err) == 0)
 		return 0;
 	hb_profdb_rollback(db);

@@ -25,6 +25,7 @@
 
 #include "analytic.h"     /* defines: hb_analytic_lbs_grid */
 #include "hb_config.h"
+#include "interrupt.h"      /* defines: hb_interrupted, hb_interrupt_error */
 #include "measure.h"
 #include "strutil.h"
 
@@ -250,6 +251,9 @@ static int measure_point(struct ctx *c, const struct hb_workload *w, int lbs, in
 	const double *t;
 	int rc, found = 0;
 
+	/* SIGINT/SIGTERM: stop between points; those committed stay (--resume) */
+	if (hb_interrupted())
+		return hb_interrupt_error(err, "profile");
 	hb_strlcpy(row.gpu, c->gpu, sizeof(row.gpu));
 	hb_strlcpy(row.model, w->model, sizeof(row.model));
 	hb_strlcpy(row.source, c->stats->source, sizeof(row.source));

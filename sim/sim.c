@@ -31,6 +31,7 @@
 #include "capacity.h"
 #include "csv.h"
 #include "fidelity.h"
+#include "interrupt.h"
 #include "perf_measured.h"
 #include "profdb.h"
 #include "progress.h"
@@ -1284,6 +1285,11 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 		struct hb_sim_job *job = ev.job >= 0 ? &sim->jobs[ev.job] : NULL;
 		int rc = 0;
 
+		if (hb_interrupted()) {
+			/* between events: the run is consistent, only unfinished */
+			hb_progress_finish(&bar);
+			return hb_interrupt_error(err, sim->policy ? sim->policy : "simulation");
+		}
 		if (ev.t > sim->opts.max_sim_s) {
 			hb_progress_finish(&bar);
 			return hb_runtime_error(err, "simulator: %s did not finish within %g simulated seconds",

@@ -141,6 +141,11 @@ int hb_ddp_plan(const struct hb_perf *p, const int *alloc, long target_global_bs
 			 p->model);
 		return 0;
 	}
+	/* A target outside the model's bounds plans the bound (perfmodel.h). */
+	if (p->max_gbs > 0 && target_global_bs > p->max_gbs)
+		target_global_bs = p->max_gbs;
+	if (p->min_gbs > 0 && target_global_bs < p->min_gbs)
+		target_global_bs = p->min_gbs;
 	maxl = lbs[nl - 1];
 	s = (target_global_bs + (long)ng * maxl - 1) / ((long)ng * maxl);
 	if (s < 1)
@@ -153,10 +158,21 @@ int hb_ddp_plan(const struct hb_perf *p, const int *alloc, long target_global_bs
 	want = (double)target_global_bs / ((double)ng * (double)s);
 	for (int i = 0; i < nl; i++) {
 		double d = fabs(lbs[i] - want);
+
+		/* the nearest B_L whose realised B_G stays inside the bounds */
+		if (!hb_perf_gbs_in_bounds(p, (long)lbs[i] * ng * s))
+			continue;
 		if (d <= bd) { /* ascending list: <= lets a tie go to the larger B_L */
 			bd = d;
 			best = lbs[i];
 		}
+	}
+	if (best < 0) {
+		snprintf(out->why, sizeof(out->why),
+			 "no B_L (multiples of %d up to %ld) x %d GPUs x %ld steps is inside the model's global batch "
+			 "bounds [%ld, %ld]", p->min_lbs, maxl, ng, s, p->min_gbs, p->max_gbs);
+		free(lbs);
+		return 0;
 	}
 	free(lbs);
 	out->local_bs = best;

@@ -38,7 +38,9 @@ int hb_ddp_iter_time(const struct hb_perf *p, const int *alloc, int local_bs, in
 /* Plan a target global batch: the fewest micro-steps s that let B_L <= maxB_L
  * carry it (s = ceil(B_G / (N_G maxB_L))), then the candidate B_L nearest
  * to B_G / (N_G s) (ties to the larger), so the realised B_G may differ from
- * the target by the rounding of B_L to a multiple of minB_L. */
+ * the target by the rounding of B_L to a multiple of minB_L.  With bounds
+ * in p (min_gbs, max_gbs) a target outside them plans the bound, and only
+ * B_L whose realised B_G stays inside are candidates (none: found = 0). */
 int hb_ddp_plan(const struct hb_perf *p, const int *alloc, long target_global_bs, struct hb_ddp_result *out,
 		struct hb_error *err);
 

@@ -1332,6 +1332,15 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 			hb_input_error(err, "IIDP solver: M = %ld workers is too large", M);
 			goto out;
 		}
+		/* Outside the model's bounds (perfmodel.h): not a candidate (a
+		 * larger B_L may still round inside, so the scan goes on). */
+		if (!hb_perf_gbs_in_bounds(pf, 2 * M * b)) {
+			if (nc == 0)
+				snprintf(out->why, sizeof(out->why),
+					 "B_G %ld at B_L %d is outside the model's bounds [%ld, %ld]", 2 * M * b, b,
+					 pf->min_gbs, pf->max_gbs);
+			continue;
+		}
 		c[nc].lbs = b;
 		c[nc].M = (int)M;
 		c[nc++].f_ub = INFINITY;

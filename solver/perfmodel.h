@@ -113,6 +113,10 @@ struct hb_perf_node {
 	struct hb_perf_ar inter;    /* used when the allocation spans several nodes */
 };
 
+/* 1 if a realised global batch bs is inside p's bounds (min_gbs, max_gbs). */
+#define hb_perf_gbs_in_bounds(p, bs) \
+	(((p)->max_gbs <= 0 || (bs) <= (p)->max_gbs) && ((p)->min_gbs <= 0 || (bs) >= (p)->min_gbs))
+
 struct hb_perf {
 	char model[HB_NAME_MAX];    /* model name, for messages */
 	int min_lbs;                /* minB_L: candidate local batches are its multiples */
@@ -124,6 +128,16 @@ struct hb_perf {
 	int nbuckets;
 	int sync_request;           /* enum hb_sync asked for */
 	int artifact_rounding;      /* 1: round thp_1, thp_norm and T_fb as the artifact does */
+	/* The model's global batch bounds [minB_G, maxB_G] on the cluster
+	 * (hb_model_bounds; 0: none, as hb_perf_load leaves them, so the
+	 * artifact's own requests below minB_G still solve; the simulator
+	 * sets them for its jobs, live for its run): no configuration
+	 * of hb_ddp_plan or the IIDP solver realises a B_G outside them.  Both
+	 * round a target to a multiple of B_L (IIDP's run-time rule must also
+	 * move past the current B_G), which without them left the bounds by up
+	 * to a B_L step (jabas's ncf at 65,536 with maxB_G 32,768, static's
+	 * cifar10 at 4,224 with 4,096: issue 16 item 8). */
+	long min_gbs, max_gbs;
 	/* Derived by hb_perf_prepare(): */
 	int sync;                   /* HB_SYNC_OWS or HB_SYNC_SWS */
 	double tau;                 /* 1 (SWS) or b_l / sum b (OWS) */

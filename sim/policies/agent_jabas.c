@@ -27,10 +27,13 @@
  * (§10.11): both as in the paper.
  *
  * Decisions where the notes leave room:
- *  - The realised B_G is the solver's 2 M B_L (§3, §10.7); the run-time
- *    parity rule may carry it past maxB_G by less than one parity step
- *    (B_L n_w must exceed the current B_G), as in the artifact.  It is not
- *    clipped again: a clipped value would need another solve with no rule.
+ *  - The realised B_G is the solver's 2 M B_L (§3, §10.7).  The run-time
+ *    parity rule (B_L n_w must exceed the current B_G) and Algorithm 1's
+ *    rounding could carry it past maxB_G by up to a B_L step (ncf reached
+ *    65,536 with maxB_G 32,768); the solver therefore takes only (B_L, M)
+ *    whose 2 M B_L lies inside the job's bounds (perfmodel.h min_gbs,
+ *    max_gbs, set by the simulator), and when none does the step is
+ *    skipped as any infeasible one (issue 16 item 8).
  *  - Learning rate: the artifact rescales it by sqrt(B_G/minB_G) (§4.1,
  *    §10.8); the simulated convergence (sim/stats.h) counts B E(B) per
  *    iteration whatever the learning rate, so it is not modelled.

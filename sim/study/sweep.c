@@ -35,6 +35,7 @@
 
 #include "default_db.h"
 #include "fileio.h"
+#include "interrupt.h"
 #include "metrics.h"
 #include "profdb.h"
 #include "progress.h"
@@ -527,6 +528,11 @@ static void *worker(void *arg)
 		int id;
 
 		pthread_mutex_lock(&r->mu);
+		/* SIGINT/SIGTERM: no new point; the one running stops too (hb_sim_run) */
+		if (!r->failed && hb_interrupted()) {
+			hb_interrupt_error(&r->fatal, "sweep");
+			r->failed = 1;
+		}
 		if (r->failed || r->next >= r->nids) {
 			pthread_mutex_unlock(&r->mu);
 			break;

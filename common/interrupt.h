@@ -1,0 +1,40 @@
+/*
+ * interrupt.h: stopping long work at a safe point on SIGINT or SIGTERM.
+ *
+ * hb_interrupt_catch() installs one handler for SIGINT and SIGTERM that
+ * only stores the signal's number in a `volatile sig_atomic_t` (interrupt.c).
+ * That flag is the one piece of process-wide mutable state hetbatch keeps:
+ * a signal handler has no other place to write, and nothing else is safe to
+ * do inside one.  The loops that can run for long poll hb_interrupted() at
+ * points where stopping leaves nothing inconsistent (the simulator between
+ * events, sweep workers between points, the analytic generator between
+ * pairs, importers between files, the profiler between measurements) and
+ * return -1 with hb_interrupt_error() (code HB_EINTR).  Their callers' error
+ * paths then remove what this process created (staging directories,
+ * "*.tmp.PID" files, rolled-back transactions), and cli/ prints one line
+ * and exits 128 + the signal: 130 for SIGINT, 143 for SIGTERM.
+ *
+ * The handler is installed with SA_RESETHAND: a second Ctrl-C kills the
+ * process at once.  What it leaves behind carries its PID in the name and
+ * is removed by the next run that owns the place (tmpfiles.h).  Commands
+ * that do not poll never call hb_interrupt_catch, so a signal stops them
+ * at once as before.
+ */
+#ifndef HB_INTERRUPT_H
+#define HB_INTERRUPT_H
+
+#include "error.h"
+
+/* Catch SIGINT and SIGTERM from now on (0, or -1 with errno). */
+int hb_interrupt_catch(void);
+
+/* The signal caught (SIGINT or SIGTERM), 0 if none. */
+int hb_interrupted(void);
+
+/* Fill err with code HB_EINTR: "WHAT: interrupted by SIGINT"; returns -1. */
+int hb_interrupt_error(struct hb_error *err, const char *what);
+
+/* "SIGINT", "SIGTERM" or "a signal". */
+const char *hb_signal_name(int sig);
+
+#endif
