@@ -7,6 +7,7 @@
  * point for a user's own file.  `--from-philly FILE` turns the Philly
  * trace's cluster_machine_list into such a file (traces/philly.h).
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,18 +117,19 @@ static void list_gpus(const struct hb_catalog *cat)
 
 static void list_models(const struct hb_catalog *cat)
 {
-	printf("%-18s %-6s %9s %10s %10s %6s %15s %7s %-6s %7s\n", "NAME", "FAMILY", "PARAMS_M", "GFLOP/S", "DATASET",
+	/* GFLOP/SAMPLE, not GFLOP/S: a forward pass's work per sample, not a rate */
+	printf("%-18s %-6s %9s %12s %10s %6s %15s %7s %-6s %7s\n", "NAME", "FAMILY", "PARAMS_M", "GFLOP/SAMPLE", "DATASET",
 	       "M0", "GLOBAL_BATCH", "MIN_LBS", "OPTIM", "EPOCHS");
 	for (int i = 0; i < cat->nmodels; i++) {
 		const struct hb_model *m = &cat->models[i];
 		char range[40];
 
 		snprintf(range, sizeof(range), "%ld..%ld", m->min_gbs, m->max_gbs);
-		printf("%-18s %-6s %9.1f %10.4g %10.0f %6ld %15s %7ld %-6s %7g\n", m->name, m->family, m->params / 1e6,
+		printf("%-18s %-6s %9.1f %12.4g %10.0f %6ld %15s %7ld %-6s %7g\n", m->name, m->family, m->params / 1e6,
 		       m->flops_per_sample / 1e9, m->dataset_size, m->m0, range, m->min_lbs, m->optimizer,
 		       m->target_epochs);
 	}
-	printf("\nGFLOP/S: forward FLOPs per sample; DATASET: samples per epoch; GLOBAL_BATCH: default bounds "
+	printf("\nGFLOP/SAMPLE: forward-pass GFLOP per sample; DATASET: samples per epoch; GLOBAL_BATCH: default bounds "
 	       "(per-cluster overrides in the detailed view).\n");
 }
 
@@ -249,7 +251,8 @@ static void show_cluster(const struct hb_catalog *cat, const struct hb_cluster *
 
 	gpu_mix(cat, c, mix, sizeof(mix));
 	printf("cluster %s: %s\n", c->name, c->display);
-	printf("  %-18s%d nodes, %d GPUs: %s\n", "size", c->nnodes, c->ngpus, mix);
+	printf("  %-18s%d %s, %d %s: %s\n", "size", c->nnodes, hb_plural(c->nnodes, "node", "nodes"), c->ngpus,
+	       hb_plural(c->ngpus, "GPU", "GPUs"), mix);
 	printf("  %-18s$%.2f per hour (all GPUs)\n", "price", hb_cluster_price_per_hour(cat, c));
 	printf("  %-18s%.3g GB/s checkpoint storage, %g s restart latency\n", "restarts", c->storage_bw / 1e9,
 	       c->restart_latency_s);
@@ -354,7 +357,14 @@ int cmd_catalog(int argc, char **argv, struct hb_cli *cli)
 			else
 				out = argv[++i];
 		} else if (!only_pos && a[0] == '-' && a[1]) {
-			return hb_cli_usage(cli, "catalog", "unknown option '%s'", a);
+			/* parsed by hand above; this table only names them for the message */
+			static const struct option opts[] = {
+				{ "help", no_argument, NULL, 'h' },          { "json", no_argument, NULL, 0 },
+				{ "from-philly", required_argument, NULL, 0 }, { "name", required_argument, NULL, 0 },
+				{ "out", required_argument, NULL, 0 },        { NULL, 0, NULL, 0 },
+			};
+
+			return hb_cli_unknown_option(cli, "catalog", a, opts);
 		} else if (npos == 2) {
 			return hb_cli_usage(cli, "catalog", "unexpected argument '%s'", a);
 		} else {

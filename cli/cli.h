@@ -43,6 +43,14 @@ struct hb_cmd {
 int hb_cli_fail(const struct hb_cli *cli, const struct hb_error *err);
 /* Print a usage error with a pointer to `hetbatch CMD --help`; returns 2. */
 int hb_cli_usage(const struct hb_cli *cli, const char *cmd, const char *fmt, ...) HB_PRINTF(3, 4);
+/* The usage error for the argument getopt_long just refused (call it when
+ * it returns '?' or ':'; opts: the subcommand's table): "needs a value", "is
+ * ambiguous; it could be --a, --b", or "unknown option" with the closest
+ * known names (cli_options.c).  Returns 2. */
+struct option;
+int hb_cli_bad_option(const struct hb_cli *cli, const char *cmd, int argc, char **argv, const struct option *opts);
+/* The same for an argument parsed by hand (arg: what the user typed). */
+int hb_cli_unknown_option(const struct hb_cli *cli, const char *cmd, const char *arg, const struct option *opts);
 
 /* Commands that write outputs (cli/cli_outputs.c).  After a caught SIGINT
  * or SIGTERM (interrupt.h): "hetbatch CMD: interrupted by SIGINT; WHAT KEPT"

@@ -265,7 +265,7 @@ static int parse_args(int argc, char **argv, struct fc_args *a, struct hb_cli *c
 		case ':':
 			return hb_cli_usage(cli, "forecast", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return hb_cli_usage(cli, "forecast", "unknown option '%s'", argv[optind - 1]);
+			return hb_cli_bad_option(cli, "forecast", argc, argv, opts);
 		}
 	}
 	if (optind != argc - 1)

@@ -5,6 +5,7 @@
  * subcommand; they are taken out of argv before the subcommand sees it, so no
  * subcommand may define them itself.
  */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,13 +15,25 @@
 #include "cli.h"
 #include "interrupt.h"
 #include "strutil.h"
+#include "suggest.h"
 
 static int cmd_version(int argc, char **argv, struct hb_cli *cli)
 {
-	(void)argv;
-	(void)cli;
-	if (argc > 1 && strcmp(argv[1], "--help") != 0)
-		return hb_cli_usage(cli, "version", "takes no arguments");
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf("usage: hetbatch version\n"
+		       "\n"
+		       "Print hetbatch's version and the features this build has: the CUDA\n"
+		       "toolkit (GPU profiling and live runs on GPUs) and MPI (live runs, sweeps on\n"
+		       "MPI ranks).  'hetbatch --version' does the same.\n"
+		       "\n"
+		       "Example:\n"
+		       "  hetbatch version\n"
+		       "\n"
+		       "Exit status: 0 ok, 2 usage error.\n");
+		return 0;
+	}
+	if (argc > 1)
+		return hb_cli_usage(cli, "version", "takes no arguments, got '%s'", argv[1]);
 	printf("hetbatch %s (CUDA toolkit at build: %s, MPI: %s)\n", HB_VERSION, HB_HAVE_GPU ? "yes" : "no",
 	       HB_HAVE_MPI ? "yes" : "no");
 	return 0;
@@ -40,6 +53,23 @@ static const struct hb_cmd commands[] = {
 };
 
 #define NCOMMANDS ((int)(sizeof(commands) / sizeof(commands[0])))
+
+/* A word that names no subcommand: the closest ones and the full list. */
+static int unknown_subcommand(const struct hb_cli *cli, const char *word)
+{
+	struct hb_suggest s;
+	char hint[256], list[256];
+	size_t len = 0;
+
+	hb_suggest_init(&s, word);
+	for (int i = 0; i < NCOMMANDS; i++) {
+		hb_suggest_add(&s, commands[i].name);
+		len += (size_t)snprintf(list + len, len < sizeof(list) ? sizeof(list) - len : 0, "%s%s", i ? ", " : "",
+					commands[i].name);
+	}
+	hb_suggest_format(&s, "", hint, sizeof(hint));
+	return hb_cli_usage(cli, NULL, "unknown subcommand '%s'%s\nSubcommands: %s", word, hint, list);
+}
 
 int hb_cli_fail(const struct hb_cli *cli, const struct hb_error *err)
 {
@@ -87,6 +117,14 @@ static void usage(FILE *out)
 		"\n"
 		"Exit status: 0 ok, 1 runtime failure, 2 usage or input error.\n");
 }
+
+/* The global options by name, for the message about a misspelled one (they
+ * are parsed by hand in take_global_options). */
+static const struct option global_options[] = {
+	{ "verbose", no_argument, NULL, 'v' }, { "quiet", no_argument, NULL, 'q' },
+	{ "seed", required_argument, NULL, 0 }, { "version", no_argument, NULL, 0 },
+	{ "help", no_argument, NULL, 'h' },    { NULL, 0, NULL, 0 },
+};
 
 /* Remove global options from argv in place; returns the new argc or -1. */
 static int take_global_options(int argc, char **argv, struct hb_cli *cli)
@@ -156,7 +194,7 @@ int main(int argc, char **argv)
 			for (int i = 0; i < NCOMMANDS; i++)
 				if (strcmp(argv[2], commands[i].name) == 0)
 					return commands[i].fn(2, sub, &cli);
-			return hb_cli_usage(&cli, NULL, "unknown subcommand '%s'", argv[2]);
+			return unknown_subcommand(&cli, argv[2]);
 		}
 		usage(stdout);
 		return 0;
@@ -172,5 +210,7 @@ int main(int argc, char **argv)
 				rc = hb_cli_interrupted(&cli, argv[1], "stopped; its temporaries were removed");
 			return rc;
 		}
-	return hb_cli_usage(&cli, NULL, "unknown subcommand '%s'", argv[1]);
+	if (argv[1][0] == '-')
+		return hb_cli_unknown_option(&cli, NULL, argv[1], global_options);
+	return unknown_subcommand(&cli, argv[1]);
 }

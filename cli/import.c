@@ -67,11 +67,11 @@ static void print_stats(const struct hb_cli *cli, const char *kind, const char *
 		hb_warn(&cli->log, "%s", s->warn[i]);
 	if (s->nwarn_dropped)
 		hb_warn(&cli->log, "%d more warnings not shown", s->nwarn_dropped);
-	printf("imported %s from %s into %s (run %lld, %ld files):\n", kind, path, db, (long long)s->run_id,
-	       s->files);
+	printf("imported %s from %s into %s (run %lld, %ld %s):\n", kind, path, db, (long long)s->run_id,
+	       s->files, hb_plural(s->files, "file", "files"));
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (t[i].rows)
-			printf("  %-14s %6ld rows\n", t[i].table, t[i].rows);
+			printf("  %-14s %6ld %s\n", t[i].table, t[i].rows, hb_plural(t[i].rows, "row", "rows"));
 	for (int i = 0; i < s->nfits; i++)
 		printf("  fit %s %s: t_ms = %.4f * x_ms + %.4f (K = %.4g B/s, r2 = %.4f)\n", s->fits[i].scope,
 		       s->fits[i].link, s->fits[i].alpha, s->fits[i].beta, s->fits[i].bandwidth, s->fits[i].r2);
@@ -120,7 +120,7 @@ int cmd_import(int argc, char **argv, struct hb_cli *cli)
 		case ':':
 			return hb_cli_usage(cli, "import", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return hb_cli_usage(cli, "import", "unknown option '%s'", argv[optind - 1]);
+			return hb_cli_bad_option(cli, "import", argc, argv, opts);
 		}
 	}
 	if (argc - optind != 2)

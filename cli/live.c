@@ -594,7 +594,7 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 			break;
 		case 'h': usage(stdout); return 0;
 		default:
-			return hb_cli_usage(cli, "live", "unknown option or missing value: '%s'", argv[optind - 1]);
+			return hb_cli_bad_option(cli, "live", argc, argv, opts);
 		}
 	}
 	if (optind < argc)

@@ -809,7 +809,7 @@ static int parse_opts(int argc, char **argv, struct hb_cli *cli, struct plan_opt
 		case ':':
 			return hb_cli_usage(cli, "plan", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return hb_cli_usage(cli, "plan", "unknown option '%s'", argv[optind - 1]);
+			return hb_cli_bad_option(cli, "plan", argc, argv, opts);
 		}
 	}
 	if (optind < argc)

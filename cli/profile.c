@@ -205,7 +205,7 @@ int cmd_profile(int argc, char **argv, struct hb_cli *cli)
 		case OPT_SHOW: do_show = 1; break;
 		case 'h': usage(stdout); return 0;
 		default:
-			return hb_cli_usage(cli, "profile", "unknown option or missing value: '%s'", argv[optind - 1]);
+			return hb_cli_bad_option(cli, "profile", argc, argv, opts);
 		}
 	}
 	if (optind < argc)
@@ -228,15 +228,21 @@ int cmd_profile(int argc, char **argv, struct hb_cli *cli)
 		return hb_cli_fail(cli, &err);
 	for (int i = 0; i < ng; i++)
 		if (!hb_catalog_gpu(&cat, gpus[i])) {
+			char hint[256];
+
+			hb_catalog_suggest(&cat, 'g', gpus[i], hint, sizeof(hint));
 			hb_catalog_free(&cat);
-			return hb_cli_usage(cli, "profile", "--gpus: unknown GPU '%s' (see 'hetbatch catalog gpus')",
-					    gpus[i]);
+			return hb_cli_usage(cli, "profile", "--gpus: unknown GPU '%s' (see 'hetbatch catalog gpus')%s",
+					    gpus[i], hint);
 		}
 	for (int j = 0; j < nm; j++)
 		if (!hb_catalog_model(&cat, models[j])) {
+			char hint[256];
+
+			hb_catalog_suggest(&cat, 'm', models[j], hint, sizeof(hint));
 			hb_catalog_free(&cat);
-			return hb_cli_usage(cli, "profile",
-					    "--models: unknown model '%s' (see 'hetbatch catalog models')", models[j]);
+			return hb_cli_usage(cli, "profile", "--models: unknown model '%s' (see 'hetbatch catalog models')%s",
+					    models[j], hint);
 		}
 
 	t0 = hb_now();

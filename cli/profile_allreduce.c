@@ -201,7 +201,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct ar_args 
 		case OPT_JSON: a->json = 1; break;
 		case 'h': usage(stdout); return 1;
 		default:
-			return hb_cli_usage(cli, CMD, "unknown option or missing value: '%s'", argv[optind - 1]);
+			return hb_cli_bad_option(cli, CMD, argc, argv, opts);
 		}
 	}
 	if (optind < argc)

@@ -245,7 +245,7 @@ int hb_cmd_profile_measure(int argc, char **argv, struct hb_cli *cli)
 			break;
 		case OPT_DB: dbpath = optarg; break;
 		default:
-			return hb_cli_usage(cli, "profile", "unknown option or missing value: '%s'", argv[optind - 1]);
+			return hb_cli_bad_option(cli, "profile", argc, argv, opts);
 		}
 	}
 	if (optind < argc)
@@ -258,14 +258,20 @@ int hb_cmd_profile_measure(int argc, char **argv, struct hb_cli *cli)
 		return hb_cli_fail(cli, &err);
 	for (int i = 0; i < req.nmodels; i++)
 		if (!hb_catalog_model(&cat, req.models[i])) {
+			char hint[256];
+
+			hb_catalog_suggest(&cat, 'm', req.models[i], hint, sizeof(hint));
 			hb_catalog_free(&cat);
 			return hb_cli_usage(cli, "profile", "--models: unknown model '%s' (see 'hetbatch catalog "
-					    "models')", req.models[i]);
+					    "models')%s", req.models[i], hint);
 		}
 	if (req.gpu_name && !hb_catalog_gpu(&cat, req.gpu_name)) {
+		char hint[256];
+
+		hb_catalog_suggest(&cat, 'g', req.gpu_name, hint, sizeof(hint));
 		hb_catalog_free(&cat);
-		return hb_cli_usage(cli, "profile", "--gpu-name: unknown GPU '%s' (see 'hetbatch catalog gpus')",
-				    req.gpu_name);
+		return hb_cli_usage(cli, "profile", "--gpu-name: unknown GPU '%s' (see 'hetbatch catalog gpus')%s",
+				    req.gpu_name, hint);
 	}
 	req.hooks = (struct hb_measure_hooks){ .ctx = &pr, .on_device = on_device, .on_memory = on_memory,
 					       .on_point = on_point, .on_progress = on_progress };

@@ -486,7 +486,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		case ':':
 			return hb_cli_usage(cli, "sim", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return hb_cli_usage(cli, "sim", "unknown option '%s'", argv[optind - 1]);
+			return hb_cli_bad_option(cli, "sim", argc, argv, opts);
 		}
 	}
 	if (optind < argc)
@@ -546,20 +546,21 @@ static int split(struct hb_cli *cli, const char *opt, const char *list, char *bu
 				    max);
 	for (int i = 0; i < *n; i++)
 		for (int k = 0; k < i; k++)
-			if (strcmp(items[i], items[k]) == 0)
+			if (hb_strcaseeq(items[i], items[k])) /* names match in any case */
 				return hb_cli_usage(cli, "sim", "%s: '%s' is listed twice", opt, items[i]);
 	return 0;
 }
 
 static int unknown_policy(struct hb_cli *cli, const char *name)
 {
-	char known[512] = "";
+	char known[512] = "", hint[128];
 	size_t len = 0;
 
 	for (const struct hb_policy *p = hb_policies; p->name; p++)
 		len += (size_t)snprintf(known + len, len < sizeof(known) ? sizeof(known) - len : 0, "%s%s",
 					len ? ", " : "", p->name);
-	fprintf(stderr, "%s: error: unknown policy '%s'; known policies: %s\n", cli->prog, name, known);
+	fprintf(stderr, "%s: error: unknown policy '%s'; known policies: %s%s\n", cli->prog, name, known,
+		hb_policy_suggest(name, hint, sizeof(hint)));
 	return 2;
 }
 
@@ -755,7 +756,8 @@ static void report_skips(FILE *out, const char *trace, const struct hb_trace_sta
 		if (st->skipped[k] > 0)
 			len += (size_t)snprintf(buf + len, len < sizeof(buf) ? sizeof(buf) - len : 0, "%s%ld %s",
 						len ? ", " : "", st->skipped[k], hb_trace_skip_name((enum hb_trace_skip)k));
-	fprintf(out, "%s: %ld records read, %ld jobs kept, %ld skipped: %s\n", trace, st->records, st->jobs,
+	fprintf(out, "%s: %ld %s read, %ld %s kept, %ld skipped: %s\n", trace, st->records,
+		hb_plural(st->records, "record", "records"), st->jobs, hb_plural(st->jobs, "job", "jobs"),
 		st->skipped_total, buf);
 }
 
@@ -1011,7 +1013,8 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	} else {
 		report_skips(stdout, res.trace, &c.rp.stats);
 		hb_trace_results_print(stdout, &res);
-		printf("\n%d of %d policies ran; wall time %.2f s\n", nran, c.nruns, hb_now() - t0);
+		printf("\n%d of %d %s ran; wall time %.2f s\n", nran, c.nruns, hb_plural(c.nruns, "policy", "policies"),
+		       hb_now() - t0);
 	}
 	fflush(stdout);
 	rc = 0;
@@ -1081,7 +1084,7 @@ static int setup(struct sim_cmd *c, const struct sim_args *a, char **model_names
 			return -1;
 		hb_strlcpy(names[i], m->name, sizeof(names[i]));
 		for (int k = 0; k < i; k++)
-			if (strcmp(names[k], names[i]) == 0)
+			if (hb_strcaseeq(names[k], names[i]))
 				return hb_input_error(err, "--model: model '%s' is listed twice", names[i]);
 	}
 	/* Loading a user file may move the catalog's arrays: look every
@@ -1291,7 +1294,8 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 		}
 	} else {
 		hb_results_print(stdout, &res);
-		printf("\n%d of %d runs ran; wall time %.2f s\n", nran, c.nruns, hb_now() - t0);
+		printf("\n%d of %d %s ran; wall time %.2f s\n", nran, c.nruns, hb_plural(c.nruns, "run", "runs"),
+		       hb_now() - t0);
 	}
 	fflush(stdout);
 	rc = 0;

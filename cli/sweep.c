@@ -188,7 +188,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sweep_ar
 		case ':':
 			return hb_cli_usage(cli, "sweep", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return hb_cli_usage(cli, "sweep", "unknown option '%s'", argv[optind - 1]);
+			return hb_cli_bad_option(cli, "sweep", argc, argv, opts);
 		}
 	}
 	if (optind >= argc)
@@ -232,8 +232,10 @@ static void list_points(const struct hb_sweep *sw)
 {
 	const struct hb_sweep_config *cfg = sw->cfg;
 
-	printf("sweep %s: %d points (%d clusters x %d loads x %d policies x %d seeds)\n", cfg->name, sw->npoints,
-	       cfg->nclusters, cfg->nloads, cfg->npolicies, cfg->nseeds);
+	printf("sweep %s: %d %s (%d %s x %d %s x %d %s x %d %s)\n", cfg->name, sw->npoints,
+	       hb_plural(sw->npoints, "point", "points"), cfg->nclusters, hb_plural(cfg->nclusters, "cluster", "clusters"),
+	       cfg->nloads, hb_plural(cfg->nloads, "load", "loads"), cfg->npolicies,
+	       hb_plural(cfg->npolicies, "policy", "policies"), cfg->nseeds, hb_plural(cfg->nseeds, "seed", "seeds"));
 	for (int ci = 0; ci < cfg->nclusters; ci++)
 		printf("cluster %d: %s = %s (%d GPUs on %d nodes, $%.2f/h): %s\n", ci, cfg->clusters[ci].label,
 		       sw->info[ci].name, sw->info[ci].gpus, sw->info[ci].nodes, sw->info[ci].usd_per_h,
@@ -476,7 +478,10 @@ static int none_ran(struct hb_cli *cli, const struct hb_sweep *sw)
 		if (!seen)
 			fprintf(stderr, "%s: error: point %d cannot run: %s\n", cli->prog, i, sw->rows[i].reason);
 	}
-	fprintf(stderr, "%s: error: none of the %d points ran; nothing written\n", cli->prog, sw->npoints);
+	if (sw->npoints == 1)
+		fprintf(stderr, "%s: error: the one point did not run; nothing written\n", cli->prog);
+	else
+		fprintf(stderr, "%s: error: none of the %d points ran; nothing written\n", cli->prog, sw->npoints);
 	return 1;
 }
 
@@ -499,7 +504,8 @@ static int report(struct hb_cli *cli, const struct sweep_args *a, const struct h
 			return hb_cli_fail(cli, &err);
 	} else {
 		hb_sweep_print(stdout, sw);
-		printf("\n%d of %d points ran; wall time %.2f s\n", nok, sw->npoints, hb_now() - t0);
+		printf("\n%d of %d %s ran; wall time %.2f s\n", nok, sw->npoints, hb_plural(sw->npoints, "point", "points"),
+		       hb_now() - t0);
 	}
 	fflush(stdout);
 	if (a->out) {

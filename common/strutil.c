@@ -109,6 +109,11 @@ int hb_split_list(char *s, char **items, int max)
 	return n;
 }
 
+const char *hb_plural(long n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 int hb_strcaseeq(const char *a, const char *b)
 {
 	while (*a && *b) {

@@ -28,6 +28,9 @@ size_t hb_strlcpy(char *dst, const char *src, size_t size);
  * more than max or an item is empty. */
 int hb_split_list(char *s, char **items, int max);
 
+/* one when n is 1, else many: "%ld %s", n, hb_plural(n, "file", "files"). */
+const char *hb_plural(long n, const char *one, const char *many);
+
 /* Case-insensitive ASCII comparison. */
 int hb_strcaseeq(const char *a, const char *b);
 

@@ -36,6 +36,7 @@
 #include "fileio.h"
 #include "json.h"
 #include "strutil.h"
+#include "suggest.h"
 
 extern const struct hb_embedded hb_catalog_data[];
 
@@ -544,6 +545,18 @@ int hb_catalog_load_builtin(struct hb_catalog *cat, struct hb_error *err)
 	return 0;
 }
 
+char *hb_catalog_suggest(const struct hb_catalog *cat, char kind, const char *name, char *buf, size_t size)
+{
+	enum kind k = kind == 'g' ? K_GPU : kind == 'm' ? K_MODEL : K_CLUSTER;
+	struct hb_suggest s;
+
+	hb_suggest_init(&s, name);
+	for (int i = 0; i < entry_count(cat, k); i++)
+		hb_suggest_add(&s, entry_name(cat, k, i));
+	hb_suggest_format(&s, "", buf, size);
+	return buf;
+}
+
 /* ---------------------------------------------------------------- resolve */
 
 static int resolve(struct hb_catalog *cat, enum kind k, const char *name_or_path, int *index,
@@ -560,9 +573,12 @@ static int resolve(struct hb_catalog *cat, enum kind k, const char *name_or_path
 	if (*index >= 0)
 		return 0;
 	if (!hb_path_exists(name_or_path) || hb_path_is_dir(name_or_path)) {
+		char hint[256];
+
+		hb_catalog_suggest(cat, "gmc"[k], name_or_path, hint, sizeof(hint));
 		known_names(cat, k, names, sizeof(names));
-		return hb_input_error(err, "unknown %s '%s' (neither a catalog name nor a JSON file); known %s: %s",
-				      kind_word[k], name_or_path, kind_array[k], names);
+		return hb_input_error(err, "unknown %s '%s' (neither a catalog name nor a JSON file); known %s: %s%s",
+				      kind_word[k], name_or_path, kind_array[k], names, hint);
 	}
 	root = parse_file(name_or_path, err);
 	if (!root)

@@ -206,6 +206,10 @@ const struct hb_gpu *hb_catalog_gpu(const struct hb_catalog *cat, const char *na
 int hb_catalog_gpu_index(const struct hb_catalog *cat, const char *name);
 const struct hb_model *hb_catalog_model(const struct hb_catalog *cat, const char *name);
 const struct hb_cluster *hb_catalog_cluster(const struct hb_catalog *cat, const char *name);
+/* For a name no entry of kind ('g' GPU, 'm' model, 'c' cluster) has: "; did
+ * you mean 'resnet50'?" with the closest names by edit distance, or "" when
+ * none is close.  Returns buf. */
+char *hb_catalog_suggest(const struct hb_catalog *cat, char kind, const char *name, char *buf, size_t size);
 
 /* Accept a built-in name or a path to the user's JSON file (a file holding one
  * object, or a document with a one-element "models"/"clusters" array).  A file

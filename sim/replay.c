@@ -90,13 +90,14 @@ int hb_replay_from_specs(const struct hb_catalog *cat, const struct hb_cluster *
 		j = &rp->jobs[rp->njobs];
 		j->model = hb_catalog_model(cat, s.model);
 		if (!j->model) {
-			char known[512];
+			char known[512], hint[256];
 
 			hb_replay_where(fmt, where, s.record, pos, sizeof(pos));
 			model_names(cat, known, sizeof(known));
+			hb_catalog_suggest(cat, 'm', s.model, hint, sizeof(hint));
 			hb_replay_free(rp);
-			return hb_input_error(err, "%s: field 'model': value '%s': not a model in the catalog (known: %s)",
-					      pos, s.model, known);
+			return hb_input_error(err, "%s: field 'model': value '%s': not a model in the catalog (known: %s)%s",
+					      pos, s.model, known, hint);
 		}
 		if (s.gpus < 1) {
 			hb_replay_where(fmt, where, s.record, pos, sizeof(pos));

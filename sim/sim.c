@@ -1238,7 +1238,17 @@ static int on_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_erro
 	job->next_adapt_iter = p > 0 ? (double)p : 0.0;
 	if (!job->grant && job_arrays(sim, job) < 0)
 		return hb_runtime_error(err, "simulator: job %s: out of memory at its arrival", job->name);
-	hb_sim_note(sim, job, "arrival", "asks for %d GPUs, B_G %ld", job->req_gpus, job->req_batch);
+	/* 0 in a request means "not asked" (single-job studies ask for nothing:
+	 * the dedicated arbiter grants the cluster and the policy picks the
+	 * batch), which the note says rather than "0 GPUs, B_G 0". */
+	if (job->req_gpus > 0 && job->req_batch > 0)
+		hb_sim_note(sim, job, "arrival", "asks for %d GPUs, B_G %ld", job->req_gpus, job->req_batch);
+	else if (job->req_gpus > 0)
+		hb_sim_note(sim, job, "arrival", "asks for %d GPUs; B_G by the policy in %ld..%ld", job->req_gpus,
+			    job->min_gbs, job->max_gbs);
+	else
+		hb_sim_note(sim, job, "arrival", "GPUs by the %s arbiter, B_G by the policy in %ld..%ld",
+			    sim->arbiter->name, job->min_gbs, job->max_gbs);
 	return sim->arbiter->on_arrival(sim, job, err);
 }
 

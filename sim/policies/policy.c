@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "policy.h"
+#include "strutil.h"
+#include "suggest.h"
 
 const struct hb_policy hb_policies[] = {
 	{ "jabas", &hb_agent_jabas, &hb_arbiter_jabas, "JABAS: IIDP configs, similarity-driven batch, epoch auto-scaling; shared, jabas-share lending" },
@@ -29,7 +31,18 @@ const struct hb_policy hb_policies[] = {
 const struct hb_policy *hb_policy_find(const char *name)
 {
 	for (const struct hb_policy *p = hb_policies; p->name; p++)
-		if (strcmp(p->name, name) == 0)
+		if (hb_strcaseeq(p->name, name)) /* "JABAS" is jabas, as catalog names are */
 			return p;
 	return NULL;
+}
+
+char *hb_policy_suggest(const char *name, char *buf, size_t size)
+{
+	struct hb_suggest s;
+
+	hb_suggest_init(&s, name);
+	for (const struct hb_policy *p = hb_policies; p->name; p++)
+		hb_suggest_add(&s, p->name);
+	hb_suggest_format(&s, "", buf, size);
+	return buf;
 }

@@ -67,6 +67,10 @@ struct hb_policy {
  * every policy runs under the dedicated arbiter; in trace replay under its
  * `shared` arbiter. */
 extern const struct hb_policy hb_policies[];
+/* The policy named name, in any case ("JABAS" is jabas); NULL if none. */
 const struct hb_policy *hb_policy_find(const char *name);
+/* For an unknown name: "; did you mean 'jabas'?" (the closest policy names
+ * by edit distance), or "" when none is close.  Returns buf. */
+char *hb_policy_suggest(const char *name, char *buf, size_t size);
 
 #endif

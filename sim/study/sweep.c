@@ -187,7 +187,10 @@ static int build_cluster(struct hb_sweep *sw, int ci, struct hb_error *err)
 
 		snprintf(key, sizeof(key), "add[%d].gpu", k);
 		if (!g) {
-			hb_input_error(err, "unknown GPU type (see 'hetbatch catalog gpus')");
+			char hint[256];
+
+			hb_input_error(err, "unknown GPU type (see 'hetbatch catalog gpus')%s",
+				       hb_catalog_suggest(cat, 'g', sc->add[k].gpu, hint, sizeof(hint)));
 			return field_error(err, cfg, ci, key, sc->add[k].gpu);
 		}
 	}

@@ -430,7 +430,10 @@ static int parse_policies(const cJSON *root, const char *file, struct hb_sweep_c
 		if (!cJSON_IsString(it))
 			return hb_sw_bad(err, file, "", field, it, "expected a policy name");
 		if (!(p = hb_policy_find(it->valuestring))) {
-			snprintf(why, sizeof(why), "unknown policy (known: %.600s)", known);
+			char hint[128];
+
+			snprintf(why, sizeof(why), "unknown policy (known: %.500s)%s", known,
+				 hb_policy_suggest(it->valuestring, hint, sizeof(hint)));
 			return hb_sw_bad(err, file, "", field, it, why);
 		}
 		for (int k = 0; k < i; k++)

@@ -1,0 +1,181 @@
+/* What a newcomer meets at the command line ($HETBATCH), issue 17:
+ *  - misspelled subcommands and options get the closest names and the list
+ *    of subcommands; abbreviations that fit several options say which;
+ *  - policy, cluster, model and GPU names match in any case (same bytes
+ *    out as lower case), unknown ones get "did you mean";
+ *  - small messages: `catalog models` says GFLOP per sample, counts of one
+ *    are singular, `version --help`, a single job's arrival event names
+ *    who decides instead of "asks for 0 GPUs, B_G 0". */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "../cli_run.h"
+
+#define QUICK "--cluster demo --model resnet50 --interval 1000"
+
+/* stderr (or stdout) of the last run holds want. */
+static void err_has(const char *want)
+{
+	size_t len;
+	char *s = slurp(errf, &len);
+
+	if (!strstr(s, want))
+		fail_msg("stderr lacks \"%s\":\n%s", want, s);
+	free(s);
+}
+
+static void out_has(const char *want)
+{
+	size_t len;
+	char *s = slurp(outf, &len);
+
+	if (!strstr(s, want))
+		fail_msg("stdout lacks \"%s\":\n%s", want, s);
+	free(s);
+}
+
+static void test_subcommand_typos(void **state)
+{
+	(void)state;
+	assert_int_equal(run("simm"), 2);
+	err_has("unknown subcommand 'simm'; did you mean 'sim'?");
+	err_has("Subcommands: catalog, profile, import, plan, forecast, version, sim, sweep, live");
+	assert_int_equal(run("help swep"), 2);
+	err_has("unknown subcommand 'swep'; did you mean 'sweep'?");
+	/* nothing close: the list alone */
+	assert_int_equal(run("frobnicate"), 2);
+	err_has("unknown subcommand 'frobnicate'\nSubcommands: catalog,");
+	assert_int_equal(run("--verbos sim"), 2);
+	err_has("unknown option '--verbos'; did you mean '--verbose'?");
+}
+
+static void test_option_typos(void **state)
+{
+	(void)state;
+	assert_int_equal(run("sim " QUICK " --polcy jabas"), 2);
+	err_has("hetbatch sim: unknown option '--polcy'; did you mean '--policy'?");
+	err_has("Try 'hetbatch sim --help'.");
+	/* a long option written with one dash: getopt reads -p -o -l ... */
+	assert_int_equal(run("sim " QUICK " -policy jabas"), 2);
+	err_has("unknown option '-policy'; did you mean '--policy'?");
+	assert_int_equal(run("sim " QUICK " --re 1"), 2);
+	err_has("option '--re' is ambiguous; it could be ");
+	err_has("--restart-cost");
+	err_has("--replay");
+	assert_int_equal(run("sim " QUICK " --db"), 2);
+	err_has("option '--db' needs a value");
+	assert_int_equal(run("plan --cluster demo --model resnet50 --gbs 256 --clustr demo"), 2);
+	err_has("unknown option '--clustr'; did you mean '--cluster'?");
+	assert_int_equal(run("profile --analytic --modles resnet50"), 2);
+	err_has("unknown option '--modles'; did you mean '--models'?");
+	assert_int_equal(run("catalog models --jsn"), 2);
+	err_has("unknown option '--jsn'; did you mean '--json'?");
+	assert_int_equal(run("forecast --hlep"), 2);
+	err_has("unknown option '--hlep'; did you mean '--help'?");
+}
+
+static void test_names_any_case(void **state)
+{
+	size_t la, lb;
+	char *a, *b;
+
+	(void)state;
+	assert_int_equal(run("sim " QUICK " --policy jabas,static --out lower"), 0);
+	assert_int_equal(run("sim --cluster DEMO --model ResNet50 --interval 1000 --policy JABAS,Static --out upper"), 0);
+	a = slurp_in("lower", "summary.csv", &la);
+	b = slurp_in("upper", "summary.csv", &lb);
+	assert_int_equal(la, lb);
+	assert_memory_equal(a, b, la);
+	free(a);
+	free(b);
+	/* the same policy twice in two spellings is still twice */
+	assert_int_equal(run("sim " QUICK " --policy jabas,JABAS"), 2);
+	err_has("'JABAS' is listed twice");
+	assert_int_equal(run("catalog gpus V100"), 0);
+	out_has("v100");
+}
+
+static void test_unknown_names(void **state)
+{
+	(void)state;
+	assert_int_equal(run("sim " QUICK " --policy jabs"), 2);
+	err_has("unknown policy 'jabs'; known policies: jabas, ");
+	err_has("; did you mean 'jabas'?");
+	assert_int_equal(run("sim --cluster demo --model resnet5 --interval 1000"), 2);
+	err_has("unknown model 'resnet5'");
+	err_has("did you mean 'resnet50' or 'resnet50-cifar100'?");
+	assert_int_equal(run("sim --cluster jabas-z --model resnet50 --interval 1000"), 2);
+	err_has("did you mean 'jabas-a', 'jabas-b' or 'jabas-c'?");
+	assert_int_equal(run("catalog gpus v10"), 2);
+	err_has("did you mean 'v100'");
+	assert_int_equal(run("profile --analytic --db p.db --gpus v10"), 2);
+	err_has("--gpus: unknown GPU 'v10'");
+	err_has("did you mean 'v100'");
+	assert_false(exists_in("p.db", NULL));
+}
+
+static void test_small_messages(void **state)
+{
+	size_t len;
+	char *s;
+
+	(void)state;
+	/* GFLOP per sample, not a rate */
+	assert_int_equal(run("catalog models"), 0);
+	s = slurp(outf, &len);
+	assert_non_null(strstr(s, "GFLOP/SAMPLE"));
+	assert_null(strstr(s, "GFLOP/S "));
+	free(s);
+	assert_int_equal(run("version --help"), 0);
+	out_has("usage: hetbatch version");
+	out_has("Exit status:");
+	assert_int_equal(run("help version"), 0);
+	out_has("usage: hetbatch version");
+	assert_int_equal(run("version extra"), 2);
+	err_has("takes no arguments, got 'extra'");
+	/* one run, one node, one GPU: singular */
+	write_file("one.json", "{\"name\": \"solo\", \"display\": \"one GPU\", \"intra_link\": \"pcie3-x16\", "
+			       "\"intra_bw\": 15.75e9, \"inter_link\": \"ib-100g\", \"inter_bw\": 12.5e9, "
+			       "\"storage_bw\": 1.25e9, \"restart_latency_s\": 20, \"source\": \"test\", "
+			       "\"groups\": [{\"gpu\": \"v100\", \"nodes\": 1, \"gpus_per_node\": 1}]}");
+	assert_int_equal(run("catalog clusters one.json"), 0);
+	out_has("1 node, 1 GPU: ");
+	assert_int_equal(run("sim " QUICK " --policy jabas --out one --events all"), 0);
+	out_has("1 of 1 run ran;");
+	/* the single job's arrival: who decides, not "asks for 0 GPUs, B_G 0" */
+	s = slurp_in("one", "events.csv", &len);
+	assert_null(strstr(s, "asks for 0 GPUs"));
+	assert_non_null(strstr(s, ",arrival,\"GPUs by the dedicated arbiter, B_G by the policy in "));
+	free(s);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return cli_setup("cli-ux");
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return cli_teardown();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_subcommand_typos),
+		cmocka_unit_test(test_option_typos),
+		cmocka_unit_test(test_names_any_case),
+		cmocka_unit_test(test_unknown_names),
+		cmocka_unit_test(test_small_messages),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
