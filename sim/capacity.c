@@ -101,6 +101,8 @@ int hb_capacity_schedule(struct hb_sim *sim, struct hb_error *err)
 	if (sim->arbiter == &hb_arbiter_dedicated)
 		return hb_input_error(err, "--capacity needs jobs that share the cluster (--trace or --synthetic): under "
 					   "the dedicated arbiter every job holds the whole cluster");
+	if (sim->arbiter->no_capacity)
+		return hb_input_error(err, "--capacity: arbiter %s: %s", sim->arbiter->name, sim->arbiter->no_capacity);
 	if (!cap->parked && !(cap->parked = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1), sizeof(int))))
 		return hb_runtime_error(err, "simulator: out of memory");
 	for (int k = 0; k < cap->nrows; k++)

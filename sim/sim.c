@@ -1216,6 +1216,20 @@ static int dedicated_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct 
 	return rc;
 }
 
+int hb_sim_node_online(const struct hb_sim *sim, int node)
+{
+	return sim->cl->nodes[node].ngpus - (sim->capacity ? sim->capacity->offline[node] : 0);
+}
+
+int hb_sim_online_gpus(const struct hb_sim *sim)
+{
+	int n = sim->cl->ngpus;
+
+	for (int i = 0; sim->capacity && i < sim->cl->nnodes; i++)
+		n -= sim->capacity->offline[i];
+	return n;
+}
+
 int hb_arbiter_requeue_round(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
 {
 	(void)sim;

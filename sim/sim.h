@@ -135,11 +135,18 @@ struct hb_arbiter_ops {
 	int (*on_requeue)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
 	/* GPUs came back, or a withdrawal left some free: start waiting jobs. */
 	int (*on_capacity)(struct hb_sim *sim, struct hb_error *err);
+	/* Non-NULL: why this arbiter cannot run with --capacity (the run is
+	 * refused with it rather than failing midway). */
+	const char *no_capacity;
 };
 
 /* on_requeue of arbiters whose every round reconsiders suspended jobs
- * (Tiresias, Optimus, PolluxSched): nothing to do now. */
+ * (Tiresias, Optimus): nothing to do now. */
 int hb_arbiter_requeue_round(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
+/* GPUs online now (capacity.h: the cluster's less those withdrawn), in all
+ * and on node i: what a round-based arbiter may hand out. */
+int hb_sim_online_gpus(const struct hb_sim *sim);
+int hb_sim_node_online(const struct hb_sim *sim, int node);
 
 /* dedicated: every job is granted the whole cluster at arrival (single-job
  * studies, the JABAS setting); the engine's default, defined in sim.c.  The

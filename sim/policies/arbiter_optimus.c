@@ -358,7 +358,7 @@ static double gain(const struct optimus_job *oj)
 /* Decide every active job's GPU count for this round (st->jobs[].count). */
 static int allocate(struct hb_sim *sim, struct optimus_state *st, struct hb_error *err)
 {
-	int left = sim->cl->ngpus;
+	int left = hb_sim_online_gpus(sim); /* less what a capacity series withdrew */
 
 	for (int i = 0; i < st->n; i++) {
 		struct hb_sim_job *job = &sim->jobs[st->order[i]];
@@ -574,4 +574,5 @@ const struct hb_arbiter_ops hb_arbiter_optimus = {
 	.round_s = optimus_round_s,
 	.on_round = optimus_round,
 	.free_state = optimus_free,
+	.on_requeue = hb_arbiter_requeue_round, /* a preempted job stays in its order: the next round decides */
 };

@@ -1700,4 +1700,8 @@ const struct hb_arbiter_ops hb_arbiter_pollux = {
 	.round_s = pollux_round_s,
 	.on_round = pollux_round,
 	.free_state = pollux_free,
+	/* Its search groups nodes of one shape as interchangeable and bounds
+	 * them by the cluster's counts; GPUs withdrawn from some nodes of a
+	 * shape break both (not modelled yet). */
+	.no_capacity = "PolluxSched's node shapes assume every node keeps its GPUs",
 };

@@ -167,7 +167,7 @@ static int tiresias_round(struct hb_sim *sim, struct hb_error *err)
 		return -1;
 	update_queues(sim, st);
 	/* Select in priority order, skipping jobs that do not fit. */
-	left = sim->cl->ngpus;
+	left = hb_sim_online_gpus(sim); /* less what a capacity series withdrew */
 	for (int q = 0; q < 2; q++)
 		for (int i = 0; i < st->n; i++) {
 			int id = st->order[i], want;
@@ -216,4 +216,5 @@ const struct hb_arbiter_ops hb_arbiter_tiresias = {
 	.round_s = tiresias_round_s,
 	.on_round = tiresias_round,
 	.free_state = tiresias_free,
+	.on_requeue = hb_arbiter_requeue_round, /* a preempted job is in Q0/Q1 still: the next round decides */
 };

@@ -15,6 +15,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "capacity.h"   /* struct hb_capacity: the counters of a --capacity series */
 #include "metrics.h"
 #include "policy.h"     /* hb_arbiter_fifo: the reference runs of rho */
 #include "progress.h"
@@ -667,6 +668,12 @@ void hb_cluster_summary(const struct hb_sim *sim, const struct hb_rho_job *rho, 
 	s->util_mean = u ? u->mean : NAN;
 	s->sched_rounds = sim->sched_rounds;
 	s->sched_ms_per_round = sim->sched_rounds > 0 ? 1e3 * sim->sched_wall_s / (double)sim->sched_rounds : NAN;
+	if (sim->capacity) {
+		s->capacity = 1;
+		s->capacity_withdrawn = sim->capacity->withdrawn_gpus;
+		s->capacity_preemptions = sim->capacity->preemptions;
+		s->capacity_shrinks = sim->capacity->shrinks;
+	}
 	for (int j = 0; j < sim->njobs; j++) {
 		const struct hb_sim_job *job = &sim->jobs[j];
 		int done = job->state == HB_JOB_DONE;

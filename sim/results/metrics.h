@@ -180,6 +180,10 @@ struct hb_cluster_summary {
 	struct hb_dist rho;         /* over jobs with a rho (n = 0 when not computed) */
 	long sched_rounds;          /* arbiter rounds (sim->sched_rounds) */
 	double sched_ms_per_round;  /* wall ms per round (NAN without rounds); terminal only */
+	int capacity;               /* 1 when a capacity series (--capacity) ran; the three below count it */
+	long capacity_withdrawn;    /* GPUs withdrawn in all */
+	long capacity_preemptions;  /* jobs preempted by withdrawals (a gang job's run fails and is requeued) */
+	long capacity_shrinks;      /* elastic jobs scaled in by withdrawals that kept running */
 };
 
 /* rho and u may be NULL. */

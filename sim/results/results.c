@@ -204,6 +204,37 @@ int hb_results_knobs(const struct hb_results *r, struct hb_knob *k)
 	x->num = o->elastic_drop ? 1 : 0;
 	hb_strlcpy(x->text, o->elastic_drop ? "on" : "off", sizeof(x->text));
 	x->non_default = !o->elastic_drop != !d->elastic_drop;
+
+	/* EasyScale, YARN-CS and capacity (agent_easyscale.c, arbiter_yarn_cs.c,
+	 * capacity.h); shown when changed. */
+	x = knob(k, &n, "easyscale_comm", "easyscale-comm", 0);
+	x->type = HB_KNOB_BOOL;
+	x->num = o->easyscale_comm ? 1 : 0;
+	hb_strlcpy(x->text, o->easyscale_comm ? "on" : "off", sizeof(x->text));
+	x->non_default = !o->easyscale_comm != !d->easyscale_comm;
+
+	x = knob(k, &n, "easyscale_restart", "easyscale-restart", 0);
+	x->type = HB_KNOB_STR;
+	x->str = o->easyscale_artifact_restart ? "artifact" : "model";
+	hb_strlcpy(x->text, x->str, sizeof(x->text));
+	x->non_default = !o->easyscale_artifact_restart != !d->easyscale_artifact_restart;
+
+	x = knob(k, &n, "yarn_head_only", "yarn-head-only", 0);
+	x->type = HB_KNOB_BOOL;
+	x->num = o->yarn_head_only ? 1 : 0;
+	hb_strlcpy(x->text, o->yarn_head_only ? "on" : "off", sizeof(x->text));
+	x->non_default = !o->yarn_head_only != !d->yarn_head_only;
+
+	/* By base name, as the replay file. */
+	x = knob(k, &n, "capacity", "capacity", 0);
+	if (o->capacity) {
+		x->type = HB_KNOB_STR;
+		x->str = base_name(o->capacity);
+		hb_strlcpy(x->text, x->str, sizeof(x->text));
+	} else {
+		knob_default(x, "none");
+	}
+	x->non_default = !o->capacity != !d->capacity;
 	return n;
 }
 

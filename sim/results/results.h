@@ -123,7 +123,7 @@ struct hb_results {
 
 /* ---- knobs ------------------------------------------------------------- */
 
-#define HB_RESULTS_MAX_KNOBS 16 /* room for knobs to come */
+#define HB_RESULTS_MAX_KNOBS 24 /* room for knobs to come */
 
 enum hb_knob_type {
 	HB_KNOB_NUM = 0,     /* a number (num) */

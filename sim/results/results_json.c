@@ -197,6 +197,11 @@ static cJSON *trace_run_json(const struct hb_trace_results *r, int i)
 	hb_json_add_num(o, "rho_p99", s->rho.p99);
 	hb_json_add_num(o, "rho_max", s->rho.max);
 	cJSON_AddNumberToObject(o, "sched_rounds", (double)s->sched_rounds);
+	if (s->capacity) { /* --capacity runs only: other documents stay as they were */
+		cJSON_AddNumberToObject(o, "capacity_withdrawn_gpus", (double)s->capacity_withdrawn);
+		cJSON_AddNumberToObject(o, "capacity_preemptions", (double)s->capacity_preemptions);
+		cJSON_AddNumberToObject(o, "capacity_shrinks", (double)s->capacity_shrinks);
+	}
 	arr = cJSON_AddArrayToObject(o, "by_model");
 	for (int m = 0; arr && m < ru->nby_model; m++) {
 		cJSON *mo = cJSON_CreateObject();

@@ -160,6 +160,12 @@ void hb_trace_results_print(FILE *out, const struct hb_trace_results *r)
 			fputc('\n', out);
 		}
 	}
+	for (int i = 0; i < r->nruns; i++)
+		if (ran(&r->runs[i]) && r->runs[i].sum.capacity)
+			fprintf(out, "%scapacity %s: %ld GPUs withdrawn, %ld jobs preempted and requeued, %ld jobs shrunk\n",
+				i == 0 || !ran(&r->runs[i - 1]) || !r->runs[i - 1].sum.capacity ? "\n" : "",
+				r->runs[i].policy, r->runs[i].sum.capacity_withdrawn, r->runs[i].sum.capacity_preemptions,
+				r->runs[i].sum.capacity_shrinks);
 	if (r->fairness)
 		fprintf(out, "\nrho: JCT here / JCT alone on max(1, round(%d / J)) GPUs, J = mean active jobs over the "
 			     "job's life (metrics.h)\n",

@@ -79,7 +79,7 @@ def main():
              "--out", "trace", "--plot"], tmp)
         for what in ("jct", "util", "rho"):
             check_figure(os.path.join(tmp, "trace", "trace-" + what))
-        run(["sweep", os.path.join(ROOT, "tests", "docs", "sweep-small.json"), "--out", "sweep", "--plot"], tmp)
+        run(["sweep", os.path.join(ROOT, "examples", "sweep-demo.json"), "--out", "sweep", "--plot"], tmp)
         for what in ("jct", "cost"):
             check_figure(os.path.join(tmp, "sweep", "sweep-load1-" + what))
         # the error bars: min <= mean <= max over the seeds, in columns 6-9
