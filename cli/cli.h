@@ -21,6 +21,7 @@
 
 #include "error.h"
 #include "log.h"
+#include "progress.h"
 
 struct hb_cli {
 	const char *prog;      /* "hetbatch" */
@@ -28,6 +29,8 @@ struct hb_cli {
 	int quiet;             /* -q: no progress bars, warnings only on error */
 	uint64_t seed;         /* --seed N (default 1) */
 	int seed_set;          /* 1 if --seed was given */
+	enum hb_status_mode status; /* --status-line WHEN (progress.h); -q means never */
+	double status_period_s;     /* seconds between status lines ($HETBATCH_STATUS_SECONDS) */
 	int interrupt_said;    /* 1 once hb_cli_interrupted printed the command's line */
 };
 
@@ -38,6 +41,9 @@ struct hb_cmd {
 	hb_cmd_fn *fn;
 	const char *summary;   /* one line for `hetbatch --help` */
 };
+
+/* The status mode a command's progress uses: never under -q. */
+enum hb_status_mode hb_cli_status(const struct hb_cli *cli);
 
 /* Print "hetbatch: error: MSG" and return the exit code for err. */
 int hb_cli_fail(const struct hb_cli *cli, const struct hb_error *err);

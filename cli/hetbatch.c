@@ -71,6 +71,11 @@ static int unknown_subcommand(const struct hb_cli *cli, const char *word)
 	return hb_cli_usage(cli, NULL, "unknown subcommand '%s'%s\nSubcommands: %s", word, hint, list);
 }
 
+enum hb_status_mode hb_cli_status(const struct hb_cli *cli)
+{
+	return cli->quiet ? HB_STATUS_NEVER : cli->status;
+}
+
 int hb_cli_fail(const struct hb_cli *cli, const struct hb_error *err)
 {
 	if (hb_interrupted())
@@ -107,6 +112,13 @@ static void usage(FILE *out)
 		"  -v, --verbose    more messages on stderr (repeat for debug)\n"
 		"  -q, --quiet      only errors; no progress bars\n"
 		"  --seed N         seed for every random stream (default 1)\n"
+		"  --status-line WHEN  progress on stderr: auto (default: a bar on a\n"
+		"                   terminal; elsewhere a status line every 30 s once a\n"
+		"                   run lasts that long, $HETBATCH_STATUS_SECONDS to\n"
+		"                   change), always (status lines from the start and at\n"
+		"                   the end, terminal or not) or never.  Not --progress:\n"
+		"                   that is sim's convergence model; not --status: sim's\n"
+		"                   Philly job-status filter\n"
 		"  --version        print the version and build features\n"
 		"  -h, --help       this help; 'hetbatch SUBCOMMAND --help' for each subcommand\n"
 		"\n"
@@ -123,6 +135,7 @@ static void usage(FILE *out)
 static const struct option global_options[] = {
 	{ "verbose", no_argument, NULL, 'v' }, { "quiet", no_argument, NULL, 'q' },
 	{ "seed", required_argument, NULL, 0 }, { "version", no_argument, NULL, 0 },
+	{ "status-line", required_argument, NULL, 0 },
 	{ "help", no_argument, NULL, 'h' },    { NULL, 0, NULL, 0 },
 };
 
@@ -161,6 +174,12 @@ static int take_global_options(int argc, char **argv, struct hb_cli *cli)
 			}
 			cli->seed = (uint64_t)v;
 			cli->seed_set = 1;
+		} else if (strcmp(a, "--status-line") == 0 || strncmp(a, "--status-line=", 14) == 0) {
+			val = a[13] == '=' ? a + 14 : i + 1 < argc ? argv[++i] : NULL;
+			if (!val || hb_status_parse(val, &cli->status) < 0) {
+				hb_cli_usage(cli, NULL, "--status-line needs auto, always or never, got '%s'", val ? val : "");
+				return -1;
+			}
 		} else {
 			argv[out++] = argv[i];
 		}
@@ -180,6 +199,9 @@ int main(int argc, char **argv)
 	argc = take_global_options(argc, argv, &cli);
 	if (argc < 0)
 		return 2;
+	if (hb_status_period_env(&cli.status_period_s) < 0)
+		return hb_cli_usage(&cli, NULL, "$%s: '%s' is not a number of seconds >= 0", HB_STATUS_PERIOD_ENV,
+				    getenv(HB_STATUS_PERIOD_ENV));
 	if (cli.log.level > HB_LOG_DEBUG)
 		cli.log.level = HB_LOG_DEBUG;
 	if (argc < 2) {

@@ -271,7 +271,7 @@ int cmd_profile(int argc, char **argv, struct hb_cli *cli)
 		if (rc == 0) {
 			double pairs = (double)(ng ? ng : cat.ngpus) * (nm ? nm : cat.nmodels);
 
-			hb_progress_start(&prog, "analytic profiles", pairs, !cli->quiet);
+			hb_progress_start_mode(&prog, "analytic profiles", pairs, hb_cli_status(cli), cli->status_period_s);
 			rc = hb_analytic_generate(&cat, &req, db, &st, &err);
 			hb_progress_finish(&prog);
 			hb_profdb_close(db);

@@ -447,7 +447,8 @@ static int run(struct hb_cli *cli, const struct hb_ar_team *team, int argc, char
 	cfg.iters = a.iters;
 	cfg.progress = on_progress;
 	cfg.progress_ctx = &prog;
-	hb_progress_start(&prog, "all-reduce sizes", a.nsizes, !cli->quiet && team->rank == 0);
+	hb_progress_start_mode(&prog, "all-reduce sizes", a.nsizes, team->rank == 0 ? hb_cli_status(cli) : HB_STATUS_NEVER,
+			       cli->status_period_s);
 	rc = hb_allreduce_sweep(team, &cfg, res, &err);
 	hb_progress_finish(&prog);
 	if (rc < 0) {

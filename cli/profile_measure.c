@@ -142,7 +142,7 @@ static void on_progress(void *ctx, const char *model, int done, int total)
 	struct printer *p = ctx;
 
 	if (done == 1 || p->prog.total != total)
-		hb_progress_start(&p->prog, model, total, !p->cli->quiet);
+		hb_progress_start_mode(&p->prog, model, total, hb_cli_status(p->cli), p->cli->status_period_s);
 	hb_progress_update(&p->prog, done);
 }
 

@@ -49,6 +49,7 @@
 #include "outset.h"
 #include "policy.h"   /* hb_policies, hb_policy_find */
 #include "profdb.h"
+#include "parallel.h"
 #include "progress.h"
 #include "replay.h"
 #include "results.h"
@@ -59,6 +60,7 @@
 
 #define MAX_MODELS 32
 #define MAX_POLICIES 32
+#define MAX_THREADS 1024 /* -j, as sweep's */
 #define DEFAULT_POLICIES "jabas,simigrad,pollux,pollux-as,optperf"
 
 static void usage(FILE *out)
@@ -80,6 +82,11 @@ static void usage(FILE *out)
 		"  --policy LIST        comma-separated policies, in table order (default\n"
 		"                       " DEFAULT_POLICIES ")\n"
 		"  --db FILE            profile database (default: the built-in analytic one)\n"
+		"  -j, --jobs N         run N simulations at a time on threads (default 1);\n"
+		"                       the results are the same bytes for any N (each run\n"
+		"                       is its own seeded simulation, reported in table\n"
+		"                       order).  Single-job studies only: a --trace replay\n"
+		"                       streams its records into --out as it runs\n"
 		"  --out DIR            write results.db, summary.csv, timeseries.csv,\n"
 		"                       events.csv and summary.json into DIR: written\n"
 		"                       beside it (DIR.tmp.PID) and moved into place whole\n"
@@ -252,6 +259,7 @@ struct sim_args {
 	int no_fairness, trace_opts;   /* trace_opts: a trace-only option was given */
 	enum hb_events_level events;   /* --events (default all) */
 	int synth_opts;                /* a --synth option was given */
+	int jobs;                      /* -j N: simulations at a time on threads (default 1) */
 };
 
 enum {
@@ -308,6 +316,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		{ "unequal-penalty", required_argument, NULL, OPT_UNEQUAL },
 		{ "replay", required_argument, NULL, OPT_REPLAY },
 		{ "progress", required_argument, NULL, OPT_PROGRESS },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "fidelity", required_argument, NULL, OPT_FIDELITY },
 		{ "trace", required_argument, NULL, OPT_TRACE },
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -338,6 +347,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 
 	memset(a, 0, sizeof(*a));
 	a->progress = HB_PROGRESS_POLLUX;
+	a->jobs = 1;
 	a->policies = NULL;
 	a->format = HB_TRACE_AUTO;
 	a->load = 1.0;
@@ -347,8 +357,14 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 	hb_synth_options_init(&a->synth);
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":hj:", opts, NULL)) != -1) {
 		switch (ch) {
+		case 'j':
+			if (hb_parse_long_range(optarg, 1, MAX_THREADS, &n) < 0)
+				return hb_cli_usage(cli, "sim", "-j: '%s' is not a thread count in [1, %d]", optarg,
+						    MAX_THREADS);
+			a->jobs = (int)n;
+			break;
 		case OPT_CLUSTER: a->cluster = optarg; break;
 		case OPT_MODEL: a->models = optarg; break;
 		case OPT_POLICY: a->policies = optarg; break;
@@ -525,6 +541,9 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		a->policies = DEFAULT_POLICIES;
 	if (a->plot && !a->out)
 		return hb_cli_usage(cli, "sim", "--plot needs --out DIR (the figures and their data go there)");
+	if (a->jobs > 1 && (a->trace || a->synthetic))
+		return hb_cli_usage(cli, "sim", "-j applies to single-job studies; a --trace replay runs its policies one "
+				    "after another (their records stream into --out as they run)");
 	if (a->force && !a->out)
 		return hb_cli_usage(cli, "sim", "--force applies to --out DIR (replacing what it holds)");
 	if (a->out && hb_path_exists(a->out) && !hb_path_is_dir(a->out))
@@ -889,7 +908,7 @@ static int trace_run_all(struct hb_cli *cli, struct trace_cmd *c, int fairness, 
 		ru->ran = 1;
 		ru->sim = &c->sims[i];
 		nran++;
-		if (hb_trace_run_metrics(ru, fairness, !cli->quiet, fatal) < 0)
+		if (hb_trace_run_metrics(ru, fairness, hb_cli_status(cli) != HB_STATUS_NEVER, fatal) < 0)
 			return -1;
 	}
 	return nran;
@@ -950,6 +969,8 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 				    shared);
 	}
 	so.quiet = cli->quiet; /* one bar per replay: they are long */
+	so.status = hb_cli_status(cli);
+	so.status_period_s = cli->status_period_s > 0 ? cli->status_period_s : 1e-9; /* 0 there: the default */
 
 	memset(&c, 0, sizeof(c));
 	if (a->plot && (can_plot = hb_plot_tools(cli, "sim-batch.gp", gnuplot, sizeof(gnuplot), gpdir, sizeof(gpdir), &err)) < 0)
@@ -1123,47 +1144,96 @@ static int setup(struct sim_cmd *c, const struct sim_args *a, char **model_names
 	return 0;
 }
 
-/* Run every simulation; returns how many ran, *first_fail the first failure. */
-static int run_all(struct hb_cli *cli, struct sim_cmd *c, struct hb_error *first_fail)
+/* One simulation's outcome, kept in its slot while the runs go on threads
+ * and reported in table order afterwards (the same bytes for any -j). */
+struct run_slot {
+	int rc;                        /* hb_sim_run's */
+	struct hb_error err;           /* its error */
+	double cpu_s, wall_s;          /* CPU seconds of its thread, wall seconds */
+};
+
+struct run_pool {
+	struct sim_cmd *c;
+	struct run_slot *slot;         /* [nruns] */
+	struct hb_progress *bar;       /* updated under the pool's lock */
+};
+
+static double thread_cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void run_one(void *arg, int i)
+{
+	struct run_pool *p = arg;
+	struct run_slot *s = &p->slot[i];
+	double t0 = hb_now(), c0 = thread_cpu_now();
+
+	s->rc = hb_sim_run(&p->c->sims[i], &s->err);
+	s->cpu_s = thread_cpu_now() - c0;
+	s->wall_s = hb_now() - t0;
+}
+
+static void run_done(void *arg, int i, int ndone)
+{
+	struct run_pool *p = arg;
+	const struct hb_run_result *ru = &p->c->runs[i];
+
+	snprintf(p->bar->label, sizeof(p->bar->label), "sim %.20s/%.16s", ru->model, ru->policy);
+	hb_progress_update(p->bar, ndone);
+}
+
+static int run_stop(void *arg)
+{
+	(void)arg;
+	return hb_interrupted() != 0; /* no new run; the running ones stop too (hb_sim_run) */
+}
+
+/* Run every simulation on `jobs` threads; returns how many ran,
+ * *first_fail the failure of the first run (in table order) that failed. */
+static int run_all(struct hb_cli *cli, struct sim_cmd *c, int jobs, struct hb_error *first_fail)
 {
 	struct hb_progress bar;
+	struct run_pool pool = { .c = c, .bar = &bar };
 	int ran = 0;
 
-	hb_progress_start(&bar, "sim", c->nruns, !cli->quiet);
-	for (int i = 0; i < c->nruns; i++) {
+	pool.slot = calloc((size_t)c->nruns, sizeof(*pool.slot));
+	if (!pool.slot) {
+		hb_runtime_error(first_fail, "out of memory");
+		return 0;
+	}
+	hb_progress_start_mode(&bar, "sim", c->nruns, hb_cli_status(cli), cli->status_period_s);
+	hb_progress_update(&bar, 0); /* --status-line always: a line at the start */
+	hb_parallel_for(c->nruns, jobs, run_one, run_done, run_stop, &pool);
+	hb_strlcpy(bar.label, "sim", sizeof(bar.label)); /* the last line is about them all */
+	hb_progress_finish(&bar);
+	for (int i = 0; i < c->nruns && !hb_interrupted(); i++) {
 		struct hb_run_result *ru = &c->runs[i];
-		struct hb_error err = { 0 };
-		double t0 = hb_now();
+		const struct run_slot *s = &pool.slot[i];
 
-		double c0 = cpu_now();
-		int rc;
-
-		snprintf(bar.label, sizeof(bar.label), "sim %.20s/%.16s", ru->model, ru->policy);
-		hb_progress_update(&bar, i);
-		rc = hb_sim_run(&c->sims[i], &err);
-		if (hb_interrupted())
-			break; /* the command says so and keeps nothing */
 		if (cli->log.level >= HB_LOG_INFO) {
 			char what[2 * HB_NAME_MAX + 2];
 
 			snprintf(what, sizeof(what), "%s/%s", ru->model, ru->policy);
-			report_rate(cli, what, &c->sims[i], cpu_now() - c0);
+			report_rate(cli, what, &c->sims[i], s->cpu_s);
 		}
-		if (rc < 0) {
+		if (s->rc < 0) {
 			ru->ran = 0;
-			hb_strlcpy(ru->why, err.msg[0] ? err.msg : "unknown error", sizeof(ru->why));
+			hb_strlcpy(ru->why, s->err.msg[0] ? s->err.msg : "unknown error", sizeof(ru->why));
 			if (first_fail->code == HB_OK)
-				*first_fail = err;
+				*first_fail = s->err;
 			hb_info(&cli->log, "%s/%s cannot run: %s", ru->model, ru->policy, ru->why);
 		} else {
 			ru->ran = 1;
 			ru->sim = &c->sims[i];
 			ran++;
 		}
-		ru->wall_s = hb_now() - t0;
+		ru->wall_s = s->wall_s;
 	}
-	hb_progress_update(&bar, c->nruns);
-	hb_progress_finish(&bar);
+	free(pool.slot);
 	return ran;
 }
 
@@ -1266,7 +1336,7 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 		rc = hb_cli_fail(cli, &err);
 		goto out;
 	}
-	nran = run_all(cli, &c, &first_fail);
+	nran = run_all(cli, &c, a.jobs, &first_fail);
 	if (hb_interrupted()) {
 		rc = 1;
 		goto out;

@@ -83,6 +83,8 @@ static void usage(FILE *out)
 		"                   scripts/gnuplot/ found from the executable\n"
 		"  --db FILE        profile database (default: the built-in analytic one)\n"
 		"  --json           print summary.json's document instead of the table\n"
+		"                   (with --dry-run: the points as JSON, format\n"
+		"                   hetbatch-sweep-plan/1, summary.json's key names)\n"
 		"  --dry-run        check the configuration, build the clusters and\n"
 		"                   replays, list the points and stop\n"
 		"  -h, --help       this help\n"
@@ -215,7 +217,7 @@ static void progress_line(void *ctx, const struct hb_sweep *sw, const struct hb_
 	const struct hb_sweep_config *cfg = sw->cfg;
 	struct hb_sweep_point p;
 
-	if (cli->quiet)
+	if (cli->quiet || cli->status == HB_STATUS_NEVER)
 		return;
 	hb_sweep_point_of(cfg, row->id, &p);
 	fprintf(stderr, "sweep: [%d/%d] point %d: %s, load %g, %s, seed %llu: ", done, total, row->id,
@@ -548,8 +550,15 @@ int cmd_sweep(int argc, char **argv, struct hb_cli *cli)
 	if ((rc = team_agree(&team, rc)) != 0)
 		goto out;
 	if (a.dry_run) {
-		if (team.rank == 0)
+		if (team.rank == 0 && a.json) {
+			cJSON *doc = hb_sweep_plan_json(&sw);
+
+			if (hb_json_print(stdout, doc, &err) < 0)
+				rc = hb_cli_fail(cli, &err);
+			cJSON_Delete(doc);
+		} else if (team.rank == 0) {
 			list_points(&sw);
+		}
 		goto out;
 	}
 	if (team.size > 1)

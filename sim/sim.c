@@ -1304,7 +1304,9 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 	if (sim->arbiter->round_s && sim->arbiter->on_round && sim->arbiter->round_s(sim) > 0 &&
 	    hb_engine_schedule(&sim->eng, sim->arbiter->round_s(sim), HB_EV_ROUND, -1, 0, err) < 0)
 		return -1;
-	hb_progress_start(&bar, sim->policy ? sim->policy : "sim", 1.0, !sim->opts.quiet);
+	hb_progress_start_mode(&bar, sim->policy ? sim->policy : "sim", 1.0,
+			       sim->opts.quiet ? HB_STATUS_NEVER : (enum hb_status_mode)sim->opts.status,
+			       sim->opts.status_period_s > 0 ? sim->opts.status_period_s : HB_STATUS_PERIOD_S);
 	while (sim->nended < sim->njobs && hb_engine_pop(&sim->eng, &ev)) {
 		struct hb_sim_job *job = ev.job >= 0 ? &sim->jobs[ev.job] : NULL;
 		int rc = 0;

@@ -298,6 +298,8 @@ struct hb_sim_opts {
 	double max_sim_s;        /* stop a run that exceeds this simulated time (default 1e9) */
 	long sample_every;       /* record a time-series sample every N adaptation points (default 1) */
 	int quiet;               /* no progress bar */
+	int status;              /* when not quiet: enum hb_status_mode (progress.h), 0 = auto */
+	double status_period_s;  /* seconds between status lines off a terminal; 0 = HB_STATUS_PERIOD_S */
 	const struct hb_log *log;/* may be NULL */
 	/* IBM elastic autoscaler (arbiter_elastic.c, elastic.md 4). */
 	double elastic_interval_s; /* Delta between scaling decisions, s (default 600: V-B's "10-15 minutes");

@@ -243,6 +243,13 @@ void hb_sweep_print(FILE *out, const struct hb_sweep *sw);
 
 /* summary.json's document; NULL when out of memory. */
 cJSON *hb_sweep_json(const struct hb_sweep *sw);
+/* `sweep --dry-run --json`: the points that would run, before any does:
+ * {"format": "hetbatch-sweep-plan/1", "name", "config", "trace", "points",
+ * "clusters" (as summary.json's), "point_rows": [{"id", "cluster",
+ * "cluster_gpus", "cluster_usd_per_h", "load", "policy", "seed", "jobs"}]}
+ * with summary.json's key names; NULL when out of memory. */
+#define HB_SWEEP_PLAN_FORMAT "hetbatch-sweep-plan/1"
+cJSON *hb_sweep_plan_json(const struct hb_sweep *sw);
 
 /* Write results.db, sweep.csv and summary.json into dir (created), and
  * with plot_data the gnuplot data sweep-load<L>.dat: all files staged and

@@ -369,6 +369,58 @@ cJSON *hb_sweep_json(const struct hb_sweep *sw)
 	return root;
 }
 
+static cJSON *plan_row_json(const struct hb_sweep *sw, int id)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	struct hb_sweep_point p;
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	hb_sweep_point_of(cfg, id, &p);
+	cJSON_AddNumberToObject(o, "id", id);
+	cJSON_AddStringToObject(o, "cluster", cfg->clusters[p.cluster].label);
+	cJSON_AddNumberToObject(o, "cluster_gpus", sw->info[p.cluster].gpus);
+	hb_json_add_num(o, "cluster_usd_per_h", sw->info[p.cluster].usd_per_h);
+	hb_json_add_num(o, "load", cfg->loads[p.load]);
+	cJSON_AddStringToObject(o, "policy", cfg->policies[p.policy]->name);
+	cJSON_AddNumberToObject(o, "seed", (double)cfg->seeds[p.seed]);
+	/* the jobs its replay holds (as the table's "jobs" column) */
+	cJSON_AddNumberToObject(o, "jobs", (double)sw->replays[(p.cluster * cfg->nloads + p.load) * cfg->nseeds + p.seed].njobs);
+	return o;
+}
+
+cJSON *hb_sweep_plan_json(const struct hb_sweep *sw)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	cJSON *root = cJSON_CreateObject(), *arr, *tr;
+	int ok = root != NULL;
+
+	if (ok) {
+		cJSON_AddStringToObject(root, "format", HB_SWEEP_PLAN_FORMAT);
+		cJSON_AddStringToObject(root, "name", cfg->name);
+		ok = cJSON_AddItemToObject(root, "config", cJSON_Duplicate(cfg->echo, 1));
+	}
+	if (ok && (tr = cJSON_AddObjectToObject(root, "trace"))) {
+		cJSON_AddStringToObject(tr, "source", cfg->trace.synthetic ? "synthetic" : cfg->trace.file_echo);
+		cJSON_AddStringToObject(tr, "format", hb_trace_format_name(sw->format));
+		cJSON_AddNumberToObject(tr, "jobs_read", (double)sw->trace_read);
+	}
+	if (ok)
+		cJSON_AddNumberToObject(root, "points", sw->npoints);
+	if (ok && (arr = cJSON_AddArrayToObject(root, "clusters")))
+		for (int ci = 0; ok && ci < cfg->nclusters; ci++)
+			ok = push(arr, cluster_json(sw, ci));
+	if (ok && (arr = cJSON_AddArrayToObject(root, "point_rows")))
+		for (int i = 0; ok && i < sw->npoints; i++)
+			ok = push(arr, plan_row_json(sw, i));
+	if (!ok) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
 /* ---- CSV ----------------------------------------------------------------------------------- */
 
 /* ",number" and ",text" fields (common/csv.h). */

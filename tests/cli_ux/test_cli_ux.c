@@ -5,7 +5,12 @@
  *    out as lower case), unknown ones get "did you mean";
  *  - small messages: `catalog models` says GFLOP per sample, counts of one
  *    are singular, `version --help`, a single job's arrival event names
- *    who decides instead of "asks for 0 GPUs, B_G 0". */
+ *    who decides instead of "asks for 0 GPUs, B_G 0";
+ *  - `sim -j N` writes the same bytes for any N; `sweep --dry-run --json`
+ *    prints the points as JSON; `--status-line` off a terminal (these
+ *    tests' stderr is a file): nothing for a short run under auto, lines
+ *    with $HETBATCH_STATUS_SECONDS=0 or always, none under never or -q;
+ *  - -q: a successful run prints nothing at all on stderr. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+
+#include <cjson/cJSON.h>
 
 #include "../cli_run.h"
 
@@ -155,6 +162,138 @@ static void test_small_messages(void **state)
 	free(s);
 }
 
+#define SIX "sim --cluster demo --model resnet50,gnmt --policy jabas,simigrad,optperf --interval 1000"
+
+static void test_sim_jobs_same_bytes(void **state)
+{
+	static const char *const files[] = { "results.db", "summary.csv", "timeseries.csv", "events.csv",
+					     "summary.json", NULL };
+
+	(void)state;
+	assert_int_equal(run(SIX " -j 1 --out j1"), 0);
+	assert_int_equal(run(SIX " -j 3 --out j3"), 0);
+	assert_int_equal(run(SIX " --jobs=6 --out j6"), 0);
+	for (int i = 0; files[i]; i++) {
+		size_t l1, l3, l6;
+		char *a = slurp_in("j1", files[i], &l1), *b = slurp_in("j3", files[i], &l3), *c = slurp_in("j6", files[i], &l6);
+
+		assert_true(l1 > 0);
+		assert_int_equal(l1, l3);
+		assert_memory_equal(a, b, l1);
+		assert_int_equal(l1, l6);
+		assert_memory_equal(a, c, l1);
+		free(a);
+		free(b);
+		free(c);
+	}
+	assert_int_equal(run(SIX " -j 0"), 2);
+	err_has("-j: '0' is not a thread count");
+	assert_int_equal(run("sim --cluster demo --synthetic poisson -j 2"), 2);
+	err_has("-j applies to single-job studies");
+}
+
+static void test_sweep_dry_run_json(void **state)
+{
+	const char *root = getenv("HB_SOURCE_ROOT");
+	cJSON *doc, *rows, *r;
+	size_t len;
+	char *s;
+	int n = 0;
+
+	(void)state;
+	assert_non_null(root);
+	assert_int_equal(run("sweep '%s/examples/sweep-demo.json' --dry-run --json", root), 0);
+	s = slurp(outf, &len);
+	doc = cJSON_Parse(s);
+	assert_non_null(doc);
+	assert_string_equal(cJSON_GetObjectItem(doc, "format")->valuestring, "hetbatch-sweep-plan/1");
+	assert_string_equal(cJSON_GetObjectItem(doc, "name")->valuestring, "demo-plus-t4");
+	rows = cJSON_GetObjectItem(doc, "point_rows");
+	assert_true(cJSON_IsArray(rows));
+	cJSON_ArrayForEach(r, rows) {
+		assert_int_equal(cJSON_GetObjectItem(r, "id")->valueint, n);
+		assert_non_null(cJSON_GetObjectItem(r, "cluster"));
+		assert_non_null(cJSON_GetObjectItem(r, "policy"));
+		assert_non_null(cJSON_GetObjectItem(r, "seed"));
+		assert_true(cJSON_GetObjectItem(r, "jobs")->valueint > 0);
+		n++;
+	}
+	/* 2 clusters x 1 load x 2 policies x 2 seeds, as the table says */
+	assert_int_equal(n, 8);
+	assert_int_equal(cJSON_GetObjectItem(doc, "points")->valueint, 8);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "clusters")), 2);
+	cJSON_Delete(doc);
+	free(s);
+	/* nothing ran: no output directory either */
+	assert_int_equal(run("sweep '%s/examples/sweep-demo.json' --dry-run --json --out never", root), 0);
+	assert_false(exists_in("never", NULL));
+}
+
+static void test_status_lines(void **state)
+{
+	size_t len;
+	char *s;
+
+	(void)state;
+	/* auto off a terminal, a run shorter than the period: nothing */
+	assert_int_equal(run(SIX), 0);
+	s = slurp(errf, &len);
+	assert_null(strstr(s, "elapsed"));
+	free(s);
+	/* a period of 0: a line per finished run, and the end */
+	assert_int_equal(run_env("HETBATCH_STATUS_SECONDS=0", SIX " -j 2"), 0);
+	err_has("sim resnet50/");
+	err_has("6 of 6, 100.0 %, ");
+	err_has("sim: ended after ");
+	/* always: a line at the start even with the default period */
+	assert_int_equal(run("--status-line always " SIX), 0);
+	err_has("sim: 0 of 6, 0.0 %, 0 s elapsed\n");
+	err_has("sim: ended after ");
+	/* the global option may follow the subcommand */
+	assert_int_equal(run(SIX " --status-line=always"), 0);
+	err_has("sim: ended after ");
+	/* never, and -q, whatever the period */
+	assert_int_equal(run_env("HETBATCH_STATUS_SECONDS=0", "--status-line never " SIX), 0);
+	s = slurp(errf, &len);
+	assert_null(strstr(s, "elapsed"));
+	free(s);
+	/* bad values */
+	assert_int_equal(run("--status-line sometimes " SIX), 2);
+	err_has("--status-line needs auto, always or never, got 'sometimes'");
+	assert_int_equal(run_env("HETBATCH_STATUS_SECONDS=soon", SIX), 2);
+	err_has("$HETBATCH_STATUS_SECONDS: 'soon' is not a number of seconds");
+}
+
+/* -q: a successful run says nothing on stderr, whatever else would. */
+static void test_quiet_is_silent(void **state)
+{
+	const char *root = getenv("HB_SOURCE_ROOT");
+	size_t len;
+	char *s;
+
+	(void)state;
+	const char *const cmds[] = {
+		"-q --status-line always " SIX " --out q1",
+		"-q -v " SIX " --out q2", /* -q wins over -v whatever the order */
+		"-q plan --cluster demo --model resnet50 --gbs 256",
+		"-q catalog models",
+		NULL,
+	};
+
+	for (int i = 0; cmds[i]; i++) {
+		assert_int_equal(run_env("HETBATCH_STATUS_SECONDS=0", "%s", cmds[i]), 0);
+		s = slurp(errf, &len);
+		if (len != 0)
+			fail_msg("'%s' printed on stderr:\n%s", cmds[i], s);
+		free(s);
+	}
+	assert_int_equal(run_env("HETBATCH_STATUS_SECONDS=0", "-q sweep '%s/examples/sweep-demo.json' --out q3", root), 0);
+	s = slurp(errf, &len);
+	if (len != 0)
+		fail_msg("sweep -q printed on stderr:\n%s", s);
+	free(s);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -175,6 +314,10 @@ int main(void)
 		cmocka_unit_test(test_names_any_case),
 		cmocka_unit_test(test_unknown_names),
 		cmocka_unit_test(test_small_messages),
+		cmocka_unit_test(test_sim_jobs_same_bytes),
+		cmocka_unit_test(test_sweep_dry_run_json),
+		cmocka_unit_test(test_status_lines),
+		cmocka_unit_test(test_quiet_is_silent),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
