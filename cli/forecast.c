@@ -368,8 +368,9 @@ static void print_table(const struct series *s, const struct fc_args *a, const s
 	const size_t nh = pl->origin_row + 1;
 
 	printf("forecast of %s from step %.0f (interval %g)\n", a->file, pl->origin, a->interval);
-	printf("history: %zu points from step %.0f; current epoch from step %.0f (%zu points for the GPR)\n", nh,
-	       s->step[0], s->step[pl->epoch_start], nh - pl->epoch_start);
+	printf("history: %zu points from step %.0f; current epoch from step %.0f (%zu points, the GPR fits the last %zu)\n",
+	       nh, s->step[0], s->step[pl->epoch_start], nh - pl->epoch_start,
+	       fit->have_gpr ? fit->gpr_points : nh - pl->epoch_start);
 	if (fit->have_gpr)
 		printf("gpr:  c %.6g  length_scale %.6g  periodicity %.6g (%s)  log-likelihood %.6g\n",
 		       fit->gpr_hyper.c, fit->gpr_hyper.length, fit->gpr_hyper.period,
@@ -449,6 +450,7 @@ static int print_json(const struct series *s, const struct fc_args *a, const str
 		cJSON *g = cJSON_AddObjectToObject(fits, "gpr");
 
 		cJSON_AddNumberToObject(g, "points", (double)fit->gpr_points);
+		cJSON_AddNumberToObject(g, "epoch_points", (double)fit->gpr_epoch_points);
 		cJSON_AddNumberToObject(g, "c", fit->gpr_hyper.c);
 		cJSON_AddNumberToObject(g, "length_scale", fit->gpr_hyper.length);
 		cJSON_AddNumberToObject(g, "periodicity", fit->gpr_hyper.period);
@@ -512,6 +514,20 @@ int cmd_forecast(int argc, char **argv, struct hb_cli *cli)
 		rc = hb_cli_fail(cli, &err);
 		goto out;
 	}
+	/* The window is a bound of the method, not of the file: say what was
+	 * left out (on stderr, so --json stays one document). */
+	if (fit.have_gpr && fit.gpr_epoch_points > fit.gpr_points)
+		fprintf(stderr,
+			"hetbatch forecast: the GPR fits the last %zu of the current epoch's %zu points (steps %.0f..%.0f); "
+			"the %zu before step %.0f are skipped (window %d: JABAS fits one epoch's adaptation points, "
+			"and the fit costs O(n^3))\n",
+			fit.gpr_points, fit.gpr_epoch_points, s.step[pl.origin_row + 1 - fit.gpr_points],
+			s.step[pl.origin_row], fit.gpr_epoch_points - fit.gpr_points,
+			s.step[pl.origin_row + 1 - fit.gpr_points], HB_FC_GPR_WINDOW);
+	if ((fit.have_ses || fit.have_holt) && fit.smooth_points < h.n)
+		fprintf(stderr,
+			"hetbatch forecast: SES/Holt fit the last %zu of %zu history points (from step %.0f; window %d)\n",
+			fit.smooth_points, h.n, s.step[h.n - fit.smooth_points], HB_FC_SMOOTH_WINDOW);
 	for (size_t k = 0; pl.ntarget && k < a.nm; k++)
 		if (hb_mape(s.batch + pl.first_target, pred + k * pl.nq, pl.ntarget, &mape[k], &err) < 0) {
 			rc = hb_cli_fail(cli, &err);

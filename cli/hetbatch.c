@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_errno.h>
+
 #include "hb_config.h"
 #include "cli.h"
 #include "interrupt.h"
@@ -196,6 +198,10 @@ int main(int argc, char **argv)
 		.seed = 1,
 	};
 
+	/* GSL's default error handler aborts the process (a GPR fit asked for
+	 * more memory than there is ended in SIGABRT); off, every GSL call
+	 * returns its status and the library turns it into an hb_error. */
+	gsl_set_error_handler_off();
 	argc = take_global_options(argc, argv, &cli);
 	if (argc < 0)
 		return 2;

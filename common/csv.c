@@ -4,16 +4,15 @@
 #include <string.h>
 
 #include "csv.h"
+#include "input.h"
 #include "strutil.h"
 
 int hb_csv_open(struct hb_csv *c, const char *path, struct hb_error *err)
 {
 	memset(c, 0, sizeof(*c));
 	hb_strlcpy(c->path, path, sizeof(c->path));
-	c->f = fopen(path, "rb");
-	if (!c->f)
-		return hb_input_error(err, "%s: cannot open: %s", path, strerror(errno));
-	return 0;
+	c->f = hb_open_input(path, err);
+	return c->f ? 0 : -1;
 }
 
 void hb_csv_close(struct hb_csv *c)
@@ -89,19 +88,56 @@ static int split_line(struct hb_csv *c, size_t n, struct hb_error *err)
 	}
 }
 
+/* One line into c->buf, its end of line kept; the length, 0 at end of file,
+ * -1 on a NUL byte, a line longer than HB_CSV_MAX_LINE or a read error.
+ * Reading stops at the first such byte, so /dev/zero or a binary file fail
+ * at once instead of filling memory. */
+static ssize_t read_line(struct hb_csv *c, struct hb_error *err)
+{
+	size_t n = 0;
+	int ch;
+
+	while ((ch = getc_unlocked(c->f)) != EOF) {
+		if (n + 2 > c->cap) {
+			size_t ncap = c->cap ? 2 * c->cap : 256;
+			char *nb = realloc(c->buf, ncap);
+
+			if (!nb)
+				return hb_runtime_error(err, "%s:%ld: out of memory", c->path, c->line + 1);
+			c->buf = nb;
+			c->cap = ncap;
+		}
+		if (ch == '\0')
+			return hb_input_error(err, "%s:%ld: binary data (NUL byte), expected a CSV text file", c->path,
+					      c->line + 1);
+		c->buf[n++] = (char)ch;
+		if (ch == '\n')
+			break;
+		if (n > HB_CSV_MAX_LINE)
+			return hb_input_error(err, "%s:%ld: line longer than %d bytes, expected a CSV text file",
+					      c->path, c->line + 1, HB_CSV_MAX_LINE);
+	}
+	if (ferror(c->f))
+		return hb_runtime_error(err, "%s:%ld: read error: %s", c->path, c->line + 1, strerror(errno));
+	if (n > 0)
+		c->buf[n] = '\0';
+	return (ssize_t)n;
+}
+
 int hb_csv_next(struct hb_csv *c, struct hb_error *err)
 {
 	for (;;) {
-		ssize_t n = getline(&c->buf, &c->cap, c->f);
+		ssize_t n = read_line(c, err);
 
-		if (n < 0) {
-			if (ferror(c->f))
-				return hb_runtime_error(err, "%s:%ld: read error", c->path, c->line + 1);
-			return 0;
-		}
+		if (n <= 0)
+			return n < 0 ? -1 : 0;
 		c->line++;
-		if (memchr(c->buf, '\0', (size_t)n))
-			return hb_input_error(err, "%s:%ld: NUL byte in text file", c->path, c->line);
+		/* A UTF-8 byte-order mark before the header is not part of its
+		 * first name. */
+		if (c->line == 1 && hb_utf8_bom_len(c->buf, (size_t)n)) {
+			memmove(c->buf, c->buf + 3, (size_t)n - 2);
+			n -= 3;
+		}
 		while (n > 0 && (c->buf[n - 1] == '\n' || c->buf[n - 1] == '\r'))
 			c->buf[--n] = '\0';
 		if (n == 0)

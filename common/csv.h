@@ -2,8 +2,10 @@
  * csv.h: a line-numbered CSV reader for importers and trace readers.
  *
  * Comma-separated, optional double quotes around a field ("" is a quote),
- * CRLF or LF line ends, blank lines skipped.  A quoted field may not span
- * lines.  Typed getters report "FILE:LINE: field 'NAME': value 'V': reason",
+ * CRLF or LF line ends, blank lines skipped, a UTF-8 byte-order mark at the
+ * start ignored.  A quoted field may not span lines.  A line longer than
+ * HB_CSV_MAX_LINE or a NUL byte (a binary file, /dev/zero) is an error
+ * naming the file and line, found without reading further.  Typed getters report "FILE:LINE: field 'NAME': value 'V': reason",
  * which is the error format the whole tool uses for tabular input.
  *
  * Usage:
@@ -21,12 +23,16 @@
 
 #include "error.h"
 
+/* The longest line accepted, in bytes: a Philly or Pollux row is under
+ * 1 KiB; anything near this is not a CSV file this tool reads. */
+#define HB_CSV_MAX_LINE (1 << 20)
+
 struct hb_csv {
 	FILE *f;           /* the open file, or NULL */
 	char path[1024];   /* for messages */
 	long line;         /* 1-based number of the current row's line */
 	char *buf;         /* current line, split in place into fields */
-	size_t cap;        /* getline buffer size */
+	size_t cap;        /* buf size */
 	char **field;      /* the current row's fields */
 	int nfield;        /* number of fields in the current row */
 	int cap_field;     /* capacity of field[] */

@@ -5,17 +5,18 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "input.h"
 #include "strutil.h"
 #include "tmpfiles.h"
 
 int hb_read_file(const char *path, char **data, size_t *len, struct hb_error *err)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = hb_open_input(path, err);
 	char *buf = NULL;
 	size_t n = 0, cap = 0;
 
 	if (!f)
-		return hb_input_error(err, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
 	for (;;) {
 		size_t got;
 

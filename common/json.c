@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "fileio.h"
+#include "input.h"
 #include "json.h"
 
 cJSON *hb_json_parse(const char *text, size_t len, const char *name, struct hb_error *err)
@@ -54,13 +55,10 @@ cJSON *hb_json_load_file(const char *path, struct hb_error *err)
 	size_t len;
 	cJSON *root;
 
-	if (hb_read_file(path, &text, &len, err) < 0)
+	/* A directory, missing file, binary data or a file of hundreds of MiB
+	 * fails here, naming path; a UTF-8 byte-order mark is skipped. */
+	if (hb_read_text_file(path, 0, &text, &len, err) < 0)
 		return NULL;
-	if (memchr(text, '\0', len)) {
-		free(text);
-		hb_input_error(err, "%s: NUL byte in JSON file", path);
-		return NULL;
-	}
 	root = hb_json_parse(text, len, path, err);
 	free(text);
 	return root;

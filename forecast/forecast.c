@@ -241,11 +241,14 @@ static int check_inputs(const struct hb_fc_history *h, const struct hb_fc_option
 	return 0;
 }
 
-/* GPR on the current epoch, predicting at every query. */
+/* GPR on the current epoch's last HB_FC_GPR_WINDOW points, predicting at
+ * every query. */
 static int run_gpr(const struct hb_fc_history *h, const struct hb_fc_options *o, const double *query,
 		   size_t nq, double *pred, struct hb_fc_fit *fit, struct hb_error *err)
 {
-	size_t m = h->n - h->epoch_start;
+	const size_t epoch_points = h->n - h->epoch_start;
+	const size_t m = epoch_points < HB_FC_GPR_WINDOW ? epoch_points : HB_FC_GPR_WINDOW;
+	const size_t first = h->n - m;
 	double *x = malloc((m + nq) * sizeof(double));
 	double *xq = x + m;
 	struct hb_gpr g;
@@ -253,10 +256,10 @@ static int run_gpr(const struct hb_fc_history *h, const struct hb_fc_options *o,
 	if (!x)
 		return hb_runtime_error(err, "forecast: out of memory for %zu points", m + nq);
 	for (size_t i = 0; i < m; i++)
-		x[i] = h->step[h->epoch_start + i] / o->gpr_x_scale;
+		x[i] = h->step[first + i] / o->gpr_x_scale;
 	for (size_t j = 0; j < nq; j++)
 		xq[j] = query[j] / o->gpr_x_scale;
-	if (hb_gpr_fit(&g, x, h->batch + h->epoch_start, m, &o->gpr, err) < 0) {
+	if (hb_gpr_fit(&g, x, h->batch + first, m, &o->gpr, err) < 0) {
 		free(x);
 		hb_error_prefix(err, "forecast: GPR on the current epoch's %zu points", m);
 		return -1;
@@ -266,6 +269,7 @@ static int run_gpr(const struct hb_fc_history *h, const struct hb_fc_options *o,
 	fit->gpr_hyper = g.hyper;
 	fit->gpr_lml = g.lml;
 	fit->gpr_points = m;
+	fit->gpr_epoch_points = epoch_points;
 	hb_gpr_free(&g);
 	free(x);
 	return 0;
@@ -279,6 +283,7 @@ int hb_forecast_run(const struct hb_fc_history *h, const struct hb_fc_options *o
 	int need[HB_FC_NMETHODS] = { 0 };
 	double *gpr = NULL;
 	const double last = h->n ? h->batch[h->n - 1] : 0.0;
+	const size_t smooth_n = h->n < HB_FC_SMOOTH_WINDOW ? h->n : HB_FC_SMOOTH_WINDOW;
 	int rc = -1;
 
 	memset(&fit, 0, sizeof(fit));
@@ -296,13 +301,13 @@ int hb_forecast_run(const struct hb_fc_history *h, const struct hb_fc_options *o
 			goto out;
 	}
 	if (need[HB_FC_SES]) {
-		if (hb_ses_fit(h->batch, h->n, &fit.ses, err) < 0)
+		if (hb_ses_fit(h->batch + (h->n - smooth_n), smooth_n, &fit.ses, err) < 0)
 			goto out;
 		fit.have_ses = 1;
 	}
 	/* Holt needs two points for a trend; with one it is the flat last value */
 	if (need[HB_FC_HOLT] && h->n >= 2) {
-		if (hb_holt_fit(h->batch, h->n, &fit.holt, err) < 0)
+		if (hb_holt_fit(h->batch + (h->n - smooth_n), smooth_n, &fit.holt, err) < 0)
 			goto out;
 		fit.have_holt = 1;
 	}
@@ -336,6 +341,7 @@ int hb_forecast_run(const struct hb_fc_history *h, const struct hb_fc_options *o
 			}
 		}
 	}
+	fit.smooth_points = smooth_n;
 	if (fit_out)
 		*fit_out = fit;
 	rc = 0;

@@ -18,6 +18,18 @@
  * use h = round((x - last_step) / p), at least 1, which equals the artifact's
  * index when adaptation points start at step 0 and p = 100.
  *
+ * GPR window (decision, issue 16 item 6): the GPR trains on the current
+ * epoch's points (§4.2), at most the last HB_FC_GPR_WINDOW of them.  Its
+ * fit is O(n^3) per likelihood evaluation, hundreds of evaluations per fit
+ * (1,000 rows took 97 s, 50,000 rows 11.8 GB), and an epoch's adaptation
+ * points at the catalog's starting batches number 3 (cifar10) to 507
+ * (bert-large at minB_G 512, 26 M samples, p = 100) and 2,750 for
+ * llama2-7b; B_G grows within the epoch, so the simulated epochs hold far
+ * fewer.  SES and Holt fit all history up to the last HB_FC_SMOOTH_WINDOW
+ * points: their cost is linear (Holt's several hundred passes took 130 s
+ * on 666,667 points), and a weight (1 - alpha)^65536 is zero for any alpha
+ * a fit finds.  The fits report the points they used.
+ *
  * GPR inputs (decision, notes §10 item 10): the artifact feeds raw steps to
  * a kernel whose periodicity is bounded to [0.01, 10] steps while points are
  * p = 100 steps apart, so the period cannot describe the B_G wobble.
@@ -33,6 +45,15 @@
 #include "error.h"
 #include "gpr.h"
 #include "smoothing.h"
+
+/* The most current-epoch points the GPR trains on (the last ones): 256
+ * points, 25,600 steps at p = 100, fit in seconds (a few hundred BFGS
+ * evaluations of a 256 x 256 factorisation). */
+#define HB_FC_GPR_WINDOW 256
+
+/* The most history points (the last ones) SES and Holt fit: 655 epochs of
+ * 100 adaptation points. */
+#define HB_FC_SMOOTH_WINDOW 65536
 
 enum hb_fc_method {
 	HB_FC_ENSEMBLE = 0,  /* gpr_weight * GPR + (1 - gpr_weight) * SES */
@@ -63,7 +84,9 @@ struct hb_fc_fit {
 	int have_gpr, have_ses, have_holt;
 	struct hb_gpr_hyper gpr_hyper;  /* fitted kernel, in the GPR's x units */
 	double gpr_lml;                 /* its log marginal likelihood */
-	size_t gpr_points;              /* current-epoch points the GPR saw */
+	size_t gpr_points;              /* current-epoch points the GPR saw (the last ones) */
+	size_t gpr_epoch_points;        /* current-epoch points there were (> gpr_points: window applied) */
+	size_t smooth_points;           /* history points SES and Holt saw (the last ones) */
 	struct hb_ses ses;
 	struct hb_holt holt;
 };

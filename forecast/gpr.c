@@ -93,6 +93,7 @@ struct gpr_ws {
 	double c_lml;
 	double c_grad[3];
 	long evals;             /* evaluations in the current start */
+	int nomem;              /* 1: a start could not allocate GSL's minimiser */
 };
 
 /* Gaps compared with each other before a pair gets its own (see gap). */
@@ -154,7 +155,9 @@ static int ws_init(struct gpr_ws *w, const double *x, const double *y, size_t n,
 	w->cS = malloc(n * n * sizeof(double));
 	w->dl = malloc(n * n * sizeof(double));
 	w->dp = malloc(n * n * sizeof(double));
-	if (!w->cS || !w->dl || !w->dp) {
+	/* GSL's allocators return NULL once its error handler is off (cli/
+	 * turns it off: GSL's default handler aborts the process). */
+	if (!w->y || !w->K || !w->Kinv || !w->perm || !w->E || !w->alpha || !w->cS || !w->dl || !w->dp) {
 		ws_free(w);
 		return hb_runtime_error(err, "GPR: out of memory for %zu points", n);
 	}
@@ -206,7 +209,7 @@ static int ws_eval(struct gpr_ws *w, const double theta[3], double *lml, double 
 	const double c = exp(theta[0]), l = exp(theta[1]), P = exp(theta[2]);
 	const double il2 = 1.0 / (l * l);
 	double quad, logdet = 0.0;
-	int same = w->c_have && memcmp(w->c_theta, theta, sizeof(w->c_theta)) == 0;
+	int status, same = w->c_have && memcmp(w->c_theta, theta, sizeof(w->c_theta)) == 0;
 
 	if (same && (!grad || w->c_have == 2 || !isfinite(w->c_lml))) {
 		*lml = w->c_lml;
@@ -237,11 +240,14 @@ static int ws_eval(struct gpr_ws *w, const double theta[3], double *lml, double 
 			w->dl[i * n + i] = w->dp[i * n + i] = 0.0;
 			gsl_matrix_set(w->K, i, i, c + w->noise);
 		}
-		gsl_linalg_mcholesky_decomp(w->K, w->perm, w->E);
+		status = gsl_linalg_mcholesky_decomp(w->K, w->perm, w->E);
 		memcpy(w->c_theta, theta, sizeof(w->c_theta));
 		w->c_have = 1;
 		w->c_lml = -INFINITY;
 		w->c_grad[0] = w->c_grad[1] = w->c_grad[2] = 0.0;
+		/* A failed factorisation counts as "not positive definite". */
+		if (status != GSL_SUCCESS)
+			return 0;
 		for (size_t i = 0; i < n; i++) {
 			double d = gsl_matrix_get(w->K, i, i);
 
@@ -249,8 +255,9 @@ static int ws_eval(struct gpr_ws *w, const double theta[3], double *lml, double 
 				return 0;
 			logdet += log(d);
 		}
-		gsl_linalg_mcholesky_solve(w->K, w->perm, w->y, w->alpha);
-		gsl_blas_ddot(w->y, w->alpha, &quad);
+		if (gsl_linalg_mcholesky_solve(w->K, w->perm, w->y, w->alpha) != GSL_SUCCESS ||
+		    gsl_blas_ddot(w->y, w->alpha, &quad) != GSL_SUCCESS)
+			return 0;
 		w->c_lml = -0.5 * quad - 0.5 * logdet - 0.5 * (double)n * log(2.0 * M_PI);
 		if (!isfinite(w->c_lml)) {
 			w->c_lml = -INFINITY;
@@ -261,7 +268,10 @@ static int ws_eval(struct gpr_ws *w, const double theta[3], double *lml, double 
 	if (!grad)
 		return 1;
 	/* the factor, alpha and the per-pair terms above still belong to theta */
-	gsl_linalg_mcholesky_invert(w->K, w->perm, w->Kinv);
+	if (gsl_linalg_mcholesky_invert(w->K, w->perm, w->Kinv) != GSL_SUCCESS) {
+		w->c_lml = -INFINITY;
+		return 0;
+	}
 	grad[0] = grad[1] = grad[2] = 0.0;
 	for (size_t i = 0; i < n; i++) {
 		double ai = gsl_vector_get(w->alpha, i);
@@ -289,6 +299,8 @@ int hb_gpr_log_marginal_likelihood(const double *x, const double *y, size_t n,
 
 	if (n == 0)
 		return hb_input_error(err, "GPR: no training points");
+	if (n > HB_GPR_MAX_POINTS)
+		return hb_input_error(err, "GPR: %zu training points, at most %d", n, HB_GPR_MAX_POINTS);
 	if (!(h->c > 0) || !(h->length > 0) || !(h->period > 0) || !(noise >= 0))
 		return hb_input_error(err, "GPR: hyper-parameters c=%g length=%g period=%g noise=%g must be positive",
 				      h->c, h->length, h->period, noise);
@@ -369,6 +381,13 @@ static double bfgs_start(struct gpr_ws *w, const double theta0[3], int max_iter,
 	gsl_vector *u0 = gsl_vector_alloc(3);
 	double f;
 
+	*finite = 0;
+	if (!s || !u0) {
+		gsl_multimin_fdfminimizer_free(s);
+		gsl_vector_free(u0);
+		w->nomem = 1;
+		return INFINITY;
+	}
 	for (int k = 0; k < 3; k++) {
 		double frac = (theta0[k] - w->lo[k]) / (w->hi[k] - w->lo[k]);
 
@@ -377,8 +396,7 @@ static double bfgs_start(struct gpr_ws *w, const double theta0[3], int max_iter,
 	}
 	/* step 0.1 in u and line-search tolerance 0.1, as GSL recommends */
 	w->evals = 0;
-	gsl_multimin_fdfminimizer_set(s, &fdf, u0, 0.1, 0.1);
-	*finite = s->f < GPR_INFEASIBLE;
+	*finite = gsl_multimin_fdfminimizer_set(s, &fdf, u0, 0.1, 0.1) == GSL_SUCCESS && s->f < GPR_INFEASIBLE;
 	for (int it = 0; *finite && it < max_iter; it++) {
 		double fprev = s->f;
 
@@ -431,6 +449,9 @@ int hb_gpr_fit(struct hb_gpr *g, const double *x, const double *y, size_t n,
 	memset(g, 0, sizeof(*g));
 	if (n == 0)
 		return hb_input_error(err, "GPR: no training points");
+	if (n > HB_GPR_MAX_POINTS)
+		return hb_input_error(err, "GPR: %zu training points, at most %d (the fit costs O(n^3) time and O(n^2) "
+				      "memory)", n, HB_GPR_MAX_POINTS);
 	for (size_t i = 0; i < n; i++)
 		if (!isfinite(x[i]) || !isfinite(y[i]))
 			return hb_input_error(err, "GPR: training point %zu (x=%g, y=%g) is not finite", i, x[i], y[i]);
@@ -487,6 +508,10 @@ int hb_gpr_fit(struct hb_gpr *g, const double *x, const double *y, size_t n,
 			best_f = -g->lml_init;
 			memcpy(best_theta, theta_init, sizeof(best_theta));
 			use_init = 1;
+		}
+		if (w.nomem) {
+			ws_free(&w);
+			return hb_runtime_error(err, "GPR: out of memory for the minimiser (%zu points)", n);
 		}
 		if (!(best_f < GPR_INFEASIBLE)) {
 			ws_free(&w);

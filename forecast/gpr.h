@@ -37,6 +37,12 @@
 
 #include "error.h"
 
+/* The most training points hb_gpr_fit takes: its workspace is about 8 n^2
+ * doubles (1 GiB at 4,096) and every likelihood evaluation factors an n x n
+ * matrix.  The forecaster's window (forecast.h HB_FC_GPR_WINDOW) is far
+ * below; this only stops a caller from asking for terabytes. */
+#define HB_GPR_MAX_POINTS 4096
+
 /* Kernel hyper-parameters in natural units. */
 struct hb_gpr_hyper {
 	double c;       /* ConstantKernel value (signal variance of y~) */

@@ -37,8 +37,15 @@ static double brent(min1d_fn *f, void *p, double lo, double mid, double hi)
 	gsl_min_fminimizer *s = gsl_min_fminimizer_alloc(gsl_min_fminimizer_brent);
 	double x;
 
-	/* callers guarantee f(mid) < f(lo), f(hi): gsl_min_fminimizer_set's precondition */
-	gsl_min_fminimizer_set(s, &F, mid, lo, hi);
+	/* callers guarantee f(mid) < f(lo), f(hi): gsl_min_fminimizer_set's
+	 * precondition.  Without memory (GSL's handler is off in cli/, so the
+	 * allocator returns NULL) or a minimiser, the grid's best point stands. */
+	if (!s)
+		return mid;
+	if (gsl_min_fminimizer_set(s, &F, mid, lo, hi) != GSL_SUCCESS) {
+		gsl_min_fminimizer_free(s);
+		return mid;
+	}
 	for (int it = 0; it < 100; it++) {
 		if (gsl_min_fminimizer_iterate(s) != GSL_SUCCESS)
 			break;
@@ -265,7 +272,17 @@ struct holt_ctx {
 	double penalty;                      /* weight of the distance outside [0, 1]^2 */
 };
 
-static void holt_ctx_init(struct holt_ctx *c, const double *y, size_t n)
+static void holt_ctx_free(struct holt_ctx *c)
+{
+	gsl_matrix_free(c->X);
+	gsl_vector_free(c->e);
+	gsl_vector_free(c->d);
+	gsl_matrix_free(c->cov);
+	if (c->work)
+		gsl_multifit_linear_free(c->work);
+}
+
+static int holt_ctx_init(struct holt_ctx *c, const double *y, size_t n, struct hb_error *err)
 {
 	c->y = y;
 	c->n = n;
@@ -275,15 +292,11 @@ static void holt_ctx_init(struct holt_ctx *c, const double *y, size_t n)
 	c->cov = gsl_matrix_alloc(2, 2);
 	c->work = gsl_multifit_linear_alloc(n, 2);
 	c->penalty = 1.0;
-}
-
-static void holt_ctx_free(struct holt_ctx *c)
-{
-	gsl_matrix_free(c->X);
-	gsl_vector_free(c->e);
-	gsl_vector_free(c->d);
-	gsl_matrix_free(c->cov);
-	gsl_multifit_linear_free(c->work);
+	if (!c->X || !c->e || !c->d || !c->cov || !c->work) {
+		holt_ctx_free(c);
+		return hb_runtime_error(err, "Holt: out of memory for %zu points", n);
+	}
+	return 0;
 }
 
 /* Profile SSE at (alpha, beta); the best initial state goes to l0, b0. */
@@ -362,7 +375,8 @@ int hb_holt_fit_weights(const double *y, size_t n, double alpha, double beta, st
 		return -1;
 	if (!(alpha >= 0.0 && alpha <= 1.0) || !(beta >= 0.0 && beta <= 1.0))
 		return hb_input_error(err, "Holt: alpha %g and beta %g must lie in [0, 1]", alpha, beta);
-	holt_ctx_init(&c, y, n);
+	if (holt_ctx_init(&c, y, n, err) < 0)
+		return -1;
 	holt_profile(&c, alpha, beta, &l0, &b0);
 	holt_ctx_free(&c);
 	holt_finish(y, n, alpha, beta, l0, b0, m);
@@ -377,10 +391,12 @@ int hb_holt_fit(const double *y, size_t n, struct hb_holt *m, struct hb_error *e
 	gsl_multimin_fminimizer *s;
 	gsl_vector *v0, *step;
 	double best = INFINITY, ba = 0.0, bb = 0.0, l0, b0, na, nb;
+	int started;
 
 	if (check_series(y, n, 2, "Holt", err) < 0)
 		return -1;
-	holt_ctx_init(&c, y, n);
+	if (holt_ctx_init(&c, y, n, err) < 0)
+		return -1;
 	for (int i = 0; i < G; i++)
 		for (int j = 0; j < G; j++) {
 			double a = (double)i / (G - 1), b = (double)j / (G - 1);
@@ -397,21 +413,32 @@ int hb_holt_fit(const double *y, size_t n, struct hb_holt *m, struct hb_error *e
 	s = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, 2);
 	v0 = gsl_vector_alloc(2);
 	step = gsl_vector_alloc(2);
+	if (!s || !v0 || !step) {
+		if (s)
+			gsl_multimin_fminimizer_free(s);
+		gsl_vector_free(v0);
+		gsl_vector_free(step);
+		holt_ctx_free(&c);
+		return hb_runtime_error(err, "Holt: out of memory for the minimiser");
+	}
 	gsl_vector_set(v0, 0, ba);
 	gsl_vector_set(v0, 1, bb);
 	gsl_vector_set_all(step, 0.5 / (G - 1));
-	gsl_multimin_fminimizer_set(s, &F, v0, step);
-	for (int it = 0; it < 500; it++) {
+	/* a failed start keeps the grid's best (ba, bb) */
+	started = gsl_multimin_fminimizer_set(s, &F, v0, step) == GSL_SUCCESS;
+	for (int it = 0; started && it < 500; it++) {
 		if (gsl_multimin_fminimizer_iterate(s) != GSL_SUCCESS)
 			break;
 		if (gsl_multimin_test_size(gsl_multimin_fminimizer_size(s), 1e-8) == GSL_SUCCESS)
 			break;
 	}
-	na = clamp01(gsl_vector_get(s->x, 0));
-	nb = clamp01(gsl_vector_get(s->x, 1));
-	if (holt_profile(&c, na, nb, &l0, &b0) < best) {
-		ba = na;
-		bb = nb;
+	if (started) {
+		na = clamp01(gsl_vector_get(s->x, 0));
+		nb = clamp01(gsl_vector_get(s->x, 1));
+		if (holt_profile(&c, na, nb, &l0, &b0) < best) {
+			ba = na;
+			bb = nb;
+		}
 	}
 	gsl_multimin_fminimizer_free(s);
 	gsl_vector_free(v0);

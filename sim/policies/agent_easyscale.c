@@ -105,16 +105,19 @@ double hb_es_switch_ratio(const struct hb_model *m)
 
 /* ---- the planner view ------------------------------------------------------- */
 
-/* Profiled local batch of GPU type g nearest target (ties to the larger);
+/* Profiled local batch of GPU type g nearest target (ties to the larger)
+ * whose global batch maxp x b stays inside the job's [min_gbs, max_gbs];
  * 0 when g has none that fits. */
-static int nearest_lbs(const struct hb_perf *p, int g, double target)
+static int nearest_lbs(const struct hb_sim_job *job, int g, int maxp, double target)
 {
+	const struct hb_perf *p = job->perf;
 	int best = 0;
 
 	for (int k = 0; k < p->gpus[g].nlbs; k++) {
 		const struct hb_perf_lbs *l = &p->gpus[g].lbs[k];
+		long gbs = (long)maxp * l->local_bs;
 
-		if (l->n_cap < 1)
+		if (l->n_cap < 1 || (job->min_gbs > 0 && gbs < job->min_gbs) || (job->max_gbs > 0 && gbs > job->max_gbs))
 			continue;
 		if (!best || fabs(l->local_bs - target) < fabs(best - target) ||
 		    (fabs(l->local_bs - target) == fabs(best - target) && l->local_bs > best))
@@ -174,7 +177,7 @@ int hb_es_job_init(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 			struct hb_est_type t;
 			int b;
 
-			if ((pass == 0 && g != ej->pref) || !(b = nearest_lbs(p, g, (double)batch / ej->maxp)))
+			if ((pass == 0 && g != ej->pref) || !(b = nearest_lbs(job, g, ej->maxp, (double)batch / ej->maxp)))
 				continue;
 			if (type_terms(job, g, b, &t) == 0 && (!ej->est_bs || t.est_s < best_s)) {
 				ej->est_bs = b;
@@ -182,8 +185,9 @@ int hb_es_job_init(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 			}
 		}
 	if (!ej->est_bs)
-		return hb_input_error(err, "easyscale %s: no GPU type of %s fits a per-EST batch near %ld / %d", job->name,
-				      sim->cl->name, batch, ej->maxp);
+		return hb_input_error(err, "easyscale %s: no GPU type of %s fits a per-EST batch near %ld / %d with a global "
+					   "batch in [%ld, %ld]", job->name, sim->cl->name, batch, ej->maxp, job->min_gbs,
+				      job->max_gbs);
 	ej->global_bs = (long)ej->maxp * ej->est_bs;
 	for (int g = 0; g < p->ngpus; g++)
 		if (type_terms(job, g, ej->est_bs, &ej->types[g]) == 0)

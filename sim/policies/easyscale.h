@@ -8,8 +8,11 @@
  * YARN-CS would gang-schedule for it), else the largest node.  Its global
  * batch never changes: the requested batch (else minB_G), split into maxP
  * equal per-EST batches; the per-EST batch is the profiled local batch
- * nearest B / maxP (ties to the larger), so the realised global batch is
- * maxP x that, as the static DDP baseline rounds its B_L.  Its statistical
+ * nearest B / maxP (ties to the larger) that one GPU of the type runs and
+ * whose maxP multiple stays inside the model's [minB_G, maxB_G], so the
+ * realised global batch is maxP x that, as the static DDP baseline rounds
+ * its B_L (a request whose B / maxP fits no GPU runs at the largest
+ * per-EST batch that does: EasyScale has no gradient accumulation).  Its statistical
  * efficiency is therefore fixed-batch DDP's, by construction (§1.6).
  *
  * Per GPU type the planner uses the perf model (solver/perfmodel.h) of one

@@ -89,6 +89,45 @@ static void test_gpr_sees_the_current_epoch_and_ses_all_history(void **state)
 		assert_true(out[NQ + j] == s.level);
 }
 
+/* An epoch longer than HB_FC_GPR_WINDOW: the GPR trains on its last
+ * HB_FC_GPR_WINDOW points, exactly as a fit on those points alone, and says
+ * how many there were (issue 16 item 6: 1,000 rows took 97 s). */
+static void test_gpr_window_is_the_epochs_last_points(void **state)
+{
+	enum { N = HB_FC_GPR_WINDOW + 44 };
+	const enum hb_fc_method m = HB_FC_GPR;
+	double *st = malloc(N * sizeof(double)), *bs = malloc(N * sizeof(double)), out[NQ], direct[NQ], q[NQ];
+	struct hb_fc_history h;
+	struct hb_fc_options o;
+	struct hb_fc_fit fit;
+	struct hb_gpr g;
+	struct hb_error err = { 0 };
+
+	(void)state;
+	assert_non_null(st);
+	assert_non_null(bs);
+	for (int i = 0; i < N; i++) {
+		st[i] = 100.0 * (i + 1);
+		/* the skipped head differs, so a fit that saw it would differ */
+		bs[i] = (i < N - HB_FC_GPR_WINDOW ? 50.0 : 400.0) * (1.0 + 0.1 * sin(2.0 * M_PI * i / 3.0));
+	}
+	h = (struct hb_fc_history){ .step = st, .batch = bs, .n = N, .epoch_start = 0 };
+	hb_fc_query_steps(st[N - 1], 100.0, 100.0 * NQ, q, NQ);
+	hb_fc_options_default(&o, 3);
+	o.gpr.restarts = 0; /* one start: the window, not the optimiser, is under test */
+	assert_int_equal(hb_forecast_run(&h, &o, &m, 1, q, NQ, out, &fit, &err), 0);
+	assert_int_equal(fit.gpr_points, HB_FC_GPR_WINDOW);
+	assert_int_equal(fit.gpr_epoch_points, N);
+	assert_int_equal(hb_gpr_fit(&g, st + (N - HB_FC_GPR_WINDOW), bs + (N - HB_FC_GPR_WINDOW), HB_FC_GPR_WINDOW,
+				    &o.gpr, &err),
+			 0);
+	hb_gpr_predict(&g, q, NQ, direct);
+	hb_gpr_free(&g);
+	assert_memory_equal(out, direct, sizeof(direct));
+	free(st);
+	free(bs);
+}
+
 static void test_gpr_x_scale_feeds_adaptation_indices(void **state)
 {
 	struct hb_fc_history h = history();
@@ -261,6 +300,7 @@ int main(void)
 		cmocka_unit_test(test_ensemble_is_the_average_of_gpr_and_ses),
 		cmocka_unit_test(test_gpr_sees_the_current_epoch_and_ses_all_history),
 		cmocka_unit_test(test_gpr_x_scale_feeds_adaptation_indices),
+		cmocka_unit_test(test_gpr_window_is_the_epochs_last_points),
 		cmocka_unit_test(test_last_value_and_holt_horizon),
 		cmocka_unit_test(test_query_steps),
 		cmocka_unit_test(test_mape_hand_computation),

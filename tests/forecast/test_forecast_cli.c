@@ -96,6 +96,25 @@ static int setup(void **state)
 	return 0;
 }
 
+/* Files the tests write into tmpdir. */
+static const char *const scratch[] = { "long_line.csv", "bom.csv", NULL };
+
+/* Write tmpdir/name: head, then fill bytes of c (0: none), then tail. */
+static void write_scratch(const char *name, const char *head, size_t fill, char c, const char *tail)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	fputs(head, f);
+	for (size_t i = 0; i < fill; i++)
+		fputc(c, f);
+	fputs(tail, f);
+	assert_int_equal(fclose(f), 0);
+}
+
 static int teardown(void **state)
 {
 	char path[512];
@@ -105,6 +124,10 @@ static int teardown(void **state)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/err", tmpdir);
 	unlink(path);
+	for (const char *const *f = scratch; *f; f++) {
+		snprintf(path, sizeof(path), "%s/%s", tmpdir, *f);
+		unlink(path);
+	}
 	rmdir(tmpdir);
 	return 0;
 }
@@ -255,7 +278,11 @@ static void test_broken_files_fail_with_one_line(void **state)
 		{ "bad_not_number.csv", "bad_not_number.csv:3: field 'global_batch': value 'lots'" },
 		{ "bad_epoch_decreasing.csv", "bad_epoch_decreasing.csv:4: field 'epoch'" },
 		{ "bad_empty.csv", "bad_empty.csv: no data rows" },
-		{ "no_such_file.csv", "no_such_file.csv: cannot open" },
+		{ "no_such_file.csv", "no_such_file.csv: no such file" },
+		/* a directory exits 2 like every other input error (issue 17 item 6) */
+		{ ".", ".: is a directory" },
+		/* binary data is not "empty" and is not read to the end */
+		{ "/dev/zero", "/dev/zero:1: binary data (NUL byte)" },
 	};
 
 	(void)state;
@@ -272,6 +299,54 @@ static void test_broken_files_fail_with_one_line(void **state)
 		assert_non_null(nl);
 		assert_int_equal(nl[1], '\0'); /* exactly one line */
 	}
+}
+
+/* A line over the CSV reader's 1 MiB limit fails at once, naming the file
+ * and the line (a 1 GB line used to take 2 GB of memory). */
+static void test_long_line_is_an_error_naming_the_line(void **state)
+{
+	char args[512], want[512];
+
+	(void)state;
+	write_scratch("long_line.csv", "step,global_batch\n100,256\n200,", (size_t)2 << 20, '7', "\n300,256\n");
+	snprintf(args, sizeof(args), "forecast '%s/long_line.csv'", tmpdir);
+	assert_int_equal(run(args), 2);
+	snprintf(want, sizeof(want), "%s/long_line.csv:3: line longer than 1048576 bytes", tmpdir);
+	if (!strstr(err, want))
+		fail_msg("stderr '%s' lacks '%s'", err, want);
+}
+
+/* A UTF-8 byte-order mark before the header is accepted: the same
+ * forecast as without it. */
+static void test_byte_order_mark_is_accepted(void **state)
+{
+	char args[512], *plain, path[512];
+	FILE *f;
+	char body[1 << 14];
+	size_t n;
+	cJSON *a, *b;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/traj_plain.csv", fixtures);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	n = fread(body, 1, sizeof(body) - 1, f);
+	fclose(f);
+	body[n] = '\0';
+	write_scratch("bom.csv", "\xEF\xBB\xBF", 0, 0, body);
+	a = run_json("forecast traj_plain.csv --json");
+	snprintf(args, sizeof(args), "forecast '%s/bom.csv' --json", tmpdir);
+	b = run_json(args);
+	plain = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(a, "methods"));
+	{
+		char *bom = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(b, "methods"));
+
+		assert_string_equal(bom, plain);
+		free(bom);
+	}
+	free(plain);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
 }
 
 static void test_usage_errors(void **state)
@@ -305,6 +380,8 @@ int main(void)
 		cmocka_unit_test(test_same_seed_same_output),
 		cmocka_unit_test(test_broken_files_fail_with_one_line),
 		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test(test_long_line_is_an_error_naming_the_line),
+		cmocka_unit_test(test_byte_order_mark_is_accepted),
 	};
 
 	if (!getenv("HETBATCH") || !getenv("HB_FIXTURES")) {

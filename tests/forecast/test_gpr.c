@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -305,6 +306,31 @@ static void test_errors(void **state)
 	assert_non_null(strstr(err.msg, "not positive definite"));
 }
 
+/* More points than the fit takes is an input error before any allocation
+ * (10^6 points asked GSL for terabytes and its default handler aborted the
+ * process: issue 16 item 6).  The arrays are never read past the check. */
+static void test_too_many_points_is_an_input_error(void **state)
+{
+	const size_t n = (size_t)HB_GPR_MAX_POINTS + 1;
+	double *x = calloc(n, sizeof(double)), *y = calloc(n, sizeof(double)), lml;
+	struct hb_gpr_config cfg;
+	struct hb_gpr g;
+	struct hb_gpr_hyper h = { 1.0, 1.0, 3.0 };
+	struct hb_error err = { 0 };
+
+	(void)state;
+	assert_non_null(x);
+	assert_non_null(y);
+	hb_gpr_config_default(&cfg, 1);
+	assert_int_equal(hb_gpr_fit(&g, x, y, n, &cfg, &err), -1);
+	assert_int_equal(err.code, HB_EINPUT);
+	assert_non_null(strstr(err.msg, "at most 4096"));
+	assert_int_equal(hb_gpr_log_marginal_likelihood(x, y, n, &h, 1e-10, 1, &lml, NULL, &err), -1);
+	assert_int_equal(err.code, HB_EINPUT);
+	free(x);
+	free(y);
+}
+
 static void test_benchmark_entry_point(void **state)
 {
 	double sec = -1.0;
@@ -327,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_fit_beats_each_start_point),
 		cmocka_unit_test(test_constant_series_and_single_point),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_too_many_points_is_an_input_error),
 		cmocka_unit_test(test_benchmark_entry_point),
 	};
 

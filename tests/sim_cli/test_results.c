@@ -215,7 +215,7 @@ static void test_knobs(void **state)
 	(void)state;
 	fixture(&f);
 	n = hb_results_knobs(&f.r, k);
-	assert_int_equal(n, 13);
+	assert_int_equal(n, 17);
 	for (int i = 0; i < n; i++)
 		assert_int_equal(k[i].non_default, 0);
 	hb_results_knob_line(&f.r, "toy", line, sizeof(line));
