@@ -217,7 +217,8 @@ static void progress_line(void *ctx, const struct hb_sweep *sw, const struct hb_
 	const struct hb_sweep_config *cfg = sw->cfg;
 	struct hb_sweep_point p;
 
-	if (cli->quiet || cli->status == HB_STATUS_NEVER)
+	/* after SIGINT/SIGTERM the points stop with it: the command's one line says so */
+	if (cli->quiet || cli->status == HB_STATUS_NEVER || hb_interrupted())
 		return;
 	hb_sweep_point_of(cfg, row->id, &p);
 	fprintf(stderr, "sweep: [%d/%d] point %d: %s, load %g, %s, seed %llu: ", done, total, row->id,
@@ -545,7 +546,7 @@ int cmd_sweep(int argc, char **argv, struct hb_cli *cli)
 	if (hb_sweep_config_load(a.config, cli->seed, &cfg, &err) < 0 || hb_sweep_setup(&sw, &cfg, a.db, &err) < 0)
 		rc = hb_cli_fail(cli, &err);
 	/* The output directory is checked (and locked) before the work. */
-	else if (team.rank == 0 && a.out && !a.dry_run && hb_outset_begin(&os, a.out, "sweep", a.force, &err) < 0)
+	if (rc == 0 && team.rank == 0 && a.out && !a.dry_run && hb_outset_begin(&os, a.out, "sweep", a.force, &err) < 0)
 		rc = hb_cli_fail(cli, &err);
 	if ((rc = team_agree(&team, rc)) != 0)
 		goto out;
