@@ -8,6 +8,8 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "default_db.h" /* defines: hb_user_profdb_for_writing, hb_is_user_profdb */
+#include "fileio.h"     /* defines: hb_path_exists */
 #include "import.h"
 #include "interrupt.h"
 #include "profdb.h"
@@ -34,7 +36,9 @@ static void usage(FILE *out)
 		"              -> one allreduce row per message size (out-of-place time)\n"
 		"\n"
 		"Options:\n"
-		"  --db FILE        profile database (default %s in the current directory)\n"
+		"  --db FILE        profile database (default: your profile database,\n"
+		"                   $%s/%s or ~/.local/share/hetbatch/%s,\n"
+		"                   which plan, sim and sweep read when given no --db)\n"
 		"  --link NAME      nccl-tests: link class the rows are keyed by (e.g. nvlink4, ib-100g)\n"
 		"  --scope S        nccl-tests: intra or inter (default: inter if the ranks span hosts)\n"
 		"  --gpus N         nccl-tests: GPUs in the run (default: the ranks the file lists)\n"
@@ -47,7 +51,7 @@ static void usage(FILE *out)
 		"  hetbatch import nccl-tests ar.txt --link nvlink4 --scope intra\n"
 		"\n"
 		"Exit status: 0 ok, 1 runtime failure, 2 usage or input error.\n",
-		HB_PROFDB_DEFAULT);
+		HB_USER_DB_ENV, HB_USER_DB_NAME, HB_USER_DB_NAME);
 }
 
 static void print_stats(const struct hb_cli *cli, const char *kind, const char *path, const char *db,
@@ -87,13 +91,14 @@ int cmd_import(int argc, char **argv, struct hb_cli *cli)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *db_path = HB_PROFDB_DEFAULT, *link = NULL, *scope = NULL, *kind, *path;
+	const char *db_path = NULL, *link = NULL, *scope = NULL, *kind, *path;
+	char user_db[4096];
 	struct hb_catalog cat;
 	struct hb_import_stats stats;
 	struct hb_error err = { 0 };
 	struct hb_profdb *db = NULL;
 	long gpus = 0;
-	int c, rc, nccl;
+	int c, rc, nccl, existed;
 
 	opterr = 0;
 	optind = 1;
@@ -139,10 +144,22 @@ int cmd_import(int argc, char **argv, struct hb_cli *cli)
 	if (!nccl && hb_catalog_load_builtin(&cat, &err) < 0)
 		return hb_cli_fail(cli, &err);
 	/* SIGINT/SIGTERM: the import's one transaction is rolled back */
+	if (!db_path) {
+		if (hb_user_profdb_for_writing(user_db, sizeof(user_db), &err) < 0) {
+			hb_catalog_free(&cat);
+			return hb_cli_fail(cli, &err);
+		}
+		db_path = user_db;
+	}
+	hb_info(&cli->log, "profile database: %s", db_path);
+	/* A failed import removes the file only if this command created it. */
+	existed = hb_path_exists(db_path);
 	hb_interrupt_catch();
 	if (hb_profdb_open(db_path, 0, &db, &err) < 0) {
 		hb_catalog_free(&cat);
 		return hb_cli_fail(cli, &err);
+		if (!existed)
+			hb_profdb_remove_if_empty(db_path);
 	}
 	if (nccl)
 		rc = hb_import_nccl(db, path, scope, link, (int)gpus, &stats, &err);
@@ -152,10 +169,23 @@ int cmd_import(int argc, char **argv, struct hb_cli *cli)
 		rc = hb_import_jabas(db, &cat, path, &stats, &err);
 	hb_profdb_close(db);
 	hb_catalog_free(&cat);
-	if (rc < 0 && hb_interrupted())
-		return hb_cli_interrupted(cli, "import", "nothing imported; %s is as it was", db_path);
-	if (rc < 0)
+	if (rc < 0) {
+		if (!existed && hb_profdb_remove_if_empty(db_path))
+			hb_info(&cli->log, "%s: removed the empty database this import created", db_path);
+		if (hb_interrupted())
+			return hb_cli_interrupted(cli, "import", "nothing imported; %s is as it was", db_path);
 		return hb_cli_fail(cli, &err);
 	print_stats(cli, kind, path, db_path, &stats);
+	}
 	return 0;
+	if (db_path != user_db && !hb_is_user_profdb(db_path)) {
+		/* issue 17 item 1: say where later commands will not look */
+		char where[4096];
+		struct hb_error e2 = { 0 };
+
+		if (hb_user_profdb_path(where, sizeof(where), &e2) < 0)
+			hb_strlcpy(where, "your profile database", sizeof(where));
+		hb_warn(&cli->log, "plan, sim and sweep read %s only when given --db %s; without --db they read %s "
+			"(and the analytic profiles)", db_path, db_path, where);
+	}
 }

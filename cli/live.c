@@ -21,6 +21,7 @@
 #include "live_adapt.h"  /* hb_cli_live_adapt: --policy */
 #include "live_schedule.h" /* hb_cli_live_schedule: --schedule */
 #include "perfmodel.h"   /* defines: hb_perf_load, hb_perf_iter_time */
+#include "default_db.h" /* defines: hb_is_default_profdb, hb_user_profdb_for_writing */
 #include "profdb.h"
 #include "strutil.h"
 
@@ -714,13 +715,23 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		print_table(&p, &r);
 		if (dbpath) {
 			struct hb_profdb *db = NULL;
+			const char *store = dbpath;
+			char user_db[4096];
 
-			rc = hb_profdb_open(dbpath, 0, &db, &err);
+			/* A plan made on the cached analytic database: the rows
+			 * go to the user's database (the cache is rebuilt, and
+			 * read immutable, so nothing else may write it). */
+			if (hb_is_default_profdb(dbpath)) {
+				rc = hb_user_profdb_for_writing(user_db, sizeof(user_db), &err);
+				store = user_db;
+			}
+			if (rc == 0)
+				rc = hb_profdb_open(store, 0, &db, &err);
 			if (rc == 0)
 				rc = hb_live_store(db, &p, &o, &r, host, &err);
 			hb_profdb_close(db);
 			if (rc == 0)
-				printf("prediction rows: %s\n", dbpath);
+				printf("prediction rows: %s\n", store);
 		}
 		if (rc == 0 && out && (rc = write_outputs(out, &p, &o, &r, &err)) == 0)
 			printf("results: %s/live.csv, %s/summary.json%s\n", out, out,

@@ -24,6 +24,7 @@
 #include "autoscale.h"
 #include "catalog.h"
 #include "cli.h"
+#include "cli_profiles.h" /* defines: hb_cli_log_profiles */
 #include "csv.h"
 #include "ddp.h"
 #include "default_db.h"
@@ -846,6 +847,7 @@ int cmd_plan(int argc, char **argv, struct hb_cli *cli)
 	if (hb_default_profdb(&cat, o.db, &db, &err) < 0)
 		goto fail;
 	hb_strlcpy(db_path, hb_profdb_path(db), sizeof(db_path));
+	hb_cli_log_profiles(cli, db, &cat, cl, &m, 1);
 	hb_perf_opts_default(&popts);
 	popts.sync = o.sync;
 	if (hb_perf_load(db, &cat, cl, m, &popts, &perf, &err) < 0)
@@ -876,7 +878,7 @@ int cmd_plan(int argc, char **argv, struct hb_cli *cli)
 		if (hb_json_print(stdout, json, &err) < 0)
 			goto fail;
 	} else {
-		print_plans(&cat, cl, m, &perf, alloc, &o, db_path, &pl);
+		print_plans(&cat, cl, m, &perf, alloc, &o, hb_profdb_label(db), &pl); /* every file read */
 	}
 	rc = pl.iidp.found || pl.on_req.ddp.found || pl.on_req.have_optperf ? 0 : 1;
 	if (rc)

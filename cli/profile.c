@@ -48,7 +48,9 @@ static void usage(FILE *out)
 		"\n"
 		"Options:\n"
 		"  --analytic        generate profiles from the analytic model (required)\n"
-		"  --db FILE         database to fill (created if missing; default %s)\n"
+		"  --db FILE         database to fill (created if missing); --analytic needs\n"
+		"                    --db FILE or --default-db.  --compare reads FILE, default\n"
+		"                    your profile database ($%s/%s)\n"
 		"  --default-db      rebuild the cached default database that commands use\n"
 		"                    when given no --db ($%s, $XDG_CACHE_HOME/hetbatch or\n"
 		"                    ~/.cache/hetbatch) and print its path; always the whole\n"
@@ -68,7 +70,7 @@ static void usage(FILE *out)
 		"  hetbatch profile --compare --db cpu.db\n"
 		"  mpirun -np 2 hetbatch profile allreduce --backend cpu --sizes 1,5,10 --db cpu.db\n"
 		"\n",
-		HB_PROFDB_DEFAULT, HB_DEFAULT_DB_ENV);
+		HB_USER_DB_ENV, HB_USER_DB_NAME, HB_DEFAULT_DB_ENV);
 	hb_profile_measure_usage(out);
 	fprintf(out, "\nExit status: 0 ok, 1 runtime failure (database, device: 'no CUDA device'), 2 usage\n"
 		"error or unknown name.\n");
@@ -179,7 +181,8 @@ int cmd_profile(int argc, char **argv, struct hb_cli *cli)
 		return hb_cmd_profile_measure(argc, argv, cli);
 	}
 	if (has_option(argc, argv, "--compare")) {
-		const char *db_arg = HB_PROFDB_DEFAULT;
+		const char *db_arg = NULL;
+		char user_db[4096];
 
 		for (int i = 1; i < argc; i++) {
 			if (strcmp(argv[i], "--compare") == 0)
@@ -190,6 +193,11 @@ int cmd_profile(int argc, char **argv, struct hb_cli *cli)
 				db_arg = argv[i] + 5;
 			else
 				return hb_cli_usage(cli, "profile", "--compare takes only --db FILE, not '%s'", argv[i]);
+		}
+		if (!db_arg) {
+			if (hb_user_profdb_path(user_db, sizeof(user_db), &err) < 0)
+				return hb_cli_fail(cli, &err);
+			db_arg = user_db;
 		}
 		return hb_cmd_profile_compare(db_arg, cli);
 	}
@@ -214,6 +222,14 @@ int cmd_profile(int argc, char **argv, struct hb_cli *cli)
 		return hb_cli_usage(cli, "profile",
 				    "choose a mode: --analytic (the analytic model), --backend cuda|cpu (measure a "
 				    "device), --compare, or the subcommand 'allreduce'");
+	/* The cached analytic database is what commands read already (under
+	 * your profile database): analytic rows go to a file of your own only
+	 * when you name one, never silently into your profile database, where
+	 * a stale copy would shadow the current analytic model. */
+	if (!use_default && !dbpath)
+		return hb_cli_usage(cli, "profile", "--analytic needs --db FILE (a database of your own) or "
+				    "--default-db (rebuild the cached analytic database every command reads when "
+				    "given no --db)");
 	if (use_default && (dbpath || gpu_arg || model_arg))
 		return hb_cli_usage(cli, "profile", "--default-db always covers the whole catalog and its own file; "
 				    "it takes no --db, --gpus or --models");
@@ -265,8 +281,6 @@ int cmd_profile(int argc, char **argv, struct hb_cli *cli)
 			.progress = on_progress, .progress_ctx = &prog,
 		};
 
-		if (!dbpath)
-			dbpath = HB_PROFDB_DEFAULT;
 		rc = hb_profdb_open(dbpath, 0, &db, &err);
 		if (rc == 0) {
 			double pairs = (double)(ng ? ng : cat.ngpus) * (nm ? nm : cat.nmodels);

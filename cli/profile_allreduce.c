@@ -24,6 +24,7 @@
 #include "allreduce.h"
 #include "catalog.h"
 #include "cli.h"
+#include "default_db.h" /* defines: hb_user_profdb_path, hb_user_profdb_for_writing */
 #include "import.h"
 #include "json.h"
 #include "profdb.h"
@@ -83,7 +84,9 @@ static void usage(FILE *out)
 		"  --warmup N        untimed launches per size (default: cpu 2, cuda 5)\n"
 		"  --iters N         timed launches per size (default: cpu 10, cuda 100;\n"
 		"                    JABAS used 1000)\n"
-		"  --db FILE         profile database (created if missing; default %s)\n"
+		"  --db FILE         profile database (created if missing; default your\n"
+		"                    profile database, $%s/%s or\n"
+		"                    ~/.local/share/hetbatch/%s, which plan and sim read)\n"
 		"  --json            print the result as JSON instead of the table\n"
 		"  -h, --help        this help\n"
 		"\n"
@@ -102,14 +105,15 @@ static void usage(FILE *out)
 		"\n"
 		"Exit status: 0 ok, 1 runtime failure (no CUDA device, MPI, NCCL, database),\n"
 		"2 usage error or bad value.\n",
-		HB_PROFDB_DEFAULT);
+		HB_USER_DB_ENV, HB_USER_DB_NAME, HB_USER_DB_NAME);
 }
 
 struct ar_args {
 	const char *backend;
 	const char *link;             /* --link */
 	const char *cluster;          /* --cluster */
-	const char *db;
+	const char *db;               /* --db, or user_db */
+	char user_db[4096];           /* the user's profile database (default_db.h) when no --db */
 	double bandwidth;             /* --bandwidth, 0 if not given */
 	double bytes[HB_AR_MAX_SIZES];
 	int nsizes;
@@ -157,7 +161,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct ar_args 
 	int c;
 
 	memset(a, 0, sizeof(*a));
-	a->db = HB_PROFDB_DEFAULT;
+	a->db = NULL;
 	a->warmup = a->iters = -1;
 	a->nsizes = hb_allreduce_jabas_sizes(a->bytes, HB_AR_MAX_SIZES);
 	optind = 0;
@@ -211,6 +215,11 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct ar_args 
 	if (a->link && a->cluster)
 		return hb_cli_usage(cli, CMD, "--link '%s' and --cluster '%s' both name the link; give one", a->link,
 				    a->cluster);
+	if (!a->db) {
+		if (hb_user_profdb_path(a->user_db, sizeof(a->user_db), &err) < 0)
+			return hb_cli_fail(cli, &err);
+		a->db = a->user_db;
+	}
 	if (a->warmup < 0)
 		a->warmup = strcmp(a->backend, "cpu") == 0 ? 2 : 5;
 	if (a->iters < 0)
@@ -432,6 +441,8 @@ static int run(struct hb_cli *cli, const struct hb_ar_team *team, int argc, char
 		return rc;
 	if (!(res = calloc(1, sizeof(*res))))
 		rc = hb_runtime_error(&err, "out of memory");
+	if (rc == 0 && team->rank == 0 && a.db == a.user_db)
+		rc = hb_user_profdb_for_writing(a.user_db, sizeof(a.user_db), &err);
 	if (rc == 0 && team->rank == 0)
 		rc = hb_profdb_open(a.db, 0, &db, &err);
 	if (hb_ar_team_agree(team, rc, &err) < 0) {

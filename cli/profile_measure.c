@@ -21,6 +21,7 @@
 #include "analytic.h"
 #include "catalog.h"
 #include "cli.h"
+#include "default_db.h" /* defines: hb_user_profdb_for_writing */
 #include "interrupt.h"
 #include "measure.h"
 #include "profdb.h"
@@ -172,7 +173,8 @@ int hb_cmd_profile_measure(int argc, char **argv, struct hb_cli *cli)
 	struct printer pr = { .cli = cli };
 	char *models[MAX_NAMES], *lbs_items[HB_MEASURE_MAX_LBS];
 	int lbs[HB_MEASURE_MAX_LBS];
-	const char *dbpath = HB_PROFDB_DEFAULT;
+	const char *dbpath = NULL;
+	char user_db[4096];
 	struct hb_catalog cat = { 0 };
 	struct hb_error err = { 0 };
 	struct hb_profdb *db = NULL;
@@ -278,7 +280,13 @@ int hb_cmd_profile_measure(int argc, char **argv, struct hb_cli *cli)
 	t0 = hb_now();
 	/* SIGINT/SIGTERM: stop between points (interrupt.h) */
 	hb_interrupt_catch();
-	rc = hb_profdb_open(dbpath, 0, &db, &err);
+	rc = 0;
+	if (!dbpath) {
+		rc = hb_user_profdb_for_writing(user_db, sizeof(user_db), &err);
+		dbpath = user_db;
+	}
+	if (rc == 0)
+		rc = hb_profdb_open(dbpath, 0, &db, &err);
 	if (rc == 0) {
 		rc = hb_measure_run(&cat, &req, db, &st, &err);
 		hb_progress_finish(&pr.prog);

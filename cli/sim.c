@@ -39,6 +39,7 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "cli_profiles.h" /* defines: hb_cli_log_profiles */
 #include "default_db.h"
 #include "fidelity.h"
 #include "fileio.h"
@@ -999,6 +1000,22 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 		rc = hb_cli_fail(cli, &first_fail);
 		goto out;
 	}
+	if (cli->log.level >= HB_LOG_INFO) {
+		/* -v: the profile sources of every model the replay runs */
+		const struct hb_model **used = calloc((size_t)c.cat.nmodels + 1, sizeof(*used));
+		int nused = 0;
+
+		for (long j = 0; used && j < c.rp.njobs; j++) {
+			int seen = 0;
+
+			for (int k = 0; k < nused && !seen; k++)
+				seen = used[k] == c.rp.jobs[j].model;
+			if (!seen && nused < c.cat.nmodels)
+				used[nused++] = c.rp.jobs[j].model;
+		}
+		hb_cli_log_profiles(cli, c.db, &c.cat, cl, used, used ? nused : 0);
+		free(used);
+	}
 
 	memset(&res, 0, sizeof(res));
 	hb_strlcpy(res.cluster, cl->name, sizeof(res.cluster));
@@ -1087,8 +1104,9 @@ static void sim_cmd_free(struct sim_cmd *c)
 }
 
 /* Resolve names and set up every simulation; any failure is the command's. */
-static int setup(struct sim_cmd *c, const struct sim_args *a, char **model_names, int nm, const struct hb_policy **pol,
-		 int np, const struct hb_sim_opts *so, const struct hb_cluster **clp, struct hb_error *err)
+static int setup(const struct hb_cli *cli, struct sim_cmd *c, const struct sim_args *a, char **model_names, int nm,
+		 const struct hb_policy **pol, int np, const struct hb_sim_opts *so, const struct hb_cluster **clp,
+		 struct hb_error *err)
 {
 	const struct hb_model *models[MAX_MODELS];
 	const struct hb_cluster *cl;
@@ -1136,6 +1154,7 @@ static int setup(struct sim_cmd *c, const struct sim_args *a, char **model_names
 			if (!a->out)
 				hb_sim_stream(&c->sims[i], NULL);
 			if (hb_sim_add_job(&c->sims[i], models[mi], pol[pi]->agent, 0.0, NULL, err) < 0) {
+	hb_cli_log_profiles(cli, c->db, &c->cat, cl, models, nm);
 				hb_error_prefix(err, "%s on %s", models[mi]->name, cl->name);
 				return -1;
 			}
@@ -1331,7 +1350,7 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 	memset(&c, 0, sizeof(c));
 	if (a.plot && (can_plot = hb_plot_tools(cli, "sim-batch.gp", gnuplot, sizeof(gnuplot), gpdir, sizeof(gpdir), &err)) < 0)
 		return hb_cli_fail(cli, &err);
-	if (setup(&c, &a, model_names, nm, pol, np, &so, &cl, &err) < 0 ||
+	if (setup(cli, &c, &a, model_names, nm, pol, np, &so, &cl, &err) < 0 ||
 	    (a.out && hb_outset_begin(&os, a.out, "sim", a.force, &err) < 0)) {
 		rc = hb_cli_fail(cli, &err);
 		goto out;

@@ -545,6 +545,11 @@ int cmd_sweep(int argc, char **argv, struct hb_cli *cli)
 	hb_interrupt_catch();
 	if (hb_sweep_config_load(a.config, cli->seed, &cfg, &err) < 0 || hb_sweep_setup(&sw, &cfg, a.db, &err) < 0)
 		rc = hb_cli_fail(cli, &err);
+	else if (team.rank == 0 && sw.profiles.user[0])
+		hb_info(&cli->log, "profile databases: %s (preferred where sources rank equal) over %s", sw.profiles.user,
+			sw.profiles.base);
+	else if (team.rank == 0)
+		hb_info(&cli->log, "profile database: %s", sw.profiles.base);
 	/* The output directory is checked (and locked) before the work. */
 	if (rc == 0 && team.rank == 0 && a.out && !a.dry_run && hb_outset_begin(&os, a.out, "sweep", a.force, &err) < 0)
 		rc = hb_cli_fail(cli, &err);

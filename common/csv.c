@@ -250,7 +250,7 @@ int hb_csv_long_range(struct hb_csv *c, int col, long lo, long hi, long *out, st
 void hb_csv_put_num(FILE *f, double v)
 {
 	if (isfinite(v))
-		fprintf(f, "%.9g", v);
+		fprintf(f, "%.9g", hb_no_neg_zero(v, -1));
 }
 
 void hb_csv_put_str(FILE *f, const char *s)

@@ -70,7 +70,8 @@ int hb_csv_check_width(struct hb_csv *c, struct hb_error *err);
 /* ---- writing ------------------------------------------------------------ */
 
 /* A number in a result file: 9 significant digits (ms on a 10-day run, 1e-9
- * of a dollar amount); nothing (an empty field) when not finite. */
+ * of a dollar amount), a negative zero as 0; nothing (an empty field) when
+ * not finite. */
 void hb_csv_put_num(FILE *f, double v);
 /* A text field, quoted when it holds a comma, quote or line break (quotes
  * doubled); line breaks become spaces since hetbatch's reader takes no field

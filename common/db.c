@@ -1,4 +1,6 @@
+#include <ctype.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "db.h"
 
@@ -10,14 +12,63 @@ static int db_fail(sqlite3 *db, struct hb_error *err, const char *what)
 				db ? sqlite3_errmsg(db) : "out of memory");
 }
 
+int hb_db_uri(const char *path, int immutable, char *buf, size_t size)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const char *query = immutable ? "?immutable=1" : "?mode=ro";
+	/* "file:/abs" would do, but "file:///abs" keeps a path that starts
+	 * with "//" from reading as an authority. */
+	int n = snprintf(buf, size, "%s", path[0] == '/' ? "file://" : "file:");
+	size_t len = n > 0 ? (size_t)n : 0;
+
+	for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+		if (isalnum(*c) || strchr("/-._~", *c)) {
+			if (len + 1 >= size)
+				return -1;
+			buf[len++] = (char)*c;
+		} else {
+			if (len + 3 >= size)
+				return -1;
+			buf[len++] = '%';
+			buf[len++] = hex[*c >> 4];
+			buf[len++] = hex[*c & 15];
+		}
+	}
+	if (len + strlen(query) >= size)
+		return -1;
+	strcpy(buf + len, query);
+	return 0;
+}
+
+/* A file left in WAL mode (older hetbatch) goes back to the rollback
+ * journal.  That needs the only connection; when another process has the
+ * file open, it stays in WAL this time, which is still correct. */
+static void leave_wal(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int wal = 0;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA journal_mode;", -1, &st, NULL) != SQLITE_OK)
+		return;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		wal = sqlite3_column_text(st, 0) && strcmp((const char *)sqlite3_column_text(st, 0), "wal") == 0;
+	sqlite3_finalize(st);
+	if (wal)
+		sqlite3_exec(db, "PRAGMA journal_mode=DELETE;", NULL, NULL, NULL);
+}
+
 int hb_db_open(const char *path, int flags, sqlite3 **out, struct hb_error *err)
 {
-	int oflags = (flags & HB_DB_READONLY) ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+	int ro = (flags & (HB_DB_READONLY | HB_DB_IMMUTABLE)) != 0;
+	int oflags = ro ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI : SQLITE_OPEN_READWRITE;
+	char uri[8192];
 	sqlite3 *db = NULL;
 
+	if (ro && hb_db_uri(path, (flags & HB_DB_IMMUTABLE) != 0, uri, sizeof(uri)) < 0)
+		return hb_input_error(err, "%s: path too long", path);
 	if (flags & HB_DB_CREATE)
 		oflags |= SQLITE_OPEN_CREATE;
-	if (sqlite3_open_v2(path, &db, oflags, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(ro ? uri : path, &db, oflags, NULL) != SQLITE_OK) {
 		int rc = hb_fail(err, (flags & HB_DB_CREATE) ? HB_ERUNTIME : HB_EINPUT, "%s: cannot open database: %s",
 				 path, db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);
@@ -25,10 +76,8 @@ int hb_db_open(const char *path, int flags, sqlite3 **out, struct hb_error *err)
 	}
 	sqlite3_extended_result_codes(db, 1);
 	sqlite3_busy_timeout(db, 10000);
-	if (!(flags & HB_DB_READONLY) && hb_db_exec(db, "PRAGMA journal_mode=WAL;", err) < 0) {
-		sqlite3_close(db);
-		return -1;
-	}
+	if (!ro)
+		leave_wal(db);
 	if (hb_db_exec(db, "PRAGMA foreign_keys=ON;", err) < 0) {
 		sqlite3_close(db);
 		return -1;

@@ -1,25 +1,47 @@
 /*
  * db.h: the SQLite habits hetbatch uses everywhere.
  *
- * hb_db_open turns on WAL, foreign keys and a busy timeout; every logical
- * write happens inside hb_db_begin/hb_db_commit (hb_db_rollback on any
- * error), so a crash or bad row never leaves a half-imported file behind.
- * Messages carry sqlite3_errmsg and the database path.
+ * hb_db_open turns on foreign keys and a busy timeout (10 s, so concurrent
+ * writers wait for each other instead of failing); every logical write
+ * happens inside hb_db_begin/hb_db_commit (BEGIN IMMEDIATE: the write lock
+ * is taken at the start, where the busy timeout applies, never upgraded
+ * half-way), hb_db_rollback on any error, so a crash or bad row never
+ * leaves a half-imported file behind.  Messages carry sqlite3_errmsg and
+ * the database path.
+ *
+ * Journal: the rollback journal (journal_mode=DELETE), not WAL.  A file in
+ * that mode is a single file between transactions: a read-only open
+ * creates nothing beside it (so a database in a read-only directory or on
+ * a read-only medium can be read), and a clean exit leaves no -wal or -shm
+ * files.  A file left in WAL mode by an older hetbatch is switched back on
+ * its next read-write open (when no other process has it open).
+ *
+ * Read-only opens go through a "file:" URI with mode=ro, or immutable=1
+ * for a file nobody changes in place (the cached analytic database, which
+ * is only ever replaced by a rename): SQLite then takes no locks at all.
  */
 #ifndef HB_DB_H
 #define HB_DB_H
+
+#include <stddef.h>
 
 #include <sqlite3.h>
 
 #include "error.h"
 
 enum hb_db_flags {
-	HB_DB_READONLY = 1,  /* open an existing file read-only */
+	HB_DB_READONLY = 1,  /* open an existing file read-only (mode=ro) */
 	HB_DB_CREATE = 2,    /* create the file if missing */
+	HB_DB_IMMUTABLE = 4, /* read-only, and nobody writes the file while it is open (immutable=1) */
 };
 
 int hb_db_open(const char *path, int flags, sqlite3 **out, struct hb_error *err);
 void hb_db_close(sqlite3 *db);
+
+/* The "file:" URI that opens path read-only (immutable: with immutable=1),
+ * percent-encoding what a URI cannot hold; ATTACH takes it as well.
+ * -1 when it does not fit in size. */
+int hb_db_uri(const char *path, int immutable, char *buf, size_t size);
 
 int hb_db_exec(sqlite3 *db, const char *sql, struct hb_error *err);
 int hb_db_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, struct hb_error *err);

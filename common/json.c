@@ -5,6 +5,7 @@
 #include "fileio.h"
 #include "input.h"
 #include "json.h"
+#include "strutil.h"
 
 cJSON *hb_json_parse(const char *text, size_t len, const char *name, struct hb_error *err)
 {
@@ -203,9 +204,71 @@ int hb_json_check_keys(const cJSON *obj, const char *where, const char *const *a
 	return 0;
 }
 
+/* cJSON_Print's text made valid JSON whatever the document holds: a byte of
+ * a string value or key that is not part of well-formed UTF-8 (a file name
+ * or trace field in Latin-1, a cut sequence) becomes the escape \ufffd
+ * (U+FFFD, the replacement character), where cJSON copies it as is and a
+ * strict reader rejects the whole document; and a number printed "-0" (cJSON
+ * writes -0.0 so) becomes "0".  Everything else is copied: outside strings
+ * cJSON writes only ASCII.  A malloc'd string, or NULL without memory. */
+static char *print_clean(const cJSON *doc)
+{
+	char *text = doc ? cJSON_Print(doc) : NULL, *clean, *w;
+	const unsigned char *p, *end;
+	size_t n;
+	int in_str = 0;
+
+	if (!text)
+		return NULL;
+	n = strlen(text);
+	/* at most 6 bytes out per byte in */
+	clean = malloc(6 * n + 1);
+	if (!clean) {
+		free(text);
+		return NULL;
+	}
+	w = clean;
+	p = (const unsigned char *)text;
+	end = p + n;
+	while (p < end) {
+		if (in_str) {
+			size_t k = hb_utf8_seq_len(p, (size_t)(end - p));
+
+			if (k == 0) {
+				memcpy(w, "\\ufffd", 6);
+				w += 6;
+				p++;
+				continue;
+			}
+			if (*p == '\\' && p + 1 < end) { /* an escape: copy both, so \" stays inside */
+				*w++ = (char)*p++;
+				*w++ = (char)*p++;
+				continue;
+			}
+			if (*p == '"')
+				in_str = 0;
+			memcpy(w, p, k);
+			w += k;
+			p += k;
+			continue;
+		}
+		if (*p == '"')
+			in_str = 1;
+		else if (*p == '-' && p + 1 < end && p[1] == '0' &&
+			 (p + 2 >= end || !strchr("0123456789.eE", p[2]))) {
+			p++; /* "-0" -> "0" */
+			continue;
+		}
+		*w++ = (char)*p++;
+	}
+	*w = '\0';
+	free(text);
+	return clean;
+}
+
 int hb_json_print(FILE *out, const cJSON *doc, struct hb_error *err)
 {
-	char *text = doc ? cJSON_Print(doc) : NULL;
+	char *text = print_clean(doc);
 
 	if (!text)
 		return hb_runtime_error(err, "out of memory printing JSON");
@@ -216,7 +279,7 @@ int hb_json_print(FILE *out, const cJSON *doc, struct hb_error *err)
 
 int hb_json_write_file(const char *path, const cJSON *root, struct hb_error *err)
 {
-	char *text = cJSON_Print(root);
+	char *text = print_clean(root);
 	size_t n;
 	int rc;
 
@@ -236,7 +299,7 @@ int hb_json_write_file(const char *path, const cJSON *root, struct hb_error *err
 void hb_json_add_num(cJSON *o, const char *key, double v)
 {
 	if (isfinite(v))
-		cJSON_AddNumberToObject(o, key, v);
+		cJSON_AddNumberToObject(o, key, hb_no_neg_zero(v, -1));
 	else
 		cJSON_AddNullToObject(o, key);
 }

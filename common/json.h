@@ -47,7 +47,10 @@ int hb_json_check_keys(const cJSON *obj, const char *where, const char *const *a
 		       struct hb_error *err);
 
 /* Print a document (formatted) and a newline to out; a NULL doc (a failed
- * build) or a failed print is an out-of-memory error.  Does not take doc. */
+ * build) or a failed print is an out-of-memory error.  Does not take doc.
+ * This and hb_json_write_file always write valid JSON: bytes of strings
+ * that are not well-formed UTF-8 are written as \ufffd (U+FFFD), and a
+ * negative zero as 0. */
 int hb_json_print(FILE *out, const cJSON *doc, struct hb_error *err);
 
 /* Add key: v, or key: null when v is not finite (JSON has no NaN). */

@@ -146,3 +146,46 @@ int hb_parse_size(const char *s, double *out)
 	*out = v * mul;
 	return 0;
 }
+
+double hb_no_neg_zero(double v, int decimals)
+{
+	if (v == 0.0)
+		return 0.0; /* -0.0 == 0.0: this returns +0.0 for both */
+	if (decimals >= 0 && v < 0.0 && v > -0.5 * pow(10.0, -(double)decimals))
+		return 0.0;
+	return v;
+}
+
+size_t hb_utf8_seq_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xBF; /* the second byte's range */
+
+	if (n == 0)
+		return 0;
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xC2 && s[0] <= 0xDF)
+		len = 2;
+	else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+		len = 3;
+		if (s[0] == 0xE0)
+			lo = 0xA0; /* no overlong forms */
+		else if (s[0] == 0xED)
+			hi = 0x9F; /* no surrogates */
+	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+		len = 4;
+		if (s[0] == 0xF0)
+			lo = 0x90;
+		else if (s[0] == 0xF4)
+			hi = 0x8F; /* not above U+10FFFF */
+	} else {
+		return 0;
+	}
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xBF)
+			return 0;
+	return len;
+}

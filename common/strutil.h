@@ -37,4 +37,16 @@ int hb_strcaseeq(const char *a, const char *b);
 /* Trim blanks in place, returning the start of the trimmed string. */
 char *hb_trim(char *s);
 
+/* v as a table or file should print it with `decimals` digits after the
+ * point: +0.0 where it would round to a negative zero ("-0", "-0.00": v is
+ * -0.0, or negative and above -0.5e-decimals), v itself otherwise.  Pass
+ * -1 for "%g"-style output, where only -0.0 itself prints as "-0". */
+double hb_no_neg_zero(double v, int decimals);
+
+/* Length of the well-formed UTF-8 sequence at s (n bytes available): 1 to
+ * 4, or 0 when the bytes there are not UTF-8 (a stray continuation byte,
+ * an overlong form, a surrogate, a code point above U+10FFFF, a cut
+ * sequence). */
+size_t hb_utf8_seq_len(const unsigned char *s, size_t n);
+
 #endif

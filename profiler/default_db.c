@@ -7,6 +7,7 @@
  * renaming it, and the entry point commands call.
  */
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,7 +241,8 @@ static int write_meta(const struct hb_catalog *cat, const char *path, struct hb_
 	st = NULL;
 	if (hb_db_commit(db, err) < 0)
 		goto out;
-	/* Leave WAL so that a read-only open needs no -wal/-shm beside it. */
+	/* hb_db_open keeps the rollback journal; say so in the file anyway,
+	 * since readers open it immutable and no -wal may ever be beside it. */
 	rc = hb_db_exec(db, "PRAGMA journal_mode=DELETE;", err);
 out:
 	sqlite3_finalize(st);
@@ -350,19 +352,134 @@ int hb_default_profdb_ensure(const struct hb_catalog *cat, const char *path, int
 	return 0;
 }
 
-int hb_default_profdb(const struct hb_catalog *cat, const char *path_or_NULL, struct hb_profdb **db,
-		      struct hb_error *err)
+/* ------------------------------------------------------------------------ */
+/* The user database and what readers read                                   */
+
+int hb_user_profdb_path(char *buf, size_t size, struct hb_error *err)
+{
+	const char *dir = getenv(HB_USER_DB_ENV);
+	const char *xdg = getenv("XDG_DATA_HOME");
+	const char *home = getenv("HOME");
+	int n;
+
+	if (dir && *dir)
+		n = snprintf(buf, size, "%s/" HB_USER_DB_NAME, dir);
+	else if (xdg && *xdg)
+		n = snprintf(buf, size, "%s/hetbatch/" HB_USER_DB_NAME, xdg);
+	else if (home && *home)
+		n = snprintf(buf, size, "%s/.local/share/hetbatch/" HB_USER_DB_NAME, home);
+	else
+		return hb_input_error(err, "no place for your profile database: set %s (a directory), "
+				      "XDG_DATA_HOME or HOME, or pass --db FILE", HB_USER_DB_ENV);
+	if (n < 0 || (size_t)n >= size)
+		return hb_input_error(err, "your profile database's path is too long (set %s to a shorter "
+				      "directory, or pass --db FILE)", HB_USER_DB_ENV);
+	return 0;
+}
+
+int hb_user_profdb_for_writing(char *buf, size_t size, struct hb_error *err)
+{
+	if (hb_user_profdb_path(buf, size, err) < 0 || make_parent(buf, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* The canonical name of path, whether or not the file exists yet: the
+ * real path of its directory and its last component. */
+static int canonical(const char *path, char *out, size_t size)
+{
+	char dir[4096], real[PATH_MAX];
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+
+	if (slash) {
+		size_t n = (size_t)(slash - path);
+
+		if (n >= sizeof(dir))
+			return -1;
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+		if (n == 0)
+			hb_strlcpy(dir, "/", sizeof(dir));
+	} else {
+		hb_strlcpy(dir, ".", sizeof(dir));
+	}
+	if (!realpath(dir, real))
+		return -1;
+	return (size_t)snprintf(out, size, "%s/%s", real, base) < size ? 0 : -1;
+}
+
+static int same_place(const char *x, const char *y)
+{
+	char a[PATH_MAX + 256], b[PATH_MAX + 256];
+
+	if (canonical(x, a, sizeof(a)) < 0 || canonical(y, b, sizeof(b)) < 0)
+		return strcmp(x, y) == 0;
+	return strcmp(a, b) == 0;
+}
+
+int hb_is_user_profdb(const char *path)
+{
+	char user[4096];
+	struct hb_error err = { 0 };
+
+	return hb_user_profdb_path(user, sizeof(user), &err) == 0 && same_place(path, user);
+}
+
+int hb_is_default_profdb(const char *path)
+{
+	char cache[4096];
+	struct hb_error err = { 0 };
+
+	return hb_default_profdb_path(cache, sizeof(cache), &err) == 0 && same_place(path, cache);
+}
+
+int hb_profile_files_resolve(const struct hb_catalog *cat, const char *db_or_NULL, struct hb_profile_files *f,
+			     struct hb_error *err)
 {
 	struct hb_default_db_info info;
 
-	*db = NULL;
-	if (path_or_NULL) {
-		if (!hb_path_exists(path_or_NULL))
+	memset(f, 0, sizeof(*f));
+	if (db_or_NULL) {
+		if (!hb_path_exists(db_or_NULL))
 			return hb_input_error(err, "%s: no such profile database (create one with 'hetbatch profile "
-					      "--analytic --db %s' or 'hetbatch import')", path_or_NULL, path_or_NULL);
-		return hb_profdb_open(path_or_NULL, 1, db, err);
+					      "--analytic --db %s' or 'hetbatch import ... --db %s')",
+					      db_or_NULL, db_or_NULL, db_or_NULL);
+		if (hb_strlcpy(f->base, db_or_NULL, sizeof(f->base)) >= sizeof(f->base))
+			return hb_input_error(err, "%s: path too long", db_or_NULL);
+		return 0;
 	}
 	if (hb_default_profdb_ensure(cat, NULL, 0, &info, err) < 0)
 		return -1;
-	return hb_profdb_open(info.path, 1, db, err);
+	hb_strlcpy(f->base, info.path, sizeof(f->base));
+	f->base_is_cache = 1;
+	/* No user database is no error: the analytic one covers every pair. */
+	if (hb_user_profdb_path(f->user, sizeof(f->user), err) < 0 || !hb_path_exists(f->user))
+		f->user[0] = '\0';
+	return 0;
+}
+
+int hb_profile_files_open(const struct hb_profile_files *f, struct hb_profdb **db, struct hb_error *err)
+{
+	struct hb_profdb_layer layers[2];
+	int n = 0;
+
+	*db = NULL;
+	if (f->user[0]) {
+		layers[n].path = f->user;
+		layers[n++].mode = HB_PROFDB_READONLY;
+	}
+	layers[n].path = f->base;
+	layers[n++].mode = f->base_is_cache ? HB_PROFDB_IMMUTABLE : HB_PROFDB_READONLY;
+	return hb_profdb_open_layers(layers, n, db, err);
+}
+
+int hb_default_profdb(const struct hb_catalog *cat, const char *path_or_NULL, struct hb_profdb **db,
+		      struct hb_error *err)
+{
+	struct hb_profile_files f;
+
+	*db = NULL;
+	if (hb_profile_files_resolve(cat, path_or_NULL, &f, err) < 0)
+		return -1;
+	return hb_profile_files_open(&f, db, err);
 }

@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <gsl/gsl_fit.h>
 #include <sqlite3.h>
@@ -147,93 +149,99 @@ enum stmt_id {
 	ST_COUNT
 };
 
-/* The best source for a key: lowest rank, ties broken by name so the
- * choice is deterministic. */
+/* The best (source, layer) for a key: lowest source rank, then the
+ * preferred database of a layered set (layer 0 first: the user's rows win
+ * a tie with the cached analytic ones), then the source name so the choice
+ * is deterministic.  Readers keep the rows of exactly that pair. */
 #define BEST(table, where) \
-	"(SELECT source FROM " table " b WHERE " where " ORDER BY hb_source_rank(b.source), b.source LIMIT 1)"
+	"(SELECT b.source, b.layer FROM " table " b WHERE " where \
+	" ORDER BY hb_source_rank(b.source), b.layer, b.source LIMIT 1)"
 
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_ADD_RUN] =
-		"INSERT INTO run(kind, host, device, driver, cuda, backend, started_at, tool_version,"
+		"INSERT INTO main.run(kind, host, device, driver, cuda, backend, started_at, tool_version,"
 		" gpu, cupti, scale, dropped, notes)"
 		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
 	[ST_PUT_COMPUTE] =
-		"INSERT OR REPLACE INTO compute(gpu, model, local_bs, n_vsw, fwd_s, bwd_s, data_s, update_s,"
+		"INSERT OR REPLACE INTO main.compute(gpu, model, local_bs, n_vsw, fwd_s, bwd_s, data_s, update_s,"
 		" copy_s, bn_s, total_s, mem_bytes, source, run_id)"
 		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
 	[ST_PUT_MEMORY] =
-		"INSERT OR REPLACE INTO memory(gpu, model, local_bs, max_vsw, source) VALUES(?1, ?2, ?3, ?4, ?5)",
+		"INSERT OR REPLACE INTO main.memory(gpu, model, local_bs, max_vsw, source) VALUES(?1, ?2, ?3, ?4, ?5)",
 	[ST_DEL_BUCKETS] =
-		"DELETE FROM bucket WHERE model = ?1 AND source = ?2",
+		"DELETE FROM main.bucket WHERE model = ?1 AND source = ?2",
 	[ST_PUT_BUCKET] =
-		"INSERT OR REPLACE INTO bucket(model, idx, bytes, source) VALUES(?1, ?2, ?3, ?4)",
+		"INSERT OR REPLACE INTO main.bucket(model, idx, bytes, source) VALUES(?1, ?2, ?3, ?4)",
 	[ST_PUT_ALLREDUCE] =
-		"INSERT OR REPLACE INTO allreduce(scope, link, n_gpus, bytes, time_s, source, run_id)"
+		"INSERT OR REPLACE INTO main.allreduce(scope, link, n_gpus, bytes, time_s, source, run_id)"
 		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[ST_DEL_ALLREDUCE] =
-		"DELETE FROM allreduce WHERE scope = ?1 AND link = ?2 AND source = ?3",
+		"DELETE FROM main.allreduce WHERE scope = ?1 AND link = ?2 AND source = ?3",
 	[ST_DEL_FIT] =
-		"DELETE FROM allreduce_fit WHERE scope = ?1 AND link = ?2 AND source = ?3",
+		"DELETE FROM main.allreduce_fit WHERE scope = ?1 AND link = ?2 AND source = ?3",
 	[ST_PUT_FIT] =
-		"INSERT OR REPLACE INTO allreduce_fit(scope, link, alpha, beta, bandwidth, r2, source)"
+		"INSERT OR REPLACE INTO main.allreduce_fit(scope, link, alpha, beta, bandwidth, r2, source)"
 		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[ST_PUT_PLACEMENT] =
-		"INSERT OR REPLACE INTO placement(model, gpu, placement, local_bs, step_s, sync_s, source)"
+		"INSERT OR REPLACE INTO main.placement(model, gpu, placement, local_bs, step_s, sync_s, source)"
 		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[ST_PUT_SCALABILITY] =
-		"INSERT OR REPLACE INTO scalability(model, gpu, num_nodes, num_replicas, local_bs, step_s,"
+		"INSERT OR REPLACE INTO main.scalability(model, gpu, num_nodes, num_replicas, local_bs, step_s,"
 		" sync_s, source) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 	[ST_PUT_GRADSTATS] =
-		"INSERT OR REPLACE INTO gradstats(model, batch, epoch, iteration, progress, metric, grad_sqr,"
+		"INSERT OR REPLACE INTO main.gradstats(model, batch, epoch, iteration, progress, metric, grad_sqr,"
 		" grad_var, source) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 	[ST_PUT_PREDICTION] =
-		"INSERT INTO prediction(run_id, model, config_json, predicted_s, measured_s)"
+		"INSERT INTO main.prediction(run_id, model, config_json, predicted_s, measured_s)"
 		" VALUES(?1, ?2, ?3, ?4, ?5)",
 	[ST_GET_COMPUTE] =
 		"SELECT gpu, model, local_bs, n_vsw, fwd_s, bwd_s, data_s, update_s, copy_s, bn_s, total_s,"
 		" mem_bytes, source, run_id FROM compute"
-		" WHERE gpu = ?1 AND model = ?2 AND source = " BEST("compute", "b.gpu = ?1 AND b.model = ?2")
+		" WHERE gpu = ?1 AND model = ?2 AND (source, layer) = " BEST("compute", "b.gpu = ?1 AND b.model = ?2")
 		" ORDER BY local_bs, n_vsw",
 	[ST_GET_MEMORY] =
 		"SELECT gpu, model, local_bs, max_vsw, source FROM memory"
-		" WHERE gpu = ?1 AND model = ?2 AND source = " BEST("memory", "b.gpu = ?1 AND b.model = ?2")
+		" WHERE gpu = ?1 AND model = ?2 AND (source, layer) = " BEST("memory", "b.gpu = ?1 AND b.model = ?2")
 		" ORDER BY local_bs",
 	[ST_MAX_LBS] =
 		"SELECT MAX(local_bs) FROM memory"
 		" WHERE gpu = ?1 AND model = ?2 AND max_vsw >= 1"
-		" AND source = " BEST("memory", "b.gpu = ?1 AND b.model = ?2"),
+		" AND (source, layer) = " BEST("memory", "b.gpu = ?1 AND b.model = ?2"),
 	[ST_GET_BUCKETS] =
 		"SELECT bytes FROM bucket"
-		" WHERE model = ?1 AND source = " BEST("bucket", "b.model = ?1")
+		" WHERE model = ?1 AND (source, layer) = " BEST("bucket", "b.model = ?1")
 		" ORDER BY idx",
 	[ST_GET_ALLREDUCE] =
 		"SELECT scope, link, n_gpus, bytes, time_s, source, run_id FROM allreduce"
-		" WHERE scope = ?1 AND link = ?2 AND source = " BEST("allreduce", "b.scope = ?1 AND b.link = ?2")
+		" WHERE scope = ?1 AND link = ?2 AND (source, layer) = " BEST("allreduce", "b.scope = ?1 AND b.link = ?2")
 		" ORDER BY n_gpus, bytes",
 	[ST_GET_ALLREDUCE_SRC] =
 		"SELECT scope, link, n_gpus, bytes, time_s, source, run_id FROM allreduce"
-		" WHERE scope = ?1 AND link = ?2 AND source = ?3 ORDER BY n_gpus, bytes",
+		" WHERE scope = ?1 AND link = ?2 AND source = ?3 AND layer = 0 ORDER BY n_gpus, bytes",
 	[ST_GET_FIT] =
 		"SELECT scope, link, alpha, beta, bandwidth, r2, source FROM allreduce_fit"
-		" WHERE scope = ?1 AND link = ?2 ORDER BY hb_source_rank(source), source LIMIT 1",
+		" WHERE scope = ?1 AND link = ?2 ORDER BY hb_source_rank(source), layer, source LIMIT 1",
 	[ST_GET_PLACEMENTS] =
 		"SELECT model, gpu, placement, local_bs, step_s, sync_s, source FROM placement p"
-		" WHERE model = ?1 AND source = " BEST("placement", "b.model = p.model AND b.gpu = p.gpu")
+		" WHERE model = ?1 AND (source, layer) = " BEST("placement", "b.model = p.model AND b.gpu = p.gpu")
 		" ORDER BY gpu, length(placement), placement, local_bs",
 	[ST_GET_SCALABILITY] =
 		"SELECT model, gpu, num_nodes, num_replicas, local_bs, step_s, sync_s, source FROM scalability p"
-		" WHERE model = ?1 AND source = " BEST("scalability", "b.model = p.model AND b.gpu = p.gpu")
+		" WHERE model = ?1 AND (source, layer) = " BEST("scalability", "b.model = p.model AND b.gpu = p.gpu")
 		" ORDER BY gpu, rowid",
 	[ST_GET_GRADSTATS] =
 		"SELECT model, batch, epoch, iteration, progress, metric, grad_sqr, grad_var, source FROM gradstats"
-		" WHERE model = ?1 AND source = " BEST("gradstats", "b.model = ?1")
+		" WHERE model = ?1 AND (source, layer) = " BEST("gradstats", "b.model = ?1")
 		" ORDER BY batch, epoch",
 };
 
 struct hb_profdb {
-	sqlite3 *db;                    /* the connection (WAL, foreign keys on) */
-	char path[4096];                /* as given to hb_profdb_open, for messages */
-	int readonly;                   /* opened with readonly = 1 */
+	sqlite3 *db;                    /* the connection (rollback journal, foreign keys on) */
+	char path[4096];                /* layer 0's file as given to the open call */
+	char label[8200];               /* every layer's file, " + " between them, for messages */
+	int readonly;                   /* opened read-only (every layered set is) */
+	int nlayers;                    /* databases read as one: main, then l1, l2, ... attached */
+	char layer_path[HB_PROFDB_MAX_LAYERS][4096]; /* their files, preferred first */
 	sqlite3_stmt *st[ST_COUNT];     /* prepared lazily, reset after each use */
 };
 
@@ -248,6 +256,13 @@ static sqlite3_stmt *stmt(struct hb_profdb *p, enum stmt_id id, struct hb_error 
 		sqlite3_clear_bindings(p->st[id]);
 	}
 	return p->st[id];
+}
+
+static int is_regular_file(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
 static int db_error(struct hb_profdb *p, struct hb_error *err, const char *what)
@@ -300,33 +315,65 @@ static int query_int(sqlite3 *db, const char *sql, int *out, struct hb_error *er
 	return 0;
 }
 
-/* Check the file is ours and at a version this build can use.  *version
- * receives user_version (0 for a new, empty file). */
-static int check_identity(struct hb_profdb *p, int *version, struct hb_error *err)
+/* Check the file attached as `schema` ("main", "l1", ...) is ours and at
+ * a version this build can use.  *version receives user_version (0 for a
+ * new, empty file). */
+static int check_identity(struct hb_profdb *p, const char *schema, const char *path, int *version,
+			  struct hb_error *err)
 {
+	char sql[3][128];
 	int appid, ntables;
 
-	if (hb_db_user_version(p->db, version, err) < 0 ||
-	    query_int(p->db, "PRAGMA application_id;", &appid, err) < 0 ||
-	    query_int(p->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table';", &ntables, err) < 0)
+	int own_txn = sqlite3_get_autocommit(p->db), rc;
+
+	snprintf(sql[0], sizeof(sql[0]), "PRAGMA %s.user_version;", schema);
+	snprintf(sql[1], sizeof(sql[1]), "PRAGMA %s.application_id;", schema);
+	snprintf(sql[2], sizeof(sql[2]), "SELECT count(*) FROM %s.sqlite_master WHERE type = 'table';", schema);
+	/* One read transaction: three statements in autocommit could see a
+	 * concurrent schema creation half-way (its tables, but the version
+	 * read before its commit). */
+	rc = own_txn ? hb_db_exec(p->db, "BEGIN;", err) : 0;
+	if (rc == 0 && (query_int(p->db, sql[0], version, err) < 0 || query_int(p->db, sql[1], &appid, err) < 0 ||
+			query_int(p->db, sql[2], &ntables, err) < 0))
+		rc = -1;
+	if (own_txn)
+		hb_db_rollback(p->db);
+	if (rc < 0) {
+		hb_error_prefix(err, "%s", path);
 		return -1;
+	}
 	if (appid != 0 && appid != HB_PROFDB_APPLICATION_ID)
 		return hb_input_error(err, "%s: not a hetbatch profile database (SQLite application_id 0x%08x)",
-				      p->path, (unsigned)appid);
+				      path, (unsigned)appid);
 	if (*version == 0 && ntables > 0)
 		return hb_input_error(err, "%s: not a hetbatch profile database (it has %d tables but no schema "
-				      "version); use a new file", p->path, ntables);
+				      "version); use a new file", path, ntables);
 	if (*version > HB_PROFDB_SCHEMA_VERSION)
 		return hb_input_error(err, "%s: profile database schema version %d is newer than this hetbatch "
 				      "supports (%d); use a newer hetbatch or a new database file",
-				      p->path, *version, HB_PROFDB_SCHEMA_VERSION);
+				      path, *version, HB_PROFDB_SCHEMA_VERSION);
 	return 0;
 }
 
-static int migrate(struct hb_profdb *p, int from, struct hb_error *err)
+/*
+ * Bring the file to HB_PROFDB_SCHEMA_VERSION.  Several processes may open a
+ * new file at once (four imports into a fresh database): BEGIN IMMEDIATE
+ * takes the write lock first (waiting out the others under the busy
+ * timeout), and only then is the version read again, so the first process
+ * creates the schema and the others find it done instead of failing with
+ * "table run already exists".  All steps are one transaction.
+ */
+static int migrate(struct hb_profdb *p, struct hb_error *err)
 {
-	if (hb_db_begin(p->db, err) < 0)
+	char sql[64];
+	int from;
+
+	if (hb_db_begin(p->db, err) < 0) {
+		hb_error_prefix(err, "%s: creating or migrating the profile database", p->path);
 		return -1;
+	}
+	if (check_identity(p, "main", p->path, &from, err) < 0)
+		goto fail;
 	for (int i = 0; i < NMIGRATIONS; i++) {
 		if (migrations[i].to <= from)
 			continue;
@@ -334,59 +381,165 @@ static int migrate(struct hb_profdb *p, int from, struct hb_error *err)
 		    hb_db_set_user_version(p->db, migrations[i].to, err) < 0) {
 			hb_error_prefix(err, "%s: migrating the profile database to schema version %d", p->path,
 					migrations[i].to);
-			hb_db_rollback(p->db);
-			return -1;
+			goto fail;
 		}
 	}
-	{
-		char sql[64];
-
-		snprintf(sql, sizeof(sql), "PRAGMA application_id=%d;", HB_PROFDB_APPLICATION_ID);
-		if (hb_db_exec(p->db, sql, err) < 0) {
-			hb_db_rollback(p->db);
-			return -1;
-		}
-	}
+	snprintf(sql, sizeof(sql), "PRAGMA application_id=%d;", HB_PROFDB_APPLICATION_ID);
+	if (hb_db_exec(p->db, sql, err) < 0)
+		goto fail;
 	return hb_db_commit(p->db, err);
+fail:
+	hb_db_rollback(p->db);
+	return -1;
 }
 
-int hb_profdb_open(const char *path, int readonly, struct hb_profdb **out, struct hb_error *err)
+/*
+ * Readers see each table through a TEMP view of the same name (a temp
+ * object shadows main's for an unqualified name): the rows of every layer,
+ * with a column `layer` saying which (0 = main).  With one file the view is
+ * that file's table plus layer 0, so every reader has one SQL text; writers
+ * name main.<table>.  Temp objects live in the connection, never in a file,
+ * so a read-only or immutable database gets them too.
+ */
+static int create_views(struct hb_profdb *p, struct hb_error *err)
 {
-	struct hb_profdb *p;
+	for (int t = 0; table_names[t]; t++) {
+		char sql[1024];
+		size_t len = (size_t)snprintf(sql, sizeof(sql), "CREATE TEMP VIEW %s AS SELECT *, 0 AS layer FROM main.%s",
+					      table_names[t], table_names[t]);
+
+		for (int l = 1; l < p->nlayers; l++)
+			len += (size_t)snprintf(sql + len, sizeof(sql) - len, " UNION ALL SELECT *, %d FROM l%d.%s", l, l,
+						table_names[t]);
+		if (len >= sizeof(sql))
+			return hb_runtime_error(err, "%s: view of table %s too long", p->label, table_names[t]);
+		if (hb_db_exec(p->db, sql, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The connection, its identity check, migration and views for layer 0 at
+ * path with hb_db_open flags; the caller attaches any other layer first. */
+static int open_main(struct hb_profdb *p, const char *path, int flags, struct hb_error *err)
+{
 	int version;
+
+	hb_strlcpy(p->path, path, sizeof(p->path));
+	hb_strlcpy(p->label, path, sizeof(p->label));
+	hb_strlcpy(p->layer_path[0], path, sizeof(p->layer_path[0]));
+	p->nlayers = 1;
+	p->readonly = (flags & (HB_DB_READONLY | HB_DB_IMMUTABLE)) != 0;
+	if (hb_db_open(path, flags, &p->db, err) < 0)
+		return -1;
+	if (sqlite3_create_function(p->db, "hb_source_rank", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+				    sql_source_rank, NULL, NULL) != SQLITE_OK)
+		return db_error(p, err, "register hb_source_rank");
+	/* The temp views are the connection's own: keep them off the disk. */
+	if (hb_db_exec(p->db, "PRAGMA temp_store=MEMORY;", err) < 0 ||
+	    check_identity(p, "main", path, &version, err) < 0)
+		return -1;
+	if (version < HB_PROFDB_SCHEMA_VERSION) {
+		if (p->readonly) {
+			if (version == 0)
+				return hb_input_error(err, "%s: not a hetbatch profile database (empty file)", path);
+			return hb_input_error(err, "%s: profile database schema version %d is older than %d; open it "
+					      "once read-write (for example with 'hetbatch import') to migrate it",
+					      path, version, HB_PROFDB_SCHEMA_VERSION);
+		}
+		if (migrate(p, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int open_flags(int mode)
+{
+	if (mode & HB_PROFDB_IMMUTABLE)
+		return HB_DB_IMMUTABLE;
+	return mode & HB_PROFDB_READONLY ? HB_DB_READONLY : HB_DB_CREATE;
+}
+
+int hb_profdb_open(const char *path, int mode, struct hb_profdb **out, struct hb_error *err)
+{
+	struct hb_profdb_layer one = { path, mode | HB_PROFDB_READONLY };
 
 	*out = NULL;
 	if (!path || !*path)
 		return hb_input_error(err, "profile database: empty path");
+	if (mode & (HB_PROFDB_READONLY | HB_PROFDB_IMMUTABLE))
+		return hb_profdb_open_layers(&one, 1, out, err);
+	{
+		struct hb_profdb *p = calloc(1, sizeof(*p));
+
+		if (!p)
+			return hb_runtime_error(err, "%s: out of memory", path);
+		if (open_main(p, path, open_flags(mode), err) < 0 || create_views(p, err) < 0) {
+			hb_profdb_close(p);
+			return -1;
+		}
+		*out = p;
+	}
+	return 0;
+}
+
+int hb_profdb_open_layers(const struct hb_profdb_layer *layers, int n, struct hb_profdb **out, struct hb_error *err)
+{
+	struct hb_profdb *p;
+
+	*out = NULL;
+	if (n < 1 || n > HB_PROFDB_MAX_LAYERS)
+		return hb_input_error(err, "profile database: %d layers (1 to %d)", n, HB_PROFDB_MAX_LAYERS);
+	for (int l = 0; l < n; l++)
+		if (!layers[l].path || !*layers[l].path)
+			return hb_input_error(err, "profile database: empty path");
 	p = calloc(1, sizeof(*p));
 	if (!p)
-		return hb_runtime_error(err, "%s: out of memory", path);
-	hb_strlcpy(p->path, path, sizeof(p->path));
-	p->readonly = readonly;
-	if (hb_db_open(path, readonly ? HB_DB_READONLY : HB_DB_CREATE, &p->db, err) < 0) {
-		free(p);
-		return -1;
-	}
-	if (sqlite3_create_function(p->db, "hb_source_rank", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-				    sql_source_rank, NULL, NULL) != SQLITE_OK) {
-		db_error(p, err, "register hb_source_rank");
+		return hb_runtime_error(err, "%s: out of memory", layers[0].path);
+	if (open_main(p, layers[0].path, open_flags(layers[0].mode | HB_PROFDB_READONLY), err) < 0)
 		goto fail;
-	}
-	if (check_identity(p, &version, err) < 0)
-		goto fail;
-	if (version < HB_PROFDB_SCHEMA_VERSION) {
-		if (readonly) {
-			if (version == 0)
-				hb_input_error(err, "%s: not a hetbatch profile database (empty file)", path);
-			else
-				hb_input_error(err, "%s: profile database schema version %d is older than %d; open it "
-					       "once read-write (for example with 'hetbatch import') to migrate it",
-					       path, version, HB_PROFDB_SCHEMA_VERSION);
+	for (int l = 1; l < n; l++) {
+		char uri[8192], sql[64], schema[16];
+		int version;
+		size_t len;
+
+		snprintf(schema, sizeof(schema), "l%d", l);
+		if (hb_db_uri(layers[l].path, (layers[l].mode & HB_PROFDB_IMMUTABLE) != 0, uri, sizeof(uri)) < 0) {
+			hb_input_error(err, "%s: path too long", layers[l].path);
 			goto fail;
 		}
-		if (migrate(p, version, err) < 0)
+		/* The URI goes in as a bound parameter: no quoting to get wrong. */
+		snprintf(sql, sizeof(sql), "ATTACH DATABASE ?1 AS %s;", schema);
+		{
+			sqlite3_stmt *st;
+			int rc;
+
+			if (hb_db_prepare(p->db, sql, &st, err) < 0)
+				goto fail;
+			sqlite3_bind_text(st, 1, uri, -1, SQLITE_TRANSIENT);
+			rc = sqlite3_step(st);
+			sqlite3_finalize(st);
+			if (rc != SQLITE_DONE) {
+				hb_input_error(err, "%s: cannot open database: %s", layers[l].path, sqlite3_errmsg(p->db));
+				goto fail;
+			}
+		}
+		hb_strlcpy(p->layer_path[l], layers[l].path, sizeof(p->layer_path[l]));
+		p->nlayers = l + 1;
+		len = strlen(p->label);
+		snprintf(p->label + len, sizeof(p->label) - len, " + %s", layers[l].path);
+		if (check_identity(p, schema, layers[l].path, &version, err) < 0)
 			goto fail;
+		if (version != HB_PROFDB_SCHEMA_VERSION) {
+			hb_input_error(err, "%s: %s", layers[l].path,
+				       version == 0 ? "not a hetbatch profile database (empty file)"
+						    : "profile database at an older schema version; open it once "
+						      "read-write (for example with 'hetbatch import') to migrate it");
+			goto fail;
+		}
 	}
+	if (create_views(p, err) < 0)
+		goto fail;
 	*out = p;
 	return 0;
 fail:
@@ -400,14 +553,31 @@ void hb_profdb_close(struct hb_profdb *db)
 		return;
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(db->st[i]);
-	hb_db_rollback(db->db);
-	hb_db_close(db->db);
+	if (db->db) {
+		hb_db_rollback(db->db);
+		hb_db_close(db->db);
+	}
 	free(db);
 }
 
 const char *hb_profdb_path(const struct hb_profdb *db)
 {
 	return db->path;
+}
+
+const char *hb_profdb_label(const struct hb_profdb *db)
+{
+	return db->label;
+}
+
+int hb_profdb_nlayers(const struct hb_profdb *db)
+{
+	return db->nlayers;
+}
+
+const char *hb_profdb_layer_path(const struct hb_profdb *db, int layer)
+{
+	return layer >= 0 && layer < db->nlayers ? db->layer_path[layer] : NULL;
 }
 
 int hb_profdb_begin(struct hb_profdb *db, struct hb_error *err)
@@ -973,7 +1143,7 @@ int hb_profdb_set_run_dropped(struct hb_profdb *db, int64_t id, long dropped, st
 	sqlite3_stmt *st;
 	int rc;
 
-	if (one_shot(db, "UPDATE run SET dropped = ?1 WHERE id = ?2", &st, err) < 0)
+	if (one_shot(db, "UPDATE main.run SET dropped = ?1 WHERE id = ?2", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, dropped);
 	sqlite3_bind_int64(st, 2, id);
@@ -990,7 +1160,7 @@ int hb_profdb_get_run(struct hb_profdb *db, int64_t id, struct hb_run_info *out,
 	memset(out, 0, sizeof(*out));
 	*found = 0;
 	if (one_shot(db, "SELECT kind, host, device, driver, cuda, backend, started_at, gpu, cupti,"
-			 " coalesce(scale, 0), dropped, notes FROM run WHERE id = ?1", &st, err) < 0)
+			 " coalesce(scale, 0), dropped, notes FROM run WHERE id = ?1 ORDER BY layer LIMIT 1", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
 	rc = sqlite3_step(st);
@@ -1069,6 +1239,34 @@ int hb_profdb_list_measured(struct hb_profdb *db, struct hb_compute_row **rows, 
 	rc = collect(db, st, sizeof(**rows), read_compute, (void **)rows, n, "read compute", err);
 	sqlite3_finalize(st);
 	return rc;
+}
+
+int hb_profdb_compute_origin(struct hb_profdb *db, const char *gpu, const char *model,
+			     struct hb_profdb_origin *out, int *found, struct hb_error *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	*found = 0;
+	/* The first row hb_profdb_get_compute would return, and how many. */
+	if (one_shot(db, "SELECT source, layer, coalesce(run_id, 0), count(*) OVER () FROM compute"
+			 " WHERE gpu = ?1 AND model = ?2 AND (source, layer) = " BEST("compute", "b.gpu = ?1 AND b.model = ?2")
+			 " ORDER BY local_bs, n_vsw LIMIT 1", &st, err) < 0)
+		return -1;
+	bind_text(st, 1, gpu);
+	bind_text(st, 2, model);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*found = 1;
+		col_text(st, 0, out->source, sizeof(out->source));
+		out->layer = sqlite3_column_int(st, 1);
+		out->run_id = sqlite3_column_int64(st, 2);
+		out->rows = (long)sqlite3_column_int64(st, 3);
+		out->path = hb_profdb_layer_path(db, out->layer);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_error(db, err, "read compute");
 }
 
 int hb_profdb_get_memory(struct hb_profdb *db, const char *gpu, const char *model,
@@ -1199,6 +1397,31 @@ int hb_profdb_count(struct hb_profdb *db, const char *table, long *count, struct
 	if (rc != SQLITE_ROW)
 		return db_error(db, err, "count rows");
 	return 0;
+}
+
+int hb_profdb_remove_if_empty(const char *path)
+{
+	struct hb_profdb *db = NULL;
+	struct hb_error err = { 0 };
+	long total = 0, n;
+	int removed = 0;
+
+	if (!is_regular_file(path) || hb_profdb_open(path, 0, &db, &err) < 0)
+		return 0;
+	/* Under the write lock, so no other writer is mid-transaction in it. */
+	if (hb_profdb_begin(db, &err) == 0) {
+		for (int i = 0; table_names[i] && total == 0; i++)
+			total += hb_profdb_count(db, table_names[i], &n, &err) == 0 ? n : 1;
+		if (total == 0 && unlink(path) == 0) {
+			char side[4200];
+
+			removed = 1;
+			if ((size_t)snprintf(side, sizeof(side), "%s-journal", path) < sizeof(side))
+				unlink(side);
+		}
+	}
+	hb_profdb_close(db); /* rolls back: nothing was written */
+	return removed;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -34,6 +34,20 @@
  *
  * Every write function is meant to be called inside hb_profdb_begin /
  * hb_profdb_commit; importers wrap a whole file set in one transaction.
+ *
+ * Files: one SQLite file in rollback-journal mode (db.h): nothing beside it
+ * between transactions, readable from a read-only directory.  Opening a
+ * new file creates the schema in one BEGIN IMMEDIATE transaction that
+ * re-reads the version under the write lock, so several processes may
+ * create or migrate the same new file at once.
+ *
+ * Layered sets: hb_profdb_open_layers reads several files as one database
+ * (read-only), e.g. the user's database over the cached analytic one
+ * (default_db.h).  Every reader then chooses per key, as above, the best
+ * source over all layers; between equal sources the earlier layer wins.
+ * So a (gpu, model) profiled or imported into the user's database
+ * replaces the analytic points for exactly that pair, and pairs it does
+ * not cover keep the analytic ones.
  */
 #ifndef HB_PROFDB_H
 #define HB_PROFDB_H
@@ -46,12 +60,51 @@
 #define HB_PROFDB_SCHEMA_VERSION 2
 #define HB_PROFDB_DEFAULT "profiles.db"
 
+#define HB_PROFDB_MAX_LAYERS 4
+
 struct hb_profdb;  /* opaque: owns the sqlite3 handle and prepared statements */
 
-/* Open (creating and migrating as needed).  readonly opens an existing file. */
-int hb_profdb_open(const char *path, int readonly, struct hb_profdb **out, struct hb_error *err);
+/* Open modes (0: read-write, creating and migrating as needed). */
+enum hb_profdb_mode {
+	HB_PROFDB_READONLY = 1,  /* an existing file, SQLITE_OPEN_READONLY: no lock file, no journal */
+	HB_PROFDB_IMMUTABLE = 2, /* read-only, and nobody changes the file in place while it is open
+				  * (the cached analytic database, replaced only by rename): no locks */
+};
+
+/* Open one file.  mode is 0 (read-write) or HB_PROFDB_READONLY /
+ * HB_PROFDB_IMMUTABLE (an existing file at the current schema version). */
+int hb_profdb_open(const char *path, int mode, struct hb_profdb **out, struct hb_error *err);
+
+/* One file of a layered set. */
+struct hb_profdb_layer {
+	const char *path; /* the file (must exist) */
+	int mode;         /* HB_PROFDB_READONLY or HB_PROFDB_IMMUTABLE */
+};
+
+/* Open n (1 to HB_PROFDB_MAX_LAYERS) files read-only as one database,
+ * layers[0] preferred (see "Layered sets" above). */
+int hb_profdb_open_layers(const struct hb_profdb_layer *layers, int n, struct hb_profdb **out,
+			  struct hb_error *err);
 void hb_profdb_close(struct hb_profdb *db);
+/* Layer 0's file (the one writes go to, in a read-write open). */
 const char *hb_profdb_path(const struct hb_profdb *db);
+/* Every layer's file joined by " + ", for messages and `profiles:` lines. */
+const char *hb_profdb_label(const struct hb_profdb *db);
+int hb_profdb_nlayers(const struct hb_profdb *db);
+const char *hb_profdb_layer_path(const struct hb_profdb *db, int layer); /* NULL out of range */
+
+/* Where the compute rows a reader gets for (gpu, model) come from. */
+struct hb_profdb_origin {
+	char source[32];  /* their source (the best-ranked one present) */
+	int layer;        /* the layer holding them (0 = the first file) */
+	const char *path; /* that layer's file (owned by the handle) */
+	int64_t run_id;   /* run of the first row (smallest local batch), 0 if none */
+	long rows;        /* how many compute rows */
+};
+
+/* found = 0 when no layer has a compute row for (gpu, model). */
+int hb_profdb_compute_origin(struct hb_profdb *db, const char *gpu, const char *model,
+			     struct hb_profdb_origin *out, int *found, struct hb_error *err);
 
 int hb_profdb_begin(struct hb_profdb *db, struct hb_error *err);
 int hb_profdb_commit(struct hb_profdb *db, struct hb_error *err);
@@ -123,6 +176,12 @@ int hb_profdb_get_scalability(struct hb_profdb *db, const char *model,
 			      struct hb_scalability_row **rows, int *n, struct hb_error *err);
 int hb_profdb_get_gradstats(struct hb_profdb *db, const char *model,
 			    struct hb_gradstats_row **rows, int *n, struct hb_error *err);
+
+/* Remove the file at path (and its -journal) when no table of it holds a
+ * row: a database a command created for a write that then failed.  The
+ * check and the unlink happen under the write lock.  1 if removed.  The
+ * caller decides that it created the file (it did not exist before). */
+int hb_profdb_remove_if_empty(const char *path);
 
 /* Row count of a table by name (for tests and `hetbatch profile --show`). */
 int hb_profdb_count(struct hb_profdb *db, const char *table, long *count, struct hb_error *err);

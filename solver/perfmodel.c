@@ -11,6 +11,7 @@
 
 #include <gsl/gsl_fit.h>
 
+#include "analytic.h"      /* defines: hb_analytic_mem_bytes (the "does not fit" numbers) */
 #include "perf_measured.h"
 #include "perfmodel.h"
 #include "profdb.h"
@@ -290,8 +291,33 @@ static int fill_grid(struct hb_perf *p, int gi, int min_lbs, struct hb_error *er
 	return rc;
 }
 
-static int load_gpu(struct hb_profdb *db, const struct hb_model *m, struct hb_perf *p, int gi, int *all_jabas,
-		    struct hb_error *err)
+/* No compute row for (gpu, model).  When the memory profile says that no
+ * local batch fits even one worker, the model does not fit the GPU, and
+ * profiling again cannot help: say so, with the numbers. */
+static int no_compute_error(struct hb_profdb *db, const struct hb_gpu *g, const struct hb_model *m, int min_lbs,
+			    const struct hb_memory_row *mr, int nm, struct hb_error *err)
+{
+	int fits = 0;
+
+	for (int j = 0; j < nm; j++)
+		fits |= mr[j].max_vsw >= 1;
+	if (nm == 0 || fits)
+		return hb_input_error(err,
+				      "profile database %s: no compute profile for GPU '%s' and model '%s' (run `hetbatch "
+				      "profile` or import one)",
+				      hb_profdb_label(db), g->name, m->name);
+	return hb_input_error(err,
+			      "model '%s' does not fit GPU '%s' (%.1f GB) at any local batch: its memory profile (source "
+			      "%s) fits not even one worker at any multiple of minB_L %d, and the analytic model puts "
+			      "local batch %d with one worker at %.1f GB (weights, gradients, optimizer state, "
+			      "activations).  Profiling cannot change this: use GPUs with more memory or a smaller "
+			      "model (profiles: %s)",
+			      m->name, g->name, g->mem_bytes / 1e9, mr[0].source, min_lbs, min_lbs,
+			      hb_analytic_mem_bytes(g, m, min_lbs, 1) / 1e9, hb_profdb_label(db));
+}
+
+static int load_gpu(struct hb_profdb *db, const struct hb_gpu *g, const struct hb_model *m, struct hb_perf *p,
+		    int gi, int *all_jabas, struct hb_error *err)
 {
 	const char *gname = p->gpus[gi].name;
 	struct hb_compute_row *cr = NULL;
@@ -302,10 +328,7 @@ static int load_gpu(struct hb_profdb *db, const struct hb_model *m, struct hb_pe
 	    hb_profdb_get_memory(db, gname, m->name, &mr, &nm, err) != 0)
 		goto out;
 	if (nc == 0) {
-		hb_input_error(err,
-			       "profile database %s: no compute profile for GPU '%s' and model '%s' (run `hetbatch "
-			       "profile` or import one)",
-			       hb_profdb_path(db), gname, m->name);
+		no_compute_error(db, g, m, p->min_lbs, mr, nm, err);
 		goto out;
 	}
 	hb_strlcpy(p->gpus[gi].source, cr[0].source, sizeof(p->gpus[gi].source));
@@ -417,7 +440,7 @@ int hb_perf_load(struct hb_profdb *db, const struct hb_catalog *cat, const struc
 		}
 		if (hb_perf_add_gpu(p, cat->gpus[nd->gpu].name, &gi, err) != 0)
 			goto fail;
-		if (p->ngpus > before && load_gpu(db, model, p, gi, &all_jabas, err) != 0)
+		if (p->ngpus > before && load_gpu(db, &cat->gpus[nd->gpu], model, p, gi, &all_jabas, err) != 0)
 			goto fail;
 		/* Nodes of a cluster mostly share their links: a fit already loaded
 		 * for the same link and bandwidth is copied rather than queried

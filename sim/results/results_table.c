@@ -15,7 +15,7 @@
 static void print_rel(FILE *out, double v)
 {
 	if (isfinite(v))
-		fprintf(out, " %7.2f", v);
+		fprintf(out, " %7.2f", hb_no_neg_zero(v, 2));
 	else
 		fprintf(out, " %7s", "-");
 }
@@ -76,7 +76,7 @@ void hb_results_print(FILE *out, const struct hb_results *r)
 static void cell(FILE *out, int width, int prec, double v)
 {
 	if (isfinite(v))
-		fprintf(out, " %*.*f", width, prec, v);
+		fprintf(out, " %*.*f", width, prec, hb_no_neg_zero(v, prec));
 	else
 		fprintf(out, " %*s", width, "-");
 }

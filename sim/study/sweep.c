@@ -224,23 +224,16 @@ static int build_cluster(struct hb_sweep *sw, int ci, struct hb_error *err)
 	return 0;
 }
 
-/* The profile database: the user's, or the default made current for the
- * built-in catalog plus the base clusters' files. */
+/* The profile files: --db's, or the user's database over the default made
+ * current for the built-in catalog plus the base clusters' files. */
 static int profile_db(struct hb_sweep *sw, const char *db_path, struct hb_error *err)
 {
 	const struct hb_sweep_config *cfg = sw->cfg;
 	struct hb_catalog pcat;
-	struct hb_default_db_info info;
 	int rc = 0;
 
-	if (db_path) {
-		if (!hb_path_exists(db_path))
-			return hb_input_error(err, "%s: no such profile database (create one with 'hetbatch profile "
-						   "--analytic --db %s' or 'hetbatch import')",
-					      db_path, db_path);
-		hb_strlcpy(sw->db_path, db_path, sizeof(sw->db_path));
-		return 0;
-	}
+	if (db_path)
+		return hb_profile_files_resolve(NULL, db_path, &sw->profiles, err);
 	memset(&pcat, 0, sizeof(pcat));
 	if (hb_catalog_load_builtin(&pcat, err) < 0)
 		return -1;
@@ -254,10 +247,8 @@ static int profile_db(struct hb_sweep *sw, const char *db_path, struct hb_error 
 		    hb_catalog_resolve_cluster(&pcat, cfg->clusters[ci].base, &cl, err) < 0)
 			rc = field_error(err, cfg, ci, "base", cfg->clusters[ci].base_echo);
 	}
-	if (rc == 0 && hb_default_profdb_ensure(&pcat, NULL, 0, &info, err) < 0)
+	if (rc == 0 && hb_profile_files_resolve(&pcat, NULL, &sw->profiles, err) < 0)
 		rc = -1;
-	if (rc == 0)
-		hb_strlcpy(sw->db_path, info.path, sizeof(sw->db_path));
 	hb_catalog_free(&pcat);
 	return rc;
 }
@@ -519,7 +510,7 @@ static void *worker(void *arg)
 	struct hb_error err = { 0 };
 
 	/* SQLite connections are not shared across threads: one per worker */
-	if (hb_profdb_open(r->sw->db_path, 1, &db, &err) < 0) {
+	if (hb_profile_files_open(&r->sw->profiles, &db, &err) < 0) {
 		pthread_mutex_lock(&r->mu);
 		if (!r->failed)
 			r->fatal = err;

@@ -45,6 +45,7 @@
 #include <cjson/cJSON.h>
 
 #include "catalog.h"
+#include "default_db.h" /* struct hb_profile_files */
 #include "error.h"
 #include "jobspec.h"
 #include "log.h"
@@ -186,14 +187,15 @@ struct hb_sweep {
 	int *replay_ok;                 /* 1 where replays[k] holds jobs */
 	long trace_read;                /* jobs the trace gave (file: after the filters; synthetic: first load and seed) */
 	enum hb_trace_format format;    /* the trace's format (HB_TRACE_SYNTHETIC for the generator) */
-	char db_path[HB_SWEEP_PATH_MAX];/* profile database every worker opens read-only */
+	struct hb_profile_files profiles; /* profile files every worker opens read-only (default_db.h) */
 	struct hb_sweep_row *rows;      /* npoints, in point order, owned */
 	int npoints;
 };
 
-/* Build clusters, trace and replays (above).  db_path NULL: the default
- * analytic database, made current for the catalog of the base clusters
- * before any variant is added (so it is the one `hetbatch sim` uses).  An
+/* Build clusters, trace and replays (above).  db_path NULL: the user's
+ * profile database (when it exists) over the default analytic database,
+ * made current for the catalog of the base clusters before any variant is
+ * added (so it is what `hetbatch sim` reads; default_db.h).  An
  * error is the sweep's: a bad trace, an unknown model or GPU, a base that is
  * not a cluster. */
 int hb_sweep_setup(struct hb_sweep *sw, const struct hb_sweep_config *cfg, const char *db_path, struct hb_error *err);

@@ -1,0 +1,21 @@
+/*
+ * cli_profiles.h: what `-v` says about the profiles a command reads
+ * (issue 17 item 1): which database file(s), and for every GPU type x
+ * model which source and which file its compute rows came from.
+ */
+#ifndef HB_CLI_PROFILES_H
+#define HB_CLI_PROFILES_H
+
+#include "catalog.h"
+#include "cli.h"
+#include "profdb.h"
+
+/* At -v (info level): one line naming the database file(s) db reads,
+ * preferred first, then one line per GPU type of cl (each type once) x
+ * models[0..nmodels): "profile v100 x resnet50: import:jabas (run 2, 14
+ * rows) from FILE", or that no file has rows for it.  cl NULL or nmodels 0:
+ * the files only.  Silent below -v; never fails (a read error is logged). */
+void hb_cli_log_profiles(const struct hb_cli *cli, struct hb_profdb *db, const struct hb_catalog *cat,
+			 const struct hb_cluster *cl, const struct hb_model *const *models, int nmodels);
+
+#endif

@@ -1,0 +1,320 @@
+/* Reading a user's files and writing JSON and numbers (issue 16 items 6
+ * and 7, issue 17 item 6): common/input (directory, missing file, binary
+ * data, size cap, byte-order mark), the CSV reader's limits and BOM, JSON
+ * files with a BOM, JSON output that stays valid with non-UTF-8 strings,
+ * and no negative zero in printed numbers. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+
+#include "csv.h"
+#include "fileio.h"
+#include "input.h"
+#include "json.h"
+#include "strutil.h"
+
+static char tmpdir[256];
+
+static const char *tmp_path(const char *name)
+{
+	static char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	return path;
+}
+
+/* Write n bytes of data to tmpdir/name; its path. */
+static const char *write_bytes(const char *name, const char *data, size_t n)
+{
+	const char *path = tmp_path(name);
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+static void assert_msg(const struct hb_error *err, const char *needle)
+{
+	if (!strstr(err->msg, needle))
+		fail_msg("message '%s' lacks '%s'", err->msg, needle);
+}
+
+/* ---- opening ------------------------------------------------------------- */
+
+static void test_open_names_directory_and_missing_file(void **state)
+{
+	struct hb_error err = { 0 };
+	struct hb_csv c;
+	char *data;
+	size_t len;
+
+	(void)state;
+	assert_null(hb_open_input(tmpdir, &err));
+	assert_int_equal(err.code, HB_EINPUT);
+	assert_msg(&err, ": is a directory");
+	assert_msg(&err, tmpdir);
+	assert_null(hb_open_input(tmp_path("absent.csv"), &err));
+	assert_int_equal(err.code, HB_EINPUT);
+	assert_msg(&err, "absent.csv: no such file");
+	/* every reader says the same */
+	assert_int_equal(hb_csv_open(&c, tmpdir, &err), -1);
+	assert_msg(&err, "is a directory");
+	assert_int_equal(hb_read_file(tmpdir, &data, &len, &err), -1);
+	assert_msg(&err, "is a directory");
+	assert_int_equal(hb_read_text_file(tmp_path("absent.json"), 0, &data, &len, &err), -1);
+	assert_msg(&err, "absent.json: no such file");
+	assert_null(hb_json_load_file(tmpdir, &err));
+	assert_int_equal(err.code, HB_EINPUT);
+	assert_msg(&err, "is a directory");
+}
+
+static void test_text_file_binary_cap_and_bom(void **state)
+{
+	struct hb_error err = { 0 };
+	char *data = NULL;
+	size_t len = 0;
+	const char *p;
+
+	(void)state;
+	p = write_bytes("bom.txt", "\xEF\xBB\xBF{\"a\": 1}", 11);
+	assert_int_equal(hb_read_text_file(p, 0, &data, &len, &err), 0);
+	assert_int_equal(len, 8);
+	assert_string_equal(data, "{\"a\": 1}");
+	free(data);
+	p = write_bytes("nul.txt", "abc\0def", 7);
+	assert_int_equal(hb_read_text_file(p, 0, &data, &len, &err), -1);
+	assert_int_equal(err.code, HB_EINPUT);
+	assert_msg(&err, "binary data (NUL byte at byte 4)");
+	p = write_bytes("big.txt", "0123456789", 10);
+	assert_int_equal(hb_read_text_file(p, 9, &data, &len, &err), -1);
+	assert_msg(&err, "larger than 9 bytes");
+	assert_int_equal(hb_read_text_file(p, 10, &data, &len, &err), 0);
+	assert_int_equal(len, 10);
+	free(data);
+	/* /dev/zero: stops at its first byte instead of reading forever */
+	assert_int_equal(hb_read_text_file("/dev/zero", 0, &data, &len, &err), -1);
+	assert_msg(&err, "/dev/zero: binary data (NUL byte at byte 1)");
+}
+
+/* ---- CSV ----------------------------------------------------------------- */
+
+static void test_csv_bom_header(void **state)
+{
+	static const char *const cols[] = { "step", "global_batch", NULL };
+	struct hb_error err = { 0 };
+	struct hb_csv c;
+	int idx[2];
+	long v;
+
+	(void)state;
+	assert_int_equal(hb_csv_open(&c, write_bytes("bom.csv", "\xEF\xBB\xBFstep,global_batch\r\n7,256\r\n", 29), &err),
+			 0);
+	assert_int_equal(hb_csv_header(&c, cols, idx, &err), 0);
+	assert_int_equal(idx[0], 0);
+	assert_int_equal(hb_csv_next(&c, &err), 1);
+	assert_int_equal(hb_csv_long(&c, idx[0], &v, &err), 0);
+	assert_int_equal(v, 7);
+	assert_int_equal(hb_csv_next(&c, &err), 0);
+	hb_csv_close(&c);
+	/* only at the start of the file: elsewhere it is part of the field */
+	assert_int_equal(hb_csv_open(&c, write_bytes("bom2.csv", "a\n\xEF\xBB\xBFx\n", 7), &err), 0);
+	assert_int_equal(hb_csv_header(&c, NULL, NULL, &err), 0);
+	assert_int_equal(hb_csv_next(&c, &err), 1);
+	assert_string_equal(c.field[0], "\xEF\xBB\xBFx");
+	hb_csv_close(&c);
+}
+
+static void test_csv_binary_and_long_lines(void **state)
+{
+	struct hb_error err = { 0 };
+	struct hb_csv c;
+	size_t n = (size_t)HB_CSV_MAX_LINE + 10;
+	char *big = malloc(n + 16);
+
+	(void)state;
+	assert_non_null(big);
+	/* /dev/zero is binary, not an empty file */
+	assert_int_equal(hb_csv_open(&c, "/dev/zero", &err), 0);
+	assert_int_equal(hb_csv_header(&c, NULL, NULL, &err), -1);
+	assert_int_equal(err.code, HB_EINPUT);
+	assert_msg(&err, "/dev/zero:1: binary data (NUL byte)");
+	hb_csv_close(&c);
+	/* a line over the cap: an error naming file and line, found before the
+	 * rest of the line is read */
+	memcpy(big, "a,b\n1,", 6);
+	memset(big + 6, 'x', n);
+	memcpy(big + 6 + n, "\n", 1);
+	assert_int_equal(hb_csv_open(&c, write_bytes("long.csv", big, n + 7), &err), 0);
+	assert_int_equal(hb_csv_header(&c, NULL, NULL, &err), 0);
+	assert_int_equal(hb_csv_next(&c, &err), -1);
+	assert_int_equal(err.code, HB_EINPUT);
+	assert_msg(&err, "long.csv:2: line longer than 1048576 bytes");
+	hb_csv_close(&c);
+	/* exactly at the cap (with its newline) still reads */
+	memset(big + 4, 'y', (size_t)HB_CSV_MAX_LINE - 1);
+	big[4 + HB_CSV_MAX_LINE - 1] = '\n';
+	assert_int_equal(hb_csv_open(&c, write_bytes("edge.csv", big, 4 + (size_t)HB_CSV_MAX_LINE), &err), 0);
+	assert_int_equal(hb_csv_header(&c, NULL, NULL, &err), 0);
+	assert_int_equal(hb_csv_next(&c, &err), 1);
+	assert_int_equal(strlen(c.field[0]), HB_CSV_MAX_LINE - 1);
+	hb_csv_close(&c);
+	free(big);
+}
+
+/* ---- JSON in and out ------------------------------------------------------- */
+
+static void test_json_file_with_bom(void **state)
+{
+	struct hb_error err = { 0 };
+	cJSON *doc = hb_json_load_file(write_bytes("bom.json", "\xEF\xBB\xBF{\"gpus\": []}\n", 16), &err);
+
+	(void)state;
+	if (!doc)
+		fail_msg("%s", err.msg);
+	assert_true(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "gpus")));
+	cJSON_Delete(doc);
+}
+
+static void test_utf8_sequences(void **state)
+{
+	(void)state;
+	assert_int_equal(hb_utf8_seq_len((const unsigned char *)"a", 1), 1);
+	assert_int_equal(hb_utf8_seq_len((const unsigned char *)"\xC3\xA9", 2), 2);         /* é */
+	assert_int_equal(hb_utf8_seq_len((const unsigned char *)"\xE2\x82\xAC", 3), 3);     /* € */
+	assert_int_equal(hb_utf8_seq_len((const unsigned char *)"\xF0\x9F\x98\x80", 4), 4); /* emoji */
+	assert_int_equal(hb_utf8_seq_len((const unsigned char *)"\xE9", 1), 0);             /* Latin-1 é */
+	assert_int_equal(hb_utf8_seq_len((const unsigned char *)"\xC3\xA9", 1), 0);         /* cut */
+	assert_int_equal(hb_utf8_seq_len((const unsigned char *)"\x80", 1), 0);             /* continuation */
+	assert_int_equal(hb_utf8_seq_len((const unsigned char *)"\xC0\xAF", 2), 0);         /* overlong */
+	assert_int_equal(hb_utf8_seq_len((const unsigned char *)"\xE0\x80\xAF", 3), 0);     /* overlong */
+	assert_int_equal(hb_utf8_seq_len((const unsigned char *)"\xED\xA0\x80", 3), 0);     /* surrogate */
+	assert_int_equal(hb_utf8_seq_len((const unsigned char *)"\xF4\x90\x80\x80", 4), 0); /* > U+10FFFF */
+}
+
+/* Every byte of text is ASCII or part of well-formed UTF-8. */
+static void assert_utf8(const char *text)
+{
+	const unsigned char *p = (const unsigned char *)text, *end = p + strlen(text);
+
+	while (p < end) {
+		size_t k = hb_utf8_seq_len(p, (size_t)(end - p));
+
+		if (k == 0)
+			fail_msg("byte 0x%02x at %ld is not UTF-8 in: %s", *p, (long)(p - (const unsigned char *)text),
+				 text);
+		p += k;
+	}
+}
+
+static void test_json_output_is_valid_and_has_no_negative_zero(void **state)
+{
+	struct hb_error err = { 0 };
+	cJSON *doc = cJSON_CreateObject(), *back;
+	char *text;
+	size_t len;
+	FILE *f;
+	const char *p = tmp_path("out.json");
+
+	(void)state;
+	cJSON_AddStringToObject(doc, "file", "traj_\xE9t\xE9.csv");  /* a Latin-1 file name */
+	cJSON_AddStringToObject(doc, "cut", "ab\xC3");               /* a cut sequence */
+	cJSON_AddStringToObject(doc, "quote\xFF", "say \"\xE2\x82\xAC\" \\"); /* key, escapes, a valid euro */
+	cJSON_AddNumberToObject(doc, "neg_zero", -0.0);
+	hb_json_add_num(doc, "neg_zero2", -0.0);
+	cJSON_AddNumberToObject(doc, "small", -0.25);
+	cJSON_AddNumberToObject(doc, "ten", -10.0);
+	f = fopen(p, "wb");
+	assert_non_null(f);
+	assert_int_equal(hb_json_print(f, doc, &err), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(hb_read_file(p, &text, &len, &err), 0);
+	assert_utf8(text);
+	assert_null(strstr(text, "-0\n"));
+	assert_null(strstr(text, "-0,"));
+	assert_non_null(strstr(text, "\"neg_zero\":\t0,"));
+	assert_non_null(strstr(text, "-0.25"));
+	assert_non_null(strstr(text, "-10"));
+	back = cJSON_Parse(text);
+	assert_non_null(back);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(back, "file")->valuestring,
+			    "traj_\xEF\xBF\xBDt\xEF\xBF\xBD.csv");
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(back, "cut")->valuestring, "ab\xEF\xBF\xBD");
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(back, "quote\xEF\xBF\xBD")->valuestring,
+			    "say \"\xE2\x82\xAC\" \\");
+	cJSON_Delete(back);
+	free(text);
+	/* the file writer cleans the same way */
+	assert_int_equal(hb_json_write_file(tmp_path("w.json"), doc, &err), 0);
+	assert_int_equal(hb_read_file(tmp_path("w.json"), &text, &len, &err), 0);
+	assert_utf8(text);
+	assert_non_null(strstr(text, "traj_\\ufffdt\\ufffd.csv"));
+	free(text);
+	cJSON_Delete(doc);
+}
+
+static void test_numbers_never_print_negative_zero(void **state)
+{
+	char buf[64];
+	FILE *f;
+	size_t n;
+
+	(void)state;
+	f = fopen(tmp_path("nums.csv"), "w+b");
+	assert_non_null(f);
+	hb_csv_put_num(f, -0.0);
+	fputc(',', f);
+	hb_csv_put_num(f, -1e-300);
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	assert_string_equal(buf, "0,-1e-300");
+	snprintf(buf, sizeof(buf), "%.2f %.2f %.2f %.1f", hb_no_neg_zero(-0.001, 2), hb_no_neg_zero(-0.005, 2),
+		 hb_no_neg_zero(-0.0, 2), hb_no_neg_zero(-0.04, 1));
+	assert_string_equal(buf, "0.00 -0.01 0.00 0.0");
+	assert_true(signbit(hb_no_neg_zero(-0.0, -1)) == 0);
+	assert_true(hb_no_neg_zero(-1e-300, -1) == -1e-300);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/hb-test-inputs-XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_open_names_directory_and_missing_file),
+		cmocka_unit_test(test_text_file_binary_cap_and_bom),
+		cmocka_unit_test(test_csv_bom_header),
+		cmocka_unit_test(test_csv_binary_and_long_lines),
+		cmocka_unit_test(test_json_file_with_bom),
+		cmocka_unit_test(test_utf8_sequences),
+		cmocka_unit_test(test_json_output_is_valid_and_has_no_negative_zero),
+		cmocka_unit_test(test_numbers_never_print_negative_zero),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
