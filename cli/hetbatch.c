@@ -236,6 +236,12 @@ int main(int argc, char **argv)
 			/* a command that caught a signal and did not say what it kept */
 			if (hb_interrupted() && !cli.interrupt_said)
 				rc = hb_cli_interrupted(&cli, argv[1], "stopped; its temporaries were removed");
+			/* a table or --json document that did not reach its reader (a
+			 * full disk, a closed pipe) is not a success */
+			if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
+				fprintf(stderr, "hetbatch %s: error: writing standard output failed\n", argv[1]);
+				rc = 1;
+			}
 			return rc;
 		}
 	if (argv[1][0] == '-')

@@ -535,7 +535,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		snprintf(a->synth_name, sizeof(a->synth_name), "synthetic-%s", hb_synth_arrival_name(a->synth.arrival));
 		a->trace = a->synth_name;
 	} else if (a->trace && !hb_path_exists(a->trace))
-		return hb_cli_usage(cli, "sim", "--trace: no file '%s'", a->trace);
+		return hb_cli_usage(cli, "sim", "--trace: %s: no such file", a->trace);
 	if (a->topt.from_s >= a->topt.to_s)
 		return hb_cli_usage(cli, "sim", "--from %g is not before --to %g", a->topt.from_s, a->topt.to_s);
 	if (!a->trace && !a->policies)
@@ -550,7 +550,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 	if (a->out && hb_path_exists(a->out) && !hb_path_is_dir(a->out))
 		return hb_cli_usage(cli, "sim", "--out: '%s' exists and is not a directory", a->out);
 	if (a->replay && !hb_path_exists(a->replay))
-		return hb_cli_usage(cli, "sim", "--replay: no file '%s'", a->replay);
+		return hb_cli_usage(cli, "sim", "--replay: %s: no such file", a->replay);
 	return 0;
 }
 

@@ -198,8 +198,10 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sweep_ar
 	a->config = argv[optind++];
 	if (optind < argc)
 		return hb_cli_usage(cli, "sweep", "unexpected argument '%s'", argv[optind]);
-	if (!hb_path_exists(a->config) || hb_path_is_dir(a->config))
-		return hb_cli_usage(cli, "sweep", "no configuration file '%s'", a->config);
+	if (hb_path_is_dir(a->config))
+		return hb_cli_usage(cli, "sweep", "%s: is a directory, expected a sweep configuration file", a->config);
+	if (!hb_path_exists(a->config))
+		return hb_cli_usage(cli, "sweep", "%s: no such file", a->config);
 	if (a->plot && !a->out)
 		return hb_cli_usage(cli, "sweep", "--plot needs --out DIR (the figures and their data go there)");
 	if (a->force && !a->out)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "fileio.h" /* hb_path_is_dir */
 
 static int db_fail(sqlite3 *db, struct hb_error *err, const char *what)
 {
@@ -66,6 +67,9 @@ int hb_db_open(const char *path, int flags, sqlite3 **out, struct hb_error *err)
 
 	if (ro && hb_db_uri(path, (flags & HB_DB_IMMUTABLE) != 0, uri, sizeof(uri)) < 0)
 		return hb_input_error(err, "%s: path too long", path);
+	/* SQLite reports a directory as "disk I/O error" (or "unable to open"). */
+	if (hb_path_is_dir(path))
+		return hb_input_error(err, "%s: is a directory, expected a database file", path);
 	if (flags & HB_DB_CREATE)
 		oflags |= SQLITE_OPEN_CREATE;
 	if (sqlite3_open_v2(ro ? uri : path, &db, oflags, NULL) != SQLITE_OK) {

@@ -39,6 +39,30 @@ void hb_error_prefix(struct hb_error *err, const char *fmt, ...)
 	}
 }
 
+void hb_error_at_path(struct hb_error *err, const char *tmp, const char *path)
+{
+	char out[sizeof(err->msg)];
+	size_t n = 0, lt;
+	const char *p;
+
+	if (!err || !tmp || !*tmp)
+		return;
+	lt = strlen(tmp);
+	for (p = err->msg; *p && n + 1 < sizeof(out);) {
+		if (strncmp(p, tmp, lt) == 0) {
+			for (const char *q = path; *q && n + 1 < sizeof(out); q++)
+				out[n++] = *q;
+			p += lt;
+		} else {
+			out[n++] = *p++;
+		}
+	}
+	out[n] = '\0';
+	memcpy(err->msg, out, n + 1);
+	if (!strstr(err->msg, path))
+		hb_error_prefix(err, "%s", path);
+}
+
 void hb_error_clear(struct hb_error *err)
 {
 	if (!err)

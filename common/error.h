@@ -39,6 +39,12 @@ int hb_fail(struct hb_error *err, int code, const char *fmt, ...) HB_PRINTF(3, 4
 /* Prefix an existing message with context ("while importing X: ..."). */
 void hb_error_prefix(struct hb_error *err, const char *fmt, ...) HB_PRINTF(2, 3);
 
+/* A failure while writing the temporary file tmp that becomes path: the
+ * message names path, the file the user asked for, wherever it named tmp
+ * (SQLite and stdio report the file they had open), and begins with
+ * "path: " when it did not name it at all. */
+void hb_error_at_path(struct hb_error *err, const char *tmp, const char *path);
+
 void hb_error_clear(struct hb_error *err);
 
 #endif

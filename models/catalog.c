@@ -572,7 +572,16 @@ static int resolve(struct hb_catalog *cat, enum kind k, const char *name_or_path
 		 : k == K_MODEL ? model_index(cat, name_or_path) : cluster_index(cat, name_or_path);
 	if (*index >= 0)
 		return 0;
-	if (!hb_path_exists(name_or_path) || hb_path_is_dir(name_or_path)) {
+	/* A path the user clearly meant as a file: say what is wrong with it. */
+	if (hb_path_is_dir(name_or_path))
+		return hb_input_error(err, "%s: is a directory, expected a %s JSON file or a catalog %s name", name_or_path,
+				      kind_word[k], kind_word[k]);
+	if (!hb_path_exists(name_or_path) &&
+	    (strchr(name_or_path, '/') ||
+	     (strlen(name_or_path) > 5 && hb_strcaseeq(name_or_path + strlen(name_or_path) - 5, ".json"))))
+		return hb_input_error(err, "%s: no such file (and no catalog %s of that name)", name_or_path,
+				      kind_word[k]);
+	if (!hb_path_exists(name_or_path)) {
 		char hint[256];
 
 		hb_catalog_suggest(cat, "gmc"[k], name_or_path, hint, sizeof(hint));

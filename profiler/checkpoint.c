@@ -296,7 +296,7 @@ int hb_ckpt_save(const char *dir, int rank, struct hb_wl_state *st, const struct
 	free(host);
 	if (o.bad) {
 		hb_atomic_abort(&af);
-		return hb_runtime_error(err, "%s: write failed: %s", af.tmp, strerror(o.bad));
+		return hb_runtime_error(err, "%s: write failed: %s", af.path, strerror(o.bad));
 	}
 	if (hb_atomic_commit(&af, err) < 0) {
 		hb_error_prefix(err, "saving checkpoint: ");

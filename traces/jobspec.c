@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input.h"
 #include "rng.h"
 #include "strutil.h"
 #include "trace_priv.h"
@@ -233,10 +234,10 @@ int hb_trace_detect(const char *path, enum hb_trace_format *out, struct hb_error
 	char buf[4096], *p, *nl, *cols[64];
 	size_t n;
 	int ncol;
-	FILE *f = fopen(path, "rb");
+	FILE *f = hb_open_input(path, err); /* "is a directory", "no such file" */
 
 	if (!f)
-		return hb_input_error(err, "%s: cannot open", path);
+		return -1;
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input.h"
 #include "jobspec.h"
 #include "jstream.h"
 #include "strutil.h"
@@ -23,9 +24,9 @@ int hb_jstream_open(struct hb_jstream *js, const char *path, int none_as_null, s
 	js->line = 1;
 	js->none_as_null = none_as_null;
 	js->max_elem = (size_t)HB_TRACE_MAX_ELEMENT;
-	js->f = fopen(path, "rb");
+	js->f = hb_open_input(path, err); /* "is a directory", "no such file" */
 	if (!js->f)
-		return hb_input_error(err, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
 	return 0;
 }
 

@@ -198,7 +198,7 @@ int hb_res_db_open(struct hb_results_stream *st, struct hb_error *err)
 {
 	remove(st->db_tmp);
 	if (sqlite3_open_v2(st->db_tmp, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
-		return hb_runtime_error(err, "%s: cannot create database: %s", st->db_tmp,
+		return hb_runtime_error(err, "%s: cannot create database: %s", st->db_path,
 					st->db ? sqlite3_errmsg(st->db) : "out of memory");
 	sqlite3_extended_result_codes(st->db, 1);
 	/* The file is private until renamed and removed on failure: the
@@ -210,7 +210,7 @@ int hb_res_db_open(struct hb_results_stream *st, struct hb_error *err)
 	    hb_db_exec(st->db, st->trace ? schema_trace : schema_single, err) < 0 ||
 	    hb_db_prepare(st->db, insert_sql[ST_EVENT], &st->ins_event, err) < 0 ||
 	    hb_db_prepare(st->db, insert_sql[ST_SAMPLE], &st->ins_sample, err) < 0) {
-		hb_error_prefix(err, "%s", st->db_tmp);
+		hb_error_at_path(err, st->db_tmp, st->db_path);
 		return -1;
 	}
 	return 0;

@@ -45,7 +45,7 @@ int hb_res_stage_check(struct stage *sg, struct hb_error *err)
 {
 	for (int i = 0; i < sg->n; i++)
 		if (ferror(sg->files[i].f))
-			return hb_runtime_error(err, "%s: write failed", sg->files[i].tmp);
+			return hb_runtime_error(err, "%s: write failed", sg->files[i].path);
 	return 0;
 }
 

@@ -180,7 +180,7 @@ static int stream_row(struct hb_results_stream *st, struct hb_error *err)
 		return 0;
 	st->pending = 0;
 	if (hb_db_commit(st->db, err) < 0 || hb_db_begin(st->db, err) < 0) {
-		hb_error_prefix(err, "%s", st->db_tmp);
+		hb_error_at_path(err, st->db_tmp, st->db_path);
 		return stream_fail(st, err);
 	}
 	return 0;
@@ -199,7 +199,7 @@ int hb_results_stream_event(struct hb_results_stream *st, const struct hb_sim_ev
 	n = &st->count[2 * (st->run_id - 1)];
 	hb_res_event_csv_row(st->fev, st->run_id, st->model, st->policy, e);
 	if (hb_res_db_event(st, *n, e, err) < 0) {
-		hb_error_prefix(err, "%s", st->db_tmp);
+		hb_error_at_path(err, st->db_tmp, st->db_path);
 		return stream_fail(st, err);
 	}
 	(*n)++;
@@ -220,7 +220,7 @@ int hb_results_stream_sample(struct hb_results_stream *st, const struct hb_sim_s
 	n = &st->count[2 * (st->run_id - 1) + 1];
 	hb_res_sample_csv_row(st->fts, st->run_id, st->model, st->policy, x);
 	if (hb_res_db_sample(st, *n, x, err) < 0) {
-		hb_error_prefix(err, "%s", st->db_tmp);
+		hb_error_at_path(err, st->db_tmp, st->db_path);
 		return stream_fail(st, err);
 	}
 	(*n)++;
@@ -251,7 +251,7 @@ int hb_results_stream_end(struct hb_results_stream *st, int ok, struct hb_error 
 			 id, id);
 		st->count[2 * (id - 1)] = st->count[2 * (id - 1) + 1] = 0;
 		if (hb_db_exec(st->db, sql, err) < 0) {
-			hb_error_prefix(err, "%s", st->db_tmp);
+			hb_error_at_path(err, st->db_tmp, st->db_path);
 			return stream_fail(st, err);
 		}
 		if (csv_truncate(st->fev, st->ev_off) < 0 || csv_truncate(st->fts, st->ts_off) < 0) {
@@ -283,19 +283,19 @@ int hb_res_stream_commit(struct hb_results_stream *st, const struct hb_results *
 	sqlite3_finalize(st->ins_sample);
 	st->ins_event = st->ins_sample = NULL;
 	if (hb_db_commit(st->db, err) < 0) {
-		hb_error_prefix(err, "%s", st->db_tmp);
+		hb_error_at_path(err, st->db_tmp, st->db_path);
 		goto fail;
 	}
 	if (sqlite3_close(st->db) != SQLITE_OK) {
 		st->db = NULL;
-		hb_runtime_error(err, "%s: cannot close the database", st->db_tmp);
+		hb_runtime_error(err, "%s: cannot close the database", st->db_path);
 		goto fail;
 	}
 	st->db = NULL;
 	/* synchronous=OFF above: the whole file reaches the disk here, once. */
 	fd = open(st->db_tmp, O_RDONLY);
 	if (fd < 0 || fsync(fd) != 0) {
-		hb_runtime_error(err, "%s: cannot sync: %s", st->db_tmp, strerror(errno));
+		hb_runtime_error(err, "%s: cannot sync: %s", st->db_path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		goto fail;

@@ -673,8 +673,10 @@ int hb_sweep_write(const struct hb_sweep *sw, const char *dir, int plot_data, st
 		free(agg);
 		return hb_runtime_error(err, "sweep: out of memory");
 	}
-	if (hb_sweep_write_db(sw, agg, na, db_tmp, err) < 0)
+	if (hb_sweep_write_db(sw, agg, na, db_tmp, err) < 0) {
+		hb_error_at_path(err, db_tmp, db_path); /* name the user's file, not the temporary */
 		goto fail;
+	}
 	if (!(f = stage_open(&sg, dir, "sweep.csv", err)))
 		goto fail;
 	write_csv(f, sw);
@@ -699,7 +701,7 @@ int hb_sweep_write(const struct hb_sweep *sw, const char *dir, int plot_data, st
 	}
 	for (int i = 0; i < sg.n; i++)
 		if (ferror(sg.f[i].f)) {
-			hb_runtime_error(err, "%s: write failed", sg.f[i].tmp);
+			hb_runtime_error(err, "%s: write failed", sg.f[i].path);
 			goto fail;
 		}
 	if (rename(db_tmp, db_path) != 0) {
