@@ -143,7 +143,6 @@ int cmd_import(int argc, char **argv, struct hb_cli *cli)
 	memset(&cat, 0, sizeof(cat));
 	if (!nccl && hb_catalog_load_builtin(&cat, &err) < 0)
 		return hb_cli_fail(cli, &err);
-	/* SIGINT/SIGTERM: the import's one transaction is rolled back */
 	if (!db_path) {
 		if (hb_user_profdb_for_writing(user_db, sizeof(user_db), &err) < 0) {
 			hb_catalog_free(&cat);
@@ -154,12 +153,13 @@ int cmd_import(int argc, char **argv, struct hb_cli *cli)
 	hb_info(&cli->log, "profile database: %s", db_path);
 	/* A failed import removes the file only if this command created it. */
 	existed = hb_path_exists(db_path);
+	/* SIGINT/SIGTERM: the import's one transaction is rolled back */
 	hb_interrupt_catch();
 	if (hb_profdb_open(db_path, 0, &db, &err) < 0) {
 		hb_catalog_free(&cat);
-		return hb_cli_fail(cli, &err);
 		if (!existed)
 			hb_profdb_remove_if_empty(db_path);
+		return hb_cli_fail(cli, &err);
 	}
 	if (nccl)
 		rc = hb_import_nccl(db, path, scope, link, (int)gpus, &stats, &err);
@@ -175,9 +175,8 @@ int cmd_import(int argc, char **argv, struct hb_cli *cli)
 		if (hb_interrupted())
 			return hb_cli_interrupted(cli, "import", "nothing imported; %s is as it was", db_path);
 		return hb_cli_fail(cli, &err);
-	print_stats(cli, kind, path, db_path, &stats);
 	}
-	return 0;
+	print_stats(cli, kind, path, db_path, &stats);
 	if (db_path != user_db && !hb_is_user_profdb(db_path)) {
 		/* issue 17 item 1: say where later commands will not look */
 		char where[4096];
@@ -188,4 +187,5 @@ int cmd_import(int argc, char **argv, struct hb_cli *cli)
 		hb_warn(&cli->log, "plan, sim and sweep read %s only when given --db %s; without --db they read %s "
 			"(and the analytic profiles)", db_path, db_path, where);
 	}
+	return 0;
 }

@@ -980,6 +980,22 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 		rc = hb_cli_fail(cli, &err);
 		goto out;
 	}
+	if (cli->log.level >= HB_LOG_INFO) {
+		/* -v: the profile sources of every model the replay runs */
+		const struct hb_model **used = calloc((size_t)c.cat.nmodels + 1, sizeof(*used));
+		int nused = 0;
+
+		for (long j = 0; used && j < c.rp.njobs; j++) {
+			int seen = 0;
+
+			for (int k = 0; k < nused && !seen; k++)
+				seen = used[k] == c.rp.jobs[j].model;
+			if (!seen && nused < c.cat.nmodels)
+				used[nused++] = c.rp.jobs[j].model;
+		}
+		hb_cli_log_profiles(cli, c.db, &c.cat, cl, used, used ? nused : 0);
+		free(used);
+	}
 	if (c.rp.oversize > 0)
 		hb_warn(&cli->log, "%s: %ld jobs ask for more GPUs than the %d of %s (up to %d): skipped, counted as "
 				   "dropped",
@@ -999,22 +1015,6 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	if (nran == 0) {
 		rc = hb_cli_fail(cli, &first_fail);
 		goto out;
-	}
-	if (cli->log.level >= HB_LOG_INFO) {
-		/* -v: the profile sources of every model the replay runs */
-		const struct hb_model **used = calloc((size_t)c.cat.nmodels + 1, sizeof(*used));
-		int nused = 0;
-
-		for (long j = 0; used && j < c.rp.njobs; j++) {
-			int seen = 0;
-
-			for (int k = 0; k < nused && !seen; k++)
-				seen = used[k] == c.rp.jobs[j].model;
-			if (!seen && nused < c.cat.nmodels)
-				used[nused++] = c.rp.jobs[j].model;
-		}
-		hb_cli_log_profiles(cli, c.db, &c.cat, cl, used, used ? nused : 0);
-		free(used);
 	}
 
 	memset(&res, 0, sizeof(res));
@@ -1134,6 +1134,7 @@ static int setup(const struct hb_cli *cli, struct sim_cmd *c, const struct sim_a
 	*clp = cl;
 	if (hb_default_profdb(&c->cat, a->db, &c->db, err) < 0)
 		return -1;
+	hb_cli_log_profiles(cli, c->db, &c->cat, cl, models, nm);
 	c->nruns = nm * np;
 	c->sims = calloc((size_t)c->nruns, sizeof(*c->sims));
 	c->inited = calloc((size_t)c->nruns, sizeof(*c->inited));
@@ -1154,7 +1155,6 @@ static int setup(const struct hb_cli *cli, struct sim_cmd *c, const struct sim_a
 			if (!a->out)
 				hb_sim_stream(&c->sims[i], NULL);
 			if (hb_sim_add_job(&c->sims[i], models[mi], pol[pi]->agent, 0.0, NULL, err) < 0) {
-	hb_cli_log_profiles(cli, c->db, &c->cat, cl, models, nm);
 				hb_error_prefix(err, "%s on %s", models[mi]->name, cl->name);
 				return -1;
 			}
