@@ -11,6 +11,7 @@
 Skips (77) when ../shared is absent.
 """
 import json
+import time
 import os
 import subprocess
 import sys
@@ -107,6 +108,29 @@ def main():
         check(p.returncode == 2, "exit 2 for %s, got %d (%s)" % (args, p.returncode, p.stderr))
         check(len(p.stderr.strip().splitlines()) <= 2, "short error for %s: %r" % (args, p.stderr))
         check(not os.path.exists(target), "no output file after an error")
+    # --gbs against the model's bounds (issue 17 item 3): above maxB_G an
+    # error at once (10^9 took 19 s), a warning with --force; below minB_G
+    # a warning (the artifact's E1 above asks for 128 under a bound of 256).
+    t0 = time.monotonic()
+    p = run("plan", "--cluster", "jabas-a", "--model", "resnet50", "--gbs", "1000000000", ok=False)
+    check(p.returncode == 2 and "above resnet50's largest global batch 32768" in p.stderr,
+          "--gbs 10^9: exit 2 naming maxB_G: %d %r" % (p.returncode, p.stderr))
+    check(time.monotonic() - t0 < 5, "--gbs 10^9 refused without solving")
+    p = run("plan", "--cluster", "jabas-a", "--model", "resnet50", "--gbs", "40000", "--force", "--json")
+    check("above resnet50's global batch bounds" in p.stderr, "--force: a warning: %r" % p.stderr)
+    low = run("plan", "--cluster", "jabas-a", "--model", "resnet50", "--gbs", "128", "--json")
+    check("below resnet50's global batch bounds" in low.stderr, "below minB_G: a warning: %r" % low.stderr)
+    # inside the bounds the plan stays inside, at the top too
+    top = json.loads(run("plan", "--cluster", "jabas-a", "--model", "resnet50", "--gbs", "32768", "--json").stdout)
+    check(top["iidp"]["found"] and 256 <= top["iidp"]["global_batch"] <= 32768,
+          "B_G at maxB_G stays inside: %r" % top["iidp"].get("global_batch"))
+    # a rounded batch is said: in the table and in JSON
+    t = run("plan", "--cluster", "jabas-b", "--model", "gnmt", "--gbs", "2048")
+    check("note: IIDP plans global batch 2176, not the 2048 asked for" in t.stdout, "rounding note: %s" % t.stdout)
+    j = json.loads(run("plan", "--cluster", "jabas-b", "--model", "gnmt", "--gbs", "2048", "--json").stdout)
+    check(j["iidp"]["rounded"] is True and j["iidp"]["global_batch"] == 2176, "JSON iidp.rounded")
+    check(json.loads(run("plan", "--cluster", "jabas-a", "--model", "resnet50", "--gbs", "2048",
+                         "--json").stdout)["iidp"]["rounded"] is False, "an exact batch is not rounded")
     print("plan cli: all checks passed")
 
 
