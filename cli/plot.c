@@ -41,9 +41,17 @@ static int has_script(const char *dir, const char *probe)
 	return hb_path_exists(p);
 }
 
+/* Where the scripts are, first found: $HETBATCH_GNUPLOT_DIR; beside an
+ * installed binary (BINDIR/../share/hetbatch/gnuplot, then the configured
+ * install directory, for a --datadir that is not ../share); the source tree
+ * this binary was built from; and the source layout relative to a build
+ * directory.  The installed copy comes before the source tree, so an
+ * installed hetbatch uses the scripts installed with it even while the
+ * tree it was built from is still there. */
 static int script_dir(const char *probe, char *buf, size_t size, struct hb_error *err)
 {
-	static const char *const rel[] = { "../share/hetbatch/gnuplot", "../../scripts/gnuplot", "../scripts/gnuplot" };
+	static const char *const installed = "../share/hetbatch/gnuplot";
+	static const char *const rel[] = { "../../scripts/gnuplot", "../scripts/gnuplot" };
 	const char *env = getenv(HB_GNUPLOT_ENV);
 	char exe[PATH_MAX];
 	ssize_t n;
@@ -54,12 +62,6 @@ static int script_dir(const char *probe, char *buf, size_t size, struct hb_error
 		hb_strlcpy(buf, env, size);
 		return 0;
 	}
-#ifdef HB_GNUPLOT_DIR
-	if (has_script(HB_GNUPLOT_DIR, probe)) {
-		hb_strlcpy(buf, HB_GNUPLOT_DIR, size);
-		return 0;
-	}
-#endif
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
 		char *slash;
@@ -67,10 +69,26 @@ static int script_dir(const char *probe, char *buf, size_t size, struct hb_error
 		exe[n] = '\0';
 		if ((slash = strrchr(exe, '/')))
 			*slash = '\0';
-		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++)
-			if ((size_t)snprintf(buf, size, "%s/%s", exe, rel[i]) < size && has_script(buf, probe))
-				return 0;
+	} else {
+		exe[0] = '\0';
 	}
+	if (exe[0] && (size_t)snprintf(buf, size, "%s/%s", exe, installed) < size && has_script(buf, probe))
+		return 0;
+#ifdef HB_GNUPLOT_INSTALL_DIR
+	if (has_script(HB_GNUPLOT_INSTALL_DIR, probe)) {
+		hb_strlcpy(buf, HB_GNUPLOT_INSTALL_DIR, size);
+		return 0;
+	}
+#endif
+#ifdef HB_GNUPLOT_DIR
+	if (has_script(HB_GNUPLOT_DIR, probe)) {
+		hb_strlcpy(buf, HB_GNUPLOT_DIR, size);
+		return 0;
+	}
+#endif
+	for (size_t i = 0; exe[0] && i < sizeof(rel) / sizeof(rel[0]); i++)
+		if ((size_t)snprintf(buf, size, "%s/%s", exe, rel[i]) < size && has_script(buf, probe))
+			return 0;
 	return hb_input_error(err, "cannot find the gnuplot scripts (%s); set $%s to scripts/gnuplot", probe,
 			      HB_GNUPLOT_ENV);
 }
@@ -84,7 +102,10 @@ int hb_plot_tools(const struct hb_cli *cli, const char *probe, char *gnuplot, si
 			cli->prog);
 		return 0;
 	}
-	return script_dir(probe, gpdir, dsize, err) < 0 ? -1 : 1;
+	if (script_dir(probe, gpdir, dsize, err) < 0)
+		return -1;
+	hb_info(&cli->log, "plots: %s with the scripts in %s", gnuplot, gpdir);
+	return 1;
 }
 
 void hb_gp_assign(char *buf, size_t size, const char *var, const char *value)
