@@ -59,7 +59,8 @@ static void usage(FILE *out)
 		"  hetbatch catalog gpus \"Tesla T4\"\n"
 		"  hetbatch catalog clusters jabas-c --json > my-cluster.json\n"
 		"  hetbatch catalog clusters my-cluster.json\n"
-		"  hetbatch catalog clusters --from-philly cluster_machine_list --out philly.json\n"
+		"  hetbatch catalog clusters --from-philly tests/fixtures/traces/machines_good.csv \\\n"
+		"      --out philly.json\n"
 		"\n"
 		"Exit status: 0 ok, 2 unknown list or name, or an invalid file.\n");
 }

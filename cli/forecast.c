@@ -172,9 +172,11 @@ static void usage(FILE *out)
 		"The global --seed N seeds the GPR's random restarts (default 1).\n"
 		"\n"
 		"Examples:\n"
-		"  hetbatch forecast trajectory.csv\n"
-		"  hetbatch forecast trajectory.csv --origin 6000 --method ensemble,last --json\n"
-		"  hetbatch --seed 7 forecast run.csv --epoch-steps 2000 --gpr-x interval\n");
+		"  hetbatch forecast tests/fixtures/forecast/traj_epochs.csv\n"
+		"  hetbatch forecast tests/fixtures/forecast/traj_epochs.csv --origin 2500 \\\n"
+		"      --method ensemble,last --json\n"
+		"  hetbatch --seed 7 forecast tests/fixtures/forecast/traj_plain.csv \\\n"
+		"      --epoch-steps 2000 --gpr-x interval\n");
 }
 
 struct fc_args {

@@ -47,8 +47,9 @@ static void usage(FILE *out)
 		"Examples:\n"
 		"  hetbatch import pollux ../shared/data/pollux/profiles\n"
 		"  hetbatch import jabas ../shared/data/jabas/resnet50-quickstart --db profiles.db\n"
-		"  all_reduce_perf -b 1M -e 256M -f 2 -g 8 > ar.txt\n"
-		"  hetbatch import nccl-tests ar.txt --link nvlink4 --scope intra\n"
+		"  hetbatch import nccl-tests tests/fixtures/nccl/allreduce-8gpu.txt \\\n"
+		"      --link nvlink4 --scope intra\n"
+		"  (that file is what `all_reduce_perf -b 1M -e 8M -f 2 -g 8` prints on 8 GPUs)\n"
 		"\n"
 		"Exit status: 0 ok, 1 runtime failure, 2 usage or input error.\n",
 		HB_USER_DB_ENV, HB_USER_DB_NAME, HB_USER_DB_NAME);

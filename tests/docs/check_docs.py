@@ -215,7 +215,9 @@ def gather(tmp):
     """Everything the code writes, by where the docs must name it."""
     env = dict(os.environ)
     env["HETBATCH_CACHE"] = os.path.join(tmp, "cache")
+    env["HETBATCH_DATA"] = os.path.join(tmp, "data")
     env.pop("XDG_CACHE_HOME", None)
+    env.pop("XDG_DATA_HOME", None)
     g = {}
     run(["sim", "--cluster", "demo", "--model", "resnet50", "--out", "single"], tmp, env)
     run(["sim", "--cluster", "pollux-t4", "--trace", os.path.join(ROOT, "tests", "trace_replay", "small.csv"),
