@@ -26,8 +26,19 @@ int hb_interrupt_catch(void)
 	 * failing with EINTR; the loops see the flag at their next check.
 	 * SA_RESETHAND: a second signal takes the default action. */
 	sa.sa_flags = SA_RESTART | SA_RESETHAND;
-	if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0)
-		return -1;
+	for (int i = 0; i < 2; i++) {
+		int sig = i == 0 ? SIGINT : SIGTERM;
+		struct sigaction old;
+
+		/* A signal ignored on entry stays ignored: that is how a shell
+		 * keeps a background job out of a Ctrl-C meant for the foreground. */
+		if (sigaction(sig, NULL, &old) != 0)
+			return -1;
+		if (old.sa_handler == SIG_IGN)
+			continue;
+		if (sigaction(sig, &sa, NULL) != 0)
+			return -1;
+	}
 	return 0;
 }
 

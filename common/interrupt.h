@@ -14,11 +14,12 @@
  * "*.tmp.PID" files, rolled-back transactions), and cli/ prints one line
  * and exits 128 + the signal: 130 for SIGINT, 143 for SIGTERM.
  *
- * The handler is installed with SA_RESETHAND: a second Ctrl-C kills the
- * process at once.  What it leaves behind carries its PID in the name and
- * is removed by the next run that owns the place (tmpfiles.h).  Commands
- * that do not poll never call hb_interrupt_catch, so a signal stops them
- * at once as before.
+ * A signal already ignored when the command starts (a background job of a
+ * shell, nohup) stays ignored.  The handler is installed with SA_RESETHAND:
+ * a second Ctrl-C kills the process at once.  What it leaves behind carries
+ * its PID in the name and is removed by the next run that owns the place
+ * (tmpfiles.h).  Commands that do not poll never call hb_interrupt_catch,
+ * so a signal stops them at once as before.
  */
 #ifndef HB_INTERRUPT_H
 #define HB_INTERRUPT_H

@@ -46,6 +46,13 @@ SWEEP_QUICK = """{
   "loads": [1], "policies": ["fifo", "tiresias"], "seeds": [1, 2]
 }"""
 
+def default_signals():
+    """In the child: SIGINT and SIGTERM at their default (a caller started
+    in the background may have SIGINT ignored, and hetbatch keeps it so)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 failures = []
 
 
@@ -88,7 +95,8 @@ def cache_temporaries():
 
 
 def start(args, cwd):
-    return subprocess.Popen([EXE] + args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([EXE] + args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_signals)
 
 
 def wait_for_stage(d, proc, limit=120.0):
@@ -215,6 +223,17 @@ def test_signals(tmp):
     interrupt(tmp, LONG + ["--out", "sig"], d, signal.SIGTERM, 143, "sim SIGTERM")
     err = interrupt(tmp, LONG, None, signal.SIGINT, 130, "sim without --out")
     check("nothing was written" in err, "signals: without --out: %r" % err)
+    # SIGINT ignored on entry (a shell's background job) stays ignored
+    p = subprocess.Popen([EXE] + LONG + ["--out", "sig"], cwd=tmp, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    check(wait_for_stage(d, p), "ignored SIGINT: began")
+    p.send_signal(signal.SIGINT)
+    time.sleep(1.0)
+    check(p.poll() is None, "ignored SIGINT: still running")
+    p.send_signal(signal.SIGTERM)
+    p.communicate(timeout=120)
+    check(p.returncode == 143 and leftovers(d) == [], "ignored SIGINT: SIGTERM still stops it (%d)" % p.returncode)
     with open(os.path.join(tmp, "sl.json"), "w") as f:
         f.write(SWEEP_LONG)
     interrupt(tmp, ["sweep", "sl.json", "-j", "2", "--out", "sig"], d, signal.SIGINT, 130, "sweep SIGINT")
