@@ -39,6 +39,7 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "cli_verbose.h"  /* defines: hb_cli_log_decisions, hb_cli_log_files */
 #include "cli_profiles.h" /* defines: hb_cli_log_profiles */
 #include "default_db.h"
 #include "fidelity.h"
@@ -861,8 +862,8 @@ static void report_rate(struct hb_cli *cli, const char *what, const struct hb_si
 {
 	double ev = (double)sim->eng.popped;
 
-	hb_info(&cli->log, "%s: %.0f events in %.2f CPU-s (%.3g events per CPU-second), %d jobs", what, ev, cpu_s,
-		cpu_s > 0 ? ev / cpu_s : NAN, sim->njobs);
+	hb_info(&cli->log, "%s: %.0f events in %.2f CPU-s (%.3g events per CPU-second), %d %s", what, ev, cpu_s,
+		cpu_s > 0 ? ev / cpu_s : NAN, sim->njobs, hb_plural(sim->njobs, "job", "jobs"));
 }
 
 static double cpu_now(void)
@@ -894,6 +895,8 @@ static int trace_run_all(struct hb_cli *cli, struct trace_cmd *c, int fairness, 
 		if (hb_interrupted())
 			return hb_interrupt_error(fatal, "sim --trace");
 		report_rate(cli, ru->policy, &c->sims[i], ru->cpu_s);
+		if (rc == 0)
+			hb_cli_log_decisions(cli, ru->policy, &c->sims[i]);
 		/* A failed write stops the run with the stream's error: that is
 		 * the command's failure, not the policy's. */
 		if (out && hb_results_stream_failure(out)) {
@@ -1071,6 +1074,7 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 		} else {
 			published = 1;
 			hb_cli_results_in(cli, "sim", a->out);
+			hb_cli_log_files(cli, "sim", a->out);
 		}
 	}
 out:
@@ -1242,6 +1246,8 @@ static int run_all(struct hb_cli *cli, struct sim_cmd *c, int jobs, struct hb_er
 
 			snprintf(what, sizeof(what), "%s/%s", ru->model, ru->policy);
 			report_rate(cli, what, &c->sims[i], s->cpu_s);
+			if (s->rc == 0)
+				hb_cli_log_decisions(cli, what, &c->sims[i]);
 		}
 		if (s->rc < 0) {
 			ru->ran = 0;
@@ -1400,6 +1406,7 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 		} else {
 			published = 1;
 			hb_cli_results_in(cli, "sim", a.out);
+			hb_cli_log_files(cli, "sim", a.out);
 		}
 	}
 out:

@@ -38,6 +38,7 @@
 #endif
 
 #include "cli.h"
+#include "cli_verbose.h" /* defines: hb_cli_log_files */
 #include "fileio.h"
 #include "interrupt.h"
 #include "json.h"
@@ -519,6 +520,7 @@ static int report(struct hb_cli *cli, const struct sweep_args *a, const struct h
 			return hb_cli_fail(cli, &err);
 		*published = 1;
 		hb_cli_results_in(cli, "sweep", a->out);
+		hb_cli_log_files(cli, "sweep", a->out);
 	}
 	return 0;
 }

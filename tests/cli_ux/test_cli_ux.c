@@ -10,7 +10,9 @@
  *    prints the points as JSON; `--status-line` off a terminal (these
  *    tests' stderr is a file): nothing for a short run under auto, lines
  *    with $HETBATCH_STATUS_SECONDS=0 or always, none under never or -q;
- *  - -q: a successful run prints nothing at all on stderr. */
+ *  - -q: a successful run prints nothing at all on stderr;
+ *  - -v: each run's decisions at a summary level and the files written
+ *    (profile sources are tests/import's). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -294,6 +296,30 @@ static void test_quiet_is_silent(void **state)
 	free(s);
 }
 
+static void test_verbose(void **state)
+{
+	const char *root = getenv("HB_SOURCE_ROOT");
+
+	(void)state;
+	assert_int_equal(run("-v sim --cluster demo --model resnet50 --policy jabas,static --interval 1000 --out v"), 0);
+	/* a line per run: batch and GPUs first to last, restarts, decisions by kind */
+	err_has("info: resnet50/jabas: job resnet50-0: B_G ");
+	err_has("info: resnet50/static: job resnet50-0: B_G ");
+	err_has("; events: arrival 1, start 1, ");
+	err_has(", 1 job\n");
+	err_has("info: sim: wrote v/summary.csv (");
+	err_has("info: sim: wrote v/results.db (");
+	/* a trace replay: one line per policy, a line per job with -vv */
+	assert_int_equal(run("-v sim --cluster demo --synthetic poisson --policy fifo --out t1"), 0);
+	err_has("info: fifo: ");
+	err_has(" done, 0 dropped, 0 unfinished; ");
+	err_has("(-vv: a line per job)");
+	assert_int_equal(run("-vv sim --cluster demo --synthetic poisson --policy fifo --out t2"), 0);
+	err_has("debug: fifo: job ");
+	assert_int_equal(run("-v sweep '%s/examples/sweep-demo.json' --out sw", root), 0);
+	err_has("info: sweep: wrote sw/sweep.csv (");
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -318,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_sweep_dry_run_json),
 		cmocka_unit_test(test_status_lines),
 		cmocka_unit_test(test_quiet_is_silent),
+		cmocka_unit_test(test_verbose),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
