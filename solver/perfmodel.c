@@ -342,7 +342,7 @@ static int load_gpu(struct hb_profdb *db, const struct hb_gpu *g, const struct h
 			if (np == HB_PERF_MAX_POINTS) {
 				hb_input_error(err, "profile database %s: GPU '%s', model '%s', local batch %d: more "
 						    "than %d n_vsw points",
-					       hb_profdb_path(db), gname, m->name, lbs, HB_PERF_MAX_POINTS);
+					       hb_profdb_label(db), gname, m->name, lbs, HB_PERF_MAX_POINTS);
 				goto out;
 			}
 			row_point(&cr[i], m, &pts[np]);
@@ -360,7 +360,7 @@ static int load_gpu(struct hb_profdb *db, const struct hb_gpu *g, const struct h
 		if (n_max > HB_PERF_MAX_VSW)
 			n_max = HB_PERF_MAX_VSW;
 		if (hb_perf_add_lbs(p, gi, lbs, n_max, pts, np, err) != 0) {
-			hb_error_prefix(err, "profile database %s: ", hb_profdb_path(db));
+			hb_error_prefix(err, "profile database %s: ", hb_profdb_label(db));
 			goto out;
 		}
 	}
@@ -467,7 +467,7 @@ int hb_perf_load(struct hb_profdb *db, const struct hb_catalog *cat, const struc
 			goto fail;
 	} else {
 		hb_input_error(err, "model %s: no gradient buckets in %s or the catalog", model->name,
-			       hb_profdb_path(db));
+			       hb_profdb_label(db));
 		goto fail;
 	}
 	free(bytes);
