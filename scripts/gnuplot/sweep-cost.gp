@@ -48,7 +48,7 @@ do for [ext in "png svg"] {
 	}
 	set output out.".".ext
 	plot for [i=1:n] dat index (i-1) using ($1 + nudge(i)):4:8:9 with yerrorlines lt i title word(names, i), \
-	     dat index 0 using 1:4:5 with labels offset 0,1.2 font "sans,9" textcolor rgb "#555555" notitle, \
+	     dat index 0 using 1:(0):5 with labels offset 0,0.8 font "sans,9" textcolor rgb "#555555" notitle, \
 	     NaN with lines lc rgb "white" title "bars: seeds' min..max"
 	set output
 }
