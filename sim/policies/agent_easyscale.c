@@ -364,8 +364,6 @@ int hb_es_best_alloc(const struct hb_sim *sim, const struct hb_sim_job *job, con
 		if ((ej->usable >> job->perf->nodes[i].gpu) & 1u)
 			t[job->perf->nodes[i].gpu].avail += within[i];
 	allowed = (allowed ? allowed : ~0u) & ej->usable;
-	if (!ej->d2) /* one type: the preferred one ([A], notes §2.5 item 4) */
-		allowed &= 1u << ej->pref;
 	if (!allowed)
 		return hb_input_error(err, "easyscale %s: no GPU type it may use", job->name);
 	rc = hb_est_best(t, ej->ntypes, ej->maxp, allowed, best_adjust, &c, &best);
@@ -457,29 +455,73 @@ static int apply_plan(struct hb_sim *sim, struct hb_sim_job *job, const int *all
 	return rc;
 }
 
-/* The granted GPUs, or under the dedicated arbiter the best plan over the
- * whole cluster within maxP. */
-static int es_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+/* Role-1 on the grant.  EasyScale's own arbiters grant exactly a plan's
+ * GPUs: the plan uses them all.  A grant from elsewhere (the dedicated
+ * arbiter's whole cluster, FIFO's reference runs of rho) may hold more
+ * than maxP GPUs, types the per-EST batch does not fit, or several types
+ * for a job without D2: the job then runs the best plan inside it (on one
+ * type, its preferred one when the grant has it, else the best of the
+ * others) and leaves the rest idle. */
+static int plan_on_grant(struct hb_sim *sim, struct hb_sim_job *job, int how, struct hb_error *err)
 {
 	struct es_agent *st = agent_state(sim, job, err);
-	int *alloc, rc;
+	const struct hb_perf *p = job->perf;
+	unsigned present = 0;
+	int *alloc, n = 0, rc = 0;
 
 	if (!st)
 		return -1;
-	if (sim->arbiter != &hb_arbiter_dedicated)
-		return apply_plan(sim, job, job->grant, HB_APPLY_START, err);
-	if (!(alloc = calloc((size_t)job->perf->nnodes, sizeof(int))))
+	for (int i = 0; i < p->nnodes; i++)
+		if (job->grant[i] > 0) {
+			present |= 1u << p->nodes[i].gpu;
+			n += job->grant[i];
+		}
+	if (n <= st->ej.maxp && !(present & ~st->ej.usable) && (st->ej.d2 || !(present & (present - 1))))
+		return apply_plan(sim, job, job->grant, how, err);
+	if (!(alloc = calloc((size_t)p->nnodes, sizeof(int))))
 		return hb_runtime_error(err, "easyscale %s: out of memory", job->name);
-	rc = hb_es_best_alloc(sim, job, &st->ej, job->grant, st->ej.d2 ? 0u : 1u << st->ej.pref, alloc, err);
+	if (st->ej.d2) {
+		rc = hb_es_best_alloc(sim, job, &st->ej, job->grant, 0u, alloc, err);
+	} else if (present & (1u << st->ej.pref)) {
+		rc = hb_es_best_alloc(sim, job, &st->ej, job->grant, 1u << st->ej.pref, alloc, err);
+	} else {
+		/* No GPU of its type in the grant: the best single type of it. */
+		int *cand = calloc((size_t)p->nnodes, sizeof(int));
+		double best = 0.0;
+
+		rc = cand ? 0 : hb_runtime_error(err, "easyscale %s: out of memory", job->name);
+		for (int g = 0; rc == 0 && g < st->ej.ntypes; g++) {
+			struct hb_es_eval ev;
+
+			if (!((present & st->ej.usable) >> g & 1u))
+				continue;
+			if (hb_es_best_alloc(sim, job, &st->ej, job->grant, 1u << g, cand, err) < 0 ||
+			    hb_es_eval(sim, job, &st->ej, cand, &ev, err) < 0)
+				rc = -1;
+			else if (ev.est_thp > best) {
+				best = ev.est_thp;
+				memcpy(alloc, cand, sizeof(int) * (size_t)p->nnodes);
+			}
+		}
+		free(cand);
+		if (rc == 0 && !(best > 0))
+			rc = hb_input_error(err, "easyscale %s: no GPU of its grant fits a per-EST batch of %d", job->name,
+					    st->ej.est_bs);
+	}
 	if (rc == 0)
-		rc = apply_plan(sim, job, alloc, HB_APPLY_START, err);
+		rc = apply_plan(sim, job, alloc, how, err);
 	free(alloc);
 	return rc;
 }
 
+static int es_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	return plan_on_grant(sim, job, HB_APPLY_START, err);
+}
+
 static int es_on_grant(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
 {
-	return apply_plan(sim, job, job->grant, HB_APPLY_RESTART, err);
+	return plan_on_grant(sim, job, HB_APPLY_RESTART, err);
 }
 
 const struct hb_agent_ops hb_agent_easyscale = {

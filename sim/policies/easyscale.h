@@ -87,9 +87,9 @@ int hb_es_eval(const struct hb_sim *sim, const struct hb_sim_job *job, const str
 int hb_es_place(const struct hb_perf *p, const int *pool, const int *prefer, int g, int k, int *alloc);
 
 /* Role-1 over a set of GPUs: the best plan using some of `within` (GPUs per
- * node) of the types in `allowed` (bit per perf GPU type, 0 = all; a job
- * without D2 is held to its preferred type), by the planner's estimate,
- * ties to fewer GPUs; alloc (nnodes entries) receives its GPUs. */
+ * node) of the types in `allowed` (bit per perf GPU type, 0 = all the job
+ * can use; a caller holds a job without D2 to one type), by the planner's
+ * estimate, ties to fewer GPUs; alloc (nnodes entries) receives its GPUs. */
 int hb_es_best_alloc(const struct hb_sim *sim, const struct hb_sim_job *job, const struct hb_es_job *ej,
 		     const int *within, unsigned allowed, int *alloc, struct hb_error *err);
 

@@ -532,6 +532,9 @@ struct ref_run {
 	const struct hb_agent_ops *agent;
 	int gpus;
 	long batch;
+	double target;       /* the job's progress target (per-job epochs) */
+	const char *pref;    /* its preferred GPU type and D2 flag (EasyScale) */
+	int d2;
 	double jct_s;        /* NAN if it failed */
 };
 
@@ -546,6 +549,7 @@ static double isolated_jct(const struct hb_sim *sim, const struct hb_sim_job *jo
 	int id;
 
 	o.quiet = 1;
+	o.capacity = NULL; /* alone on its share with every GPU online: no withdrawal to wait out */
 	if (hb_sim_init(&ref, sim->cat, sim->cl, sim->db, sim->policy, &o, &err) < 0) {
 		hb_strlcpy(why, err.msg, wsize);
 		return NAN;
@@ -557,6 +561,9 @@ static double isolated_jct(const struct hb_sim *sim, const struct hb_sim_job *jo
 	hb_sim_borrow_models(&ref, sim);
 	if (hb_sim_add_job(&ref, job->model, job->agent, 0.0, &id, &err) == 0) {
 		hb_sim_job_request(&ref.jobs[id], gpus, job->req_batch);
+		/* The same job: its own epochs and EasyScale attributes. */
+		hb_sim_job_prefs(&ref.jobs[id], job->pref_gpu, job->d2);
+		ref.jobs[id].target = job->target;
 		if (hb_sim_run(&ref, &err) == 0)
 			jct = ref.jobs[id].finish_s - ref.jobs[id].arrival_s;
 	}
@@ -620,7 +627,8 @@ int hb_metrics_rho(const struct hb_sim *sim, int show_progress, struct hb_rho_jo
 			r->ref_gpus = 1;
 		for (int k = 0; k < ncache && !c; k++)
 			if (cache[k].model == job->model && cache[k].agent == job->agent && cache[k].gpus == r->ref_gpus &&
-			    cache[k].batch == job->req_batch)
+			    cache[k].batch == job->req_batch && cache[k].target == job->target &&
+			    strcmp(cache[k].pref, job->pref_gpu) == 0 && cache[k].d2 == job->d2)
 				c = &cache[k];
 		if (!c) {
 			char why[512];
@@ -630,6 +638,9 @@ int hb_metrics_rho(const struct hb_sim *sim, int show_progress, struct hb_rho_jo
 			c->agent = job->agent;
 			c->gpus = r->ref_gpus;
 			c->batch = job->req_batch;
+			c->target = job->target;
+			c->pref = job->pref_gpu;
+			c->d2 = job->d2;
 			c->jct_s = isolated_jct(sim, job, r->ref_gpus, why, sizeof(why));
 			st->ref_runs++;
 			if (isnan(c->jct_s) && !st->why[0])
