@@ -21,7 +21,9 @@
 #include "easyscale.h"
 #include "est_plan.h"
 #include "policy.h"
+#include "replay.h"
 #include "rng.h"
+#include "strutil.h"
 #include "sim.h"
 
 static struct hb_catalog cat;
@@ -502,6 +504,80 @@ static void test_capacity_malformed(void **state)
 	expect_bad("m8.csv", "time_s,gpu,available\n10,v100,-1\n", ":2: field 'available'", "'-1'");
 }
 
+/* Under an arbiter that does not shape grants for it (FIFO, as rho's
+ * reference runs), a job without D2 runs on one type of its mixed grant,
+ * a D2 job may use both. */
+static void test_foreign_grant(void **state)
+{
+	struct hb_sim sim;
+	int cnn, nlp;
+
+	(void)state;
+	init(&sim, "jabas-quickstart", &hb_arbiter_fifo, NULL);
+	cnn = add(&sim, &hb_agent_easyscale, "resnet50", 0, 8, 512, "", -1, 0.01);
+	nlp = add(&sim, &hb_agent_easyscale, "bert", 0, 8, 64, "", -1, 0.05);
+	run(&sim);
+	for (size_t i = 0; i < sim.nevents; i++) {
+		const char *d = sim.events[i].detail;
+
+		if (strcmp(sim.events[i].kind, "start") != 0 && strcmp(sim.events[i].kind, "restart") != 0)
+			continue;
+		if (sim.events[i].job == cnn) /* one type: node0 (V100) only */
+			assert_true(strstr(d, "alloc node0=") && !strstr(d, "node1="));
+		if (sim.events[i].job == nlp) /* both, D2 named */
+			assert_true(strstr(d, "node0=") && strstr(d, "node1=") && strstr(d, ", D2"));
+	}
+	assert_int_equal(sim.jobs[cnn].state, HB_JOB_DONE);
+	assert_int_equal(sim.jobs[nlp].state, HB_JOB_DONE);
+	hb_sim_free(&sim);
+}
+
+/* The job-spec columns gpu_type, d2 and epochs, and their errors. */
+static void test_jobspec_columns(void **state)
+{
+	struct hb_jobspec *jobs = NULL;
+	struct hb_error err = { 0 };
+	struct hb_replay rp;
+	struct hb_replay_opts ro;
+	long n = 0;
+	const char *path;
+
+	(void)state;
+	path = write_file("j1.csv", "name,arrival_s,model,gpus,batch,gpu_type,d2,epochs\n"
+				    "a,0,bert,8,64,t4,1,1.5\nb,5,resnet50,4,256,,0,\nc,9,bert,2,16,,,\n");
+	assert_int_equal(hb_trace_read_all(path, HB_TRACE_AUTO, NULL, &jobs, &n, NULL, &err), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(jobs[0].gpu_type, "t4");
+	assert_int_equal(jobs[0].d2, HB_D2_YES);
+	assert_true(jobs[0].epochs == 1.5);
+	assert_int_equal(jobs[1].d2, HB_D2_NO);
+	assert_true(jobs[1].epochs == 0.0);
+	assert_int_equal(jobs[2].d2, HB_D2_MODEL);
+	hb_replay_opts_init(&ro);
+	assert_int_equal(hb_replay_from_specs(&cat, hb_catalog_cluster(&cat, "easyscale"), jobs, n, HB_TRACE_JOBSPEC_CSV,
+					      path, &ro, &rp, &err), 0);
+	assert_int_equal(rp.jobs[0].d2, 1);
+	assert_int_equal(rp.jobs[1].d2, 0);
+	assert_int_equal(rp.jobs[2].d2, -1);
+	hb_replay_free(&rp);
+	/* An unknown GPU type names the record. */
+	hb_strlcpy(jobs[1].gpu_type, "x100", sizeof(jobs[1].gpu_type));
+	assert_int_equal(hb_replay_from_specs(&cat, hb_catalog_cluster(&cat, "easyscale"), jobs, n, HB_TRACE_JOBSPEC_CSV,
+					      path, &ro, &rp, &err), -1);
+	assert_non_null(strstr(err.msg, ":3: field 'gpu_type': value 'x100'"));
+	free(jobs);
+	jobs = NULL;
+	path = write_file("j2.csv", "name,arrival_s,model,gpus,d2\na,0,bert,8,2\n");
+	assert_int_equal(hb_trace_read_all(path, HB_TRACE_AUTO, NULL, &jobs, &n, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, ":2: field 'd2': value '2'"));
+	free(jobs);
+	jobs = NULL;
+	path = write_file("j3.csv", "name,arrival_s,model,gpus,epochs\na,0,bert,8,-1\n");
+	assert_int_equal(hb_trace_read_all(path, HB_TRACE_AUTO, NULL, &jobs, &n, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, ":2: field 'epochs': value '-1'"));
+	free(jobs);
+}
+
 static int setup(void **state)
 {
 	struct hb_error err = { 0 };
@@ -541,6 +617,8 @@ int main(void)
 		cmocka_unit_test(test_capacity_preempts_exactly),
 		cmocka_unit_test(test_capacity_shrinks_easyscale),
 		cmocka_unit_test(test_capacity_malformed),
+		cmocka_unit_test(test_foreign_grant),
+		cmocka_unit_test(test_jobspec_columns),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
