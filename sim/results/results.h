@@ -67,6 +67,14 @@
 #include "sim.h"
 
 #define HB_RESULTS_FORMAT "hetbatch-sim-results/1"  /* meta.format and summary.json "format" */
+/* What "byte-identical" promises (meta.reproducibility and summary.json
+ * "reproducibility"; README "Reproducibility", issue 16 item 9): glibc's
+ * libm picks exp/log/pow code by CPU features (FMA, AVX2), whose last bits
+ * differ, and decisions compare such numbers. */
+#define HB_RESULTS_REPRO                                                                              \
+	"byte-identical for the same inputs, --seed and binary on CPUs that select the same libm code " \
+	"paths (glibc chooses exp/log/pow by CPU features such as FMA and AVX2); elsewhere the last "   \
+	"bits of libm results, and decisions that compare them, may differ"
 #define HB_RESULTS_REF_POLICY "jabas"               /* preferred reference for relative columns */
 
 /* ---- what is written (see "Streaming" above) ------------------------------ */

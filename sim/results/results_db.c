@@ -423,6 +423,7 @@ int hb_res_db_finish(sqlite3 *db, const struct hb_results *r, const struct srow 
 	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)r->seed);
 	if (db_meta(db, st[ST_META], "format", HB_RESULTS_FORMAT, err) < 0 ||
 	    db_meta(db, st[ST_META], "version", HB_VERSION, err) < 0 ||
+	    db_meta(db, st[ST_META], "reproducibility", HB_RESULTS_REPRO, err) < 0 ||
 	    db_meta(db, st[ST_META], "cluster", r->cluster, err) < 0 || db_meta(db, st[ST_META], "seed", seed, err) < 0 ||
 	    db_meta(db, st[ST_META], "knobs_json", knobs, err) < 0)
 		goto out;

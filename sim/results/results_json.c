@@ -75,6 +75,7 @@ cJSON *hb_res_summary_json_rows(const struct hb_results *r, const struct srow *r
 		return NULL;
 	cJSON_AddStringToObject(root, "format", HB_RESULTS_FORMAT);
 	cJSON_AddStringToObject(root, "version", HB_VERSION);
+	cJSON_AddStringToObject(root, "reproducibility", HB_RESULTS_REPRO);
 	cJSON_AddStringToObject(root, "cluster", r->cluster);
 	cJSON_AddNumberToObject(root, "seed", (double)r->seed);
 	knobs = hb_res_knobs_json(r);
@@ -251,6 +252,7 @@ cJSON *hb_trace_results_json(const struct hb_trace_results *r)
 	}
 	cJSON_AddStringToObject(root, "format", HB_RESULTS_FORMAT);
 	cJSON_AddStringToObject(root, "version", HB_VERSION);
+	cJSON_AddStringToObject(root, "reproducibility", HB_RESULTS_REPRO);
 	cJSON_AddStringToObject(root, "mode", "trace");
 	cJSON_AddStringToObject(root, "cluster", r->cluster);
 	cJSON_AddNumberToObject(root, "cluster_gpus", r->cluster_gpus);
