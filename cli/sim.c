@@ -147,6 +147,8 @@ static void usage(FILE *out)
 		"                       target in the recipe's epochs (JABAS Table 5), so no\n"
 		"                       sample is lost up to B_gamma; above it steps stop\n"
 		"                       shrinking (McCandlish et al.'s large-batch asymptote).\n"
+		"                       samples: E(B) = 1, work fixed in samples whatever the\n"
+		"                       batch (the IBM elastic paper's model).\n"
 		"                       The papers disagree (Pollux's E charges the similarity\n"
 		"                       rule ~(1-gamma)/(1+gamma)); sim/stats.h has the derivation\n"
 		"  -h, --help           this help\n"
@@ -170,16 +172,22 @@ static void usage(FILE *out)
 		"                       (default) or all of them (run time summed)\n"
 		"  --gpus MIN:MAX       keep jobs asking for MIN..MAX GPUs (either may be empty)\n"
 		"  --synthetic KIND     instead of --trace: the seeded generator, arrivals\n"
-		"                       poisson, bursty (elastic.md's high/low periods) or\n"
+		"                       poisson, bursty (elastic.md's high/low periods),\n"
 		"                       philly-window (Pollux's construction: philly.csv rows\n"
-		"                       from an hour-of-day window; needs sizes=FILE)\n"
+		"                       from an hour-of-day window; needs sizes=FILE), or ibm\n"
+		"                       (the IBM elastic paper's workload: Table I's four\n"
+		"                       categories, a batch setting per job, rates k_max/E[L]\n"
+		"                       with k_max calibrated, traces/synthetic.h)\n"
 		"  --synth KEY=VALUE    a generator option (repeatable): rate (jobs/h, 20),\n"
 		"                       hours (arrival window, 8; 0 = none), jobs (stop after\n"
 		"                       N; 0 = none), burst-high, burst-low (h, 1), burst-ratio\n"
 		"                       (0.25), sizes (fit = the built-in Philly fit, or a\n"
 		"                       philly.csv), pollux-filter (1), window-start (2),\n"
 		"                       window-hours (8), window-jobs (160), mix (pollux = by\n"
-		"                       GPU-time class, none, or \"cifar10:0.5,bert:0.5\").\n"
+		"                       GPU-time class, none, or \"cifar10:0.5,bert:0.5\");\n"
+		"                       ibm: pattern (bursty; high, low), categories (1,2,3,4),\n"
+		"                       batch (random = Random-BS; max, min), kmax (the\n"
+		"                       40-GPU calibration; burst-* and hours as above).\n"
 		"                       --load multiplies the arrival rate\n"
 		"  --elastic-interval S seconds between the elastic policy's scaling decisions\n"
 		"                       (IBM's Delta; default 600; 0 = at every arrival and\n"
@@ -753,15 +761,23 @@ static void filters_text(const struct sim_args *a, char *buf, size_t size)
 		ADD("%s%s arrivals", len ? ", " : "", hb_synth_arrival_name(y->arrival));
 		if (y->arrival == HB_SYNTH_PHILLY_WINDOW)
 			ADD(" (hour %g + %g h, %ld jobs)", y->window_start_h, y->window_hours, y->jobs_per_window);
+		else if (y->arrival == HB_SYNTH_IBM)
+			ADD(" (pattern %s, categories 0x%x, batch %s, kmax %g: high %.4g/h) for %g h",
+			    y->ibm_pattern == HB_SYNTH_IBM_HIGH ? "high" : y->ibm_pattern == HB_SYNTH_IBM_LOW ? "low" : "bursty",
+			    y->ibm_categories, y->ibm_batch == HB_SYNTH_IBM_MAX_BS ? "max" : y->ibm_batch == HB_SYNTH_IBM_MIN_BS ? "min" : "random",
+			    y->ibm_kmax, hb_synth_ibm_high_rate(y), y->window_s / 3600.0);
 		else
 			ADD(" at %g/h for %g h", y->rate_per_hour, y->window_s / 3600.0);
-		if (y->arrival == HB_SYNTH_BURSTY)
+		if (y->arrival == HB_SYNTH_IBM && y->ibm_pattern == HB_SYNTH_IBM_LOW)
+			ADD(" (low: x%g)", y->burst_low_ratio);
+		if (y->arrival == HB_SYNTH_BURSTY || (y->arrival == HB_SYNTH_IBM && y->ibm_pattern == HB_SYNTH_IBM_BURSTY))
 			ADD(" (%g h high, %g h at x%g)", y->burst_high_s / 3600.0, y->burst_low_s / 3600.0,
 			    y->burst_low_ratio);
 		if (y->njobs > 0)
 			ADD(", jobs=%ld", y->njobs);
-		ADD(", sizes=%s%s, mix=%s", y->philly_csv ? base_name(y->philly_csv) : "fit",
-		    y->pollux_filter ? " (pollux filter)" : "", y->mix);
+		if (y->arrival != HB_SYNTH_IBM)
+			ADD(", sizes=%s%s, mix=%s", y->philly_csv ? base_name(y->philly_csv) : "fit",
+			    y->pollux_filter ? " (pollux filter)" : "", y->mix);
 	}
 	if (!len)
 		hb_strlcpy(buf, "none", size);

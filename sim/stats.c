@@ -267,7 +267,8 @@ double hb_stats_phi(const struct hb_stats *s, double f, double batch)
 /* ---- progress models (stats.h) ----------------------------------------------- */
 
 /* Indexed by enum hb_progress_model; a new model adds its name here. */
-static const char *const progress_names[HB_PROGRESS_COUNT] = { "pollux", "similarity", "pollux-artifact" };
+static const char *const progress_names[HB_PROGRESS_COUNT] = { "pollux", "similarity", "pollux-artifact",
+								     "samples" };
 
 const char *hb_progress_name(enum hb_progress_model p)
 {
@@ -276,7 +277,7 @@ const char *hb_progress_name(enum hb_progress_model p)
 
 const char *hb_progress_names(void)
 {
-	return "pollux, similarity, pollux-artifact";
+	return "pollux, similarity, pollux-artifact, samples";
 }
 
 int hb_progress_parse(const char *name, const char *what, enum hb_progress_model *out, struct hb_error *err)
@@ -306,6 +307,8 @@ double hb_stats_efficiency(const struct hb_stats *s, double phi, double batch)
 {
 	double knee;
 
+	if (s->progress == HB_PROGRESS_SAMPLES)
+		return 1.0; /* work in samples, whatever the batch (stats.h) */
 	if (s->progress != HB_PROGRESS_SIMILARITY)
 		return hb_stats_pollux_efficiency(s, phi, batch);
 	/* Perfect scaling up to the batch the similarity rule settles at, no

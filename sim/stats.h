@@ -65,6 +65,12 @@
  *   current epoch's interpolated gradient statistics (sim/fidelity.h).  It
  *   comes with the rest of the artifact's mechanics (`sim --fidelity
  *   pollux`), which the simulator applies in place of hb_stats_efficiency.
+ *
+ * samples: E(B) = 1, the work is a number of samples whatever the batch
+ *   (target_epochs passes over the dataset).  The IBM elastic paper's model
+ *   (notes/elastic.md §1 "Implicit assumptions": no statistical-efficiency
+ *   term, a larger batch only changes speed; its Fig. 2 shows accuracy
+ *   within ±0.5 % across batches); scripts/repro/ibm-elastic uses it.
  */
 #ifndef HB_STATS_H
 #define HB_STATS_H
@@ -89,6 +95,7 @@ enum hb_progress_model {
 	HB_PROGRESS_SIMILARITY = 1, /* E(B) = min(1, max(B_gamma, M0) / B), JABAS/SimiGrad evidence */
 	HB_PROGRESS_POLLUX_ARTIFACT = 2, /* Pollux's own simulator: statistical epochs from its validation
 					  * runs (sim/fidelity.h); only with the Pollux fidelity mode */
+	HB_PROGRESS_SAMPLES = 3,    /* E(B) = 1: work fixed in samples (IBM elastic paper) */
 	HB_PROGRESS_COUNT
 };
 
@@ -97,7 +104,7 @@ const char *hb_progress_name(enum hb_progress_model p);
 /* Parse a name; on an unknown one fills err naming `what` (e.g. "--progress"),
  * the value and the valid names, and returns -1. */
 int hb_progress_parse(const char *name, const char *what, enum hb_progress_model *out, struct hb_error *err);
-/* "pollux, similarity": the valid names, for help and errors. */
+/* "pollux, similarity, ...": the valid names, for help and errors. */
 const char *hb_progress_names(void);
 
 struct hb_stats {

@@ -10,7 +10,9 @@
 #include "strutil.h"
 #include "synthetic.h"
 
-static const char *const arrival_names[] = { "poisson", "bursty", "trace", "philly-window" };
+static const char *const arrival_names[] = { "poisson", "bursty", "trace", "philly-window", "ibm" };
+static const char *const ibm_patterns[] = { "high", "low", "bursty" };
+static const char *const ibm_batches[] = { "random", "max", "min" };
 
 int hb_synth_arrival_parse(const char *name, int *out, struct hb_error *err)
 {
@@ -19,7 +21,7 @@ int hb_synth_arrival_parse(const char *name, int *out, struct hb_error *err)
 			*out = i;
 			return 0;
 		}
-	return hb_input_error(err, "synthetic arrival '%s': expected poisson, bursty or philly-window", name);
+	return hb_input_error(err, "synthetic arrival '%s': expected poisson, bursty, philly-window or ibm", name);
 }
 
 const char *hb_synth_arrival_name(int arrival)
@@ -39,6 +41,38 @@ static int number(const char *key, const char *value, double lo, double hi, int 
 		return hb_input_error(err, "synthetic option %s: '%s' is not a number in %c%g, %g]", key, value,
 				      open_lo ? '(' : '[', lo, hi);
 	*out = v;
+	return 0;
+}
+
+/* One of n names into *out (its index). */
+static int word(const char *key, const char *value, const char *const *names, int n, int *out, struct hb_error *err)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(value, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	return hb_input_error(err, "synthetic option %s: '%s' is not one of %s, %s, %s", key, value, names[0], names[1],
+			      names[2]);
+}
+
+/* IBM categories: a comma list of 1..4, each at most once, into a bit set. */
+static int categories(const char *value, unsigned *out, struct hb_error *err)
+{
+	unsigned set = 0;
+	const char *p = value;
+
+	for (;;) {
+		if (p[0] < '1' || p[0] > '0' + HB_SYNTH_IBM_NCAT || (p[1] != ',' && p[1] != '\0') ||
+		    (set & (1u << (p[0] - '1'))))
+			return hb_input_error(err, "synthetic option categories: '%s' is not a list of distinct categories "
+						   "1..%d (e.g. 1,3)", value, HB_SYNTH_IBM_NCAT);
+		set |= 1u << (p[0] - '1');
+		if (p[1] == '\0')
+			break;
+		p += 2;
+	}
+	*out = set;
 	return 0;
 }
 
@@ -68,8 +102,10 @@ int hb_synth_option_set(struct hb_synth_options *o, const char *key, const char 
 
 	if (strcmp(key, "arrival") == 0)
 		return hb_synth_arrival_parse(value, &o->arrival, err);
-	if (strcmp(key, "rate") == 0)
+	if (strcmp(key, "rate") == 0) {
+		o->rate_given = 1;
 		return number(key, value, 0, 1e9, 1, &o->rate_per_hour, err);
+	}
 	if (strcmp(key, "hours") == 0) {
 		if (number(key, value, 0, 1e6, 0, &v, err) < 0)
 			return -1;
@@ -120,11 +156,21 @@ int hb_synth_option_set(struct hb_synth_options *o, const char *key, const char 
 		if (!value[0] || hb_strlcpy(o->mix, value, sizeof(o->mix)) >= sizeof(o->mix))
 			return hb_input_error(err, "synthetic option mix: '%.40s' is empty or longer than %zu bytes", value,
 					      sizeof(o->mix) - 1);
+		o->mix_given = 1;
 		return 0;
 	}
+	if (strcmp(key, "pattern") == 0)
+		return word(key, value, ibm_patterns, 3, &o->ibm_pattern, err);
+	if (strcmp(key, "batch") == 0)
+		return word(key, value, ibm_batches, 3, &o->ibm_batch, err);
+	if (strcmp(key, "kmax") == 0)
+		return number(key, value, 0, 1e6, 1, &o->ibm_kmax, err);
+	if (strcmp(key, "categories") == 0)
+		return categories(value, &o->ibm_categories, err);
 	return hb_input_error(err, "unknown synthetic option '%s' (arrival, rate, hours, jobs, burst-high, burst-low, "
-				   "burst-ratio, sizes, pollux-filter, window-start, window-hours, window-jobs, mix; or "
-				   "the sweep configuration's names, docs/sweep.md)",
+				   "burst-ratio, sizes, pollux-filter, window-start, window-hours, window-jobs, mix; "
+				   "ibm: pattern, categories, batch, kmax; or the sweep configuration's names, "
+				   "docs/sweep.md)",
 			      key);
 }
 

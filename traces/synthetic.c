@@ -7,7 +7,8 @@
  * parametric draw, repeated while the Pollux filter rejects it), then its
  * model (HB_STREAM_JOBMIX: at most one uniform).  Pollux's window draws its
  * rows from HB_STREAM_ARRIVALS (the rows are the arrivals) and its models
- * from HB_STREAM_JOBMIX in arrival order.
+ * from HB_STREAM_JOBMIX in arrival order.  The IBM workload draws its
+ * category and batch from HB_STREAM_JOBMIX after the arrival (synthetic.h).
  */
 #include <math.h>
 #include <stdio.h>
@@ -65,6 +66,41 @@ void hb_synth_options_init(struct hb_synth_options *o)
 	o->window_hours = 8.0;
 	o->jobs_per_window = 160;
 	hb_strlcpy(o->mix, "pollux", sizeof(o->mix));
+	o->ibm_pattern = HB_SYNTH_IBM_BURSTY;
+	o->ibm_categories = HB_SYNTH_IBM_ALL_CATEGORIES;
+	o->ibm_batch = HB_SYNTH_IBM_RANDOM_BS;
+	o->ibm_kmax = HB_SYNTH_IBM_KMAX_40;
+}
+
+/* ---- the IBM workload (synthetic.h) ------------------------------------------ */
+
+/* Table I of the paper (dataset, model, batch range), the single-GPU lengths
+ * of IV-G/IV-I, and the catalog model that stands for each (models.json,
+ * family "ibm"; tests/traces checks the ranges and units against it). */
+static const struct hb_synth_ibm_category ibm_table[HB_SYNTH_IBM_NCAT] = {
+	{ 1, "resnet50-cifar100", 32, 256, 8, 16.0 },
+	{ 2, "alexnet-cifar100", 16, 256, 8, 21.0 },
+	{ 3, "vgg11bn-cifar100", 16, 1024, 8, 41.0 },
+	{ 4, "alexnet-food101", 128, 128, 16, 27.0 },
+};
+
+const struct hb_synth_ibm_category *hb_synth_ibm_categories(void)
+{
+	return ibm_table;
+}
+
+double hb_synth_ibm_high_rate(const struct hb_synth_options *o)
+{
+	double sum = 0.0;
+	int n = 0;
+
+	for (int i = 0; i < HB_SYNTH_IBM_NCAT; i++)
+		if (o->ibm_categories & (1u << i)) {
+			sum += ibm_table[i].length_min;
+			n++;
+		}
+	/* lambda = 1 / E[L] per minute; high = k_max lambda (IV-A). */
+	return n > 0 ? o->ibm_kmax * 60.0 * n / sum : 0.0;
 }
 
 /* ---- fit ----------------------------------------------------------------- */
@@ -236,6 +272,8 @@ struct synth {
 	char mix_name[MAX_MIX][HB_JOB_MODEL_MAX];
 	double mix_cum[MAX_MIX];        /* cumulative weights, normalised to 1 */
 	int nmix;
+	int ibm_cat[HB_SYNTH_IBM_NCAT]; /* IBM: indices into ibm_table of the chosen categories */
+	int nibm;
 	struct hb_jobspec *pre;         /* PHILLY_WINDOW: all jobs, sorted by arrival */
 	long npre;
 	double t;                       /* last arrival, s */
@@ -352,8 +390,15 @@ static double next_arrival(struct synth *s)
 {
 	double high = s->opt.rate_per_hour * s->opt.load / 3600.0;
 	double e = hb_rng_exponential(&s->arr, 1.0), t = s->t;
+	int bursty = s->opt.arrival == HB_SYNTH_BURSTY;
 
-	if (s->opt.arrival != HB_SYNTH_BURSTY)
+	if (s->opt.arrival == HB_SYNTH_IBM) {
+		high = hb_synth_ibm_high_rate(&s->opt) * s->opt.load / 3600.0;
+		if (s->opt.ibm_pattern == HB_SYNTH_IBM_LOW)
+			high *= s->opt.burst_low_ratio;
+		bursty = s->opt.ibm_pattern == HB_SYNTH_IBM_BURSTY;
+	}
+	if (!bursty)
 		return t + e / high;
 	for (;;) {
 		double period = s->opt.burst_high_s + s->opt.burst_low_s;
@@ -456,6 +501,26 @@ static int build_window(struct synth *s, struct hb_error *err)
 	return 0;
 }
 
+/* An IBM job after its arrival: category, then batch setting (synthetic.h). */
+static void ibm_job(struct synth *s, struct hb_jobspec *j)
+{
+	const struct hb_synth_ibm_category *c =
+		&ibm_table[s->ibm_cat[s->nibm > 1 ? (int)hb_rng_below(&s->mix, (uint64_t)s->nibm) : 0]];
+	long lo = (c->b_min + c->unit - 1) / c->unit, hi = c->b_max / c->unit;
+
+	hb_strlcpy(j->model, c->model, sizeof(j->model));
+	j->gpus = 1;
+	if (s->opt.ibm_batch == HB_SYNTH_IBM_MAX_BS)
+		j->batch = c->b_max;
+	else if (s->opt.ibm_batch == HB_SYNTH_IBM_MIN_BS)
+		j->batch = c->b_min;
+	else
+		j->batch = c->unit * (hi > lo ? lo + (long)hb_rng_below(&s->mix, (uint64_t)(hi - lo + 1)) : lo);
+	j->duration_s = c->length_min * 60.0;
+	j->gpu_time_s = j->duration_s;
+	j->wait_s = -1.0;
+}
+
 static int next_synth(void *state, struct hb_jobspec *job, int *skip, struct hb_error *err)
 {
 	struct synth *s = state;
@@ -499,9 +564,13 @@ static int next_synth(void *state, struct hb_jobspec *job, int *skip, struct hb_
 		s->t = t;
 	}
 	job->arrival_s = s->t;
-	if (draw_size(s, job, err) < 0)
-		return -1;
-	assign_model(s, job);
+	if (s->opt.arrival == HB_SYNTH_IBM) {
+		ibm_job(s, job);
+	} else {
+		if (draw_size(s, job, err) < 0)
+			return -1;
+		assign_model(s, job);
+	}
 	job->record = ++s->k;
 	name_job(job, s->k - 1);
 	return 1;
@@ -529,20 +598,38 @@ static const struct hb_trace_ops synth_ops = {
 
 static int check(const struct hb_synth_options *o, struct hb_error *err)
 {
-	if (o->arrival < HB_SYNTH_POISSON || o->arrival > HB_SYNTH_PHILLY_WINDOW)
+	if (o->arrival < HB_SYNTH_POISSON || o->arrival > HB_SYNTH_IBM)
 		return hb_input_error(err, "synthetic option 'arrival': %d is not a known arrival pattern", o->arrival);
 	if (!(o->load > 0.0) || !isfinite(o->load))
 		return hb_input_error(err, "synthetic option 'load': %g must be a positive number", o->load);
 	if (!(o->window_s >= 0.0) || !isfinite(o->window_s) || o->njobs < 0)
 		return hb_input_error(err, "synthetic options 'window_s', 'njobs': must not be negative");
-	if (o->arrival == HB_SYNTH_POISSON || o->arrival == HB_SYNTH_BURSTY) {
-		if (!(o->rate_per_hour > 0.0) || !isfinite(o->rate_per_hour))
+	if (o->arrival == HB_SYNTH_IBM) {
+		if (o->rate_given || o->mix_given || o->philly_csv)
+			return hb_input_error(err, "synthetic ibm: the paper's workload sets its own %s (rate = k_max / "
+						   "E[L], the models of Table I); set kmax, categories, batch or pattern "
+						   "instead", o->rate_given ? "rate" : o->mix_given ? "mix" : "sizes");
+		if (!(o->ibm_kmax > 0.0) || !isfinite(o->ibm_kmax))
+			return hb_input_error(err, "synthetic ibm: kmax %g must be a positive number", o->ibm_kmax);
+		if ((o->ibm_categories & HB_SYNTH_IBM_ALL_CATEGORIES) == 0 || (o->ibm_categories & ~HB_SYNTH_IBM_ALL_CATEGORIES))
+			return hb_input_error(err, "synthetic ibm: categories 0x%x: choose at least one of 1..%d",
+					      o->ibm_categories, HB_SYNTH_IBM_NCAT);
+		if (o->ibm_pattern < HB_SYNTH_IBM_HIGH || o->ibm_pattern > HB_SYNTH_IBM_BURSTY || o->ibm_batch < 0 ||
+		    o->ibm_batch > HB_SYNTH_IBM_MIN_BS)
+			return hb_input_error(err, "synthetic ibm: pattern %d or batch setting %d is not known", o->ibm_pattern,
+					      o->ibm_batch);
+		if (o->ibm_pattern == HB_SYNTH_IBM_LOW && !(o->burst_low_ratio > 0.0))
+			return hb_input_error(err, "synthetic ibm: pattern low needs burst-ratio > 0 (the low rate is "
+						   "k_max lambda x burst-ratio)");
+	}
+	if (o->arrival == HB_SYNTH_POISSON || o->arrival == HB_SYNTH_BURSTY || o->arrival == HB_SYNTH_IBM) {
+		if (o->arrival != HB_SYNTH_IBM && (!(o->rate_per_hour > 0.0) || !isfinite(o->rate_per_hour)))
 			return hb_input_error(err, "synthetic option 'rate_per_hour': %g must be a positive number",
 					      o->rate_per_hour);
 		if (o->window_s <= 0 && o->njobs <= 0)
 			return hb_input_error(err, "synthetic: a Poisson stream needs 'window_s' or 'njobs' to end");
 	}
-	if (o->arrival == HB_SYNTH_BURSTY &&
+	if ((o->arrival == HB_SYNTH_BURSTY || (o->arrival == HB_SYNTH_IBM && o->ibm_pattern == HB_SYNTH_IBM_BURSTY)) &&
 	    (!(o->burst_high_s > 0.0) || !(o->burst_low_s > 0.0) || !(o->burst_low_ratio >= 0.0) ||
 	     !(o->burst_low_ratio <= 1.0)))
 		return hb_input_error(err, "synthetic: bursty periods must be positive and the low ratio in [0, 1]");
@@ -573,6 +660,9 @@ int hb_synth_open(const struct hb_synth_options *opt, const struct hb_trace_opti
 	s->fit = &builtin_fit;
 	hb_rng_seed(&s->arr, opt->seed, HB_STREAM_ARRIVALS);
 	hb_rng_seed(&s->mix, opt->seed, HB_STREAM_JOBMIX);
+	for (int i = 0; i < HB_SYNTH_IBM_NCAT; i++)
+		if (opt->ibm_categories & (1u << i))
+			s->ibm_cat[s->nibm++] = i;
 	if (parse_mix(s, err) < 0) {
 		close_synth(s);
 		return -1;

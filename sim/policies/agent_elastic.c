@@ -24,6 +24,10 @@
  * ground truth: overlapped all-reduce, the grant's real placement), not the
  * JSA's estimate.
  *
+ * The elastic-fixed variants (IV-B baseline, agent_elastic_fixed.c) share
+ * these callbacks: their entries carry a fixed batch (e->b_fixed), which
+ * hb_elastic_fixed_config splits over the chosen GPUs instead.
+ *
  * A new grant (hb_sim_regrant, the halt/resume of §1) re-plans inside it and
  * is charged as a restart.  The batch never changes between grants: the
  * paper's policy changes the batch only when it rescales (III-C), so there
@@ -43,7 +47,7 @@ struct elastic_agent {
 	int have_own;
 };
 
-static void elastic_agent_free(struct hb_sim_job *job)
+void hb_elastic_agent_free(struct hb_sim_job *job)
 {
 	struct elastic_agent *a = job->agent_state;
 
@@ -110,32 +114,35 @@ static int plan(struct hb_sim *sim, struct hb_sim_job *job, int how, struct hb_e
 		if (isfinite(e->sc.speedup[g]) && (k == 0 || e->sc.speedup[g] > e->sc.speedup[k]))
 			k = g;
 	if (k == 0)
-		return hb_input_error(err, "elastic %s: no feasible GPU count in 1..%d of its grant (batch %ld..%ld, "
-				      "per-GPU batch <= %ld%s)", job->name, job->ngrant, e->b_min, e->b_max,
-				      e->per_gpu_max, e->k_only > 0 ? ", fixed GPU count" : "");
+		return hb_input_error(err, "%s %s: no feasible GPU count in 1..%d of its grant (batch %ld..%ld%s%.0ld, "
+				      "per-GPU batch <= %ld%s)", job->agent->name, job->name, job->ngrant, e->b_min,
+				      e->b_max, e->b_fixed > 0 ? ", fixed at " : "", e->b_fixed, e->per_gpu_max,
+				      e->k_only > 0 ? ", fixed GPU count" : "");
 	target = e->sc.batch[k];
 	hb_job_config_init(&cfg, job->perf->nnodes);
 	if (!cfg.alloc)
 		return hb_runtime_error(err, "elastic %s: out of memory", job->name);
 	take_from_grant(job, job->perf->nnodes, k, cfg.alloc);
-	rc = hb_agent_ddp_config(job->perf, cfg.alloc, target, &cfg, NULL, err);
+	/* The IV-B baseline runs its fixed batch, split as evenly as it goes. */
+	rc = e->b_fixed > 0 ? hb_elastic_fixed_config(job, e, cfg.alloc, &cfg, err)
+			    : hb_agent_ddp_config(job->perf, cfg.alloc, target, &cfg, NULL, err);
 	if (rc < 0) {
-		hb_error_prefix(err, "elastic %s on %d GPUs of %s", job->name, k, sim->cl->name);
+		hb_error_prefix(err, "%s %s on %d GPUs of %s", job->agent->name, job->name, k, sim->cl->name);
 	} else {
-		snprintf(why, sizeof(why), "elastic: %d of %d granted GPUs, JSA b_opt %ld, speedup %.3f", k,
-			 job->ngrant, target, e->sc.speedup[k]);
+		snprintf(why, sizeof(why), "%s: %d of %d granted GPUs, %s %ld, speedup %.3f", job->agent->name, k,
+			 job->ngrant, e->b_fixed > 0 ? "fixed batch" : "JSA b_opt", target, e->sc.speedup[k]);
 		rc = hb_sim_apply(sim, job, &cfg, how, why, err);
 	}
 	hb_job_config_free(&cfg);
 	return rc;
 }
 
-static int elastic_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+int hb_elastic_agent_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
 {
 	return plan(sim, job, HB_APPLY_START, err);
 }
 
-static int elastic_on_grant(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+int hb_elastic_agent_on_grant(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
 {
 	return plan(sim, job, HB_APPLY_RESTART, err);
 }
@@ -145,10 +152,10 @@ const struct hb_agent_ops hb_agent_elastic = {
 	.summary = "IBM elastic: on its granted GPUs, the JSA's best total batch for that count, equal local batch",
 	.interval = NULL,
 	.round_s = NULL,
-	.start = elastic_start,
+	.start = hb_elastic_agent_start,
 	.on_adapt = NULL,
 	.on_epoch_end = NULL,
 	.on_round = NULL,
-	.free_state = elastic_agent_free,
-	.on_grant = elastic_on_grant,
+	.free_state = hb_elastic_agent_free,
+	.on_grant = hb_elastic_agent_on_grant,
 };

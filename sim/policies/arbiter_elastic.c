@@ -53,6 +53,11 @@
  * every arrival and every departure instead of at ticks, so in drop mode a
  * job the optimizer cannot admit is rejected on arrival (§8.2 item 8).
  *
+ * The same arbiter runs the IV-B fixed-batch baseline (policy elastic-fixed
+ * and its variants): "the same DP optimizer, every Δ" with each job's S_j(k)
+ * at its fixed batch.  The difference is in the entries (elastic_share.h),
+ * which carry the batch the job's agent fixes (hb_elastic_fixed_batch).
+ *
  * Rescaling cost: every changed job is regranted (hb_sim_regrant), which
  * the simulator charges as a checkpoint-restart, the halt/resume of §1.
  * IBM's own simulator does not model this cost (§5 "What it does not
@@ -92,8 +97,8 @@ static int fixed_count(long b_min, long b_max, const double *bs, int n, int kmax
 int hb_elastic_entry_matches(const struct hb_elastic_entry *e, const struct hb_sim *sim,
 			     const struct hb_sim_job *job)
 {
-	(void)sim;
-	return e->model == job->model && e->b_min == job->min_gbs && e->b_max == job->max_gbs;
+	return e->model == job->model && e->b_min == job->min_gbs && e->b_max == job->max_gbs &&
+	       e->b_fixed == hb_elastic_fixed_batch(sim, job);
 }
 
 /* Canonical placement of k GPUs: fewest nodes of the empty cluster, largest
@@ -219,6 +224,7 @@ int hb_elastic_entry_build(const struct hb_sim *sim, const struct hb_sim_job *jo
 	e->model = job->model;
 	e->b_min = job->min_gbs;
 	e->b_max = job->max_gbs;
+	e->b_fixed = hb_elastic_fixed_batch(sim, job);
 	e->min_lbs = perf->min_lbs > 0 ? perf->min_lbs : 1;
 	if (!all || !one || !order) {
 		hb_runtime_error(err, "elastic JSA: out of memory");
@@ -241,8 +247,17 @@ int hb_elastic_entry_build(const struct hb_sim *sim, const struct hb_sim_job *jo
 		hb_error_prefix(err, "job %s on %s", job->name, sim->cl->name);
 		goto done;
 	}
+	/* c_j: the model's own per-GPU limit when its study gives one (the
+	 * catalog's max_lbs; IBM category 1: 32, Table II), else memory's. */
+	while (job->model->max_lbs > 0 && n > 1 && bs[n - 1] > (double)job->model->max_lbs)
+		n--;
+	if (job->model->max_lbs > 0 && bs[0] > (double)job->model->max_lbs) {
+		hb_input_error(err, "elastic JSA: job %s: model %s's per-GPU limit %ld is below its smallest per-GPU batch "
+			       "%.0f", job->name, job->model->name, job->model->max_lbs, bs[0]);
+		goto done;
+	}
 	e->per_gpu_max = (long)bs[n - 1];
-	cap = e->b_max / e->min_lbs;
+	cap = (e->b_fixed > 0 ? e->b_fixed : e->b_max) / e->min_lbs;
 	kmax = (int)(cap < 1 ? 1 : cap < K ? cap : K);
 	e->k_max = kmax;
 	e->k_only = fixed_count(e->b_min, e->b_max, bs, n, kmax);
@@ -291,7 +306,26 @@ int hb_elastic_entry_build(const struct hb_sim *sim, const struct hb_sim_job *jo
 		goto done;
 	}
 	/* Eq. 2 over the totals the simulator can run (elastic_share.h). */
-	for (int k = 1; k <= kmax; k++) {
+	for (int k = 1; k <= kmax && e->b_fixed > 0; k++) {
+		/* IV-B: the fixed batch on k GPUs, split as evenly as it goes. */
+		long m = e->k_only == 0 || e->k_only == k ? hb_elastic_fixed_split(e->b_fixed, e->min_lbs, k, NULL) : 0;
+		double tp1 = 0.0, tc1 = 0.0;
+
+		/* Timed at the profiled batch that holds the largest share. */
+		for (int i = 0; m > 0 && i <= n; i++)
+			if (i == n || bs[i] >= (double)m) {
+				m = i < n ? (long)bs[i] : 0;
+				break;
+			}
+		if (m > 0 && m <= e->per_gpu_max &&
+		    (hb_elastic_proc_time(&ej.proc, (double)m, &tp1, err) < 0 ||
+		     hb_elastic_comm_time(&comm, params, k, &tc1, err) < 0))
+			goto done;
+		e->sc.speedup[k] = m > 0 && m <= e->per_gpu_max ? e->b_fixed / (tp1 + tc1) / e->sc.base_rate : -INFINITY;
+		e->sc.batch[k] = m > 0 && m <= e->per_gpu_max ? e->b_fixed : 0;
+		e->sc.iter_s[k] = m > 0 && m <= e->per_gpu_max ? tp1 + tc1 : INFINITY;
+	}
+	for (int k = 1; k <= kmax && e->b_fixed == 0; k++) {
 		long bbest = 0;
 		double rbest = -INFINITY, ibest = INFINITY;
 
@@ -471,10 +505,12 @@ static int elastic_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb
 		return -1;
 	e = st->cache[st->entry[job->id]];
 	if (!e->feasible && !sim->opts.elastic_drop)
-		return hb_input_error(err, "elastic: job %s (model %s, batch %ld..%ld, %s) has no feasible GPU count "
-				      "on %s (%d GPUs, per-GPU batch <= %ld): in queue mode it would block the queue "
-				      "forever", job->name, job->model->name, e->b_min, e->b_max,
-				      e->k_only > 0 ? "fixed GPU count" : "elastic", sim->cl->name, st->K, e->per_gpu_max);
+		return hb_input_error(err, "%s: job %s (model %s, batch %ld..%ld, %s%s%.0ld) has no feasible GPU count "
+				      "on %s (%d GPUs, per-GPU batch <= %ld in multiples of %d): in queue mode it would "
+				      "block the queue forever", job->agent->name, job->name, job->model->name, e->b_min,
+				      e->b_max, e->k_only > 0 ? "fixed GPU count" : "elastic",
+				      e->b_fixed > 0 ? ", fixed total batch " : "", e->b_fixed, sim->cl->name, st->K,
+				      e->per_gpu_max, e->min_lbs);
 	st->queue[st->nqueue++] = job->id;
 	st->dirty = 1;
 	return event_driven(sim) ? elastic_round(sim, err) : 0; /* else it waits for the next tick */

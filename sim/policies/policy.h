@@ -24,6 +24,12 @@ extern const struct hb_agent_ops hb_agent_pollux;
 extern const struct hb_agent_ops hb_agent_pollux_as;
 extern const struct hb_agent_ops hb_agent_optperf;
 extern const struct hb_agent_ops hb_agent_elastic;
+/* IBM IV-B fixed-batch baseline under the elastic arbiter, one agent per batch
+ * setting (agent_elastic_fixed.c): the job's own, Max-BS, Min-BS, Random-BS. */
+extern const struct hb_agent_ops hb_agent_elastic_fixed;
+extern const struct hb_agent_ops hb_agent_elastic_fixed_max;
+extern const struct hb_agent_ops hb_agent_elastic_fixed_min;
+extern const struct hb_agent_ops hb_agent_elastic_fixed_random;
 /* EasyScale: maxP ESTs at a fixed global batch on its arbiter's grant
  * (agent_easyscale.c, easyscale.h). */
 extern const struct hb_agent_ops hb_agent_easyscale;

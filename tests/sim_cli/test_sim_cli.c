@@ -54,7 +54,7 @@ static void test_help_and_usage(void **state)
 	/* An unknown progress model names the option, the value and the valid ones. */
 	assert_int_equal(run("sim --cluster demo --model resnet50 --progress jabas"), 2);
 	s = slurp(errf, &len);
-	assert_non_null(strstr(s, "--progress: 'jabas' is not a progress model (valid: pollux, similarity, pollux-artifact)"));
+	assert_non_null(strstr(s, "--progress: 'jabas' is not a progress model (valid: pollux, similarity, pollux-artifact, samples)"));
 	free(s);
 	/* Pollux fidelity: an unknown mode, and a progress model it does not charge. */
 	assert_int_equal(run("sim --cluster demo --model resnet50 --fidelity artifact"), 2);
