@@ -28,11 +28,12 @@ const char *hb_live_policy_name(enum hb_live_policy_kind k)
 
 int hb_live_policy_parse(const char *name, enum hb_live_policy_kind *k, struct hb_error *err)
 {
-	if (strcmp(name, "jabas") == 0)
+	/* any case, as hb_policy_find */
+	if (hb_strcaseeq(name, "jabas"))
 		*k = HB_LIVE_JABAS;
-	else if (strcmp(name, "simigrad") == 0)
+	else if (hb_strcaseeq(name, "simigrad"))
 		*k = HB_LIVE_SIMIGRAD;
-	else if (strcmp(name, "static") == 0)
+	else if (hb_strcaseeq(name, "static"))
 		*k = HB_LIVE_STATIC;
 	else
 		return hb_input_error(err, "--policy '%s': jabas, simigrad or static", name);

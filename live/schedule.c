@@ -494,7 +494,7 @@ static int pick_run(sqlite3 *db, const char *policy, struct hb_live_sched *s, st
 		nall++;
 		list_run(all, sizeof(all), st);
 		col_text(st, 1, name, sizeof(name));
-		if (policy && strcmp(name, policy) != 0)
+		if (policy && !hb_strcaseeq(name, policy)) /* policy names match in any case */
 			continue;
 		if (nmatch++ == 0) {
 			s->run_id = sqlite3_column_int(st, 0);

@@ -3,17 +3,21 @@
  *
  * Layout of this file, in the order data flows:
  *   1. schema and forward migrations (PRAGMA user_version),
- *   2. open/close and transactions,
+ *   2. open/close and transactions (and layered sets: ATTACH plus TEMP
+ *      views, so readers see every file's rows with a `layer` column),
  *   3. the statement cache,
  *   4. writers (INSERT OR REPLACE on each table's natural key),
  *   5. readers (best-ranked source per key, via the SQL function
  *      hb_source_rank registered on every connection),
  *   6. the JABAS Eq. 3 all-reduce fit (GSL least squares).
  *
- * Adding schema version 2: append { 2, "ALTER TABLE ...;" } to migrations[]
+ * Adding schema version 3: append { 3, "ALTER TABLE ...;" } to migrations[]
  * and raise HB_PROFDB_SCHEMA_VERSION; open() applies every step above the
- * file's user_version in one transaction, so an old file is upgraded in
- * place and a half-applied migration is impossible.
+ * file's user_version in one BEGIN IMMEDIATE transaction that reads the
+ * version again under the write lock, so an old file is upgraded in place,
+ * a half-applied migration is impossible, and two processes upgrading (or
+ * creating) the same file at once do it once.  Writers name main.<table>;
+ * readers name the bare table, which is the TEMP view (section 2).
  */
 #include <math.h>
 #include <stdio.h>

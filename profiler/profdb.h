@@ -2,8 +2,8 @@
  * profdb.h: the profile database, the contract between the profiler, the
  * importers, the analytic generator and the solvers.
  *
- * One SQLite file (default "profiles.db").  Tables (schema version in
- * PRAGMA user_version, forward migrations in profdb.c):
+ * One SQLite file (which files commands use: default_db.h).  Tables
+ * (schema version in PRAGMA user_version, forward migrations in profdb.c):
  *
  *   run(id, kind, host, device, driver, cuda, backend, started_at, tool_version,
  *       gpu, cupti, scale, dropped, notes)              (v2 added the last five)
@@ -58,7 +58,6 @@
 #include "profile_rows.h" /* the row types every table stores */
 
 #define HB_PROFDB_SCHEMA_VERSION 2
-#define HB_PROFDB_DEFAULT "profiles.db"
 
 #define HB_PROFDB_MAX_LAYERS 4
 

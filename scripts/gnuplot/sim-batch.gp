@@ -1,4 +1,6 @@
-# sim-batch.gp: global batch B_G over time, one step line per policy.
+# sim-batch.gp: global batch B_G over time, one small panel per policy on
+# shared axes, the panel's policy in colour over the others in light grey
+# (on one plot, policies at the same batch hid each other's lines).
 #
 # Written for `hetbatch sim --plot`, which calls
 #   gnuplot -e "dat='DIR/M-series.dat'; names='jabas simigrad ...'; ttl='...'; gpdir='...'; out='PREFIX'" sim-batch.gp
@@ -19,21 +21,33 @@ if (!exists("gpdir")) {
 }
 load gpdir."/palette.gp"
 
-set title ttl
-set xlabel "time (h)"
-set ylabel "global batch B_G (samples)"
+n = words(names)
+stats dat using 1:2 nooutput
+set xrange [0:STATS_max_x > 0 ? STATS_max_x : 1]
+set yrange [STATS_min_y / 1.2:STATS_max_y * 1.2]
 set logscale y 2
 set format y "%g"
-set xrange [0:*]
-set grid xtics ytics lc rgb "#dddddd"
-set key outside right top
+set grid xtics ytics lc rgb "#e4e4e4"
 set border 3
 set tics nomirror
+unset key
 
-set terminal pngcairo size 1000,560 font "sans,11" noenhanced
-set output out.".png"
-plot for [i=1:words(names)] dat index (i-1) using 1:2 with steps lt i title word(names, i)
-set terminal svg size 1000,560 font "sans,11" noenhanced background rgb "white"
-set output out.".svg"
-replot
-set output
+do for [ext in "png svg"] {
+	if (ext eq "png") {
+		set terminal pngcairo size 1200, 260 * hb_rows(n) + 90 font "sans,10" noenhanced
+	} else {
+		set terminal svg size 1200, 260 * hb_rows(n) + 90 font "sans,10" noenhanced background rgb "white"
+	}
+	set output out.".".ext
+	set multiplot layout hb_rows(n), hb_cols(n) title ttl."\nglobal batch B_G, samples (grey: the other policies)" \
+		margins 0.06, 0.98, 0.1, 0.86 spacing 0.05, 0.14
+	do for [i=1:n] {
+		set title word(names, i)
+		set xlabel (i > n - hb_cols(n) ? "time (h)" : "")
+		set ylabel ((i - 1) % hb_cols(n) == 0 ? "B_G" : "")
+		plot for [j=1:n] dat index (j - 1) using 1:2 with steps lw 1 lc rgb hb_grey notitle, \
+		     dat index (i - 1) using 1:2 with steps lt i lw 2 dt 1 notitle
+	}
+	unset multiplot
+	set output
+}

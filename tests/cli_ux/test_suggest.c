@@ -1,7 +1,8 @@
 /* common/suggest.c: the edit distance against a brute-force recursion of
  * its definition on every pair of short strings over a small alphabet, and
  * the closest-names list (threshold, prefix completions, order, at most
- * HB_SUGGEST_MAX, the formatted hint). */
+ * HB_SUGGEST_MAX, the formatted hint); the library's name lookups in any
+ * case (policies, live policies, catalog) and their "did you mean". */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "catalog.h"
+#include "live_policy.h"
+#include "policy.h"
 #include "suggest.h"
 
 /* The optimal-string-alignment distance straight from its definition: the
@@ -144,12 +148,40 @@ static void test_suggest(void **state)
 	assert_int_equal(strlen(buf), 9);
 }
 
+static void test_lookups_any_case(void **state)
+{
+	struct hb_catalog cat;
+	struct hb_error err = { 0 };
+	enum hb_live_policy_kind k;
+	char buf[256];
+
+	(void)state;
+	assert_non_null(hb_policy_find("jabas"));
+	assert_ptr_equal(hb_policy_find("JaBaS"), hb_policy_find("jabas"));
+	assert_ptr_equal(hb_policy_find("POLLUX-AS"), hb_policy_find("pollux-as"));
+	assert_null(hb_policy_find("jabass"));
+	assert_string_equal(hb_policy_suggest("jabass", buf, sizeof(buf)), "; did you mean 'jabas'?");
+	assert_string_equal(hb_policy_suggest("zzzzzzzz", buf, sizeof(buf)), "");
+	assert_int_equal(hb_live_policy_parse("STATIC", &k, &err), 0);
+	assert_int_equal(k, HB_LIVE_STATIC);
+	assert_int_equal(hb_live_policy_parse("SimiGrad", &k, &err), 0);
+	assert_int_equal(k, HB_LIVE_SIMIGRAD);
+	assert_int_equal(hb_catalog_load_builtin(&cat, &err), 0);
+	assert_ptr_equal(hb_catalog_model(&cat, "ResNet50"), hb_catalog_model(&cat, "resnet50"));
+	assert_ptr_equal(hb_catalog_cluster(&cat, "JABAS-A"), hb_catalog_cluster(&cat, "jabas-a"));
+	assert_ptr_equal(hb_catalog_gpu(&cat, "V100"), hb_catalog_gpu(&cat, "v100"));
+	assert_string_equal(hb_catalog_suggest(&cat, 'm', "gmt", buf, sizeof(buf)), "; did you mean 'gnmt'?");
+	assert_string_equal(hb_catalog_suggest(&cat, 'c', "pollux-t5", buf, sizeof(buf)), "; did you mean 'pollux-t4'?");
+	hb_catalog_free(&cat);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_distance_oracle),
 		cmocka_unit_test(test_distance_cases),
 		cmocka_unit_test(test_suggest),
+		cmocka_unit_test(test_lookups_any_case),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

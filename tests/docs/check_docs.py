@@ -223,6 +223,9 @@ def gather(tmp):
     run(["sim", "--cluster", "pollux-t4", "--trace", os.path.join(ROOT, "tests", "trace_replay", "small.csv"),
          "--out", "trace"], tmp, env)
     run(["sweep", os.path.join(ROOT, "examples", "sweep-demo.json"), "--out", "sweep"], tmp, env)
+    g["files"] = set()
+    for d in ("single", "trace", "sweep"):
+        g["files"] |= set(os.listdir(os.path.join(tmp, d)))
     for mode in ("single", "trace"):
         schema, _, meta, kinds = db_schema(os.path.join(tmp, mode, "results.db"))
         g.setdefault("sim_tables", {}).update(schema)
@@ -292,6 +295,9 @@ def check(g, pages):
         c.need(out, ("sweep", "`%s`" % name), cols, "%s column" % name)
     c.need(out, ("sweep", "`summary.json`"), g["sweep_json"], "sweep summary.json key")
     c.need_anywhere("sweep.md", g["sweep_config"], "sweep configuration key (summary.json config)")
+    for f in sorted(g["files"]):
+        if f not in pages[out].all:
+            c.missing.append("%s: the file %s that sim or sweep --out writes is not named" % (out, f))
     prof = "profiles.md"
     for t, cols in sorted(g["prof_tables"].items()):
         c.need(prof, ("table", "`%s`" % t), cols, "profile database column of %s" % t)
