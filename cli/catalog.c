@@ -374,8 +374,13 @@ int cmd_catalog(int argc, char **argv, struct hb_cli *cli)
 	}
 	if (npos == 0)
 		return hb_cli_usage(cli, "catalog", "say what to list: gpus, models or clusters");
-	if (parse_kind(pos[0], &k))
-		return hb_cli_usage(cli, "catalog", "unknown list '%s' (expected gpus, models or clusters)", pos[0]);
+	if (parse_kind(pos[0], &k)) {
+		static const char *const lists[] = { "gpus", "models", "clusters", NULL };
+		char hint[128];
+
+		return hb_cli_usage(cli, "catalog", "unknown list '%s' (expected gpus, models or clusters)%s", pos[0],
+				    hb_cli_suggest(pos[0], lists, hint, sizeof(hint)));
+	}
 	if ((philly || out) && (k != K_CLUSTER || pos[1]))
 		return hb_cli_usage(cli, "catalog", "--from-philly and --out go with 'clusters' and no NAME");
 	if ((out || strcmp(name, "philly-machines") != 0) && !philly)

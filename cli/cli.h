@@ -57,6 +57,9 @@ struct option;
 int hb_cli_bad_option(const struct hb_cli *cli, const char *cmd, int argc, char **argv, const struct option *opts);
 /* The same for an argument parsed by hand (arg: what the user typed). */
 int hb_cli_unknown_option(const struct hb_cli *cli, const char *cmd, const char *arg, const struct option *opts);
+/* "; did you mean 'models'?" for a word none of names (NULL-terminated)
+ * is, or "" (cli_options.c).  Returns buf. */
+char *hb_cli_suggest(const char *word, const char *const *names, char *buf, size_t size);
 
 /* Commands that write outputs (cli/cli_outputs.c).  After a caught SIGINT
  * or SIGTERM (interrupt.h): "hetbatch CMD: interrupted by SIGINT; WHAT KEPT"

@@ -87,3 +87,14 @@ int hb_cli_bad_option(const struct hb_cli *cli, const char *cmd, int argc, char 
 		return hb_cli_unknown_option(cli, cmd, cur, opts);
 	return hb_cli_unknown_option(cli, cmd, prev, opts);
 }
+
+char *hb_cli_suggest(const char *word, const char *const *names, char *buf, size_t size)
+{
+	struct hb_suggest s;
+
+	hb_suggest_init(&s, word);
+	for (; *names; names++)
+		hb_suggest_add(&s, *names);
+	hb_suggest_format(&s, "", buf, size);
+	return buf;
+}

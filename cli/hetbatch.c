@@ -64,6 +64,7 @@ static int unknown_subcommand(const struct hb_cli *cli, const char *word)
 	size_t len = 0;
 
 	hb_suggest_init(&s, word);
+	hb_suggest_add(&s, "help"); /* a word the dispatcher takes too */
 	for (int i = 0; i < NCOMMANDS; i++) {
 		hb_suggest_add(&s, commands[i].name);
 		len += (size_t)snprintf(list + len, len < sizeof(list) ? sizeof(list) - len : 0, "%s%s", i ? ", " : "",

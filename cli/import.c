@@ -134,8 +134,13 @@ int cmd_import(int argc, char **argv, struct hb_cli *cli)
 	kind = argv[optind];
 	path = argv[optind + 1];
 	nccl = strcmp(kind, "nccl-tests") == 0;
-	if (!nccl && strcmp(kind, "pollux") != 0 && strcmp(kind, "jabas") != 0)
-		return hb_cli_usage(cli, "import", "unknown kind '%s' (pollux, jabas or nccl-tests)", kind);
+	if (!nccl && strcmp(kind, "pollux") != 0 && strcmp(kind, "jabas") != 0) {
+		static const char *const kinds[] = { "pollux", "jabas", "nccl-tests", NULL };
+		char hint[128];
+
+		return hb_cli_usage(cli, "import", "unknown kind '%s' (pollux, jabas or nccl-tests)%s", kind,
+				    hb_cli_suggest(kind, kinds, hint, sizeof(hint)));
+	}
 	if (!nccl && (link || scope || gpus))
 		return hb_cli_usage(cli, "import", "--link, --scope and --gpus apply to nccl-tests only");
 	if (nccl && !link)

@@ -60,6 +60,13 @@ static void test_subcommand_typos(void **state)
 	/* nothing close: the list alone */
 	assert_int_equal(run("frobnicate"), 2);
 	err_has("unknown subcommand 'frobnicate'\nSubcommands: catalog,");
+	assert_int_equal(run("hlep"), 2);
+	err_has("unknown subcommand 'hlep'; did you mean 'help'?");
+	/* the words after a subcommand */
+	assert_int_equal(run("catalog modles"), 2);
+	err_has("unknown list 'modles' (expected gpus, models or clusters); did you mean 'models'?");
+	assert_int_equal(run("import jabs nowhere"), 2);
+	err_has("unknown kind 'jabs' (pollux, jabas or nccl-tests); did you mean 'jabas'?");
 	assert_int_equal(run("--verbos sim"), 2);
 	err_has("unknown option '--verbos'; did you mean '--verbose'?");
 }
