@@ -68,7 +68,9 @@ int hb_atomic_open(struct hb_atomic_file *af, const char *path, struct hb_error 
 	snprintf(af->tmp, sizeof(af->tmp), "%s.tmp.%ld", path, (long)getpid());
 	af->f = fopen(af->tmp, "wb");
 	if (!af->f)
-		return hb_runtime_error(err, "%s: cannot create: %s", path, strerror(errno)); /* the user's path */
+		/* the user's path first; the temporary too, since the reason
+		 * ("Is a directory") may be about it */
+		return hb_runtime_error(err, "%s: cannot create (temporary %s): %s", path, af->tmp, strerror(errno));
 	return 0;
 }
 
