@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "fileio.h"
+#include "input.h" /* hb_read_text_file: directory, missing file, binary data, size cap */
 #include "live.h"
 #include "strutil.h"
 
@@ -192,7 +193,7 @@ int hb_live_plan_load(const char *path, const char *method, struct hb_live_plan 
 	hb_strlcpy(p->method, method, sizeof(p->method));
 	if (strcmp(method, "iidp") != 0 && strcmp(method, "ddp") != 0 && strcmp(method, "optperf") != 0)
 		return hb_input_error(err, "--method '%s': iidp, ddp or optperf", method);
-	if (hb_read_file(path, &text, &len, err) < 0)
+	if (hb_read_text_file(path, 0, &text, &len, err) < 0)
 		return -1;
 	root = cJSON_ParseWithLength(text, len);
 	free(text);

@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "fileio.h"
+#include "input.h" /* hb_read_text_file: directory, missing file, binary data, size cap */
 #include "live_segment.h"
 #include "strutil.h"
 
@@ -186,7 +187,7 @@ int hb_live_segment_read(const char *path, struct hb_live_segment *s, struct hb_
 	int rc = -1, i = 0;
 
 	memset(s, 0, sizeof(*s));
-	if (hb_read_file(path, &text, &len, err) < 0)
+	if (hb_read_text_file(path, 0, &text, &len, err) < 0)
 		return -1;
 	root = cJSON_ParseWithLength(text, len);
 	free(text);

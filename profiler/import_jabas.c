@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fileio.h"
+#include "input.h" /* hb_read_text_file: directory, missing file, binary data, size cap */
 #include "import.h"
 #include "json.h"
 #include "strutil.h"
@@ -563,7 +564,7 @@ static int read_comm(struct jabas_ctx *x, const char *path, const char *scope, s
 	if (n_gpus < 2)
 		return hb_input_error(err, "%s: %s all-reduce profile on N = %d GPUs (host %s in cluster_info.json); "
 				      "it needs N >= 2", path, scope, n_gpus, h->name);
-	if (hb_read_file(path, &text, &len, err) < 0)
+	if (hb_read_text_file(path, 0, &text, &len, err) < 0)
 		return -1;
 	x->stats->files++;
 	if (memchr(text, '\0', len)) {

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "fileio.h"
+#include "input.h" /* hb_read_text_file: directory, missing file, binary data, size cap */
 #include "import.h"
 #include "json.h"
 #include "strutil.h"
@@ -351,7 +352,7 @@ static int parse_file(struct parsed *p, struct hb_error *err)
 	size_t len;
 	int rc;
 
-	if (hb_read_file(p->path, &text, &len, err) < 0)
+	if (hb_read_text_file(p->path, 0, &text, &len, err) < 0)
 		return -1;
 	if (memchr(text, '\0', len)) {
 		free(text);

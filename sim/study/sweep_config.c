@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fileio.h"
+#include "input.h" /* hb_read_text_file: directory, missing file, binary data, size cap */
 #include "json.h"
 #include "strutil.h"
 #include "sweep.h"
@@ -633,7 +634,7 @@ int hb_sweep_config_load(const char *path, uint64_t default_seed, struct hb_swee
 		*(slash == dir ? slash + 1 : slash) = '\0';
 	else
 		dir[0] = '\0';
-	if (hb_read_file(path, &text, &len, err) < 0)
+	if (hb_read_text_file(path, 0, &text, &len, err) < 0)
 		return -1;
 	if (memchr(text, '\0', len)) {
 		free(text);

@@ -89,6 +89,39 @@ static void test_missing_path_is_no_such_file(void **state)
 	}
 }
 
+/* Binary data where text is expected (/dev/zero, issue 16 item 6) is an
+ * input error found at its first byte, not "empty file", not a read that
+ * fills memory (sweep, import nccl-tests and live --plan read until killed). */
+static void test_binary_data_is_an_error(void **state)
+{
+	static const char *const text_args[] = {
+		"sim --cluster %s --model resnet50",
+		"sim --cluster jabas-a --model %s",
+		"sim --cluster pollux-t4 --trace %s",
+		"sim --cluster jabas-a --model resnet50 --replay %s",
+		"plan --cluster jabas-a --model resnet50 --autoscale %s",
+		"sweep %s",
+		"forecast %s",
+		"import nccl-tests %s --link nvlink2 --db z.db",
+		"live --plan %s",
+		NULL,
+	};
+
+	(void)state;
+	for (int i = 0; text_args[i]; i++) {
+		char args[512];
+		size_t len;
+		char *e;
+
+		snprintf(args, sizeof(args), text_args[i], "/dev/zero");
+		assert_int_equal(run("%s", args), 2);
+		e = slurp(errf, &len);
+		if (!strstr(e, "/dev/zero") || !strstr(e, "NUL byte"))
+			fail_msg("'%s': stderr does not name the file and the NUL byte: %s", args, e);
+		free(e);
+	}
+}
+
 /* The message of a failure on a temporary names the user's path. */
 static void test_errors_name_the_users_path(void **state)
 {
@@ -125,6 +158,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_directory_is_a_directory),
 		cmocka_unit_test(test_missing_path_is_no_such_file),
+		cmocka_unit_test(test_binary_data_is_an_error),
 		cmocka_unit_test(test_errors_name_the_users_path),
 		cmocka_unit_test(test_stdout_write_failure_is_an_error),
 	};
