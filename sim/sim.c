@@ -405,8 +405,13 @@ static int model_state(struct hb_sim *sim, const struct hb_model *m, int *idx, s
 		sim->perf[k] = NULL;
 		return -1;
 	}
+	/* Every configuration an agent gets from the DDP planner or the IIDP
+	 * solver stays inside the bounds this model's jobs run with on this
+	 * cluster (hb_sim_add_job reads the same hb_model_bounds). */
+	hb_model_bounds(m, sim->cl->name, NULL, &sim->perf[k]->min_gbs, &sim->perf[k]->max_gbs);
 	if (hb_iidp_solver_new(sim->perf[k], &sim->solver[k], err) < 0)
 		return -1;
+	share_solver_budget(sim);
 	if (hb_stats_init(sim->stats[k], m, err) < 0)
 		return -1;
 	sim->stats[k]->unequal_k = sim->opts.unequal_k;
