@@ -411,7 +411,6 @@ static int model_state(struct hb_sim *sim, const struct hb_model *m, int *idx, s
 	hb_model_bounds(m, sim->cl->name, NULL, &sim->perf[k]->min_gbs, &sim->perf[k]->max_gbs);
 	if (hb_iidp_solver_new(sim->perf[k], &sim->solver[k], err) < 0)
 		return -1;
-	share_solver_budget(sim);
 	if (hb_stats_init(sim->stats[k], m, err) < 0)
 		return -1;
 	sim->stats[k]->unequal_k = sim->opts.unequal_k;
