@@ -9,9 +9,13 @@
  * (agent_elastic.c) and differ only in hb_elastic_fixed_batch:
  *   elastic-fixed         the job's own setting: the batch the trace asks for
  *                         (the IBM generator, --synthetic ibm, draws the
- *                         paper's Random-BS there); a job that asks for none
- *                         runs at its minimum, the simulator's convention for
- *                         req_batch 0 (sim.h), i.e. Min-BS
+ *                         paper's Random-BS there), clipped to the model's
+ *                         [minB_G, maxB_G] on the cluster (every policy keeps
+ *                         B_G inside them, tests/trace_replay/policy_bounds;
+ *                         the paper's settings lie inside by construction); a
+ *                         job that asks for none runs at its minimum, the
+ *                         simulator's convention for req_batch 0 (sim.h),
+ *                         i.e. Min-BS
  *   elastic-fixed-max     Max-BS: the job's largest batch (b_max)
  *   elastic-fixed-min     Min-BS: the job's smallest batch (b_min)
  *   elastic-fixed-random  Random-BS drawn by the policy: uniform over the
@@ -78,7 +82,8 @@ long hb_elastic_fixed_batch(const struct hb_sim *sim, const struct hb_sim_job *j
 	int unit = job->perf && job->perf->min_lbs > 0 ? job->perf->min_lbs : 1;
 
 	if (job->agent == &hb_agent_elastic_fixed)
-		return job->req_batch > 0 ? job->req_batch : job->min_gbs;
+		return job->req_batch <= job->min_gbs ? job->min_gbs
+		       : job->req_batch >= job->max_gbs ? job->max_gbs : job->req_batch;
 	if (job->agent == &hb_agent_elastic_fixed_max)
 		return job->max_gbs;
 	if (job->agent == &hb_agent_elastic_fixed_min)

@@ -119,6 +119,14 @@ static void test_fixed_entry(void **state)
 		hb_sim_job_request(&sim.jobs[id_fx], 1, b);
 		assert_int_equal(hb_elastic_fixed_batch(&sim, &sim.jobs[id_fx]), b);
 		assert_false(hb_elastic_entry_matches(&el, &sim, &sim.jobs[id_fx]));
+		/* A request outside [minB_G, maxB_G] is clipped to them. */
+		hb_sim_job_request(&sim.jobs[id_fx], 1, 8);
+		assert_int_equal(hb_elastic_fixed_batch(&sim, &sim.jobs[id_fx]), 32);
+		hb_sim_job_request(&sim.jobs[id_fx], 1, 4096);
+		assert_int_equal(hb_elastic_fixed_batch(&sim, &sim.jobs[id_fx]), 256);
+		hb_sim_job_request(&sim.jobs[id_fx], 1, 0);
+		assert_int_equal(hb_elastic_fixed_batch(&sim, &sim.jobs[id_fx]), 32);
+		hb_sim_job_request(&sim.jobs[id_fx], 1, b);
 		if (hb_elastic_entry_build(&sim, &sim.jobs[id_fx], &fx, &err) < 0)
 			fail_msg("%s", err.msg);
 		assert_true(hb_elastic_entry_matches(&fx, &sim, &sim.jobs[id_fx]));
