@@ -25,6 +25,9 @@
  *    again (without this it would propose the same increment every round).
  *    The planner's estimate equals the simulation unless the all-reduce is
  *    left out of it (sim --easyscale-comm off), so fallbacks happen only then.
+ *    After a fallback the job scores its plans by the measured (simulated)
+ *    step times: the paper's plan database is updated when its estimates
+ *    and the reported throughput disagree (§2.1), which [A] leaves a no-op.
  *  - Running jobs are never shrunk or preempted by the scheduler; only a
  *    capacity revocation (capacity.h) scales them in: the jobs on the
  *    revoked nodes, most recently started first, give up GPUs there, and a
@@ -50,6 +53,7 @@ struct es_job_st {
 	int grew_type;           /* the type it grew in */
 	double prev_thp;         /* simulated mini-batches/s before it grew */
 	int ceiling[HB_EST_MAX_TYPES]; /* GPUs of a type measured slower: proposals stay below; 0 = none */
+	int measured;            /* 1 after a fallback: its plans are scored by what the simulation measures */
 };
 
 struct es_arb {
@@ -235,6 +239,7 @@ static int fallback(struct hb_sim *sim, struct es_arb *st, struct hb_sim_job *jo
 		if (job->perf->nodes[i].gpu == js->grew_type)
 			cnt += job->grant[i];
 	js->ceiling[js->grew_type] = cnt;
+	js->measured = 1;
 	hb_sim_note(sim, job, "fallback", "easyscale: %d GPUs of %s measured %.3f mini-batches/s, below %.3f: back",
 		    cnt, job->perf->gpus[js->grew_type].name, now_thp, js->prev_thp);
 	return hb_sim_regrant(sim, job, prev, err);
@@ -271,15 +276,16 @@ static int propose(struct hb_sim *sim, struct es_arb *st, struct hb_sim_job *job
 		maxk = js->ceiling[g] - 1 - have;
 	for (int k = 1; k <= maxk; k++) {
 		struct hb_es_eval ev;
-		double inc;
+		double inc, thp;
 
 		if (grown(sim, st, job, g, k) < 0)
 			break;
 		if (hb_es_eval(sim, job, &js->ej, st->scratch, &ev, err) < 0)
 			return -1;
-		if (!(ev.est_thp >= cur_thp) || ev.plan.waste_frac > HB_ES_MAX_WASTE)
+		thp = js->measured ? ev.true_thp : ev.est_thp;
+		if (!(thp >= cur_thp) || ev.plan.waste_frac > HB_ES_MAX_WASTE)
 			continue;
-		inc = (ev.est_thp / cur_thp - 1.0) / k + 1.0;
+		inc = (thp / cur_thp - 1.0) / k + 1.0;
 		if (!found || inc >= out->inc) { /* ties to more GPUs: k grows */
 			out->job = job->id;
 			out->type = g;
@@ -335,7 +341,7 @@ static int es_round(struct hb_sim *sim, struct hb_error *err)
 
 			if (!((ok >> g) & 1u))
 				continue;
-			if ((got = propose(sim, st, job, g, cur.est_thp, &p, err)) < 0)
+			if ((got = propose(sim, st, job, g, js->measured ? cur.true_thp : cur.est_thp, &p, err)) < 0)
 				goto out;
 			if (!got)
 				continue;
