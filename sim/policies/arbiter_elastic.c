@@ -58,6 +58,24 @@
  * at its fixed batch.  The difference is in the entries (elastic_share.h),
  * which carry the batch the job's agent fixes (hb_elastic_fixed_batch).
  *
+ * Capacity that comes and goes (sim --capacity, capacity.h): the DP's K is
+ * the GPUs online at the round (hb_sim_online_gpus), not the cluster's, and
+ * placement sees only online GPUs (withdrawn ones are out of the free pool).
+ * On a withdrawal of busy GPUs (on_revoke) the jobs holding GPUs on the
+ * revoked nodes, most recently started first, give up what is needed there
+ * and run on at the largest GPU count at most what they keep that their
+ * S_j table makes feasible (for a fixed-count job that is its one count or
+ * nothing; elastic-fixed jobs keep their fixed batch and shrink their
+ * count, which IV-B's DP does every Δ anyway); a job with no such count is
+ * left to the engine, which preempts it.  A preempted job (on_requeue)
+ * leaves EXECUTING and goes back to the head of ARRIVED in arrival order
+ * (it arrived before every job still waiting, FIFO), keeps its progress,
+ * and is readmitted by a later round's trial admission; drop mode never
+ * drops it (it was admitted once: dropping would discard its work, which
+ * the paper's drop rule, about jobs never accommodated, does not cover).
+ * Every withdrawal or return marks the round dirty, so the next tick
+ * (event-driven: at once) re-spreads over the new K.
+ *
  * Rescaling cost: every changed job is regranted (hb_sim_regrant), which
  * the simulator charges as a checkpoint-restart, the halt/resume of §1.
  * IBM's own simulator does not model this cost (§5 "What it does not
@@ -367,7 +385,7 @@ done:
 
 struct elastic_state {
 	int njobs;             /* size of the per-job arrays (sim->njobs at creation) */
-	int K;                 /* GPUs of the cluster: the DP's interchangeable K (§1) */
+	int K;                 /* GPUs of the cluster (the DP's K, §1, less those withdrawn: hb_sim_online_gpus) */
 	int *exec;             /* EXECUTING: job ids in admission order */
 	int nexec;
 	int *queue;            /* ARRIVED: job ids not yet admitted, in arrival order */
@@ -610,8 +628,9 @@ static int apply(struct hb_sim *sim, struct elastic_state *st, struct hb_error *
 			sim->free_gpus[i] -= job->grant[i];
 		if (!placed) /* unreachable (see the header comment): an invariant of the arbiter broke */
 			return hb_runtime_error(err, "elastic: %d GPUs decided for job %s are not free", want, job->name);
-		hb_sim_note(sim, job, pending ? "admit" : "resize", "elastic: %d -> %d GPUs, JSA batch %ld, speedup %.3f",
-			    pending ? 0 : job->ngrant, want, e->sc.batch[want], e->sc.speedup[want]);
+		hb_sim_note(sim, job, pending ? "admit" : job->state == HB_JOB_SUSPENDED ? "resume" : "resize",
+			    "elastic: %d -> %d GPUs, JSA batch %ld, speedup %.3f", pending ? 0 : job->ngrant, want,
+			    e->sc.batch[want], e->sc.speedup[want]);
 		rc = pending ? hb_sim_start_job(sim, job, st->grant, err) : hb_sim_regrant(sim, job, st->grant, err);
 		if (rc < 0)
 			return -1;
@@ -638,7 +657,8 @@ static int elastic_round(struct hb_sim *sim, struct hb_error *err)
 		st->tabs[i] = table_of(st, st->exec[i]);
 	for (int i = 0; i < st->nqueue; i++)
 		st->tabs[st->nexec + i] = table_of(st, st->queue[i]);
-	if (hb_elastic_admit(st->tabs, st->nexec, st->tabs + st->nexec, st->nqueue, st->K, st->alloc, &admitted,
+	if (hb_elastic_admit(st->tabs, st->nexec, st->tabs + st->nexec, st->nqueue, hb_sim_online_gpus(sim), st->alloc,
+			     &admitted,
 			     &idle, err) < 0) {
 		hb_error_prefix(err, "elastic: scaling decision at %.0f s", hb_sim_now(sim));
 		return -1;
@@ -655,13 +675,148 @@ static int elastic_round(struct hb_sim *sim, struct hb_error *err)
 	if (apply(sim, st, err) < 0)
 		return -1;
 	if (sim->opts.elastic_drop) {
+		n = 0;
 		for (int i = 0; i < st->nqueue; i++)
-			if (hb_sim_drop_job(sim, &sim->jobs[st->queue[i]], "elastic: not admitted at the tick (drop mode)",
-					    err) < 0)
+			if (sim->jobs[st->queue[i]].state == HB_JOB_SUSPENDED)
+				st->queue[n++] = st->queue[i]; /* preempted by a withdrawal: never dropped (header) */
+			else if (hb_sim_drop_job(sim, &sim->jobs[st->queue[i]],
+						 "elastic: not admitted at the tick (drop mode)", err) < 0)
 				return -1;
-		st->nqueue = 0;
+		st->nqueue = n;
 	}
 	return 0;
+}
+
+/* ---- capacity that comes and goes (capacity.h) ------------------------------ */
+
+/* The largest count <= n at which job's S_j table is feasible, 0 if none. */
+static int feasible_at_most(const struct elastic_state *st, int id, int n)
+{
+	const struct hb_elastic_entry *e = st->cache[st->entry[id]];
+
+	for (int k = n < e->sc.k_max ? n : e->sc.k_max; k >= 1; k--)
+		if (isfinite(e->sc.speedup[k]))
+			return k;
+	return 0;
+}
+
+/* Busy GPUs are withdrawn (need[i] beyond node i's free ones): the jobs
+ * there, most recently started first, give them up and run on at a
+ * feasible count (header comment); the engine preempts the rest. */
+static int elastic_revoke(struct hb_sim *sim, const int *need, struct hb_error *err)
+{
+	struct elastic_state *st = state(sim, err);
+	int nn = sim->cl->nnodes, *left, *done, rc = 0;
+
+	if (!st)
+		return -1;
+	left = calloc((size_t)(nn > 0 ? nn : 1), sizeof(int));
+	done = calloc((size_t)(st->njobs > 0 ? st->njobs : 1), sizeof(int));
+	if (!left || !done) {
+		free(left);
+		free(done);
+		return hb_runtime_error(err, "elastic: out of memory");
+	}
+	memcpy(left, need, sizeof(int) * (size_t)nn);
+	st->dirty = 1;
+	for (;;) {
+		struct hb_sim_job *job = NULL;
+		int keep, k;
+
+		for (int i = 0; i < st->nexec; i++) {
+			struct hb_sim_job *x = &sim->jobs[st->exec[i]];
+			int on = 0;
+
+			if (done[x->id] || !(x->state == HB_JOB_RUNNING || x->state == HB_JOB_RESTARTING))
+				continue;
+			for (int nd = 0; nd < nn && !on; nd++)
+				on = left[nd] > 0 && x->grant[nd] > 0;
+			if (on && (!job || x->start_s > job->start_s || (x->start_s == job->start_s && x->id > job->id)))
+				job = x;
+		}
+		if (!job)
+			break;
+		done[job->id] = 1;
+		memcpy(st->grant, job->grant, sizeof(int) * (size_t)nn);
+		keep = job->ngrant;
+		for (int nd = 0; nd < nn; nd++) {
+			int t = left[nd] < st->grant[nd] ? left[nd] : st->grant[nd];
+
+			st->grant[nd] -= t;
+			keep -= t;
+		}
+		k = feasible_at_most(st, job->id, keep);
+		if (k == 0)
+			continue; /* nothing feasible on what is left: the engine preempts it */
+		/* Down to k: drop GPUs where it keeps fewest (ties: higher index),
+		 * so the gang stays on as few nodes as it can. */
+		while (keep > k) {
+			int w = -1;
+
+			for (int nd = 0; nd < nn; nd++)
+				if (st->grant[nd] > 0 && (w < 0 || st->grant[nd] <= st->grant[w]))
+					w = nd;
+			{
+				int t = st->grant[w] < keep - k ? st->grant[w] : keep - k;
+
+				st->grant[w] -= t;
+				keep -= t;
+			}
+		}
+		for (int nd = 0; nd < nn; nd++) {
+			int t = job->grant[nd] - st->grant[nd];
+
+			left[nd] -= t < left[nd] ? t : left[nd];
+		}
+		hb_sim_note(sim, job, "shrink", "elastic: capacity revoked, %d -> %d GPUs, JSA batch %ld", job->ngrant, k,
+			    st->cache[st->entry[job->id]]->sc.batch[k]);
+		if ((rc = hb_sim_regrant(sim, job, st->grant, err)) < 0)
+			break;
+	}
+	free(left);
+	free(done);
+	return rc;
+}
+
+/* The engine preempted job for a withdrawal: back to the head of ARRIVED,
+ * in arrival order among the preempted (header comment). */
+static int elastic_requeue(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	struct elastic_state *st = state(sim, err);
+	int n = 0, pos = 0, found = 0;
+
+	if (!st)
+		return -1;
+	for (int i = 0; i < st->nexec; i++)
+		if (st->exec[i] == job->id)
+			found = 1;
+		else
+			st->exec[n++] = st->exec[i];
+	if (!found || st->nqueue >= st->njobs)
+		return hb_runtime_error(err, "elastic: requeue of job %s, which is not executing", job->name);
+	st->nexec = n;
+	/* After the preempted jobs already at the head that arrived before it:
+	 * FIFO admission makes arrival order the admission order. */
+	while (pos < st->nqueue && sim->jobs[st->queue[pos]].state == HB_JOB_SUSPENDED &&
+	       (sim->jobs[st->queue[pos]].arrival_s < job->arrival_s ||
+		(sim->jobs[st->queue[pos]].arrival_s == job->arrival_s && st->queue[pos] < job->id)))
+		pos++;
+	memmove(st->queue + pos + 1, st->queue + pos, sizeof(int) * (size_t)(st->nqueue - pos));
+	st->queue[pos] = job->id;
+	st->nqueue++;
+	st->dirty = 1;
+	return 0;
+}
+
+/* GPUs came back or went: re-spread over the new K at the next tick. */
+static int elastic_capacity(struct hb_sim *sim, struct hb_error *err)
+{
+	struct elastic_state *st = state(sim, err);
+
+	if (!st)
+		return -1;
+	st->dirty = 1;
+	return event_driven(sim) ? elastic_round(sim, err) : 0;
 }
 
 const struct hb_arbiter_ops hb_arbiter_elastic = {
@@ -673,4 +828,7 @@ const struct hb_arbiter_ops hb_arbiter_elastic = {
 	.round_s = elastic_round_s,
 	.on_round = elastic_round,
 	.free_state = elastic_free,
+	.on_revoke = elastic_revoke,
+	.on_requeue = elastic_requeue,
+	.on_capacity = elastic_capacity,
 };

@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <unistd.h>
 
+#include "capacity.h"
 #include "ddp.h"
 #include "default_db.h"
 #include "elastic_share.h"
@@ -645,6 +647,181 @@ static void test_jsa_input_from_perf_model(void **state)
 	hb_sim_free(&sim);
 }
 
+/* ---- capacity that comes and goes (sim --capacity) ----------------------------- */
+
+/* Every GPU is held by one job, free or withdrawn, and no node or the
+ * cluster holds more than it has online. */
+static void check_online(const struct hb_sim *sim)
+{
+	int held = 0;
+
+	for (int i = 0; i < sim->cl->nnodes; i++) {
+		int on = 0;
+
+		for (int j = 0; j < sim->njobs; j++)
+			if (sim->jobs[j].state == HB_JOB_RUNNING || sim->jobs[j].state == HB_JOB_RESTARTING)
+				on += sim->jobs[j].grant[i];
+		assert_int_equal(on + sim->free_gpus[i] + sim->capacity->offline[i], sim->cl->nodes[i].ngpus);
+		assert_true(on <= hb_sim_node_online(sim, i));
+		held += on;
+	}
+	assert_true(held <= hb_sim_online_gpus(sim));
+	chk.checked++;
+}
+
+static int cap_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	int rc = hb_arbiter_elastic.on_arrival(sim, job, err);
+
+	check_online(sim);
+	return rc;
+}
+
+static int cap_finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	int rc = hb_arbiter_elastic.on_finish(sim, job, err);
+
+	check_online(sim);
+	return rc;
+}
+
+static int cap_round(struct hb_sim *sim, struct hb_error *err)
+{
+	int rc = hb_arbiter_elastic.on_round(sim, err);
+
+	check_online(sim);
+	return rc;
+}
+
+/* Jobs holding GPUs and the GPUs they hold, now. */
+static void holders(const struct hb_sim *sim, int *jobs, int *gpus)
+{
+	*jobs = *gpus = 0;
+	for (int j = 0; j < sim->njobs; j++)
+		if (sim->jobs[j].state == HB_JOB_RUNNING || sim->jobs[j].state == HB_JOB_RESTARTING) {
+			(*jobs)++;
+			*gpus += sim->jobs[j].ngrant;
+		}
+}
+
+/* What the withdrawal saw: holders before on_revoke and after on_capacity. */
+static struct {
+	int revokes, jobs_before, gpus_before, captures, jobs_after, gpus_after;
+} seen;
+
+static int cap_revoke(struct hb_sim *sim, const int *need, struct hb_error *err)
+{
+	if (seen.revokes++ == 0)
+		holders(sim, &seen.jobs_before, &seen.gpus_before);
+	return hb_arbiter_elastic.on_revoke(sim, need, err);
+}
+
+static int cap_requeue(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	return hb_arbiter_elastic.on_requeue(sim, job, err);
+}
+
+static int cap_capacity(struct hb_sim *sim, struct hb_error *err)
+{
+	int rc = hb_arbiter_elastic.on_capacity(sim, err);
+
+	check_online(sim); /* after the withdrawal: what is left fits what is online */
+	if (seen.captures++ == 0)
+		holders(sim, &seen.jobs_after, &seen.gpus_after);
+	return rc;
+}
+
+static const struct hb_arbiter_ops cap_checked = {
+	.name = "elastic-cap-checked", .summary = "test", .on_arrival = cap_arrival, .on_finish = cap_finish,
+	.round_s = wrap_round_s, .on_round = cap_round, .free_state = wrap_free, .on_revoke = cap_revoke,
+	.on_requeue = cap_requeue, .on_capacity = cap_capacity,
+};
+
+/* Four elastic jobs spread over the 8 P100 (the fixed-batch ones over 7 or
+ * 8: the DP may leave one idle); at 400 s only 3 stay online
+ * (node 1 whole, one GPU of node 0): the jobs there shrink where a smaller
+ * count is feasible, the engine preempts what still holds a withdrawn GPU,
+ * nothing ever holds more than is online, and at 3000 s the GPUs come back
+ * and every job, the preempted included, finishes (the run used to stop at
+ * the next tick: "GPUs decided ... not free").  Both the elastic agent and
+ * the IV-B fixed-batch one (which shrinks its count at its fixed batch). */
+static void test_capacity_withdrawal(void **state)
+{
+	const struct hb_agent_ops *agents[] = { &hb_agent_elastic, &hb_agent_elastic_fixed };
+	char path[256];
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/hb-elastic-cap-%d.csv", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+		 (int)getpid());
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("time_s,gpu,available\n400,p100,3\n3000,p100,8\n", f);
+	fclose(f);
+	for (int a = 0; a < 2; a++) {
+		for (int drop = 0; drop < 2; drop++) {
+			struct hb_sim sim;
+			struct hb_sim_opts o;
+			struct hb_error err = { 0 };
+			int preempted = 0, resumed = 0;
+
+			chk_reset();
+			memset(&seen, 0, sizeof(seen));
+			hb_sim_opts_default(&o);
+			o.quiet = 1;
+			o.restart_const_s = 30.0;
+			o.elastic_interval_s = DELTA_S;
+			o.elastic_drop = drop;
+			o.capacity = path;
+			if (hb_sim_init(&sim, &cat, cl, db, a ? "elastic-fixed" : "elastic", &o, &err) < 0)
+				fail_msg("%s", err.msg);
+			hb_sim_set_arbiter(&sim, &cap_checked);
+			for (int j = 0; j < 4; j++) {
+				int id;
+
+				if (hb_sim_add_job(&sim, m_r, agents[a], 10.0 * j, &id, &err) < 0)
+					fail_msg("%s", err.msg);
+				hb_sim_job_request(&sim.jobs[id], 0, 0);
+			}
+			run(&sim);
+			assert_true(chk.checked > 0);
+			/* All four ran on the 8 GPUs before the withdrawal, on at
+			 * most the 3 left after it. */
+			assert_int_equal(seen.revokes, 1);
+			assert_true(seen.captures >= 1);
+			print_message("%s%s: %d jobs on 3 GPUs after the withdrawal, %ld preempted, %ld shrunk, last finish %.0f s\n",
+				      a ? "elastic-fixed" : "elastic", drop ? " (drop)" : "", seen.jobs_after,
+				      sim.capacity->preemptions, sim.capacity->shrinks, sim.jobs[3].finish_s);
+			assert_int_equal(seen.jobs_before, 4);
+			assert_true(seen.gpus_before >= 6); /* so the withdrawal takes busy GPUs */
+			assert_true(seen.jobs_after >= 1 && seen.jobs_after <= 3);
+			assert_true(seen.gpus_after >= 1 && seen.gpus_after <= 3);
+			assert_int_equal(sim.capacity->withdrawn_gpus, 5);
+			for (int j = 0; j < 4; j++) {
+				assert_int_equal(sim.jobs[j].state, HB_JOB_DONE);
+				preempted += sim.jobs[j].preemptions;
+				resumed += count_events(&sim, j, "resume");
+			}
+			/* Four jobs, three GPUs: one at least is preempted, and every
+			 * preempted one came back (drop mode keeps them). */
+			assert_true(sim.capacity->preemptions >= 1);
+			assert_int_equal(sim.capacity->preemptions, preempted);
+			assert_int_equal(resumed, preempted);
+			assert_true(sim.capacity->shrinks >= 1);
+			/* Exactly the jobs that stopped holding GPUs were preempted. */
+			assert_int_equal(sim.capacity->preemptions, 4 - seen.jobs_after);
+			/* Shrinks happen at the withdrawal only (elastic scale-ins
+			 * of the DP are "resize"). */
+			for (size_t i = 0; i < sim.nevents; i++)
+				if (strcmp(sim.events[i].kind, "shrink") == 0)
+					assert_true(sim.events[i].t == 400.0);
+			hb_sim_free(&sim);
+		}
+	}
+	chk_reset();
+	remove(path);
+}
+
 static int setup(void **state)
 {
 	static const char doc[] =
@@ -698,6 +875,7 @@ int main(void)
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_agent_alone_uses_best_count),
 		cmocka_unit_test(test_jsa_input_from_perf_model),
+		cmocka_unit_test(test_capacity_withdrawal),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
