@@ -803,8 +803,15 @@ static void test_capacity_withdrawal(void **state)
 				resumed += count_events(&sim, j, "resume");
 			}
 			/* Four jobs, three GPUs: one at least is preempted, and every
-			 * preempted one came back (drop mode keeps them). */
+			 * preempted one came back (drop mode keeps them).  Exactly:
+			 * the DP gave 4/2/1/1 (elastic), placed as job 0 on node 0
+			 * and jobs 1-3 on node 1; node 1 goes whole and one GPU of
+			 * node 0, so jobs 1-3 lose everything and are preempted and
+			 * job 0 shrinks 4 -> 3. */
 			assert_true(sim.capacity->preemptions >= 1);
+			assert_int_equal(sim.capacity->preemptions, 3);
+			assert_int_equal(sim.capacity->shrinks, 1);
+			assert_int_equal(sim.jobs[0].preemptions, 0);
 			assert_int_equal(sim.capacity->preemptions, preempted);
 			assert_int_equal(resumed, preempted);
 			assert_true(sim.capacity->shrinks >= 1);
