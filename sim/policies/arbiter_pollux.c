@@ -93,6 +93,22 @@
  *  - Mutation step 3 draws the gaps between raised cells on nodes where
  *    the job does not run (geometric, the same distribution as a coin per
  *    cell; tests/arbiter_pollux checks the rates).
+ *
+ * Capacity that comes and goes (sim --capacity, capacity.h; Pollux has
+ * none of its own): a column's capacity is its node's online GPUs
+ * (hb_sim_node_online), and G (fair share, exploration cap) is the online
+ * total.  Only nodes with every GPU online can be "entirely free" and so
+ * interchangeable with the others of their shape; a node with GPUs
+ * withdrawn is always a searched column of its own (its capacity differs
+ * from its shape's), and a node with none online is never one.  The
+ * warm start only moves GPUs to entirely free nodes, so also fully online
+ * ones; a front member that holds more than a node has online now is
+ * fixed by repair.  On a withdrawal of busy GPUs (on_revoke) the jobs there,
+ * most recently started first, give those GPUs up and run on the rest (a
+ * Pollux job runs on any count: its agent re-tunes (m, s) on the new grant);
+ * a job left with none is preempted by the engine and stays active, so the
+ * next round, which always searches after a capacity change, places it
+ * again.
  */
 #include <limits.h>
 #include <math.h>
@@ -1243,7 +1259,7 @@ static int round_job_init(struct hb_sim *sim, struct round_job *rj, int njobs, i
 	struct hb_sim_job *job = rj->job;
 	struct hb_goodput_limits lim;
 	long min_local = 0;
-	int G = sim->cl->ngpus, cap;
+	int G = hb_sim_online_gpus(sim) > 0 ? hb_sim_online_gpus(sim) : 1, cap;
 	size_t memo_n;
 
 	if (hb_pollux_agent_report(sim, job, &rj->rep, err) < 0)
@@ -1312,7 +1328,10 @@ static int choose_columns(const struct pollux_arb *st, struct round *r, const in
 		bound += maxr[j] < POLLUX_MAX_NODES ? maxr[j] : POLLUX_MAX_NODES;
 	r->ncols = 0;
 	for (int n = 0; n < N; n++) {
-		int in = sim->free_gpus[n] < sim->cl->nodes[n].ngpus || taken[st->shape[n]]++ < bound;
+		int on = hb_sim_node_online(sim, n);
+		/* Withdrawn GPUs: a column of its own unless nothing is online
+		 * (header, "Capacity that comes and goes"). */
+		int in = on > 0 && (on < sim->cl->nodes[n].ngpus || sim->free_gpus[n] < on || taken[st->shape[n]]++ < bound);
 
 		r->node_col[n] = in ? r->ncols : -1;
 		if (in)
@@ -1601,7 +1620,7 @@ static int pollux_round(struct hb_sim *sim, struct hb_error *err)
 	if (!base || !capacity)
 		goto oom;
 	for (int k = 0; k < nc; k++)
-		capacity[k] = sim->cl->nodes[r.cols[k]].ngpus;
+		capacity[k] = hb_sim_node_online(sim, r.cols[k]);
 	for (int j = 0; j < r.njobs; j++)
 		for (int k = 0; k < nc; k++)
 			base[(size_t)j * nc + k] = r.jobs[j].job->grant[r.cols[k]];
@@ -1691,6 +1710,75 @@ static void pollux_free(struct hb_sim *sim)
 	sim->arbiter_state = NULL;
 }
 
+/* Busy GPUs are withdrawn (need[i] beyond node i's free ones): the jobs
+ * there, most recently started first, give them up and run on the rest
+ * (header); the engine preempts whoever is left with none. */
+static int pollux_revoke(struct hb_sim *sim, const int *need, struct hb_error *err)
+{
+	struct pollux_arb *st = arb_state(sim, err);
+	int N = sim->cl->nnodes, *left, *grant, *done, rc = 0;
+
+	if (!st)
+		return -1;
+	st->last_settled = 0;
+	left = malloc(sizeof(int) * (size_t)(N > 0 ? N : 1));
+	grant = malloc(sizeof(int) * (size_t)(N > 0 ? N : 1));
+	done = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1), sizeof(int));
+	if (!left || !grant || !done) {
+		rc = hb_runtime_error(err, "pollux: out of memory");
+		goto out;
+	}
+	memcpy(left, need, sizeof(int) * (size_t)N);
+	for (;;) {
+		struct hb_sim_job *job = NULL;
+		int keep = 0;
+
+		for (int a = 0; a < st->nactive; a++) {
+			struct hb_sim_job *x = &sim->jobs[st->active[a]];
+			int on = 0;
+
+			if (done[x->id] || !(x->state == HB_JOB_RUNNING || x->state == HB_JOB_RESTARTING))
+				continue;
+			for (int n = 0; n < N && !on; n++)
+				on = left[n] > 0 && x->grant[n] > 0;
+			if (on && (!job || x->start_s > job->start_s || (x->start_s == job->start_s && x->id > job->id)))
+				job = x;
+		}
+		if (!job)
+			break;
+		done[job->id] = 1;
+		for (int n = 0; n < N; n++) {
+			int t = left[n] < job->grant[n] ? left[n] : job->grant[n];
+
+			grant[n] = job->grant[n] - t;
+			keep += grant[n];
+		}
+		if (keep == 0)
+			continue; /* nothing left: the engine preempts it */
+		for (int n = 0; n < N; n++)
+			left[n] -= job->grant[n] - grant[n];
+		hb_sim_note(sim, job, "shrink", "pollux: capacity revoked, %d -> %d GPUs", job->ngrant, keep);
+		if ((rc = hb_sim_regrant(sim, job, grant, err)) < 0)
+			break;
+	}
+out:
+	free(left);
+	free(grant);
+	free(done);
+	return rc;
+}
+
+/* GPUs came back or went: the next round searches whatever its inputs. */
+static int pollux_capacity(struct hb_sim *sim, struct hb_error *err)
+{
+	struct pollux_arb *st = arb_state(sim, err);
+
+	if (!st)
+		return -1;
+	st->last_settled = 0;
+	return 0;
+}
+
 const struct hb_arbiter_ops hb_arbiter_pollux = {
 	.name = "pollux",
 	.summary = "PolluxSched: 60 s rounds, NSGA-II over allocation matrices maximising the p = -1 power mean "
@@ -1700,8 +1788,7 @@ const struct hb_arbiter_ops hb_arbiter_pollux = {
 	.round_s = pollux_round_s,
 	.on_round = pollux_round,
 	.free_state = pollux_free,
-	/* Its search groups nodes of one shape as interchangeable and bounds
-	 * them by the cluster's counts; GPUs withdrawn from some nodes of a
-	 * shape break both (not modelled yet). */
-	.no_capacity = "PolluxSched's node shapes assume every node keeps its GPUs",
+	.on_revoke = pollux_revoke,
+	.on_requeue = hb_arbiter_requeue_round, /* a preempted job stays active: the next round places it */
+	.on_capacity = pollux_capacity,
 };

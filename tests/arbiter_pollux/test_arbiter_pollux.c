@@ -17,8 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <unistd.h>
 
 #include "agent_pollux.h"
+#include "capacity.h"
 #include "arbiter_pollux.h"
 #include "default_db.h"
 #include "goodput.h"
@@ -797,6 +799,110 @@ static void test_needs_pollux_agent(void **state)
 	hb_sim_free(&sim);
 }
 
+/* ---- capacity that comes and goes (sim --capacity) ----------------------------- */
+
+/* Every GPU held by one job, free or withdrawn; nothing held beyond what is
+ * online; at most one multi-node job per node. */
+static int cap_checks;
+
+static void check_online_grants(const struct hb_sim *sim)
+{
+	for (int n = 0; n < sim->cl->nnodes; n++) {
+		int used = 0;
+
+		for (int j = 0; j < sim->njobs; j++)
+			if (sim->jobs[j].state == HB_JOB_RUNNING || sim->jobs[j].state == HB_JOB_RESTARTING)
+				used += sim->jobs[j].grant[n];
+		assert_true(used <= hb_sim_node_online(sim, n));
+		assert_int_equal(used + sim->free_gpus[n] + sim->capacity->offline[n], sim->cl->nodes[n].ngpus);
+	}
+	cap_checks++;
+}
+
+static int cap_round(struct hb_sim *sim, struct hb_error *err)
+{
+	if (hb_arbiter_pollux.on_round(sim, err) < 0)
+		return -1;
+	check_online_grants(sim);
+	return 0;
+}
+
+static int cap_capacity(struct hb_sim *sim, struct hb_error *err)
+{
+	if (hb_arbiter_pollux.on_capacity(sim, err) < 0)
+		return -1;
+	check_online_grants(sim);
+	return 0;
+}
+
+static void run_capacity(const char *path, struct hb_sim *sim)
+{
+	static struct hb_arbiter_ops ops;
+	struct hb_sim_opts o;
+	struct hb_error err = { 0 };
+	size_t n = sizeof(trace6) / sizeof(trace6[0]);
+
+	hb_sim_opts_default(&o);
+	o.seed = 3;
+	o.quiet = 1;
+	o.restart_const_s = 30.0;
+	o.capacity = path;
+	if (hb_sim_init(sim, &cat, hb_catalog_cluster(&cat, "pollux-t4"), db, "pollux", &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	ops = hb_arbiter_pollux;
+	ops.on_round = cap_round;
+	ops.on_capacity = cap_capacity;
+	hb_sim_set_arbiter(sim, &ops);
+	for (size_t k = 0; k < n; k++)
+		add_job(sim, trace6[k].model, &hb_agent_pollux, trace6[k].t, trace6[k].gpus, trace6[k].batch);
+	if (hb_sim_run(sim, &err) < 0)
+		fail_msg("%s", err.msg);
+}
+
+/* The 6-job trace on pollux-t4 (16 x 4 T4) with all but 3 GPUs withdrawn
+ * at 900 s and all back at 4000 s: PolluxSched (which used to refuse
+ * --capacity) never holds a withdrawn GPU, jobs on the revoked nodes shrink
+ * or are preempted, every job finishes, and the run is deterministic. */
+static void test_capacity_withdrawal(void **state)
+{
+	struct hb_sim a, b;
+	char path[256];
+	FILE *f;
+	int held_at_revoke = 0;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/hb-pollux-cap-%d.csv", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+		 (int)getpid());
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("time_s,gpu,available\n900,t4,3\n4000,t4,64\n", f);
+	fclose(f);
+	cap_checks = 0;
+	run_capacity(path, &a);
+	run_capacity(path, &b);
+	remove(path);
+	assert_true(cap_checks > 10);
+	assert_int_equal(a.capacity->withdrawn_gpus, 61);
+	for (size_t k = 0; k < a.nevents; k++)
+		held_at_revoke += a.events[k].t == 900.0 && (strcmp(a.events[k].kind, "shrink") == 0 ||
+							     strcmp(a.events[k].kind, "revoke") == 0);
+	/* The withdrawal reached busy GPUs: each job it touched shrank or was
+	 * preempted, and the counters say so. */
+	assert_true(held_at_revoke >= 1);
+	assert_int_equal(held_at_revoke, a.capacity->shrinks + a.capacity->preemptions);
+	for (int j = 0; j < a.njobs; j++)
+		assert_int_equal(a.jobs[j].state, HB_JOB_DONE);
+	assert_int_equal(a.nevents, b.nevents);
+	for (size_t k = 0; k < a.nevents; k++) {
+		assert_true(a.events[k].t == b.events[k].t);
+		assert_string_equal(a.events[k].detail, b.events[k].detail);
+	}
+	print_message("      6-job trace on pollux-t4 with 3 GPUs left at 900 s: %ld shrunk, %ld preempted\n",
+		      a.capacity->shrinks, a.capacity->preemptions);
+	hb_sim_free(&a);
+	hb_sim_free(&b);
+}
+
 static int setup(void **state)
 {
 	struct hb_error err = { 0 };
@@ -836,6 +942,7 @@ int main(void)
 		cmocka_unit_test(test_agent_keeps_history_across_grants),
 		cmocka_unit_test(test_needs_pollux_agent),
 		cmocka_unit_test(test_trace_deterministic),
+		cmocka_unit_test(test_capacity_withdrawal),
 		cmocka_unit_test(test_trace_few_searched_nodes),
 	};
 
