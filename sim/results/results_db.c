@@ -46,7 +46,9 @@ static const char *const schema_trace =
 	" jct_median_h REAL, jct_p99_h REAL, jct_max_h REAL, makespan_h REAL, queue_mean_h REAL, queue_p99_h REAL,"
 	" gpu_hours REAL, cost_usd REAL, util_mean REAL, restarts_per_job REAL, preemptions_per_job REAL,"
 	" rho_jobs INTEGER, rho_median REAL, rho_p99 REAL, rho_max REAL, sched_rounds INTEGER,"
-	" sched_ms_per_round REAL);"  /* NULL unless asked for: a wall time */
+	" sched_ms_per_round REAL,"  /* NULL unless asked for: a wall time */
+	/* The --capacity counters (capacity.h); NULL without a series. */
+	" capacity_withdrawn_gpus INTEGER, capacity_preemptions INTEGER, capacity_shrinks INTEGER);"
 	"CREATE TABLE cluster_jobs(run_id INTEGER NOT NULL REFERENCES runs(run_id), job INTEGER NOT NULL,"
 	" name TEXT NOT NULL, model TEXT NOT NULL, req_gpus INTEGER, req_batch INTEGER, arrival_s REAL, start_s REAL,"
 	" finish_s REAL, jct_s REAL, queue_s REAL, restarts INTEGER, preemptions INTEGER, javg REAL,"
@@ -257,7 +259,7 @@ enum { TS_SUMMARY, TS_JOB, TS_MODEL, TS_UTIL, TS_N };
 
 static const char *const trace_sql[TS_N] = {
 	"INSERT INTO cluster_summary VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
-	" ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+	" ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
 	"INSERT INTO cluster_jobs VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
 	"INSERT INTO model_jct VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
 	"INSERT INTO utilisation VALUES(?1, ?2, ?3, ?4, ?5)",
@@ -296,6 +298,11 @@ static int db_trace_summary(sqlite3 *db, sqlite3_stmt *s, const struct hb_trace_
 		sqlite3_bind_int64(s, 24, x->sched_rounds);
 		if (r->record_wall)
 			bind_real(s, 25, x->sched_ms_per_round);
+		if (x->capacity) {
+			sqlite3_bind_int64(s, 26, x->capacity_withdrawn);
+			sqlite3_bind_int64(s, 27, x->capacity_preemptions);
+			sqlite3_bind_int64(s, 28, x->capacity_shrinks);
+		}
 	}
 	return step(db, s, err);
 }

@@ -297,7 +297,8 @@ static void write_cluster_summary_csv(FILE *f, const struct hb_trace_results *r)
 {
 	fputs("run_id,policy,status,reason,jobs,completed,dropped,jct_mean_h,jct_median_h,jct_p99_h,jct_max_h,"
 	      "makespan_h,queue_mean_h,queue_p99_h,gpu_hours,cost_usd,util_mean,restarts_per_job,"
-	      "preemptions_per_job,rho_jobs,rho_median,rho_p99,rho_max,sched_rounds\n",
+	      "preemptions_per_job,rho_jobs,rho_median,rho_p99,rho_max,sched_rounds,capacity_withdrawn_gpus,"
+	      "capacity_preemptions,capacity_shrinks\n",
 	      f);
 	for (int i = 0; i < r->nruns; i++) {
 		const struct hb_trace_run *ru = &r->runs[i];
@@ -308,7 +309,7 @@ static void write_cluster_summary_csv(FILE *f, const struct hb_trace_results *r)
 		if (!ran(ru)) {
 			fputs(",cannot run,", f);
 			hb_csv_put_str(f, ru->why);
-			fputs(",,,,,,,,,,,,,,,,,,,,\n", f);
+			fputs(",,,,,,,,,,,,,,,,,,,,,,,\n", f);
 			continue;
 		}
 		fprintf(f, ",ok,,%d,%d,%ld", s->njobs, s->completed, dropped(r, ru));
@@ -328,7 +329,12 @@ static void write_cluster_summary_csv(FILE *f, const struct hb_trace_results *r)
 		put_sep_num(f, s->rho.median);
 		put_sep_num(f, s->rho.p99);
 		put_sep_num(f, s->rho.max);
-		fprintf(f, ",%ld\n", s->sched_rounds);
+		fprintf(f, ",%ld", s->sched_rounds);
+		/* The --capacity counters (capacity.h); empty without a series. */
+		if (s->capacity)
+			fprintf(f, ",%ld,%ld,%ld\n", s->capacity_withdrawn, s->capacity_preemptions, s->capacity_shrinks);
+		else
+			fputs(",,,\n", f);
 	}
 }
 

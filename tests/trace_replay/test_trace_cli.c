@@ -450,6 +450,85 @@ static void test_plots(void **state)
 	assert_no_temporaries("f1");
 }
 
+/* --capacity's counters reach every output: cluster_summary (results.db and
+ * CSV) and summary.json agree with each other and with the run's own events
+ * (one `revoke` per preemption, one `shrink` per scale-in for these two
+ * policies), and a run without --capacity leaves them NULL / empty. */
+static void test_capacity_columns(void **state)
+{
+	static const char *const pols[] = { "fifo", "elastic" };
+	char sql[512], *s, *line;
+	size_t len;
+	sqlite3 *db;
+	cJSON *doc;
+
+	(void)state;
+	write_file("cap.csv", "time_s,gpu,available\n700,t4,16\n2400,t4,64\n");
+	assert_int_equal(run("-q sim --cluster pollux-t4 --trace '%s' --policy fifo,elastic --capacity cap.csv "
+			     "--no-fairness --out cap1",
+			     fixture),
+			 0);
+	db = open_db("cap1");
+	s = slurp_in("cap1", "summary.json", &len);
+	doc = cJSON_Parse(s);
+	free(s);
+	assert_non_null(doc);
+	s = slurp_in("cap1", "cluster_summary.csv", &len);
+	assert_non_null(strstr(s, ",sched_rounds,capacity_withdrawn_gpus,capacity_preemptions,capacity_shrinks\n"));
+	for (int i = 0; i < 2; i++) {
+		cJSON *pol = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "policies"), i);
+		long w, p, k, ev_p, ev_k;
+		char want[128];
+
+		snprintf(sql, sizeof(sql), "SELECT capacity_withdrawn_gpus FROM cluster_summary WHERE policy = '%s'", pols[i]);
+		w = (long)query_double(db, sql);
+		snprintf(sql, sizeof(sql), "SELECT capacity_preemptions FROM cluster_summary WHERE policy = '%s'", pols[i]);
+		p = (long)query_double(db, sql);
+		snprintf(sql, sizeof(sql), "SELECT capacity_shrinks FROM cluster_summary WHERE policy = '%s'", pols[i]);
+		k = (long)query_double(db, sql);
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM events e JOIN runs r USING (run_id) WHERE r.policy = '%s' "
+			 "AND e.kind = 'revoke'", pols[i]);
+		ev_p = (long)query_double(db, sql);
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM events e JOIN runs r USING (run_id) WHERE r.policy = '%s' "
+			 "AND e.kind = 'shrink'", pols[i]);
+		ev_k = (long)query_double(db, sql);
+		print_message("      %s: %ld GPUs withdrawn, %ld preempted, %ld shrunk\n", pols[i], w, p, k);
+		assert_int_equal(w, 48);
+		assert_int_equal(p, ev_p);
+		assert_int_equal(k, ev_k);
+		assert_non_null(pol);
+		assert_string_equal(cJSON_GetObjectItem(pol, "policy")->valuestring, pols[i]);
+		assert_int_equal(cJSON_GetObjectItem(pol, "capacity_withdrawn_gpus")->valueint, w);
+		assert_int_equal(cJSON_GetObjectItem(pol, "capacity_preemptions")->valueint, p);
+		assert_int_equal(cJSON_GetObjectItem(pol, "capacity_shrinks")->valueint, k);
+		/* The CSV row ends with the same three. */
+		snprintf(want, sizeof(want), "\n%d,%s,ok,", i + 1, pols[i]);
+		line = strstr(s, want);
+		assert_non_null(line);
+		line = strchr(line + 1, '\n');
+		assert_non_null(line);
+		snprintf(want, sizeof(want), ",%ld,%ld,%ld\n", w, p, k);
+		assert_int_equal(strncmp(line - strlen(want) + 1, want, strlen(want)), 0);
+	}
+	/* The withdrawal (64 -> 16 under a trace that fills the cluster) reaches
+	 * busy GPUs under both. */
+	assert_true(query_double(db, "SELECT min(capacity_preemptions + capacity_shrinks) FROM cluster_summary") >= 1);
+	free(s);
+	cJSON_Delete(doc);
+	sqlite3_close(db);
+
+	assert_int_equal(run("-q sim --cluster pollux-t4 --trace '%s' --policy fifo --no-fairness --out cap2", fixture),
+			 0);
+	db = open_db("cap2");
+	assert_int_equal((int)query_double(db, "SELECT count(*) FROM cluster_summary WHERE capacity_withdrawn_gpus IS NULL "
+					       "AND capacity_preemptions IS NULL AND capacity_shrinks IS NULL"),
+			 1);
+	sqlite3_close(db);
+	s = slurp_in("cap2", "cluster_summary.csv", &len);
+	assert_non_null(strstr(s, ",,,\n"));
+	free(s);
+}
+
 static int setup(void **state)
 {
 	const char *root = getenv("HB_SOURCE_ROOT");
@@ -480,6 +559,7 @@ int main(void)
 		cmocka_unit_test(test_oversize_and_load),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_plots),
+		cmocka_unit_test(test_capacity_columns),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
