@@ -81,6 +81,14 @@ static void cell(FILE *out, int width, int prec, double v)
 		fprintf(out, " %*s", width, "-");
 }
 
+/* Width of a policy's column in the JCT-by-model table: 10, or its name's. */
+static int col_width(const char *policy)
+{
+	size_t n = strlen(policy);
+
+	return n > 10 ? (int)(n < 64 ? n : 64) : 10;
+}
+
 static const struct hb_model_jct *model_row(const struct hb_trace_run *ru, const char *model)
 {
 	for (int i = 0; i < ru->nby_model; i++)
@@ -139,10 +147,12 @@ void hb_trace_results_print(FILE *out, const struct hb_trace_results *r)
 		fputc('\n', out);
 	}
 	if (first) {
+		/* A column is 10 wide, or as wide as its policy's name: cut to 10,
+		 * elastic-fixed, -max, -min and -random all read "elastic-fi". */
 		fprintf(out, "\nmean JCT by model (h)\n%-22s", "model (jobs)");
 		for (int i = 0; i < r->nruns; i++)
 			if (ran(&r->runs[i]))
-				fprintf(out, " %10.10s", r->runs[i].policy);
+				fprintf(out, " %*s", col_width(r->runs[i].policy), r->runs[i].policy);
 		fputc('\n', out);
 		for (int m = 0; m < first->nby_model; m++) {
 			char name[64];
@@ -155,17 +165,16 @@ void hb_trace_results_print(FILE *out, const struct hb_trace_results *r)
 				if (!ran(&r->runs[i]))
 					continue;
 				mj = model_row(&r->runs[i], first->by_model[m].model);
-				cell(out, 10, 2, mj ? mj->jct_mean_s / 3600.0 : NAN);
+				cell(out, col_width(r->runs[i].policy), 2, mj ? mj->jct_mean_s / 3600.0 : NAN);
 			}
 			fputc('\n', out);
 		}
 	}
-	for (int i = 0; i < r->nruns; i++)
-		if (ran(&r->runs[i]) && r->runs[i].sum.capacity)
+	for (int i = 0, shown = 0; i < r->nruns; i++)
+		if (ran(&r->runs[i]) && r->runs[i].sum.capacity) /* one block, whichever runs failed between */
 			fprintf(out, "%scapacity %s: %ld GPUs withdrawn, %ld jobs preempted and requeued, %ld jobs shrunk\n",
-				i == 0 || !ran(&r->runs[i - 1]) || !r->runs[i - 1].sum.capacity ? "\n" : "",
-				r->runs[i].policy, r->runs[i].sum.capacity_withdrawn, r->runs[i].sum.capacity_preemptions,
-				r->runs[i].sum.capacity_shrinks);
+				shown++ ? "" : "\n", r->runs[i].policy, r->runs[i].sum.capacity_withdrawn,
+				r->runs[i].sum.capacity_preemptions, r->runs[i].sum.capacity_shrinks);
 	if (r->fairness)
 		fprintf(out, "\nrho: JCT here / JCT alone on max(1, round(%d / J)) GPUs, J = mean active jobs over the "
 			     "job's life (metrics.h)\n",

@@ -529,6 +529,37 @@ static void test_capacity_columns(void **state)
 	free(s);
 }
 
+/* The JCT-by-model table names every policy in full: a column is as wide as
+ * its name when that is longer than 10 (elastic-fixed and its variants all
+ * read "elastic-fi" when cut), 10 otherwise as before, and every row lines
+ * up with the header. */
+static void test_by_model_long_names(void **state)
+{
+	size_t len, hlen;
+	char *s, *h, *row, *end;
+
+	(void)state;
+	assert_int_equal(run("-q sim --cluster pollux-t4 --trace '%s' --policy fifo,elastic-fixed,elastic-fixed-min "
+			     "--no-fairness",
+			     fixture),
+			 0);
+	s = slurp(outf, &len);
+	h = strstr(s, "\nmodel (jobs)          ");
+	assert_non_null(h);
+	h++;
+	end = strchr(h, '\n');
+	assert_non_null(end);
+	hlen = (size_t)(end - h);
+	assert_int_equal(strncmp(h, "model (jobs)                 fifo elastic-fixed elastic-fixed-min\n", hlen + 1), 0);
+	row = strstr(s, "\nncf (2)");
+	assert_non_null(row);
+	row++;
+	end = strchr(row, '\n');
+	assert_non_null(end);
+	assert_int_equal((size_t)(end - row), hlen);
+	free(s);
+}
+
 static int setup(void **state)
 {
 	const char *root = getenv("HB_SOURCE_ROOT");
@@ -560,6 +591,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_plots),
 		cmocka_unit_test(test_capacity_columns),
+		cmocka_unit_test(test_by_model_long_names),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
