@@ -1615,6 +1615,10 @@ static int pollux_round(struct hb_sim *sim, struct hb_error *err)
 	if (choose_columns(st, &r, maxr) < 0)
 		goto oom;
 	nc = r.ncols;
+	if (nc == 0) { /* every GPU withdrawn (--capacity): nothing to search, every job waits */
+		rc = 0;
+		goto done;
+	}
 	base = malloc(sizeof(int) * (size_t)r.njobs * (size_t)nc);
 	capacity = malloc(sizeof(int) * (size_t)nc);
 	if (!base || !capacity)

@@ -901,6 +901,23 @@ static void test_capacity_withdrawal(void **state)
 		      a.capacity->shrinks, a.capacity->preemptions);
 	hb_sim_free(&a);
 	hb_sim_free(&b);
+
+	/* None left: no column to search (the rounds wait, they used to fail
+	 * with "0 nodes"); every running job is preempted, none shrinks. */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("time_s,gpu,available\n900,t4,0\n4000,t4,64\n", f);
+	fclose(f);
+	run_capacity(path, &a);
+	remove(path);
+	assert_int_equal(a.capacity->withdrawn_gpus, 64);
+	assert_int_equal(a.capacity->shrinks, 0);
+	assert_true(a.capacity->preemptions >= 1);
+	for (int j = 0; j < a.njobs; j++) {
+		assert_int_equal(a.jobs[j].state, HB_JOB_DONE);
+		assert_true(a.jobs[j].finish_s > 4000.0 || a.jobs[j].finish_s < 900.0);
+	}
+	hb_sim_free(&a);
 }
 
 static int setup(void **state)
