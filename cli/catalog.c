@@ -305,9 +305,11 @@ static int from_philly(struct hb_cli *cli, struct hb_catalog *cat, const char *p
 		rc = hb_json_print(stdout, doc, &err) < 0 ? hb_cli_fail(cli, &err) : 0;
 	} else {
 		show_cluster(cat, c);
-		printf("\n%s: %ld machines, %ld GPUs (%ld p40 from 24 GB, %ld p100 from 12 GB); %ld machines with 0 GPUs "
+		printf("\n%s: %ld %s, %ld %s (%ld p40 from 24 GB, %ld p100 from 12 GB); %ld %s with 0 GPUs "
 		       "left out\n",
-		       path, info.machines, info.gpus, info.gpus_24gb, info.gpus_12gb, info.skipped);
+		       path, info.machines, hb_plural(info.machines, "machine", "machines"), info.gpus,
+		       hb_plural(info.gpus, "GPU", "GPUs"), info.gpus_24gb, info.gpus_12gb, info.skipped,
+		       hb_plural(info.skipped, "machine", "machines"));
 		if (out)
 			printf("written to %s\n", out);
 	}

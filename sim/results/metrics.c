@@ -16,6 +16,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "capacity.h"   /* struct hb_capacity: the counters of a --capacity series */
+#include "interrupt.h"  /* hb_interrupted: a signal stops the reference runs */
 #include "metrics.h"
 #include "policy.h"     /* hb_arbiter_fifo: the reference runs of rho */
 #include "progress.h"
@@ -582,7 +583,7 @@ int hb_metrics_rho(const struct hb_sim *sim, int show_progress, struct hb_rho_jo
 	struct ref_run *cache = calloc((size_t)sim->njobs + 1, sizeof(*cache));
 	struct hb_rho_stats local = { 0 };
 	struct hb_progress bar;
-	int ncache = 0, G = sim->cl->ngpus;
+	int ncache = 0, G = sim->cl->ngpus, rc = 0;
 
 	if (!st)
 		st = &local;
@@ -616,6 +617,13 @@ int hb_metrics_rho(const struct hb_sim *sim, int show_progress, struct hb_rho_jo
 		struct hb_rho_job *r = &out[j];
 		struct ref_run *c = NULL;
 
+		/* A signal stops the reference runs (hb_sim_run), which would
+		 * read as jobs without a rho: the metrics of a run that was
+		 * interrupted are no results at all. */
+		if (hb_interrupted()) {
+			rc = hb_interrupt_error(err, "fairness (rho)");
+			break;
+		}
 		hb_progress_update(&bar, j);
 		r->javg = jv[j];
 		r->ref_gpus = 0;
@@ -653,13 +661,15 @@ int hb_metrics_rho(const struct hb_sim *sim, int show_progress, struct hb_rho_jo
 		}
 		r->rho = (fin[j] - arr[j]) / c->jct_s;
 	}
+	if (rc == 0 && hb_interrupted()) /* the last reference run was cut short */
+		rc = hb_interrupt_error(err, "fairness (rho)");
 	hb_progress_update(&bar, sim->njobs);
 	hb_progress_finish(&bar);
 	free(arr);
 	free(fin);
 	free(jv);
 	free(cache);
-	return 0;
+	return rc;
 }
 
 /* ---- summaries ------------------------------------------------------------------------- */

@@ -812,7 +812,7 @@ static void test_cli_from_philly(void **state)
 	snprintf(args, sizeof(args), "catalog clusters --from-philly '%s'", good);
 	assert_int_equal(run_cli(args, cli_out, sizeof(cli_out), err, sizeof(err)), 0);
 	assert_non_null(strstr(cli_out, "cluster philly-machines"));
-	assert_non_null(strstr(cli_out, "4 machines, 22 GPUs (16 p40 from 24 GB, 6 p100 from 12 GB); 1 machines"));
+	assert_non_null(strstr(cli_out, "4 machines, 22 GPUs (16 p40 from 24 GB, 6 p100 from 12 GB); 1 machine with 0 GPUs"));
 	/* --out writes the document; --json prints the same one. */
 	snprintf(args, sizeof(args), "catalog clusters --from-philly '%s' --name pm --out '%s' --json", good,
 		 tmp_path("pm.json"));
