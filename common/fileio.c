@@ -11,43 +11,7 @@
 
 int hb_read_file(const char *path, char **data, size_t *len, struct hb_error *err)
 {
-	FILE *f = hb_open_input(path, err);
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-
-	if (!f)
-		return -1;
-	for (;;) {
-		size_t got;
-
-		if (cap - n < 65536) {
-			char *nb;
-
-			cap = cap ? cap * 2 : 131072;
-			nb = realloc(buf, cap + 1);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return hb_runtime_error(err, "%s: out of memory", path);
-			}
-			buf = nb;
-		}
-		got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		free(buf);
-		fclose(f);
-		return hb_runtime_error(err, "%s: read error", path);
-	}
-	fclose(f);
-	buf[n] = '\0';
-	*data = buf;
-	if (len)
-		*len = n;
-	return 0;
+	return hb_read_bytes_file(path, 0, data, len, err);
 }
 
 int hb_atomic_open(struct hb_atomic_file *af, const char *path, struct hb_error *err)

@@ -2,6 +2,7 @@
  * input.c: opening and reading a user's input files (input.h).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,7 +35,10 @@ size_t hb_utf8_bom_len(const char *s, size_t n)
 	return n >= 3 && memcmp(s, HB_UTF8_BOM, 3) == 0 ? 3 : 0;
 }
 
-int hb_read_text_file(const char *path, size_t max_bytes, char **data, size_t *len, struct hb_error *err)
+/* The one whole-file reader: a text file (text: NUL bytes refused, a BOM
+ * skipped) or any bytes, at most max_bytes, read no further than that. */
+static int read_whole(const char *path, size_t max_bytes, int text, char **data, size_t *len,
+		      struct hb_error *err)
 {
 	FILE *f = hb_open_input(path, err);
 	char *buf = NULL;
@@ -42,8 +46,6 @@ int hb_read_text_file(const char *path, size_t max_bytes, char **data, size_t *l
 
 	if (!f)
 		return -1;
-	if (max_bytes == 0)
-		max_bytes = HB_TEXT_FILE_MAX;
 	for (;;) {
 		size_t got, want;
 		const char *nul;
@@ -65,7 +67,7 @@ int hb_read_text_file(const char *path, size_t max_bytes, char **data, size_t *l
 		if (want > max_bytes + 1 - n)
 			want = max_bytes + 1 - n;
 		got = fread(buf + n, 1, want, f);
-		if ((nul = memchr(buf + n, '\0', got)) != NULL) {
+		if (text && (nul = memchr(buf + n, '\0', got)) != NULL) {
 			size_t at = n + (size_t)(nul - (buf + n));
 
 			free(buf);
@@ -77,8 +79,8 @@ int hb_read_text_file(const char *path, size_t max_bytes, char **data, size_t *l
 		if (n > max_bytes) {
 			free(buf);
 			fclose(f);
-			return hb_input_error(err, "%s: larger than %zu bytes, more than a text input of this kind holds",
-					      path, max_bytes);
+			return hb_input_error(err, "%s: larger than %zu bytes, more than a%s input of this kind holds",
+					      path, max_bytes, text ? " text" : "n");
 		}
 		if (got == 0)
 			break;
@@ -91,7 +93,7 @@ int hb_read_text_file(const char *path, size_t max_bytes, char **data, size_t *l
 		return hb_runtime_error(err, "%s: read error: %s", path, strerror(e));
 	}
 	fclose(f);
-	bom = hb_utf8_bom_len(buf, n);
+	bom = text ? hb_utf8_bom_len(buf, n) : 0;
 	if (bom)
 		memmove(buf, buf + bom, n - bom);
 	n -= bom;
@@ -100,4 +102,14 @@ int hb_read_text_file(const char *path, size_t max_bytes, char **data, size_t *l
 	if (len)
 		*len = n;
 	return 0;
+}
+
+int hb_read_text_file(const char *path, size_t max_bytes, char **data, size_t *len, struct hb_error *err)
+{
+	return read_whole(path, max_bytes ? max_bytes : HB_TEXT_FILE_MAX, 1, data, len, err);
+}
+
+int hb_read_bytes_file(const char *path, size_t max_bytes, char **data, size_t *len, struct hb_error *err)
+{
+	return read_whole(path, max_bytes ? max_bytes : SIZE_MAX - 1, 0, data, len, err);
 }

@@ -40,6 +40,11 @@ FILE *hb_open_input(const char *path, struct hb_error *err);
  * than max_bytes (0: HB_TEXT_FILE_MAX), read no further than that. */
 int hb_read_text_file(const char *path, size_t max_bytes, char **data, size_t *len, struct hb_error *err);
 
+/* hb_read_text_file for any bytes: no NUL or byte-order-mark handling, at
+ * most max_bytes (0: no limit); the buffer is NUL-terminated all the same.
+ * hb_read_file (fileio.h) is this without a limit. */
+int hb_read_bytes_file(const char *path, size_t max_bytes, char **data, size_t *len, struct hb_error *err);
+
 /* Length of a UTF-8 byte-order mark at the start of s (3 or 0). */
 size_t hb_utf8_bom_len(const char *s, size_t n);
 
