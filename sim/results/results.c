@@ -117,6 +117,20 @@ static void knob_default(struct hb_knob *x, const char *text)
 	hb_strlcpy(x->text, text, sizeof(x->text));
 }
 
+/* A file knob (--replay, --capacity): recorded by its base name, since an
+ * absolute path would make the files depend on where the command ran. */
+static void knob_file(struct hb_knob *x, const char *path, const char *default_path)
+{
+	if (path) {
+		x->type = HB_KNOB_STR;
+		x->str = base_name(path);
+		hb_strlcpy(x->text, x->str, sizeof(x->text));
+	} else {
+		knob_default(x, "none");
+	}
+	x->non_default = !path != !default_path;
+}
+
 int hb_results_knobs(const struct hb_results *r, struct hb_knob *k)
 {
 	const struct hb_sim_opts *o = &r->opts, *d = &r->defaults;
@@ -158,17 +172,8 @@ int hb_results_knobs(const struct hb_results *r, struct hb_knob *k)
 	knob_num(x, o->unequal_k, "");
 	x->non_default = o->unequal_k != d->unequal_k;
 
-	/* A replay file is recorded by its base name: an absolute path would
-	 * make the files depend on where the command ran. */
 	x = knob(k, &n, "replay", "replay", 1);
-	if (o->replay) {
-		x->type = HB_KNOB_STR;
-		x->str = base_name(o->replay);
-		hb_strlcpy(x->text, x->str, sizeof(x->text));
-	} else {
-		knob_default(x, "none");
-	}
-	x->non_default = !o->replay != !d->replay;
+	knob_file(x, o->replay, d->replay);
 
 	/* The progress model decides what every time and cost means (stats.h),
 	 * so it is always shown and stored by name. */
@@ -225,16 +230,8 @@ int hb_results_knobs(const struct hb_results *r, struct hb_knob *k)
 	hb_strlcpy(x->text, o->yarn_head_only ? "on" : "off", sizeof(x->text));
 	x->non_default = !o->yarn_head_only != !d->yarn_head_only;
 
-	/* By base name, as the replay file. */
 	x = knob(k, &n, "capacity", "capacity", 0);
-	if (o->capacity) {
-		x->type = HB_KNOB_STR;
-		x->str = base_name(o->capacity);
-		hb_strlcpy(x->text, x->str, sizeof(x->text));
-	} else {
-		knob_default(x, "none");
-	}
-	x->non_default = !o->capacity != !d->capacity;
+	knob_file(x, o->capacity, d->capacity);
 	return n;
 }
 
