@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "input.h"
 #include "outset.h"
 #include "strutil.h"
 #include "tmpfiles.h"
@@ -232,7 +233,7 @@ static int find_foreign(const char *dir, char *foreign, size_t size, int *nforei
 	if (hb_path_exists(mpath)) {
 		struct hb_error rerr = { 0 };
 
-		if (hb_read_file(mpath, &text, NULL, &rerr) < 0)
+		if (hb_read_text_file(mpath, 0, &text, NULL, &rerr) < 0)
 			return hb_runtime_error(err, "--out %s: cannot read its manifest: %s", dir, rerr.msg);
 		/* a killed writer's "*.tmp.PID" left inside (older versions wrote in place) */
 		hb_tmp_clean_stale(dir, NULL);

@@ -330,26 +330,37 @@ static int push(cJSON *arr, cJSON *item)
 	return 1;
 }
 
+
+/* What summary.json and the dry-run plan open with: format, name, the
+ * configuration as given, and the trace the points replay. */
+static int json_head(cJSON *root, const struct hb_sweep *sw, const char *format)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	cJSON *tr;
+
+	cJSON_AddStringToObject(root, "format", format);
+	cJSON_AddStringToObject(root, "name", cfg->name);
+	if (!cJSON_AddItemToObject(root, "config", cJSON_Duplicate(cfg->echo, 1)))
+		return 0;
+	if ((tr = cJSON_AddObjectToObject(root, "trace"))) {
+		cJSON_AddStringToObject(tr, "source", cfg->trace.synthetic ? "synthetic" : cfg->trace.file_echo);
+		cJSON_AddStringToObject(tr, "format", hb_trace_format_name(sw->format));
+		cJSON_AddNumberToObject(tr, "jobs_read", (double)sw->trace_read);
+	}
+	return 1;
+}
+
 cJSON *hb_sweep_json(const struct hb_sweep *sw)
 {
 	const struct hb_sweep_config *cfg = sw->cfg;
-	cJSON *root = cJSON_CreateObject(), *arr, *tr;
+	cJSON *root = cJSON_CreateObject(), *arr;
 	struct hb_sweep_agg *agg = NULL;
 	struct hb_error err = { 0 };
 	int na = 0, ok = root != NULL;
 
 	if (ok && hb_sweep_aggregate(sw, &agg, &na, &err) < 0)
 		ok = 0;
-	if (ok) {
-		cJSON_AddStringToObject(root, "format", HB_SWEEP_FORMAT);
-		cJSON_AddStringToObject(root, "name", cfg->name);
-		ok = cJSON_AddItemToObject(root, "config", cJSON_Duplicate(cfg->echo, 1));
-	}
-	if (ok && (tr = cJSON_AddObjectToObject(root, "trace"))) {
-		cJSON_AddStringToObject(tr, "source", cfg->trace.synthetic ? "synthetic" : cfg->trace.file_echo);
-		cJSON_AddStringToObject(tr, "format", hb_trace_format_name(sw->format));
-		cJSON_AddNumberToObject(tr, "jobs_read", (double)sw->trace_read);
-	}
+	ok = ok && json_head(root, sw, HB_SWEEP_FORMAT);
 	cJSON_AddNumberToObject(root, "points", sw->npoints);
 	cJSON_AddNumberToObject(root, "points_ok", hb_sweep_nok(sw));
 	if (ok && (arr = cJSON_AddArrayToObject(root, "clusters")))
@@ -393,19 +404,10 @@ static cJSON *plan_row_json(const struct hb_sweep *sw, int id)
 cJSON *hb_sweep_plan_json(const struct hb_sweep *sw)
 {
 	const struct hb_sweep_config *cfg = sw->cfg;
-	cJSON *root = cJSON_CreateObject(), *arr, *tr;
+	cJSON *root = cJSON_CreateObject(), *arr;
 	int ok = root != NULL;
 
-	if (ok) {
-		cJSON_AddStringToObject(root, "format", HB_SWEEP_PLAN_FORMAT);
-		cJSON_AddStringToObject(root, "name", cfg->name);
-		ok = cJSON_AddItemToObject(root, "config", cJSON_Duplicate(cfg->echo, 1));
-	}
-	if (ok && (tr = cJSON_AddObjectToObject(root, "trace"))) {
-		cJSON_AddStringToObject(tr, "source", cfg->trace.synthetic ? "synthetic" : cfg->trace.file_echo);
-		cJSON_AddStringToObject(tr, "format", hb_trace_format_name(sw->format));
-		cJSON_AddNumberToObject(tr, "jobs_read", (double)sw->trace_read);
-	}
+	ok = ok && json_head(root, sw, HB_SWEEP_PLAN_FORMAT);
 	if (ok)
 		cJSON_AddNumberToObject(root, "points", sw->npoints);
 	if (ok && (arr = cJSON_AddArrayToObject(root, "clusters")))
