@@ -189,7 +189,6 @@ static int withdraw(struct hb_sim *sim, int gpu, int w, struct hb_error *err)
 	const struct hb_cluster *cl = sim->cl;
 	int *need = calloc((size_t)(cl->nnodes > 0 ? cl->nnodes : 1), sizeof(int));
 	int *before = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1), sizeof(int));
-	long pre = cap->preemptions;
 	int rc = 0;
 
 	if (!need || !before) {
@@ -248,7 +247,6 @@ static int withdraw(struct hb_sim *sim, int gpu, int w, struct hb_error *err)
 	}
 	free(need);
 	free(before);
-	(void)pre;
 	return rc;
 }
 

@@ -31,6 +31,7 @@ struct yarn_state {
 	int *queue;              /* waiting job ids, by arrival (ties: id) */
 	int n;
 	int njobs;
+	int *type;               /* per job id: its GPU type (job_type), fixed at arrival */
 	int *grant;              /* scratch, nnodes */
 };
 
@@ -40,6 +41,7 @@ static void yarn_free(struct hb_sim *sim)
 
 	if (st) {
 		free(st->queue);
+		free(st->type);
 		free(st->grant);
 		free(st);
 	}
@@ -56,10 +58,11 @@ static struct yarn_state *state(struct hb_sim *sim, struct hb_error *err)
 	if (st) {
 		st->njobs = sim->njobs;
 		st->queue = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1), sizeof(int));
+		st->type = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1), sizeof(int));
 		st->grant = calloc((size_t)(sim->cl->nnodes > 0 ? sim->cl->nnodes : 1), sizeof(int));
 	}
 	sim->arbiter_state = st;
-	if (!st || !st->queue || !st->grant) {
+	if (!st || !st->queue || !st->type || !st->grant) {
 		yarn_free(sim);
 		hb_runtime_error(err, "yarn-cs: out of memory");
 		return NULL;
@@ -127,7 +130,7 @@ static int drain(struct hb_sim *sim, struct yarn_state *st, struct hb_error *err
 
 	for (int q = 0; q < st->n; q++) {
 		struct hb_sim_job *job = &sim->jobs[st->queue[q]];
-		int gpu = job_type(sim, job), rc;
+		int gpu = st->type[job->id], rc;
 		int blocked = sim->opts.yarn_head_only && (q > 0 || running(sim));
 
 		if (blocked || !place_type(sim, gpu, hb_arbiter_job_gpus(sim, job), st->grant)) {
@@ -165,7 +168,9 @@ static int yarn_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_er
 		return -1;
 	if (job->id < 0 || job->id >= st->njobs || st->n >= st->njobs)
 		return hb_runtime_error(err, "yarn-cs: job %s (id %d) was added after the run started", job->name, job->id);
-	if (job_type(sim, job) < 0)
+	/* The type depends on the job and the whole cluster only: decided
+	 * once here, not on every drain. */
+	if ((st->type[job->id] = job_type(sim, job)) < 0)
 		return hb_input_error(err, "yarn-cs: job %s asks for %d GPUs of one type; no GPU type of cluster %s has "
 					   "that many", job->name, hb_arbiter_job_gpus(sim, job), sim->cl->name);
 	enqueue(sim, st, job->id);
