@@ -472,7 +472,7 @@ static void test_capacity_shrinks_easyscale(void **state)
 	assert_true(sim.capacity->shrinks >= 1);
 	/* Two jobs, one V100 left: one of them keeps running on it, the other
 	 * has nothing left and waits (a preemption of EasyScale's own). */
-	assert_true(sim.jobs[a].preemptions + sim.jobs[b].preemptions <= 1);
+	assert_int_equal(sim.jobs[a].preemptions + sim.jobs[b].preemptions, 1);
 	assert_int_equal(sim.jobs[a].state, HB_JOB_DONE);
 	assert_int_equal(sim.jobs[b].state, HB_JOB_DONE);
 	hb_sim_free(&sim);

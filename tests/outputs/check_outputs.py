@@ -168,6 +168,7 @@ def test_full_disk(tmp):
     disk: SIGXFSZ ignored, so write(2) fails with EFBIG) leaves the old set."""
     d = os.path.join(tmp, "full")
     rc, _, _ = run(QUICK + ["--out", "full"], tmp)
+    check(rc == 0, "full disk: the first run wrote a set (%d)" % rc)
     before = snapshot(d)
     for args in (QUICK[:3] + ["--model", "gnmt", "--policy", "jabas,pollux"], LONG[:9] + ["--policy", "fifo"]):
         cmd = "trap '' XFSZ; ulimit -f 64; exec '%s' %s --out full" % (EXE, " ".join(args))
@@ -243,6 +244,7 @@ def test_signals(tmp):
 def test_sigkill(tmp):
     d = os.path.join(tmp, "kill")
     rc, _, _ = run(QUICK + ["--out", "kill"], tmp)
+    check(rc == 0, "sigkill: the first run wrote a set (%d)" % rc)
     before = snapshot(d)
     p = start(LONG + ["--out", "kill"], tmp)
     check(wait_for_stage(d, p), "sigkill: began")
