@@ -21,7 +21,7 @@ static double eff_est(const struct hb_est_type *t, int mixed)
 
 /* Step time of a GPU of type t carrying a ESTs: the one expression both
  * the candidates and the fit test use, so they compare bit for bit. */
-static double gpu_step(const struct hb_est_type *t, int mixed, int a)
+double hb_est_gpu_step(const struct hb_est_type *t, int mixed, int a)
 {
 	return (double)a * eff_est(t, mixed) + (double)(a - 1) * t->switch_s + t->fixed_s;
 }
@@ -34,7 +34,7 @@ static int fit(const struct hb_est_type *t, int mixed, int maxp, double f)
 	while (lo < hi) {
 		int mid = (lo + hi + 1) / 2;
 
-		if (gpu_step(t, mixed, mid) <= f)
+		if (hb_est_gpu_step(t, mixed, mid) <= f)
 			lo = mid;
 		else
 			hi = mid - 1;
@@ -108,7 +108,7 @@ int hb_est_split(const struct hb_est_type *t, int ntypes, const int *n, int maxp
 		return -1;
 	for (int i = 0; i < ntypes; i++)
 		for (int a = 1; n[i] > 0 && a <= maxp; a++)
-			cand[ncand++] = gpu_step(&t[i], mixed, a);
+			cand[ncand++] = hb_est_gpu_step(&t[i], mixed, a);
 	qsort(cand, (size_t)ncand, sizeof(double), cmp_double);
 	/* Feasibility is monotone in f: binary search the first feasible
 	 * candidate.  The largest (maxp ESTs on every used GPU) always is. */
@@ -143,8 +143,8 @@ int hb_est_split(const struct hb_est_type *t, int ntypes, const int *n, int maxp
 		out->a[i] = fit(&t[i], mixed, maxp, cand[lo]);
 		out->ngpus += n[i];
 		out->nest += n[i] * out->a[i];
-		if (gpu_step(&t[i], mixed, out->a[i]) > out->step_s)
-			out->step_s = gpu_step(&t[i], mixed, out->a[i]);
+		if (hb_est_gpu_step(&t[i], mixed, out->a[i]) > out->step_s)
+			out->step_s = hb_est_gpu_step(&t[i], mixed, out->a[i]);
 	}
 	free(cand);
 	out->thp = maxp / out->step_s;

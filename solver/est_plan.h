@@ -67,6 +67,10 @@ struct hb_est_plan {
 	double waste_frac;       /* Eq. 1's waste / capacity, in [0, 1) */
 };
 
+/* Step time of one GPU of type t carrying a ESTs (mixed: with the D2
+ * factor): a x EST time + (a - 1) x switch cost + fixed cost. */
+double hb_est_gpu_step(const struct hb_est_type *t, int mixed, int a);
+
 /* The best split of maxP ESTs over the GPU counts n (ntypes entries):
  * fills out and returns 1, or 0 when n holds no GPU; -1 on bad input
  * (ntypes or maxp out of range, a non-positive est_s, d2 < 1, a negative

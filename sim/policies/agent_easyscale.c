@@ -215,12 +215,11 @@ static double split_step(const struct hb_est_type *t, int ntypes, const int *n, 
 	double worst = 0.0;
 
 	for (int i = 0; i < ntypes; i++) {
-		double e, s;
+		double s;
 
 		if (n[i] == 0)
 			continue;
-		e = mixed ? t[i].est_s * t[i].d2 : t[i].est_s;
-		s = a[i] * e + (a[i] - 1) * t[i].switch_s + t[i].fixed_s;
+		s = hb_est_gpu_step(&t[i], mixed, a[i]);
 		if (s > worst)
 			worst = s;
 	}
