@@ -22,7 +22,10 @@
  * The file is written when the process calls hb_inject_finish() (the
  * worker does, through ctypes, after synchronising the device) or else at
  * exit (atexit, after a forced flush), to PATH.tmp.PID renamed to PATH, so
- * a file at PATH is complete (and its last line, `end N`, says so).
+ * a file at PATH is complete (and its last line, `end N`, says so).  A
+ * process measuring several points writes one file per point with
+ * hb_inject_write_to(path); HETBATCH_TRACE_OUT then gets what is left at
+ * exit.
  *
  * NVTX: CUPTI sees NVTX calls only when the NVTX library of the process
  * loads CUPTI as its injection (NVTX_INJECTION64_PATH = libcupti.so, read
@@ -314,8 +317,8 @@ static void put_name(FILE *f, const char *s)
 	fputc('\n', f);
 }
 
-/* Write the file; lock held. */
-static int write_trace(void)
+/* Write the records held to path (lock held). */
+static int write_trace(const char *path)
 {
 	char tmp[4200], dev[128];
 	uint32_t *corrs = NULL, version = 0;
@@ -330,7 +333,7 @@ static int write_trace(void)
 	device_name(st.nd ? st.d[0].device : 0, dev, sizeof(dev));
 	corrs = malloc((st.nd ? st.nd : 1) * sizeof(*corrs));
 	if (!corrs) {
-		fprintf(stderr, TAG "out of memory writing %s\n", st.out);
+		fprintf(stderr, TAG "out of memory writing %s\n", path);
 		return -1;
 	}
 	for (i = 0; i < st.nd; i++)
@@ -338,7 +341,7 @@ static int write_trace(void)
 	qsort(corrs, st.nd, sizeof(*corrs), cmp_u32);
 	qsort(st.m, st.nm, sizeof(*st.m), cmp_marker);
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", st.out, (long)getpid());
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
 	f = fopen(tmp, "w");
 	if (!f) {
 		fprintf(stderr, TAG "cannot write %s: ", tmp);
@@ -378,13 +381,13 @@ static int write_trace(void)
 	free(corrs);
 	ok = !ferror(f);
 	ok = (fclose(f) == 0) && ok;
-	if (!ok || rename(tmp, st.out) != 0) {
-		fprintf(stderr, TAG "writing %s failed: ", st.out);
+	if (!ok || rename(tmp, path) != 0) {
+		fprintf(stderr, TAG "writing %s failed: ", path);
 		perror(NULL);
 		unlink(tmp);
 		return -1;
 	}
-	fprintf(stderr, TAG "%s: %zu records (%zu ranges, %zu device records), %ld dropped\n", st.out, nrec, st.nm,
+	fprintf(stderr, TAG "%s: %zu records (%zu ranges, %zu device records), %ld dropped\n", path, nrec, st.nm,
 		st.nd, st.dropped + st.oom);
 	return 0;
 }
@@ -406,7 +409,7 @@ API int hb_inject_finish(void)
 	/* not under the lock: the completed callback takes it */
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	pthread_mutex_lock(&st.lock);
-	rc = st.written ? 0 : write_trace();
+	rc = st.written ? 0 : write_trace(st.out);
 	st.written = 1;
 	pthread_mutex_unlock(&st.lock);
 	return rc;
@@ -440,10 +443,32 @@ API int hb_inject_test_write(const char *path)
 	int rc = -1;
 
 	pthread_mutex_lock(&st.lock);
-	if (strlen(path) < sizeof(st.out)) {
-		memcpy(st.out, path, strlen(path) + 1);
-		rc = write_trace();
+	rc = write_trace(path);
+	reset_records();
+	pthread_mutex_unlock(&st.lock);
+	return rc;
+}
+
+/* Flush, write every record so far to path and forget them: a worker
+ * that measures several points in one process (torch_worker.py, through
+ * ctypes, after synchronising the device) writes one file per point.
+ * Each file carries the drops CUPTI reports when it is written (whether
+ * CUPTI's global count restarts after a read or not, a file never shows
+ * fewer drops than happened during its point, so a point with drops is
+ * never kept).  0, or -1 (not tracing, write failed). */
+API int hb_inject_write_to(const char *path)
+{
+	int rc;
+
+	pthread_mutex_lock(&st.lock);
+	if (!st.active || st.written) {
+		pthread_mutex_unlock(&st.lock);
+		return -1;
 	}
+	pthread_mutex_unlock(&st.lock);
+	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	pthread_mutex_lock(&st.lock);
+	rc = write_trace(path);
 	reset_records();
 	pthread_mutex_unlock(&st.lock);
 	return rc;

@@ -584,6 +584,93 @@ static int find_phase(const struct phase_ix *p, size_t n, uint32_t tid, uint64_t
 	return HB_KT_OTHER;
 }
 
+/* A device record during attribution. */
+struct rec_ix {
+	uint32_t stream, tid;   /* its stream; the thread that launched it */
+	uint64_t launch;        /* launch time */
+	long iter;              /* its iteration, -1 outside every one (or unmatched) */
+	int phase;              /* its phase, HB_KT_OTHER while none */
+};
+
+/* A stream and the thread that owns it. */
+struct owner {
+	uint32_t stream, tid;
+};
+
+struct vote {
+	uint32_t stream, tid;
+};
+
+static int cmp_vote(const void *a, const void *b)
+{
+	const struct vote *x = a, *y = b;
+
+	if (x->stream != y->stream)
+		return (x->stream > y->stream) - (x->stream < y->stream);
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* Each stream's owner: the thread that launched the most of the stream's
+ * records inside its own phase ranges (ties: the smaller thread id).
+ * *owners sorted by stream. */
+static int stream_owners(const struct rec_ix *recs, size_t n, struct owner **owners, size_t *nowners,
+			 struct hb_error *err)
+{
+	struct vote *v = malloc((n ? n : 1) * sizeof(*v));
+	struct owner *o = malloc((n ? n : 1) * sizeof(*o));
+	size_t nv = 0, no = 0, i, j;
+
+	if (!v || !o) {
+		free(v);
+		free(o);
+		return hb_runtime_error(err, "out of memory for %zu records", n);
+	}
+	for (i = 0; i < n; i++)
+		if (recs[i].iter >= 0 && recs[i].phase != HB_KT_OTHER)
+			v[nv++] = (struct vote){ recs[i].stream, recs[i].tid };
+	qsort(v, nv, sizeof(*v), cmp_vote);
+	for (i = 0; i < nv; i = j) {
+		size_t best = 0;
+		uint32_t best_tid = 0;
+
+		for (j = i; j < nv && v[j].stream == v[i].stream;) {
+			size_t k = j;
+
+			while (k < nv && v[k].stream == v[i].stream && v[k].tid == v[j].tid)
+				k++;
+			if (k - j > best) {   /* ascending tids: a tie keeps the smaller */
+				best = k - j;
+				best_tid = v[j].tid;
+			}
+			j = k;
+		}
+		o[no++] = (struct owner){ v[i].stream, best_tid };
+	}
+	free(v);
+	*owners = o;
+	*nowners = no;
+	return 0;
+}
+
+static int owner_of(const struct owner *o, size_t n, uint32_t stream, uint32_t *tid)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (o[mid].stream < stream)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n && o[lo].stream == stream) {
+		*tid = o[lo].tid;
+		return 1;
+	}
+	return 0;
+}
+
 int hb_ktrace_attribute(const struct hb_ktrace *t, const struct hb_kt_opts *opts, struct hb_kt_result *out,
 			struct hb_error *err)
 {
@@ -593,7 +680,9 @@ int hb_ktrace_attribute(const struct hb_ktrace *t, const struct hb_kt_opts *opts
 	struct phase_ix *phs = NULL;
 	struct hb_trace tr = { 0 };
 	struct hb_trace_group *groups = NULL;
-	size_t nits = 0, nphs = 0, k;
+	struct rec_ix *recs = NULL;
+	struct owner *owners = NULL;
+	size_t nits = 0, nphs = 0, nowners = 0, k;
 	int ngroups = 0, rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -663,32 +752,61 @@ int hb_ktrace_attribute(const struct hb_ktrace *t, const struct hb_kt_opts *opts
 	for (k = 0; k < nits; k++)
 		res.iters[k].iter_s = (double)(its[k].end - its[k].start) * 1e-9;
 
-	/* Each record with its own synthetic correlation id (its index in tr),
-	 * paired with iteration x slots + phase. */
+	/* Pass 1: each record's launch, iteration and phase on its own thread;
+	 * votes for each stream's owner (the thread that launched the most of
+	 * its records inside its own phase ranges). */
+	recs = malloc((t->dev.nrecs ? t->dev.nrecs : 1) * sizeof(*recs));
+	if (!recs) {
+		hb_runtime_error(err, "%s: out of memory for %zu records", t->path, t->dev.nrecs);
+		goto out;
+	}
 	res.records = (long)t->dev.nrecs;
 	for (k = 0; k < t->dev.nrecs; k++) {
-		struct hb_trace_rec r = t->dev.recs[k];
-		const struct api_ix *a = find_api(apis, t->napis, r.corr);
-		long it;
-		int ph;
+		const struct api_ix *a = find_api(apis, t->napis, t->dev.recs[k].corr);
 
+		recs[k] = (struct rec_ix){ t->dev.recs[k].stream, a ? a->tid : 0, a ? a->start : 0, -1, HB_KT_OTHER };
 		if (!a) {
 			res.unmatched++;
 			continue;
 		}
-		it = find_iter(its, nits, a->start);
-		if (it < 0) {
+		recs[k].iter = find_iter(its, nits, a->start);
+		if (recs[k].iter < 0) {
 			res.outside++;
 			continue;
 		}
-		ph = find_phase(phs, nphs, a->tid, a->start);
-		if (ph == HB_KT_OTHER)
+		recs[k].phase = find_phase(phs, nphs, a->tid, a->start);
+	}
+	if (stream_owners(recs, t->dev.nrecs, &owners, &nowners, err)) {
+		hb_error_prefix(err, "%s", t->path);
+		goto out;
+	}
+	/* Pass 2: a record launched in no phase range of its own thread, on a
+	 * stream another thread owns, takes the phase open on the owner at the
+	 * launch (the autograd engine's device thread launches every VSW's
+	 * backward kernels onto the VSW's stream while the VSW's thread waits
+	 * in backward()). */
+	for (k = 0; k < t->dev.nrecs; k++) {
+		struct hb_trace_rec r = t->dev.recs[k];
+		struct rec_ix *x = &recs[k];
+
+		if (x->iter < 0)
+			continue;
+		if (x->phase == HB_KT_OTHER) {
+			uint32_t owner;
+
+			if (owner_of(owners, nowners, x->stream, &owner) && owner != x->tid) {
+				x->phase = find_phase(phs, nphs, owner, x->launch);
+				if (x->phase != HB_KT_OTHER)
+					res.by_stream++;
+			}
+		}
+		if (x->phase == HB_KT_OTHER)
 			res.unattributed++;
 		else
 			res.attributed++;
-		r.corr = (uint32_t)tr.nrecs;
+		r.corr = (uint32_t)tr.nrecs;   /* its own id, paired with iteration x slots + phase */
 		if (hb_trace_add_rec(&tr, &r, err) ||
-		    hb_trace_add_corr(&tr, r.corr, hb_trace_ext_id((uint64_t)it, (unsigned)ph), err))
+		    hb_trace_add_corr(&tr, r.corr, hb_trace_ext_id((uint64_t)x->iter, (unsigned)x->phase), err))
 			goto out;
 	}
 	if (hb_trace_group(&tr, &groups, &ngroups, err)) {
@@ -730,6 +848,8 @@ int hb_ktrace_attribute(const struct hb_ktrace *t, const struct hb_kt_opts *opts
 out:
 	hb_trace_group_free(groups);
 	hb_trace_free(&tr);
+	free(recs);
+	free(owners);
 	free(its);
 	free(phs);
 	free(apis);

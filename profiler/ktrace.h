@@ -50,9 +50,19 @@
  *                     the launch time whose name is a phase name
  *                     (HB_KTRACE_PHASE_NAMES); ranges with other names are
  *                     transparent (a model's own NVTX ranges inside a phase
- *                     do not hide it).  A record of an iteration with no
- *                     such range is `unattributed` and goes to the phase
- *                     HB_KT_OTHER.
+ *                     do not hide it).
+ *   by stream         a record launched in no phase range of its own
+ *                     thread, onto a stream that another thread owns, takes
+ *                     the phase open on the owner at the launch time (the
+ *                     owner of a stream: the thread that launched the most
+ *                     of its records inside its own phase ranges).  This is
+ *                     PyTorch's backward: the autograd engine launches every
+ *                     VSW's backward kernels from its own device thread onto
+ *                     the stream of the forward, while the VSW's thread
+ *                     waits in backward() with its "backward" range open.
+ *                     Counted in `by_stream`.  A record of an iteration that
+ *                     still has no phase is `unattributed` and goes to the
+ *                     phase HB_KT_OTHER.
  *   times             per iteration and phase, through hb_trace_group
  *                     (trace.h): union_s (device wall time of the phase,
  *                     the VSWs' overlap counted once), sum_s (sum of the
@@ -168,6 +178,7 @@ struct hb_kt_result {
 	struct hb_kt_iter mean;     /* means over the iterations (nstreams: the largest seen) */
 	long records;               /* device records in the file */
 	long attributed;            /* in an iteration and a phase */
+	long by_stream;             /* of those, attributed through their stream's owner thread */
 	long unattributed;          /* in an iteration, no phase range open (phase HB_KT_OTHER) */
 	long outside;               /* launched outside every iteration (warm-up, set-up) */
 	long unmatched;             /* no api line with their correlation id */
