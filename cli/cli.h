@@ -85,6 +85,9 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli);
 void hb_profile_measure_usage(FILE *out);
 int hb_cmd_profile_measure(int argc, char **argv, struct hb_cli *cli);
 int hb_cmd_profile_compare(const char *dbpath, struct hb_cli *cli);
+/* profile --backend torch (cli/profile_torch.c) and its help section. */
+int hb_cmd_profile_torch(int argc, char **argv, struct hb_cli *cli);
+void hb_profile_torch_usage(FILE *out);
 int cmd_profile_allreduce(int argc, char **argv, struct hb_cli *cli);
 
 #endif

@@ -7,6 +7,8 @@
  *       catalog GPU x model, in one transaction.  --default-db (re)builds the
  *       cached database commands use when given no --db (default_db.h);
  *   --backend cuda|cpu ...   measures a device (cli/profile_measure.c);
+ *   --backend torch ...      real PyTorch models through the CUPTI injection
+ *                            library (cli/profile_torch.c);
  *   --compare [--db FILE]    analytic model against measured rows (same file);
  *   allreduce ...            all-reduce sweeps (cli/profile_allreduce.c).
  */
@@ -72,6 +74,8 @@ static void usage(FILE *out)
 		"\n",
 		HB_USER_DB_ENV, HB_USER_DB_NAME, HB_DEFAULT_DB_ENV);
 	hb_profile_measure_usage(out);
+	fprintf(out, "\n");
+	hb_profile_torch_usage(out);
 	fprintf(out, "\nExit status: 0 ok, 1 runtime failure (database, device: 'no CUDA device'), 2 usage\n"
 		"error or unknown name.\n");
 }
@@ -178,6 +182,10 @@ int cmd_profile(int argc, char **argv, struct hb_cli *cli)
 		if (has_option(argc, argv, "--analytic") || has_option(argc, argv, "--compare"))
 			return hb_cli_usage(cli, "profile", "--backend measures; it does not combine with --analytic "
 					    "or --compare");
+		for (int i = 1; i < argc; i++)
+			if ((strcmp(argv[i], "--backend") == 0 && i + 1 < argc && strcmp(argv[i + 1], "torch") == 0) ||
+			    strcmp(argv[i], "--backend=torch") == 0)
+				return hb_cmd_profile_torch(argc, argv, cli);
 		return hb_cmd_profile_measure(argc, argv, cli);
 	}
 	if (has_option(argc, argv, "--compare")) {

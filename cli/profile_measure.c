@@ -332,7 +332,7 @@ int hb_cmd_profile_compare(const char *dbpath, struct hb_cli *cli)
 	if (hb_profdb_open(dbpath, 1, &db, &err) < 0 || hb_profdb_list_measured(db, &rows, &n, &err) < 0)
 		goto fail;
 	if (n == 0) {
-		printf("%s: no measured compute rows (sources cupti, events, cpu); run 'hetbatch profile --backend "
+		printf("%s: no measured compute rows (sources torch, cupti, events, cpu); run 'hetbatch profile --backend "
 		       "...' first\n", dbpath);
 		rc = 0;
 		goto out;

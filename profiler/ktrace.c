@@ -856,3 +856,14 @@ out:
 	hb_kt_result_free(&res);
 	return rc;
 }
+
+void hb_kt_compute_times(const struct hb_kt_result *r, struct hb_compute_row *row)
+{
+	row->data_s = r->mean.ph[HB_KT_DATA].union_s;
+	row->fwd_s = r->mean.ph[HB_KT_FWD].union_s;
+	row->bwd_s = r->mean.ph[HB_KT_BWD].union_s + r->mean.ph[HB_KT_AGG].union_s;
+	row->update_s = r->mean.ph[HB_KT_OPT].union_s;
+	row->copy_s = r->mean.ph[HB_KT_COPY].union_s;
+	row->bn_s = 0;
+	row->total_s = r->mean.iter_s;
+}

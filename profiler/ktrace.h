@@ -81,6 +81,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "profile_rows.h" /* defines: struct hb_compute_row */
 #include "trace.h"
 
 #define HB_KTRACE_MAGIC "hetbatch-ktrace"
@@ -200,5 +201,13 @@ struct hb_kt_opts {
 int hb_ktrace_attribute(const struct hb_ktrace *t, const struct hb_kt_opts *opts, struct hb_kt_result *out,
 			struct hb_error *err);
 void hb_kt_result_free(struct hb_kt_result *r);
+
+/* A compute row's times from an attribution (profile --backend torch,
+ * source "torch"): fwd_s forward, bwd_s backward + aggregation (the
+ * profile database's bwd_s includes the local aggregation), data_s data,
+ * update_s optimizer, copy_s weight_copy, each the mean per-iteration
+ * union over the VSWs' streams; total_s the mean iteration range.  Other
+ * fields of row are left as they are. */
+void hb_kt_compute_times(const struct hb_kt_result *r, struct hb_compute_row *row);
 
 #endif

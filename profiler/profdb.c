@@ -278,9 +278,10 @@ static int db_error(struct hb_profdb *p, struct hb_error *err, const char *what)
 /* Source ranking                                                            */
 
 /* Lower = preferred: live measurements of the real job first, then kernel
- * traces, event timing, published profiles, and generated points last. */
+ * traces of the real model (torch), of the synthetic workload (cupti),
+ * event timing, published profiles, and generated points last. */
 static const char *const source_order[] = {
-	"live", "cupti", "events", "import:jabas", "import:pollux", "import:nccl-tests", "cpu", "analytic", NULL,
+	"live", "torch", "cupti", "events", "import:jabas", "import:pollux", "import:nccl-tests", "cpu", "analytic", NULL,
 };
 
 int hb_profdb_source_rank(const char *source)
@@ -1237,7 +1238,7 @@ int hb_profdb_list_measured(struct hb_profdb *db, struct hb_compute_row **rows, 
 	*rows = NULL;
 	*n = 0;
 	if (one_shot(db, "SELECT gpu, model, local_bs, n_vsw, fwd_s, bwd_s, data_s, update_s, copy_s, bn_s, total_s,"
-			 " mem_bytes, source, run_id FROM compute WHERE source IN ('cupti', 'events', 'cpu')"
+			 " mem_bytes, source, run_id FROM compute WHERE source IN ('torch', 'cupti', 'events', 'cpu')"
 			 " ORDER BY gpu, model, local_bs, n_vsw, source", &st, err) < 0)
 		return -1;
 	rc = collect(db, st, sizeof(**rows), read_compute, (void **)rows, n, "read compute", err);

@@ -20,7 +20,7 @@
  *
  * GPU and model names are catalog names where the importer could map them
  * (via the catalog's aliases), else the name as the source file spelled it.
- * `source` is one of "cupti", "events", "cpu", "analytic", "import:pollux",
+ * `source` is one of "torch", "cupti", "events", "cpu", "analytic", "import:pollux",
  * "import:jabas", "import:nccl-tests", "live".  When several sources cover one
  * (gpu, model) pair, readers take the whole set from the best one, in the
  * order of hb_profdb_source_rank(), so a measured profile is never mixed
@@ -126,7 +126,7 @@ int hb_profdb_find_profile_run(struct hb_profdb *db, const char *backend, const 
  * n_vsw) into compute. */
 int hb_profdb_has_compute(struct hb_profdb *db, int64_t run_id, const char *gpu, const char *model, int local_bs,
 			  int n_vsw, int *found, struct hb_error *err);
-/* Every compute row of the measuring sources ("cupti", "events", "cpu"),
+/* Every compute row of the measuring sources ("torch", "cupti", "events", "cpu"),
  * ordered by gpu, model, local_bs, n_vsw, source: for --compare. */
 int hb_profdb_list_measured(struct hb_profdb *db, struct hb_compute_row **rows, int *n, struct hb_error *err);
 

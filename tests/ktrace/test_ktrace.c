@@ -127,6 +127,20 @@ static void test_two_vsw(void **state)
 	check_phase(&r.mean.ph[HB_KT_COPY], 0.3, 0.3, 0.3, 1, 2);
 	check_phase(&r.mean.ph[HB_KT_OTHER], 0.05, 0.05, 0.05, 1, 1);
 
+	{
+		struct hb_compute_row row;
+
+		memset(&row, 0, sizeof(row));
+		row.mem_bytes = 7;
+		hb_kt_compute_times(&r, &row);
+		assert_true(fabs(row.data_s - 0.25 * MS) < TOL);
+		assert_true(fabs(row.fwd_s - 2.75 * MS) < TOL);
+		assert_true(fabs(row.bwd_s - (2.75 + 0.35) * MS) < TOL);   /* backward + aggregation */
+		assert_true(fabs(row.update_s - 0.8 * MS) < TOL);
+		assert_true(fabs(row.copy_s - 0.3 * MS) < TOL);
+		assert_true(fabs(row.total_s - 9 * MS) < TOL);
+		assert_true(row.mem_bytes == 7);
+	}
 	hb_kt_result_free(&r);
 	hb_ktrace_free(&t);
 	free(path);

@@ -288,11 +288,11 @@ static void test_writers_validate(void **state)
 
 static void test_source_rank_order(void **state)
 {
-	static const char *const order[] = { "live", "cupti", "events", "import:jabas", "import:pollux",
+	static const char *const order[] = { "live", "torch", "cupti", "events", "import:jabas", "import:pollux",
 					     "import:nccl-tests", "cpu", "analytic", "something-else" };
 
 	(void)state;
-	for (int i = 0; i + 1 < 9; i++)
+	for (int i = 0; i + 1 < 10; i++)
 		assert_true(hb_profdb_source_rank(order[i]) < hb_profdb_source_rank(order[i + 1]));
 	assert_int_equal(hb_profdb_source_rank("x"), hb_profdb_source_rank("y"));
 	assert_int_equal(hb_profdb_source_rank(NULL), hb_profdb_source_rank("y"));
