@@ -339,7 +339,8 @@ static int write_trace(const char *path)
 	for (i = 0; i < st.nd; i++)
 		corrs[i] = st.d[i].corr;
 	qsort(corrs, st.nd, sizeof(*corrs), cmp_u32);
-	qsort(st.m, st.nm, sizeof(*st.m), cmp_marker);
+	if (st.nm > 1)   /* qsort takes no NULL base, even for 0 elements */
+		qsort(st.m, st.nm, sizeof(*st.m), cmp_marker);
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
 	f = fopen(tmp, "w");
