@@ -35,10 +35,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <cublas_v2.h>         /* defines: cublasSgemm, cublasSgemmStridedBatched, cublasGetProperty */
 #include <cuda_runtime_api.h>  /* defines: cudaMalloc, cudaStreamCreateWithFlags, cudaEventElapsedTime */
 #include <library_types.h>     /* defines: MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL */
 
+#include "cublas_lazy.h"       /* defines: hb_cublas (cuBLAS, loaded at first use) */
 #include "device.h"            /* defines: struct hb_device_ops, struct hb_kernel, HB_DEV_NOMEM */
 #include "kernels.h"           /* defines: hbk_* kernel launchers */
 
@@ -65,6 +65,7 @@ struct hb_stream {
 	struct hb_device *dev;   /* owner */
 	cudaStream_t s;          /* non-blocking stream */
 	cublasHandle_t blas;     /* bound to s */
+	const struct hb_cublas *cb; /* the cuBLAS entry points (cublas_lazy.h) */
 };
 
 struct hb_event {
@@ -80,9 +81,9 @@ static int cuda_fail(struct hb_error *err, const char *what, cudaError_t rc)
 	return hb_runtime_error(err, "cuda backend: %s: %s (%s)", what, cudaGetErrorString(rc), cudaGetErrorName(rc));
 }
 
-static int blas_fail(struct hb_error *err, const char *what, cublasStatus_t st)
+static int blas_fail(struct hb_error *err, const struct hb_cublas *cb, const char *what, cublasStatus_t st)
 {
-	return hb_runtime_error(err, "cuda backend: %s: %s", what, cublasGetStatusString(st));
+	return hb_runtime_error(err, "cuda backend: %s: %s", what, cb->status_string(st));
 }
 
 /* Run a runtime call; on failure fill err and return -1 from the caller. */
@@ -191,6 +192,7 @@ static void cuda_version_string(int v, char *out, size_t n)
 static int cuda_info(struct hb_device *d, struct hb_device_info *o, struct hb_error *err)
 {
 	int drv = 0, rt = 0, major = 0, minor = 0, patch = 0, n = 0;
+	const struct hb_cublas *cb;
 
 	memset(o, 0, sizeof(*o));
 	snprintf(o->backend, sizeof(o->backend), "cuda");
@@ -202,9 +204,10 @@ static int cuda_info(struct hb_device *d, struct hb_device_info *o, struct hb_er
 	if (!o->driver[0])
 		cuda_version_string(drv, o->driver, sizeof(o->driver));
 	cuda_version_string(rt, o->runtime, sizeof(o->runtime));
-	if (cublasGetProperty(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS ||
-	    cublasGetProperty(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS ||
-	    cublasGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS)
+	if (!(cb = hb_cublas(&(struct hb_error){ 0 })) || /* a stream's creation reports why */
+	    cb->get_property(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS ||
+	    cb->get_property(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS ||
+	    cb->get_property(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS)
 		snprintf(o->blas, sizeof(o->blas), "cuBLAS");
 	else
 		snprintf(o->blas, sizeof(o->blas), "cuBLAS %d.%d.%d", major, minor, patch);
@@ -328,32 +331,36 @@ static int cuda_mem_info(struct hb_device *d, double *free_bytes, double *total_
 
 static int cuda_stream_create(struct hb_device *d, struct hb_stream **out, struct hb_error *err)
 {
+	const struct hb_cublas *cb = hb_cublas(err);
 	struct hb_stream *s;
 	cudaError_t rc;
 	cublasStatus_t st;
 
 	*out = NULL;
+	if (!cb)
+		return -1;
 	CUDA_TRY(cudaSetDevice(d->index), "cudaSetDevice");
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return hb_runtime_error(err, "cuda backend: out of memory");
 	s->dev = d;
+	s->cb = cb;
 	rc = cudaStreamCreateWithFlags(&s->s, cudaStreamNonBlocking);
 	if (rc != cudaSuccess) {
 		free(s);
 		return cuda_fail(err, "cudaStreamCreateWithFlags", rc);
 	}
-	st = cublasCreate(&s->blas);
+	st = cb->create(&s->blas);
 	if (st == CUBLAS_STATUS_SUCCESS)
-		st = cublasSetStream(s->blas, s->s);
+		st = cb->set_stream(s->blas, s->s);
 	if (st == CUBLAS_STATUS_SUCCESS)
-		st = cublasSetMathMode(s->blas, CUBLAS_DEFAULT_MATH);  /* FP32, no TF32 */
+		st = cb->set_math_mode(s->blas, CUBLAS_DEFAULT_MATH);  /* FP32, no TF32 */
 	if (st != CUBLAS_STATUS_SUCCESS) {
 		if (s->blas)
-			cublasDestroy(s->blas);
+			cb->destroy(s->blas);
 		cudaStreamDestroy(s->s);
 		free(s);
-		return blas_fail(err, "cublasCreate", st);
+		return blas_fail(err, cb, "cublasCreate", st);
 	}
 	*out = s;
 	return 0;
@@ -364,7 +371,7 @@ static void cuda_stream_destroy(struct hb_stream *s)
 	if (!s)
 		return;
 	if (cudaSetDevice(s->dev->index) == cudaSuccess) {
-		cublasDestroy(s->blas);
+		s->cb->destroy(s->blas);
 		cudaStreamDestroy(s->s);
 	}
 	(void)cudaGetLastError();
@@ -479,17 +486,17 @@ static int cuda_gemm(struct hb_stream *s, const struct hb_gemm *g, struct hb_err
 					g->m, g->n, g->k, g->lda, g->ldb, g->ldc, g->batch);
 	CUDA_TRY(cudaSetDevice(s->dev->index), "cudaSetDevice");
 	if (g->batch == 1)
-		st = cublasSgemm(s->blas, opb, opa, (int)g->n, (int)g->m, (int)g->k, &g->alpha, g->b, (int)g->ldb,
+		st = s->cb->sgemm(s->blas, opb, opa, (int)g->n, (int)g->m, (int)g->k, &g->alpha, g->b, (int)g->ldb,
 				 g->a, (int)g->lda, &g->beta, g->c, (int)g->ldc);
 	else
-		st = cublasSgemmStridedBatched(s->blas, opb, opa, (int)g->n, (int)g->m, (int)g->k, &g->alpha, g->b,
+		st = s->cb->sgemm_strided_batched(s->blas, opb, opa, (int)g->n, (int)g->m, (int)g->k, &g->alpha, g->b,
 					       (int)g->ldb, g->stride_b, g->a, (int)g->lda, g->stride_a, &g->beta,
 					       g->c, (int)g->ldc, g->stride_c, (int)g->batch);
 	if (st != CUBLAS_STATUS_SUCCESS)
 		return hb_runtime_error(err, "cuda backend: gemm (%s) m %ld n %ld k %ld lda %ld ldb %ld ldc %ld%s: %s",
 					g->batch == 1 ? "cublasSgemm" : "cublasSgemmStridedBatched", g->m, g->n, g->k,
 					g->lda, g->ldb, g->ldc, g->trans_a ? (g->trans_b ? " A^T B^T" : " A^T") :
-					g->trans_b ? " B^T" : "", cublasGetStatusString(st));
+					g->trans_b ? " B^T" : "", s->cb->status_string(st));
 	return 0;
 }
 

@@ -39,6 +39,9 @@
 
 #include "device.h"     /* defines: struct hb_device_ops, hb_device_cpu, hb_device_cuda, hb_hash_unit */
 #include "hb_config.h"  /* defines: HB_HAVE_GPU */
+#if HB_HAVE_GPU
+#include "cublas_lazy.h" /* defines: hb_cublas */
+#endif
 
 #if HB_HAVE_GPU
 
@@ -863,6 +866,43 @@ static void test_threads(void **state)
 /* ------------------------------------------------------------------------ */
 /* Without a GPU                                                            */
 
+/* Whether a mapping of the process names libcublas (/proc/self/maps). */
+static int cublas_mapped(void)
+{
+	char line[1024];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int found = 0;
+
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "/libcublas.so") != NULL;
+	fclose(f);
+	return found;
+}
+
+/* cuBLAS is loaded when first asked for, not at start (cublas_lazy.h), and
+ * the table it gives is the toolkit's: no GPU needed for either. */
+static void test_cublas_lazy(void **state)
+{
+	struct hb_error err = { 0 };
+	const struct hb_cublas *cb;
+	int major = -1;
+
+	(void)state;
+	assert_false(cublas_mapped());
+	cb = hb_cublas(&err);
+	if (!cb)
+		fail_msg("hb_cublas: %s", err.msg);
+	assert_true(cublas_mapped());
+	assert_ptr_equal(hb_cublas(&err), cb); /* once per process */
+	assert_int_equal(cb->get_property(MAJOR_VERSION, &major), CUBLAS_STATUS_SUCCESS);
+	assert_int_equal(major, CUBLAS_VER_MAJOR);
+	/* cuBLAS's own wording, one per status */
+	assert_true(strlen(cb->status_string(CUBLAS_STATUS_NOT_INITIALIZED)) > 0);
+	assert_string_not_equal(cb->status_string(CUBLAS_STATUS_NOT_INITIALIZED),
+				cb->status_string(CUBLAS_STATUS_SUCCESS));
+}
+
 static void test_no_gpu(void **state)
 {
 	struct hb_device_config cfg = { .index = 0 };
@@ -910,6 +950,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_threads),
 	};
 	const struct CMUnitTest no_gpu_tests[] = {
+		cmocka_unit_test(test_cublas_lazy), /* first: nothing has loaded cuBLAS yet */
 		cmocka_unit_test(test_no_gpu),
 	};
 	const char *why = NULL;
