@@ -13,7 +13,8 @@
  *    with $HETBATCH_STATUS_SECONDS=0 or always, none under never or -q;
  *  - -q: a successful run prints nothing at all on stderr;
  *  - -v: each run's decisions at a summary level and the files written
- *    (profile sources are tests/import's). */
+ *    (profile sources are tests/import's; sweep's are here: every GPU type
+ *    x model of its clusters and replays). */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -413,7 +414,7 @@ static void test_quiet_is_silent(void **state)
 			fail_msg("'%s' printed on stderr:\n%s", cmds[i], s);
 		free(s);
 	}
-	assert_int_equal(run_env("HETBATCH_STATUS_SECONDS=0", "-q sweep '%s/examples/sweep-demo.json' --out q3", root), 0);
+	assert_int_equal(run_env("HETBATCH_STATUS_SECONDS=0", "-q -v sweep '%s/examples/sweep-demo.json' --out q3", root), 0);
 	s = slurp(errf, &len);
 	if (len != 0)
 		fail_msg("sweep -q printed on stderr:\n%s", s);
@@ -442,6 +443,22 @@ static void test_verbose(void **state)
 	err_has("debug: fifo: job ");
 	assert_int_equal(run("-v sweep '%s/examples/sweep-demo.json' --out sw", root), 0);
 	err_has("info: sweep: wrote sw/sweep.csv (");
+	/* the profile sources of every GPU type x model the sweep uses: the
+	 * GPU types of its clusters (demo's v100 and t4), the models of its
+	 * replays */
+	err_has("info: profile database: ");
+	err_has("info: profile v100 x cifar10: analytic (run 1, ");
+	err_has("info: profile t4 x cifar10: analytic (run 1, ");
+	err_has("info: profile t4 x ncf: analytic (run 1, ");
+	/* without -v, none of them */
+	assert_int_equal(run("sweep '%s/examples/sweep-demo.json' --out sw2", root), 0);
+	{
+		size_t len;
+		char *s = slurp(errf, &len);
+
+		assert_null(strstr(s, "profile "));
+		free(s);
+	}
 }
 
 static int setup(void **state)
