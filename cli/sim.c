@@ -889,9 +889,9 @@ static void report_rate(struct hb_cli *cli, const char *what, const struct hb_si
  * order the replays end in: as each one ends (under the runner's lock),
  * every finished replay from the first not yet reported on is reported
  * (-v: its event rate and decisions; why it could not run) and its part
- * merged into --out's files.  So the files, stdout and even -v's lines are
- * the same for any N, and parts wait on disk, not in memory, for an
- * earlier replay to end.
+ * merged into --out's files.  So the files and stdout are the same bytes
+ * for any N, -v's lines come in the same order, and parts wait on disk, not
+ * in memory, for an earlier replay to end.
  *
  * Progress: with one thread, each replay's own bar and fairness bar, as
  * they run one after another; with several, one bar for them all, the mean
