@@ -5,6 +5,34 @@
 
 #include "cli_profiles.h"
 
+/* One line: where gpu x model's compute rows came from. */
+static void log_pair(const struct hb_cli *cli, struct hb_profdb *db, const char *gpu, const char *model)
+{
+	struct hb_profdb_origin o;
+	struct hb_error err = { 0 };
+	int found = 0;
+
+	if (hb_profdb_compute_origin(db, gpu, model, &o, &found, &err) < 0)
+		hb_info(&cli->log, "profile %s x %s: %s", gpu, model, err.msg);
+	else if (!found)
+		hb_info(&cli->log, "profile %s x %s: no compute rows in any database", gpu, model);
+	else if (o.run_id)
+		hb_info(&cli->log, "profile %s x %s: %s (run %lld, %ld rows) from %s", gpu, model, o.source,
+			(long long)o.run_id, o.rows, o.path);
+	else
+		hb_info(&cli->log, "profile %s x %s: %s (%ld rows) from %s", gpu, model, o.source, o.rows, o.path);
+}
+
+void hb_cli_log_profile_pairs(const struct hb_cli *cli, struct hb_profdb *db, const char *const *gpus, int ngpus,
+			      const char *const *models, int nmodels)
+{
+	if (cli->log.level < HB_LOG_INFO)
+		return;
+	for (int mi = 0; mi < nmodels; mi++)
+		for (int k = 0; k < ngpus; k++)
+			log_pair(cli, db, gpus[k], models[mi]);
+}
+
 void hb_cli_log_profiles(const struct hb_cli *cli, struct hb_profdb *db, const struct hb_catalog *cat,
 			 const struct hb_cluster *cl, const struct hb_model *const *models, int nmodels)
 {
@@ -22,29 +50,14 @@ void hb_cli_log_profiles(const struct hb_cli *cli, struct hb_profdb *db, const s
 		return;
 	for (int mi = 0; mi < nmodels; mi++) {
 		for (int k = 0; k < cl->nnodes; k++) {
-			const struct hb_gpu *g;
-			struct hb_profdb_origin o;
-			struct hb_error err = { 0 };
-			int seen = 0, found = 0;
+			int seen = 0;
 
 			if (cl->nodes[k].gpu < 0 || cl->nodes[k].gpu >= cat->ngpus)
 				continue;
 			for (int j = 0; j < k && !seen; j++)
 				seen = cl->nodes[j].gpu == cl->nodes[k].gpu;
-			if (seen)
-				continue;
-			g = &cat->gpus[cl->nodes[k].gpu];
-			if (hb_profdb_compute_origin(db, g->name, models[mi]->name, &o, &found, &err) < 0)
-				hb_info(&cli->log, "profile %s x %s: %s", g->name, models[mi]->name, err.msg);
-			else if (!found)
-				hb_info(&cli->log, "profile %s x %s: no compute rows in any database", g->name,
-					models[mi]->name);
-			else if (o.run_id)
-				hb_info(&cli->log, "profile %s x %s: %s (run %lld, %ld rows) from %s", g->name,
-					models[mi]->name, o.source, (long long)o.run_id, o.rows, o.path);
-			else
-				hb_info(&cli->log, "profile %s x %s: %s (%ld rows) from %s", g->name, models[mi]->name,
-					o.source, o.rows, o.path);
+			if (!seen)
+				log_pair(cli, db, cat->gpus[cl->nodes[k].gpu].name, models[mi]->name);
 		}
 	}
 }

@@ -18,4 +18,10 @@
 void hb_cli_log_profiles(const struct hb_cli *cli, struct hb_profdb *db, const struct hb_catalog *cat,
 			 const struct hb_cluster *cl, const struct hb_model *const *models, int nmodels);
 
+/* The per-pair lines alone, for GPU types and models given by name (a
+ * sweep's clusters and replays, each from a catalog of its own): model by
+ * model, each GPU type in turn.  Silent below -v. */
+void hb_cli_log_profile_pairs(const struct hb_cli *cli, struct hb_profdb *db, const char *const *gpus, int ngpus,
+			      const char *const *models, int nmodels);
+
 #endif

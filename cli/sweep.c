@@ -39,6 +39,7 @@
 
 #include "cli.h"
 #include "cli_verbose.h" /* defines: hb_cli_log_files */
+#include "cli_profiles.h" /* defines: hb_cli_log_profiles, hb_cli_log_profile_pairs */
 #include "fileio.h"
 #include "interrupt.h"
 #include "json.h"
@@ -89,8 +90,10 @@ static void usage(FILE *out)
 		"  --dry-run        check the configuration, build the clusters and\n"
 		"                   replays, list the points and stop\n"
 		"  -h, --help       this help\n"
-		"  Global: -q (no progress lines), --seed N (the seeds when the file\n"
-		"  gives no \"seeds\").\n"
+		"  Global: -q (no progress lines), -v (also the profile database and,\n"
+		"  for every GPU type x model the clusters and replays use, the source\n"
+		"  and file of its profile; the files written), --seed N (the seeds\n"
+		"  when the file gives no \"seeds\").\n"
 		"\n"
 		"Configuration (JSON; docs/sweep.md has every field; unknown fields are\n"
 		"errors; files are relative to the configuration's directory):\n"
@@ -525,6 +528,58 @@ static int report(struct hb_cli *cli, const struct sweep_args *a, const struct h
 	return 0;
 }
 
+/* Add name to names[*n] unless it is there. */
+static void add_name(const char **names, int *n, const char *name)
+{
+	for (int k = 0; k < *n; k++)
+		if (strcmp(names[k], name) == 0)
+			return;
+	names[(*n)++] = name;
+}
+
+/* -v: the profile files, then where the rows of every GPU type x model the
+ * sweep uses came from (hb_cli_log_profiles' lines, as sim -v and plan -v
+ * print them): the GPU types of all its clusters and the models of all its
+ * replays, each pair once.  Its own read-only handle, closed before the
+ * workers open theirs. */
+static void log_profiles(const struct hb_cli *cli, const struct hb_sweep *sw)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	int nreplays = cfg->nclusters * cfg->nloads * cfg->nseeds, maxg = 0, maxm = 0, ng = 0, nm = 0;
+	struct hb_profdb *db = NULL;
+	struct hb_error err = { 0 };
+	const char **gpus, **models;
+
+	if (cli->log.level < HB_LOG_INFO)
+		return;
+	if (hb_profile_files_open(&sw->profiles, &db, &err) < 0) {
+		hb_info(&cli->log, "profile database: %s", err.msg);
+		return;
+	}
+	hb_cli_log_profiles(cli, db, NULL, NULL, NULL, 0);
+	for (int ci = 0; ci < cfg->nclusters; ci++) {
+		maxg += sw->cl[ci]->nnodes;
+		maxm += sw->cats[ci].nmodels;
+	}
+	gpus = calloc((size_t)maxg + 1, sizeof(*gpus));
+	models = calloc((size_t)maxm + 1, sizeof(*models));
+	for (int ci = 0; gpus && ci < cfg->nclusters; ci++)
+		for (int k = 0; k < sw->cl[ci]->nnodes; k++) {
+			int g = sw->cl[ci]->nodes[k].gpu;
+
+			if (g >= 0 && g < sw->cats[ci].ngpus)
+				add_name(gpus, &ng, sw->cats[ci].gpus[g].name);
+		}
+	for (int r = 0; models && r < nreplays; r++)
+		for (long j = 0; sw->replay_ok[r] && j < sw->replays[r].njobs && nm < maxm; j++)
+			add_name(models, &nm, sw->replays[r].jobs[j].model->name);
+	if (gpus && models)
+		hb_cli_log_profile_pairs(cli, db, gpus, ng, models, nm);
+	free(gpus);
+	free(models);
+	hb_profdb_close(db);
+}
+
 int cmd_sweep(int argc, char **argv, struct hb_cli *cli)
 {
 	struct sweep_args a;
@@ -549,11 +604,8 @@ int cmd_sweep(int argc, char **argv, struct hb_cli *cli)
 	hb_interrupt_catch();
 	if (hb_sweep_config_load(a.config, cli->seed, &cfg, &err) < 0 || hb_sweep_setup(&sw, &cfg, a.db, &err) < 0)
 		rc = hb_cli_fail(cli, &err);
-	else if (team.rank == 0 && sw.profiles.user[0])
-		hb_info(&cli->log, "profile databases: %s (preferred where sources rank equal) over %s", sw.profiles.user,
-			sw.profiles.base);
 	else if (team.rank == 0)
-		hb_info(&cli->log, "profile database: %s", sw.profiles.base);
+		log_profiles(cli, &sw);
 	/* The output directory is checked (and locked) before the work. */
 	if (rc == 0 && team.rank == 0 && a.out && !a.dry_run && hb_outset_begin(&os, a.out, "sweep", a.force, &err) < 0)
 		rc = hb_cli_fail(cli, &err);

@@ -474,6 +474,12 @@ static void job_compact(struct hb_sim_job *job)
 	job->grant = NULL;
 }
 
+void hb_sim_watch(struct hb_sim *sim, hb_sim_progress_fn *fn, void *ctx)
+{
+	sim->on_progress = fn;
+	sim->progress_ctx = ctx;
+}
+
 void hb_sim_stream(struct hb_sim *sim, const struct hb_sim_sink *sink)
 {
 	sim->streaming = 1;
@@ -1395,8 +1401,12 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 		/* Redraw now and then, and only where a bar is drawn: the running
 		 * total (progress_done) keeps it O(1); summing over the jobs made
 		 * a trace replay quadratic. */
-		if (total > 0 && bar.out && (sim->eng.popped & 1023) == 0)
-			hb_progress_update(&bar, sim->progress_done / total);
+		if (total > 0 && (bar.out || sim->on_progress) && (sim->eng.popped & 1023) == 0) {
+			if (bar.out)
+				hb_progress_update(&bar, sim->progress_done / total);
+			if (sim->on_progress)
+				sim->on_progress(sim->progress_ctx, sim->progress_done / total);
+		}
 	}
 	hb_progress_finish(&bar);
 	sim->wall_s = hb_now() - t0;

@@ -283,6 +283,10 @@ struct hb_note_block {
 
 /* ---- the simulation ---------------------------------------------------- */
 
+/* A run's progress, a fraction in [0, 1] of its jobs' targets, reported
+ * now and then from the thread that runs it (hb_sim_watch). */
+typedef void hb_sim_progress_fn(void *ctx, double frac);
+
 struct hb_sim_opts {
 	uint64_t seed;           /* every RNG stream is seeded from this */
 	long interval;           /* > 0: override every model's adaptation interval p */
@@ -358,6 +362,8 @@ struct hb_sim {
 	int nended;                     /* jobs done or dropped; the run ends at njobs */
 	double progress_done;           /* sum over jobs of min(progress, target), kept as progress
 					   moves, so the progress bar costs O(1) per redraw */
+	hb_sim_progress_fn *on_progress; /* hb_sim_watch: NULL: none */
+	void *progress_ctx;             /* its context */
 	int released;                   /* GPUs handed back by hb_sim_resize_grant during the current event */
 	struct hb_capacity *capacity;   /* opts.capacity's series and what the run did with it (capacity.h);
 					   NULL without one; owned */
@@ -389,6 +395,10 @@ int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb
  * batch, GPU count and layout text stay).  Call before hb_sim_run; the
  * sink must outlive the run. */
 void hb_sim_stream(struct hb_sim *sim, const struct hb_sim_sink *sink);
+/* Also report the run's progress to fn (before hb_sim_run): runs going on
+ * threads share one bar, which their own (opts.quiet) would garble.  Called
+ * as often as the run's own bar would be redrawn, whether it is or not. */
+void hb_sim_watch(struct hb_sim *sim, hb_sim_progress_fn *fn, void *ctx);
 /* Use a cluster arbiter (before hb_sim_run; default dedicated). */
 void hb_sim_set_arbiter(struct hb_sim *sim, const struct hb_arbiter_ops *arb);
 /* Set what a job asks for (trace replay): GPUs and global batch, 0 = none. */

@@ -15,6 +15,11 @@
 #  3. The engine's event rate: fifo's events per CPU-second on philly.csv
 #     (`sim -v`) against the event queue's own pop+schedule pairs per
 #     CPU-second (bench_engine); target: within 5x.
+#  4. Replays on threads: workload-1 under six policies at -j 1 and at
+#     -j $(nproc) (`sim --trace -j N`, each replay on a thread of its own,
+#     its records merged in table order), with and without --out.  On a
+#     machine whose cores are busy with other work the wall times say
+#     little: compare the CPU seconds and the load (printed).
 # Fairness (rho) is off: it simulates every job a second time alone.
 # Data: $HB_SHARED (default ../shared)/data/pollux.
 set -eu
@@ -48,4 +53,16 @@ rate=$($H -v sim --cluster philly --trace "$DATA/philly.csv" --policy fifo --no-
 	sed -n 's/.*(\([0-9.e+]*\) events per CPU-second).*/\1/p' | head -1)
 queue=$(./build-bench/scripts/bench/bench_engine 5 | sed -n 's/.* \([0-9.e+]*\) pop+schedule pairs per CPU-second.*/\1/p')
 python3 -c "import sys; r, q = float(sys.argv[1]), float(sys.argv[2]); print('engine: fifo %.3g events per CPU-second, event queue %.3g pairs per CPU-second: %.1fx (target <= 5x)' % (r, q, q / r))" "$rate" "$queue"
+NJ=$(nproc)
+P6=fifo,tiresias,optimus,elastic,simigrad,optperf
+echo "replays on threads ($P6; load: $(cut -d' ' -f1-3 /proc/loadavg)):"
+for j in 1 "$NJ"; do
+	$M "workload-1, 6 policies, -j $j" "$REPS" -- \
+		$H -q sim --cluster pollux-t4 --trace "$DATA/workloads/workload-1.csv" --policy "$P6" --no-fairness -j "$j"
+	rm -rf build-bench/bench-jobs-out
+	$M "workload-1, 6 policies, -j $j --out" "$REPS" -- \
+		$H -q sim --cluster pollux-t4 --trace "$DATA/workloads/workload-1.csv" --policy "$P6" --no-fairness -j "$j" \
+		--out build-bench/bench-jobs-out --force
+done
+rm -rf build-bench/bench-jobs-out
 echo "targets: pollux on workload-1 < 12 s (2x the 24 s of issue 14); philly.csv: pollux < 600 s, jabas < 300 s, others < 120 s; peak RSS < 300 MiB"

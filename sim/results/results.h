@@ -211,6 +211,26 @@ int hb_results_stream_end(struct hb_results_stream *st, int ok, struct hb_error 
 const struct hb_error *hb_results_stream_failure(const struct hb_results_stream *st);
 /* Remove everything staged (and the directories open made); frees st. */
 void hb_results_stream_abort(struct hb_results_stream *st);
+/* Runs on threads (sim --trace -j N).  Runs going at once cannot share
+ * one stream, and rows written as they come would land in the order the
+ * runs happen to go.  So each run writes into a part of its own: a staged
+ * database and CSV files of its own, temporaries inside st's directory,
+ * written as its run goes (memory stays bounded as above).  Parts are
+ * merged into st in run order, whatever order their runs end in, so the
+ * files are the same bytes for any number of threads.
+ *
+ * hb_results_stream_part opens run run_id's part, to be begun for that run
+ * (hb_results_stream_begin, or hb_trace_run_stream) and written from any
+ * one thread; it only reads st, so parts may be opened while another part
+ * is merged.
+ * hb_results_stream_merge appends a part's rows to st (ok 0: a run that
+ * stopped with an error, whose rows are dropped) and frees the part,
+ * merged or not; the caller merges parts one at a time, in run order.  A
+ * part's write failure fails st. */
+int hb_results_stream_part(struct hb_results_stream *st, int run_id, struct hb_results_stream **part,
+			   struct hb_error *err);
+int hb_results_stream_merge(struct hb_results_stream *st, struct hb_results_stream *part, int ok,
+			    struct hb_error *err);
 /* Write the rest of the single-job files from r and put every file in
  * place; frees st, success or not (on failure nothing is left). */
 int hb_results_commit(const struct hb_results *r, struct hb_results_stream *st, int plot_data, struct hb_error *err);

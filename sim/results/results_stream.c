@@ -141,6 +141,22 @@ const struct hb_error *hb_results_stream_failure(const struct hb_results_stream 
 	return st && st->fail.code != HB_OK ? &st->fail : NULL;
 }
 
+/* Room in st->count for run run_id (1-based). */
+static int count_room(struct hb_results_stream *st, int run_id, struct hb_error *err)
+{
+	int n = run_id + 8;
+	size_t *nc;
+
+	if (run_id <= st->ncount)
+		return 0;
+	if (!(nc = realloc(st->count, sizeof(*nc) * 2 * (size_t)n)))
+		return hb_runtime_error(err, "results: out of memory");
+	memset(nc + 2 * st->ncount, 0, sizeof(*nc) * 2 * (size_t)(n - st->ncount));
+	st->count = nc;
+	st->ncount = n;
+	return 0;
+}
+
 int hb_results_stream_begin(struct hb_results_stream *st, int run_id, const char *model, const char *policy,
 			    struct hb_error *err)
 {
@@ -150,16 +166,8 @@ int hb_results_stream_begin(struct hb_results_stream *st, int run_id, const char
 	}
 	if (run_id < 1 || st->run_id != 0)
 		return hb_runtime_error(err, "results: run %d begins while run %d is open", run_id, st->run_id);
-	if (run_id > st->ncount) {
-		int n = run_id + 8;
-		size_t *nc = realloc(st->count, sizeof(*nc) * 2 * (size_t)n);
-
-		if (!nc)
-			return hb_runtime_error(err, "results: out of memory");
-		memset(nc + 2 * st->ncount, 0, sizeof(*nc) * 2 * (size_t)(n - st->ncount));
-		st->count = nc;
-		st->ncount = n;
-	}
+	if (count_room(st, run_id, err) < 0)
+		return -1;
 	st->run_id = run_id;
 	hb_strlcpy(st->model, model, sizeof(st->model));
 	hb_strlcpy(st->policy, policy, sizeof(st->policy));
@@ -333,6 +341,142 @@ int hb_res_stream_records(struct hb_results_stream *st, int run_id, const char *
 		if (hb_results_stream_sample(st, &sim->samples[b], err) < 0)
 			return -1;
 	return hb_results_stream_end(st, 1, err);
+}
+
+/* ==== a run's own stream (results.h: "Runs on threads") ====================================== */
+
+int hb_results_stream_part(struct hb_results_stream *st, int run_id, struct hb_results_stream **out,
+			   struct hb_error *err)
+{
+	struct hb_results_stream *p = calloc(1, sizeof(*p));
+	char ev[64], ts[64];
+
+	*out = NULL;
+	if (!p)
+		return hb_runtime_error(err, "results: out of memory");
+	p->trace = st->trace;
+	p->level = st->level;
+	/* Errors name the set's results.db: the part is an internal file. */
+	hb_strlcpy(p->dir, st->dir, sizeof(p->dir));
+	hb_strlcpy(p->db_path, st->db_path, sizeof(p->db_path));
+	/* "*.tmp.PID" inside the staging directory: an abort removes the
+	 * directory, and a killed writer's are swept like any temporary
+	 * (tmpfiles.h). */
+	if ((size_t)snprintf(p->db_tmp, sizeof(p->db_tmp), "%s/.run-%d.db.tmp.%ld", st->dir, run_id, (long)getpid()) >=
+	    sizeof(p->db_tmp)) {
+		free(p);
+		return hb_input_error(err, "%s: output path too long", st->dir);
+	}
+	snprintf(ev, sizeof(ev), ".run-%d-events.csv", run_id);
+	snprintf(ts, sizeof(ts), ".run-%d-timeseries.csv", run_id);
+	if (hb_res_db_open(p, err) < 0 || !(p->fts = hb_res_stage_open(&p->sg, st->dir, ts, err)) ||
+	    !(p->fev = hb_res_stage_open(&p->sg, st->dir, ev, err))) {
+		hb_results_stream_abort(p);
+		return -1;
+	}
+	*out = p;
+	return 0;
+}
+
+/* Append the bytes of the file at path to f. */
+static int append_file(FILE *f, const char *path, struct hb_error *err)
+{
+	char buf[1 << 16];
+	FILE *in = fopen(path, "rb");
+	size_t n;
+	int bad;
+
+	if (!in)
+		return hb_runtime_error(err, "%s: cannot reopen: %s", path, strerror(errno));
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, f) != n)
+			break;
+	bad = ferror(in) || ferror(f);
+	fclose(in);
+	return bad ? hb_runtime_error(err, "%s: copy failed: %s", path, strerror(errno)) : 0;
+}
+
+/* Copy the part's event and sample rows into st's database: attached
+ * between st's transactions (SQLite attaches and detaches outside one),
+ * in one INSERT ... SELECT per table, in seq order. */
+static int merge_db(struct hb_results_stream *st, const struct hb_results_stream *p, struct hb_error *err)
+{
+	static const char *const copy =
+		"INSERT INTO main.events SELECT * FROM part.events ORDER BY run_id, seq;"
+		"INSERT INTO main.timeseries SELECT * FROM part.timeseries ORDER BY run_id, seq;";
+	sqlite3_stmt *att = NULL;
+	int rc;
+
+	if (hb_db_commit(st->db, err) < 0 || hb_db_prepare(st->db, "ATTACH DATABASE ?1 AS part", &att, err) < 0)
+		return -1;
+	sqlite3_bind_text(att, 1, p->db_tmp, -1, SQLITE_TRANSIENT);
+	rc = hb_db_step_done(st->db, att, err);
+	sqlite3_finalize(att);
+	if (rc < 0)
+		return -1;
+	rc = hb_db_begin(st->db, err) < 0 || hb_db_exec(st->db, copy, err) < 0 || hb_db_commit(st->db, err) < 0 ? -1 : 0;
+	if (rc < 0)
+		hb_db_rollback(st->db);
+	/* Detach even after a failure, so that the part's file can go. */
+	if (hb_db_exec(st->db, "DETACH DATABASE part", rc < 0 ? &(struct hb_error){ 0 } : err) < 0)
+		rc = -1;
+	st->pending = 0;
+	return rc < 0 ? -1 : hb_db_begin(st->db, err);
+}
+
+int hb_results_stream_merge(struct hb_results_stream *st, struct hb_results_stream *p, int ok, struct hb_error *err)
+{
+	int id = p->run_id, rc = -1;
+
+	if (st->fail.code != HB_OK) {
+		*err = st->fail;
+		goto out;
+	}
+	/* A part's write failure is the set's: the command fails. */
+	if (p->fail.code != HB_OK) {
+		*err = p->fail;
+		stream_fail(st, err);
+		goto out;
+	}
+	if (id < 1) {
+		hb_runtime_error(err, "results: merging a part no run began");
+		goto out;
+	}
+	if (!ok) { /* a run that stopped with an error writes no row */
+		rc = 0;
+		goto out;
+	}
+	if (count_room(st, id, err) < 0)
+		goto out;
+	sqlite3_finalize(p->ins_event);
+	sqlite3_finalize(p->ins_sample);
+	p->ins_event = p->ins_sample = NULL;
+	if (hb_db_commit(p->db, err) < 0 || hb_res_stage_check(&p->sg, err) < 0 || fflush(p->fev) != 0 ||
+	    fflush(p->fts) != 0) {
+		if (err->code == HB_OK)
+			hb_runtime_error(err, "%s: write failed: %s", st->dir, strerror(errno));
+		hb_error_at_path(err, p->db_tmp, p->db_path);
+		stream_fail(st, err);
+		goto out;
+	}
+	sqlite3_close(p->db);
+	p->db = NULL;
+	if (merge_db(st, p, err) < 0) {
+		hb_error_at_path(err, st->db_tmp, st->db_path);
+		stream_fail(st, err);
+		goto out;
+	}
+	/* The part's CSV temporaries: [0] timeseries, [1] events (part's order). */
+	if (append_file(st->fts, p->sg.files[0].tmp, err) < 0 || append_file(st->fev, p->sg.files[1].tmp, err) < 0) {
+		stream_fail(st, err);
+		goto out;
+	}
+	st->count[2 * (id - 1)] = p->count[2 * (id - 1)];
+	st->count[2 * (id - 1) + 1] = p->count[2 * (id - 1) + 1];
+	rc = 0;
+out:
+	hb_results_stream_abort(p); /* its temporaries go, merged or not */
+	return rc;
 }
 
 /* ==== trace replay: a run's records ========================================================= */

@@ -6,13 +6,16 @@
  *  - small messages: `catalog models` says GFLOP per sample, counts of one
  *    are singular, `version --help`, a single job's arrival event names
  *    who decides instead of "asks for 0 GPUs, B_G 0";
- *  - `sim -j N` writes the same bytes for any N; `sweep --dry-run --json`
+ *  - `sim -j N` writes the same bytes for any N, for single-job studies and
+ *    trace replays (stdout, --json, every --out file); `sweep --dry-run --json`
  *    prints the points as JSON; `--status-line` off a terminal (these
  *    tests' stderr is a file): nothing for a short run under auto, lines
  *    with $HETBATCH_STATUS_SECONDS=0 or always, none under never or -q;
  *  - -q: a successful run prints nothing at all on stderr;
  *  - -v: each run's decisions at a summary level and the files written
- *    (profile sources are tests/import's). */
+ *    (profile sources are tests/import's; sweep's are here: every GPU type
+ *    x model of its clusters and replays). */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -197,8 +200,123 @@ static void test_sim_jobs_same_bytes(void **state)
 	}
 	assert_int_equal(run(SIX " -j 0"), 2);
 	err_has("-j: '0' is not a thread count");
-	assert_int_equal(run("sim --cluster demo --synthetic poisson -j 2"), 2);
-	err_has("-j applies to single-job studies");
+}
+
+/* A trace replay's table without what differs from one run to the next:
+ * the policy rows' last two columns (ms/round and wall(s), wall-clock
+ * times) and the closing line's wall time.  In place; returns s. */
+static char *mask_wall(char *s)
+{
+	char *line = s, *w = s;
+	int in_table = 0;
+
+	while (*line) {
+		char *end = strchr(line, '\n'), *cut;
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+
+		if (len == 0)
+			in_table = 0;
+		else if (strncmp(line, "policy ", 7) == 0)
+			in_table = 1;
+		else if (in_table)
+			for (int k = 0; k < 2; k++) { /* drop the last two fields */
+				while (len > 0 && line[len - 1] == ' ')
+					len--;
+				while (len > 0 && line[len - 1] != ' ')
+					len--;
+			}
+		if ((cut = strstr(line, "; wall time ")) && (!end || cut < end))
+			len = (size_t)(cut - line);
+		memmove(w, line, len);
+		w += len;
+		*w++ = '\n';
+		if (!end)
+			break;
+		line = end + 1;
+	}
+	*w = '\0';
+	return s;
+}
+
+/* Every file of dir a is in dir b with the same bytes, and b has no other. */
+static void same_dirs(const char *a, const char *b)
+{
+	char pa[512], pb[512];
+	struct dirent *e;
+	DIR *d;
+	int na = 0, nb = 0;
+
+	snprintf(pa, sizeof(pa), "%s/%s", tmpdir, a);
+	snprintf(pb, sizeof(pb), "%s/%s", tmpdir, b);
+	assert_non_null(d = opendir(pa));
+	while ((e = readdir(d))) {
+		size_t la, lb;
+		char *x, *y;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		x = slurp_in(a, e->d_name, &la);
+		y = slurp_in(b, e->d_name, &lb);
+		if (la != lb || memcmp(x, y, la) != 0)
+			fail_msg("%s/%s and %s/%s differ", a, e->d_name, b, e->d_name);
+		free(x);
+		free(y);
+		na++;
+	}
+	closedir(d);
+	assert_non_null(d = opendir(pb));
+	while ((e = readdir(d)))
+		nb += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	assert_int_equal(na, nb);
+}
+
+/* `sim --trace -j N`: the replays on threads, each streaming into a part of
+ * its own, merged in table order; stdout (the table but for wall times,
+ * --json whole) and every --out file the same bytes for any N.  pollux-as
+ * has no shared arbiter: a row that cannot run between the others.  The
+ * fairness reference runs go on the threads too. */
+#define TRACE "sim --cluster pollux-t4 --trace '%s/data/pollux/workloads/workload-1.csv' --max-jobs 60 " \
+	"--policy fifo,pollux-as,tiresias,optimus,elastic"
+
+static void test_trace_jobs_same_bytes(void **state)
+{
+	const char *shared = getenv("HB_SHARED");
+	char *out[3], *json[2];
+	size_t len;
+
+	(void)state;
+	assert_non_null(shared);
+	for (int k = 0; k < 3; k++) {
+		static const char *const args[] = { " -j 1 --out w1 --plot", " -j 3 --out w3 --plot", " --jobs=8 --out w8 --plot" };
+
+		assert_int_equal(run(TRACE "%s", shared, args[k]), 0);
+		out[k] = mask_wall(slurp(outf, &len));
+	}
+	assert_non_null(strstr(out[0], "4 of 5 policies ran\n"));
+	assert_string_equal(out[0], out[1]);
+	assert_string_equal(out[0], out[2]);
+	assert_true(exists_in("w1", "results.db") && exists_in("w1", "trace-util.dat") && exists_in("w1", "events.csv"));
+	same_dirs("w1", "w3");
+	same_dirs("w1", "w8");
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(run(TRACE " --json -j %d", shared, k ? 3 : 1), 0);
+		json[k] = slurp(outf, &len);
+	}
+	assert_string_equal(json[0], json[1]);
+	/* one status line at a time, about all the replays */
+	assert_int_equal(run_env("HETBATCH_STATUS_SECONDS=0", TRACE " -j 3", shared), 0);
+	err_has("sim: 0 of 4 replays done: ");
+	err_has("sim: 4 of 4 replays done: 100.0 %");
+	err_has("sim: ended after ");
+	/* -q: nothing */
+	assert_int_equal(run_env("HETBATCH_STATUS_SECONDS=0", "-q " TRACE " -j 3 --out q", shared), 0);
+	free(slurp(errf, &len));
+	assert_int_equal(len, 0);
+	for (int k = 0; k < 3; k++)
+		free(out[k]);
+	free(json[0]);
+	free(json[1]);
 }
 
 static void test_sweep_dry_run_json(void **state)
@@ -296,7 +414,7 @@ static void test_quiet_is_silent(void **state)
 			fail_msg("'%s' printed on stderr:\n%s", cmds[i], s);
 		free(s);
 	}
-	assert_int_equal(run_env("HETBATCH_STATUS_SECONDS=0", "-q sweep '%s/examples/sweep-demo.json' --out q3", root), 0);
+	assert_int_equal(run_env("HETBATCH_STATUS_SECONDS=0", "-q -v sweep '%s/examples/sweep-demo.json' --out q3", root), 0);
 	s = slurp(errf, &len);
 	if (len != 0)
 		fail_msg("sweep -q printed on stderr:\n%s", s);
@@ -325,6 +443,22 @@ static void test_verbose(void **state)
 	err_has("debug: fifo: job ");
 	assert_int_equal(run("-v sweep '%s/examples/sweep-demo.json' --out sw", root), 0);
 	err_has("info: sweep: wrote sw/sweep.csv (");
+	/* the profile sources of every GPU type x model the sweep uses: the
+	 * GPU types of its clusters (demo's v100 and t4), the models of its
+	 * replays */
+	err_has("info: profile database: ");
+	err_has("info: profile v100 x cifar10: analytic (run 1, ");
+	err_has("info: profile t4 x cifar10: analytic (run 1, ");
+	err_has("info: profile t4 x ncf: analytic (run 1, ");
+	/* without -v, none of them */
+	assert_int_equal(run("sweep '%s/examples/sweep-demo.json' --out sw2", root), 0);
+	{
+		size_t len;
+		char *s = slurp(errf, &len);
+
+		assert_null(strstr(s, "profile "));
+		free(s);
+	}
 }
 
 static int setup(void **state)
@@ -348,6 +482,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_names),
 		cmocka_unit_test(test_small_messages),
 		cmocka_unit_test(test_sim_jobs_same_bytes),
+		cmocka_unit_test(test_trace_jobs_same_bytes),
 		cmocka_unit_test(test_sweep_dry_run_json),
 		cmocka_unit_test(test_status_lines),
 		cmocka_unit_test(test_quiet_is_silent),

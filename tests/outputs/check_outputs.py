@@ -170,7 +170,9 @@ def test_full_disk(tmp):
     rc, _, _ = run(QUICK + ["--out", "full"], tmp)
     check(rc == 0, "full disk: the first run wrote a set (%d)" % rc)
     before = snapshot(d)
-    for args in (QUICK[:3] + ["--model", "gnmt", "--policy", "jabas,pollux"], LONG[:9] + ["--policy", "fifo"]):
+    # the last: replays on threads, each writing its own part (merged at the end)
+    for args in (QUICK[:3] + ["--model", "gnmt", "--policy", "jabas,pollux"], LONG[:9] + ["--policy", "fifo"],
+                 LONG[:9] + ["--policy", "fifo,tiresias", "-j", "2"]):
         cmd = "trap '' XFSZ; ulimit -f 64; exec '%s' %s --out full" % (EXE, " ".join(args))
         p = subprocess.run(["sh", "-c", cmd], cwd=tmp, capture_output=True, text=True, timeout=300)
         check(p.returncode == 1 and "error" in p.stderr, "full disk: exit 1 with the error (%d %r)" % (
@@ -222,6 +224,8 @@ def test_signals(tmp):
     err = interrupt(tmp, LONG + ["--out", "sig"], d, signal.SIGINT, 130, "sim SIGINT")
     check("sig left as it was" in err, "signals: says the set was kept: %r" % err)
     interrupt(tmp, LONG + ["--out", "sig"], d, signal.SIGTERM, 143, "sim SIGTERM")
+    # replays on threads: their parts go with the staging directory
+    interrupt(tmp, LONG + ["-j", "2", "--out", "sig"], d, signal.SIGINT, 130, "sim -j 2 SIGINT")
     err = interrupt(tmp, LONG, None, signal.SIGINT, 130, "sim without --out")
     check("nothing was written" in err, "signals: without --out: %r" % err)
     # SIGINT ignored on entry (a shell's background job) stays ignored

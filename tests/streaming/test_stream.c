@@ -2,7 +2,9 @@
  * records go to the files as it runs writes exactly the files written from
  * the same records kept in memory; --events summary and none write what
  * they say and leave the metrics alone; a run that stops with an error
- * leaves no row; an aborted stream leaves no file and no directory it made.
+ * leaves no row; an aborted stream leaves no file and no directory it made;
+ * runs written into parts of their own and merged in run order give the
+ * files one stream gives.
  * The replays are tests/trace_replay/small.csv on pollux-t4. */
 #include <dirent.h>
 #include <math.h>
@@ -199,8 +201,9 @@ struct replays {
  * with the records kept in memory.  fail_first: run 1 is made to stop with
  * an error (a simulated-time limit it cannot meet). */
 static void replay_all(struct replays *x, int stream, struct hb_results_stream *out, enum hb_events_level lv,
-		       int fail_first)
+		       int fail_first, int parts)
 {
+	struct hb_results_stream *part[NPOL] = { 0 };
 	struct hb_error err = { 0 };
 	struct hb_sim_opts o;
 
@@ -208,7 +211,10 @@ static void replay_all(struct replays *x, int stream, struct hb_results_stream *
 	hb_sim_opts_default(&o);
 	o.quiet = 1;
 	o.restart_const_s = 30.0;
-	for (int i = 0; i < NPOL; i++) {
+	for (int k = 0; k < NPOL; k++) {
+		/* parts: each run into a part of its own, the last run first (as
+		 * runs on threads may end), merged in run order below */
+		int i = parts ? NPOL - 1 - k : k;
 		const struct hb_policy *p = hb_policy_find(policies[i]);
 		struct hb_trace_run *ru = &x->runs[i];
 		struct hb_sim_opts oi = o;
@@ -224,8 +230,10 @@ static void replay_all(struct replays *x, int stream, struct hb_results_stream *
 		if (stream)
 			hb_sim_stream(&x->sims[i], NULL); /* before the jobs: their arrays come at arrival */
 		assert_int_equal(hb_replay_build(&x->sims[i], &rp, p->agent, "small.csv", &err), 0);
+		if (parts)
+			assert_int_equal(hb_results_stream_part(out, i + 1, &part[i], &err), 0);
 		if (stream)
-			assert_int_equal(hb_trace_run_stream(ru, &x->sims[i], out, i + 1, &err), 0);
+			assert_int_equal(hb_trace_run_stream(ru, &x->sims[i], parts ? part[i] : out, i + 1, &err), 0);
 		rc = hb_sim_run(&x->sims[i], &err);
 		if (fail_first && i == 0) {
 			assert_int_equal(rc, -1);
@@ -236,11 +244,14 @@ static void replay_all(struct replays *x, int stream, struct hb_results_stream *
 			ru->ran = 1;
 			ru->sim = &x->sims[i];
 		}
-		if (out)
+		if (out && !parts)
 			assert_int_equal(hb_results_stream_end(out, rc == 0, &err), 0);
 		if (ru->ran && hb_trace_run_metrics(ru, 1, 0, &err) < 0)
 			fail_msg("%s", err.msg);
 	}
+	for (int i = 0; i < NPOL && parts; i++)
+		if (hb_results_stream_merge(out, part[i], x->runs[i].ran, &err) < 0)
+			fail_msg("%s", err.msg);
 	hb_strlcpy(x->res.cluster, cl->name, sizeof(x->res.cluster));
 	x->res.cluster_gpus = cl->ngpus;
 	x->res.seed = o.seed;
@@ -265,8 +276,9 @@ static void replays_free(struct replays *x)
 	}
 }
 
-/* Streamed into dir at level lv, committed. */
-static void write_streamed(const char *dir, enum hb_events_level lv, int fail_first)
+/* Streamed into dir at level lv (parts: each run into a part of its own),
+ * committed. */
+static void write_streamed_parts(const char *dir, enum hb_events_level lv, int fail_first, int parts)
 {
 	struct replays x;
 	struct hb_results_stream *st;
@@ -275,13 +287,33 @@ static void write_streamed(const char *dir, enum hb_events_level lv, int fail_fi
 
 	path_in(path, sizeof(path), dir, NULL);
 	assert_int_equal(hb_results_stream_open(&st, path, 1, lv, &err), 0);
-	replay_all(&x, 1, st, lv, fail_first);
+	replay_all(&x, 1, st, lv, fail_first, parts);
 	if (hb_trace_results_commit(&x.res, st, 1, &err) < 0)
 		fail_msg("%s", err.msg);
 	/* a streamed run keeps no record */
 	for (int i = 0; i < NPOL; i++)
 		assert_true(x.sims[i].nevents == 0 && x.sims[i].nsamples == 0);
 	replays_free(&x);
+}
+
+static void write_streamed(const char *dir, enum hb_events_level lv, int fail_first)
+{
+	write_streamed_parts(dir, lv, fail_first, 0);
+}
+
+/* No ".run-*" temporary of a part is left in dir. */
+static void assert_no_parts(const char *dir)
+{
+	char path[1024];
+	struct dirent *e;
+	DIR *d;
+
+	path_in(path, sizeof(path), dir, NULL);
+	assert_non_null(d = opendir(path));
+	while ((e = readdir(d)))
+		if (strncmp(e->d_name, ".run-", 5) == 0)
+			fail_msg("%s/%s left behind", dir, e->d_name);
+	closedir(d);
 }
 
 /* ---- tests ------------------------------------------------------------------------------------ */
@@ -293,7 +325,7 @@ static void test_streamed_equals_in_memory(void **state)
 	char path[1024];
 
 	(void)state;
-	replay_all(&x, 0, NULL, HB_EVENTS_ALL, 0);
+	replay_all(&x, 0, NULL, HB_EVENTS_ALL, 0, 0);
 	assert_true(x.sims[0].nevents > 0 && x.sims[0].nsamples > 0);
 	path_in(path, sizeof(path), "mem", NULL);
 	if (hb_trace_results_write(&x.res, path, 1, &err) < 0)
@@ -408,6 +440,30 @@ static void test_failed_run_writes_no_row(void **state)
 	s = slurp_path(path, &len);
 	assert_null(strstr(s, "\n1,trace,fifo,"));
 	free(s);
+}
+
+/* Runs on threads (results.h "Runs on threads"): each run into a part of
+ * its own, the runs ending in reverse order, merged in run order: the files
+ * a single stream writes (the database by content); a run that stopped
+ * with an error (merged with ok 0) leaves no row, as with one stream; no
+ * part's temporary stays. */
+static void test_parts_merged_in_order(void **state)
+{
+	(void)state;
+	write_streamed("one", HB_EVENTS_ALL, 0);
+	write_streamed_parts("parts", HB_EVENTS_ALL, 0, 1);
+	assert_same_files("one", "parts");
+	assert_no_parts("parts");
+	write_streamed("one-failed", HB_EVENTS_ALL, 1);
+	write_streamed_parts("parts-failed", HB_EVENTS_ALL, 1, 1);
+	assert_same_files("one-failed", "parts-failed");
+	assert_no_parts("parts-failed");
+	assert_int_equal((int)query("parts-failed", "SELECT count(*) FROM events WHERE run_id = 1"), 0);
+	assert_true(query("parts-failed", "SELECT count(*) FROM events WHERE run_id = 2") > 0);
+	/* a level that drops records drops them in parts too */
+	write_streamed("one-summary", HB_EVENTS_SUMMARY, 0);
+	write_streamed_parts("parts-summary", HB_EVENTS_SUMMARY, 0, 1);
+	assert_same_files("one-summary", "parts-summary");
 }
 
 static void test_abort_leaves_nothing(void **state)
@@ -558,6 +614,7 @@ int main(void)
 		cmocka_unit_test(test_streamed_equals_in_memory),
 		cmocka_unit_test(test_events_levels),
 		cmocka_unit_test(test_failed_run_writes_no_row),
+		cmocka_unit_test(test_parts_merged_in_order),
 		cmocka_unit_test(test_abort_leaves_nothing),
 		cmocka_unit_test(test_stretches_equal),
 	};
