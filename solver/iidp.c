@@ -564,18 +564,28 @@ long hb_iidp_runtime_workers(long cur_global_bs, long target_global_bs, int loca
 
 /* ---- caches ------------------------------------------------------------ */
 
-/* Open-addressing hash map from byte strings to owned values. */
+/* Open-addressing hash map (linear probing) from byte strings to owned
+ * values, with per-entry eviction: a hit sets the entry's reference bit and
+ * hmap_evict takes the next entry a CLOCK hand finds unreferenced (clearing
+ * the bits it passes), so a full cache drops its coldest entries instead of
+ * everything (a whole flush made the next requests rebuild what they were
+ * about to use).  A key lives either in its own allocation (copied by the
+ * put) or inside the value (keys_in_val: the caller passes a pointer into
+ * the value, which saves an allocation per entry). */
 struct hmap_slot {
 	uint64_t h;        /* hash of key, 0 = empty slot */
-	void *key;         /* owned copy */
-	size_t klen;
-	void *val;         /* owned by the map's user, freed through hmap_clear's callback */
+	void *key;         /* owned copy, or a pointer into val (keys_in_val) */
+	uint32_t klen;     /* key bytes */
+	uint32_t ref;      /* CLOCK reference bit: set by a hit, cleared by the hand */
+	void *val;         /* owned by the map's user, freed through the callbacks */
 };
 
 struct hmap {
 	struct hmap_slot *s;
 	size_t cap;        /* power of two, 0 when empty */
 	size_t n;
+	size_t hand;       /* CLOCK hand: the next slot hmap_evict examines */
+	int keys_in_val;   /* 1: slot keys point into the values, never freed alone */
 };
 
 static uint64_t hash_bytes(const void *key, size_t n)
@@ -602,17 +612,19 @@ static uint64_t hash_words(const long *w, size_t n, uint64_t h)
 	return h ? h : 1;
 }
 
-/* Lookup with the key's hash h given. */
-static void *hmap_get_h(const struct hmap *m, uint64_t h, const void *key, size_t klen)
+/* Lookup with the key's hash h given; a hit marks the entry referenced. */
+static void *hmap_get_h(struct hmap *m, uint64_t h, const void *key, size_t klen)
 {
 	if (m->cap == 0)
 		return NULL;
 	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		const struct hmap_slot *sl = &m->s[i];
+		struct hmap_slot *sl = &m->s[i];
 		if (sl->h == 0)
 			return NULL;
-		if (sl->h == h && sl->klen == klen && memcmp(sl->key, key, klen) == 0)
+		if (sl->h == h && sl->klen == klen && memcmp(sl->key, key, klen) == 0) {
+			sl->ref = 1;
 			return sl->val;
+		}
 	}
 }
 
@@ -625,18 +637,21 @@ static void hmap_place(struct hmap_slot *s, size_t cap, struct hmap_slot e)
 	s[i] = e;
 }
 
-static void *hmap_get(const struct hmap *m, const void *key, size_t klen)
+static void *hmap_get(struct hmap *m, const void *key, size_t klen)
 {
 	return m->cap == 0 ? NULL : hmap_get_h(m, hash_bytes(key, klen), key, klen);
 }
 
-/* Insert a key known to be absent, its hash h given; returns bytes used, or
- * 0 on failure. */
+/* Insert a key known to be absent, its hash h given; returns the bytes the
+ * map itself took (the key copy and any growth of the slot array), or 0 on
+ * failure.  A new entry starts unreferenced: only a hit proves it useful. */
 static size_t hmap_put_h(struct hmap *m, uint64_t h, const void *key, size_t klen, void *val)
 {
 	struct hmap_slot e;
-	size_t used = klen + sizeof(struct hmap_slot);
+	size_t used = m->keys_in_val ? 1 : klen; /* > 0 on success */
 
+	if (klen > UINT32_MAX)
+		return 0;
 	if (2 * (m->n + 1) > m->cap) {
 		size_t nc = m->cap ? 2 * m->cap : 16;
 		struct hmap_slot *ns = calloc(nc, sizeof(*ns));
@@ -649,13 +664,18 @@ static size_t hmap_put_h(struct hmap *m, uint64_t h, const void *key, size_t kle
 		free(m->s);
 		m->s = ns;
 		m->cap = nc;
+		m->hand = 0;
 	}
 	e.h = h;
-	e.key = malloc(klen);
-	if (!e.key)
-		return 0;
-	memcpy(e.key, key, klen);
-	e.klen = klen;
+	if (m->keys_in_val) {
+		e.key = (void *)key;
+	} else {
+		if (!(e.key = malloc(klen ? klen : 1)))
+			return 0;
+		memcpy(e.key, key, klen);
+	}
+	e.klen = (uint32_t)klen;
+	e.ref = 0;
 	e.val = val;
 	hmap_place(m->s, m->cap, e);
 	m->n++;
@@ -667,17 +687,93 @@ static size_t hmap_put(struct hmap *m, const void *key, size_t klen, void *val)
 	return hmap_put_h(m, hash_bytes(key, klen), key, klen, val);
 }
 
+/* Remove slot i, shifting the later entries of its probe run back so that
+ * every entry stays reachable from its home slot (no tombstones). */
+static void hmap_remove_at(struct hmap *m, size_t i)
+{
+	const size_t mask = m->cap - 1;
+
+	for (size_t j = (i + 1) & mask; m->s[j].h != 0; j = (j + 1) & mask) {
+		size_t home = m->s[j].h & mask;
+		/* j's entry may move to i unless its home lies cyclically in (i, j]. */
+		int stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+
+		if (!stays) {
+			m->s[i] = m->s[j];
+			i = j;
+		}
+	}
+	memset(&m->s[i], 0, sizeof(m->s[i]));
+	m->n--;
+}
+
+/* Evict one entry by CLOCK; returns the value (the caller frees it and
+ * counts its bytes) or NULL when the map is empty. */
+static void *hmap_evict(struct hmap *m)
+{
+	if (m->n == 0)
+		return NULL;
+	/* Two sweeps at most: the first clears every bit it passes. */
+	for (;;) {
+		struct hmap_slot *sl = &m->s[m->hand & (m->cap - 1)];
+		void *v;
+
+		if (sl->h == 0 || sl->ref) {
+			sl->ref = 0;
+			m->hand = (m->hand + 1) & (m->cap - 1);
+			continue;
+		}
+		v = sl->val;
+		if (!m->keys_in_val)
+			free(sl->key);
+		/* The hand stays: an entry shifted back into this slot is next. */
+		hmap_remove_at(m, m->hand & (m->cap - 1));
+		return v;
+	}
+}
+
+/* After evictions: a slot array at most 1/8 full is rehashed into one a
+ * quarter of its size (the CLOCK hand walks empty slots, and a cache that
+ * once held many entries would keep their slots).  Returns the bytes freed. */
+static size_t hmap_shrink(struct hmap *m)
+{
+	size_t nc = m->cap;
+	struct hmap_slot *ns;
+
+	if (m->cap <= 64 || 8 * m->n > m->cap)
+		return 0;
+	while (nc > 64 && 8 * m->n <= nc)
+		nc /= 4;
+	if (nc < 64)
+		nc = 64;
+	if (!(ns = calloc(nc, sizeof(*ns))))
+		return 0; /* keep the larger array */
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->s[i].h)
+			hmap_place(ns, nc, m->s[i]);
+	free(m->s);
+	m->s = ns;
+	nc = m->cap - nc;
+	m->cap -= nc;
+	m->hand = 0;
+	return nc * sizeof(*ns);
+}
+
 static void hmap_clear(struct hmap *m, void (*free_val)(void *))
 {
+	const int keys_in_val = m->keys_in_val;
+
 	for (size_t i = 0; i < m->cap; i++) {
 		if (m->s[i].h) {
-			free(m->s[i].key);
+			if (!keys_in_val)
+				free(m->s[i].key);
 			if (free_val)
 				free_val(m->s[i].val);
 		}
 	}
 	free(m->s);
 	memset(m, 0, sizeof(*m));
+	m->keys_in_val = keys_in_val;
 }
 
 /* The (allocation, B_L) table: per used node the coefficients for n_vsw =
@@ -689,13 +785,23 @@ struct table {
 	int *pair_node;               /* perf node of each pair */
 	struct hb_iidp_pair *pairs;   /* point into coef */
 	struct hb_perf_coef *coef;    /* per used node, n_cap entries each */
-	struct hmap memo;             /* int M -> struct memo */
+	struct hmap memo;             /* int M -> struct memo (keys in the memos) */
+	int *key;                     /* the table's key in the cache (B_L, used (node, GPUs)) */
+	size_t bytes;                 /* held by the table with its memos: what evicting it frees */
 };
 
 struct memo {
 	double t;                     /* optimal time, or a lower bound on it when !exact */
 	int exact;                    /* 1: t and w are the answer; 0: only the bound is known */
+	int M;                        /* the memo's key */
 	int w[];                      /* workers per pair (when exact) */
+};
+
+/* A summary in the shape cache, its key after it (one allocation). */
+struct shape_entry {
+	struct hb_iidp_summary sum;
+	int nkey;                     /* words of key */
+	long key[];
 };
 
 static void table_free(void *v)
@@ -705,6 +811,7 @@ static void table_free(void *v)
 	if (!t)
 		return;
 	hmap_clear(&t->memo, free);
+	free(t->key);
 	free(t->pair_node);
 	free(t->pairs);
 	free(t->coef);
@@ -714,15 +821,15 @@ static void table_free(void *v)
 struct hb_iidp_solver {
 	const struct hb_perf *perf;   /* borrowed, prepared */
 	struct hmap tables;           /* (B_L, used (node, GPUs)) -> struct table */
-	struct hmap shapes;           /* (request, shape) -> struct hb_iidp_summary */
-	size_t shape_bytes;           /* the part of st.cache_bytes that shapes holds */
+	struct hmap shapes;           /* (request, shape) -> struct shape_entry */
+	size_t shape_bytes;           /* the part of st.cache_bytes that shapes holds (the rest: tables) */
 	size_t limit;                 /* cache limit, bytes; 0 = no caching */
 	struct hb_iidp_stats st;
 	struct hb_iidp_scratch sc;
 	int *key;                     /* 2 nnodes + 1 ints: B_L, then (node, GPUs) of the used nodes */
 	int *node_class;              /* [nnodes]: least node index of the same kind (classify_nodes) */
 	int *next_in_class;           /* [nnodes]: next node of the same kind, -1 after the last */
-	long *skey;                   /* shape key scratch: 6 + 2 nnodes longs */
+	long *skey;                   /* shape key scratch: 3 + nnodes words (shape_key) */
 	int *full;                    /* [nnodes] zeros between calls: a shape spread out for a miss */
 	/* During one hb_iidp_solve (or the shape miss that calls it): the used
 	 * nodes of the allocation being solved, ascending, so that its table
@@ -785,7 +892,7 @@ int hb_iidp_solver_new(const struct hb_perf *perf, struct hb_iidp_solver **out, 
 	if (!s || !(s->key = calloc(2 * (size_t)perf->nnodes + 1, sizeof(int))) ||
 	    !(s->node_class = calloc((size_t)perf->nnodes + 1, sizeof(int))) ||
 	    !(s->next_in_class = calloc((size_t)perf->nnodes + 1, sizeof(int))) ||
-	    !(s->skey = calloc(6 + 2 * (size_t)perf->nnodes, sizeof(long))) ||
+	    !(s->skey = calloc(3 + (size_t)perf->nnodes, sizeof(long))) ||
 	    !(s->full = calloc((size_t)perf->nnodes + 1, sizeof(int)))) {
 		if (s) {
 			free(s->key);
@@ -805,6 +912,7 @@ int hb_iidp_solver_new(const struct hb_perf *perf, struct hb_iidp_solver **out, 
 		return hb_runtime_error(err, "IIDP solver: out of memory");
 	}
 	s->perf = perf;
+	s->tables.keys_in_val = s->shapes.keys_in_val = 1;
 	s->limit = (size_t)64 << 20;
 	*out = s;
 	return 0;
@@ -954,10 +1062,14 @@ static int table_get(struct hb_iidp_solver *s, const int *alloc, int local_bs, s
 	s->st.table_misses++;
 	if (table_build(s, alloc, local_bs, &t, &bytes, err) != 0)
 		return -1;
-	if (s->limit == 0 || (used = hmap_put_h(&s->tables, h, s->key, klen, t)) == 0) {
+	if (s->limit > 0 && (t->key = malloc(klen)) != NULL)
+		memcpy(t->key, s->key, klen);
+	if (!t->key || (used = hmap_put_h(&s->tables, h, t->key, klen, t)) == 0) {
 		*owned = 1;
 	} else {
-		s->st.cache_bytes += bytes + used;
+		/* The key and the table go with it; the slot array stays. */
+		t->bytes = bytes + klen;
+		s->st.cache_bytes += t->bytes + (used - 1);
 	}
 	*out = t;
 	return 0;
@@ -977,11 +1089,15 @@ static struct memo *memo_entry(struct hb_iidp_solver *s, struct table *t, int M)
 		return NULL;
 	mo->t = -INFINITY;
 	mo->exact = 0;
-	if ((used = hmap_put(&t->memo, &M, sizeof(M), mo)) == 0) {
+	mo->M = M;
+	t->memo.keys_in_val = 1;
+	if ((used = hmap_put(&t->memo, &mo->M, sizeof(M), mo)) == 0) {
 		free(mo);
 		return NULL;
 	}
-	s->st.cache_bytes += sz + used;
+	/* Counted with the table: evicting it frees its memos. */
+	t->bytes += sz + (used - 1);
+	s->st.cache_bytes += sz + (used - 1);
 	return mo;
 }
 
@@ -1140,21 +1256,45 @@ static int solve_one(struct hb_iidp_solver *s, const int *alloc, int local_bs, i
 	return rc;
 }
 
-/* Over the limit: the summaries go first when they hold half of it (a
- * summary is a few lookups of the memos, which cost bounds and solves to
- * rebuild), everything when that is not enough. */
+/* Over the limit: evict entries one at a time (CLOCK, hmap_evict) until
+ * under it; summaries while they hold half of the limit (a summary is a few
+ * lookups of the memos, which cost bounds and solves to rebuild), tables
+ * (with their memos) otherwise.  Only when no entry is left and the slot
+ * arrays alone exceed the limit is everything released (a flush).  Called
+ * between requests only: no table is in use. */
 static void maybe_flush(struct hb_iidp_solver *s)
 {
-	if (s->st.cache_bytes > s->limit && s->shape_bytes > s->limit / 2) {
-		hmap_clear(&s->shapes, free);
-		s->st.cache_bytes -= s->shape_bytes;
-		s->shape_bytes = 0;
-		s->st.flushes++;
+	/* Down to 7/8 of the limit: room for the next requests' entries, so
+	 * that eviction runs in batches rather than before every request. */
+	const size_t target = s->limit - s->limit / 8;
+	size_t freed;
+
+	if (s->st.cache_bytes <= s->limit)
+		return;
+	while (s->st.cache_bytes > target) {
+		if (s->shapes.n > 0 && (s->shape_bytes > s->limit / 2 || s->tables.n == 0)) {
+			struct shape_entry *e = hmap_evict(&s->shapes);
+			size_t b = sizeof(*e) + (size_t)e->nkey * sizeof(long);
+
+			s->shape_bytes -= b;
+			s->st.cache_bytes -= b;
+			free(e);
+		} else if (s->tables.n > 0) {
+			struct table *t = hmap_evict(&s->tables);
+
+			s->st.cache_bytes -= t->bytes;
+			table_free(t);
+		} else {
+			hb_iidp_solver_clear_cache(s);
+			s->st.flushes++;
+			return;
+		}
+		s->st.evictions++;
 	}
-	if (s->st.cache_bytes > s->limit) {
-		hb_iidp_solver_clear_cache(s);
-		s->st.flushes++;
-	}
+	freed = hmap_shrink(&s->shapes);
+	s->shape_bytes -= freed;
+	s->st.cache_bytes -= freed;
+	s->st.cache_bytes -= hmap_shrink(&s->tables);
 }
 
 int hb_iidp_solve_m(struct hb_iidp_solver *s, const int *alloc, int local_bs, int M, int method,
@@ -1407,6 +1547,11 @@ void hb_iidp_shape_free(struct hb_iidp_shape *sh)
 	memset(sh, 0, sizeof(*sh));
 }
 
+int hb_iidp_node_kind(const struct hb_iidp_solver *s, int i)
+{
+	return s->node_class[i];
+}
+
 static int shape_grow(struct hb_iidp_shape *sh, int n, struct hb_error *err)
 {
 	int *nn, *ng;
@@ -1519,6 +1664,24 @@ int hb_iidp_shape_of_nodes(const struct hb_iidp_solver *s, const int *node, cons
 	return 0;
 }
 
+/* The shape cache's key of (req, sh) in 3 + nused words: every request field
+ * a solve reads (B_G, current B_G, then B_L and the M rule in one word),
+ * then each used node's (class, GPUs) in one word, in the shape's sorted
+ * order.  A word per pair instead of two, and no length word (the key's
+ * length gives nused): half the bytes of the plain layout. */
+static void shape_key(const struct hb_iidp_request *req, const struct hb_iidp_shape *sh, long *key)
+{
+	key[0] = req->global_bs;
+	key[1] = req->cur_global_bs;
+	/* A solve reads the rule as "run-time or not", and only the fast
+	 * method is cached. */
+	key[2] = (long)((uint64_t)(uint32_t)req->local_bs | (uint64_t)(req->m_rule == HB_IIDP_M_RUNTIME) << 32 |
+			(uint64_t)(req->method == HB_IIDP_FAST) << 33);
+	/* class < nnodes and GPUs <= a node's count: both fit 32 bits. */
+	for (int k = 0; k < sh->nused; k++)
+		key[3 + k] = (long)((uint64_t)(uint32_t)sh->key[2 * k] << 32 | (uint32_t)sh->key[2 * k + 1]);
+}
+
 static void summary_from(const struct hb_iidp_result *r, struct hb_iidp_summary *out)
 {
 	out->found = r->found;
@@ -1535,28 +1698,22 @@ int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *
 {
 	struct hb_iidp_request r2 = *req;
 	struct hb_iidp_result r;
-	struct hb_iidp_summary *v;
-	size_t klen = (6 + 2 * (size_t)sh->nused) * sizeof(long), used;
+	struct shape_entry *v;
+	const size_t nkey = 3 + (size_t)sh->nused, klen = nkey * sizeof(long);
 	/* The DP is the reference path: never memoised (as table_solve). */
 	const int cache = s->limit > 0 && req->method == HB_IIDP_FAST;
 	uint64_t h = 0;
+	size_t used;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (cache) {
-		/* Every request field a solve reads, then the shape. */
-		s->skey[0] = req->global_bs;
-		s->skey[1] = req->m_rule;
-		s->skey[2] = req->cur_global_bs;
-		s->skey[3] = req->local_bs;
-		s->skey[4] = req->method;
-		s->skey[5] = sh->nused;
-		memcpy(s->skey + 6, sh->key, 2 * (size_t)sh->nused * sizeof(long));
+		shape_key(req, sh, s->skey);
 		/* The shape's words were hashed when it was built. */
-		h = hash_words(s->skey, 6, sh->hash);
+		h = hash_words(s->skey, 3, sh->hash);
 		if ((v = hmap_get_h(&s->shapes, h, s->skey, klen)) != NULL) {
 			s->st.shape_hits++;
-			*out = *v;
+			*out = v->sum;
 			return 0;
 		}
 		s->st.shape_misses++;
@@ -1594,13 +1751,18 @@ int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *
 		return -1;
 	summary_from(&r, out);
 	hb_iidp_result_free(&r);
-	/* hb_iidp_solve may have flushed the caches: the key is still in skey. */
-	if (cache && (v = malloc(sizeof(*v))) != NULL) {
-		*v = *out;
-		if ((used = hmap_put_h(&s->shapes, h, s->skey, klen, v)) == 0)
+	/* hb_iidp_solve may have evicted entries: the key is still in skey. */
+	if (cache && (v = malloc(sizeof(*v) + klen)) != NULL) {
+		v->sum = *out;
+		v->nkey = (int)nkey;
+		memcpy(v->key, s->skey, klen);
+		if ((used = hmap_put_h(&s->shapes, h, v->key, klen, v)) == 0) {
 			free(v);
-		else
-			s->st.cache_bytes += sizeof(*v) + used, s->shape_bytes += sizeof(*v) + used;
+		} else {
+			used += sizeof(*v) + klen - 1; /* the entry, and any growth of the slots */
+			s->st.cache_bytes += used;
+			s->shape_bytes += used;
+		}
 	}
 	return 0;
 }

@@ -54,7 +54,7 @@
  * shape, request) the summary the auto-scaler reads), so the auto-scaler
  * may call it for thousands of candidates x trajectory points.  Keys name
  * the used nodes only, so their cost follows the job, not the cluster.
- * Every cache holds exact answers: a hit, a miss and a flush give the same
+ * Every cache holds exact answers: a hit, a miss, an eviction and a flush give the same
  * result.  No globals:
  * distinct solver objects may be used from distinct threads; one object is
  * not to be shared between threads without a lock.
@@ -162,7 +162,8 @@ struct hb_iidp_stats {
 	long memo_hits;         /* (allocation, B_L, M) answers found in the cache */
 	long memo_misses;
 	long pruned;            /* (B_L, M) problems skipped: their throughput bound could not win */
-	long flushes;           /* times the cache exceeded its limit and was emptied */
+	long flushes;           /* times the cache was emptied whole (entries evicted and still over the limit) */
+	long evictions;         /* entries (summaries, or tables with their memos) evicted one by one */
 	long shape_hits;        /* summaries found in the (shape, request) cache */
 	long shape_misses;
 	size_t cache_bytes;     /* memory held by the caches now */
@@ -174,7 +175,10 @@ struct hb_iidp_solver; /* opaque: the perf model (borrowed), caches, scratch */
 int hb_iidp_solver_new(const struct hb_perf *perf, struct hb_iidp_solver **out, struct hb_error *err);
 void hb_iidp_solver_free(struct hb_iidp_solver *s);
 void hb_iidp_solver_clear_cache(struct hb_iidp_solver *s);
-/* Cache limit in bytes (default 64 MiB; 0 disables caching entirely). */
+/* Cache limit in bytes (default 64 MiB; 0 disables caching entirely).  Over
+ * it, entries are evicted one at a time, least recently hit first (CLOCK),
+ * before each request; lowering the limit below what is held empties the
+ * cache at once. */
 void hb_iidp_solver_set_cache_limit(struct hb_iidp_solver *s, size_t bytes);
 void hb_iidp_solver_stats(const struct hb_iidp_solver *s, struct hb_iidp_stats *out);
 
@@ -233,9 +237,12 @@ int hb_iidp_shape_of(const struct hb_iidp_solver *s, const int *alloc, struct hb
 int hb_iidp_shape_of_nodes(const struct hb_iidp_solver *s, const int *node, const int *gpus, int n,
 			   struct hb_iidp_shape *sh, struct hb_error *err);
 void hb_iidp_shape_free(struct hb_iidp_shape *sh);
+/* The kind of perf node i in shapes: two allocations have one shape when
+ * they give the same GPU counts to nodes of the same kinds (0 <= i < nnodes). */
+int hb_iidp_node_kind(const struct hb_iidp_solver *s, int i);
 /* hb_iidp_solve's summary of req on the allocation sh describes
  * (req->alloc is ignored), through a cache keyed by (shape, request) that
- * the solver owns beside its tables (same limit, same flush).  Exactly
+ * the solver owns beside its tables (same limit, same eviction).  Exactly
  * hb_iidp_solve's answer, hit or miss. */
 int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh,
 			  const struct hb_iidp_request *req, struct hb_iidp_summary *out, struct hb_error *err);

@@ -104,21 +104,33 @@
 
 /* ---- state --------------------------------------------------------------- */
 
-/* The epoch-time estimates of one ranking by candidate shape (iidp.h):
- * candidates that differ only in which identical nodes they use have the
- * same estimate, and an offer over a few racks holds many of them (merged Q
- * keeps nodes of different racks apart; the solver does not need to).  Open
- * addressing on the shape's hash; emptied for every ranking (the trajectory
- * changes). */
-struct shape_memo {
-	uint64_t *hash;          /* [cap]: 0 = empty */
-	size_t *key_off;         /* [cap]: offset of the shape key in pool */
-	int *key_len;            /* [cap]: its words */
-	double *epoch_s;         /* [cap]: the estimate (INFINITY when infeasible) */
-	int *feasible;           /* [cap] */
-	size_t cap, n;
-	long *pool;              /* keys, appended */
-	size_t pool_n, pool_cap;
+/* The distinct shapes of Q (iidp.h): candidates that differ only in which
+ * identical nodes they use have the same epoch-time estimate, and an offer
+ * over a few racks holds many of them (merged Q keeps nodes of different
+ * racks apart; the solver does not need to): 306,544 candidates of one
+ * offer had 441 shapes.  Built with Q, once per offer, so a ranking visits
+ * shapes, not candidates.  A candidate's shape is found by its histogram
+ * (used nodes per solver node kind and units), which names the same
+ * multiset as the shape's sorted key and costs one pass over q's nodes; the
+ * shape itself is built once, from its first candidate.  For the argmin's
+ * tie rule each shape keeps its last candidate in Q's order. */
+struct shape_ref {
+	size_t last;             /* the shape's last candidate */
+	size_t idx;              /* the shape */
+};
+
+struct q_shapes {
+	struct hb_iidp_shape *sh; /* [n] the distinct shapes (cap zero-initialised, rebuilt in place) */
+	size_t *last;            /* [n]: the last candidate of Q with that shape */
+	struct shape_ref *order; /* [n]: the shapes by ascending last candidate */
+	size_t n, cap;
+	int *kind;               /* [nq]: local index of each q node's kind (hb_iidp_node_kind) */
+	int nkind, maxu;         /* kinds among q's nodes; most units a q node offers */
+	int hlen;                /* histogram words: nkind · (maxu + 1) */
+	uint16_t *hist;          /* [n · hlen]: each shape's histogram, then one scratch row */
+	uint64_t *tab_hash;      /* [tcap] open addressing on the histogram: 0 = empty */
+	size_t *tab_idx;         /* [tcap]: the shape index */
+	size_t tcap;
 };
 
 struct jabas_state {
@@ -126,11 +138,11 @@ struct jabas_state {
 				  * (shared: per decision) */
 	int *q_node;             /* [nq]: the cluster node of each node of q (those with GPUs to offer) */
 	int nq;                  /* nodes of q */
-	int *cand_alloc;         /* [ncand · nq]: GPUs per node of q of each candidate */
 	size_t ncand;            /* candidates kept (those of q that can run the trajectory's first point) */
 	size_t ncand_cap;        /* candidates of q within the GPU cap (what the offer note reports) */
-	struct hb_iidp_shape shape; /* scratch: a candidate as the solver's cache sees it */
-	struct shape_memo memo;  /* estimates of one pick_allocation by candidate shape */
+	struct q_shapes qs;      /* the distinct shapes of q */
+	int *q_offer;            /* [nnodes]: the offer q was built over (shared), to reuse q while it holds */
+	int q_max, q_use;        /* and its max_gpus, use_gpus; q_max < 0: no q yet */
 	int nnodes;              /* cluster nodes */
 	long p;                  /* adaptation interval, iterations */
 	int shared;              /* 1: a shared-cluster arbiter bounds the choice (hb_sim_offer) */
@@ -150,14 +162,16 @@ static void state_free(struct jabas_state *st)
 		return;
 	hb_alloc_free(&st->q);
 	free(st->q_node);
-	free(st->cand_alloc);
-	hb_iidp_shape_free(&st->shape);
-	free(st->memo.hash);
-	free(st->memo.key_off);
-	free(st->memo.key_len);
-	free(st->memo.epoch_s);
-	free(st->memo.feasible);
-	free(st->memo.pool);
+	free(st->q_offer);
+	for (size_t j = 0; j < st->qs.cap; j++)
+		hb_iidp_shape_free(&st->qs.sh[j]);
+	free(st->qs.sh);
+	free(st->qs.last);
+	free(st->qs.order);
+	free(st->qs.kind);
+	free(st->qs.hist);
+	free(st->qs.tab_hash);
+	free(st->qs.tab_idx);
 	free(st->work);
 	free(st->hist_step);
 	free(st->hist_bs);
@@ -229,8 +243,165 @@ static int same_alloc(const int *a, const int *b, int n)
 
 /* ---- auto-scaler (§4.3) ---------------------------------------------------- */
 
+/* Candidate i of q as GPUs per node of q, into gpus (nq entries). */
+static void cand_gpus(const struct jabas_state *st, size_t i, int *gpus)
+{
+	const int *u = hb_alloc_node_units(&st->q, i);
+
+	for (int n = 0; n < st->nq; n++)
+		gpus[n] = u[n] * st->q.unit;
+}
+
+static uint64_t hist_hash(const uint16_t *h, int n)
+{
+	uint64_t x = 1469598103934665603ULL;
+
+	for (int k = 0; k < n; k++) {
+		x = (x ^ h[k]) * 0x9E3779B97F4A7C15ULL;
+		x ^= x >> 29;
+	}
+	return x ? x : 1;
+}
+
+/* Room for n shapes (their arrays, the table at most half full). */
+static int shapes_reserve(struct q_shapes *qs, size_t n)
+{
+	if (n > qs->cap) {
+		size_t nc = qs->cap ? 2 * qs->cap : 64;
+		struct hb_iidp_shape *sh;
+
+		while (nc < n)
+			nc *= 2;
+		if (!(sh = realloc(qs->sh, nc * sizeof(*sh))))
+			return -1;
+		memset(sh + qs->cap, 0, (nc - qs->cap) * sizeof(*sh));
+		qs->sh = sh;
+		qs->cap = nc;
+		if (!(qs->last = realloc(qs->last, nc * sizeof(*qs->last))) ||
+		    !(qs->order = realloc(qs->order, nc * sizeof(*qs->order))))
+			return -1;
+	}
+	return 0;
+}
+
+static int shapes_table(struct q_shapes *qs, size_t want)
+{
+	size_t cap = 64;
+
+	while (cap < 2 * want)
+		cap *= 2;
+	if (cap > qs->tcap) {
+		free(qs->tab_hash);
+		free(qs->tab_idx);
+		qs->tab_hash = malloc(cap * sizeof(*qs->tab_hash));
+		qs->tab_idx = malloc(cap * sizeof(*qs->tab_idx));
+		qs->tcap = qs->tab_hash && qs->tab_idx ? cap : 0;
+		if (!qs->tcap)
+			return -1;
+	}
+	memset(qs->tab_hash, 0, qs->tcap * sizeof(*qs->tab_hash));
+	return 0;
+}
+
+static int cmp_last(const void *a, const void *b)
+{
+	const size_t x = ((const struct shape_ref *)a)->last, y = ((const struct shape_ref *)b)->last;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The distinct shapes of st->q into st->qs (struct q_shapes). */
+static int build_shapes(const struct hb_sim_job *job, struct jabas_state *st, struct hb_error *err)
+{
+	struct q_shapes *qs = &st->qs;
+	int *gpus = st->work + 3 * (size_t)st->nnodes;
+	uint16_t *row;
+
+	qs->n = 0;
+	free(qs->kind);
+	if (!(qs->kind = malloc((size_t)(st->nq > 0 ? st->nq : 1) * sizeof(int))))
+		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
+	/* Kinds of q's nodes, numbered in order of first appearance. */
+	qs->nkind = 0;
+	qs->maxu = 0;
+	for (int n = 0; n < st->nq; n++) {
+		int k = hb_iidp_node_kind(job->solver, st->q_node[n]), j = 0;
+
+		for (; j < n && hb_iidp_node_kind(job->solver, st->q_node[j]) != k; j++)
+			;
+		qs->kind[n] = j < n ? qs->kind[j] : qs->nkind++;
+		if (st->q.node_ngpus[n] / st->q.unit > qs->maxu)
+			qs->maxu = st->q.node_ngpus[n] / st->q.unit;
+	}
+	qs->hlen = qs->nkind * (qs->maxu + 1);
+	if (shapes_table(qs, 64) < 0 || shapes_reserve(qs, 64) < 0)
+		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
+	free(qs->hist);
+	if (!(qs->hist = malloc((qs->cap + 1) * (size_t)qs->hlen * sizeof(*qs->hist) + 1)))
+		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
+	for (size_t i = 0; i < st->q.ncand; i++) {
+		const int *u = hb_alloc_node_units(&st->q, i);
+		uint64_t h;
+		size_t slot;
+
+		row = qs->hist + qs->n * (size_t)qs->hlen; /* the next shape's row, as scratch */
+		memset(row, 0, (size_t)qs->hlen * sizeof(*row));
+		for (int n = 0; n < st->nq; n++)
+			if (u[n] > 0)
+				row[qs->kind[n] * (qs->maxu + 1) + u[n]]++;
+		h = hist_hash(row, qs->hlen);
+		for (slot = h & (qs->tcap - 1); qs->tab_hash[slot] != 0; slot = (slot + 1) & (qs->tcap - 1))
+			if (qs->tab_hash[slot] == h &&
+			    memcmp(qs->hist + qs->tab_idx[slot] * (size_t)qs->hlen, row,
+				   (size_t)qs->hlen * sizeof(*row)) == 0)
+				break;
+		if (qs->tab_hash[slot] != 0) {
+			qs->last[qs->tab_idx[slot]] = i;
+			continue;
+		}
+		/* A new shape: built by the solver from this candidate. */
+		cand_gpus(st, i, gpus);
+		if (hb_iidp_shape_of_nodes(job->solver, st->q_node, gpus, st->nq, &qs->sh[qs->n], err) < 0) {
+			hb_error_prefix(err, "jabas %s: candidate %zu", job->name, i);
+			return -1;
+		}
+		qs->tab_hash[slot] = h;
+		qs->tab_idx[slot] = qs->n;
+		qs->last[qs->n++] = i;
+		if (qs->n + 1 > qs->cap || 2 * qs->n > qs->tcap) {
+			uint16_t *nh;
+
+			if (shapes_reserve(qs, qs->n + 1) < 0 ||
+			    !(nh = realloc(qs->hist, (qs->cap + 1) * (size_t)qs->hlen * sizeof(*nh) + 1)))
+				return hb_runtime_error(err, "jabas %s: out of memory", job->name);
+			qs->hist = nh;
+			if (2 * qs->n > qs->tcap) {
+				/* Rehash every shape into a table twice the size. */
+				if (shapes_table(qs, qs->n) < 0)
+					return hb_runtime_error(err, "jabas %s: out of memory", job->name);
+				for (size_t j = 0; j < qs->n; j++) {
+					uint64_t hj = hist_hash(qs->hist + j * (size_t)qs->hlen, qs->hlen);
+					size_t sl = hj & (qs->tcap - 1);
+
+					while (qs->tab_hash[sl] != 0)
+						sl = (sl + 1) & (qs->tcap - 1);
+					qs->tab_hash[sl] = hj;
+					qs->tab_idx[sl] = j;
+				}
+			}
+		}
+	}
+	for (size_t j = 0; j < qs->n; j++) {
+		qs->order[j].last = qs->last[j];
+		qs->order[j].idx = j;
+	}
+	qsort(qs->order, qs->n, sizeof(*qs->order), cmp_last);
+	return 0;
+}
+
 /* Q over avail (GPUs per node; NULL = the whole cluster), without the
- * candidates above max_gpus, into st->cand_alloc / st->ncand.  A shared
+ * candidates above max_gpus, into st->q / st->ncand, and its distinct
+ * shapes into st->qs (build_shapes).  A shared
  * cluster's offer becomes a copy of the cluster whose nodes hold only the
  * offered GPUs, so the candidates, their order and the merging of identical
  * servers are those of §4.3 on that smaller cluster.  The copy keeps only
@@ -240,17 +411,24 @@ static int same_alloc(const int *a, const int *b, int n)
  * classes among the offered nodes; an offer spans a few of the cluster's
  * hundreds of nodes, and Q costs its size times the nodes it is built on.
  * Only the candidates of at most use_gpus GPUs (usable_gpus) are built, the
- * first ones of Q; st->ncand_cap counts those within max_gpus. */
+ * first ones of Q; st->ncand_cap counts those within max_gpus.  Q, its
+ * shapes and the count are a function of (avail, max_gpus, use_gpus): the
+ * last ones are kept while an offer repeats (a third of a Philly replay's
+ * epoch ends, and half of its candidates, were offered what they had been
+ * offered the epoch before). */
 static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struct jabas_state *st, const int *avail,
 		   int max_gpus, int use_gpus, struct hb_error *err)
 {
 	struct hb_cluster sub = *sim->cl;
 	struct hb_node *nodes = NULL;
 	int rc, offered = 0;
+	const size_t offer_bytes = (size_t)st->nnodes * sizeof(int);
 
+	if (avail && st->q_max >= 0 && max_gpus == st->q_max && use_gpus == st->q_use &&
+	    memcmp(avail, st->q_offer, offer_bytes) == 0)
+		return 0;
+	st->q_max = -1;
 	hb_alloc_free(&st->q);
-	free(st->cand_alloc);
-	st->cand_alloc = NULL;
 	st->ncand = 0;
 	st->nq = 0;
 	nodes = malloc((size_t)(st->nnodes > 0 ? st->nnodes : 1) * sizeof(*nodes));
@@ -301,16 +479,15 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 			hb_error_prefix(err, "jabas %s: candidate allocations on %s", job->name, sim->cl->name);
 		return -1;
 	}
-	st->cand_alloc = malloc((st->q.ncand ? st->q.ncand : 1) * (size_t)(st->nq > 0 ? st->nq : 1) * sizeof(int));
-	if (!st->cand_alloc)
-		return hb_runtime_error(err, "jabas %s: out of memory for %zu candidates", job->name, st->q.ncand);
-	for (size_t i = 0; i < st->q.ncand; i++) {
-		const int *u = hb_alloc_node_units(&st->q, i);
-		int *dst = st->cand_alloc + st->ncand * (size_t)st->nq;
-
-		for (int n = 0; n < st->nq; n++)
-			dst[n] = u[n] * st->q.unit;
-		st->ncand++;
+	st->ncand = st->q.ncand;
+	if (build_shapes(job, st, err) < 0)
+		return -1;
+	if (avail) {
+		if (!st->q_offer && !(st->q_offer = malloc(offer_bytes ? offer_bytes : 1)))
+			return hb_runtime_error(err, "jabas %s: out of memory", job->name);
+		memcpy(st->q_offer, avail, offer_bytes);
+		st->q_max = max_gpus;
+		st->q_use = use_gpus;
 	}
 	return 0;
 }
@@ -334,11 +511,11 @@ static int usable_gpus(const struct hb_sim_job *job, long bs)
 /* Candidate i as GPUs per cluster node, into alloc (nnodes entries). */
 static int *cand_expand(const struct jabas_state *st, size_t i, int *alloc)
 {
-	const int *c = st->cand_alloc + i * (size_t)st->nq;
+	const int *u = hb_alloc_node_units(&st->q, i);
 
 	memset(alloc, 0, (size_t)st->nnodes * sizeof(int));
 	for (int n = 0; n < st->nq; n++)
-		alloc[st->q_node[n]] = c[n];
+		alloc[st->q_node[n]] = u[n] * st->q.unit;
 	return alloc;
 }
 
@@ -389,114 +566,29 @@ static void keep_nodes(struct jabas_state *st, const int *cur, int *alloc)
 	}
 }
 
-/* Empty the memo, with room for n shapes at most half full. */
-static int memo_reset(struct shape_memo *m, size_t n)
-{
-	size_t cap = 16;
-
-	while (cap < 2 * n)
-		cap *= 2;
-	if (cap > m->cap) {
-		free(m->hash);
-		free(m->key_off);
-		free(m->key_len);
-		free(m->epoch_s);
-		free(m->feasible);
-		m->hash = calloc(cap, sizeof(*m->hash));
-		m->key_off = malloc(cap * sizeof(*m->key_off));
-		m->key_len = malloc(cap * sizeof(*m->key_len));
-		m->epoch_s = malloc(cap * sizeof(*m->epoch_s));
-		m->feasible = malloc(cap * sizeof(*m->feasible));
-		m->cap = cap;
-		if (!m->hash || !m->key_off || !m->key_len || !m->epoch_s || !m->feasible) {
-			m->cap = 0;
-			return -1;
-		}
-	} else {
-		memset(m->hash, 0, m->cap * sizeof(*m->hash));
-	}
-	m->n = 0;
-	m->pool_n = 0;
-	return 0;
-}
-
-/* The slot of sh: its entry, or the empty slot where it goes. */
-static size_t memo_find(const struct shape_memo *m, const struct hb_iidp_shape *sh)
-{
-	const int len = 2 * sh->nused;
-	const uint64_t h = sh->hash ? sh->hash : 1;
-
-	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1))
-		if (m->hash[i] == 0 ||
-		    (m->hash[i] == h && m->key_len[i] == len &&
-		     memcmp(m->pool + m->key_off[i], sh->key, (size_t)len * sizeof(long)) == 0))
-			return i;
-}
-
-static int memo_put(struct shape_memo *m, size_t slot, const struct hb_iidp_shape *sh,
-		    const struct hb_epoch_estimate *est)
-{
-	const size_t len = 2 * (size_t)sh->nused;
-
-	if (m->pool_n + len > m->pool_cap) {
-		size_t nc = m->pool_cap ? 2 * m->pool_cap : 256;
-		long *np;
-
-		while (nc < m->pool_n + len)
-			nc *= 2;
-		if (!(np = realloc(m->pool, nc * sizeof(*np))))
-			return -1;
-		m->pool = np;
-		m->pool_cap = nc;
-	}
-	memcpy(m->pool + m->pool_n, sh->key, len * sizeof(long));
-	m->hash[slot] = sh->hash ? sh->hash : 1;
-	m->key_off[slot] = m->pool_n;
-	m->key_len[slot] = (int)len;
-	m->epoch_s[slot] = est->epoch_s;
-	m->feasible[slot] = est->feasible;
-	m->pool_n += len;
-	m->n++;
-	return 0;
-}
-
 /* argmin over Q of the predicted epoch time of traj; ties go to the later
  * candidate ("<=", §4.3 [C]: Q grows in units, so ties go to more GPUs).
- * *best = -1 when no candidate can run every trajectory point. */
+ * *best = -1 when no candidate can run every trajectory point.  Visited by
+ * shape (st->qs), each estimated once: the candidates of a shape share its
+ * estimate, so the later of two tied candidates is the one whose shape's
+ * last candidate comes later, and visiting the shapes in that order with
+ * "<=" picks the very candidate a visit of every candidate would. */
 static int pick_allocation(struct hb_sim_job *job, struct jabas_state *st, const long *traj, size_t ntraj,
 			   long done_in_block, long *best, double *best_s, struct hb_error *err)
 {
 	*best = -1;
 	*best_s = INFINITY;
-	if (memo_reset(&st->memo, st->ncand) < 0)
-		return hb_runtime_error(err, "jabas %s: out of memory for %zu candidates", job->name, st->ncand);
-	for (size_t i = 0; i < st->ncand; i++) {
+	for (size_t k = 0; k < st->qs.n; k++) {
+		const struct shape_ref *r = &st->qs.order[k];
 		struct hb_epoch_estimate est;
-		size_t slot;
 
-		/* By shape: the solver's answers are shared by every candidate
-		 * (and job of the model) with the same GPUs per kind of node, and
-		 * this ranking's estimates by every candidate of one shape. */
-		if (hb_iidp_shape_of_nodes(job->solver, st->q_node, st->cand_alloc + i * (size_t)st->nq, st->nq,
-					   &st->shape, err) < 0) {
-			hb_error_prefix(err, "jabas %s: candidate %zu", job->name, i);
+		if (hb_jabas_epoch_time_shape(job->solver, &st->qs.sh[r->idx], traj, (int)ntraj, st->p, done_in_block,
+					      job->model->dataset_size, &est, err) < 0) {
+			hb_error_prefix(err, "jabas %s: candidate %zu", job->name, r->last);
 			return -1;
 		}
-		slot = memo_find(&st->memo, &st->shape);
-		if (st->memo.hash[slot] != 0) {
-			est.feasible = st->memo.feasible[slot];
-			est.epoch_s = st->memo.epoch_s[slot];
-		} else {
-			if (hb_jabas_epoch_time_shape(job->solver, &st->shape, traj, (int)ntraj, st->p, done_in_block,
-						      job->model->dataset_size, &est, err) < 0) {
-				hb_error_prefix(err, "jabas %s: candidate %zu", job->name, i);
-				return -1;
-			}
-			if (memo_put(&st->memo, slot, &st->shape, &est) < 0)
-				return hb_runtime_error(err, "jabas %s: out of memory", job->name);
-		}
 		if (est.feasible && est.epoch_s <= *best_s) {
-			*best = (long)i;
+			*best = (long)r->last;
 			*best_s = est.epoch_s;
 		}
 	}
@@ -515,6 +607,7 @@ static int jabas_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_err
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 	job->agent_state = st;
 	st->nnodes = sim->cl->nnodes;
+	st->q_max = -1;
 	/* Under the dedicated arbiter Q spans the cluster, built once; under a
 	 * shared one it spans the grant now and the offer at each epoch end. */
 	st->shared = sim->arbiter != &hb_arbiter_dedicated;

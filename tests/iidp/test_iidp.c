@@ -765,6 +765,25 @@ static void test_cache(void **state)
 	}
 	hb_iidp_solver_stats(s, &st);
 	assert_int_equal(st.flushes, 2);
+	/* A limit of a few entries evicts them one at a time (no flush) and
+	 * answers as the uncached solver does. */
+	hb_iidp_solver_clear_cache(s);
+	hb_iidp_solver_set_cache_limit(s, 6000);
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < 40; i++) {
+			struct hb_iidp_request req = { both, 256 + 64L * i, HB_IIDP_M_ROUND, 0, 0, HB_IIDP_FAST };
+			struct hb_iidp_result r, q;
+			assert_int_equal(hb_iidp_solve(s, &req, &r, &err), 0);
+			assert_int_equal(hb_iidp_solve(nc, &req, &q, &err), 0);
+			assert_true(r.found == q.found && r.iter_s == q.iter_s && r.local_bs == q.local_bs);
+			hb_iidp_result_free(&r);
+			hb_iidp_result_free(&q);
+		}
+	}
+	hb_iidp_solver_stats(s, &st);
+	assert_true(st.evictions > 0);
+	assert_int_equal(st.flushes, 2);
+	assert_true(st.cache_bytes <= 6000 + 4096); /* the last request's entries at most above it */
 	hb_iidp_solver_clear_cache(s);
 	hb_iidp_solver_stats(s, &st);
 	assert_int_equal(st.cache_bytes, 0);
