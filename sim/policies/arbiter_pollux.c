@@ -136,6 +136,13 @@
 #define MUT_ZERO_ROW_P 0.1         /* [ART] mutation 2: row chosen for zeroing */
 #define MUT_ZERO_ELEM_P 0.1        /* [ART] mutation 2: element zeroed */
 #define POLLUX_STALE_GENERATIONS 10 /* generations per job without a better FITNESS end the search */
+/* Work of one search, in matrix cells evaluated (J x N per evaluation, what
+ * the artifact's numpy evaluation reads): above it the search ends after the
+ * generation that crosses it.  Pollux's own workloads (16 nodes, at most 36
+ * jobs: 576 cells x 10,000 evaluations) never reach it; a Philly-size round
+ * (100+ jobs x 384 columns) gets one or two generations, continued by the
+ * next round's warm start. */
+#define POLLUX_SEARCH_CELLS 8e6
 #define POLLUX_STALL_ROUNDS 3      /* matings rounds in a row without a new matrix end a generation */
 #define POLLUX_SKIP_SPEEDUP_TOL 0.01 /* skipped rounds: relative SPEEDUP change per job */
 #define POLLUX_SKIP_FACTOR_TOL 0.05  /* skipped rounds: re-allocation factor change per job */
@@ -153,6 +160,7 @@ void hb_pollux_ga_opts_default(struct hb_pollux_ga_opts *o)
 	o->generations = POLLUX_GENERATIONS;
 	o->max_mating_rounds = POLLUX_MATING_ROUNDS;
 	o->stale_generations = POLLUX_STALE_GENERATIONS;
+	o->max_cell_evals = POLLUX_SEARCH_CELLS;
 }
 
 /* ---- genomes -------------------------------------------------------------- */
@@ -1329,6 +1337,8 @@ int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ni
 		same = sig == front_sig ? same + 1 : 0;
 		front_sig = sig;
 		if (opts->stale_generations > 0 && same >= opts->stale_generations * pb->njobs)
+			break;
+		if (opts->max_cell_evals > 0 && (double)g.evals * pb->njobs * pb->nnodes >= opts->max_cell_evals)
 			break;
 	}
 	for (int i = 0; i < n; i++) {

@@ -59,6 +59,8 @@ struct hb_pollux_ga_opts {
 	int max_mating_rounds;   /* matings retried per generation while duplicates are dropped (100) */
 	int stale_generations;   /* > 0: stop after this many generations per job without a better
 				    FITNESS (10; 0 runs every generation, as the artifact) */
+	double max_cell_evals;   /* > 0: stop after the generation where evaluations x J x N reach this
+				    (8e6, at scale only; 0: no limit, as the artifact) */
 };
 
 void hb_pollux_ga_opts_default(struct hb_pollux_ga_opts *o);
