@@ -93,6 +93,16 @@
  *  - Mutation step 3 draws the gaps between raised cells on nodes where
  *    the job does not run (geometric, the same distribution as a coin per
  *    cell; tests/arbiter_pollux checks the rates).
+ *  - Search work: a search ends after the generation in which its
+ *    evaluations x J x N cells reach 8e6 (POLLUX_SEARCH_CELLS).  Pollux's
+ *    own workloads never reach it (at most 36 jobs x 16 nodes x 10,000
+ *    evaluations = 5.8e6), so they run as before; a Philly-size round (100+
+ *    jobs x 384 columns) gets one or two generations, and the next round's
+ *    warm start continues from its front.
+ *  - Genomes are sparse (cells of (node, GPUs), see "genomes" below); the
+ *    operators draw the same random numbers as on dense matrices, so this
+ *    changes time and memory only (tests/arbiter_pollux compares them with
+ *    the dense operators draw for draw).
  *
  * Capacity that comes and goes (sim --capacity, capacity.h; Pollux has
  * none of its own): a column's capacity is its node's online GPUs
