@@ -93,6 +93,16 @@
  *  - Mutation step 3 draws the gaps between raised cells on nodes where
  *    the job does not run (geometric, the same distribution as a coin per
  *    cell; tests/arbiter_pollux checks the rates).
+ *  - Search work: a search ends after the generation in which its
+ *    evaluations x J x N cells reach 8e6 (POLLUX_SEARCH_CELLS).  Pollux's
+ *    own workloads never reach it (at most 36 jobs x 16 nodes x 10,000
+ *    evaluations = 5.8e6), so they run as before; a Philly-size round (100+
+ *    jobs x 384 columns) gets one or two generations, and the next round's
+ *    warm start continues from its front.
+ *  - Genomes are sparse (cells of (node, GPUs), see "genomes" below); the
+ *    operators draw the same random numbers as on dense matrices, so this
+ *    changes time and memory only (tests/arbiter_pollux compares them with
+ *    the dense operators draw for draw).
  *
  * Capacity that comes and goes (sim --capacity, capacity.h; Pollux has
  * none of its own): a column's capacity is its node's online GPUs
@@ -136,6 +146,13 @@
 #define MUT_ZERO_ROW_P 0.1         /* [ART] mutation 2: row chosen for zeroing */
 #define MUT_ZERO_ELEM_P 0.1        /* [ART] mutation 2: element zeroed */
 #define POLLUX_STALE_GENERATIONS 10 /* generations per job without a better FITNESS end the search */
+/* Work of one search, in matrix cells evaluated (J x N per evaluation, what
+ * the artifact's numpy evaluation reads): above it the search ends after the
+ * generation that crosses it.  Pollux's own workloads (16 nodes, at most 36
+ * jobs: 576 cells x 10,000 evaluations) never reach it; a Philly-size round
+ * (100+ jobs x 384 columns) gets one or two generations, continued by the
+ * next round's warm start. */
+#define POLLUX_SEARCH_CELLS 8e6
 #define POLLUX_STALL_ROUNDS 3      /* matings rounds in a row without a new matrix end a generation */
 #define POLLUX_SKIP_SPEEDUP_TOL 0.01 /* skipped rounds: relative SPEEDUP change per job */
 #define POLLUX_SKIP_FACTOR_TOL 0.05  /* skipped rounds: re-allocation factor change per job */
@@ -153,6 +170,121 @@ void hb_pollux_ga_opts_default(struct hb_pollux_ga_opts *o)
 	o->generations = POLLUX_GENERATIONS;
 	o->max_mating_rounds = POLLUX_MATING_ROUNDS;
 	o->stale_generations = POLLUX_STALE_GENERATIONS;
+	o->max_cell_evals = POLLUX_SEARCH_CELLS;
+}
+
+/* ---- genomes -------------------------------------------------------------- */
+
+/* The search works on sparse genomes: a job spans at most 16 of the
+ * hundreds of columns a Philly-size round has, so dense J x N matrices
+ * spend the search's time and memory on zeros.  Every operator below draws
+ * exactly the random numbers the artifact's dense operators draw, in the
+ * same order (cells that are zero still cost their coin), so the search
+ * takes the same decisions as on dense matrices.
+ *
+ * Packed (population slots): rp[0 .. J] row starts, then rp[J] cells as
+ * (column, GPUs) pairs, rows in order and columns ascending within a row,
+ * never a zero: equal matrices have equal packed ints, so hashing and
+ * comparison read them directly.  Work (children, scratch): per row a count
+ * and room for every column, so operators insert and remove in place. */
+struct work {
+	int *cnt;    /* J: cells of each row */
+	int *col;    /* J x N: row j's columns at j N, ascending */
+	int *val;    /* J x N: their GPUs, > 0 */
+};
+
+#define PK_CELLS(p, J) ((p) + (J) + 1)
+
+static size_t packed_len(const int *p, int J)
+{
+	return (size_t)J + 1 + 2 * (size_t)p[J];
+}
+
+static void work_free(struct work *w)
+{
+	free(w->cnt);
+	free(w->col);
+	free(w->val);
+	memset(w, 0, sizeof(*w));
+}
+
+static int work_new(struct work *w, int J, int N)
+{
+	size_t cells = (size_t)J * (size_t)N;
+
+	w->cnt = calloc((size_t)J, sizeof(int));
+	w->col = malloc((cells > 0 ? cells : 1) * sizeof(int));
+	w->val = malloc((cells > 0 ? cells : 1) * sizeof(int));
+	if (!w->cnt || !w->col || !w->val) {
+		work_free(w);
+		return -1;
+	}
+	return 0;
+}
+
+/* Row j of packed p into row j of w. */
+static void row_unpack(const int *p, int J, int j, struct work *w, int N)
+{
+	const int *c = PK_CELLS(p, J);
+	int n = 0;
+
+	for (int i = p[j]; i < p[j + 1]; i++, n++) {
+		w->col[(size_t)j * N + n] = c[2 * i];
+		w->val[(size_t)j * N + n] = c[2 * i + 1];
+	}
+	w->cnt[j] = n;
+}
+
+static void work_pack(const struct work *w, int J, int N, int *p)
+{
+	int *c = PK_CELLS(p, J), k = 0;
+
+	for (int j = 0; j < J; j++) {
+		p[j] = k;
+		for (int i = 0; i < w->cnt[j]; i++, k++) {
+			c[2 * k] = w->col[(size_t)j * N + i];
+			c[2 * k + 1] = w->val[(size_t)j * N + i];
+		}
+	}
+	p[J] = k;
+}
+
+/* A dense J x N matrix (entries > 0 are cells) as work rows. */
+static void work_from_dense(struct work *w, const int *a, int J, int N)
+{
+	for (int j = 0; j < J; j++) {
+		int k = 0;
+
+		for (int n = 0; n < N; n++)
+			if (a[(size_t)j * N + n] > 0) {
+				w->col[(size_t)j * N + k] = n;
+				w->val[(size_t)j * N + k++] = a[(size_t)j * N + n];
+			}
+		w->cnt[j] = k;
+	}
+}
+
+static void dense_from_packed(const int *p, int J, int N, int *a)
+{
+	const int *c = PK_CELLS(p, J);
+
+	memset(a, 0, sizeof(int) * (size_t)J * (size_t)N);
+	for (int j = 0; j < J; j++)
+		for (int i = p[j]; i < p[j + 1]; i++)
+			a[(size_t)j * N + c[2 * i]] = c[2 * i + 1];
+}
+
+/* Drop the zero cells of row j (order kept). */
+static void row_compact(struct work *w, int j, int N)
+{
+	int *col = w->col + (size_t)j * N, *val = w->val + (size_t)j * N, k = 0;
+
+	for (int i = 0; i < w->cnt[j]; i++)
+		if (val[i] > 0) {
+			col[k] = col[i];
+			val[k++] = val[i];
+		}
+	w->cnt[j] = k;
 }
 
 /* Work buffers of one problem, so operators and evaluation do not allocate. */
@@ -160,11 +292,17 @@ struct scratch {
 	double *spd;    /* J: scaled speedups */
 	double *fac;    /* J: factors */
 	int *rowsum;    /* J: GPUs of each row */
-	int *rownz;     /* J: nodes of each row */
 	int *dlist;     /* J: rows spanning several nodes */
 	int *colsum;    /* N: GPUs used per node */
-	int *perm;      /* N: node shuffle */
-	int *elig;      /* N: nodes with a free GPU (mutate), taken nodes (repair) */
+	int *perm;      /* N: cell shuffle (repair), own eligible cells (mutate) */
+	int *elig;      /* N: nodes with a free GPU (mutate) */
+	int *eidx;      /* N: index in elig, -1 when not eligible (mutate) */
+	int *mark;      /* N: stamps (node used, node taken, node over capacity) */
+	int *room;      /* N: capacity left (repair) */
+	int *newc;      /* 2 N: cells raised on nodes where the row had none (mutate) */
+	int *dense;     /* N: a row for a dense speedup callback, all zero between uses */
+	int stamp;      /* the current stamp of mark */
+	int *pbase;     /* packed base */
 };
 
 static void scratch_free(struct scratch *s)
@@ -172,31 +310,64 @@ static void scratch_free(struct scratch *s)
 	free(s->spd);
 	free(s->fac);
 	free(s->rowsum);
-	free(s->rownz);
 	free(s->dlist);
 	free(s->colsum);
 	free(s->perm);
 	free(s->elig);
+	free(s->eidx);
+	free(s->mark);
+	free(s->room);
+	free(s->newc);
+	free(s->dense);
+	free(s->pbase);
 	memset(s, 0, sizeof(*s));
 }
 
 static int scratch_new(const struct hb_pollux_problem *pb, struct scratch *s)
 {
 	size_t j = (size_t)(pb->njobs > 0 ? pb->njobs : 1), n = (size_t)(pb->nnodes > 0 ? pb->nnodes : 1);
+	int nnz = 0;
+	struct work w;
 
+	memset(s, 0, sizeof(*s));
 	s->spd = malloc(j * sizeof(double));
 	s->fac = malloc(j * sizeof(double));
 	s->rowsum = malloc(j * sizeof(int));
-	s->rownz = malloc(j * sizeof(int));
 	s->dlist = malloc(j * sizeof(int));
 	s->colsum = malloc(n * sizeof(int));
 	s->perm = malloc(n * sizeof(int));
 	s->elig = malloc(n * sizeof(int));
-	if (!s->spd || !s->fac || !s->rowsum || !s->rownz || !s->dlist || !s->colsum || !s->perm || !s->elig) {
+	s->eidx = malloc(n * sizeof(int));
+	s->mark = calloc(n, sizeof(int));
+	s->room = malloc(n * sizeof(int));
+	s->newc = malloc(2 * n * sizeof(int));
+	s->dense = calloc(n, sizeof(int));
+	for (size_t k = 0; k < (size_t)pb->njobs * (size_t)pb->nnodes; k++)
+		nnz += pb->base[k] > 0;
+	s->pbase = malloc(((size_t)pb->njobs + 1 + 2 * (size_t)nnz) * sizeof(int));
+	if (!s->spd || !s->fac || !s->rowsum || !s->dlist || !s->colsum || !s->perm || !s->elig || !s->eidx ||
+	    !s->mark || !s->room || !s->newc || !s->dense || !s->pbase) {
 		scratch_free(s);
 		return -1;
 	}
+	if (work_new(&w, pb->njobs, pb->nnodes) < 0) {
+		scratch_free(s);
+		return -1;
+	}
+	work_from_dense(&w, pb->base, pb->njobs, pb->nnodes);
+	work_pack(&w, pb->njobs, pb->nnodes, s->pbase);
+	work_free(&w);
 	return 0;
+}
+
+/* A fresh stamp for s->mark (every entry is then unmarked). */
+static int next_stamp(struct scratch *s, int N)
+{
+	if (s->stamp == INT_MAX) {
+		memset(s->mark, 0, sizeof(int) * (size_t)N);
+		s->stamp = 0;
+	}
+	return ++s->stamp;
 }
 
 /* Bernoulli trials from 32-bit halves of the generator's 64-bit draws (the
@@ -231,6 +402,22 @@ static int coin(struct coins *c, uint64_t threshold)
 	return u < threshold;
 }
 
+/* k coins whose outcome nobody reads (cells that are zero already): the
+ * same draws as k calls of coin(), without looking at them. */
+static void coin_skip(struct coins *c, long k)
+{
+	for (; k > 0 && c->left > 0; k--) {
+		c->bits >>= 32;
+		c->left--;
+	}
+	for (; k >= 2; k -= 2)
+		(void)hb_rng_u64(c->rng);
+	if (k == 1) {
+		c->bits = hb_rng_u64(c->rng) >> 32;
+		c->left = 1;
+	}
+}
+
 static int row_nodes(const int *row, int n)
 {
 	int k = 0;
@@ -249,40 +436,58 @@ static int row_sum(const int *row, int n)
 	return k;
 }
 
-static int evaluate(const struct hb_pollux_problem *pb, struct scratch *s, const int *a, double *fitness,
+/* SPEEDUP of job j on its cells: the problem's sparse callback, else its
+ * dense one on a row spelled out in s->dense. */
+static int cells_speedup(const struct hb_pollux_problem *pb, struct scratch *s, int j, const int *cells, int n,
+			 double *x, struct hb_error *err)
+{
+	int rc;
+
+	if (pb->speedup_cells)
+		return pb->speedup_cells(pb->ctx, j, cells, n, x, err);
+	for (int i = 0; i < n; i++)
+		s->dense[cells[2 * i]] = cells[2 * i + 1];
+	rc = pb->speedup(pb->ctx, j, s->dense, x, err);
+	for (int i = 0; i < n; i++)
+		s->dense[cells[2 * i]] = 0;
+	return rc;
+}
+
+/* FITNESS and UTILITY of packed genome p. */
+static int evaluate(const struct hb_pollux_problem *pb, struct scratch *s, const int *p, double *fitness,
 		    double *utility, struct hb_error *err)
 {
-	int J = pb->njobs, N = pb->nnodes;
+	const int J = pb->njobs, *cells = PK_CELLS(p, J), *bcells = PK_CELLS(s->pbase, J);
+	const int stamp = next_stamp(s, pb->nnodes);
 	double total = 0.0;
 	long active = 0;
 
 	for (int j = 0; j < J; j++) {
-		const int *row = a + (size_t)j * N, *base = pb->base + (size_t)j * N;
+		int n = p[j + 1] - p[j], bn = s->pbase[j + 1] - s->pbase[j];
+		const int *c = cells + 2 * (size_t)p[j];
 		double x;
 
-		if (pb->speedup(pb->ctx, j, row, &x, err) < 0)
+		if (cells_speedup(pb, s, j, c, n, &x, err) < 0)
 			return -1;
 		if (!(x >= 0) || !isfinite(x))
 			return hb_runtime_error(err, "pollux: job %d: speedup %g is not a finite value >= 0", j, x);
 		total += x;
 		s->spd[j] = x * pb->scale;
-		s->fac[j] = memcmp(row, base, sizeof(int) * (size_t)N) != 0 ? pb->factor[j] : 1.0;
+		s->fac[j] = (n != bn || memcmp(c, bcells + 2 * (size_t)s->pbase[j], sizeof(int) * 2 * (size_t)n) != 0)
+				    ? pb->factor[j]
+				    : 1.0;
 		if (!(s->fac[j] >= 0) || !isfinite(s->fac[j]))
 			return hb_input_error(err, "pollux: job %d: field 'factor': value '%g': must be finite and >= 0",
 					      j, s->fac[j]);
-	}
-	for (int n = 0; n < N; n++)
-		s->colsum[n] = 0;
-	for (int j = 0; j < J; j++) {
-		const int *restrict row = a + (size_t)j * N;
-		int *restrict col = s->colsum;
+		for (int i = 0; i < n; i++) {
+			int col = c[2 * i];
 
-		for (int n = 0; n < N; n++)
-			col[n] |= row[n];
+			if (s->mark[col] != stamp) {
+				s->mark[col] = stamp;
+				active += pb->capacity[col];
+			}
+		}
 	}
-	for (int n = 0; n < N; n++)
-		if (s->colsum[n] > 0)
-			active += pb->capacity[n];
 	*utility = active > 0 ? total / (double)active : 0.0;
 	if (pb->p == -1.0 && pb->eps > 0) {
 		/* The harmonic mean of hb_goodput_fitness without its pow() calls,
@@ -298,15 +503,41 @@ static int evaluate(const struct hb_pollux_problem *pb, struct scratch *s, const
 	return hb_goodput_fitness(s->spd, s->fac, (size_t)J, pb->p, pb->eps, fitness, err);
 }
 
+/* Packed form of a dense matrix (entries > 0), malloc'ed. */
+static int *pack_dense(const int *a, int J, int N)
+{
+	struct work w;
+	int *p;
+	size_t nnz = 0;
+
+	for (size_t k = 0; k < (size_t)J * (size_t)N; k++)
+		nnz += a[k] > 0;
+	p = malloc(((size_t)J + 1 + 2 * nnz) * sizeof(int));
+	if (!p || work_new(&w, J, N) < 0) {
+		free(p);
+		return NULL;
+	}
+	work_from_dense(&w, a, J, N);
+	work_pack(&w, J, N, p);
+	work_free(&w);
+	return p;
+}
+
 int hb_pollux_evaluate(const struct hb_pollux_problem *pb, const int *alloc, double *fitness, double *utility,
 		       struct hb_error *err)
 {
 	struct scratch s;
-	int rc;
+	int rc, *p;
 
 	if (scratch_new(pb, &s) < 0)
 		return hb_runtime_error(err, "pollux: out of memory");
-	rc = evaluate(pb, &s, alloc, fitness, utility, err);
+	p = pack_dense(alloc, pb->njobs, pb->nnodes);
+	if (!p) {
+		scratch_free(&s);
+		return hb_runtime_error(err, "pollux: out of memory");
+	}
+	rc = evaluate(pb, &s, p, fitness, utility, err);
+	free(p);
 	scratch_free(&s);
 	return rc;
 }
@@ -352,91 +583,160 @@ static int geometric_gap(struct hb_rng *rng, double log1)
 	return g < (double)INT_MAX / 2 ? (int)g : INT_MAX / 2;
 }
 
+/* Mutation (2) on row j: each of the N cells zeroed with probability
+ * zelem, one coin per cell in column order, zero cells included. */
+static void zero_cells(struct work *w, int j, int N, struct coins *c, uint64_t zelem)
+{
+	int *col = w->col + (size_t)j * N, *val = w->val + (size_t)j * N, at = 0;
+
+	for (int i = 0; i < w->cnt[j]; i++) {
+		coin_skip(c, col[i] - at);
+		at = col[i] + 1;
+		if (coin(c, zelem))
+			val[i] = 0;
+	}
+	coin_skip(c, N - at);
+	row_compact(w, j, N);
+}
+
+/* Mutation (3) on row j (see mutate): the row's own cells on the c1
+ * eligible nodes first, then its empty eligible cells at geometric gaps. */
+static void raise_row(const struct hb_pollux_problem *pb, struct scratch *s, struct work *w, int j,
+		      struct coins *c, int c1, double log1)
+{
+	const int N = pb->nnodes, *cap = pb->capacity;
+	int *col = w->col + (size_t)j * N, *val = w->val + (size_t)j * N, *own = s->perm, c2 = 0, zeros, next, m = 0;
+	uint64_t t12;
+
+	for (int i = 0; i < w->cnt[j]; i++)
+		if (s->eidx[col[i]] >= 0)
+			own[c2++] = i; /* cells in column order, so in elig order too */
+	zeros = c1 - c2;
+	t12 = c2 > 0 ? coin_threshold(1.0 / c1 + 1.0 / c2 - 1.0 / c1 / c2) : 0;
+	for (int a = 0; a < c2; a++) {
+		int i = own[a];
+
+		if (coin(c, t12))
+			val[i] += (int)hb_rng_below(c->rng, (uint64_t)(cap[col[i]] - val[i] + 1));
+	}
+	/* own[] now as elig indices, to find the z-th empty eligible cell. */
+	for (int a = 0; a < c2; a++)
+		own[a] = s->eidx[col[own[a]]];
+	next = geometric_gap(c->rng, log1);
+	for (int p = 0; next < zeros;) {
+		int k = next + p, n, v;
+
+		while (p < c2 && own[p] <= k)
+			k = next + ++p;
+		n = s->elig[k];
+		v = (int)hb_rng_below(c->rng, (uint64_t)(cap[n] + 1));
+		if (v > 0) {
+			s->newc[2 * m] = n;
+			s->newc[2 * m + 1] = v;
+			m++;
+		}
+		next = next + 1 + geometric_gap(c->rng, log1);
+	}
+	/* Merge the new cells (ascending, on columns the row lacks) from the back. */
+	for (int a = w->cnt[j] - 1, b = m - 1, o = w->cnt[j] + m - 1; b >= 0; o--) {
+		if (a >= 0 && col[a] > s->newc[2 * b]) {
+			col[o] = col[a];
+			val[o] = val[a--];
+		} else {
+			col[o] = s->newc[2 * b];
+			val[o] = s->newc[2 * b-- + 1];
+		}
+	}
+	w->cnt[j] += m;
+}
+
 /* pollux.md §3.2 [ART] mutation: (1) rows back to the base with probability
  * 0.1, (2) rows chosen with probability 0.1 get each element zeroed with
  * probability 0.1, (3) elements on nodes with a free GPU raised to a uniform
  * value between their own and the node's capacity, with probability p1 + p2 -
  * p1 p2 (p1 = 1 / nodes with a free GPU, p2 = 1 / such nodes where the job
  * already runs, 0 where it does not).  The free GPUs of (3) are counted once,
- * after (2), as the artifact's vectorised code does. */
-static void mutate(const struct hb_pollux_problem *pb, struct scratch *s, int *restrict a, struct hb_rng *rng)
+ * after (2), as the artifact's vectorised code does.  The cells where the
+ * job does not run succeed with p1 each: the gaps between successes are
+ * geometric, drawn directly instead of one coin per cell (the same
+ * distribution, a draw per success rather than per node, which matters on
+ * large clusters).  Successes land after the job's own cells are raised, on
+ * the values the row had before. */
+static void mutate(const struct hb_pollux_problem *pb, struct scratch *s, struct work *w, struct hb_rng *rng)
 {
 	const uint64_t reset = coin_threshold(MUT_RESET_P), zrow = coin_threshold(MUT_ZERO_ROW_P),
 		       zelem = coin_threshold(MUT_ZERO_ELEM_P);
-	const int J = pb->njobs, N = pb->nnodes, *restrict cap = pb->capacity;
-	int *restrict col = s->colsum, *restrict elig = s->elig, c1 = 0;
+	const int J = pb->njobs, N = pb->nnodes, *cap = pb->capacity;
+	int c1 = 0;
 	struct coins c = { rng, 0, 0 };
 	double log1;
 
 	for (int j = 0; j < J; j++)
 		if (coin(&c, reset))
-			memcpy(a + (size_t)j * N, pb->base + (size_t)j * N, sizeof(int) * (size_t)N);
+			row_unpack(s->pbase, J, j, w, N);
 	for (int j = 0; j < J; j++)
 		if (coin(&c, zrow))
-			for (int n = 0; n < N; n++)
-				if (coin(&c, zelem))
-					a[(size_t)j * N + n] = 0;
+			zero_cells(w, j, N, &c, zelem);
 	for (int n = 0; n < N; n++)
-		col[n] = 0;
-	for (int j = 0; j < J; j++) {
-		const int *restrict row = a + (size_t)j * N;
-
-		for (int n = 0; n < N; n++)
-			col[n] += row[n];
+		s->colsum[n] = 0;
+	for (int j = 0; j < J; j++)
+		for (int i = 0; i < w->cnt[j]; i++)
+			s->colsum[w->col[(size_t)j * N + i]] += w->val[(size_t)j * N + i];
+	for (int n = 0; n < N; n++) {
+		s->eidx[n] = cap[n] - s->colsum[n] >= 1 ? c1 : -1;
+		if (s->eidx[n] >= 0)
+			s->elig[c1++] = n;
 	}
-	for (int n = 0; n < N; n++)
-		if (cap[n] - col[n] >= 1)
-			elig[c1++] = n;
 	if (c1 == 0)
 		return;
-	/* The cells where the job does not run succeed with p1 each: the gaps
-	 * between successes are geometric, drawn directly instead of one coin
-	 * per cell (the same distribution, a draw per success rather than per
-	 * node, which matters on large clusters).  Successes land after the
-	 * job's own cells are raised, on the values the row had before. */
 	log1 = c1 > 1 ? log1p(-1.0 / c1) : 0.0;
-	for (int j = 0; j < J; j++) {
-		int *restrict row = a + (size_t)j * N, c2 = 0, zeros, next;
-		uint64_t t12;
-
-		for (int k = 0; k < c1; k++) {
-			int n = elig[k];
-
-			s->perm[k] = row[n] > 0;
-			c2 += s->perm[k];
-		}
-		zeros = c1 - c2;
-		t12 = c2 > 0 ? coin_threshold(1.0 / c1 + 1.0 / c2 - 1.0 / c1 / c2) : 0;
-		for (int k = 0; k < c1 && c2 > 0; k++) {
-			int n = elig[k];
-
-			if (s->perm[k] && coin(&c, t12))
-				row[n] += (int)hb_rng_below(rng, (uint64_t)(cap[n] - row[n] + 1));
-		}
-		next = geometric_gap(rng, log1);
-		for (int k = 0, z = 0; k < c1 && next < zeros; k++) {
-			int n = elig[k];
-
-			if (s->perm[k])
-				continue;
-			if (z++ == next) {
-				row[n] += (int)hb_rng_below(rng, (uint64_t)(cap[n] + 1));
-				next = z + geometric_gap(rng, log1);
-			}
-		}
-	}
+	for (int j = 0; j < J; j++)
+		raise_row(pb, s, w, j, &c, c1, log1);
 }
 
 /* Single-point crossover over jobs: rows before the point are swapped. */
-static void crossover(const struct hb_pollux_problem *pb, const int *a, const int *b, int *c0, int *c1,
-		      struct hb_rng *rng)
+static void crossover(const struct hb_pollux_problem *pb, const int *a, const int *b, struct work *c0,
+		      struct work *c1, struct hb_rng *rng)
 {
-	size_t L = (size_t)pb->njobs * pb->nnodes, cut = (size_t)hb_rng_below(rng, (uint64_t)pb->njobs) * pb->nnodes;
+	const int J = pb->njobs, N = pb->nnodes, cut = (int)hb_rng_below(rng, (uint64_t)J);
 
-	memcpy(c0, b, sizeof(int) * cut);
-	memcpy(c0 + cut, a + cut, sizeof(int) * (L - cut));
-	memcpy(c1, a, sizeof(int) * cut);
-	memcpy(c1 + cut, b + cut, sizeof(int) * (L - cut));
+	for (int j = 0; j < J; j++) {
+		row_unpack(j < cut ? b : a, J, j, c0, N);
+		row_unpack(j < cut ? a : b, J, j, c1, N);
+	}
+}
+
+/* Repair (b) on row j: only the order of the row's cells matters, and only
+ * when a cap binds, so only then is it drawn: a uniform order of those
+ * cells is what a uniform shuffle of all nodes gives them. */
+static void cap_row(const struct hb_pollux_problem *pb, struct scratch *s, struct work *w, int j, struct hb_rng *rng)
+{
+	const int N = pb->nnodes, nz = w->cnt[j];
+	int *col = w->col + (size_t)j * N, *val = w->val + (size_t)j * N, *perm = s->perm;
+	int left = pb->max_replicas[j] > 0 ? pb->max_replicas[j] : 0, used = 0;
+
+	if (s->rowsum[j] <= left && nz <= pb->max_nodes_per_job)
+		return;
+	for (int i = 0; i < nz; i++)
+		perm[i] = i;
+	for (int i = nz - 1; i > 0; i--) {
+		int k = (int)hb_rng_below(rng, (uint64_t)i + 1), t = perm[i];
+
+		perm[i] = perm[k];
+		perm[k] = t;
+	}
+	for (int a = 0; a < nz; a++) {
+		int i = perm[a], take = val[i] < left ? val[i] : left;
+
+		left -= take;
+		if (take > 0 && used >= pb->max_nodes_per_job)
+			take = 0;
+		else if (take > 0)
+			used++;
+		s->colsum[col[i]] -= val[i] - take;
+		val[i] = take;
+	}
+	row_compact(w, j, N);
 }
 
 /* pollux.md §3.2 [ART] repair: (a) one multi-node job per node, the first in
@@ -445,122 +745,120 @@ static void crossover(const struct hb_pollux_problem *pb, const int *a, const in
  * cumulative sum in job order; (d) min_replicas is 0: nothing.  Each step
  * only touches what violates its constraint (a step with nothing to fix
  * would leave the matrix as it is). */
-static void repair(const struct hb_pollux_problem *pb, struct scratch *s, int *restrict a, struct hb_rng *rng)
+static void repair(const struct hb_pollux_problem *pb, struct scratch *s, struct work *w, struct hb_rng *rng)
 {
 	const int J = pb->njobs, N = pb->nnodes;
-	int *restrict col = s->colsum, ndist = 0;
+	int ndist = 0, over = 0, stamp;
 
 	for (int n = 0; n < N; n++)
-		col[n] = 0;
+		s->colsum[n] = 0;
 	for (int j = 0; j < J; j++) {
-		int *restrict row = a + (size_t)j * N, sum = 0, nz = 0;
+		int sum = 0;
 
-		/* Genomes of the search are never negative; hb_pollux_repair
-		 * clamps what callers pass. */
-		for (int n = 0; n < N; n++) {
-			sum += row[n];
-			nz += row[n] > 0;
-			col[n] += row[n];
+		for (int i = 0; i < w->cnt[j]; i++) {
+			sum += w->val[(size_t)j * N + i];
+			s->colsum[w->col[(size_t)j * N + i]] += w->val[(size_t)j * N + i];
 		}
 		s->rowsum[j] = sum;
-		s->rownz[j] = nz;
-		if (nz > 1)
+		if (w->cnt[j] > 1)
 			s->dlist[ndist++] = j;
 	}
 	/* (a), row by row: a node is taken by the first multi-node job on it. */
 	if (ndist > 1) {
-		for (int n = 0; n < N; n++)
-			s->elig[n] = 0; /* 1: a multi-node job is on node n */
+		stamp = next_stamp(s, N);
 		for (int k = 0; k < ndist; k++) {
-			int j = s->dlist[k], *row = a + (size_t)j * N, lost = 0, gone = 0;
+			int j = s->dlist[k], *col = w->col + (size_t)j * N, *val = w->val + (size_t)j * N;
 
-			for (int n = 0; n < N; n++) {
-				int v = row[n], pos = v > 0, kill = pos & s->elig[n];
-
-				s->elig[n] |= pos;
-				row[n] = kill ? 0 : v;
-				lost += kill ? v : 0;
-				gone += kill;
-				s->colsum[n] -= kill ? v : 0;
+			for (int i = 0; i < w->cnt[j]; i++) {
+				if (s->mark[col[i]] == stamp) {
+					s->colsum[col[i]] -= val[i];
+					s->rowsum[j] -= val[i];
+					val[i] = 0;
+				}
+				s->mark[col[i]] = stamp;
 			}
-			s->rowsum[j] -= lost;
-			s->rownz[j] -= gone;
+			row_compact(w, j, N);
 		}
 	}
-	/* (b): only the order of the row's non-zero cells matters, and only
-	 * when a cap binds, so only then is it drawn: a uniform order of those
-	 * cells is what a uniform shuffle of all nodes gives them. */
+	for (int j = 0; j < J; j++)
+		cap_row(pb, s, w, j, rng);
+	/* (c): nodes over capacity, filled in job order. */
+	stamp = next_stamp(s, N);
+	for (int n = 0; n < N; n++)
+		if (s->colsum[n] > pb->capacity[n]) {
+			s->mark[n] = stamp;
+			s->room[n] = pb->capacity[n];
+			over = 1;
+		}
+	if (!over)
+		return;
 	for (int j = 0; j < J; j++) {
-		int *row = a + (size_t)j * N, left = pb->max_replicas[j] > 0 ? pb->max_replicas[j] : 0, used = 0, nz = 0;
+		int *col = w->col + (size_t)j * N, *val = w->val + (size_t)j * N, cut = 0;
 
-		if (s->rowsum[j] <= left && s->rownz[j] <= pb->max_nodes_per_job)
-			continue;
-		for (int n = 0; n < N; n++)
-			if (row[n] > 0)
-				s->perm[nz++] = n;
-		for (int i = nz - 1; i > 0; i--) {
-			int k = (int)hb_rng_below(rng, (uint64_t)i + 1), t = s->perm[i];
+		for (int i = 0; i < w->cnt[j]; i++) {
+			int n = col[i];
 
-			s->perm[i] = s->perm[k];
-			s->perm[k] = t;
+			if (s->mark[n] != stamp)
+				continue;
+			if (val[i] > s->room[n])
+				val[i] = s->room[n];
+			s->room[n] -= val[i];
+			cut |= val[i] == 0;
 		}
-		for (int i = 0; i < nz; i++) {
-			int n = s->perm[i], take = row[n] < left ? row[n] : left;
-
-			left -= take;
-			if (take > 0 && used >= pb->max_nodes_per_job)
-				take = 0;
-			else if (take > 0)
-				used++;
-			s->colsum[n] -= row[n] - take;
-			row[n] = take;
-		}
+		if (cut)
+			row_compact(w, j, N);
 	}
-	/* (c) */
-	for (int n = 0; n < N; n++) {
-		int room = pb->capacity[n];
+}
 
-		if (s->colsum[n] <= room)
-			continue;
-		for (int j = 0; j < J; j++) {
-			int *v = &a[(size_t)j * N + n];
+/* The dense operators of arbiter_pollux.h: each round-trips through the
+ * sparse ones the search uses. */
+static int dense_op(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng, int which,
+		    struct hb_error *err)
+{
+	struct scratch s;
+	struct work w;
+	int *p;
 
-			if (*v > room)
-				*v = room;
-			room -= *v;
-		}
+	if (scratch_new(pb, &s) < 0)
+		return hb_runtime_error(err, "pollux %s: out of memory", which ? "repair" : "mutation");
+	p = malloc(((size_t)pb->njobs + 1 + 2 * (size_t)pb->njobs * pb->nnodes) * sizeof(int));
+	if (!p || work_new(&w, pb->njobs, pb->nnodes) < 0) {
+		free(p);
+		scratch_free(&s);
+		return hb_runtime_error(err, "pollux %s: out of memory", which ? "repair" : "mutation");
 	}
+	work_from_dense(&w, alloc, pb->njobs, pb->nnodes);
+	if (which)
+		repair(pb, &s, &w, rng);
+	else
+		mutate(pb, &s, &w, rng);
+	work_pack(&w, pb->njobs, pb->nnodes, p);
+	dense_from_packed(p, pb->njobs, pb->nnodes, alloc);
+	work_free(&w);
+	free(p);
+	scratch_free(&s);
+	return 0;
 }
 
 int hb_pollux_mutate(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng, struct hb_error *err)
 {
-	struct scratch s;
-
-	if (scratch_new(pb, &s) < 0)
-		return hb_runtime_error(err, "pollux mutation: out of memory");
-	mutate(pb, &s, alloc, rng);
-	scratch_free(&s);
-	return 0;
+	return dense_op(pb, alloc, rng, 0, err);
 }
 
 int hb_pollux_repair(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng, struct hb_error *err)
 {
-	struct scratch s;
-
-	if (scratch_new(pb, &s) < 0)
-		return hb_runtime_error(err, "pollux repair: out of memory");
-	for (int k = 0; k < pb->njobs * pb->nnodes; k++)
-		if (alloc[k] < 0)
-			alloc[k] = 0;
-	repair(pb, &s, alloc, rng);
-	scratch_free(&s);
-	return 0;
+	return dense_op(pb, alloc, rng, 1, err);
 }
 
 void hb_pollux_crossover(const struct hb_pollux_problem *pb, const int *a, const int *b, int *c0, int *c1,
 			 struct hb_rng *rng)
 {
-	crossover(pb, a, b, c0, c1, rng);
+	size_t L = (size_t)pb->njobs * pb->nnodes, cut = (size_t)hb_rng_below(rng, (uint64_t)pb->njobs) * pb->nnodes;
+
+	memcpy(c0, b, sizeof(int) * cut);
+	memcpy(c0 + cut, a + cut, sizeof(int) * (L - cut));
+	memcpy(c1, a, sizeof(int) * cut);
+	memcpy(c1 + cut, b + cut, sizeof(int) * (L - cut));
 }
 
 /* ---- NSGA-II ---------------------------------------------------------------- */
@@ -572,9 +870,10 @@ struct ga {
 	const struct hb_pollux_ga_opts *o;
 	struct hb_rng *rng;
 	struct scratch s;
-	size_t L;            /* J x N */
+	size_t L;            /* ints of a slot: J + 1 row starts and 2 ints per cell, up to lcap cells */
+	size_t lcap;         /* cells a repaired genome can have */
 	int cap;             /* slots */
-	int *x, *x2;         /* cap x L genomes; x2 receives survivors */
+	int *x, *x2;         /* cap x L packed genomes; x2 receives survivors */
 	double *f, *f2;      /* cap x 2 objectives */
 	uint64_t *h, *h2;    /* cap hashes */
 	int *rank, *rank2;
@@ -584,7 +883,8 @@ struct ga {
 	int *front, *next;   /* cap: one front; merge-sort and crowding scratch */
 	int *sel;            /* tournament candidates; front starts (survive) */
 	uint64_t *key;       /* cap: random tie-break keys */
-	int *child;          /* 2 x L: offspring of one mating */
+	struct work child[2]; /* offspring of one mating */
+	int *packed;         /* L: a child packed */
 	int *set;            /* set_size: genome set for duplicate elimination */
 	size_t set_size;     /* a power of two >= 4 cap */
 	long evals;
@@ -620,7 +920,9 @@ static void ga_free(struct ga *g)
 	free(g->next);
 	free(g->sel);
 	free(g->key);
-	free(g->child);
+	work_free(&g->child[0]);
+	work_free(&g->child[1]);
+	free(g->packed);
 	free(g->set);
 }
 
@@ -633,7 +935,16 @@ static int ga_new(struct ga *g, const struct hb_pollux_problem *pb, const struct
 	g->pb = pb;
 	g->o = o;
 	g->rng = rng;
-	g->L = (size_t)pb->njobs * pb->nnodes;
+	/* A repaired row has at most min(max_replicas, max_nodes_per_job,
+	 * nodes) cells (repair (b)); every slot holds a repaired genome. */
+	g->lcap = 0;
+	for (int j = 0; j < pb->njobs; j++) {
+		int m = pb->max_replicas[j] > 0 ? pb->max_replicas[j] : 0;
+
+		m = m < pb->max_nodes_per_job ? m : pb->max_nodes_per_job;
+		g->lcap += (size_t)(m < pb->nnodes ? m : pb->nnodes);
+	}
+	g->L = (size_t)pb->njobs + 1 + 2 * g->lcap;
 	g->cap = (ninit > o->pop_size ? ninit : o->pop_size) + o->pop_size;
 	c = (size_t)g->cap;
 	if (scratch_new(pb, &g->s) < 0)
@@ -654,13 +965,15 @@ static int ga_new(struct ga *g, const struct hb_pollux_problem *pb, const struct
 	g->next = malloc(c * sizeof(int));
 	g->sel = malloc((4 * c + c) * sizeof(int));
 	g->key = malloc(c * sizeof(uint64_t));
-	g->child = malloc(2 * g->L * sizeof(int));
+	g->packed = malloc(g->L * sizeof(int));
+	if (work_new(&g->child[0], pb->njobs, pb->nnodes) < 0 || work_new(&g->child[1], pb->njobs, pb->nnodes) < 0)
+		return -1;
 	for (g->set_size = 16; g->set_size < 4 * c; g->set_size *= 2)
 		;
 	g->set = calloc(g->set_size, sizeof(int));
 	if (!g->x || !g->x2 || !g->f || !g->f2 || !g->h || !g->h2 || !g->rank || !g->rank2 || !g->crowd ||
 	    !g->crowd2 || !g->order || !g->last || !g->front || !g->next || !g->sel || !g->key ||
-	    !g->child || !g->set)
+	    !g->packed || !g->set)
 		return -1;
 	return 0;
 }
@@ -692,7 +1005,10 @@ static int duplicate(const struct ga *g, const int *x, uint64_t h)
 	for (size_t k = (size_t)h & (g->set_size - 1); g->set[k] != 0; k = (k + 1) & (g->set_size - 1)) {
 		int i = g->set[k] - 1;
 
-		if (g->h[i] == h && memcmp(g->x + (size_t)i * g->L, x, g->L * sizeof(int)) == 0)
+		const int *y = g->x + (size_t)i * g->L;
+
+		if (g->h[i] == h && y[g->pb->njobs] == x[g->pb->njobs] &&
+		    memcmp(y, x, packed_len(x, g->pb->njobs) * sizeof(int)) == 0)
 			return 1;
 	}
 	return 0;
@@ -851,7 +1167,8 @@ static void survive(struct ga *g, int total, int keep)
 		for (int a = 0; a < take; a++) {
 			int i = front[a];
 
-			memcpy(g->x2 + (size_t)kept * g->L, g->x + (size_t)i * g->L, g->L * sizeof(int));
+			memcpy(g->x2 + (size_t)kept * g->L, g->x + (size_t)i * g->L,
+			       packed_len(g->x + (size_t)i * g->L, g->pb->njobs) * sizeof(int));
 			g->f2[2 * kept] = g->f[2 * i];
 			g->f2[2 * kept + 1] = g->f[2 * i + 1];
 			g->h2[kept] = g->h[i];
@@ -927,22 +1244,21 @@ static void offspring(struct ga *g, int n, int *noff)
 		for (int m = 0; m < matings && *noff < want; m++) {
 			int pa = tournament(g, g->sel[4 * m], g->sel[4 * m + 1]);
 			int pbi = tournament(g, g->sel[4 * m + 2], g->sel[4 * m + 3]);
-			int *c0 = g->child, *c1 = g->child + g->L;
-
-			crossover(pb, g->x + (size_t)pa * g->L, g->x + (size_t)pbi * g->L, c0, c1, g->rng);
+			crossover(pb, g->x + (size_t)pa * g->L, g->x + (size_t)pbi * g->L, &g->child[0], &g->child[1],
+				  g->rng);
 			for (int k = 0; k < 2; k++) {
-				int *c = k ? c1 : c0;
-
-				mutate(pb, &g->s, c, g->rng);
-				repair(pb, &g->s, c, g->rng);
+				mutate(pb, &g->s, &g->child[k], g->rng);
+				repair(pb, &g->s, &g->child[k], g->rng);
 			}
 			for (int k = 0; k < 2 && *noff < want; k++) {
-				int *c = k ? c1 : c0, slot = n + *noff;
-				uint64_t h = hash_genome(c, g->L);
+				int *c = g->packed, slot = n + *noff;
+				uint64_t h;
 
+				work_pack(&g->child[k], pb->njobs, pb->nnodes, c);
+				h = hash_genome(c, packed_len(c, pb->njobs));
 				if (duplicate(g, c, h))
 					continue;
-				memcpy(g->x + (size_t)slot * g->L, c, g->L * sizeof(int));
+				memcpy(g->x + (size_t)slot * g->L, c, packed_len(c, pb->njobs) * sizeof(int));
 				g->h[slot] = h;
 				set_add(g, slot);
 				(*noff)++;
@@ -980,6 +1296,7 @@ int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ni
 	struct ga g;
 	int n = 0, best = -1, rc = -1;
 	uint64_t front_sig;
+	size_t D = (size_t)pb->njobs * (size_t)pb->nnodes; /* a dense matrix */
 
 	memset(out, 0, sizeof(*out));
 	if (!opts) {
@@ -998,9 +1315,10 @@ int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ni
 	for (int k = 0; k < (ninit > 0 ? ninit : 1); k++) {
 		int *x = g.x + (size_t)n * g.L;
 
-		memcpy(x, ninit > 0 ? init + (size_t)k * g.L : pb->base, g.L * sizeof(int));
-		repair(pb, &g.s, x, rng);
-		g.h[n] = hash_genome(x, g.L);
+		work_from_dense(&g.child[0], ninit > 0 ? init + k * D : pb->base, pb->njobs, pb->nnodes);
+		repair(pb, &g.s, &g.child[0], rng);
+		work_pack(&g.child[0], pb->njobs, pb->nnodes, x);
+		g.h[n] = hash_genome(x, packed_len(x, pb->njobs));
 		if (duplicate(&g, x, g.h[n]))
 			continue;
 		set_add(&g, n);
@@ -1030,6 +1348,8 @@ int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ni
 		front_sig = sig;
 		if (opts->stale_generations > 0 && same >= opts->stale_generations * pb->njobs)
 			break;
+		if (opts->max_cell_evals > 0 && (double)g.evals * pb->njobs * pb->nnodes >= opts->max_cell_evals)
+			break;
 	}
 	for (int i = 0; i < n; i++) {
 		if (g.rank[i] != 0)
@@ -1038,18 +1358,18 @@ int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ni
 			best = i;
 		out->nfront++;
 	}
-	out->best = malloc(g.L * sizeof(int));
-	out->front = malloc((size_t)out->nfront * g.L * sizeof(int));
+	out->best = malloc(D * sizeof(int));
+	out->front = malloc((size_t)out->nfront * D * sizeof(int));
 	if (!out->best || !out->front) {
 		hb_runtime_error(err, "pollux search: out of memory");
 		goto done;
 	}
-	memcpy(out->best, g.x + (size_t)best * g.L, g.L * sizeof(int));
+	dense_from_packed(g.x + (size_t)best * g.L, pb->njobs, pb->nnodes, out->best);
 	out->fitness = -g.f[2 * best];
 	out->utility = -g.f[2 * best + 1];
 	for (int i = 0, k = 0; i < n; i++)
 		if (g.rank[i] == 0)
-			memcpy(out->front + (size_t)k++ * g.L, g.x + (size_t)i * g.L, g.L * sizeof(int));
+			dense_from_packed(g.x + (size_t)i * g.L, pb->njobs, pb->nnodes, out->front + (size_t)k++ * D);
 	out->evaluations = g.evals;
 	rc = 0;
 done:
@@ -1203,26 +1523,27 @@ static int cmp_service(const void *pa, const void *pb)
 	return a->job->id - b->job->id;
 }
 
-static int round_speedup(void *ctx, int j, const int *row, double *out, struct hb_error *err)
+/* SPEEDUP of job j on its cells (hb_pollux_speedup_cells_fn). */
+static int round_speedup_cells(void *ctx, int j, const int *cells, int ncells, double *out, struct hb_error *err)
 {
 	const struct round *r = ctx;
 	struct round_job *rj = &r->jobs[j];
 	const struct hb_perf_node *node = rj->job->perf->nodes;
 	const struct hb_pollux_type *types = rj->rep.types;
-	int N = 0, K = 0, type = -1, nc = r->ncols;
+	int N = 0, K = 0, type = -1;
 	double *m = NULL;
 	struct hb_goodput_config c;
 
 	/* One pass: nodes, GPUs and the slowest type (hb_pollux_slowest_type). */
 	*out = 0.0;
-	for (int k = 0; k < nc; k++) {
+	for (int i = 0; i < ncells; i++) {
 		int t;
 
-		if (row[k] <= 0)
+		if (cells[2 * i + 1] <= 0)
 			continue;
 		N++;
-		K += row[k];
-		t = node[r->cols[k]].gpu;
+		K += cells[2 * i + 1];
+		t = node[r->cols[cells[2 * i]]].gpu;
 		if (!types[t].usable)
 			return 0; /* a GPU type the job cannot run on */
 		if (type < 0 || types[t].compute_scale > types[type].compute_scale)
@@ -1250,6 +1571,19 @@ static int round_speedup(void *ctx, int j, const int *row, double *out, struct h
 		*m = c.goodput;
 	*out = c.goodput / rj->base_goodput;
 	return 0;
+}
+
+/* The same on a dense row of the round's columns (skip detection). */
+static int round_speedup(const struct round *r, int j, const int *row, int *cells, double *out, struct hb_error *err)
+{
+	int n = 0;
+
+	for (int k = 0; k < r->ncols; k++)
+		if (row[k] > 0) {
+			cells[2 * n] = k;
+			cells[2 * n++ + 1] = row[k];
+		}
+	return round_speedup_cells((void *)r, j, cells, n, out, err);
 }
 
 /* The job's share of the round: report, fair-share baseline, memo. */
@@ -1452,8 +1786,10 @@ static int cmp_last_id(const void *pa, const void *pb)
 static int round_inputs(const struct round *r, const int *maxr, const double *factor, const int *base,
 			struct last_job *cur, struct hb_error *err)
 {
-	int N = r->sim->cl->nnodes;
+	int N = r->sim->cl->nnodes, *cells = malloc(sizeof(int) * 2 * (size_t)(r->ncols > 0 ? r->ncols : 1));
 
+	if (!cells)
+		return hb_runtime_error(err, "pollux: out of memory");
 	for (int j = 0; j < r->njobs; j++) {
 		const struct round_job *rj = &r->jobs[j];
 
@@ -1462,9 +1798,12 @@ static int round_inputs(const struct round *r, const int *maxr, const double *fa
 		cur[j].fits = rj->rep.fits;
 		cur[j].factor = factor[j];
 		cur[j].grant_hash = hash_genome(rj->job->grant, (size_t)N);
-		if (round_speedup((void *)r, j, base + (size_t)j * r->ncols, &cur[j].speedup, err) < 0)
+		if (round_speedup(r, j, base + (size_t)j * r->ncols, cells, &cur[j].speedup, err) < 0) {
+			free(cells);
 			return -1;
+		}
 	}
+	free(cells);
 	qsort(cur, (size_t)r->njobs, sizeof(*cur), cmp_last_id);
 	return 0;
 }
@@ -1645,7 +1984,8 @@ static int pollux_round(struct hb_sim *sim, struct hb_error *err)
 	pb.eps = POLLUX_EPS;
 	pb.scale = (double)N / (double)sim->cl->ngpus; /* the whole cluster's, searched nodes or not */
 	pb.max_nodes_per_job = POLLUX_MAX_NODES;
-	pb.speedup = round_speedup;
+	pb.speedup = NULL; /* the search only needs cells */
+	pb.speedup_cells = round_speedup_cells;
 	pb.ctx = &r;
 	if (warm_start(st, &r, &init) < 0)
 		goto oom;

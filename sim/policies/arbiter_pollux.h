@@ -29,6 +29,11 @@
 /* SPEEDUP of job j on its row (nnodes entries): >= 0, 0 for an empty row.
  * Returns 0, or -1 with err filled. */
 typedef int hb_pollux_speedup_fn(void *ctx, int job, const int *row, double *speedup, struct hb_error *err);
+/* The same on the row's non-zero cells only: n (node, GPUs) pairs, cells[2 i]
+ * the node and cells[2 i + 1] > 0 its GPUs, nodes ascending.  Optional; the
+ * search uses it when given (it never spells rows out then). */
+typedef int hb_pollux_speedup_cells_fn(void *ctx, int job, const int *cells, int n, double *speedup,
+				       struct hb_error *err);
 
 /* One round's problem.  Everything is borrowed. */
 struct hb_pollux_problem {
@@ -44,6 +49,7 @@ struct hb_pollux_problem {
 	int max_nodes_per_job;   /* nodes one job may span (artifact 16) */
 	hb_pollux_speedup_fn *speedup;
 	void *ctx;               /* passed to speedup */
+	hb_pollux_speedup_cells_fn *speedup_cells; /* NULL: speedup on dense rows */
 };
 
 /* Search settings: the artifact's NSGA-II (pollux.md §3.2 [ART]). */
@@ -53,6 +59,8 @@ struct hb_pollux_ga_opts {
 	int max_mating_rounds;   /* matings retried per generation while duplicates are dropped (100) */
 	int stale_generations;   /* > 0: stop after this many generations per job without a better
 				    FITNESS (10; 0 runs every generation, as the artifact) */
+	double max_cell_evals;   /* > 0: stop after the generation where evaluations x J x N reach this
+				    (8e6, at scale only; 0: no limit, as the artifact) */
 };
 
 void hb_pollux_ga_opts_default(struct hb_pollux_ga_opts *o);

@@ -8,6 +8,7 @@
  * 6-job trace on jabas-quickstart (4 V100 + 4 P100) is deterministic and
  * respects the constraints at every round, and the agent keeps its history
  * and fit across grant changes. */
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -55,7 +56,7 @@ static void test_fitness_by_hand(void **state)
 	struct toy t = { { 0.5, 0.25 } };
 	int cap[2] = { 4, 4 }, base[4] = { 2, 0, 0, 0 }, maxr[2] = { 8, 8 };
 	double factor[2] = { 0.5, 0.25 }, fit, util, x0, x1, want;
-	struct hb_pollux_problem pb = { 2, 2, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t };
+	struct hb_pollux_problem pb = { 2, 2, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t, NULL };
 	int a[4] = { 2, 0, 1, 2 };  /* job 0 unchanged; job 1 started on both nodes */
 	int b[4] = { 0, 3, 0, 0 };  /* job 0 moved; job 1 left pending */
 	struct hb_error err = { 0 };
@@ -109,7 +110,7 @@ static void test_fitness_matches_goodput_h(void **state)
 		struct fixed f;
 		int J = 1 + (int)hb_rng_below(&rng, 8), cap[1] = { 64 }, base[8] = { 0 }, a[8], maxr[8];
 		double factor[8], scaled[8], fac[8], fit, util, want;
-		struct hb_pollux_problem pb = { J, 1, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, fixed_speedup, &f };
+		struct hb_pollux_problem pb = { J, 1, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, fixed_speedup, &f, NULL };
 
 		for (int j = 0; j < J; j++) {
 			f.x[j] = hb_rng_uniform(&rng) < 0.2 ? 0.0 : 10.0 * hb_rng_uniform(&rng);
@@ -151,7 +152,7 @@ static void random_problem(struct rand_problem *r, struct hb_rng *rng)
 	r->t.w[0] = 1.0;
 	r->t.w[1] = 0.5;
 	r->pb = (struct hb_pollux_problem){ J, N, r->cap, r->base, r->maxr, r->factor, -1.0, 1e-3, 0.25,
-					    1 + (int)hb_rng_below(rng, 4), toy_speedup, &r->t };
+					    1 + (int)hb_rng_below(rng, 4), toy_speedup, &r->t, NULL };
 	assert_int_equal(hb_pollux_repair(&r->pb, r->base, rng, NULL), 0);
 }
 
@@ -203,12 +204,322 @@ static void test_repair_always_feasible(void **state)
 }
 
 /* Interference avoidance keeps the first distributed job in job order. */
+/* ---- GA core: the sparse operators against the dense ones ------------------------ */
+
+/* The artifact's operators on dense J x N matrices, as the search ran them
+ * before it moved to sparse genomes (arbiter_pollux.c): the oracle the
+ * sparse ones must match draw for draw, so that the search's decisions do
+ * not depend on the representation. */
+struct ref_scratch {
+	int rowsum[8], rownz[8], dlist[8], colsum[8], perm[8], elig[8];
+};
+
+struct ref_coins {
+	struct hb_rng *rng;
+	uint64_t bits;       /* unused half of the last draw */
+	int left;            /* halves left in bits */
+};
+
+/* Threshold of a Bernoulli(p) trial: P(1) = threshold / 2^32. */
+static uint64_t ref_coin_threshold(double p)
+{
+	if (!(p > 0.0))
+		return 0;
+	if (p >= 1.0)
+		return (uint64_t)1 << 32;
+	return (uint64_t)(p * 4294967296.0);
+}
+
+static int ref_coin(struct ref_coins *c, uint64_t threshold)
+{
+	uint32_t u;
+
+	if (c->left == 0) {
+		c->bits = hb_rng_u64(c->rng);
+		c->left = 2;
+	}
+	u = (uint32_t)c->bits;
+	c->bits >>= 32;
+	c->left--;
+	return u < threshold;
+}
+
+
+/* Failures before the next success of Bernoulli(p) trials, log1 = log(1 -
+ * p) (0: p = 1, no failures): floor(log U / log(1 - p)), U in (0, 1]. */
+static int ref_geometric_gap(struct hb_rng *rng, double log1)
+{
+	double u = 1.0 - hb_rng_uniform(rng), g;
+
+	if (log1 == 0.0)
+		return 0;
+	g = floor(log(u) / log1);
+	return g < (double)INT_MAX / 2 ? (int)g : INT_MAX / 2;
+}
+
+/* pollux.md §3.2 [ART] mutation: (1) rows back to the base with probability
+ * 0.1, (2) rows chosen with probability 0.1 get each element zeroed with
+ * probability 0.1, (3) elements on nodes with a free GPU raised to a uniform
+ * value between their own and the node's capacity, with probability p1 + p2 -
+ * p1 p2 (p1 = 1 / nodes with a free GPU, p2 = 1 / such nodes where the job
+ * already runs, 0 where it does not).  The free GPUs of (3) are counted once,
+ * after (2), as the artifact's vectorised code does. */
+static void ref_mutate(const struct hb_pollux_problem *pb, struct ref_scratch *s, int *restrict a, struct hb_rng *rng)
+{
+	const uint64_t reset = ref_coin_threshold(0.1), zrow = ref_coin_threshold(0.1),
+		       zelem = ref_coin_threshold(0.1);
+	const int J = pb->njobs, N = pb->nnodes, *restrict cap = pb->capacity;
+	int *restrict col = s->colsum, *restrict elig = s->elig, c1 = 0;
+	struct ref_coins c = { rng, 0, 0 };
+	double log1;
+
+	for (int j = 0; j < J; j++)
+		if (ref_coin(&c, reset))
+			memcpy(a + (size_t)j * N, pb->base + (size_t)j * N, sizeof(int) * (size_t)N);
+	for (int j = 0; j < J; j++)
+		if (ref_coin(&c, zrow))
+			for (int n = 0; n < N; n++)
+				if (ref_coin(&c, zelem))
+					a[(size_t)j * N + n] = 0;
+	for (int n = 0; n < N; n++)
+		col[n] = 0;
+	for (int j = 0; j < J; j++) {
+		const int *restrict row = a + (size_t)j * N;
+
+		for (int n = 0; n < N; n++)
+			col[n] += row[n];
+	}
+	for (int n = 0; n < N; n++)
+		if (cap[n] - col[n] >= 1)
+			elig[c1++] = n;
+	if (c1 == 0)
+		return;
+	/* The cells where the job does not run succeed with p1 each: the gaps
+	 * between successes are geometric, drawn directly instead of one coin
+	 * per cell (the same distribution, a draw per success rather than per
+	 * node, which matters on large clusters).  Successes land after the
+	 * job's own cells are raised, on the values the row had before. */
+	log1 = c1 > 1 ? log1p(-1.0 / c1) : 0.0;
+	for (int j = 0; j < J; j++) {
+		int *restrict row = a + (size_t)j * N, c2 = 0, zeros, next;
+		uint64_t t12;
+
+		for (int k = 0; k < c1; k++) {
+			int n = elig[k];
+
+			s->perm[k] = row[n] > 0;
+			c2 += s->perm[k];
+		}
+		zeros = c1 - c2;
+		t12 = c2 > 0 ? ref_coin_threshold(1.0 / c1 + 1.0 / c2 - 1.0 / c1 / c2) : 0;
+		for (int k = 0; k < c1 && c2 > 0; k++) {
+			int n = elig[k];
+
+			if (s->perm[k] && ref_coin(&c, t12))
+				row[n] += (int)hb_rng_below(rng, (uint64_t)(cap[n] - row[n] + 1));
+		}
+		next = ref_geometric_gap(rng, log1);
+		for (int k = 0, z = 0; k < c1 && next < zeros; k++) {
+			int n = elig[k];
+
+			if (s->perm[k])
+				continue;
+			if (z++ == next) {
+				row[n] += (int)hb_rng_below(rng, (uint64_t)(cap[n] + 1));
+				next = z + ref_geometric_gap(rng, log1);
+			}
+		}
+	}
+}
+
+
+/* pollux.md §3.2 [ART] repair: (a) one multi-node job per node, the first in
+ * job order; (b) each job's GPUs capped at max_replicas and its nodes at
+ * max_nodes_per_job, walking its nodes in random order; (c) node capacity by
+ * cumulative sum in job order; (d) min_replicas is 0: nothing.  Each step
+ * only touches what violates its constraint (a step with nothing to fix
+ * would leave the matrix as it is). */
+static void ref_repair(const struct hb_pollux_problem *pb, struct ref_scratch *s, int *restrict a, struct hb_rng *rng)
+{
+	const int J = pb->njobs, N = pb->nnodes;
+	int *restrict col = s->colsum, ndist = 0;
+
+	for (int n = 0; n < N; n++)
+		col[n] = 0;
+	for (int j = 0; j < J; j++) {
+		int *restrict row = a + (size_t)j * N, sum = 0, nz = 0;
+
+		/* Genomes of the search are never negative; hb_pollux_repair
+		 * clamps what callers pass. */
+		for (int n = 0; n < N; n++) {
+			sum += row[n];
+			nz += row[n] > 0;
+			col[n] += row[n];
+		}
+		s->rowsum[j] = sum;
+		s->rownz[j] = nz;
+		if (nz > 1)
+			s->dlist[ndist++] = j;
+	}
+	/* (a), row by row: a node is taken by the first multi-node job on it. */
+	if (ndist > 1) {
+		for (int n = 0; n < N; n++)
+			s->elig[n] = 0; /* 1: a multi-node job is on node n */
+		for (int k = 0; k < ndist; k++) {
+			int j = s->dlist[k], *row = a + (size_t)j * N, lost = 0, gone = 0;
+
+			for (int n = 0; n < N; n++) {
+				int v = row[n], pos = v > 0, kill = pos & s->elig[n];
+
+				s->elig[n] |= pos;
+				row[n] = kill ? 0 : v;
+				lost += kill ? v : 0;
+				gone += kill;
+				s->colsum[n] -= kill ? v : 0;
+			}
+			s->rowsum[j] -= lost;
+			s->rownz[j] -= gone;
+		}
+	}
+	/* (b): only the order of the row's non-zero cells matters, and only
+	 * when a cap binds, so only then is it drawn: a uniform order of those
+	 * cells is what a uniform shuffle of all nodes gives them. */
+	for (int j = 0; j < J; j++) {
+		int *row = a + (size_t)j * N, left = pb->max_replicas[j] > 0 ? pb->max_replicas[j] : 0, used = 0, nz = 0;
+
+		if (s->rowsum[j] <= left && s->rownz[j] <= pb->max_nodes_per_job)
+			continue;
+		for (int n = 0; n < N; n++)
+			if (row[n] > 0)
+				s->perm[nz++] = n;
+		for (int i = nz - 1; i > 0; i--) {
+			int k = (int)hb_rng_below(rng, (uint64_t)i + 1), t = s->perm[i];
+
+			s->perm[i] = s->perm[k];
+			s->perm[k] = t;
+		}
+		for (int i = 0; i < nz; i++) {
+			int n = s->perm[i], take = row[n] < left ? row[n] : left;
+
+			left -= take;
+			if (take > 0 && used >= pb->max_nodes_per_job)
+				take = 0;
+			else if (take > 0)
+				used++;
+			s->colsum[n] -= row[n] - take;
+			row[n] = take;
+		}
+	}
+	/* (c) */
+	for (int n = 0; n < N; n++) {
+		int room = pb->capacity[n];
+
+		if (s->colsum[n] <= room)
+			continue;
+		for (int j = 0; j < J; j++) {
+			int *v = &a[(size_t)j * N + n];
+
+			if (*v > room)
+				*v = room;
+			room -= *v;
+		}
+	}
+}
+
+
+static void test_sparse_operators_match_dense(void **state)
+{
+	struct hb_rng rng, r1, r2;
+	int a[64], b[64];
+
+	(void)state;
+	hb_rng_seed(&rng, 77, 0);
+	for (int trial = 0; trial < 20000; trial++) {
+		struct rand_problem r;
+		const struct hb_pollux_problem *pb = &r.pb;
+		struct ref_scratch s;
+		size_t L;
+
+		random_problem(&r, &rng);
+		L = (size_t)pb->njobs * pb->nnodes;
+		random_matrix(pb, a, &rng);
+		memcpy(b, a, sizeof(int) * L);
+		r1 = rng;
+		r2 = rng;
+		if (trial % 2) {
+			ref_mutate(pb, &s, a, &r1);
+			assert_int_equal(hb_pollux_mutate(pb, b, &r2, NULL), 0);
+		} else {
+			ref_repair(pb, &s, a, &r1);
+			assert_int_equal(hb_pollux_repair(pb, b, &r2, NULL), 0);
+		}
+		assert_memory_equal(a, b, sizeof(int) * L);
+		/* The same draws: both generators end in the same state. */
+		assert_int_equal(hb_rng_u64(&r1), hb_rng_u64(&r2));
+		rng = r1;
+	}
+}
+
+/* The search on a sparse speedup callback decides as on the dense one, and
+ * a cell budget ends a big search early. */
+static int toy_cells(void *ctx, int j, const int *cells, int n, double *x, struct hb_error *err)
+{
+	int row[64] = { 0 };
+
+	for (int i = 0; i < n; i++)
+		row[cells[2 * i]] = cells[2 * i + 1];
+	return toy_speedup(ctx, j, row, x, err);
+}
+
+static void test_search_sparse_callback_and_budget(void **state)
+{
+	enum { J = 6, N = 8 };
+	int cap[N], base[J * N] = { 0 }, maxr[J];
+	double factor[J];
+	struct toy t = { { 1.0, 0.5 } };
+	struct hb_pollux_problem pb = { J, N, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t, NULL };
+	struct hb_pollux_ga_opts o, tight;
+	struct hb_pollux_result rd, rs, rt;
+	struct hb_rng r1, r2, r3;
+	struct hb_error err;
+
+	(void)state;
+	for (int n = 0; n < N; n++)
+		cap[n] = 4;
+	for (int j = 0; j < J; j++) {
+		maxr[j] = 2 + j;
+		factor[j] = 0.5;
+	}
+	hb_pollux_ga_opts_default(&o);
+	o.stale_generations = 0;
+	o.max_cell_evals = 0;
+	hb_rng_seed(&r1, 5, 0);
+	r2 = r1;
+	r3 = r1;
+	assert_int_equal(hb_pollux_search(&pb, NULL, 0, &o, &r1, &rd, &err), 0);
+	pb.speedup_cells = toy_cells;
+	assert_int_equal(hb_pollux_search(&pb, NULL, 0, &o, &r2, &rs, &err), 0);
+	assert_memory_equal(rd.best, rs.best, sizeof(int) * J * N);
+	assert_int_equal(rd.evaluations, rs.evaluations);
+	assert_true(rd.evaluations > 5000); /* 99 generations of up to 100 */
+	/* A budget of 300 evaluations of J x N cells: stops after the
+	 * generation that crosses it. */
+	tight = o;
+	tight.max_cell_evals = 300.0 * J * N;
+	assert_int_equal(hb_pollux_search(&pb, NULL, 0, &tight, &r3, &rt, &err), 0);
+	assert_true(rt.evaluations >= 300 && rt.evaluations <= 400);
+	assert_true(hb_pollux_feasible(&pb, rt.best));
+	hb_pollux_result_free(&rd);
+	hb_pollux_result_free(&rs);
+	hb_pollux_result_free(&rt);
+}
+
 static void test_repair_interference_order(void **state)
 {
 	struct toy t = { { 1, 1 } };
 	int cap[2] = { 4, 4 }, base[6] = { 0 }, maxr[3] = { 8, 8, 8 };
 	double factor[3] = { 1, 1, 1 };
-	struct hb_pollux_problem pb = { 3, 2, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t };
+	struct hb_pollux_problem pb = { 3, 2, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t, NULL };
 	int a[6] = { 1, 1,   /* job 0: distributed, first in order: keeps both nodes */
 		     2, 2,   /* job 1: distributed: loses both nodes to job 0 */
 		     0, 3 }; /* job 2: single-node: stays, capacity permitting */
@@ -310,7 +621,7 @@ static void test_ga_matches_brute_force(void **state)
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
 		for (uint64_t seed = 1; seed <= 3; seed++) {
 			struct hb_pollux_problem pb = { 2, 2, cap, cases[k].base, cases[k].maxr, cases[k].factor,
-							-1.0, 1e-3, 2.0 / 8.0, 16, gp_speedup, &c };
+							-1.0, 1e-3, 2.0 / 8.0, 16, gp_speedup, &c, NULL };
 			struct hb_pollux_result res;
 			struct hb_rng rng;
 			int want[4], ties = 0;
@@ -351,7 +662,7 @@ static void test_ga_stops_when_stale(void **state)
 	struct hb_error err = { 0 };
 	int cap[2] = { 4, 4 }, base[4] = { 0, 0, 0, 0 }, maxr[2] = { 8, 8 }, want[4];
 	double factor[2] = { 0.7, 0.7 }, want_fit;
-	struct hb_pollux_problem pb = { 2, 2, cap, base, maxr, factor, -1.0, 1e-3, 2.0 / 8.0, 16, gp_speedup, &c };
+	struct hb_pollux_problem pb = { 2, 2, cap, base, maxr, factor, -1.0, 1e-3, 2.0 / 8.0, 16, gp_speedup, &c, NULL };
 	struct hb_pollux_ga_opts all, stale;
 	struct hb_pollux_result ra, rs;
 	struct hb_rng rng;
@@ -388,7 +699,7 @@ static void test_mutation_raise_rates(void **state)
 	int cap[N], base[N] = { 0 }, maxr[1] = { 1000 }, a[N];
 	double factor[1] = { 1.0 }, sum[N] = { 0 }, total = 0.0, want = (1.0 / N) * CAP / 2.0;
 	struct toy t = { { 0 } };
-	struct hb_pollux_problem pb = { 1, N, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t };
+	struct hb_pollux_problem pb = { 1, N, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t, NULL };
 	struct hb_rng rng;
 
 	(void)state;
@@ -437,7 +748,7 @@ static int best_gpus(double gain, double factor, uint64_t seed)
 {
 	struct lin l = { gain };
 	int cap[1] = { 8 }, base[1] = { 4 }, maxr[1] = { 8 }, k;
-	struct hb_pollux_problem pb = { 1, 1, cap, base, maxr, &factor, -1.0, 1e-3, 1.0 / 8.0, 16, lin_speedup, &l };
+	struct hb_pollux_problem pb = { 1, 1, cap, base, maxr, &factor, -1.0, 1e-3, 1.0 / 8.0, 16, lin_speedup, &l, NULL };
 	struct hb_pollux_result res;
 	struct hb_rng rng;
 	struct hb_error err = { 0 };
@@ -950,6 +1261,8 @@ int main(void)
 		cmocka_unit_test(test_fitness_by_hand),
 		cmocka_unit_test(test_fitness_matches_goodput_h),
 		cmocka_unit_test(test_repair_always_feasible),
+		cmocka_unit_test(test_sparse_operators_match_dense),
+		cmocka_unit_test(test_search_sparse_callback_and_budget),
 		cmocka_unit_test(test_repair_interference_order),
 		cmocka_unit_test(test_ga_matches_brute_force),
 		cmocka_unit_test(test_ga_stops_when_stale),
