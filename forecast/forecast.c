@@ -129,6 +129,34 @@ static int flat_history(const struct hb_fc_history *h, enum hb_fc_method m, doub
 	return 1;
 }
 
+/* The ensemble's GPR half on a history whose GPR window (run_gpr: the
+ * current epoch's last HB_FC_GPR_WINDOW points) holds one batch value B:
+ * as in flat_history, normalize_y gives mean B (m B / m, exact while m B <
+ * 2^53) and scale 1, the targets are +0, alpha = K^-1 0 = 0 and every
+ * prediction is B + 0 = B, whatever hyper-parameters the fit would choose.
+ * The ensemble is then w B + (1 - w) level, the same expression as
+ * hb_forecast_run's on the same operands, so only the SES half needs a
+ * fit.  The one difference, as for flat_history: a GPR fit with no
+ * positive definite start fails, the skip does not.  Late epochs of long
+ * jobs hold B_G at a bound while the history before them is not flat, and
+ * their GPR fits (ten BFGS starts) were the largest single cost of a trace
+ * replay. */
+static int flat_gpr_window(const struct hb_fc_history *h, double *b)
+{
+	const size_t epoch_points = h->n - h->epoch_start;
+	const size_t m = epoch_points < HB_FC_GPR_WINDOW ? epoch_points : HB_FC_GPR_WINDOW;
+	const size_t first = h->n - m;
+	const double v = h->batch[first];
+
+	if (m == 0 || !isfinite(v) || !(v > 0) || v != floor(v) || !((double)m * v < 9007199254740992.0))
+		return 0;
+	for (size_t i = first; i < h->n; i++)
+		if (h->batch[i] != v)
+			return 0;
+	*b = v;
+	return 1;
+}
+
 int hb_fc_trajectory(const struct hb_fc_history *h, const struct hb_fc_traj_spec *s, long **traj, size_t *ntraj,
 		     struct hb_error *err)
 {
@@ -170,6 +198,12 @@ int hb_fc_trajectory(const struct hb_fc_history *h, const struct hb_fc_traj_spec
 		if (nq > 0 && flat_history(&cur, m, &flat) && isfinite(query[0]) && isfinite(query[nq - 1])) {
 			for (size_t i = 0; i < nq; i++)
 				pred[i] = flat;
+		} else if (m == HB_FC_ENSEMBLE && flat_gpr_window(&cur, &flat)) {
+			/* hb_forecast validates the history and options as before */
+			if (hb_forecast(HB_FC_SES, &cur, &o, query, nq, pred, err) < 0)
+				goto fail;
+			for (size_t i = 0; i < nq; i++)
+				pred[i] = o.gpr_weight * flat + (1.0 - o.gpr_weight) * pred[i];
 		} else if (hb_forecast(m, &cur, &o, query, nq, pred, err) < 0) {
 			goto fail;
 		}

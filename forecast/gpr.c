@@ -74,9 +74,6 @@ struct gpr_ws {
 	gsl_permutation *perm;  /* pivoting of the factorisation */
 	gsl_vector *E;          /* perturbation the modified Cholesky needed */
 	gsl_vector *alpha;      /* K^-1 y */
-	double *cS;             /* c S_ij (lower triangle, row-major n x n) */
-	double *dl;             /* (dK/dlog l)_ij / (c S_ij) = 4 sin^2(a) / l^2 */
-	double *dp;             /* (dK/dlog P)_ij / (c S_ij) = 2 a sin(2a) / l^2 */
 	double noise;           /* diagonal jitter */
 	/* The distinct |x_i - x_j| (i > j): JABAS's points are p steps apart, so
 	 * n points have about n - 1 gaps, and the kernel's sin and exp depend on
@@ -85,7 +82,11 @@ struct gpr_ws {
 	double *gap;            /* distinct gaps */
 	size_t ngap;
 	size_t *pair_gap;       /* [n x n] lower triangle: index into gap */
-	double *g_cS, *g_dl, *g_dp; /* [ngap] per-gap terms of the evaluation in progress */
+	/* [ngap] per-gap terms of the evaluation in progress: c S, and
+	 * (dK/dlog l) / (c S) = 4 sin^2(a) / l^2, (dK/dlog P) / (c S) =
+	 * 2 a sin(2a) / l^2.  The gradient reads them through pair_gap: a
+	 * value-only evaluation (most of a line search) builds K alone. */
+	double *g_cS, *g_dl, *g_dp;
 	double lo[3], hi[3];    /* log bounds, for the reparametrisation */
 	/* cache of the last evaluation (gsl_multimin asks f and df separately) */
 	double c_theta[3];
@@ -107,9 +108,6 @@ static void ws_free(struct gpr_ws *w)
 	gsl_permutation_free(w->perm);
 	gsl_vector_free(w->E);
 	gsl_vector_free(w->alpha);
-	free(w->cS);
-	free(w->dl);
-	free(w->dp);
 	free(w->gap);
 	free(w->pair_gap);
 	free(w->g_cS);
@@ -152,12 +150,9 @@ static int ws_init(struct gpr_ws *w, const double *x, const double *y, size_t n,
 	w->perm = gsl_permutation_alloc(n);
 	w->E = gsl_vector_alloc(n);
 	w->alpha = gsl_vector_alloc(n);
-	w->cS = malloc(n * n * sizeof(double));
-	w->dl = malloc(n * n * sizeof(double));
-	w->dp = malloc(n * n * sizeof(double));
 	/* GSL's allocators return NULL once its error handler is off (cli/
 	 * turns it off: GSL's default handler aborts the process). */
-	if (!w->y || !w->K || !w->Kinv || !w->perm || !w->E || !w->alpha || !w->cS || !w->dl || !w->dp) {
+	if (!w->y || !w->K || !w->Kinv || !w->perm || !w->E || !w->alpha) {
 		ws_free(w);
 		return hb_runtime_error(err, "GPR: out of memory for %zu points", n);
 	}
@@ -229,15 +224,8 @@ static int ws_eval(struct gpr_ws *w, const double theta[3], double *lml, double 
 		}
 		for (size_t i = 0; i < n; i++) {
 			for (size_t j = 0; j < i; j++) {
-				size_t k = w->pair_gap[i * n + j];
-
-				w->cS[i * n + j] = w->g_cS[k];
-				w->dl[i * n + j] = w->g_dl[k];
-				w->dp[i * n + j] = w->g_dp[k];
-				gsl_matrix_set(w->K, i, j, w->g_cS[k]);
+				gsl_matrix_set(w->K, i, j, w->g_cS[w->pair_gap[i * n + j]]);
 			}
-			w->cS[i * n + i] = c;
-			w->dl[i * n + i] = w->dp[i * n + i] = 0.0;
 			gsl_matrix_set(w->K, i, i, c + w->noise);
 		}
 		status = gsl_linalg_mcholesky_decomp(w->K, w->perm, w->E);
@@ -277,12 +265,15 @@ static int ws_eval(struct gpr_ws *w, const double theta[3], double *lml, double 
 		double ai = gsl_vector_get(w->alpha, i);
 
 		for (size_t j = 0; j <= i; j++) {
+			/* the diagonal: c S = c, both derivative ratios 0 */
+			const size_t k = j < i ? w->pair_gap[i * n + j] : 0;
+			const double cS = j < i ? w->g_cS[k] : c;
 			double W = ai * gsl_vector_get(w->alpha, j) - gsl_matrix_get(w->Kinv, i, j);
-			double hWcS = (i == j ? 0.5 : 1.0) * W * w->cS[i * n + j]; /* 1/2 tr(): off-diagonal pairs twice */
+			double hWcS = (i == j ? 0.5 : 1.0) * W * cS; /* 1/2 tr(): off-diagonal pairs twice */
 
 			grad[0] += hWcS;
-			grad[1] += hWcS * w->dl[i * n + j];
-			grad[2] += hWcS * w->dp[i * n + j];
+			grad[1] += hWcS * (j < i ? w->g_dl[k] : 0.0);
+			grad[2] += hWcS * (j < i ? w->g_dp[k] : 0.0);
 		}
 	}
 	memcpy(w->c_grad, grad, sizeof(w->c_grad));

@@ -1417,6 +1417,10 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 	int ng = 0, nh, *lbs = NULL, nl = 0, nc = 0, rc = -1;
 	struct lcand *c = NULL;
 	double bf = -1.0;
+	/* why no B_L became a candidate, formatted after the scan */
+	enum { WHY_NONE, WHY_RUNTIME, WHY_FEW_WORKERS, WHY_BOUNDS } why = WHY_NONE;
+	int why_b = 0;
+	long why_m = 0;
 
 	for (int j = 0; j < s->hint_n; j++)
 		ng += s->hint_gpus[j];
@@ -1451,20 +1455,18 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 			long nw = hb_iidp_runtime_workers(req->cur_global_bs, req->global_bs, b, ng);
 			if (nw == 0) {
 				if (nc == 0)
-					snprintf(out->why, sizeof(out->why),
-						 "run-time rule: no even worker count moves B_G %ld towards %ld with "
-						 ">= %d workers at any B_L",
-						 req->cur_global_bs, req->global_bs, ng);
+					why = WHY_RUNTIME;
 				continue;
 			}
 			M = nw / 2;
 		} else {
 			M = hb_iidp_round_m(req->global_bs, b);
 			if (M < nh) {
-				if (nc == 0)
-					snprintf(out->why, sizeof(out->why),
-						 "B_G %ld at B_L %d gives M = %ld < N_H = %d pairs (needs B_G >= %ld)",
-						 req->global_bs, b, M, nh, 2L * nh * b);
+				if (nc == 0) {
+					why = WHY_FEW_WORKERS;
+					why_b = b;
+					why_m = M;
+				}
 				break; /* Algorithm 1: larger B_L only lowers M */
 			}
 		}
@@ -1475,15 +1477,37 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 		/* Outside the model's bounds (perfmodel.h): not a candidate (a
 		 * larger B_L may still round inside, so the scan goes on). */
 		if (!hb_perf_gbs_in_bounds(pf, 2 * M * b)) {
-			if (nc == 0)
-				snprintf(out->why, sizeof(out->why),
-					 "B_G %ld at B_L %d is outside the model's bounds [%ld, %ld]", 2 * M * b, b,
-					 pf->min_gbs, pf->max_gbs);
+			if (nc == 0) {
+				why = WHY_BOUNDS;
+				why_b = b;
+				why_m = M;
+			}
 			continue;
 		}
 		c[nc].lbs = b;
 		c[nc].M = (int)M;
 		c[nc++].f_ub = INFINITY;
+	}
+	/* Only the last reason recorded before the first candidate can be the
+	 * answer's why; formatted once here, not once per B_L (the run-time rule
+	 * rejects every B_L of most adaptation requests, and formatting was a
+	 * visible share of a trace replay). */
+	switch (why) {
+	case WHY_NONE:
+		break;
+	case WHY_RUNTIME:
+		snprintf(out->why, sizeof(out->why),
+			 "run-time rule: no even worker count moves B_G %ld towards %ld with >= %d workers at any B_L",
+			 req->cur_global_bs, req->global_bs, ng);
+		break;
+	case WHY_FEW_WORKERS:
+		snprintf(out->why, sizeof(out->why), "B_G %ld at B_L %d gives M = %ld < N_H = %d pairs (needs B_G >= %ld)",
+			 req->global_bs, why_b, why_m, nh, 2L * nh * why_b);
+		break;
+	case WHY_BOUNDS:
+		snprintf(out->why, sizeof(out->why), "B_G %ld at B_L %d is outside the model's bounds [%ld, %ld]",
+			 2 * why_m * why_b, why_b, pf->min_gbs, pf->max_gbs);
+		break;
 	}
 	maybe_flush(s);
 	/* Fast path: visit the B_L by decreasing throughput bound and skip those

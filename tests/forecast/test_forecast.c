@@ -294,6 +294,56 @@ static void test_flat_history_trajectory(void **state)
 	}
 }
 
+/* A current epoch flat at B after a history that is not (B_G grew, then
+ * sits at a bound): the trajectory skips the GPR half only (forecast.c,
+ * flat_gpr_window), and each point is the one the full ensemble fit gives,
+ * rounded and clipped the same way.  A GPR window reaching back into the
+ * growth (epoch_start 0) still runs the fit, as the reference does. */
+static void test_flat_gpr_window_trajectory(void **state)
+{
+	double st[60], bs[60];
+
+	(void)state;
+	for (int n = 6; n <= 60; n += 9) {
+		for (int ep = 0; ep < 3; ep++) {
+			const double b = 1024.0;
+			const size_t epoch_start = ep == 0 ? 0 : ep == 1 ? (size_t)(n / 2) : (size_t)n - 3;
+			struct hb_fc_history h = { .step = st, .batch = bs, .n = (size_t)n, .epoch_start = epoch_start };
+			struct hb_fc_options o;
+			struct hb_fc_traj_spec sp = { .method = HB_FC_ENSEMBLE, .seed = 11 + (uint64_t)n, .interval = 100,
+						      .dataset = 900 * b, .cur_bs = (long)b, .min_bs = 64, .max_bs = 4096 };
+			double q[40], pred[40];
+			long *traj = NULL;
+			size_t nt = 0, nq;
+			struct hb_error err = { 0 };
+
+			/* growth up to b before the current epoch, b from it on */
+			for (int i = 0; i < n; i++) {
+				st[i] = 100.0 * (i + 1) + 7.0;
+				bs[i] = (size_t)i < (epoch_start ? epoch_start : (size_t)n / 2) ? 256.0 + 24.0 * i : b;
+			}
+			sp.sync_step = st[n - 1];
+			assert_int_equal(hb_fc_trajectory(&h, &sp, &traj, &nt, &err), 0);
+			nq = hb_fc_query_steps(sp.sync_step, 100.0, floor(sp.dataset / b), q, 40);
+			assert_int_equal(nt, nq + 1);
+			hb_fc_options_default(&o, sp.seed);
+			o.interval = 100;
+			o.gpr.restarts = 9;
+			assert_int_equal(hb_forecast(HB_FC_ENSEMBLE, &h, &o, q, nq, pred, &err), 0);
+			for (size_t j = 0; j < nq; j++) {
+				double r = fmin(fmax(floor(pred[j] + 0.5), 64.0), 4096.0);
+
+				assert_int_equal(traj[1 + j], (long)r);
+				/* the GPR half of a flat window is b: the point lies
+				 * strictly between the SES level and b, or is b */
+				if (ep > 0)
+					assert_true(pred[j] <= b);
+			}
+			free(traj);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_method_names),
 		cmocka_unit_test(test_bad_history),
 		cmocka_unit_test(test_flat_history_trajectory),
+		cmocka_unit_test(test_flat_gpr_window_trajectory),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
