@@ -48,6 +48,11 @@ struct fit_problem {
 					entries hold their pinned values */
 	int free_idx[HB_GP_NPARAMS]; /* parameter index of each optimiser coordinate */
 	int nfree;
+	/* The last objective evaluated (a pure function of x): GSL asks for
+	 * the same point again (run_bfgs's first value, then the minimiser's
+	 * set; the line search's f then fdf). */
+	int memo;                    /* 0: none, 1: f, 2: f and grad */
+	double memo_x[HB_GP_NPARAMS], memo_f, memo_grad[HB_GP_NPARAMS];
 };
 
 void hb_goodput_fit_options_default(struct hb_goodput_fit_options *o)
@@ -129,9 +134,18 @@ static double objective(const struct fit_problem *fp, const double *x, double *g
 		}
 		{
 			double hi = tc > ts ? tc : ts, lo = tc > ts ? ts : tc, ratio = lo / hi;
-			double rg = pow(ratio, gam);
+			double rg;
 
-			norm = hi * pow(1.0 + rg, 1.0 / gam);
+			if (ratio == 0.0) {
+				/* One GPU (T_sync 0): pow(+0, gamma >= 1) is +0 and
+				 * pow(1, y) is 1 exactly, so this is the general
+				 * form's value bit for bit, without its two pow(). */
+				rg = 0.0;
+				norm = hi;
+			} else {
+				rg = pow(ratio, gam);
+				norm = hi * pow(1.0 + rg, 1.0 / gam);
+			}
 			/* weights (T_grad/norm)^gamma and (T_sync/norm)^gamma */
 			wc = tc >= ts ? 1.0 / (1.0 + rg) : rg / (1.0 + rg);
 			wn = 1.0 - wc;
@@ -207,7 +221,14 @@ static double mm_f(const gsl_vector *u, void *params)
 	double f;
 
 	unpack(fp, u);
-	f = objective(fp, fp->x, NULL, NULL, NULL);
+	if (fp->memo && memcmp(fp->memo_x, fp->x, sizeof(fp->x)) == 0) {
+		f = fp->memo_f;
+	} else {
+		f = objective(fp, fp->x, NULL, NULL, NULL);
+		memcpy(fp->memo_x, fp->x, sizeof(fp->x));
+		fp->memo_f = f;
+		fp->memo = 1;
+	}
 	return isfinite(f) ? f : GSL_POSINF;
 }
 
@@ -217,7 +238,16 @@ static void mm_fdf(const gsl_vector *u, void *params, double *f, gsl_vector *df)
 	double grad[HB_GP_NPARAMS];
 
 	unpack(fp, u);
-	*f = objective(fp, fp->x, grad, NULL, NULL);
+	if (fp->memo == 2 && memcmp(fp->memo_x, fp->x, sizeof(fp->x)) == 0) {
+		*f = fp->memo_f;
+		memcpy(grad, fp->memo_grad, sizeof(grad));
+	} else {
+		*f = objective(fp, fp->x, grad, NULL, NULL);
+		memcpy(fp->memo_x, fp->x, sizeof(fp->x));
+		memcpy(fp->memo_grad, grad, sizeof(grad));
+		fp->memo_f = *f;
+		fp->memo = 2;
+	}
 	for (int k = 0; k < fp->nfree; k++) {
 		int i = fp->free_idx[k];
 		double d = grad[i] * param_slope(i, gsl_vector_get(u, (size_t)k));
