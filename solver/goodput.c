@@ -114,9 +114,16 @@ static double gamma_norm(double a, double b, double g)
 {
 	double hi = a > b ? a : b, lo = a > b ? b : a;
 
+	double ratio;
+
 	if (hi <= 0)
 		return 0.0;
-	return hi * pow(1.0 + pow(lo / hi, g), 1.0 / g);
+	ratio = lo / hi;
+	/* One GPU (T_sync 0): pow(+-0, g > 0) is +-0 and pow(1, y) is 1
+	 * exactly, so hi is the general form's value bit for bit. */
+	if (ratio == 0.0 && g > 0)
+		return hi;
+	return hi * pow(1.0 + pow(ratio, g), 1.0 / g);
 }
 
 double hb_goodput_iter_time(const struct hb_goodput_params *p, int num_nodes, int num_replicas,

@@ -37,6 +37,8 @@
 #define REG_GAMMA 1e-3  /* artifact: 1e-3 (gamma - 1)^2 */
 #define REG_RETRO 1e-2  /* artifact: 1e-2 (beta/alpha)^2 per link type */
 
+#define FIT_CACHE_W 7
+
 struct fit_problem {
 	const struct hb_goodput_sample *s;
 	size_t n;
@@ -48,6 +50,15 @@ struct fit_problem {
 					entries hold their pinned values */
 	int free_idx[HB_GP_NPARAMS]; /* parameter index of each optimiser coordinate */
 	int nfree;
+	size_t *same;                /* per sample: the first sample with its (m, K, N > 1 when
+					K > 1), whose T_grad, T_sync and all that follows from
+					them it shares within one objective call */
+	double *cache;               /* FIT_CACHE_W values per sample, filled per call */
+	/* The last objective evaluated (a pure function of x): GSL asks for
+	 * the same point again (run_bfgs's first value, then the minimiser's
+	 * set; the line search's f then fdf). */
+	int memo;                    /* 0: none, 1: f, 2: f and grad */
+	double memo_x[HB_GP_NPARAMS], memo_f, memo_grad[HB_GP_NPARAMS];
 };
 
 void hb_goodput_fit_options_default(struct hb_goodput_fit_options *o)
@@ -120,29 +131,72 @@ static double objective(const struct fit_problem *fp, const double *x, double *g
 		double m = smp->local_bsz, acc = smp->accum_steps;
 		double tc = ac + bc * m, ts = 0, retro = smp->num_replicas > 2 ? smp->num_replicas - 2 : 0;
 		int ia = -1, ib = -1;
-		double norm, t, r, wc, wn, dn_dtc, dn_dts, dn_dg, dt_dtc;
+		double norm, t, r, wc, wn, dn_dtc, dn_dts, dn_dg, dt_dtc, ltc = 0.0;
 
 		if (smp->num_replicas > 1) {
 			ia = smp->num_nodes > 1 ? HB_GP_ALPHA_N : HB_GP_ALPHA_R;
 			ib = smp->num_nodes > 1 ? HB_GP_BETA_N : HB_GP_BETA_R;
 			ts = x[ia] + x[ib] * retro;
 		}
+		if (fp->same[i] != i) {
+			/* Same T_grad and T_sync as an earlier sample of this
+			 * call (it differs in s or in N > 1): same values. */
+			const double *c = &fp->cache[fp->same[i] * FIT_CACHE_W];
+
+			norm = c[0];
+			wc = c[1];
+			wn = c[2];
+			ltc = c[3];
+			dn_dtc = c[4];
+			dn_dts = c[5];
+			dn_dg = c[6];
+			goto shared;
+		}
 		{
 			double hi = tc > ts ? tc : ts, lo = tc > ts ? ts : tc, ratio = lo / hi;
-			double rg = pow(ratio, gam);
+			double rg;
 
-			norm = hi * pow(1.0 + rg, 1.0 / gam);
+			if (ratio == 0.0) {
+				/* One GPU (T_sync 0): pow(+0, gamma >= 1) is +0 and
+				 * pow(1, y) is 1 exactly, so this is the general
+				 * form's value bit for bit, without its two pow(). */
+				rg = 0.0;
+				norm = hi;
+			} else {
+				rg = pow(ratio, gam);
+				norm = hi * pow(1.0 + rg, 1.0 / gam);
+			}
 			/* weights (T_grad/norm)^gamma and (T_sync/norm)^gamma */
 			wc = tc >= ts ? 1.0 / (1.0 + rg) : rg / (1.0 + rg);
 			wn = 1.0 - wc;
 		}
+		if (grad) {
+			/* log is deterministic: log(tc) once for both uses, and
+			 * log(norm) is log(tc) when norm == tc (one GPU). */
+			ltc = log(tc);
+			dn_dtc = wc * norm / tc;
+			dn_dts = ts > 0 ? wn * norm / ts : 0.0;
+			dn_dg = norm * (wc * ltc + (ts > 0 ? wn * log(ts) : 0.0) - (norm == tc ? ltc : log(norm))) / gam;
+		} else {
+			ltc = log(tc);
+			dn_dtc = dn_dts = dn_dg = 0.0;
+		}
+		{
+			double *c = &fp->cache[i * FIT_CACHE_W];
+
+			c[0] = norm;
+			c[1] = wc;
+			c[2] = wn;
+			c[3] = ltc;
+			c[4] = dn_dtc;
+			c[5] = dn_dts;
+			c[6] = dn_dg;
+		}
+shared:
 		t = acc * tc + norm;
 		r = log(t) - fp->log_iter[i];
 		q1 += r * r;
 		if (grad) {
-			dn_dtc = wc * norm / tc;
-			dn_dts = ts > 0 ? wn * norm / ts : 0.0;
-			dn_dg = norm * (wc * log(tc) + (ts > 0 ? wn * log(ts) : 0.0) - log(norm)) / gam;
 			dt_dtc = acc + dn_dtc;
 			g1[HB_GP_ALPHA_C] += r * dt_dtc / t;
 			g1[HB_GP_BETA_C] += r * dt_dtc * m / t;
@@ -153,7 +207,7 @@ static double objective(const struct fit_problem *fp, const double *x, double *g
 			g1[HB_GP_GAMMA] += r * dn_dg / t;
 		}
 		if (smp->compute_s > 0) {
-			double rc = log(tc) - fp->log_compute[i];
+			double rc = ltc - fp->log_compute[i];
 
 			q2 += rc * rc;
 			if (grad) {
@@ -207,7 +261,14 @@ static double mm_f(const gsl_vector *u, void *params)
 	double f;
 
 	unpack(fp, u);
-	f = objective(fp, fp->x, NULL, NULL, NULL);
+	if (fp->memo && memcmp(fp->memo_x, fp->x, sizeof(fp->x)) == 0) {
+		f = fp->memo_f;
+	} else {
+		f = objective(fp, fp->x, NULL, NULL, NULL);
+		memcpy(fp->memo_x, fp->x, sizeof(fp->x));
+		fp->memo_f = f;
+		fp->memo = 1;
+	}
 	return isfinite(f) ? f : GSL_POSINF;
 }
 
@@ -217,7 +278,16 @@ static void mm_fdf(const gsl_vector *u, void *params, double *f, gsl_vector *df)
 	double grad[HB_GP_NPARAMS];
 
 	unpack(fp, u);
-	*f = objective(fp, fp->x, grad, NULL, NULL);
+	if (fp->memo == 2 && memcmp(fp->memo_x, fp->x, sizeof(fp->x)) == 0) {
+		*f = fp->memo_f;
+		memcpy(grad, fp->memo_grad, sizeof(grad));
+	} else {
+		*f = objective(fp, fp->x, grad, NULL, NULL);
+		memcpy(fp->memo_x, fp->x, sizeof(fp->x));
+		memcpy(fp->memo_grad, grad, sizeof(grad));
+		fp->memo_f = *f;
+		fp->memo = 2;
+	}
 	for (int k = 0; k < fp->nfree; k++) {
 		int i = fp->free_idx[k];
 		double d = grad[i] * param_slope(i, gsl_vector_get(u, (size_t)k));
@@ -493,6 +563,29 @@ int hb_goodput_fit(const struct hb_goodput_sample *samples, size_t n,
 	if (!fp.log_iter)
 		return hb_runtime_error(err, "goodput fit: out of memory");
 	fp.log_compute = fp.log_iter + n;
+	fp.cache = malloc((FIT_CACHE_W * n) * sizeof(double));
+	fp.same = malloc(n * sizeof(size_t));
+	if (!fp.cache || !fp.same) {
+		free(fp.cache);
+		free(fp.same);
+		free(fp.log_iter);
+		return hb_runtime_error(err, "goodput fit: out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct hb_goodput_sample *a = &samples[i];
+
+		fp.same[i] = i;
+		for (size_t k = 0; k < i; k++) {
+			const struct hb_goodput_sample *b = &samples[k];
+
+			if (fp.same[k] == k && (double)a->local_bsz == (double)b->local_bsz &&
+			    a->num_replicas == b->num_replicas &&
+			    (a->num_replicas <= 1 || (a->num_nodes > 1) == (b->num_nodes > 1))) {
+				fp.same[i] = k;
+				break;
+			}
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		fp.n_compute += samples[i].compute_s > 0;
 		fp.log_iter[i] = log(samples[i].iter_s);
@@ -515,6 +608,8 @@ int hb_goodput_fit(const struct hb_goodput_sample *samples, size_t n,
 		gsl_vector_free(u);
 		gsl_vector_free(best_u);
 		free(fp.log_iter);
+		free(fp.cache);
+		free(fp.same);
 		return hb_runtime_error(err, "goodput fit: out of memory");
 	}
 	hb_rng_seed(&rng, opt->seed, HB_STREAM_FIT);
@@ -550,6 +645,8 @@ int hb_goodput_fit(const struct hb_goodput_sample *samples, size_t n,
 	gsl_vector_free(best_u);
 	if (failed || !isfinite(best_f)) {
 		free(fp.log_iter);
+		free(fp.cache);
+		free(fp.same);
 		return hb_runtime_error(err, "goodput fit: the minimiser failed on %zu samples "
 					"(objective %g)", n, best_f);
 	}
@@ -564,6 +661,8 @@ int hb_goodput_fit(const struct hb_goodput_sample *samples, size_t n,
 	hb_goodput_params_from_array(&out->params, best_x);
 	(void)objective(&fp, best_x, NULL, &out->rmsle_iter, &out->rmsle_compute);
 	free(fp.log_iter);
+	free(fp.cache);
+	free(fp.same);
 	out->objective = best_f;
 	out->priors = bits;
 	out->free_params = fp.nfree;

@@ -149,7 +149,23 @@ struct pollux_obs {
 	long count;          /* observations summed */
 };
 
+/* hb_pollux_report_argmax's results for one (theta, grad, limits): the
+ * argmax is a pure function of those, the type (fixed per job once
+ * types_prepare ran), N and K, so it is reused across rounds while the key
+ * holds (a job not running keeps its fit and its phi at minB_G). */
+struct pollux_argmax_memo {
+	int valid;
+	struct hb_goodput_params theta;
+	struct hb_grad_params grad;
+	struct hb_goodput_limits limits;
+	int ntypes;
+	int kcap;                        /* K in 0 .. kcap-1 */
+	struct hb_goodput_config *c;     /* [K][type][N-1], N in {1, 2} */
+	unsigned char *have;
+};
+
 struct pollux_state {
+	struct pollux_argmax_memo memo;
 	struct pollux_obs *obs;   /* history, one entry per distinct configuration */
 	size_t nobs, cap_obs;
 	long decisions;           /* epoch-end decisions taken (fit seeds) */
@@ -195,6 +211,8 @@ static void pollux_free_state(struct hb_sim_job *job)
 	free(st->obs);
 	free(st->order);
 	free(st->types);
+	free(st->memo.c);
+	free(st->memo.have);
 	free(st);
 	job->agent_state = NULL;
 }
@@ -1091,7 +1109,60 @@ int hb_pollux_agent_report(struct hb_sim *sim, struct hb_sim_job *job, struct hb
 	out->ref_type = st->ref_type;
 	out->ntypes = job->perf->ngpus;
 	out->types = st->types;
+	out->memo = &st->memo;
 	return 0;
+}
+
+/* The memo's entry for (type, N, K) under r's key, NULL when not kept (N
+ * beyond 2, or out of memory: then the caller just computes). */
+static struct hb_goodput_config *memo_slot(const struct hb_pollux_report *r, int type, int num_nodes,
+					   int num_replicas, unsigned char **have)
+{
+	struct pollux_argmax_memo *m = r->memo;
+	size_t i;
+
+	if (!m || num_nodes < 1 || num_nodes > 2 || num_replicas < 1 || r->ntypes < 1)
+		return NULL;
+	if (!m->valid || m->ntypes != r->ntypes || memcmp(&m->theta, &r->theta, sizeof(m->theta)) != 0 ||
+	    memcmp(&m->grad, &r->grad, sizeof(m->grad)) != 0 ||
+	    memcmp(&m->limits, &r->limits, sizeof(m->limits)) != 0) {
+		if (m->have)
+			memset(m->have, 0, (size_t)m->kcap * (size_t)r->ntypes * 2);
+		if (m->ntypes != r->ntypes) {
+			free(m->c);
+			free(m->have);
+			m->c = NULL;
+			m->have = NULL;
+			m->kcap = 0;
+		}
+		m->theta = r->theta;
+		m->grad = r->grad;
+		m->limits = r->limits;
+		m->ntypes = r->ntypes;
+		m->valid = 1;
+	}
+	if (num_replicas >= m->kcap) {
+		int cap = m->kcap ? 2 * m->kcap : 16;
+		size_t row = (size_t)r->ntypes * 2, old = (size_t)m->kcap * row;
+		struct hb_goodput_config *nc;
+		unsigned char *nh;
+
+		while (cap <= num_replicas)
+			cap *= 2;
+		nc = realloc(m->c, (size_t)cap * row * sizeof(*nc));
+		if (!nc)
+			return NULL;
+		m->c = nc;
+		nh = realloc(m->have, (size_t)cap * row);
+		if (!nh)
+			return NULL;
+		m->have = nh;
+		memset(nh + old, 0, (size_t)cap * row - old);
+		m->kcap = cap;
+	}
+	i = ((size_t)num_replicas * (size_t)r->ntypes + (size_t)type) * 2 + (size_t)(num_nodes - 1);
+	*have = &m->have[i];
+	return &m->c[i];
 }
 
 int hb_pollux_slowest_type(const struct hb_pollux_report *r, const struct hb_perf *perf, const int *alloc)
@@ -1104,6 +1175,8 @@ int hb_pollux_report_argmax(const struct hb_pollux_report *r, int type, int num_
 {
 	struct hb_goodput_params p = r->theta;
 	struct hb_goodput_limits l = r->limits;
+	struct hb_goodput_config *slot;
+	unsigned char *have = NULL;
 
 	if (!r->fitted)
 		return hb_input_error(err, "pollux report: no fitted theta_sys to evaluate %d GPUs on %d nodes",
@@ -1112,11 +1185,22 @@ int hb_pollux_report_argmax(const struct hb_pollux_report *r, int type, int num_
 		memset(out, 0, sizeof(*out));
 		return 0;
 	}
+	slot = memo_slot(r, type, num_nodes, num_replicas, &have);
+	if (slot && *have) {
+		*out = *slot;
+		return 0;
+	}
 	p.alpha_c *= r->types[type].compute_scale;
 	p.beta_c *= r->types[type].compute_scale;
 	l.min_local_bsz = r->types[type].min_local_bsz;
 	l.max_local_bsz = r->types[type].max_local_bsz;
-	return hb_goodput_argmax(&p, &r->grad, &l, num_nodes, num_replicas, out, err);
+	if (hb_goodput_argmax(&p, &r->grad, &l, num_nodes, num_replicas, out, err) < 0)
+		return -1;
+	if (slot) {
+		*slot = *out;
+		*have = 1;
+	}
+	return 0;
 }
 
 /* ---- tables ---------------------------------------------------------------- */

@@ -52,6 +52,8 @@ struct hb_pollux_report {
 	int ntypes;              /* entries of types */
 	const struct hb_pollux_type *types; /* per GPU type, owned by the agent (valid until the
 					       job's agent state is freed) */
+	struct pollux_argmax_memo *memo; /* the agent's cache of hb_pollux_report_argmax results,
+					    kept while theta, grad and limits are unchanged */
 };
 
 /* Report the job's goodput function, first recording the configuration it
