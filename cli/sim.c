@@ -911,8 +911,8 @@ struct trace_slot {
 	struct hb_results_stream *part; /* its records, NULL without --out */
 	int rc;                        /* hb_sim_run's: < 0, the policy cannot run the trace */
 	struct hb_error err;           /* its error */
-	struct hb_error fatal;         /* the command's failure on its thread (a write, memory) */
-	int fatal_set;
+	struct hb_error fatal;         /* the command's failure on its thread (a write, memory);
+					  code HB_OK: none */
 	int finished;                  /* set under the runner's lock (trace_done) */
 	double frac;                   /* its replay's fraction done (under the pool's lock) */
 };
@@ -962,12 +962,6 @@ static void trace_watch(void *ctx, double frac)
 	pthread_mutex_unlock(&p->mu);
 }
 
-static void slot_fatal(struct trace_slot *s, const struct hb_error *err)
-{
-	s->fatal = *err;
-	s->fatal_set = 1;
-}
-
 /* Replay i on any thread: its run, then its metrics. */
 static void trace_task(void *arg, int i)
 {
@@ -983,11 +977,11 @@ static void trace_task(void *arg, int i)
 	if (!c->inited[i])
 		return; /* no shared arbiter: its row says so */
 	if (p->out && hb_results_stream_part(p->out, i + 1, &s->part, &err) < 0) {
-		slot_fatal(s, &err);
+		s->fatal = err;
 		return;
 	}
 	if (hb_trace_run_stream(ru, sim, s->part, i + 1, &err) < 0) {
-		slot_fatal(s, &err);
+		s->fatal = err;
 		return;
 	}
 	if (p->threads > 1)
@@ -1000,7 +994,7 @@ static void trace_task(void *arg, int i)
 	/* A failed write stops the run with the part's error: that is the
 	 * command's failure, not the policy's. */
 	if (s->part && hb_results_stream_failure(s->part)) {
-		slot_fatal(s, hb_results_stream_failure(s->part));
+		s->fatal = *hb_results_stream_failure(s->part);
 		return;
 	}
 	if (s->rc < 0 || hb_interrupted())
@@ -1009,7 +1003,7 @@ static void trace_task(void *arg, int i)
 	ru->sim = sim;
 	if (hb_trace_run_metrics(ru, p->fairness, p->threads == 1 && hb_cli_status(p->cli) != HB_STATUS_NEVER,
 				 &err) < 0)
-		slot_fatal(s, &err);
+		s->fatal = err;
 }
 
 /* Report on replay i and merge its part (in table order, under the
@@ -1023,7 +1017,7 @@ static void trace_report(struct trace_pool *p, int i)
 	struct hb_error err = { 0 };
 
 	s->part = NULL;
-	if (s->fatal_set && p->fatal.code == HB_OK)
+	if (s->fatal.code != HB_OK && p->fatal.code == HB_OK)
 		p->fatal = s->fatal;
 	if (!p->c->inited[i] || p->fatal.code != HB_OK || hb_interrupted()) {
 		hb_results_stream_abort(part);
