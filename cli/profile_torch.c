@@ -236,7 +236,7 @@ static const char *jstr(const cJSON *o, const char *key)
 }
 
 /* One point's files into a compute row: 1 stored, 0 skipped (OOM), -1 error. */
-static int take_point(const struct torch_opts *o, const char *dir, const char *model, int b, int n, const char *gpu,
+static int take_point(const char *dir, const char *model, int b, int n, const char *gpu,
 		      struct hb_profdb *db, int64_t *run_id, struct hb_run_info *run, struct hb_error *err)
 {
 	char base[PATH_MAX], jpath[PATH_MAX + 8], kpath[PATH_MAX + 8];
@@ -295,7 +295,6 @@ static int take_point(const struct torch_opts *o, const char *dir, const char *m
 	       mem / 1048576.0, r.attributed, r.by_stream, r.unattributed + r.unmatched);
 	rc = 1;
 out:
-	(void)o;
 	hb_kt_result_free(&r);
 	hb_ktrace_free(&t);
 	cJSON_Delete(res);
@@ -475,7 +474,10 @@ int hb_cmd_profile_torch(int argc, char **argv, struct hb_cli *cli)
 	for (int i = 0; i < o.nmodels && !hb_interrupted(); i++) {
 		const struct hb_model *m = hb_catalog_model(&cat, o.models[i]);
 		int lbs[MAX_LIST], nl = o.nlbs, vsw[MAX_LIST], nv = o.nvsw, status = 0;
-		char points[2048] = "", warm[16], iters[16], scale[32], out_env[PATH_MAX + 32];
+		/* Every point "," B_L (<= 2^20: 7 digits) "x" VSWs (<= 64): <= 12 bytes,
+		 * MAX_LIST x MAX_LIST of them (the parser's bounds, above). */
+		char points[MAX_LIST * MAX_LIST * 12 + 1] = "", warm[16], iters[16], scale[32], out_env[PATH_MAX + 32],
+		     inj_env[PATH_MAX + 32];
 		char *wargv[24];
 		const char *envs[3];
 		int a = 0;
@@ -526,8 +528,6 @@ int hb_cmd_profile_torch(int argc, char **argv, struct hb_cli *cli)
 		wargv[a++] = (char *)o.trace_dir;
 		wargv[a] = NULL;
 		{
-			static char inj_env[PATH_MAX + 32];
-
 			snprintf(inj_env, sizeof(inj_env), "CUDA_INJECTION64_PATH=%s", o.inject);
 			snprintf(out_env, sizeof(out_env), "HETBATCH_TRACE_OUT=%s/%s-exit.ktrace", o.trace_dir,
 				 o.models[i]);
@@ -550,7 +550,7 @@ int hb_cmd_profile_torch(int argc, char **argv, struct hb_cli *cli)
 		       "bwd_ms", "upd_ms", "copy_ms", "iter_ms", "mem_MiB", "attrib", "bystr", "other");
 		for (int x = 0; x < nl; x++)
 			for (int y = 0; y < nv; y++) {
-				int r = take_point(&o, o.trace_dir, o.models[i], lbs[x], vsw[y], g->name, db, &run_id,
+				int r = take_point(o.trace_dir, o.models[i], lbs[x], vsw[y], g->name, db, &run_id,
 						   &run, &err);
 
 				if (r < 0) {
