@@ -269,17 +269,24 @@ static int shapes_reserve(struct q_shapes *qs, size_t n)
 	if (n > qs->cap) {
 		size_t nc = qs->cap ? 2 * qs->cap : 64;
 		struct hb_iidp_shape *sh;
+		size_t *last;
+		struct shape_ref *order;
 
 		while (nc < n)
 			nc *= 2;
+		/* Each array keeps its block until its new one is there, and cap
+		 * grows only once all three have grown. */
 		if (!(sh = realloc(qs->sh, nc * sizeof(*sh))))
 			return -1;
 		memset(sh + qs->cap, 0, (nc - qs->cap) * sizeof(*sh));
 		qs->sh = sh;
-		qs->cap = nc;
-		if (!(qs->last = realloc(qs->last, nc * sizeof(*qs->last))) ||
-		    !(qs->order = realloc(qs->order, nc * sizeof(*qs->order))))
+		if (!(last = realloc(qs->last, nc * sizeof(*last))))
 			return -1;
+		qs->last = last;
+		if (!(order = realloc(qs->order, nc * sizeof(*order))))
+			return -1;
+		qs->order = order;
+		qs->cap = nc;
 	}
 	return 0;
 }

@@ -1127,7 +1127,7 @@ static struct hb_goodput_config *memo_slot(const struct hb_pollux_report *r, int
 	    memcmp(&m->grad, &r->grad, sizeof(m->grad)) != 0 ||
 	    memcmp(&m->limits, &r->limits, sizeof(m->limits)) != 0) {
 		if (m->have)
-			memset(m->have, 0, (size_t)m->kcap * (size_t)r->ntypes * 2);
+			memset(m->have, 0, (size_t)m->kcap * (size_t)m->ntypes * 2); /* as sized */
 		if (m->ntypes != r->ntypes) {
 			free(m->c);
 			free(m->have);
