@@ -185,7 +185,7 @@ static int run_child(char *const argv[], const char *const *envs, int out_fd, lo
 			sleep(2);
 			kill(pid, SIGKILL);
 			waitpid(pid, &ws, 0);
-			*status = 124;   /* as timeout(1) */
+			*status = hb_interrupted() ? 128 + SIGINT : 124; /* 124: as timeout(1) */
 			return 0;
 		}
 		if (r == 0)
@@ -459,13 +459,7 @@ int hb_cmd_profile_torch(int argc, char **argv, struct hb_cli *cli)
 	hb_strlcpy(run.cuda, jstr(info, "cuda"), sizeof(run.cuda));
 	hb_strlcpy(run.gpu, g->name, sizeof(run.gpu));
 	run.scale = o.scale;
-	{
-		time_t now = time(NULL);
-		struct tm tm;
-
-		gmtime_r(&now, &tm);
-		strftime(run.started_at, sizeof(run.started_at), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	}
+	hb_utc_iso_now(run.started_at, sizeof(run.started_at));
 	snprintf(run.notes, sizeof(run.notes), "torch %s, %s, warmup %d + %d iterations, real models by "
 		 "torch_worker.py, traces in %s", jstr(info, "torch"), o.precision, o.warmup, o.iters, o.trace_dir);
 	printf("device: %s (torch %s, CUDA %s, driver %s), stored as catalog GPU '%s'; traces in %s\n",

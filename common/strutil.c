@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "strutil.h"
 
@@ -188,4 +189,16 @@ size_t hb_utf8_seq_len(const unsigned char *s, size_t n)
 		if (s[i] < 0x80 || s[i] > 0xBF)
 			return 0;
 	return len;
+}
+
+void hb_utc_iso_now(char *out, size_t n)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	if (n == 0)
+		return;
+	/* strftime leaves the array indeterminate when the text does not fit */
+	if (t == (time_t)-1 || !gmtime_r(&t, &tm) || strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		out[0] = '\0';
 }

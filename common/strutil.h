@@ -49,4 +49,9 @@ double hb_no_neg_zero(double v, int decimals);
  * sequence). */
 size_t hb_utf8_seq_len(const unsigned char *s, size_t n);
 
+/* The current time in UTC as ISO 8601 ("2026-11-27T16:30:00Z"), the form
+ * the profile database's run rows record; "" when the clock cannot be
+ * read.  n >= 21 holds it whole. */
+void hb_utc_iso_now(char *out, size_t n);
+
 #endif

@@ -613,8 +613,6 @@ static int check_config(const struct hb_ar_config *cfg, struct hb_error *err)
 int hb_allreduce_sweep(const struct hb_ar_team *t, const struct hb_ar_config *cfg, struct hb_ar_result *res,
 		       struct hb_error *err)
 {
-	time_t now = time(NULL);
-	struct tm tm;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -632,8 +630,7 @@ int hb_allreduce_sweep(const struct hb_ar_team *t, const struct hb_ar_config *cf
 	if (gethostname(res->run.host, sizeof(res->run.host)) != 0)
 		hb_strlcpy(res->run.host, "unknown", sizeof(res->run.host));
 	res->run.host[sizeof(res->run.host) - 1] = '\0';
-	if (gmtime_r(&now, &tm))
-		strftime(res->run.started_at, sizeof(res->run.started_at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	hb_utc_iso_now(res->run.started_at, sizeof(res->run.started_at));
 	if (strcmp(cfg->backend, "cpu") == 0) {
 		hb_strlcpy(res->source, "cpu", sizeof(res->source));
 		res->n_gpus = t->size;

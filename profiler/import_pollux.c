@@ -50,16 +50,13 @@ int hb_import_begin(struct hb_profdb *db, const char *source, const char *path, 
 		    struct hb_error *err)
 {
 	struct hb_run_info run;
-	time_t now = time(NULL);
-	struct tm tm;
 
 	memset(&run, 0, sizeof(run));
 	hb_strlcpy(run.kind, "import", sizeof(run.kind));
 	hb_strlcpy(run.backend, "none", sizeof(run.backend));
 	/* device says what was imported; the run did not measure this host. */
 	snprintf(run.device, sizeof(run.device), "%s %.100s", source, path);
-	if (gmtime_r(&now, &tm))
-		strftime(run.started_at, sizeof(run.started_at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	hb_utc_iso_now(run.started_at, sizeof(run.started_at));
 	if (hb_profdb_begin(db, err) < 0)
 		return -1;
 	if (hb_profdb_add_run(db, &run, &stats->run_id, err) < 0) {

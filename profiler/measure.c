@@ -66,15 +66,6 @@ void hb_measure_scaled_model(const struct hb_model *m, const struct hb_workload 
 		out->buckets[i] = w->buckets[i];
 }
 
-static void iso_now(char *out, size_t n)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /* Which local batches get compute points: indices into the memory grid. */
 static int compute_points(const struct hb_measure_req *req, const struct hb_model *m, const int *lbs,
 			  const int *n_max, int nl, int *pick)
@@ -490,7 +481,7 @@ int hb_measure_run(const struct hb_catalog *cat, const struct hb_measure_req *re
 	hb_strlcpy(run.backend, ops->name, sizeof(run.backend));
 	hb_strlcpy(run.gpu, g->name, sizeof(run.gpu));
 	run.scale = req->scale;
-	iso_now(run.started_at, sizeof(run.started_at));
+	hb_utc_iso_now(run.started_at, sizeof(run.started_at));
 #if MEASURE_TRACE
 	if (strcmp(stats->source, "cupti") == 0) {
 		uint32_t v = 0;

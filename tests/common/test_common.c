@@ -102,6 +102,26 @@ static void test_split_list(void **state)
 	assert_int_equal(hb_split_list(bad, items, 4), -1);
 }
 
+/* ISO 8601 UTC, 20 characters; a buffer too small gets "", never a cut or
+ * indeterminate text. */
+static void test_utc_iso_now(void **state)
+{
+	char t[32], small[20];
+	int y, mo, d, h, mi, sec;
+	char z = 0;
+
+	(void)state;
+	memset(t, 'x', sizeof(t));
+	hb_utc_iso_now(t, sizeof(t));
+	assert_int_equal(strlen(t), 20);
+	assert_int_equal(sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &sec, &z), 7);
+	assert_true(y >= 2024 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h <= 23 && mi <= 59 && sec <= 60);
+	assert_int_equal(z, 'Z');
+	memset(small, 'x', sizeof(small));
+	hb_utc_iso_now(small, sizeof(small));
+	assert_string_equal(small, "");
+}
+
 static void test_csv_reads_quoted_and_reports_lines(void **state)
 {
 	struct hb_csv c;
@@ -189,6 +209,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rng_deterministic_and_streams_differ),
+		cmocka_unit_test(test_utc_iso_now),
 		cmocka_unit_test(test_rng_moments),
 		cmocka_unit_test(test_strict_parsing),
 		cmocka_unit_test(test_split_list),
