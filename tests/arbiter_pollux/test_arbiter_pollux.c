@@ -203,13 +203,15 @@ static void test_repair_always_feasible(void **state)
 	}
 }
 
-/* Interference avoidance keeps the first distributed job in job order. */
 /* ---- GA core: the sparse operators against the dense ones ------------------------ */
 
 /* The artifact's operators on dense J x N matrices, as the search ran them
  * before it moved to sparse genomes (arbiter_pollux.c): the oracle the
  * sparse ones must match draw for draw, so that the search's decisions do
- * not depend on the representation. */
+ * not depend on the representation.  A frozen copy on purpose: the public
+ * dense entry points now run the sparse operators, so comparing against
+ * them would compare the code with itself; never sync it with the
+ * arbiter's code. */
 struct ref_scratch {
 	int rowsum[8], rownz[8], dlist[8], colsum[8], perm[8], elig[8];
 };
@@ -514,6 +516,7 @@ static void test_search_sparse_callback_and_budget(void **state)
 	hb_pollux_result_free(&rt);
 }
 
+/* Interference avoidance keeps the first distributed job in job order. */
 static void test_repair_interference_order(void **state)
 {
 	struct toy t = { { 1, 1 } };
