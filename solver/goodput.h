@@ -243,6 +243,13 @@ struct hb_goodput_fit_options {
 			      (default 2) */
 	int max_iter;      /* BFGS iterations per start (default 400) */
 	uint64_t seed;     /* seed of the HB_STREAM_FIT restarts (default 1) */
+	/* Warm start (default NULL: none): a previous fit of the same job, its
+	 * result's params and priors.  The first start is then this point
+	 * instead of the artifact's initial one; the data's start and the
+	 * restarts follow as without it.  A parameter init_priors pinned that
+	 * is free now starts from the data's estimate instead. */
+	const struct hb_goodput_params *init;
+	unsigned init_priors;
 };
 
 void hb_goodput_fit_options_default(struct hb_goodput_fit_options *o);
