@@ -502,7 +502,7 @@ static void warm_start(const struct hb_goodput_sample *s, size_t n, const struct
 		       unsigned init_priors, double *x)
 {
 	double prev[HB_GP_NPARAMS];
-	unsigned pin[HB_GP_NPARAMS] = {
+	static const unsigned pin[HB_GP_NPARAMS] = {
 		[HB_GP_ALPHA_C] = HB_PRIOR_ALPHA_C,
 		[HB_GP_ALPHA_N] = HB_PRIOR_NODE,
 		[HB_GP_BETA_N] = HB_PRIOR_NODE | HB_PRIOR_RETRO,
