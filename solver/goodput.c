@@ -259,6 +259,8 @@ static void argmax_geometric(const struct hb_goodput_params *p, const struct hb_
 	double lo = total_floor(l, g), hi = (double)l->max_bsz;
 	double kmin = (double)l->min_local_bsz * num_replicas;
 
+	long last_m = -1, last_s = -1;
+
 	if (kmin > lo)
 		lo = kmin;
 	if (lo > hi)
@@ -284,6 +286,13 @@ static void argmax_geometric(const struct hb_goodput_params *p, const struct hb_
 		mcap = l->max_bsz / ((long)num_replicas * (s + 1));
 		if (m > mcap)
 			m = mcap;
+		/* Neighbouring candidates often round to the same (m, s): the
+		 * same value again, which cannot beat itself, so not evaluated
+		 * (most of the candidates when K is large and m's range small). */
+		if (m == last_m && s == last_s)
+			continue;
+		last_m = m;
+		last_s = s;
 		hb_goodput_config_eval(p, g, l, num_nodes, num_replicas, m, (int)s, &c);
 		if (c.feasible && (!best->feasible || c.goodput > best->goodput))
 			*best = c;

@@ -293,10 +293,17 @@ struct scratch {
 	double *fac;    /* J: factors */
 	int *rowsum;    /* J: GPUs of each row */
 	int *dlist;     /* J: rows spanning several nodes */
-	int *colsum;    /* N: GPUs used per node */
+	int *colsum;    /* N: GPUs used per node, valid where cmark is cstamp (0 elsewhere) */
+	int *cmark;     /* N: stamps of colsum */
+	int cstamp;
+	int *touched;   /* N: the columns colsum is valid on, ntouched */
+	int ntouched;
 	int *perm;      /* N: cell shuffle (repair), own eligible cells (mutate) */
-	int *elig;      /* N: nodes with a free GPU (mutate) */
-	int *eidx;      /* N: index in elig, -1 when not eligible (mutate) */
+	int *inel;      /* N: nodes without a free GPU, ascending, ninel (mutate) */
+	int *inelb;     /* N: inel[i] - i, the eligible nodes before inel[i] */
+	int ninel;
+	int *zcap;      /* N: nodes of capacity 0, ascending, nzcap */
+	int nzcap;
 	int *mark;      /* N: stamps (node used, node taken, node over capacity) */
 	int *room;      /* N: capacity left (repair) */
 	int *newc;      /* 2 N: cells raised on nodes where the row had none (mutate) */
@@ -312,9 +319,12 @@ static void scratch_free(struct scratch *s)
 	free(s->rowsum);
 	free(s->dlist);
 	free(s->colsum);
+	free(s->cmark);
+	free(s->touched);
 	free(s->perm);
-	free(s->elig);
-	free(s->eidx);
+	free(s->inel);
+	free(s->inelb);
+	free(s->zcap);
 	free(s->mark);
 	free(s->room);
 	free(s->newc);
@@ -335,9 +345,12 @@ static int scratch_new(const struct hb_pollux_problem *pb, struct scratch *s)
 	s->rowsum = malloc(j * sizeof(int));
 	s->dlist = malloc(j * sizeof(int));
 	s->colsum = malloc(n * sizeof(int));
+	s->cmark = calloc(n, sizeof(int));
+	s->touched = malloc(n * sizeof(int));
 	s->perm = malloc(n * sizeof(int));
-	s->elig = malloc(n * sizeof(int));
-	s->eidx = malloc(n * sizeof(int));
+	s->inel = malloc(n * sizeof(int));
+	s->inelb = malloc(n * sizeof(int));
+	s->zcap = malloc(n * sizeof(int));
 	s->mark = calloc(n, sizeof(int));
 	s->room = malloc(n * sizeof(int));
 	s->newc = malloc(2 * n * sizeof(int));
@@ -345,8 +358,8 @@ static int scratch_new(const struct hb_pollux_problem *pb, struct scratch *s)
 	for (size_t k = 0; k < (size_t)pb->njobs * (size_t)pb->nnodes; k++)
 		nnz += pb->base[k] > 0;
 	s->pbase = malloc(((size_t)pb->njobs + 1 + 2 * (size_t)nnz) * sizeof(int));
-	if (!s->spd || !s->fac || !s->rowsum || !s->dlist || !s->colsum || !s->perm || !s->elig || !s->eidx ||
-	    !s->mark || !s->room || !s->newc || !s->dense || !s->pbase) {
+	if (!s->spd || !s->fac || !s->rowsum || !s->dlist || !s->colsum || !s->cmark || !s->touched || !s->perm ||
+	    !s->inel || !s->inelb || !s->zcap || !s->mark || !s->room || !s->newc || !s->dense || !s->pbase) {
 		scratch_free(s);
 		return -1;
 	}
@@ -357,7 +370,39 @@ static int scratch_new(const struct hb_pollux_problem *pb, struct scratch *s)
 	work_from_dense(&w, pb->base, pb->njobs, pb->nnodes);
 	work_pack(&w, pb->njobs, pb->nnodes, s->pbase);
 	work_free(&w);
+	for (int k = 0; k < pb->nnodes; k++)
+		if (pb->capacity[k] < 1)
+			s->zcap[s->nzcap++] = k;
 	return 0;
+}
+
+/* Column sums of w's cells into s->colsum, valid on the columns of
+ * s->touched only: O(cells) rather than O(N), as a row holds a handful of
+ * the hundreds of columns of a Philly-size round. */
+static void col_sums(struct scratch *s, const struct work *w, int J, int N)
+{
+	if (s->cstamp == INT_MAX) {
+		memset(s->cmark, 0, sizeof(int) * (size_t)N);
+		s->cstamp = 0;
+	}
+	s->cstamp++;
+	s->ntouched = 0;
+	for (int j = 0; j < J; j++)
+		for (int i = 0; i < w->cnt[j]; i++) {
+			int n = w->col[(size_t)j * N + i];
+
+			if (s->cmark[n] != s->cstamp) {
+				s->cmark[n] = s->cstamp;
+				s->colsum[n] = 0;
+				s->touched[s->ntouched++] = n;
+			}
+			s->colsum[n] += w->val[(size_t)j * N + i];
+		}
+}
+
+static int colsum_of(const struct scratch *s, int n)
+{
+	return s->cmark[n] == s->cstamp ? s->colsum[n] : 0;
 }
 
 /* A fresh stamp for s->mark (every entry is then unmarked). */
@@ -599,6 +644,74 @@ static void zero_cells(struct work *w, int j, int N, struct coins *c, uint64_t z
 	row_compact(w, j, N);
 }
 
+/* The nodes with a free GPU after col_sums ("eligible", mutation (3)) are
+ * kept as their complement, the sorted list of nodes without one, which
+ * only nodes holding cells or of capacity 0 can be: the rank of an
+ * eligible node and the k-th eligible node are then binary searches, where
+ * a list of the eligible nodes would cost O(N) per child. */
+static void find_ineligible(const struct hb_pollux_problem *pb, struct scratch *s)
+{
+	const int N = pb->nnodes, *cap = pb->capacity;
+	int k = 0;
+
+	if (((long)s->ntouched + s->nzcap) * 8 < N) {
+		/* Few candidates: insertion-sort them (capacity-0 nodes may be
+		 * touched too; those come from zcap once). */
+		for (int t = 0; t < s->ntouched + s->nzcap; t++) {
+			int n = t < s->ntouched ? s->touched[t] : s->zcap[t - s->ntouched], i = k;
+
+			if (t < s->ntouched && (cap[n] < 1 || cap[n] - s->colsum[n] >= 1))
+				continue;
+			while (i > 0 && s->inel[i - 1] > n) {
+				s->inel[i] = s->inel[i - 1];
+				i--;
+			}
+			s->inel[i] = n;
+			k++;
+		}
+	} else {
+		for (int n = 0; n < N; n++)
+			if (cap[n] - colsum_of(s, n) < 1)
+				s->inel[k++] = n;
+	}
+	s->ninel = k;
+	for (int i = 0; i < k; i++)
+		s->inelb[i] = s->inel[i] - i;
+}
+
+/* Index of node n among the eligible nodes, -1 when it is not one. */
+static int elig_index(const struct scratch *s, int n)
+{
+	int lo = 0, hi = s->ninel; /* first inel >= n */
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		if (s->inel[mid] < n)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->ninel && s->inel[lo] == n ? -1 : n - lo;
+}
+
+/* The k-th eligible node: k plus the ineligible nodes before it, which are
+ * those with at most k eligible nodes before them. */
+static int elig_at(const struct scratch *s, int k)
+{
+	int lo = 0, hi = s->ninel; /* first inelb > k */
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		if (s->inelb[mid] <= k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return k + lo;
+}
+
 /* Mutation (3) on row j (see mutate): the row's own cells on the c1
  * eligible nodes first, then its empty eligible cells at geometric gaps. */
 static void raise_row(const struct hb_pollux_problem *pb, struct scratch *s, struct work *w, int j,
@@ -609,8 +722,8 @@ static void raise_row(const struct hb_pollux_problem *pb, struct scratch *s, str
 	uint64_t t12;
 
 	for (int i = 0; i < w->cnt[j]; i++)
-		if (s->eidx[col[i]] >= 0)
-			own[c2++] = i; /* cells in column order, so in elig order too */
+		if (elig_index(s, col[i]) >= 0)
+			own[c2++] = i; /* cells in column order, so in eligible order too */
 	zeros = c1 - c2;
 	t12 = c2 > 0 ? coin_threshold(1.0 / c1 + 1.0 / c2 - 1.0 / c1 / c2) : 0;
 	for (int a = 0; a < c2; a++) {
@@ -621,14 +734,14 @@ static void raise_row(const struct hb_pollux_problem *pb, struct scratch *s, str
 	}
 	/* own[] now as elig indices, to find the z-th empty eligible cell. */
 	for (int a = 0; a < c2; a++)
-		own[a] = s->eidx[col[own[a]]];
+		own[a] = elig_index(s, col[own[a]]);
 	next = geometric_gap(c->rng, log1);
 	for (int p = 0; next < zeros;) {
 		int k = next + p, n, v;
 
 		while (p < c2 && own[p] <= k)
 			k = next + ++p;
-		n = s->elig[k];
+		n = elig_at(s, k);
 		v = (int)hb_rng_below(c->rng, (uint64_t)(cap[n] + 1));
 		if (v > 0) {
 			s->newc[2 * m] = n;
@@ -666,8 +779,8 @@ static void mutate(const struct hb_pollux_problem *pb, struct scratch *s, struct
 {
 	const uint64_t reset = coin_threshold(MUT_RESET_P), zrow = coin_threshold(MUT_ZERO_ROW_P),
 		       zelem = coin_threshold(MUT_ZERO_ELEM_P);
-	const int J = pb->njobs, N = pb->nnodes, *cap = pb->capacity;
-	int c1 = 0;
+	const int J = pb->njobs, N = pb->nnodes;
+	int c1;
 	struct coins c = { rng, 0, 0 };
 	double log1;
 
@@ -677,16 +790,9 @@ static void mutate(const struct hb_pollux_problem *pb, struct scratch *s, struct
 	for (int j = 0; j < J; j++)
 		if (coin(&c, zrow))
 			zero_cells(w, j, N, &c, zelem);
-	for (int n = 0; n < N; n++)
-		s->colsum[n] = 0;
-	for (int j = 0; j < J; j++)
-		for (int i = 0; i < w->cnt[j]; i++)
-			s->colsum[w->col[(size_t)j * N + i]] += w->val[(size_t)j * N + i];
-	for (int n = 0; n < N; n++) {
-		s->eidx[n] = cap[n] - s->colsum[n] >= 1 ? c1 : -1;
-		if (s->eidx[n] >= 0)
-			s->elig[c1++] = n;
-	}
+	col_sums(s, w, J, N);
+	find_ineligible(pb, s);
+	c1 = N - s->ninel;
 	if (c1 == 0)
 		return;
 	log1 = c1 > 1 ? log1p(-1.0 / c1) : 0.0;
@@ -750,15 +856,12 @@ static void repair(const struct hb_pollux_problem *pb, struct scratch *s, struct
 	const int J = pb->njobs, N = pb->nnodes;
 	int ndist = 0, over = 0, stamp;
 
-	for (int n = 0; n < N; n++)
-		s->colsum[n] = 0;
+	col_sums(s, w, J, N); /* every column below holds a cell, so is touched */
 	for (int j = 0; j < J; j++) {
 		int sum = 0;
 
-		for (int i = 0; i < w->cnt[j]; i++) {
+		for (int i = 0; i < w->cnt[j]; i++)
 			sum += w->val[(size_t)j * N + i];
-			s->colsum[w->col[(size_t)j * N + i]] += w->val[(size_t)j * N + i];
-		}
 		s->rowsum[j] = sum;
 		if (w->cnt[j] > 1)
 			s->dlist[ndist++] = j;
@@ -784,12 +887,15 @@ static void repair(const struct hb_pollux_problem *pb, struct scratch *s, struct
 		cap_row(pb, s, w, j, rng);
 	/* (c): nodes over capacity, filled in job order. */
 	stamp = next_stamp(s, N);
-	for (int n = 0; n < N; n++)
+	for (int t = 0; t < s->ntouched; t++) {
+		int n = s->touched[t];
+
 		if (s->colsum[n] > pb->capacity[n]) {
 			s->mark[n] = stamp;
 			s->room[n] = pb->capacity[n];
 			over = 1;
 		}
+	}
 	if (!over)
 		return;
 	for (int j = 0; j < J; j++) {
