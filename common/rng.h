@@ -35,6 +35,8 @@ struct hb_rng {
 
 void hb_rng_seed(struct hb_rng *r, uint64_t seed, uint64_t stream);
 uint64_t hb_rng_u64(struct hb_rng *r);
+/* Advance by n draws of hb_rng_u64 whose values nobody reads (n <= 0: none). */
+void hb_rng_skip(struct hb_rng *r, long n);
 /* Uniform in [0, 1) with 53 random bits. */
 double hb_rng_uniform(struct hb_rng *r);
 /* Uniform integer in [0, n), unbiased (rejection); n > 0. */

@@ -212,8 +212,10 @@ static void test_repair_always_feasible(void **state)
  * dense entry points now run the sparse operators, so comparing against
  * them would compare the code with itself; never sync it with the
  * arbiter's code. */
+#define REF_MAX 256 /* rows and columns the oracle holds */
+
 struct ref_scratch {
-	int rowsum[8], rownz[8], dlist[8], colsum[8], perm[8], elig[8];
+	int rowsum[REF_MAX], rownz[REF_MAX], dlist[REF_MAX], colsum[REF_MAX], perm[REF_MAX], elig[REF_MAX];
 };
 
 struct ref_coins {
@@ -457,6 +459,65 @@ static void test_sparse_operators_match_dense(void **state)
 		}
 		assert_memory_equal(a, b, sizeof(int) * L);
 		/* The same draws: both generators end in the same state. */
+		assert_int_equal(hb_rng_u64(&r1), hb_rng_u64(&r2));
+		rng = r1;
+	}
+}
+
+/* The same on wide, sparse problems, Philly-like: up to 240 columns, a few
+ * cells per row, some columns full and some of capacity 0 (withdrawn GPUs),
+ * so that mutation's list of nodes without a free GPU takes both its short
+ * (sorted cells) and its long (scan of all columns) form. */
+static void test_sparse_operators_match_dense_wide(void **state)
+{
+	enum { WJ = 12, WN = 240 };
+	static int cap[WN], base[WJ * WN], a[WJ * WN], b[WJ * WN], maxr[WJ];
+	static double factor[WJ];
+	struct hb_rng rng, r1, r2;
+	struct toy t = { { 1.0, 0.5 } };
+
+	(void)state;
+	hb_rng_seed(&rng, 78, 0);
+	for (int trial = 0; trial < 4000; trial++) {
+		int J = 1 + (int)hb_rng_below(&rng, WJ), N = 9 + (int)hb_rng_below(&rng, WN - 8);
+		/* Cells per row: mostly 1 to 3 (the sorted form), sometimes up
+		 * to 40 (the scan). */
+		int per = hb_rng_below(&rng, 4) == 0 ? 40 : 3;
+		struct hb_pollux_problem pb = { J, N, cap, base, maxr, factor, -1.0, 1e-3, 0.25,
+						1 + (int)hb_rng_below(&rng, 16), toy_speedup, &t, NULL };
+		struct ref_scratch s;
+		size_t L = (size_t)J * N;
+
+		/* Capacity-0 columns in half the trials: few enough otherwise for
+		 * the sorted form. */
+		int zero = trial % 4 < 2;
+
+		for (int n = 0; n < N; n++)
+			cap[n] = zero && hb_rng_below(&rng, 10) == 0 ? 0 : 1 + (int)hb_rng_below(&rng, 8);
+		for (int j = 0; j < J; j++) {
+			maxr[j] = (int)hb_rng_below(&rng, 40);
+			factor[j] = hb_rng_uniform(&rng);
+		}
+		for (int pass = 0; pass < 2; pass++) {
+			int *m = pass ? a : base;
+
+			memset(m, 0, sizeof(int) * L);
+			for (int j = 0; j < J; j++)
+				for (int k = (int)hb_rng_below(&rng, (uint64_t)per + 1); k > 0; k--)
+					m[(size_t)j * N + hb_rng_below(&rng, (uint64_t)N)] = 1 + (int)hb_rng_below(&rng, 8);
+		}
+		assert_int_equal(hb_pollux_repair(&pb, base, &rng, NULL), 0);
+		memcpy(b, a, sizeof(int) * L);
+		r1 = rng;
+		r2 = rng;
+		if (trial % 2) {
+			ref_mutate(&pb, &s, a, &r1);
+			assert_int_equal(hb_pollux_mutate(&pb, b, &r2, NULL), 0);
+		} else {
+			ref_repair(&pb, &s, a, &r1);
+			assert_int_equal(hb_pollux_repair(&pb, b, &r2, NULL), 0);
+		}
+		assert_memory_equal(a, b, sizeof(int) * L);
 		assert_int_equal(hb_rng_u64(&r1), hb_rng_u64(&r2));
 		rng = r1;
 	}
@@ -1265,6 +1326,7 @@ int main(void)
 		cmocka_unit_test(test_fitness_matches_goodput_h),
 		cmocka_unit_test(test_repair_always_feasible),
 		cmocka_unit_test(test_sparse_operators_match_dense),
+		cmocka_unit_test(test_sparse_operators_match_dense_wide),
 		cmocka_unit_test(test_search_sparse_callback_and_budget),
 		cmocka_unit_test(test_repair_interference_order),
 		cmocka_unit_test(test_ga_matches_brute_force),

@@ -47,6 +47,33 @@ static void test_rng_deterministic_and_streams_differ(void **state)
 	assert_int_equal(same, 0);
 }
 
+/* hb_rng_skip(n) leaves the generator where n calls of hb_rng_u64 do. */
+static void test_rng_skip_matches_draws(void **state)
+{
+	static const long counts[] = { 0, 1, 2, 3, 17, 1000 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		struct hb_rng a, b;
+
+		hb_rng_seed(&a, 42, 3);
+		b = a;
+		for (long k = 0; k < counts[i]; k++)
+			(void)hb_rng_u64(&a);
+		hb_rng_skip(&b, counts[i]);
+		assert_memory_equal(a.s, b.s, sizeof(a.s));
+		assert_int_equal(hb_rng_u64(&a), hb_rng_u64(&b));
+	}
+	{
+		struct hb_rng a, b;
+
+		hb_rng_seed(&a, 42, 3);
+		b = a;
+		hb_rng_skip(&b, -5); /* nothing */
+		assert_memory_equal(a.s, b.s, sizeof(a.s));
+	}
+}
+
 static void test_rng_moments(void **state)
 {
 	struct hb_rng r;
@@ -210,6 +237,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rng_deterministic_and_streams_differ),
 		cmocka_unit_test(test_utc_iso_now),
+		cmocka_unit_test(test_rng_skip_matches_draws),
 		cmocka_unit_test(test_rng_moments),
 		cmocka_unit_test(test_strict_parsing),
 		cmocka_unit_test(test_split_list),
