@@ -2,7 +2,9 @@
  * autoscale.c: JABAS's epoch-time estimate (autoscale.h), walking the
  * trajectory through the IIDP solver's answers by allocation shape.
  */
+#include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "autoscale.h"
@@ -66,5 +68,98 @@ int hb_jabas_epoch_time_shape(struct hb_iidp_solver *s, const struct hb_iidp_sha
 		out->iterations += steps;
 		rem -= bg * (double)steps;
 	}
+	return 0;
+}
+
+/* Why the bound holds.  Point k of the walk runs s_k iterations of the
+ * solver's answer (B_G b_k, time T_k), so epoch_s = sum_k T_k s_k, and
+ * T_k = b_k / F_k with F_k <= F, the shape's throughput bound for requests
+ * up to the trajectory's largest point (hb_iidp_shape_max_throughput; the
+ * walk asks Algorithm 1 for trajectory points only): epoch_s >= S / F with
+ * S = sum_k b_k s_k the samples the walk counts.  S is at least:
+ *  - the dataset D when the walk ends with rem <= 0 (S = D - rem);
+ *  - otherwise the walk reached the last point x = traj[n-1] with
+ *    0 < rem_0 <= D left and ran s = floor(rem_0 / x) + 1 > rem_0 / x steps
+ *    of b (not cut: rem_0 - b s >= 0), which needs b < x; so
+ *    S = (D - rem_0) + b s > D - rem_0 (1 - b / x) >= D b / x, and b is at
+ *    least the least realised B_G any candidate B_L gives x
+ *    (hb_iidp_shape_min_global_bs).
+ * Hence S >= D min(1, b_min / x) (D when x has no answer: then the walk
+ * cannot end at x with rem > 0).  F = 0 means no B_L has M >= N_H
+ * at any point: the first point has no answer and the estimate is
+ * infeasible (INFINITY).  The solver's times and the walk are computed in
+ * doubles, the bound too: it is lowered by a relative 1e-9, far above the
+ * rounding of a few dozen sums and products. */
+double hb_jabas_epoch_lower_bound(const struct hb_iidp_shape_bound *b, const long *traj, int ntraj, double dataset)
+{
+	double x, frac, f;
+	long xmax = 0, bmin;
+
+	if (ntraj < 1 || !(dataset > 0))
+		return 0.0;
+	for (int k = 0; k < ntraj; k++) {
+		if (traj[k] <= 0)
+			return 0.0; /* the estimate reports it */
+		xmax = traj[k] > xmax ? traj[k] : xmax;
+	}
+	f = hb_iidp_shape_max_throughput(b, xmax);
+	if (f == 0.0)
+		return INFINITY;
+	if (!(f > 0.0) || isinf(f))
+		return 0.0;
+	x = (double)traj[ntraj - 1];
+	bmin = hb_iidp_shape_min_global_bs(b, traj[ntraj - 1]);
+	frac = bmin == LONG_MAX || (double)bmin >= x ? 1.0 : (double)bmin / x;
+	return dataset * frac / f * (1.0 - 1e-9);
+}
+
+/* Ascending bound, then descending last: the likely winners first (any
+ * order gives the same argmin, see below). */
+static int cmp_rank(const void *a, const void *b)
+{
+	const struct hb_jabas_rank_item *x = a, *y = b;
+
+	if (x->lb != y->lb)
+		return x->lb < y->lb ? -1 : 1;
+	return x->last > y->last ? -1 : x->last < y->last;
+}
+
+/* The winner is the least (epoch_s, -last) over the feasible estimates, so
+ * comparing that pair makes the visiting order irrelevant (a caller
+ * visiting by ascending last with "<=" picks the same one).  A shape's
+ * estimate is at least its bound, so once the best time found is below a
+ * shape's bound that shape can neither win nor tie, and it is not solved;
+ * visiting by ascending bound, the first such shape ends the scan (the
+ * rest are above it too) and a good shape is usually found early. */
+int hb_jabas_rank_shapes(struct hb_iidp_solver *s, struct hb_jabas_rank_item *items, size_t n, const long *traj,
+			 int ntraj, long p, long done_in_block, double dataset, long *best, double *best_s,
+			 size_t *solved, struct hb_error *err)
+{
+	size_t nsolved = 0;
+
+	*best = -1;
+	*best_s = INFINITY;
+	for (size_t j = 0; j < n; j++)
+		items[j].lb = hb_jabas_epoch_lower_bound(items[j].bound, traj, ntraj, dataset);
+	qsort(items, n, sizeof(*items), cmp_rank);
+	for (size_t k = 0; k < n; k++) {
+		const struct hb_jabas_rank_item *r = &items[k];
+		struct hb_epoch_estimate est;
+
+		if (r->lb > *best_s)
+			break;
+		nsolved++;
+		if (hb_jabas_epoch_time_shape(s, r->shape, traj, ntraj, p, done_in_block, dataset, &est, err) < 0) {
+			hb_error_prefix(err, "candidate %zu", r->last);
+			return -1;
+		}
+		if (est.feasible && (est.epoch_s < *best_s ||
+				     (est.epoch_s == *best_s && (*best < 0 || r->last > (size_t)*best)))) {
+			*best = (long)r->last;
+			*best_s = est.epoch_s;
+		}
+	}
+	if (solved)
+		*solved = nsolved;
 	return 0;
 }

@@ -47,4 +47,31 @@ int hb_jabas_epoch_time_shape(struct hb_iidp_solver *s, const struct hb_iidp_sha
 			      int ntraj, long p, long done_in_block, double dataset, struct hb_epoch_estimate *out,
 			      struct hb_error *err);
 
+/* A lower bound on hb_jabas_epoch_time_shape's epoch_s for a shape whose
+ * answers b bounds (hb_iidp_shape_bound), from the trajectory alone: any
+ * feasible estimate has epoch_s >= the value returned, an infeasible one
+ * is INFINITY.  0 when nothing useful is known.  Costs O(1): a ranking
+ * can skip every shape whose bound exceeds the best time found so far
+ * without solving it (autoscale.c proves the bound). */
+double hb_jabas_epoch_lower_bound(const struct hb_iidp_shape_bound *b, const long *traj, int ntraj, double dataset);
+
+/* A shape of a ranking (the caller fills shape, bound and last; lb is
+ * scratch). */
+struct hb_jabas_rank_item {
+	const struct hb_iidp_shape *shape;
+	const struct hb_iidp_shape_bound *bound;
+	size_t last;         /* the key of the tie rule: the later wins a tie */
+	double lb;           /* scratch: the shape's epoch lower bound */
+};
+/* The auto-scaler's argmin over n shapes: the least (epoch_s, -last) over
+ * the feasible estimates of traj (the arguments of hb_jabas_epoch_time_shape):
+ * *best = the winner's last (-1 when none is feasible) and *best_s its
+ * epoch time (INFINITY then), solving only the shapes whose lower bound does not
+ * exceed the best time found (exact: the same answer as estimating every
+ * shape).  items is reordered.  *solved (may be NULL) counts the estimates
+ * made.  An estimate's error is prefixed with the shape's last. */
+int hb_jabas_rank_shapes(struct hb_iidp_solver *s, struct hb_jabas_rank_item *items, size_t n, const long *traj,
+			 int ntraj, long p, long done_in_block, double dataset, long *best, double *best_s,
+			 size_t *solved, struct hb_error *err);
+
 #endif

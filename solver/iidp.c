@@ -6,6 +6,7 @@
  * solver object with its caches; formatting.  The exactness argument and the
  * tie-breaking rules are in iidp.h.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -801,6 +802,7 @@ struct memo {
 struct shape_entry {
 	struct hb_iidp_summary sum;
 	int nkey;                     /* words of key */
+	int extra;                    /* bytes after the key (a bound's blob, hb_iidp_shape_bound), else 0 */
 	long key[];
 };
 
@@ -1274,7 +1276,7 @@ static void maybe_flush(struct hb_iidp_solver *s)
 	while (s->st.cache_bytes > target) {
 		if (s->shapes.n > 0 && (s->shape_bytes > s->limit / 2 || s->tables.n == 0)) {
 			struct shape_entry *e = hmap_evict(&s->shapes);
-			size_t b = sizeof(*e) + (size_t)e->nkey * sizeof(long);
+			size_t b = sizeof(*e) + (size_t)e->nkey * sizeof(long) + (size_t)e->extra;
 
 			s->shape_bytes -= b;
 			s->st.cache_bytes -= b;
@@ -1779,6 +1781,7 @@ int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *
 	if (cache && (v = malloc(sizeof(*v) + klen)) != NULL) {
 		v->sum = *out;
 		v->nkey = (int)nkey;
+		v->extra = 0;
 		memcpy(v->key, s->skey, klen);
 		if ((used = hmap_put_h(&s->shapes, h, v->key, klen, v)) == 0) {
 			free(v);
@@ -1789,6 +1792,214 @@ int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *
 		}
 	}
 	return 0;
+}
+
+/* Bit 34 of a shape cache key's third word: the entry holds the shape's
+ * bounds (hb_iidp_shape_bound), not a summary.  shape_key never sets it. */
+#define SHAPE_KEY_BOUND ((long)1 << 34)
+
+/* The blob of a struct hb_iidp_shape_bound: nl entries, one per candidate
+ * B_L (ascending), of what hb_iidp_shape_max_throughput needs (iidp.h says
+ * why each bounds F).  Plain values: the solver's cache keeps a copy. */
+struct sb_lbs {
+	double f_inf;      /* sum over pairs of 2 B_L max_n n / step_n */
+	double a;          /* min over nodes, n of base_n - step_n (>= 0) */
+	double b;          /* min over nodes, n of step_n / n (> 0) */
+	double c;          /* min over nodes, n of base_n: no pair runs faster */
+	int lbs;           /* B_L */
+	int ok;            /* 0: some used node has no table at B_L (no answer); -1: no bound (INFINITY) */
+};
+
+static int sb_reserve(struct hb_iidp_shape_bound *b, size_t bytes)
+{
+	if (bytes > b->cap) {
+		void *nb = realloc(b->blob, bytes);
+
+		if (!nb)
+			return -1;
+		b->blob = nb;
+		b->cap = bytes;
+	}
+	b->bytes = bytes;
+	return 0;
+}
+
+void hb_iidp_shape_bound_free(struct hb_iidp_shape_bound *b)
+{
+	if (!b)
+		return;
+	free(b->blob);
+	memset(b, 0, sizeof(*b));
+}
+
+/* Build b for sh on the canonical allocation s->full (spread by the
+ * caller): the same comm_eval per used node and coef_eval per (B_L, n_vsw)
+ * as table_build, over the B_L that hb_perf_alloc_lbs lists (hint_lbs's
+ * list).  A node's communication depends on the allocation, not on B_L. */
+static int shape_bound_build(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh, const int *node,
+			     struct hb_iidp_shape_bound *b, struct hb_error *err)
+{
+	const struct hb_perf *pf = s->perf;
+	struct hb_perf_comm *comm = malloc((size_t)sh->nused * sizeof(*comm));
+	int *lbs = NULL, nl = 0, rc = -1;
+	struct sb_lbs *v;
+
+	if (!comm)
+		return hb_runtime_error(err, "IIDP solver: out of memory");
+	for (int k = 0; k < sh->nused; k++)
+		if (hb_perf_comm_eval(pf, s->full, node[k], &comm[k], err) != 0)
+			goto out;
+	if (hb_perf_alloc_lbs(pf, s->full, &lbs, &nl, err) != 0)
+		goto out;
+	if (sb_reserve(b, (size_t)nl * sizeof(*v)) < 0) {
+		hb_runtime_error(err, "IIDP solver: out of memory");
+		goto out;
+	}
+	b->nl = nl;
+	b->nh = sh->n_gpus / 2;
+	v = b->blob;
+	for (int i = 0; i < nl; i++) {
+		v[i] = (struct sb_lbs){ .f_inf = 0.0, .a = INFINITY, .b = INFINITY, .c = INFINITY, .lbs = lbs[i], .ok = 1 };
+		for (int k = 0; k < sh->nused && v[i].ok > 0; k++) {
+			const struct hb_perf_lbs *l = hb_perf_find_lbs(pf, pf->nodes[node[k]].gpu, lbs[i]);
+			double r = 0.0;
+
+			/* No profile: no table, the solve fails, no answer at B_L. */
+			if (!l || l->n_cap < 1) {
+				v[i].ok = 0;
+				break;
+			}
+			for (int n = 1; n <= l->n_cap; n++) {
+				struct hb_perf_coef co;
+
+				if (hb_perf_coef_eval(pf, l, &comm[k], n, pf->tau, &co, err) != 0)
+					goto out;
+				if (!(co.step_s > 0.0) || !(co.base_s >= co.step_s) || !isfinite(co.base_s)) {
+					v[i].ok = -1;
+					break;
+				}
+				r = (double)n / co.step_s > r ? (double)n / co.step_s : r;
+				v[i].a = co.base_s - co.step_s < v[i].a ? co.base_s - co.step_s : v[i].a;
+				v[i].b = co.step_s / n < v[i].b ? co.step_s / n : v[i].b;
+				v[i].c = co.base_s < v[i].c ? co.base_s : v[i].c;
+			}
+			/* sh->key[2k + 1] / 2 pairs of this node */
+			v[i].f_inf += (double)(sh->key[2 * k + 1] / 2) * 2.0 * lbs[i] * r;
+		}
+	}
+	rc = 0;
+out:
+	free(lbs);
+	free(comm);
+	return rc;
+}
+
+/* The bounds of a shape are a function of it and they are asked for at
+ * every offer's every shape, which recur across offers and across the jobs
+ * of one model: they are kept in the shape cache, their blob after the key
+ * of an entry under a key no request forms (the entry's extra counts it),
+ * so they share its limit and eviction. */
+int hb_iidp_shape_bound(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh, struct hb_iidp_shape_bound *b,
+			struct hb_error *err)
+{
+	const size_t nkey = 3 + (size_t)sh->nused, klen = nkey * sizeof(long);
+	struct shape_entry *v;
+	uint64_t h = 0;
+	size_t used;
+	int *node, rc;
+
+	if (sh->nused < 1)
+		return hb_input_error(err, "IIDP solver: shape bound: empty shape");
+	if (s->limit > 0) {
+		const struct hb_iidp_request none = { 0 };
+
+		shape_key(&none, sh, s->skey);
+		s->skey[2] = SHAPE_KEY_BOUND;
+		h = hash_words(s->skey, 3, sh->hash);
+		if ((v = hmap_get_h(&s->shapes, h, s->skey, klen)) != NULL) {
+			const size_t bytes = (size_t)v->extra;
+
+			if (sb_reserve(b, bytes) < 0)
+				return hb_runtime_error(err, "IIDP solver: out of memory");
+			memcpy(b->blob, (const char *)v->key + klen, bytes);
+			b->nh = v->sum.m;
+			b->nl = (int)v->sum.global_bs;
+			return 0;
+		}
+	}
+	if (!(node = malloc((size_t)sh->nused * sizeof(*node))))
+		return hb_runtime_error(err, "IIDP solver: out of memory");
+	/* The canonical allocation, as hb_iidp_solve_summary spreads it. */
+	for (int k = 0, i = -1; k < sh->nused; k++) {
+		long c = sh->key[2 * k];
+
+		i = k > 0 && sh->key[2 * k - 2] == c ? s->next_in_class[i] : (int)c;
+		node[k] = i;
+		s->full[i] = (int)sh->key[2 * k + 1];
+	}
+	rc = shape_bound_build(s, sh, node, b, err);
+	for (int k = 0; k < sh->nused; k++)
+		s->full[node[k]] = 0;
+	free(node);
+	if (rc < 0)
+		return -1;
+	/* Nothing above evicts: the key is still in skey.  The fields of the
+	 * entry's summary hold the bound's counts. */
+	if (s->limit > 0 && b->bytes <= INT32_MAX && (v = malloc(sizeof(*v) + klen + b->bytes)) != NULL) {
+		memset(&v->sum, 0, sizeof(v->sum));
+		v->sum.m = b->nh;
+		v->sum.global_bs = b->nl;
+		v->nkey = (int)nkey;
+		v->extra = (int)b->bytes;
+		memcpy(v->key, s->skey, klen);
+		memcpy((char *)v->key + klen, b->blob, b->bytes);
+		if ((used = hmap_put_h(&s->shapes, h, v->key, klen, v)) == 0) {
+			free(v);
+		} else {
+			used += sizeof(*v) + klen + b->bytes - 1;
+			s->st.cache_bytes += used;
+			s->shape_bytes += used;
+		}
+	}
+	return 0;
+}
+
+double hb_iidp_shape_max_throughput(const struct hb_iidp_shape_bound *b, long max_global_bs)
+{
+	const struct sb_lbs *v = b->blob;
+	double best = 0.0;
+
+	for (int i = 0; v && i < b->nl; i++) {
+		const long M = hb_iidp_round_m(max_global_bs, v[i].lbs);
+		double u, f, t;
+
+		if (M < b->nh || v[i].ok == 0)
+			continue;
+		if (v[i].ok < 0)
+			return INFINITY;
+		/* the busiest pair serves at least u = ceil(M / N_H) workers */
+		u = (double)((M + b->nh - 1) / b->nh);
+		t = v[i].a + u * v[i].b;
+		t = t > v[i].c ? t : v[i].c;
+		f = 2.0 * v[i].lbs * b->nh * u / t;
+		f = f < v[i].f_inf ? f : v[i].f_inf;
+		best = f > best ? f : best;
+	}
+	return best * (1.0 + 1e-9);
+}
+
+long hb_iidp_shape_min_global_bs(const struct hb_iidp_shape_bound *b, long global_bs)
+{
+	const struct sb_lbs *v = b->blob;
+	long best = LONG_MAX;
+
+	for (int i = 0; v && i < b->nl; i++) {
+		const long M = hb_iidp_round_m(global_bs, v[i].lbs);
+
+		if (M >= b->nh && 2 * M * v[i].lbs < best)
+			best = 2 * M * v[i].lbs;
+	}
+	return best;
 }
 
 /* ---- formatting -------------------------------------------------------- */

@@ -247,6 +247,50 @@ int hb_iidp_node_kind(const struct hb_iidp_solver *s, int i);
 int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh,
 			  const struct hb_iidp_request *req, struct hb_iidp_summary *out, struct hb_error *err);
 
+/* Bounds on every answer hb_iidp_solve_summary can give on a shape: what a
+ * caller ranking shapes needs to skip the ones that cannot win without
+ * solving them (autoscale.h).  hb_iidp_shape_bound gathers, once per shape,
+ * per candidate B_L a few numbers from the coefficients the solver itself
+ * builds for the shape's canonical allocation (every used node, n_vsw =
+ * 1..cap, t(n, g) = base_n + (g - 1) step_n with g = n_GA + 1 >= 1);
+ * hb_iidp_shape_max_throughput then bounds the throughput of any answer to
+ * an Algorithm 1 request of B_G <= max_global_bs in O(candidate B_L).
+ *
+ * Why it holds.  A found answer (B_L, M, pairs k with w_k = n_k g_k workers)
+ * runs at F = 2 M B_L / T, T = max_k t_k(n_k, g_k), M >= N_H, and M =
+ * round(B_G / B_L / 2) <= round(max_global_bs / B_L / 2) = M' (round is
+ * monotone), so only B_L with M' >= N_H can answer.  Where base_n >= step_n
+ * > 0 for every node and n (else there is no bound: INFINITY):
+ *  - F = sum_k 2 B_L w_k / T <= sum_k 2 B_L w_k / t_k(n_k, g_k), and
+ *    n g / (base_n + (g - 1) step_n) <= n / step_n: F <= f_inf = sum over
+ *    pairs of 2 B_L max_n n / step_n;
+ *  - the busiest pair serves w >= u = ceil(M / N_H) workers, and
+ *    t = (base_n - step_n) + (w / n) step_n >= a + u b with a = min
+ *    (base_n - step_n) >= 0 and b = min step_n / n over nodes and n, and
+ *    t >= base_n >= c = min base_n: T >= max(c, a + u b), M <= N_H u, so
+ *    F <= 2 B_L N_H u / max(c, a + u b), which does not decrease with u
+ *    (a >= 0), hence with M: the value at M' bounds every request.
+ * The bound is the largest over B_L of the lesser of the two, widened by a
+ * relative 1e-9 for rounding; 0 when no B_L can answer. */
+struct hb_iidp_shape_bound {
+	int nh;                 /* pairs of the shape (N_H) */
+	int nl;                 /* candidate B_L */
+	void *blob;             /* owned: per candidate B_L, what the throughput bound reads */
+	size_t bytes, cap;      /* of blob: used, allocated */
+};
+/* Fill b (zero-initialise it once; rebuilt in place) for sh. */
+int hb_iidp_shape_bound(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh, struct hb_iidp_shape_bound *b,
+			struct hb_error *err);
+void hb_iidp_shape_bound_free(struct hb_iidp_shape_bound *b);
+/* >= the throughput (samples/s) of every found answer to an Algorithm 1
+ * request of B_G <= max_global_bs on the shape. */
+double hb_iidp_shape_max_throughput(const struct hb_iidp_shape_bound *b, long max_global_bs);
+/* <= the realised B_G (2 M B_L) of every found answer to an Algorithm 1
+ * request of B_G global_bs on the shape: the least 2 M B_L over the
+ * candidate B_L with M = round(global_bs / B_L / 2) >= N_H; LONG_MAX when
+ * there is none (no answer is found). */
+long hb_iidp_shape_min_global_bs(const struct hb_iidp_shape_bound *b, long global_bs);
+
 /* "['node0:4GPU,VSW:1,GA:0']": the artifact's config list, one entry per
  * node and distinct (n_vsw, n_GA) (pairs merged, GPUs counted). */
 int hb_iidp_format_config(const struct hb_perf *perf, const struct hb_iidp_result *r, char *buf, size_t size);

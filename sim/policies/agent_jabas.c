@@ -112,17 +112,14 @@
  * shapes, not candidates.  A candidate's shape is found by its histogram
  * (used nodes per solver node kind and units), which names the same
  * multiset as the shape's sorted key and costs one pass over q's nodes; the
- * shape itself is built once, from its first candidate.  For the argmin's
- * tie rule each shape keeps its last candidate in Q's order. */
-struct shape_ref {
-	size_t last;             /* the shape's last candidate */
-	size_t idx;              /* the shape */
-};
-
+ * shape itself is built once, from its first candidate, with its bounds
+ * (hb_iidp_shape_bound) for the ranking's pruning.  For the argmin's tie
+ * rule each shape keeps its last candidate in Q's order. */
 struct q_shapes {
 	struct hb_iidp_shape *sh; /* [n] the distinct shapes (cap zero-initialised, rebuilt in place) */
 	size_t *last;            /* [n]: the last candidate of Q with that shape */
-	struct shape_ref *order; /* [n]: the shapes by ascending last candidate */
+	struct hb_iidp_shape_bound *bnd; /* [n]: bounds on each shape's solver answers (hb_iidp_shape_bound) */
+	struct hb_jabas_rank_item *order; /* [n]: pick_allocation's ranking (scratch) */
 	size_t n, cap;
 	int *kind;               /* [nq]: local index of each q node's kind (hb_iidp_node_kind) */
 	int nkind, maxu;         /* kinds among q's nodes; most units a q node offers */
@@ -163,10 +160,13 @@ static void state_free(struct jabas_state *st)
 	hb_alloc_free(&st->q);
 	free(st->q_node);
 	free(st->q_offer);
-	for (size_t j = 0; j < st->qs.cap; j++)
+	for (size_t j = 0; j < st->qs.cap; j++) {
 		hb_iidp_shape_free(&st->qs.sh[j]);
+		hb_iidp_shape_bound_free(&st->qs.bnd[j]);
+	}
 	free(st->qs.sh);
 	free(st->qs.last);
+	free(st->qs.bnd);
 	free(st->qs.order);
 	free(st->qs.kind);
 	free(st->qs.hist);
@@ -270,12 +270,13 @@ static int shapes_reserve(struct q_shapes *qs, size_t n)
 		size_t nc = qs->cap ? 2 * qs->cap : 64;
 		struct hb_iidp_shape *sh;
 		size_t *last;
-		struct shape_ref *order;
+		struct hb_jabas_rank_item *order;
+		struct hb_iidp_shape_bound *bnd;
 
 		while (nc < n)
 			nc *= 2;
 		/* Each array keeps its block until its new one is there, and cap
-		 * grows only once all three have grown. */
+		 * grows only once all four have grown. */
 		if (!(sh = realloc(qs->sh, nc * sizeof(*sh))))
 			return -1;
 		memset(sh + qs->cap, 0, (nc - qs->cap) * sizeof(*sh));
@@ -286,6 +287,10 @@ static int shapes_reserve(struct q_shapes *qs, size_t n)
 		if (!(order = realloc(qs->order, nc * sizeof(*order))))
 			return -1;
 		qs->order = order;
+		if (!(bnd = realloc(qs->bnd, nc * sizeof(*bnd))))
+			return -1;
+		memset(bnd + qs->cap, 0, (nc - qs->cap) * sizeof(*bnd));
+		qs->bnd = bnd;
 		qs->cap = nc;
 	}
 	return 0;
@@ -308,13 +313,6 @@ static int shapes_table(struct q_shapes *qs, size_t want)
 	}
 	memset(qs->tab_hash, 0, qs->tcap * sizeof(*qs->tab_hash));
 	return 0;
-}
-
-static int cmp_last(const void *a, const void *b)
-{
-	const size_t x = ((const struct shape_ref *)a)->last, y = ((const struct shape_ref *)b)->last;
-
-	return x < y ? -1 : x > y;
 }
 
 /* The distinct shapes of st->q into st->qs (struct q_shapes). */
@@ -372,6 +370,10 @@ static int build_shapes(const struct hb_sim_job *job, struct jabas_state *st, st
 			hb_error_prefix(err, "jabas %s: candidate %zu", job->name, i);
 			return -1;
 		}
+		if (hb_iidp_shape_bound(job->solver, &qs->sh[qs->n], &qs->bnd[qs->n], err) < 0) {
+			hb_error_prefix(err, "jabas %s: candidate %zu", job->name, i);
+			return -1;
+		}
 		qs->tab_hash[slot] = h;
 		qs->tab_idx[slot] = qs->n;
 		qs->last[qs->n++] = i;
@@ -398,11 +400,6 @@ static int build_shapes(const struct hb_sim_job *job, struct jabas_state *st, st
 			}
 		}
 	}
-	for (size_t j = 0; j < qs->n; j++) {
-		qs->order[j].last = qs->last[j];
-		qs->order[j].idx = j;
-	}
-	qsort(qs->order, qs->n, sizeof(*qs->order), cmp_last);
 	return 0;
 }
 
@@ -575,29 +572,27 @@ static void keep_nodes(struct jabas_state *st, const int *cur, int *alloc)
 
 /* argmin over Q of the predicted epoch time of traj; ties go to the later
  * candidate ("<=", §4.3 [C]: Q grows in units, so ties go to more GPUs).
- * *best = -1 when no candidate can run every trajectory point.  Visited by
- * shape (st->qs), each estimated once: the candidates of a shape share its
- * estimate, so the later of two tied candidates is the one whose shape's
- * last candidate comes later, and visiting the shapes in that order with
- * "<=" picks the very candidate a visit of every candidate would. */
+ * *best = -1 when no candidate can run every trajectory point.  Ranked by
+ * shape (st->qs), each estimated at most once: the candidates of a shape
+ * share its estimate, so the later of two tied candidates is the one whose
+ * shape's last candidate comes later, and the least (epoch time, -last
+ * candidate) over the shapes is the very candidate a visit of every
+ * candidate would pick.  hb_jabas_rank_shapes skips (exactly) the shapes
+ * whose epoch lower bound exceeds the best time found. */
 static int pick_allocation(struct hb_sim_job *job, struct jabas_state *st, const long *traj, size_t ntraj,
 			   long done_in_block, long *best, double *best_s, struct hb_error *err)
 {
-	*best = -1;
-	*best_s = INFINITY;
-	for (size_t k = 0; k < st->qs.n; k++) {
-		const struct shape_ref *r = &st->qs.order[k];
-		struct hb_epoch_estimate est;
+	struct q_shapes *qs = &st->qs;
 
-		if (hb_jabas_epoch_time_shape(job->solver, &st->qs.sh[r->idx], traj, (int)ntraj, st->p, done_in_block,
-					      job->model->dataset_size, &est, err) < 0) {
-			hb_error_prefix(err, "jabas %s: candidate %zu", job->name, r->last);
-			return -1;
-		}
-		if (est.feasible && est.epoch_s <= *best_s) {
-			*best = (long)r->last;
-			*best_s = est.epoch_s;
-		}
+	for (size_t j = 0; j < qs->n; j++) {
+		qs->order[j].shape = &qs->sh[j];
+		qs->order[j].bound = &qs->bnd[j];
+		qs->order[j].last = qs->last[j];
+	}
+	if (hb_jabas_rank_shapes(job->solver, qs->order, qs->n, traj, (int)ntraj, st->p, done_in_block,
+				 job->model->dataset_size, best, best_s, NULL, err) < 0) {
+		hb_error_prefix(err, "jabas %s", job->name);
+		return -1;
 	}
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "autoscale.h" /* the epoch bound and the ranking built on the shape bounds */
 #include "iidp.h"
 #include "perfmodel.h"
 #include "quickstart_fixture.h"
@@ -903,6 +904,192 @@ static void test_shape_summary_oracle(void **state)
 	assert_true(hits >= compared / 2);
 }
 
+/* A random allocation of p's nodes (even counts, at least one pair). */
+static void random_alloc(struct hb_rng *r, const struct hb_perf *p, int *alloc)
+{
+	int any = 0;
+
+	for (int i = 0; i < p->nnodes; i++) {
+		alloc[i] = hb_rng_below(r, 2) ? 2 * (int)hb_rng_below(r, (uint64_t)(p->nodes[i].ngpus / 2 + 1)) : 0;
+		any += alloc[i];
+	}
+	if (!any)
+		alloc[hb_rng_below(r, (uint64_t)p->nnodes)] = 2;
+}
+
+/* A random trajectory: 1-6 points, flat, rising or noisy. */
+static int random_traj(struct hb_rng *r, long *traj)
+{
+	int n = 1 + (int)hb_rng_below(r, 6);
+	long x = 16 + (long)hb_rng_below(r, 2000);
+
+	for (int k = 0; k < n; k++) {
+		traj[k] = x;
+		x += (long)hb_rng_below(r, 400) - (hb_rng_below(r, 3) == 0 ? 150 : 0);
+		x = x < 16 ? 16 : x;
+	}
+	return n;
+}
+
+/* The shape bounds (iidp.h) hold against the solver's answers on random
+ * profiles, allocations and Algorithm 1 requests: no found summary runs
+ * faster than the throughput bound at any B_G up to the request's, nor
+ * realises a B_G below the least one; no summary is found where the bound
+ * is 0; and the epoch lower bound (autoscale.h) never exceeds the estimate
+ * of a random trajectory (INFINITY only where the estimate is infeasible).
+ * Bounds from the cache equal fresh ones.  The bounds must also be useful:
+ * some are within a factor 2 of the exact values. */
+static void test_shape_bound_random(void **state)
+{
+	struct hb_rng r;
+	struct hb_error err = { 0 };
+	long checked = 0, tight = 0, epochs = 0, epochs_tight = 0;
+
+	(void)state;
+	hb_rng_seed(&r, 59, HB_STREAM_DEFAULT);
+	for (int it = 0; it < 30; it++) {
+		struct hb_perf p;
+		struct hb_iidp_solver *s, *nc;
+
+		random_perf_n(&r, &p, 8);
+		assert_int_equal(hb_iidp_solver_new(&p, &s, &err), 0);
+		assert_int_equal(hb_iidp_solver_new(&p, &nc, &err), 0);
+		hb_iidp_solver_set_cache_limit(nc, 0);
+		for (int q = 0; q < 30; q++) {
+			int alloc[8];
+			struct hb_iidp_shape sh = { 0 };
+			struct hb_iidp_shape_bound b = { 0 }, b2 = { 0 }, b3 = { 0 };
+			long traj[6];
+			int ntraj;
+
+			random_alloc(&r, &p, alloc);
+			assert_int_equal(hb_iidp_shape_of(s, alloc, &sh, &err), 0);
+			assert_int_equal(hb_iidp_shape_bound(s, &sh, &b, &err), 0);
+			assert_int_equal(hb_iidp_shape_bound(s, &sh, &b2, &err), 0); /* a hit */
+			assert_int_equal(hb_iidp_shape_bound(nc, &sh, &b3, &err), 0); /* never cached */
+			assert_true(b.nl == b2.nl && b.nl == b3.nl && b.nh == b2.nh && b.nh == b3.nh);
+			assert_true(b.bytes == b2.bytes && b.bytes == b3.bytes);
+			if (b.bytes) {
+				assert_memory_equal(b.blob, b2.blob, b.bytes);
+				assert_memory_equal(b.blob, b3.blob, b.bytes);
+			}
+			for (int k = 0; k < 8; k++) {
+				struct hb_iidp_request req = { .global_bs = 16 + (long)hb_rng_below(&r, 3000),
+							       .m_rule = HB_IIDP_M_ROUND };
+				struct hb_iidp_summary a;
+				const long up = req.global_bs + (long)hb_rng_below(&r, 2) * (long)hb_rng_below(&r, 500);
+				double f;
+
+				assert_int_equal(hb_iidp_solve_summary(s, &sh, &req, &a, &err), 0);
+				f = hb_iidp_shape_max_throughput(&b, up);
+				if (f == 0.0)
+					assert_false(a.found);
+				if (!a.found)
+					continue;
+				assert_true(a.throughput <= f);
+				assert_true(a.global_bs >= hb_iidp_shape_min_global_bs(&b, req.global_bs));
+				checked++;
+				tight += up == req.global_bs && 2.0 * a.throughput >= f;
+			}
+			ntraj = random_traj(&r, traj);
+			for (int k = 0; k < 2; k++) {
+				long pb = 1 + (long)hb_rng_below(&r, 60), done = (long)hb_rng_below(&r, (uint64_t)pb);
+				double D = 500.0 + (double)hb_rng_below(&r, 300000), lb;
+				struct hb_epoch_estimate e;
+
+				assert_int_equal(hb_jabas_epoch_time_shape(s, &sh, traj, ntraj, pb, done, D, &e, &err), 0);
+				lb = hb_jabas_epoch_lower_bound(&b, traj, ntraj, D);
+				assert_true(lb >= 0.0);
+				if (isinf(lb))
+					assert_false(e.feasible);
+				if (!e.feasible)
+					continue;
+				assert_true(lb <= e.epoch_s);
+				epochs++;
+				epochs_tight += 2.0 * lb >= e.epoch_s;
+			}
+			hb_iidp_shape_bound_free(&b);
+			hb_iidp_shape_bound_free(&b2);
+			hb_iidp_shape_bound_free(&b3);
+			hb_iidp_shape_free(&sh);
+		}
+		hb_iidp_solver_free(s);
+		hb_iidp_solver_free(nc);
+		hb_perf_free(&p);
+	}
+	assert_true(checked >= 1000);
+	assert_true(epochs >= 300);
+	assert_true(tight >= checked / 10);
+	assert_true(epochs_tight >= epochs / 10);
+}
+
+/* The pruned ranking (hb_jabas_rank_shapes) against the plain one: every
+ * shape estimated, visited by ascending last with "<=" (the agent's former
+ * loop), on random offers of random profiles.  The same winner and the
+ * very same time, and some shapes are not solved. */
+static void test_rank_shapes_oracle(void **state)
+{
+	struct hb_rng r;
+	struct hb_error err = { 0 };
+	size_t total = 0, solved_all = 0;
+	long winners = 0;
+
+	(void)state;
+	hb_rng_seed(&r, 61, HB_STREAM_DEFAULT);
+	for (int it = 0; it < 25; it++) {
+		struct hb_perf p;
+		struct hb_iidp_solver *s, *o;
+
+		random_perf_n(&r, &p, 8);
+		assert_int_equal(hb_iidp_solver_new(&p, &s, &err), 0);
+		assert_int_equal(hb_iidp_solver_new(&p, &o, &err), 0);
+		for (int q = 0; q < 12; q++) {
+			enum { NC = 24 };
+			struct hb_iidp_shape sh[NC];
+			struct hb_iidp_shape_bound b[NC];
+			struct hb_jabas_rank_item items[NC];
+			int n = 1 + (int)hb_rng_below(&r, NC), ntraj, alloc[8];
+			long traj[6], best = -1, got, pb = 1 + (long)hb_rng_below(&r, 60);
+			long done = (long)hb_rng_below(&r, (uint64_t)pb);
+			double best_s = INFINITY, got_s, D = 500.0 + (double)hb_rng_below(&r, 300000);
+			size_t solved;
+
+			memset(sh, 0, sizeof(sh));
+			memset(b, 0, sizeof(b));
+			ntraj = random_traj(&r, traj);
+			for (int j = 0; j < n; j++) {
+				struct hb_epoch_estimate e;
+
+				random_alloc(&r, &p, alloc);
+				assert_int_equal(hb_iidp_shape_of(s, alloc, &sh[j], &err), 0);
+				assert_int_equal(hb_iidp_shape_bound(s, &sh[j], &b[j], &err), 0);
+				items[j] = (struct hb_jabas_rank_item){ .shape = &sh[j], .bound = &b[j], .last = (size_t)j };
+				assert_int_equal(hb_jabas_epoch_time_shape(o, &sh[j], traj, ntraj, pb, done, D, &e, &err), 0);
+				if (e.feasible && e.epoch_s <= best_s) {
+					best = j;
+					best_s = e.epoch_s;
+				}
+			}
+			assert_int_equal(hb_jabas_rank_shapes(s, items, (size_t)n, traj, ntraj, pb, done, D, &got, &got_s,
+							      &solved, &err), 0);
+			assert_int_equal(got, best);
+			assert_true(got_s == best_s || (isinf(got_s) && isinf(best_s)));
+			total += (size_t)n;
+			solved_all += solved;
+			winners += best >= 0;
+			for (int j = 0; j < n; j++) {
+				hb_iidp_shape_free(&sh[j]);
+				hb_iidp_shape_bound_free(&b[j]);
+			}
+		}
+		hb_iidp_solver_free(s);
+		hb_iidp_solver_free(o);
+		hb_perf_free(&p);
+	}
+	assert_true(winners >= 100);
+	assert_true(solved_all < total);
+}
+
 /* Shapes refuse what a solve refuses, with its message. */
 static void test_shape_errors(void **state)
 {
@@ -946,6 +1133,8 @@ int main(void)
 		cmocka_unit_test(test_shape_summary_oracle),
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_shape_errors),
+		cmocka_unit_test(test_shape_bound_random),
+		cmocka_unit_test(test_rank_shapes_oracle),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
