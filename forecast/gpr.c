@@ -13,11 +13,10 @@
 #include <string.h>
 #include <time.h>
 
-#include <gsl/gsl_blas.h>
-#include <gsl/gsl_linalg.h>
 #include <gsl/gsl_multimin.h>
 
 #include "gpr.h"
+#include "mchol.h" /* defines: hb_mchol_decomp, hb_mchol_solve, hb_mchol_invert */
 #include "rng.h" /* defines: hb_rng_seed, hb_rng_uniform, hb_rng_normal, HB_STREAM_FIT */
 
 /* Objective value for a hyper-parameter vector whose K is not positive
@@ -68,12 +67,16 @@ double hb_gpr_kernel(const struct hb_gpr_hyper *h, double x1, double x2)
 struct gpr_ws {
 	size_t n;
 	const double *x;        /* inputs (caller's array) */
-	gsl_vector *y;          /* standardised targets */
-	gsl_matrix *K;          /* kernel matrix, then its LDL' factor */
-	gsl_matrix *Kinv;       /* K^-1, for the gradient */
-	gsl_permutation *perm;  /* pivoting of the factorisation */
-	gsl_vector *E;          /* perturbation the modified Cholesky needed */
-	gsl_vector *alpha;      /* K^-1 y */
+	/* n x n row-major arrays and n-vectors for mchol.c, GSL's modified
+	 * Cholesky without its per-element calls (the windows are 3 to a few
+	 * dozen points, where those calls were most of a fit's time) */
+	double *y;              /* standardised targets */
+	double *K;              /* kernel matrix (lower triangle), then its LDL' factor */
+	double *Kinv;           /* K^-1, for the gradient */
+	double *work;           /* n x n scratch of the solve and the inverse */
+	size_t *perm;           /* pivoting of the factorisation */
+	double *E;              /* perturbation the modified Cholesky needed */
+	double *alpha;          /* K^-1 y */
 	double noise;           /* diagonal jitter */
 	/* The distinct |x_i - x_j| (i > j): JABAS's points are p steps apart, so
 	 * n points have about n - 1 gaps, and the kernel's sin and exp depend on
@@ -82,11 +85,13 @@ struct gpr_ws {
 	double *gap;            /* distinct gaps */
 	size_t ngap;
 	size_t *pair_gap;       /* [n x n] lower triangle: index into gap */
-	/* [ngap] per-gap terms of the evaluation in progress: c S, and
-	 * (dK/dlog l) / (c S) = 4 sin^2(a) / l^2, (dK/dlog P) / (c S) =
-	 * 2 a sin(2a) / l^2.  The gradient reads them through pair_gap: a
-	 * value-only evaluation (most of a line search) builds K alone. */
-	double *g_cS, *g_dl, *g_dp;
+	/* [ngap] per-gap terms of the evaluation in progress: c S, with a =
+	 * pi gap / P and sin(a) kept for the gradient, which derives
+	 * (dK/dlog l) / (c S) = 4 sin^2(a) / l^2 and (dK/dlog P) / (c S) =
+	 * 2 a sin(2a) / l^2 from them, and reads all through pair_gap: a
+	 * value-only evaluation (most of a line search) needs neither the
+	 * ratios nor the second sine. */
+	double *g_cS, *g_a, *g_sn, *g_dl, *g_dp;
 	double lo[3], hi[3];    /* log bounds, for the reparametrisation */
 	/* cache of the last evaluation (gsl_multimin asks f and df separately) */
 	double c_theta[3];
@@ -102,15 +107,18 @@ struct gpr_ws {
 
 static void ws_free(struct gpr_ws *w)
 {
-	gsl_vector_free(w->y);
-	gsl_matrix_free(w->K);
-	gsl_matrix_free(w->Kinv);
-	gsl_permutation_free(w->perm);
-	gsl_vector_free(w->E);
-	gsl_vector_free(w->alpha);
+	free(w->y);
+	free(w->K);
+	free(w->Kinv);
+	free(w->work);
+	free(w->perm);
+	free(w->E);
+	free(w->alpha);
 	free(w->gap);
 	free(w->pair_gap);
 	free(w->g_cS);
+	free(w->g_a);
+	free(w->g_sn);
 	free(w->g_dl);
 	free(w->g_dp);
 	memset(w, 0, sizeof(*w));
@@ -144,20 +152,21 @@ static int ws_init(struct gpr_ws *w, const double *x, const double *y, size_t n,
 	w->n = n;
 	w->x = x;
 	w->noise = noise;
-	w->y = gsl_vector_alloc(n);
-	w->K = gsl_matrix_alloc(n, n);
-	w->Kinv = gsl_matrix_alloc(n, n);
-	w->perm = gsl_permutation_alloc(n);
-	w->E = gsl_vector_alloc(n);
-	w->alpha = gsl_vector_alloc(n);
-	/* GSL's allocators return NULL once its error handler is off (cli/
-	 * turns it off: GSL's default handler aborts the process). */
-	if (!w->y || !w->K || !w->Kinv || !w->perm || !w->E || !w->alpha) {
+	w->y = malloc(n * sizeof(double));
+	/* zeroed: the upper triangles are never written, and GSL's inverse
+	 * (mchol.c's fallback above 24 points) copies the whole factor */
+	w->K = calloc(n * n, sizeof(double));
+	w->Kinv = malloc(n * n * sizeof(double));
+	w->work = malloc(n * n * sizeof(double));
+	w->perm = malloc(n * sizeof(size_t));
+	w->E = malloc(n * sizeof(double));
+	w->alpha = malloc(n * sizeof(double));
+	if (!w->y || !w->K || !w->Kinv || !w->work || !w->perm || !w->E || !w->alpha) {
 		ws_free(w);
 		return hb_runtime_error(err, "GPR: out of memory for %zu points", n);
 	}
 	for (size_t i = 0; i < n; i++)
-		gsl_vector_set(w->y, i, (y[i] - mean) / scale);
+		w->y[i] = (y[i] - mean) / scale;
 	/* Distinct gaps, by linear search while they are few (evenly spaced
 	 * points); past GAP_SEARCH a pair keeps a gap of its own. */
 	{
@@ -166,9 +175,11 @@ static int ws_init(struct gpr_ws *w, const double *x, const double *y, size_t n,
 		w->gap = malloc(npairs * sizeof(double));
 		w->pair_gap = malloc(n * n * sizeof(size_t));
 		w->g_cS = malloc(npairs * sizeof(double));
+		w->g_a = malloc(npairs * sizeof(double));
+		w->g_sn = malloc(npairs * sizeof(double));
 		w->g_dl = malloc(npairs * sizeof(double));
 		w->g_dp = malloc(npairs * sizeof(double));
-		if (!w->gap || !w->pair_gap || !w->g_cS || !w->g_dl || !w->g_dp) {
+		if (!w->gap || !w->pair_gap || !w->g_cS || !w->g_a || !w->g_sn || !w->g_dl || !w->g_dp) {
 			ws_free(w);
 			return hb_runtime_error(err, "GPR: out of memory for %zu points", n);
 		}
@@ -204,7 +215,7 @@ static int ws_eval(struct gpr_ws *w, const double theta[3], double *lml, double 
 	const double c = exp(theta[0]), l = exp(theta[1]), P = exp(theta[2]);
 	const double il2 = 1.0 / (l * l);
 	double quad, logdet = 0.0;
-	int status, same = w->c_have && memcmp(w->c_theta, theta, sizeof(w->c_theta)) == 0;
+	int same = w->c_have && memcmp(w->c_theta, theta, sizeof(w->c_theta)) == 0;
 
 	if (same && (!grad || w->c_have == 2 || !isfinite(w->c_lml))) {
 		*lml = w->c_lml;
@@ -219,33 +230,33 @@ static int ws_eval(struct gpr_ws *w, const double theta[3], double *lml, double 
 			double sn = sin(a);
 
 			w->g_cS[k] = c * exp(-2.0 * sn * sn * il2);
-			w->g_dl[k] = 4.0 * sn * sn * il2;
-			w->g_dp[k] = 2.0 * a * sin(2.0 * a) * il2;
+			w->g_a[k] = a;
+			w->g_sn[k] = sn;
 		}
 		for (size_t i = 0; i < n; i++) {
-			for (size_t j = 0; j < i; j++) {
-				gsl_matrix_set(w->K, i, j, w->g_cS[w->pair_gap[i * n + j]]);
-			}
-			gsl_matrix_set(w->K, i, i, c + w->noise);
+			for (size_t j = 0; j < i; j++)
+				w->K[i * n + j] = w->g_cS[w->pair_gap[i * n + j]];
+			w->K[i * n + i] = c + w->noise;
 		}
-		status = gsl_linalg_mcholesky_decomp(w->K, w->perm, w->E);
+		hb_mchol_decomp(w->K, n, w->perm, w->E);
 		memcpy(w->c_theta, theta, sizeof(w->c_theta));
 		w->c_have = 1;
 		w->c_lml = -INFINITY;
 		w->c_grad[0] = w->c_grad[1] = w->c_grad[2] = 0.0;
-		/* A failed factorisation counts as "not positive definite". */
-		if (status != GSL_SUCCESS)
-			return 0;
+		/* E in pivot order, as the diagonal D: any perturbation means
+		 * "not positive definite" */
 		for (size_t i = 0; i < n; i++) {
-			double d = gsl_matrix_get(w->K, i, i);
+			double d = w->K[i * n + i];
 
-			if (gsl_vector_get(w->E, i) != 0.0 || !(d > 0.0) || !isfinite(d))
+			if (w->E[i] != 0.0 || !(d > 0.0) || !isfinite(d))
 				return 0;
 			logdet += log(d);
 		}
-		if (gsl_linalg_mcholesky_solve(w->K, w->perm, w->y, w->alpha) != GSL_SUCCESS ||
-		    gsl_blas_ddot(w->y, w->alpha, &quad) != GSL_SUCCESS)
-			return 0;
+		hb_mchol_solve(w->K, n, w->perm, w->y, w->alpha, w->work);
+		/* y' alpha, summed as CBLAS ddot sums */
+		quad = 0.0;
+		for (size_t i = 0; i < n; i++)
+			quad += w->y[i] * w->alpha[i];
 		w->c_lml = -0.5 * quad - 0.5 * logdet - 0.5 * (double)n * log(2.0 * M_PI);
 		if (!isfinite(w->c_lml)) {
 			w->c_lml = -INFINITY;
@@ -256,19 +267,25 @@ static int ws_eval(struct gpr_ws *w, const double theta[3], double *lml, double 
 	if (!grad)
 		return 1;
 	/* the factor, alpha and the per-pair terms above still belong to theta */
-	if (gsl_linalg_mcholesky_invert(w->K, w->perm, w->Kinv) != GSL_SUCCESS) {
+	if (hb_mchol_invert(w->K, n, w->perm, w->Kinv, w->work) < 0) {
 		w->c_lml = -INFINITY;
 		return 0;
 	}
+	for (size_t k = 0; k < w->ngap; k++) {
+		const double a = w->g_a[k], sn = w->g_sn[k];
+
+		w->g_dl[k] = 4.0 * sn * sn * il2;
+		w->g_dp[k] = 2.0 * a * sin(2.0 * a) * il2;
+	}
 	grad[0] = grad[1] = grad[2] = 0.0;
 	for (size_t i = 0; i < n; i++) {
-		double ai = gsl_vector_get(w->alpha, i);
+		double ai = w->alpha[i];
 
 		for (size_t j = 0; j <= i; j++) {
 			/* the diagonal: c S = c, both derivative ratios 0 */
 			const size_t k = j < i ? w->pair_gap[i * n + j] : 0;
 			const double cS = j < i ? w->g_cS[k] : c;
-			double W = ai * gsl_vector_get(w->alpha, j) - gsl_matrix_get(w->Kinv, i, j);
+			double W = ai * w->alpha[j] - w->Kinv[i * n + j];
 			double hWcS = (i == j ? 0.5 : 1.0) * W * cS; /* 1/2 tr(): off-diagonal pairs twice */
 
 			grad[0] += hWcS;
@@ -523,7 +540,7 @@ int hb_gpr_fit(struct hb_gpr *g, const double *x, const double *y, size_t n,
 	}
 	memcpy(g->x, x, n * sizeof(double));
 	for (size_t i = 0; i < n; i++)
-		g->alpha[i] = gsl_vector_get(w.alpha, i);
+		g->alpha[i] = w.alpha[i];
 	g->y_mean = mean;
 	g->y_scale = scale;
 	/* report the given values, not exp(log(value)), when init won */

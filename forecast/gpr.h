@@ -22,7 +22,8 @@
  * Numerics (decisions, see gpr.c):
  *  - K is factored with gsl_linalg_mcholesky_decomp (pivoted LDL', GSL's
  *    Cholesky variant that reports instead of aborting on a matrix that is
- *    not positive definite).  A non-zero perturbation E means "not positive
+ *    not positive definite), as re-implemented bit for bit on plain arrays
+ *    by mchol.h.  A non-zero perturbation E means "not positive
  *    definite", which scikit-learn answers with LML = -inf; we do the same.
  *  - Bounds: the optimiser (gsl_multimin BFGS2 with the analytic gradient)
  *    works on u in R^3 with theta = lo + (hi - lo) * logistic(u), a smooth

@@ -31,18 +31,29 @@ typedef double min1d_fn(double x, void *p);
  * NULL: point by point. */
 typedef void min1d_batch_fn(const double *x, int n, void *p, double *fx);
 
-static double brent(min1d_fn *f, void *p, double lo, double mid, double hi)
+/* Brent on [lo, hi] from mid, given the grid's values there (flo, fmid,
+ * fhi: f at those very points, so gsl_min_fminimizer_set would compute the
+ * same three values again; its only other effect, refusing a value that is
+ * not finite, is kept).  Returns the minimiser and, in *fx, f there: GSL
+ * keeps f_minimum = f(x_minimum) from its own call, so the caller's check of
+ * the result needs no further evaluation. */
+static double brent(min1d_fn *f, void *p, double lo, double flo, double mid, double fmid, double hi,
+		    double fhi, double *fx)
 {
 	gsl_function F = { .function = f, .params = p };
-	gsl_min_fminimizer *s = gsl_min_fminimizer_alloc(gsl_min_fminimizer_brent);
+	gsl_min_fminimizer *s;
 	double x;
 
+	*fx = fmid;
+	if (!isfinite(flo) || !isfinite(fmid) || !isfinite(fhi))
+		return mid;
+	s = gsl_min_fminimizer_alloc(gsl_min_fminimizer_brent);
 	/* callers guarantee f(mid) < f(lo), f(hi): gsl_min_fminimizer_set's
 	 * precondition.  Without memory (GSL's handler is off in cli/, so the
 	 * allocator returns NULL) or a minimiser, the grid's best point stands. */
 	if (!s)
 		return mid;
-	if (gsl_min_fminimizer_set(s, &F, mid, lo, hi) != GSL_SUCCESS) {
+	if (gsl_min_fminimizer_set_with_values(s, &F, mid, fmid, lo, flo, hi, fhi) != GSL_SUCCESS) {
 		gsl_min_fminimizer_free(s);
 		return mid;
 	}
@@ -54,13 +65,16 @@ static double brent(min1d_fn *f, void *p, double lo, double mid, double hi)
 			break;
 	}
 	x = gsl_min_fminimizer_x_minimum(s);
+	*fx = gsl_min_fminimizer_f_minimum(s);
 	gsl_min_fminimizer_free(s);
 	return x;
 }
 
-static double argmin_1d_b(min1d_fn *f, min1d_batch_fn *fb, void *p, double a, double b, int ngrid)
+/* The minimiser on [a, b]; *fbest = f there, bit for bit (the batch
+ * function's values are f's). */
+static double argmin_1d_b(min1d_fn *f, min1d_batch_fn *fb, void *p, double a, double b, int ngrid, double *fbest)
 {
-	double fx[128], gx[128], best_x = a;
+	double fx[128], gx[128], best_x = a, fnew;
 	int k = 0;
 
 	for (int i = 0; i < ngrid; i++)
@@ -74,20 +88,30 @@ static double argmin_1d_b(min1d_fn *f, min1d_batch_fn *fb, void *p, double a, do
 			k = i;
 	}
 	best_x = a + (b - a) * k / (ngrid - 1);
+	*fbest = fx[k];
 	if (k > 0 && k < ngrid - 1) {
 		if (fx[k] < fx[k - 1] && fx[k] < fx[k + 1]) {
-			double x = brent(f, p, a + (b - a) * (k - 1) / (ngrid - 1), best_x,
-					 a + (b - a) * (k + 1) / (ngrid - 1));
+			/* the same expressions as gx[k - 1], gx[k + 1] */
+			double x = brent(f, p, a + (b - a) * (k - 1) / (ngrid - 1), fx[k - 1], best_x, fx[k],
+					 a + (b - a) * (k + 1) / (ngrid - 1), fx[k + 1], &fnew);
 
-			return f(x, p) <= fx[k] ? x : best_x;
+			if (fnew <= fx[k]) {
+				*fbest = fnew;
+				return x;
+			}
+			return best_x;
 		}
 		return best_x; /* plateau: every grid neighbour is as good */
 	}
 	if ((b - a) / (ngrid - 1) > 1e-6) {
 		double h = (b - a) / (ngrid - 1);
-		double x = k == 0 ? argmin_1d_b(f, fb, p, a, a + h, 11) : argmin_1d_b(f, fb, p, b - h, b, 11);
+		double x = k == 0 ? argmin_1d_b(f, fb, p, a, a + h, 11, &fnew) : argmin_1d_b(f, fb, p, b - h, b, 11, &fnew);
 
-		return f(x, p) < fx[k] ? x : best_x;
+		if (fnew < fx[k]) {
+			*fbest = fnew;
+			return x;
+		}
+		return best_x;
 	}
 	return best_x;
 }
@@ -111,16 +135,25 @@ double hb_ses_sse(const double *y, size_t n, double alpha, double level0)
 struct ses_ctx {
 	const double *y;
 	size_t n;
+	double *r;      /* n residuals y_t - l_t of the first pass, or NULL */
 };
 
-/* SSE-optimal initial level for alpha, and the profile SSE. */
-static double ses_profile(const double *y, size_t n, double alpha, double *level0)
+/* SSE-optimal initial level for alpha, and the profile SSE.  The second
+ * pass's levels are the first pass's (the same recurrence from y_1), so its
+ * residuals y_t - l_t are too: with r (n doubles) they are kept, and the
+ * second pass is r_t - w_t d alone, without the level's chain of dependent
+ * subtract, multiply and add (the single-alpha evaluations of Brent's
+ * search wait on that chain).  The same operations on the same values
+ * either way. */
+static double ses_profile(const double *y, size_t n, double alpha, double *level0, double *r)
 {
 	double l = y[0], w = 1.0, ew = 0.0, ww = 0.0, d, sse = 0.0;
 
 	for (size_t t = 0; t < n; t++) {
 		double e = y[t] - l;
 
+		if (r)
+			r[t] = e;
 		ew += e * w;
 		ww += w * w;
 		l += alpha * e;
@@ -129,12 +162,21 @@ static double ses_profile(const double *y, size_t n, double alpha, double *level
 	d = ew / ww; /* ww >= 1: the first residual always sees the initial level */
 	l = y[0];
 	w = 1.0;
-	for (size_t t = 0; t < n; t++) {
-		double e = y[t] - l - w * d;
+	if (r) {
+		for (size_t t = 0; t < n; t++) {
+			double e = r[t] - w * d;
 
-		sse += e * e;
-		l += alpha * (y[t] - l);
-		w *= 1.0 - alpha;
+			sse += e * e;
+			w *= 1.0 - alpha;
+		}
+	} else {
+		for (size_t t = 0; t < n; t++) {
+			double e = y[t] - l - w * d;
+
+			sse += e * e;
+			l += alpha * (y[t] - l);
+			w *= 1.0 - alpha;
+		}
 	}
 	*level0 = y[0] + d;
 	return sse;
@@ -145,7 +187,7 @@ static double ses_objective(double alpha, void *p)
 	const struct ses_ctx *c = p;
 	double l0;
 
-	return ses_profile(c->y, c->n, alpha, &l0);
+	return ses_profile(c->y, c->n, alpha, &l0, c->r);
 }
 
 /* ses_profile's SSE at up to SES_LANES alphas at once: each lane runs the
@@ -211,32 +253,45 @@ static int check_series(const double *y, size_t n, size_t min_n, const char *wha
 
 int hb_ses_fit_alpha(const double *y, size_t n, double alpha, struct hb_ses *m, struct hb_error *err)
 {
-	double l;
+	double l, sse = 0.0;
 
 	if (check_series(y, n, 1, "SES", err) < 0)
 		return -1;
 	if (!(alpha >= 0.0 && alpha <= 1.0))
 		return hb_input_error(err, "SES: alpha %g outside [0, 1]", alpha);
 	m->alpha = alpha;
-	ses_profile(y, n, alpha, &m->level0);
+	ses_profile(y, n, alpha, &m->level0, NULL);
+	/* hb_ses_sse, whose level recurrence also gives the final level */
 	l = m->level0;
-	for (size_t t = 0; t < n; t++)
-		l += alpha * (y[t] - l);
+	for (size_t t = 0; t < n; t++) {
+		double e = y[t] - l;
+
+		sse += e * e;
+		l += alpha * e;
+	}
 	m->level = l;
-	m->sse = hb_ses_sse(y, n, alpha, m->level0);
+	m->sse = sse;
 	m->n = n;
 	return 0;
 }
 
 int hb_ses_fit(const double *y, size_t n, struct hb_ses *m, struct hb_error *err)
 {
-	struct ses_ctx c = { y, n };
+	/* without memory for the residuals the objective recomputes them */
+	struct ses_ctx c = { y, n, n > 1 ? malloc(n * sizeof(double)) : NULL };
+	double alpha = 1.0, f;
+	int rc;
 
-	if (check_series(y, n, 1, "SES", err) < 0)
+	if (check_series(y, n, 1, "SES", err) < 0) {
+		free(c.r);
 		return -1;
+	}
 	/* 101 grid points: statsmodels' brute start uses a similar 0.01 step */
-	return hb_ses_fit_alpha(y, n, n == 1 ? 1.0 : argmin_1d_b(ses_objective, ses_objective_batch, &c, 0.0, 1.0, 101),
-				m, err);
+	if (n > 1)
+		alpha = argmin_1d_b(ses_objective, ses_objective_batch, &c, 0.0, 1.0, 101, &f);
+	rc = hb_ses_fit_alpha(y, n, alpha, m, err);
+	free(c.r);
+	return rc;
 }
 
 double hb_ses_forecast(const struct hb_ses *m)

@@ -149,6 +149,59 @@ static double oracle_holt_sse(const double *y, size_t n, double a, double b, dou
 	return s;
 }
 
+/* Golden values: hb_ses_fit on fixed series must give these very bits (C99
+ * hex floats), which the fit produced before its objective kept the first
+ * pass's residuals, Brent started from the grid's values and the final SSE
+ * and level shared one pass.  Those were to be pure speed-ups; a changed bit
+ * anywhere in the search or the final pass shows here.  The cases reach an
+ * interior optimum (Brent), the alpha = 0 edge (its refinement grid), the
+ * alpha = 1 edge and the shortest series. */
+static void ses_series(double *y, size_t n, uint64_t seed, double drift, double noise)
+{
+	struct hb_rng r;
+	double level = 400.0;
+
+	hb_rng_seed(&r, seed, HB_STREAM_DEFAULT);
+	for (size_t t = 0; t < n; t++) {
+		level += drift * hb_rng_normal(&r);
+		y[t] = floor(level + noise * hb_rng_normal(&r));
+	}
+}
+
+static void test_ses_fit_bits_are_pinned(void **state)
+{
+	static double y[4096];
+	const struct {
+		size_t n;
+		uint64_t seed;
+		double drift, noise, alpha, level0, level, sse;
+	} c[] = {
+		{ 2, 1, 12, 25, 0x0p+0, 0x1.678p+8, 0x1.678p+8, 0x1.2c2p+10 },
+		{ 3, 2, 12, 25, 0x0p+0, 0x1.afp+8, 0x1.afp+8, 0x1.3cp+9 },
+		{ 40, 3, 12, 25, 0x0p+0, 0x1.6c53333333333p+8, 0x1.6c53333333333p+8, 0x1.f593199999998p+14 },
+		{ 300, 4, 12, 25, 0x1.77559a6f13503p-2, 0x1.74b0376e6cd9ap+8, 0x1.39a49ad401353p+9, 0x1.32d8e02c76a19p+18 },
+		{ 4096, 5, 12, 25, 0x1.7d9bfcc133ffcp-2, 0x1.7b8b6a0654908p+8, 0x1.097b53670ac6p+7, 0x1.dffa1f21601fap+21 },
+		{ 500, 6, 0, 25, 0x0p+0, 0x1.8fa3d70a3d70ap+8, 0x1.8fa3d70a3d70ap+8, 0x1.31bccccccccc9p+18 },
+		{ 500, 7, 30, 0.5, 0x1p+0, 0x1.b9p+8, 0x1.4cp+9, 0x1.b6154p+18 },
+		{ 1000, 8, 1, 40, 0x1.a3bd86338bc64p-6, 0x1.92bfeef8b4855p+8, 0x1.b68c9bf4bc2b8p+8, 0x1.a7f4a0dc21238p+20 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct hb_ses m;
+		struct hb_error err = { 0 };
+
+		ses_series(y, c[i].n, c[i].seed, c[i].drift, c[i].noise);
+		assert_int_equal(hb_ses_fit(y, c[i].n, &m, &err), 0);
+		if (memcmp(&m.alpha, &c[i].alpha, sizeof(double)) != 0 || memcmp(&m.level0, &c[i].level0, sizeof(double)) != 0 ||
+		    memcmp(&m.level, &c[i].level, sizeof(double)) != 0 || memcmp(&m.sse, &c[i].sse, sizeof(double)) != 0)
+			fail_msg("case %zu: alpha %a level0 %a level %a sse %a, pinned %a %a %a %a", i, m.alpha, m.level0,
+				 m.level, m.sse, c[i].alpha, c[i].level0, c[i].level, c[i].sse);
+		/* the fused final pass: hb_ses_sse's own value */
+		assert_memory_equal(&m.sse, &(double){ hb_ses_sse(y, c[i].n, m.alpha, m.level0) }, sizeof(double));
+	}
+}
+
 static void test_holt_recovers_a_line(void **state)
 {
 	double y[20];
@@ -235,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_ses_hand_computation),
 		cmocka_unit_test(test_ses_alpha_matches_brute_force_grid),
 		cmocka_unit_test(test_ses_initial_level_is_optimal),
+		cmocka_unit_test(test_ses_fit_bits_are_pinned),
 		cmocka_unit_test(test_holt_recovers_a_line),
 		cmocka_unit_test(test_holt_fit_beats_weight_grid),
 		cmocka_unit_test(test_holt_initial_state_is_optimal),
