@@ -64,7 +64,8 @@ static void usage(FILE *out)
 		"  --gpus LIST        use only these GPUs: comma-separated node names or GPU\n"
 		"                     types, each optionally ':K' GPUs per node (an odd K\n"
 		"                     leaves one GPU out of IIDP's pairs; DDP and OptPerf\n"
-		"                     use all K),\n"
+		"                     use all K; a single GPU in all runs both of IIDP's\n"
+		"                     groups, 2 x VSW threads),\n"
 		"                     e.g. 'node0,node1:2' or 'v100'; default: all\n"
 		"  --db FILE          profile database (default: the built-in analytic one,\n"
 		"                     generated once into the cache)\n"
@@ -308,8 +309,9 @@ static int make_baseline(const struct hb_perf *perf, const int *alloc, long gbs,
  * merged) and keep the highest throughput; ties keep the earlier candidate,
  * i.e. fewer GPUs.
  */
-static int search_iidp(const struct hb_catalog *cat, const struct hb_cluster *cl, struct hb_iidp_solver *solver,
-		       const int *req_alloc, const struct plan_opts *o, struct plans *pl, struct hb_error *err)
+static int search_iidp(const struct hb_catalog *cat, const struct hb_cluster *cl, const struct hb_perf *perf,
+		       struct hb_iidp_solver *solver, const int *req_alloc, const struct plan_opts *o, struct plans *pl,
+		       struct hb_error *err)
 {
 	struct hb_cluster sub = *cl;
 	struct hb_alloc_set q;
@@ -331,8 +333,25 @@ static int search_iidp(const struct hb_catalog *cat, const struct hb_cluster *cl
 		sub.ngpus += req_alloc[i];
 		units += req_alloc[i] / o->unit;
 	}
-	/* GPUs that hold no whole unit (one GPU, --gpus node:1): no IIDP
-	 * configuration, which runs GPU pairs; the baselines still use them. */
+	/* One GPU (a one-GPU machine, --gpus node:1): it hosts both of IIDP's
+	 * groups (hb_iidp_solve_one_gpu). */
+	if (units == 0 && sub.ngpus == 1) {
+		int node = 0;
+
+		while (req_alloc[node] == 0)
+			node++;
+		free(sub.nodes);
+		free(alloc);
+		pl->candidates = 1;
+		if (hb_iidp_solve_one_gpu(perf, node, o->gbs, o->local_bs, &pl->iidp, err) < 0)
+			return -1;
+		if (pl->iidp.found)
+			pl->iidp_alloc[node] = 1;
+		return 0;
+	}
+	/* GPUs that hold no whole unit otherwise (3 single GPUs of 3 nodes):
+	 * no IIDP configuration, which runs GPU pairs; the baselines still use
+	 * them. */
 	if (units == 0) {
 		snprintf(pl->iidp.why, sizeof(pl->iidp.why), "the requested GPUs hold no %d-GPU allocation unit (JABAS's "
 			 "IIDP configurations run GPU pairs); the DDP and OptPerf rows use them all", o->unit);
@@ -380,7 +399,7 @@ static int make_plans(const struct hb_catalog *cat, const struct hb_cluster *cl,
 	long gbs;
 
 	memset(pl, 0, sizeof(*pl));
-	if (search_iidp(cat, cl, solver, alloc, o, pl, err) < 0)
+	if (search_iidp(cat, cl, perf, solver, alloc, o, pl, err) < 0)
 		return -1;
 	pl->same_set = !pl->iidp.found || memcmp(pl->iidp_alloc, alloc, sizeof(*alloc) * (size_t)cl->nnodes) == 0;
 	/* Baselines at the global batch IIDP realised, so rows compare like
@@ -493,6 +512,8 @@ static cJSON *plan_json(const struct hb_catalog *cat, const struct hb_cluster *c
 			cJSON_AddStringToObject(e, "gpu", cat->gpus[cl->nodes[pc->node].gpu].name);
 			cJSON_AddNumberToObject(e, "n_vsw", pc->n_vsw);
 			cJSON_AddNumberToObject(e, "n_ga", pc->n_ga);
+			if (pc->gpus == 1) /* one GPU, both groups: 2 n_vsw VSWs */
+				cJSON_AddNumberToObject(e, "gpus", 1);
 			cJSON_AddNumberToObject(e, "iter_s", pc->iter_s);
 			cJSON_AddItemToArray(pairs, e);
 		}
@@ -574,10 +595,11 @@ static void print_plans(const struct hb_catalog *cat, const struct hb_cluster *c
 			for (int j = k; j < pl->iidp.npairs && pl->iidp.pairs[j].node == pc->node &&
 					pl->iidp.pairs[j].n_vsw == pc->n_vsw && pl->iidp.pairs[j].n_ga == pc->n_ga;
 			     j++)
-				g += 2;
+				g += pl->iidp.pairs[j].gpus;
+			/* VSWs per GPU: a one-GPU pair's GPU runs both groups' */
 			printf("  %-8s %-14s %4d %4d %4d %6d %9.4f\n", cl->nodes[pc->node].name,
-			       cat->gpus[cl->nodes[pc->node].gpu].name, g, pc->n_vsw, pc->n_ga, pl->iidp.local_bs,
-			       pc->iter_s);
+			       cat->gpus[cl->nodes[pc->node].gpu].name, g, pc->gpus == 1 ? 2 * pc->n_vsw : pc->n_vsw,
+			       pc->n_ga, pl->iidp.local_bs, pc->iter_s);
 		}
 		for (int i = 0; i < cl->nnodes; i++)
 			if (alloc[i] > pl->iidp_alloc[i])

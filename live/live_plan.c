@@ -3,7 +3,8 @@
  * run (live.h).
  *
  *   iidp     iidp.pairs: pair k of a node is its GPUs 2k and 2k+1, both
- *            with the pair's n_vsw and n_ga, at iidp.local_batch
+ *            with the pair's n_vsw and n_ga, at iidp.local_batch; a pair
+ *            with "gpus": 1 is one GPU running both groups, 2 n_vsw VSWs
  *   ddp      baselines_on_requested_gpus.ddp: every GPU of the section's
  *            "gpus", one VSW, ga_steps, local_batch
  *   optperf  ...optperf.local_batches: per node its GPUs' local batch, one
@@ -99,7 +100,7 @@ static int load_iidp(struct hb_live_plan *p, const cJSON *iidp, struct hb_error 
 		return field_error(p->path, "iidp.pairs", "missing or empty", err);
 	cJSON_ArrayForEach(it, pairs) {
 		char node[HB_NAME_MAX], gpu[HB_NAME_MAX];
-		double nv = 0, ng = 0, ps = 0;
+		double nv = 0, ng = 0, ps = 0, gpus = 2;
 
 		if (get_str(p->path, it, "iidp.pairs[]", "node", node, sizeof(node), err) < 0 ||
 		    get_str(p->path, it, "iidp.pairs[]", "gpu", gpu, sizeof(gpu), err) < 0 ||
@@ -107,10 +108,17 @@ static int load_iidp(struct hb_live_plan *p, const cJSON *iidp, struct hb_error 
 		    get_num(p->path, it, "iidp.pairs[]", "n_ga", &ng, err) < 0 ||
 		    get_num(p->path, it, "iidp.pairs[]", "iter_s", &ps, err) < 0)
 			return -1;
+		if (get(it, "gpus") && get_num(p->path, it, "iidp.pairs[]", "gpus", &gpus, err) < 0)
+			return -1;
 		if (nv < 1 || ng < 0)
 			return field_error(p->path, "iidp.pairs[].n_vsw", "n_vsw >= 1 and n_ga >= 0 required", err);
-		for (int k = 0; k < 2; k++)
-			if (hb_live_plan_add_slot(p, node, gpu, (int)nv, (int)ng, (int)lbs, ps, err) < 0)
+		if (gpus != 1 && gpus != 2)
+			return field_error(p->path, "iidp.pairs[].gpus", "1 (one GPU hosts both groups) or 2 required",
+					   err);
+		/* A one-GPU pair: its GPU runs both groups' VSWs (hb_iidp_solve_one_gpu). */
+		for (int k = 0; k < (int)gpus; k++)
+			if (hb_live_plan_add_slot(p, node, gpu, gpus == 1 ? 2 * (int)nv : (int)nv, (int)ng, (int)lbs, ps,
+						  err) < 0)
 				return -1;
 	}
 	return 0;

@@ -1181,6 +1181,7 @@ static int result_fill(const struct hb_iidp_solver *s, const struct table *t, in
 	for (int k = 0; k < t->npairs; k++) {
 		pc[k].node = t->pair_node[k];
 		pc[k].workers = s->w[k];
+		pc[k].gpus = 2;
 		if (!hb_iidp_pair_best(&t->pairs[k], s->w[k], t->pairs[k].cap, &pc[k].n_vsw, &pc[k].n_ga,
 				       &pc[k].iter_s)) {
 			free(pc);
@@ -2004,6 +2005,87 @@ long hb_iidp_shape_min_global_bs(const struct hb_iidp_shape_bound *b, long globa
 
 /* ---- formatting -------------------------------------------------------- */
 
+int hb_iidp_solve_one_gpu(const struct hb_perf *pf, int node, long global_bs, int local_bs,
+			  struct hb_iidp_result *out, struct hb_error *err)
+{
+	struct hb_perf_coef *co = NULL;
+	struct hb_perf_comm c;
+	int *alloc, *lbs = NULL, nl = 0, rc = -1;
+
+	result_reset(out, pf->sync);
+	if (node < 0 || node >= pf->nnodes || pf->nodes[node].ngpus < 1)
+		return hb_input_error(err, "IIDP solver: node %d has no GPU to run one-GPU IIDP on", node);
+	if (global_bs <= 0)
+		return hb_input_error(err, "IIDP solver: global batch %ld <= 0", global_bs);
+	if (local_bs < 0 || (local_bs > 0 && local_bs % pf->min_lbs != 0))
+		return hb_input_error(err, "IIDP solver: local batch %d is not a positive multiple of minB_L %d",
+				      local_bs, pf->min_lbs);
+	alloc = calloc((size_t)pf->nnodes, sizeof(*alloc));
+	if (!alloc)
+		return hb_runtime_error(err, "IIDP solver: out of memory");
+	alloc[node] = 1;
+	if (hb_perf_alloc_lbs(pf, alloc, &lbs, &nl, err) != 0 || hb_perf_comm_eval(pf, alloc, node, &c, err) != 0)
+		goto out;
+	snprintf(out->why, sizeof(out->why), "GPU %s of node %s: no local batch%s runs two VSWs (one per group)",
+		 pf->gpus[pf->nodes[node].gpu].name, pf->nodes[node].name, local_bs > 0 ? " of the one asked" : "");
+	for (int i = 0; i < nl; i++) {
+		const struct hb_perf_lbs *l = hb_perf_find_lbs(pf, pf->nodes[node].gpu, lbs[i]);
+		long M = hb_iidp_round_m(global_bs, lbs[i]);
+		struct hb_iidp_pair pair;
+		int nv, ga;
+		double t, f;
+
+		if (M < 1) {
+			if (!out->found)
+				snprintf(out->why, sizeof(out->why), "M = round(B_G / B_L / 2) = 0 from B_L %d on: "
+					 "B_G %ld is below two local batches", lbs[i], global_bs);
+			break;
+		}
+		if ((local_bs > 0 && lbs[i] != local_bs) || !l || l->n_cap < 2 || M > INT_MAX)
+			continue;
+		free(co);
+		co = malloc((size_t)(l->n_cap / 2) * sizeof(*co));
+		if (!co) {
+			hb_runtime_error(err, "IIDP solver: out of memory");
+			goto out;
+		}
+		/* Option n of the one pair: the GPU with both groups' 2n VSWs. */
+		for (int n = 1; n <= l->n_cap / 2; n++)
+			if (hb_perf_coef_eval(pf, l, &c, 2 * n, pf->tau, &co[n - 1], err) != 0)
+				goto out;
+		pair.cap = l->n_cap / 2;
+		pair.coef = co;
+		if (!hb_iidp_pair_best(&pair, (int)M, pair.cap, &nv, &ga, &t))
+			continue;
+		f = 2.0 * (double)M * lbs[i] / t;
+		if (out->found && !(f > out->throughput))
+			continue;
+		if (!out->pairs && !(out->pairs = malloc(sizeof(*out->pairs)))) {
+			hb_runtime_error(err, "IIDP solver: out of memory");
+			goto out;
+		}
+		out->pairs[0] = (struct hb_iidp_pair_cfg){ .node = node, .n_vsw = nv, .n_ga = ga, .workers = (int)M,
+							    .gpus = 1, .iter_s = t };
+		out->npairs = 1;
+		out->found = 1;
+		out->why[0] = '\0';
+		out->local_bs = lbs[i];
+		out->m = (int)M;
+		out->global_bs = 2L * M * lbs[i];
+		out->n_gpus = 1;
+		out->iter_s = t;
+		out->throughput = f;
+	}
+	rc = 0;
+out:
+	if (rc != 0)
+		hb_iidp_result_free(out);
+	free(co);
+	free(lbs);
+	free(alloc);
+	return rc;
+}
+
 int hb_iidp_format_config(const struct hb_perf *perf, const struct hb_iidp_result *r, char *buf, size_t size)
 {
 	size_t off = 0;
@@ -2029,11 +2111,11 @@ int hb_iidp_format_config(const struct hb_perf *perf, const struct hb_iidp_resul
 			const struct hb_iidp_pair_cfg *b = &r->pairs[j];
 			if (!used[j] && b->node == a->node && b->n_vsw == a->n_vsw && b->n_ga == a->n_ga) {
 				used[j] = 1;
-				gpus += 2;
+				gpus += b->gpus == 1 ? 1 : 2;
 			}
 		}
 		off += (size_t)snprintf(buf + off, size - off, "%s'%s:%dGPU,VSW:%d,GA:%d'", first ? "" : ", ",
-					perf->nodes[a->node].name, gpus, a->n_vsw, a->n_ga);
+					perf->nodes[a->node].name, gpus, a->gpus == 1 ? 2 * a->n_vsw : a->n_vsw, a->n_ga);
 		first = 0;
 	}
 	if (off < size)

@@ -136,7 +136,8 @@ struct hb_iidp_pair_cfg {
 	int node;               /* perf node index */
 	int n_vsw;              /* VSWs on each GPU of the pair */
 	int n_ga;               /* extra GA steps of each VSW */
-	int workers;            /* n_vsw (n_ga + 1), per GPU */
+	int workers;            /* n_vsw (n_ga + 1), per GPU (per group on a one-GPU pair) */
+	int gpus;               /* 2; 1: one GPU hosts both groups, 2 n_vsw VSWs (hb_iidp_solve_one_gpu) */
 	double iter_s;          /* predicted iteration time of the pair's GPUs */
 };
 
@@ -181,6 +182,20 @@ void hb_iidp_solver_clear_cache(struct hb_iidp_solver *s);
  * cache at once. */
 void hb_iidp_solver_set_cache_limit(struct hb_iidp_solver *s, size_t bytes);
 void hb_iidp_solver_stats(const struct hb_iidp_solver *s, struct hb_iidp_stats *out);
+
+/* IIDP on a single GPU (a machine or request with one GPU, where JABAS's
+ * pairs do not exist): the GPU hosts both groups, n_vsw VSWs each, so it
+ * runs 2 n_vsw VSWs of n_ga + 1 micro-steps; M = n_vsw (n_ga + 1) workers
+ * per group and B_G = 2 M B_L as in a pair, the all-reduce over one GPU.
+ * The search is the pair problem with one pair whose n-th option is the
+ * GPU's time with 2n VSWs: for each candidate B_L (ascending; local_bs > 0
+ * takes that one only) M = hb_iidp_round_m(global_bs, B_L), stopping at
+ * the first M < 1, and the (n_vsw, n_ga) of least time serving M
+ * (hb_iidp_pair_best); the highest throughput wins, ties keep the smaller
+ * B_L (hb_iidp_solve's rules).  The result has one pair with gpus = 1 and
+ * n_gpus = 1.  Not cached: a plan asks once. */
+int hb_iidp_solve_one_gpu(const struct hb_perf *perf, int node, long global_bs, int local_bs,
+			  struct hb_iidp_result *out, struct hb_error *err);
 
 /* Solve a request.  Returns -1 only for invalid input (odd GPU counts, bad
  * indices, B_G <= 0, B_L not a multiple of minB_L) or internal failure; no

@@ -147,9 +147,10 @@ with open(os.path.join(out, "compare.txt"), "w") as f:
 PY
 
 # 5. live on the one GPU: plans from the measured profiles, >= 10 configurations.
-# The planner's IIDP rows need GPU pairs (JABAS's two groups), so on one GPU
-# the rows are DDP (VSW 1, GA where the batch needs it) and OptPerf on
-# `--gpus node0:1`; one rank needs no mpirun.
+# One GPU holds no JABAS pair, so the planner's IIDP rows put both groups on
+# it (docs/plan-format.md: a pair with "gpus": 1 runs 2 n_vsw VSWs); --local-bs
+# and --sync pick VSW/GA/OWS/SWS settings, the DDP and OptPerf rows run on
+# the same GPU; one rank needs no mpirun.
 mkdir -p "$OUTDIR/live"
 cat >"$OUTDIR/live/one-gpu.json" <<JSON
 {"name": "one-gpu", "display": "issue 12: the one GPU of this machine", "storage_bw": 1e9,
@@ -157,24 +158,25 @@ cat >"$OUTDIR/live/one-gpu.json" <<JSON
  "groups": [{"name": "node0", "gpu": "h100-80gb", "nodes": 1, "gpus_per_node": 1,
              "intra_link": "nvlink4", "intra_bw": 450e9, "inter_link": "ib-400g", "inter_bw": 50e9}]}
 JSON
-LIVE_CONFIGS="resnet50 32 ddp
-resnet50 64 ddp
+# model, target B_G, live --method, extra plan options
+LIVE_CONFIGS="resnet50 64 iidp --local-bs 32
+resnet50 128 iidp --local-bs 32
+resnet50 256 iidp --local-bs 32
+resnet50 256 iidp --local-bs 32 --sync sws
+resnet50 512 iidp --local-bs 64
+vit 128 iidp --local-bs 32
+bert-large 32 iidp --local-bs 8
+gnmt 128 iidp --local-bs 32
 resnet50 128 ddp
-resnet50 256 ddp
 resnet50 512 ddp
-vit 64 ddp
 vit 256 ddp
-bert-large 16 ddp
-bert-large 64 ddp
-gnmt 64 ddp
-resnet50 128 optperf
 resnet50 512 optperf"
-[ $QUICK = 1 ] && LIVE_CONFIGS=$(echo "$LIVE_CONFIGS" | head -4)
+[ $QUICK = 1 ] && LIVE_CONFIGS=$(echo "$LIVE_CONFIGS" | sed -n '1p;3p;4p;9p')
 k=0
-echo "$LIVE_CONFIGS" | while read -r m gbs method; do
+echo "$LIVE_CONFIGS" | while read -r m gbs method extra; do
 	k=$((k + 1))
 	stage "live-$k" 45 sh -c "'$H' -q plan --cluster '$OUTDIR/live/one-gpu.json' --model $m --gbs $gbs \
-		--gpus node0:1 --db '$OUTDIR/cuda.db' --out '$OUTDIR/live/plan-$k.json' && \
+		--gpus node0:1 $extra --db '$OUTDIR/cuda.db' --out '$OUTDIR/live/plan-$k.json' && \
 		'$H' live --plan '$OUTDIR/live/plan-$k.json' --method $method --backend cuda --iters 20 --warmup 5 \
 		--db '$OUTDIR/cuda.db' --out '$OUTDIR/live/res-$k'"
 done

@@ -1114,6 +1114,109 @@ static void test_shape_errors(void **state)
 	hb_iidp_solver_free(s);
 }
 
+/* One GPU hosting both groups (hb_iidp_solve_one_gpu) against a brute force
+ * written from the definition: every candidate B_L (Algorithm 1's M, stop
+ * at M < 1), every n_vsw per group dividing M with 2 n_vsw VSWs within the
+ * GPU's cap, the time of the GPU with 2 n_vsw VSWs from the perf model's
+ * coefficients; least time, ties to more VSWs; highest throughput, ties to
+ * the smaller B_L. */
+static void test_one_gpu_vs_enumeration(void **state)
+{
+	struct hb_rng r;
+	struct hb_error err = { 0 };
+	int found = 0, notfound = 0;
+
+	(void)state;
+	hb_rng_seed(&r, 77, HB_STREAM_DEFAULT);
+	for (int it = 0; it < 200; it++) {
+		struct hb_perf p;
+		struct hb_iidp_result res;
+		int node, *alloc, *lbs = NULL, nl = 0, want_lbs = 0, bn = 0, bga = 0;
+		long gbs = 8 + (long)hb_rng_below(&r, 600), bm = 0;
+		double bt = 0, bf = -1;
+		struct hb_perf_comm c;
+
+		random_perf(&r, &p);
+		node = (int)hb_rng_below(&r, (uint64_t)p.nnodes);
+		if (it % 4 == 3)
+			want_lbs = 8 * (1 + (int)hb_rng_below(&r, 8));
+		alloc = calloc((size_t)p.nnodes, sizeof(*alloc));
+		assert_non_null(alloc);
+		alloc[node] = 1;
+		assert_int_equal(hb_perf_alloc_lbs(&p, alloc, &lbs, &nl, &err), 0);
+		assert_int_equal(hb_perf_comm_eval(&p, alloc, node, &c, &err), 0);
+		for (int i = 0; i < nl; i++) {
+			const struct hb_perf_lbs *l = hb_perf_find_lbs(&p, p.nodes[node].gpu, lbs[i]);
+			long M = hb_iidp_round_m(gbs, lbs[i]);
+			double lt = INFINITY;
+			int ln = 0, lga = 0;
+
+			if (M < 1)
+				break;
+			if (want_lbs && lbs[i] != want_lbs)
+				continue;
+			for (int n = 1; 2 * n <= l->n_cap; n++) {
+				struct hb_perf_coef co;
+				double t;
+
+				if (M % n != 0)
+					continue;
+				assert_int_equal(hb_perf_coef_eval(&p, l, &c, 2 * n, p.tau, &co, &err), 0);
+				t = hb_perf_iter_s(&co, M / n - 1);
+				if (t <= lt) {
+					lt = t;
+					ln = n;
+					lga = (int)(M / n - 1);
+				}
+			}
+			if (ln > 0 && 2.0 * (double)M * lbs[i] / lt > bf) {
+				bf = 2.0 * (double)M * lbs[i] / lt;
+				bt = lt;
+				bn = ln;
+				bga = lga;
+				bm = M;
+			}
+		}
+		assert_int_equal(hb_iidp_solve_one_gpu(&p, node, gbs, it % 4 == 3 ? want_lbs : 0, &res, &err), 0);
+		if (bf < 0) {
+			assert_int_equal(res.found, 0);
+			assert_true(res.why[0] != '\0');
+			notfound++;
+		} else {
+			assert_int_equal(res.found, 1);
+			assert_int_equal(res.npairs, 1);
+			assert_int_equal(res.n_gpus, 1);
+			assert_int_equal(res.pairs[0].gpus, 1);
+			assert_int_equal(res.pairs[0].node, node);
+			assert_int_equal(res.pairs[0].n_vsw, bn);
+			assert_int_equal(res.pairs[0].n_ga, bga);
+			assert_int_equal(res.m, (int)bm);
+			assert_int_equal(res.global_bs, 2 * bm * res.local_bs);
+			assert_true(res.iter_s == bt);
+			assert_true(res.throughput == bf);
+			found++;
+		}
+		hb_iidp_result_free(&res);
+		free(lbs);
+		free(alloc);
+		hb_perf_free(&p);
+	}
+	/* Both outcomes were exercised. */
+	assert_true(found > 50);
+	assert_true(notfound > 0);
+	/* Bad input is an error, not a plan. */
+	{
+		struct hb_perf p;
+		struct hb_iidp_result res;
+
+		random_perf(&r, &p);
+		assert_int_equal(hb_iidp_solve_one_gpu(&p, p.nnodes, 64, 0, &res, &err), -1);
+		assert_int_equal(hb_iidp_solve_one_gpu(&p, 0, 0, 0, &res, &err), -1);
+		assert_int_equal(hb_iidp_solve_one_gpu(&p, 0, 64, 7, &res, &err), -1);
+		hb_perf_free(&p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1135,6 +1238,7 @@ int main(void)
 		cmocka_unit_test(test_shape_errors),
 		cmocka_unit_test(test_shape_bound_random),
 		cmocka_unit_test(test_rank_shapes_oracle),
+		cmocka_unit_test(test_one_gpu_vs_enumeration),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

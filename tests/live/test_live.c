@@ -303,11 +303,64 @@ static void test_refused(void **state)
 	assert_int_equal(run("live --plan p2x2.json --iters 0"), 2);
 }
 
+/* One GPU, IIDP: the planner puts both groups on the GPU (a pair with
+ * "gpus": 1, 2 n_vsw VSWs) and one rank runs it without mpirun; its two
+ * halves are its VSWs, so the similarity is measured.  A pair of any
+ * other GPU count is refused, naming the field. */
+static const char one_gpu_cluster[] =
+	"{\"name\": \"cpu-one\", \"display\": \"one cpu device\", \"storage_bw\": 1e9, \"restart_latency_s\": 2,"
+	" \"source\": \"test_live\", \"groups\": [{\"name\": \"node0\", \"gpu\": \"cpu\", \"nodes\": 1,"
+	" \"gpus_per_node\": 1, \"intra_link\": \"pcie3-x16\", \"intra_bw\": 15.75e9, \"inter_link\": \"eth-10g\","
+	" \"inter_bw\": 1.25e9}]}";
+
+static void test_one_gpu_iidp(void **state)
+{
+	size_t len;
+	char cmd[1024], *plan, *csv, *err, *line;
+	int rc, rows = 0;
+
+	(void)state;
+	write_file("one.json", one_gpu_cluster);
+	rc = run("plan --cluster one.json --model cifar10 --gbs 64 --gpus node0:1 --db cpu.db --json");
+	if (rc != 0)
+		fail_msg("plan exit %d\n%s", rc, slurp(errf, &len));
+	plan = slurp(outf, &len);
+	if (!strstr(plan, "node0:1GPU,VSW:2,GA:"))
+		fail_msg("no one-GPU IIDP configuration:\n%s", plan);
+	free(plan);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/plan1.json'", outf, tmpdir);
+	assert_int_equal(system(cmd), 0);
+	rc = run("live --plan plan1.json --iters 4 --warmup 1 --metrics-every 2 --out res1g");
+	if (rc != 0)
+		fail_msg("live exit %d\n%s", rc, slurp(errf, &len));
+	csv = slurp_in("res1g", "metrics.csv", &len);
+	for (line = strchr(csv, '\n') + 1; *line; line = strchr(line, '\n') + 1) {
+		long it;
+		double loss, sim;
+
+		assert_int_equal(sscanf(line, "%ld,%lf,%lf,", &it, &loss, &sim), 3);
+		assert_true(isfinite(sim));
+		rows++;
+	}
+	assert_true(rows >= 1);
+	free(csv);
+	write_file("pair3.json",
+		   "{\"format\": \"hetbatch-plan/1\", \"cluster\": \"cpu-one\", \"model\": \"cifar10\","
+		   " \"iidp\": {\"found\": true, \"global_batch\": 32, \"local_batch\": 16, \"workers_per_group\": 1,"
+		   "  \"weight_sync\": \"overlap\", \"iter_s\": 0.05, \"pairs\": [{\"node\": \"node0\", \"gpu\": \"cpu\","
+		   "  \"n_vsw\": 1, \"n_ga\": 0, \"gpus\": 3, \"iter_s\": 0.05}]}}");
+	assert_int_equal(run("live --plan pair3.json --iters 2"), 2);
+	err = slurp(errf, &len);
+	assert_non_null(strstr(err, "iidp.pairs[].gpus"));
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_node_plan),
 		cmocka_unit_test(test_planner_rows),
+		cmocka_unit_test(test_one_gpu_iidp),
 		cmocka_unit_test(test_one_worker_noise_scale),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_map_hosts),

@@ -70,11 +70,25 @@ def main():
                                "--db", db, "--gpus", "p100", "--json").stdout)
     check([g["node"] for g in only_p100["iidp"]["gpus"]] == ["node1"], "--gpus p100 uses node1 only")
 
-    # One GPU holds no IIDP pair: no IIDP plan (it says why), the baselines
-    # still run on it; three GPUs: IIDP on a pair, the baselines on all three.
+    # One GPU holds no IIDP pair: it runs both groups (one pair entry with
+    # "gpus": 1, 2 n_vsw VSWs), B_G = 2 M B_L with M = n_vsw (n_ga + 1);
+    # the baselines still run on it; three GPUs: IIDP on a pair, the
+    # baselines on all three.
     one = json.loads(run("plan", "--cluster", "jabas-quickstart", "--model", "resnet50", "--gbs", "64",
                          "--db", db, "--gpus", "node0:1", "--json").stdout)
-    check(not one["iidp"]["found"] and "pairs" in one["iidp"]["why"], "one GPU: no IIDP plan, with the reason")
+    oi = one["iidp"]
+    check(oi["found"] and len(oi["pairs"]) == 1 and oi["pairs"][0]["gpus"] == 1, "one GPU: a one-GPU IIDP pair")
+    op = oi["pairs"][0]
+    check(oi["workers_per_group"] == op["n_vsw"] * (op["n_ga"] + 1)
+          and oi["global_batch"] == 2 * oi["workers_per_group"] * oi["local_batch"], "one GPU: B_G = 2 M B_L")
+    check(oi["config"] == "['node0:1GPU,VSW:%d,GA:%d']" % (2 * op["n_vsw"], op["n_ga"]),
+          "one GPU: config counts both groups' VSWs: %s" % oi["config"])
+    check([g["gpus"] for g in oi["gpus"]] == [1], "one GPU: the allocation is that GPU")
+    # Below two local batches there is no configuration, and it says why.
+    tiny = json.loads(run("plan", "--cluster", "jabas-quickstart", "--model", "resnet50", "--gbs", "16",
+                          "--db", db, "--gpus", "node0:1", "--json", "--force").stdout)
+    check(not tiny["iidp"]["found"] and "below two local batches" in tiny["iidp"]["why"],
+          "one GPU, B_G 16: no IIDP plan, with the reason: %s" % tiny["iidp"].get("why"))
     b1 = one["baselines_on_requested_gpus"]
     check(b1["ddp"]["found"] and sum(g["gpus"] for g in b1["gpus"]) == 1, "one GPU: DDP on that GPU")
     three = json.loads(run("plan", "--cluster", "jabas-quickstart", "--model", "resnet50", "--gbs", "96",
