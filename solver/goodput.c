@@ -251,34 +251,6 @@ void hb_goodput_config_eval(const struct hb_goodput_params *p, const struct hb_g
 /* Note 3.1 [ART] GoodputFunction.optimize, plus the simulator's clamp
  * m <= max_bsz / (K (s+1)), applied before evaluation here so that the
  * value returned is the value of the configuration returned. */
-/* The candidates' total batch sizes of the last grid built on this thread:
- * PolluxSched asks for the argmax of one job at many GPU counts in a row,
- * and below the count where min_local_bsz x K passes the floor they share
- * (lo, hi), so the pow() calls of the grid are made once for them. */
-#define GRID_MAX 64
-static _Thread_local struct {
-	double lo, hi;
-	int n;                   /* candidates; 0: nothing kept */
-	double total[GRID_MAX];
-} grid;
-
-static const double *geometric_grid(double lo, double hi, int n)
-{
-	if (n > GRID_MAX)
-		return NULL;
-	if (grid.n != n || grid.lo != lo || grid.hi != hi) {
-		for (int i = 0; i < n; i++) {
-			double frac = n > 1 ? (double)i / (n - 1) : 0.0;
-
-			grid.total[i] = i == n - 1 && i > 0 ? hi : lo * pow(hi / lo, frac);
-		}
-		grid.lo = lo;
-		grid.hi = hi;
-		grid.n = n;
-	}
-	return grid.total;
-}
-
 static void argmax_geometric(const struct hb_goodput_params *p, const struct hb_grad_params *g,
 			     const struct hb_goodput_limits *l, int num_nodes, int num_replicas,
 			     struct hb_goodput_config *best)
@@ -286,17 +258,15 @@ static void argmax_geometric(const struct hb_goodput_params *p, const struct hb_
 	const double eps = 1e-8; /* the artifact's floor/ceil tolerance */
 	double lo = total_floor(l, g), hi = (double)l->max_bsz;
 	double kmin = (double)l->min_local_bsz * num_replicas;
-	const double *totals;
 	long last_m = -1, last_s = -1;
 
 	if (kmin > lo)
 		lo = kmin;
 	if (lo > hi)
 		return;
-	totals = geometric_grid(lo, hi, l->candidates);
 	for (int i = 0; i < l->candidates; i++) {
 		double frac = l->candidates > 1 ? (double)i / (l->candidates - 1) : 0.0;
-		double total = totals ? totals[i] : i == l->candidates - 1 && i > 0 ? hi : lo * pow(hi / lo, frac);
+		double total = i == l->candidates - 1 && i > 0 ? hi : lo * pow(hi / lo, frac);
 		double local = total / num_replicas;
 		long s = 0, m, mcap;
 		struct hb_goodput_config c;

@@ -106,8 +106,8 @@
  *    sums cover the columns that hold cells only, mutation lists the nodes
  *    without a free GPU when they are few (find_ineligible), the coins of
  *    zero cells advance the generator in one loop (hb_rng_skip), and the
- *    goodput argmax keeps its candidate grid and skips candidates that
- *    round to the (m, s) before them: all bit-identical, about 5 % of the
+ *    goodput argmax skips candidates that round to the (m, s) before
+ *    them: all bit-identical, about 5 % of the
  *    search's CPU on a Philly slice (1,500 jobs from job 15,000: 18.7 ->
  *    17.9 CPU-s in hb_pollux_search, of 50 in all; most searches there have
  *    under 10 jobs and 65 columns, where the O(N) walks were not the cost).
