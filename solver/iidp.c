@@ -1923,8 +1923,8 @@ int hb_iidp_shape_bound(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh
 			if (sb_reserve(b, bytes) < 0)
 				return hb_runtime_error(err, "IIDP solver: out of memory");
 			memcpy(b->blob, (const char *)v->key + klen, bytes);
-			b->nh = v->sum.m;
-			b->nl = (int)v->sum.global_bs;
+			b->nh = sh->n_gpus / 2;
+			b->nl = (int)(bytes / sizeof(struct sb_lbs));
 			return 0;
 		}
 	}
@@ -1948,8 +1948,6 @@ int hb_iidp_shape_bound(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh
 	 * entry's summary hold the bound's counts. */
 	if (s->limit > 0 && b->bytes <= INT32_MAX && (v = malloc(sizeof(*v) + klen + b->bytes)) != NULL) {
 		memset(&v->sum, 0, sizeof(v->sum));
-		v->sum.m = b->nh;
-		v->sum.global_bs = b->nl;
 		v->nkey = (int)nkey;
 		v->extra = (int)b->bytes;
 		memcpy(v->key, s->skey, klen);

@@ -198,7 +198,7 @@ struct pollux_state {
 	int fitted;               /* 1: theta holds a fit of the history */
 	struct hb_goodput_params theta; /* last fit, on the reference type */
 	size_t fit_nobs;          /* nobs when theta was fitted */
-	struct hb_goodput_fit_result last_fit; /* that fit: the next one's warm start */
+	unsigned theta_priors;    /* the priors theta's fit pinned (the next refit's warm start) */
 	long fits;                /* fits run */
 	double run_from;          /* time the current configuration started running
 				     (after its restart delay); INFINITY before the first */
@@ -616,7 +616,8 @@ record:
 
 /* theta_sys fitted to every observation so far (pollux.md §2.1). */
 static int fit(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st,
-	       const struct hb_goodput_fit_result *prev, struct hb_goodput_fit_result *res, struct hb_error *err)
+	       const struct hb_goodput_params *init, unsigned init_priors, struct hb_goodput_fit_result *res,
+	       struct hb_error *err)
 {
 	struct hb_goodput_sample *smp;
 	struct hb_goodput_fit_options opt;
@@ -642,10 +643,10 @@ static int fit(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *
 	 * then mixes it with SplitMix64), so every fit draws its own restarts. */
 	opt.seed = sim->opts.seed ^ (0x9E3779B97F4A7C15ULL * (uint64_t)(job->id + 1)) ^
 		   (0xBF58476D1CE4E5B9ULL * (uint64_t)(st->decisions + 1));
-	if (prev) {
+	if (init) {
 		/* A refit: warm start, no random restarts (see "Fit cadence"). */
-		opt.init = &prev->params;
-		opt.init_priors = prev->priors;
+		opt.init = init;
+		opt.init_priors = init_priors;
 		opt.restarts = POLLUX_REFIT_RESTARTS;
 	}
 	rc = hb_goodput_fit(smp, st->nobs, &opt, res, err);
@@ -662,9 +663,9 @@ static int refresh_fit(struct hb_sim *sim, struct hb_sim_job *job, struct pollux
 
 	if (st->nobs == 0 || st->nobs == st->fit_nobs)
 		return 0;
-	if (fit(sim, job, st, st->fitted ? &st->last_fit : NULL, &fr, err) < 0)
+	if (fit(sim, job, st, st->fitted ? &st->theta : NULL, st->theta_priors, &fr, err) < 0)
 		return -1;
-	st->last_fit = fr;
+	st->theta_priors = fr.priors;
 	st->theta = fr.params;
 	st->fitted = 1;
 	st->fit_nobs = st->nobs;
@@ -950,7 +951,7 @@ static int prepare_decision(struct hb_sim *sim, struct hb_sim_job *job, struct p
 			    struct hb_goodput_fit_result *fr, struct hb_grad_params *grad, double *phi,
 			    struct hb_error *err)
 {
-	if (observe(sim, job, st, err) < 0 || fit(sim, job, st, NULL, fr, err) < 0)
+	if (observe(sim, job, st, err) < 0 || fit(sim, job, st, NULL, 0, fr, err) < 0)
 		return -1;
 	st->decisions++;
 	*phi = hb_sim_phi(sim, job, (double)job->cfg.global_bs);
