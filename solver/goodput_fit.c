@@ -37,6 +37,24 @@
  * looser ftol (1e-7) left 12 % of refits >1 % above, and GSL's line search
  * tolerance 0.9 instead of 0.1 saved 7 % of the evaluations for twice the
  * misses: BFGS creeps along the valleys and the creeping still pays.
+ *
+ * Also tried for cost and not kept (issue 14; the agent's refit skip,
+ * sim/policies/agent_pollux.c "Fit cadence", is what was kept):
+ *  - the objective in logs (the overlap term's two pow() as exp(gamma (log
+ *    lo - log hi)), log1p and exp, from log T_grad and log T_sync that the
+ *    gradient needs anyway): 12 % less CPU per BFGS iteration, values equal
+ *    to the last bits, but those bits change the trajectory, and Pollux's
+ *    workload 1 in fidelity mode (noise-free observations: its 5 seeds span
+ *    only 11 s, 0.5 %) moved its mean JCT by -14.5 s, 1.3 x that range,
+ *    outside scripts/repro/pollux-spread's rule;
+ *  - Levenberg-Marquardt on the objective's Gauss-Newton curvature (each
+ *    RMSLE a weighted least squares at the current point) instead of BFGS:
+ *    18 instead of 115 iterations per start on Philly's first 2000 jobs,
+ *    about 9x less fit CPU and as good an objective (4 % of starts >1 %
+ *    above BFGS's, 7 % >1 % below), `sim --policy pollux` on them 25 CPU-s
+ *    instead of 37 with the refit skip; native mode within 0.46 of every
+ *    workload's range, but fidelity workload 1 moved by -12 s (-1.1 x).
+ *    The code is on branch wt-pfit-lm.
  */
 #include <math.h>
 #include <stdlib.h>

@@ -47,7 +47,10 @@ struct hb_pollux_report {
 	int max_replicas_seen;   /* most GPUs of an observed configuration (exploration cap base) */
 	int replica_cap;         /* > 0: the job never runs on more GPUs (Pollux fidelity's NCF: 1) */
 	size_t nobs;             /* distinct (N, K, m, s) configurations observed so far */
-	long fits;               /* theta_sys fits run so far */
+	long fits;               /* theta_sys fits run so far (a skipped refit is not one:
+				    theta did not change) */
+	long refits_skipped;     /* refits skipped because theta already predicted the new
+				    observations within 2 sigma of their noise */
 	int ref_type;            /* index of the reference GPU type */
 	int ntypes;              /* entries of types */
 	const struct hb_pollux_type *types; /* per GPU type, owned by the agent (valid until the
@@ -64,6 +67,13 @@ struct hb_pollux_report {
  * otherwise).  A job that has not started yet reports fitted = 0. */
 int hb_pollux_agent_report(struct hb_sim *sim, struct hb_sim_job *job, struct hb_pollux_report *out,
 			   struct hb_error *err);
+
+/* 1 when theta predicts one observation within tol log units: |log(pred /
+ * measured)| <= tol for T_iter and, when compute_s > 0, for T_grad.  The
+ * agent skips a refit while this holds for every new observation (agent_pollux.c,
+ * "Fit cadence"); exposed for its tests. */
+int hb_pollux_obs_predicted(const struct hb_goodput_params *theta, int num_nodes, int num_replicas,
+			    int local_bs, int accum_steps, double iter_s, double compute_s, double tol);
 
 /* The slowest usable GPU type of alloc (nnodes entries) for the report's
  * job, or -1 when alloc is empty or holds a type the job cannot use. */

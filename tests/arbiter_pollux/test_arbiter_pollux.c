@@ -1097,11 +1097,25 @@ static void test_agent_keeps_history_across_grants(void **state)
 	/* The state (history, fit) is the same object after every grant change,
 	 * and it only grows: 4 V100, then 2 P100 were added to it. */
 	for (int k = 1; k < 4; k++) {
+		const struct hb_pollux_report *a = &script.rep[k - 1], *b = &script.rep[k];
+
 		assert_ptr_equal(script.state_ptr[k], script.state_ptr[0]);
-		assert_true(script.rep[k].fitted);
-		assert_true(script.rep[k].nobs > script.rep[k - 1].nobs);
-		assert_true(script.rep[k].fits > script.rep[k - 1].fits);
+		assert_true(b->fitted);
+		assert_true(b->nobs > a->nobs);
+		/* Every growth of the history was either fitted or skipped
+		 * because theta predicted it; a skipped refit keeps theta bit
+		 * for bit (what PolluxSched's skipped rounds rely on). */
+		assert_true(b->fits + b->refits_skipped > a->fits + a->refits_skipped);
+		assert_true(b->fits + b->refits_skipped <= (long)b->nobs);
+		if (b->fits == a->fits)
+			assert_memory_equal(&b->theta, &a->theta, sizeof(b->theta));
 	}
+	/* 1 -> 4 GPUs: the fit of one GPU has no sync time (the local pair is
+	 * pinned at ~0 by the prior), so the first multi-GPU observation lies
+	 * outside the skip tolerance and is refitted. */
+	assert_true(script.rep[1].fits > script.rep[0].fits);
+	print_message("      fits %ld, refits skipped %ld over %zu observations\n", script.rep[3].fits,
+		      script.rep[3].refits_skipped, script.rep[3].nobs);
 	assert_int_equal(script.rep[1].max_replicas_seen, 4);
 	assert_int_equal(script.rep[2].max_replicas_seen, 4); /* 2 P100 added */
 	assert_int_equal(script.rep[3].max_replicas_seen, 8); /* 4 + 4 added */
@@ -1117,6 +1131,39 @@ static void test_agent_keeps_history_across_grants(void **state)
 	assert_int_equal(job->cfg.ngpus, 8);
 	assert_true(job->cfg.global_bs >= job->min_gbs && job->cfg.global_bs <= job->max_gbs);
 	hb_sim_free(&sim);
+}
+
+/* The refit skip's test (agent_pollux.c, "Fit cadence"): an observation
+ * predicted within the tolerance in T_iter and, when measured, T_grad keeps
+ * theta; one outside it in either refits.  The tolerance is the agent's,
+ * 2 sigma = 0.04 of the 2 % log-normal noise. */
+static void test_refit_skip_rule(void **state)
+{
+	const struct hb_goodput_params th = {
+		.alpha_c = 0.03, .beta_c = 0.004, .alpha_n = 0.2, .beta_n = 0.015,
+		.alpha_r = 0.05, .beta_r = 0.01, .gamma = 2.0,
+	};
+	static const int cfg[][4] = { { 1, 1, 32, 0 }, { 1, 4, 64, 0 }, { 2, 8, 16, 2 }, { 4, 16, 128, 1 } };
+	const double tol = 0.04;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cfg) / sizeof(cfg[0]); i++) {
+		int N = cfg[i][0], K = cfg[i][1], m = cfg[i][2], s = cfg[i][3];
+		double t = hb_goodput_iter_time(&th, N, K, m, s), c = hb_goodput_compute_time(&th, m);
+
+		/* Within: exact, and just inside on either side. */
+		assert_true(hb_pollux_obs_predicted(&th, N, K, m, s, t, c, tol));
+		assert_true(hb_pollux_obs_predicted(&th, N, K, m, s, t * exp(0.039), c * exp(-0.039), tol));
+		assert_true(hb_pollux_obs_predicted(&th, N, K, m, s, t * exp(-0.039), c * exp(0.039), tol));
+		/* Outside in T_iter, or in T_grad alone. */
+		assert_false(hb_pollux_obs_predicted(&th, N, K, m, s, t * exp(0.041), c, tol));
+		assert_false(hb_pollux_obs_predicted(&th, N, K, m, s, t * exp(-0.041), c, tol));
+		assert_false(hb_pollux_obs_predicted(&th, N, K, m, s, t, c * exp(0.041), tol));
+		assert_false(hb_pollux_obs_predicted(&th, N, K, m, s, t, c * exp(-0.041), tol));
+		/* An unmeasured T_grad (0) is not judged. */
+		assert_true(hb_pollux_obs_predicted(&th, N, K, m, s, t, 0.0, tol));
+		assert_false(hb_pollux_obs_predicted(&th, N, K, m, s, t * 1.05, 0.0, tol));
+	}
 }
 
 /* The report on a heterogeneous cluster: P100 is the reference (slower) type,
@@ -1335,6 +1382,7 @@ int main(void)
 		cmocka_unit_test(test_restart_penalty),
 		cmocka_unit_test(test_report_types),
 		cmocka_unit_test(test_agent_keeps_history_across_grants),
+		cmocka_unit_test(test_refit_skip_rule),
 		cmocka_unit_test(test_needs_pollux_agent),
 		cmocka_unit_test(test_trace_deterministic),
 		cmocka_unit_test(test_capacity_withdrawal),
