@@ -75,12 +75,13 @@
  *    26,451 history growths; a fit extrapolates to a new (N, K) or m
  *    worse than the noise: the median |log error| of a new sample's
  *    predicted T_iter is 3.5 %, of its T_grad 4.3 %); `sim --policy pollux`
- *    takes 36.5 CPU-s instead of 46.9 (first 5000 jobs: P5000_NEW instead of
- *    P5000_REF), mean JCT 0.315 h either way, restarts per job 10.85
- *    instead of 10.90; the fit's share of the CPU 38 % instead of 52 %.
+ *    takes 36.5 CPU-s instead of 46.9 (first 5000 jobs: 102 instead of 134
+ *    on a loaded machine), mean JCT 0.315 h either way (5000: 0.262 h
+ *    instead of 0.259), restarts per job 10.85 instead of 10.90 (5000: 9.20
+ *    instead of 9.04); the fit's share of the CPU 38 % instead of 52 %.
  *    Pollux's workloads 1-4 (scripts/repro/pollux-spread, seeds 1-5): every
- *    change of the mean within 0.21 of the reference's range in fidelity
- *    mode, NATIVE_MAX in native mode.
+ *    change of the mean within 0.21 of the reference's range of seeds in
+ *    fidelity mode, within 0.20 in native mode.
  *  - Realising (m, s).  hb_goodput_argmax works on integer m; B_L must be a
  *    profiled local batch that fits every GPU type used (with the GNS
  *    buffer, below).  The agent keeps the argmax's s and takes the feasible
