@@ -663,12 +663,79 @@ static void zero_cells(struct work *w, int j, int N, struct coins *c, uint64_t z
 	row_compact(w, j, N);
 }
 
+static int ilog2(int m)
+{
+	int b = 0;
+
+	while (m > 1) {
+		m >>= 1;
+		b++;
+	}
+	return b;
+}
+
+static void isort(int *a, int n)
+{
+	for (int i = 1; i < n; i++) {
+		int v = a[i], k = i;
+
+		while (k > 0 && a[k - 1] > v) {
+			a[k] = a[k - 1];
+			k--;
+		}
+		a[k] = v;
+	}
+}
+
+/* a[0, na) sorted, merged with the sorted b[0, nb) into out (distinct
+ * values: the touched nodes short of room have capacity >= 1, b's have 0).
+ * a is sorted by runs of 16 by insertion and bottom-up merges through out. */
+static void sort_merge(int *a, int na, const int *b, int nb, int *out)
+{
+	int *src = a, *dst = out;
+
+	for (int lo = 0; lo < na; lo += 16)
+		isort(a + lo, na - lo < 16 ? na - lo : 16);
+	for (int w = 16; w < na; w *= 2) {
+		int *t;
+
+		for (int lo = 0; lo < na; lo += 2 * w) {
+			int mid = lo + w < na ? lo + w : na, hi = lo + 2 * w < na ? lo + 2 * w : na;
+			int i = lo, j = mid, o = lo;
+
+			while (i < mid && j < hi)
+				dst[o++] = src[j] < src[i] ? src[j++] : src[i++];
+			while (i < mid)
+				dst[o++] = src[i++];
+			while (j < hi)
+				dst[o++] = src[j++];
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, sizeof(int) * (size_t)na);
+	{
+		int i = 0, j = 0, o = 0;
+
+		while (i < na && j < nb)
+			out[o++] = b[j] < a[i] ? b[j++] : a[i++];
+		while (i < na)
+			out[o++] = a[i++];
+		while (j < nb)
+			out[o++] = b[j++];
+	}
+}
+
 /* The nodes with a free GPU after col_sums ("eligible", mutation (3)),
  * with the index of each touched one among them.  Only touched nodes and
- * nodes of capacity 0 can lack a free GPU; when few do, they are kept as a
+ * nodes of capacity 0 can lack a free GPU; when sorting them costs less
+ * than a walk over all N columns (m log m against N), they are kept as a
  * sorted list and the k-th eligible node is found by binary search over it
  * (elig_at), which saves the O(N) walk per child that the list of eligible
- * nodes costs on a Philly-size round; otherwise that walk is done. */
+ * nodes costs on a Philly-size round; otherwise that walk is done.  Both
+ * give the same indices. */
 static void find_ineligible(const struct hb_pollux_problem *pb, struct scratch *s)
 {
 	const int N = pb->nnodes, *cap = pb->capacity;
@@ -681,16 +748,11 @@ static void find_ineligible(const struct hb_pollux_problem *pb, struct scratch *
 			s->inel[k++] = n; /* capacity-0 ones come from zcap */
 	}
 	m = k + s->nzcap;
-	if ((long)m * m < N) {
-		for (int a = 0; a < m; a++) {
-			int n = a < k ? s->inel[a] : s->zcap[a - k], i = a;
-
-			while (i > 0 && s->inel[i - 1] > n) {
-				s->inel[i] = s->inel[i - 1];
-				i--;
-			}
-			s->inel[i] = n;
-		}
+	/* The sorted list costs a sort of the m nodes and a binary search
+	 * per touched node, the walk N steps. */
+	if ((long)(m + s->ntouched) * (ilog2(m) + 1) < N) {
+		sort_merge(s->inel, k, s->zcap, s->nzcap, s->inelb);
+		memcpy(s->inel, s->inelb, sizeof(int) * (size_t)m);
 		s->ninel = m;
 		s->dense_elig = 0;
 		for (int i = 0; i < m; i++)
@@ -1742,8 +1804,18 @@ static int round_job_init(struct hb_sim *sim, struct round_job *rj, int njobs, i
 	rj->base_goodput = 0.0;
 	if (rj->rep.fitted) {
 		/* Fair share on one node of the reference type (A4); the largest
-		 * feasible K below it if the batch limits rule it out. */
-		for (int k = rj->fair_k; k >= 1; k--) {
+		 * feasible K below it if the batch limits rule it out.  A K with
+		 * K min_local > maxB_G has M > maxB_G whatever (m, s), so it is
+		 * not asked about: on a Philly-size cluster ceil(G / J) is
+		 * hundreds of GPUs above the limit, and walking them down was 3 of
+		 * every 4 calls of hb_pollux_report_argmax (k stays >= 1 so that
+		 * the same call still reports invalid limits). */
+		long ml = rj->rep.types[rj->rep.ref_type].min_local_bsz;
+		int k0 = rj->fair_k;
+
+		if (ml > 0 && rj->rep.limits.max_bsz / ml < k0)
+			k0 = rj->rep.limits.max_bsz / ml > 1 ? (int)(rj->rep.limits.max_bsz / ml) : 1;
+		for (int k = k0; k >= 1; k--) {
 			struct hb_goodput_config c;
 
 			if (hb_pollux_report_argmax(&rj->rep, rj->rep.ref_type, 1, k, &c, err) < 0)
