@@ -83,22 +83,36 @@
  *    of theta_sys fits and the grant are unchanged, SPEEDUP of its current
  *    allocation moved by at most 1 % and the re-allocation factor by at most
  *    0.05.  A search that moved jobs is always followed by another.
- *  - The search ends when its best FITNESS has not improved for 10
- *    generations per job (pymoo's own default termination also stops on a
- *    stalled front; the artifact asks for 100 generations; 10 flat
- *    generations regardless of size moved workload-2's mean JCT by +5 %,
- *    outside the seed spread), and a generation's
- *    matings end after 3 rounds in a row that found no new matrix (pymoo
- *    retries 100 times; on small problems every matrix is soon a duplicate).
+ *  - The search ends when its best FITNESS has not improved for 5 x (J +
+ *    1) generations: 10 for one job, 19 or more jobs run all 100 (pymoo's
+ *    own default termination also stops on a stalled front; the artifact
+ *    asks for 100 generations; 10 flat generations regardless of size moved
+ *    workload-2's mean JCT by +5 %, outside the seed spread; 10 per job,
+ *    the rule before, spent most of a small search on its flat tail: on the
+ *    first 2,000 Philly jobs searches of 2 to 9 jobs ran 24 to 66
+ *    generations and held half the search's row evaluations), and a
+ *    generation's matings end after 3 rounds in a row that found no new
+ *    matrix (pymoo retries 100 times; on small problems every matrix is
+ *    soon a duplicate: 42 % of the children there).
  *  - Mutation step 3 draws the gaps between raised cells on nodes where
  *    the job does not run (geometric, the same distribution as a coin per
  *    cell; tests/arbiter_pollux checks the rates).
  *  - Search work: a search ends after the generation in which its
- *    evaluations x J x N cells reach 8e6 (POLLUX_SEARCH_CELLS).  Pollux's
- *    own workloads never reach it (at most 36 jobs x 16 nodes x 10,000
- *    evaluations = 5.8e6), so they run as before; a Philly-size round (100+
- *    jobs x 384 columns) gets one or two generations, and the next round's
- *    warm start continues from its front.
+ *    evaluations x J x N cells reach 4e6 (POLLUX_SEARCH_CELLS).  Pollux's
+ *    own workloads reach it only with 25 jobs or more, in their last
+ *    generations (36 jobs x 16 nodes x 10,000 evaluations = 5.8e6); a
+ *    Philly-size round (100+ jobs x 384 columns) gets one generation, and
+ *    the next round's warm start continues from its front.  With 8e6 and
+ *    10 stale generations per job, searches of 10 jobs or more held 44 % of
+ *    the row evaluations on the first 2,000 Philly jobs.  Both changes
+ *    together (--policy pollux on the first 2,000 Philly jobs):
+ *    hb_pollux_search 39 % -> 30 % of the CPU (perf), 45.2 -> 42.5 CPU-s
+ *    in all, the agents' fits about 10 % more (11.3 restarts per job
+ *    instead of 10.9: more configurations to fit); 5,000 jobs: 115.6 ->
+ *    107.6 CPU-s.  On Pollux's workloads 1-4 (scripts/repro/pollux-spread,
+ *    5 seeds) the mean JCT moved by -0.35, +0.24, +0.14, -0.09 of the
+ *    reference's seed range with --mode fidelity and +0.02, -0.07, -0.04,
+ *    +0.35 with --mode native.
  *  - Genomes are sparse (cells of (node, GPUs), see "genomes" below); the
  *    operators draw the same random numbers as on dense matrices, so this
  *    changes time and memory only (tests/arbiter_pollux compares them with
@@ -111,6 +125,16 @@
  *    search's CPU on a Philly slice (1,500 jobs from job 15,000: 18.7 ->
  *    17.9 CPU-s in hb_pollux_search, of 50 in all; most searches there have
  *    under 10 jobs and 65 columns, where the O(N) walks were not the cost).
+ *    Since then the sorted list is used whenever sorting it costs less than
+ *    the walk, and the fair-share baseline skips the K's above maxB_G /
+ *    min_local (bit-identical too, within the noise of a loaded machine on
+ *    p2000).  What is left of the search is mostly the goodput argmax of
+ *    the (type, nodes, GPUs) placements it visits (about 40 % of its CPU):
+ *    the agent's memo (hb_pollux_report_argmax) keeps them across rounds,
+ *    but its key changes with every refit of theta_sys (3 of 4 of its
+ *    invalidations on p2000, 30,000 in all), so most are computed once per
+ *    refit and placement; mutation and repair of children that turn out
+ *    duplicates cost what they cost, as their draws keep the stream.
  *
  * Capacity that comes and goes (sim --capacity, capacity.h; Pollux has
  * none of its own): a column's capacity is its node's online GPUs
@@ -153,14 +177,14 @@
 #define MUT_RESET_P 0.1            /* [ART] mutation 1: row back to the base */
 #define MUT_ZERO_ROW_P 0.1         /* [ART] mutation 2: row chosen for zeroing */
 #define MUT_ZERO_ELEM_P 0.1        /* [ART] mutation 2: element zeroed */
-#define POLLUX_STALE_GENERATIONS 10 /* generations per job without a better FITNESS end the search */
+#define POLLUX_STALE_GENERATIONS 5 /* x (jobs + 1): generations without a better FITNESS end the search */
 /* Work of one search, in matrix cells evaluated (J x N per evaluation, what
  * the artifact's numpy evaluation reads): above it the search ends after the
  * generation that crosses it.  Pollux's own workloads (16 nodes, at most 36
- * jobs: 576 cells x 10,000 evaluations) never reach it; a Philly-size round
- * (100+ jobs x 384 columns) gets one or two generations, continued by the
- * next round's warm start. */
-#define POLLUX_SEARCH_CELLS 8e6
+ * jobs: 576 cells x 10,000 evaluations) reach it only with 25 jobs or more
+ * in their last generations; a Philly-size round (100+ jobs x 384 columns)
+ * gets one generation, continued by the next round's warm start. */
+#define POLLUX_SEARCH_CELLS 4e6
 #define POLLUX_STALL_ROUNDS 3      /* matings rounds in a row without a new matrix end a generation */
 #define POLLUX_SKIP_SPEEDUP_TOL 0.01 /* skipped rounds: relative SPEEDUP change per job */
 #define POLLUX_SKIP_FACTOR_TOL 0.05  /* skipped rounds: re-allocation factor change per job */
@@ -1538,14 +1562,15 @@ int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ni
 		survive(&g, n + noff, n + noff < opts->pop_size ? n + noff : opts->pop_size);
 		n = n + noff < opts->pop_size ? n + noff : opts->pop_size;
 		/* Converged: the best FITNESS has not changed for
-		 * stale_generations generations per job (the artifact runs all
-		 * 100; crossover recombines rows, so a problem of more jobs
-		 * keeps improving longer: with 10 per job, 10 or more jobs
-		 * always run every generation). */
+		 * stale_generations x (J + 1) generations (the artifact runs
+		 * all 100; crossover recombines rows, so a problem of more jobs
+		 * keeps improving longer: with 5, one job stops after 10 flat
+		 * generations and 19 or more jobs always run every
+		 * generation). */
 		sig = front_signature(&g, n);
 		same = sig == front_sig ? same + 1 : 0;
 		front_sig = sig;
-		if (opts->stale_generations > 0 && same >= opts->stale_generations * pb->njobs)
+		if (opts->stale_generations > 0 && same >= opts->stale_generations * (pb->njobs + 1))
 			break;
 		if (opts->max_cell_evals > 0 && (double)g.evals * pb->njobs * pb->nnodes >= opts->max_cell_evals)
 			break;
