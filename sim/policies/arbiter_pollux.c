@@ -133,8 +133,12 @@
  *    the agent's memo (hb_pollux_report_argmax) keeps them across rounds,
  *    but its key changes with every refit of theta_sys (3 of 4 of its
  *    invalidations on p2000, 30,000 in all), so most are computed once per
- *    refit and placement; mutation and repair of children that turn out
- *    duplicates cost what they cost, as their draws keep the stream.
+ *    refit and placement; hb_goodput_argmax therefore skips a candidate
+ *    (m, s) whose goodput ceiling (T_iter with max(T_grad, T_sync) for
+ *    its gamma-norm, no pow()) cannot beat the best so far, the same
+ *    answer bit for bit (tests/goodput).  Mutation and repair of children
+ *    that turn out duplicates cost what they cost, as their draws keep the
+ *    stream.
  *
  * Capacity that comes and goes (sim --capacity, capacity.h; Pollux has
  * none of its own): a column's capacity is its node's online GPUs
