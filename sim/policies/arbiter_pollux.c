@@ -136,7 +136,10 @@
  *    refit and placement; hb_goodput_argmax therefore skips a candidate
  *    (m, s) whose goodput ceiling (T_iter with max(T_grad, T_sync) for
  *    its gamma-norm, no pow()) cannot beat the best so far, the same
- *    answer bit for bit (tests/goodput).  Mutation and repair of children
+ *    answer bit for bit (tests/goodput): hb_goodput_config_eval 8 % -> 4 %
+ *    of p2000's CPU, hb_pollux_search 30 % -> 28 %; all three steps
+ *    against 714a0ff, run side by side on a loaded machine: 2,000 jobs
+ *    48.1 -> 44.0 CPU-s, 5,000 jobs 121.7 -> 110.0.  Mutation and repair of children
  *    that turn out duplicates cost what they cost, as their draws keep the
  *    stream.
  *
