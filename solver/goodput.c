@@ -248,6 +248,25 @@ void hb_goodput_config_eval(const struct hb_goodput_params *p, const struct hb_g
 /* ------------------------------------------------------------------------ */
 /* Argmax: the artifact's geometric candidates                               */
 
+/* An upper bound of the goodput hb_goodput_config_eval computes for (m, s),
+ * bit for bit, without its two pow() calls: T_iter = s T_grad + norm with
+ * norm = hi (1 + (lo / hi)^gamma)^(1 / gamma) >= hi = max(T_grad, T_sync)
+ * for gamma >= 1, and every step after it (+, /, x by efficiency >= 0) is
+ * monotone in floating point too, so the value computed on hi is >= the one
+ * computed on norm.  -1 (no bound) where the argument does not hold. */
+static double goodput_ceiling(const struct hb_goodput_params *p, const struct hb_grad_params *g,
+			      int num_nodes, int num_replicas, long local_bsz, int accum_steps)
+{
+	double total = (double)num_replicas * local_bsz * (accum_steps + 1);
+	double tg = hb_goodput_compute_time(p, (double)local_bsz);
+	double ts = hb_goodput_sync_time(p, num_nodes, num_replicas);
+	double hi = tg > ts ? tg : ts;
+
+	if (!(p->gamma >= 1.0) || !(tg > 0) || !(ts >= 0) || accum_steps < 0)
+		return -1.0;
+	return total / (accum_steps * tg + hi) * hb_goodput_efficiency(g, total);
+}
+
 /* Note 3.1 [ART] GoodputFunction.optimize, plus the simulator's clamp
  * m <= max_bsz / (K (s+1)), applied before evaluation here so that the
  * value returned is the value of the configuration returned. */
@@ -292,6 +311,16 @@ static void argmax_geometric(const struct hb_goodput_params *p, const struct hb_
 			continue;
 		last_m = m;
 		last_s = s;
+		/* Taken only if its goodput beats the best so far: not
+		 * evaluated when its ceiling cannot (past the peak, most
+		 * candidates; the pow() calls of T_iter were the argmax's
+		 * cost in PolluxSched's search). */
+		if (best->feasible) {
+			double ceil_g = goodput_ceiling(p, g, num_nodes, num_replicas, m, (int)s);
+
+			if (ceil_g >= 0 && ceil_g <= best->goodput)
+				continue;
+		}
 		hb_goodput_config_eval(p, g, l, num_nodes, num_replicas, m, (int)s, &c);
 		if (c.feasible && (!best->feasible || c.goodput > best->goodput))
 			*best = c;

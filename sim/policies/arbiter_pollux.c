@@ -83,22 +83,36 @@
  *    of theta_sys fits and the grant are unchanged, SPEEDUP of its current
  *    allocation moved by at most 1 % and the re-allocation factor by at most
  *    0.05.  A search that moved jobs is always followed by another.
- *  - The search ends when its best FITNESS has not improved for 10
- *    generations per job (pymoo's own default termination also stops on a
- *    stalled front; the artifact asks for 100 generations; 10 flat
- *    generations regardless of size moved workload-2's mean JCT by +5 %,
- *    outside the seed spread), and a generation's
- *    matings end after 3 rounds in a row that found no new matrix (pymoo
- *    retries 100 times; on small problems every matrix is soon a duplicate).
+ *  - The search ends when its best FITNESS has not improved for 5 x (J +
+ *    1) generations: 10 for one job, 19 or more jobs run all 100 (pymoo's
+ *    own default termination also stops on a stalled front; the artifact
+ *    asks for 100 generations; 10 flat generations regardless of size moved
+ *    workload-2's mean JCT by +5 %, outside the seed spread; 10 per job,
+ *    the rule before, spent most of a small search on its flat tail: on the
+ *    first 2,000 Philly jobs searches of 2 to 9 jobs ran 24 to 66
+ *    generations and held half the search's row evaluations), and a
+ *    generation's matings end after 3 rounds in a row that found no new
+ *    matrix (pymoo retries 100 times; on small problems every matrix is
+ *    soon a duplicate: 42 % of the children there).
  *  - Mutation step 3 draws the gaps between raised cells on nodes where
  *    the job does not run (geometric, the same distribution as a coin per
  *    cell; tests/arbiter_pollux checks the rates).
  *  - Search work: a search ends after the generation in which its
- *    evaluations x J x N cells reach 8e6 (POLLUX_SEARCH_CELLS).  Pollux's
- *    own workloads never reach it (at most 36 jobs x 16 nodes x 10,000
- *    evaluations = 5.8e6), so they run as before; a Philly-size round (100+
- *    jobs x 384 columns) gets one or two generations, and the next round's
- *    warm start continues from its front.
+ *    evaluations x J x N cells reach 4e6 (POLLUX_SEARCH_CELLS).  Pollux's
+ *    own workloads reach it only with 25 jobs or more, in their last
+ *    generations (36 jobs x 16 nodes x 10,000 evaluations = 5.8e6); a
+ *    Philly-size round (100+ jobs x 384 columns) gets one generation, and
+ *    the next round's warm start continues from its front.  With 8e6 and
+ *    10 stale generations per job, searches of 10 jobs or more held 44 % of
+ *    the row evaluations on the first 2,000 Philly jobs.  Both changes
+ *    together (--policy pollux on the first 2,000 Philly jobs):
+ *    hb_pollux_search 39 % -> 30 % of the CPU (perf), 45.2 -> 42.5 CPU-s
+ *    in all, the agents' fits about 10 % more (11.3 restarts per job
+ *    instead of 10.9: more configurations to fit); 5,000 jobs: 115.6 ->
+ *    107.6 CPU-s.  On Pollux's workloads 1-4 (scripts/repro/pollux-spread,
+ *    5 seeds) the mean JCT moved by -0.35, +0.24, +0.14, -0.09 of the
+ *    reference's seed range with --mode fidelity and +0.02, -0.07, -0.04,
+ *    +0.35 with --mode native.
  *  - Genomes are sparse (cells of (node, GPUs), see "genomes" below); the
  *    operators draw the same random numbers as on dense matrices, so this
  *    changes time and memory only (tests/arbiter_pollux compares them with
@@ -111,6 +125,23 @@
  *    search's CPU on a Philly slice (1,500 jobs from job 15,000: 18.7 ->
  *    17.9 CPU-s in hb_pollux_search, of 50 in all; most searches there have
  *    under 10 jobs and 65 columns, where the O(N) walks were not the cost).
+ *    Since then the sorted list is used whenever sorting it costs less than
+ *    the walk, and the fair-share baseline skips the K's above maxB_G /
+ *    min_local (bit-identical too, within the noise of a loaded machine on
+ *    p2000).  What is left of the search is mostly the goodput argmax of
+ *    the (type, nodes, GPUs) placements it visits (about 40 % of its CPU):
+ *    the agent's memo (hb_pollux_report_argmax) keeps them across rounds,
+ *    but its key changes with every refit of theta_sys (3 of 4 of its
+ *    invalidations on p2000, 30,000 in all), so most are computed once per
+ *    refit and placement; hb_goodput_argmax therefore skips a candidate
+ *    (m, s) whose goodput ceiling (T_iter with max(T_grad, T_sync) for
+ *    its gamma-norm, no pow()) cannot beat the best so far, the same
+ *    answer bit for bit (tests/goodput): hb_goodput_config_eval 8 % -> 4 %
+ *    of p2000's CPU, hb_pollux_search 30 % -> 28 %; all three steps
+ *    against 714a0ff, run side by side on a loaded machine: 2,000 jobs
+ *    48.1 -> 44.0 CPU-s, 5,000 jobs 121.7 -> 110.0.  Mutation and repair of children
+ *    that turn out duplicates cost what they cost, as their draws keep the
+ *    stream.
  *
  * Capacity that comes and goes (sim --capacity, capacity.h; Pollux has
  * none of its own): a column's capacity is its node's online GPUs
@@ -153,14 +184,14 @@
 #define MUT_RESET_P 0.1            /* [ART] mutation 1: row back to the base */
 #define MUT_ZERO_ROW_P 0.1         /* [ART] mutation 2: row chosen for zeroing */
 #define MUT_ZERO_ELEM_P 0.1        /* [ART] mutation 2: element zeroed */
-#define POLLUX_STALE_GENERATIONS 10 /* generations per job without a better FITNESS end the search */
+#define POLLUX_STALE_GENERATIONS 5 /* x (jobs + 1): generations without a better FITNESS end the search */
 /* Work of one search, in matrix cells evaluated (J x N per evaluation, what
  * the artifact's numpy evaluation reads): above it the search ends after the
  * generation that crosses it.  Pollux's own workloads (16 nodes, at most 36
- * jobs: 576 cells x 10,000 evaluations) never reach it; a Philly-size round
- * (100+ jobs x 384 columns) gets one or two generations, continued by the
- * next round's warm start. */
-#define POLLUX_SEARCH_CELLS 8e6
+ * jobs: 576 cells x 10,000 evaluations) reach it only with 25 jobs or more
+ * in their last generations; a Philly-size round (100+ jobs x 384 columns)
+ * gets one generation, continued by the next round's warm start. */
+#define POLLUX_SEARCH_CELLS 4e6
 #define POLLUX_STALL_ROUNDS 3      /* matings rounds in a row without a new matrix end a generation */
 #define POLLUX_SKIP_SPEEDUP_TOL 0.01 /* skipped rounds: relative SPEEDUP change per job */
 #define POLLUX_SKIP_FACTOR_TOL 0.05  /* skipped rounds: re-allocation factor change per job */
@@ -663,12 +694,79 @@ static void zero_cells(struct work *w, int j, int N, struct coins *c, uint64_t z
 	row_compact(w, j, N);
 }
 
+static int ilog2(int m)
+{
+	int b = 0;
+
+	while (m > 1) {
+		m >>= 1;
+		b++;
+	}
+	return b;
+}
+
+static void isort(int *a, int n)
+{
+	for (int i = 1; i < n; i++) {
+		int v = a[i], k = i;
+
+		while (k > 0 && a[k - 1] > v) {
+			a[k] = a[k - 1];
+			k--;
+		}
+		a[k] = v;
+	}
+}
+
+/* a[0, na) sorted, merged with the sorted b[0, nb) into out (distinct
+ * values: the touched nodes short of room have capacity >= 1, b's have 0).
+ * a is sorted by runs of 16 by insertion and bottom-up merges through out. */
+static void sort_merge(int *a, int na, const int *b, int nb, int *out)
+{
+	int *src = a, *dst = out;
+
+	for (int lo = 0; lo < na; lo += 16)
+		isort(a + lo, na - lo < 16 ? na - lo : 16);
+	for (int w = 16; w < na; w *= 2) {
+		int *t;
+
+		for (int lo = 0; lo < na; lo += 2 * w) {
+			int mid = lo + w < na ? lo + w : na, hi = lo + 2 * w < na ? lo + 2 * w : na;
+			int i = lo, j = mid, o = lo;
+
+			while (i < mid && j < hi)
+				dst[o++] = src[j] < src[i] ? src[j++] : src[i++];
+			while (i < mid)
+				dst[o++] = src[i++];
+			while (j < hi)
+				dst[o++] = src[j++];
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, sizeof(int) * (size_t)na);
+	{
+		int i = 0, j = 0, o = 0;
+
+		while (i < na && j < nb)
+			out[o++] = b[j] < a[i] ? b[j++] : a[i++];
+		while (i < na)
+			out[o++] = a[i++];
+		while (j < nb)
+			out[o++] = b[j++];
+	}
+}
+
 /* The nodes with a free GPU after col_sums ("eligible", mutation (3)),
  * with the index of each touched one among them.  Only touched nodes and
- * nodes of capacity 0 can lack a free GPU; when few do, they are kept as a
+ * nodes of capacity 0 can lack a free GPU; when sorting them costs less
+ * than a walk over all N columns (m log m against N), they are kept as a
  * sorted list and the k-th eligible node is found by binary search over it
  * (elig_at), which saves the O(N) walk per child that the list of eligible
- * nodes costs on a Philly-size round; otherwise that walk is done. */
+ * nodes costs on a Philly-size round; otherwise that walk is done.  Both
+ * give the same indices. */
 static void find_ineligible(const struct hb_pollux_problem *pb, struct scratch *s)
 {
 	const int N = pb->nnodes, *cap = pb->capacity;
@@ -681,16 +779,11 @@ static void find_ineligible(const struct hb_pollux_problem *pb, struct scratch *
 			s->inel[k++] = n; /* capacity-0 ones come from zcap */
 	}
 	m = k + s->nzcap;
-	if ((long)m * m < N) {
-		for (int a = 0; a < m; a++) {
-			int n = a < k ? s->inel[a] : s->zcap[a - k], i = a;
-
-			while (i > 0 && s->inel[i - 1] > n) {
-				s->inel[i] = s->inel[i - 1];
-				i--;
-			}
-			s->inel[i] = n;
-		}
+	/* The sorted list costs a sort of the m nodes and a binary search
+	 * per touched node, the walk N steps. */
+	if ((long)(m + s->ntouched) * (ilog2(m) + 1) < N) {
+		sort_merge(s->inel, k, s->zcap, s->nzcap, s->inelb);
+		memcpy(s->inel, s->inelb, sizeof(int) * (size_t)m);
 		s->ninel = m;
 		s->dense_elig = 0;
 		for (int i = 0; i < m; i++)
@@ -1476,14 +1569,15 @@ int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ni
 		survive(&g, n + noff, n + noff < opts->pop_size ? n + noff : opts->pop_size);
 		n = n + noff < opts->pop_size ? n + noff : opts->pop_size;
 		/* Converged: the best FITNESS has not changed for
-		 * stale_generations generations per job (the artifact runs all
-		 * 100; crossover recombines rows, so a problem of more jobs
-		 * keeps improving longer: with 10 per job, 10 or more jobs
-		 * always run every generation). */
+		 * stale_generations x (J + 1) generations (the artifact runs
+		 * all 100; crossover recombines rows, so a problem of more jobs
+		 * keeps improving longer: with 5, one job stops after 10 flat
+		 * generations and 19 or more jobs always run every
+		 * generation). */
 		sig = front_signature(&g, n);
 		same = sig == front_sig ? same + 1 : 0;
 		front_sig = sig;
-		if (opts->stale_generations > 0 && same >= opts->stale_generations * pb->njobs)
+		if (opts->stale_generations > 0 && same >= opts->stale_generations * (pb->njobs + 1))
 			break;
 		if (opts->max_cell_evals > 0 && (double)g.evals * pb->njobs * pb->nnodes >= opts->max_cell_evals)
 			break;
@@ -1742,8 +1836,18 @@ static int round_job_init(struct hb_sim *sim, struct round_job *rj, int njobs, i
 	rj->base_goodput = 0.0;
 	if (rj->rep.fitted) {
 		/* Fair share on one node of the reference type (A4); the largest
-		 * feasible K below it if the batch limits rule it out. */
-		for (int k = rj->fair_k; k >= 1; k--) {
+		 * feasible K below it if the batch limits rule it out.  A K with
+		 * K min_local > maxB_G has M > maxB_G whatever (m, s), so it is
+		 * not asked about: on a Philly-size cluster ceil(G / J) is
+		 * hundreds of GPUs above the limit, and walking them down was 3 of
+		 * every 4 calls of hb_pollux_report_argmax (k stays >= 1 so that
+		 * the same call still reports invalid limits). */
+		long ml = rj->rep.types[rj->rep.ref_type].min_local_bsz;
+		int k0 = rj->fair_k;
+
+		if (ml > 0 && rj->rep.limits.max_bsz / ml < k0)
+			k0 = rj->rep.limits.max_bsz / ml > 1 ? (int)(rj->rep.limits.max_bsz / ml) : 1;
+		for (int k = k0; k >= 1; k--) {
 			struct hb_goodput_config c;
 
 			if (hb_pollux_report_argmax(&rj->rep, rj->rep.ref_type, 1, k, &c, err) < 0)

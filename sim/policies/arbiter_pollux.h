@@ -57,10 +57,10 @@ struct hb_pollux_ga_opts {
 	int pop_size;            /* population (100) */
 	int generations;         /* generations, the initial population counting as the first (100) */
 	int max_mating_rounds;   /* matings retried per generation while duplicates are dropped (100) */
-	int stale_generations;   /* > 0: stop after this many generations per job without a better
-				    FITNESS (10; 0 runs every generation, as the artifact) */
+	int stale_generations;   /* > 0: stop after this many x (J + 1) generations without a better
+				    FITNESS (5; 0 runs every generation, as the artifact) */
 	double max_cell_evals;   /* > 0: stop after the generation where evaluations x J x N reach this
-				    (8e6, at scale only; 0: no limit, as the artifact) */
+				    (4e6, at scale mostly; 0: no limit, as the artifact) */
 };
 
 void hb_pollux_ga_opts_default(struct hb_pollux_ga_opts *o);

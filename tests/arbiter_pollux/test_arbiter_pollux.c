@@ -1205,6 +1205,46 @@ static void test_report_types(void **state)
 	hb_sim_free(&sim);
 }
 
+/* The fair-share baseline skips every K with K min_local > maxB_G without
+ * asking (round_job_init): each such K must be infeasible on the reference
+ * type, on one node or two, and the K just below the bound must not be
+ * skipped for a wrong reason (some K <= the bound is feasible). */
+static void test_fair_share_skip_is_infeasible(void **state)
+{
+	struct hb_sim sim;
+	struct hb_error err = { 0 };
+	struct hb_pollux_report rep;
+	long ml, bound;
+	int any = 0;
+
+	(void)state;
+	memset(&script, 0, sizeof(script));
+	sim_open(&sim, "jabas-quickstart", "pollux", 3);
+	hb_sim_set_arbiter(&sim, &script_arbiter);
+	add_job(&sim, "imagenet", &hb_agent_pollux, 0.0, 0, 0);
+	if (hb_sim_run(&sim, &err) < 0)
+		fail_msg("%s", err.msg);
+	rep = script.rep[0];
+	assert_true(rep.fitted);
+	ml = rep.types[rep.ref_type].min_local_bsz;
+	assert_true(ml > 0);
+	bound = rep.limits.max_bsz / ml;
+	assert_true(bound >= 1);
+	for (int k = 1; k <= bound + 64; k++)
+		for (int n = 1; n <= 2 && n <= k; n++) {
+			struct hb_goodput_config c;
+
+			if (hb_pollux_report_argmax(&rep, rep.ref_type, n, k, &c, &err) < 0)
+				fail_msg("%s", err.msg);
+			if (k > bound)
+				assert_false(c.feasible);
+			else
+				any |= c.feasible;
+		}
+	assert_true(any);
+	hb_sim_free(&sim);
+}
+
 /* The arbiter refuses jobs whose agent reports no goodput function. */
 static void test_needs_pollux_agent(void **state)
 {
@@ -1383,6 +1423,7 @@ int main(void)
 		cmocka_unit_test(test_report_types),
 		cmocka_unit_test(test_agent_keeps_history_across_grants),
 		cmocka_unit_test(test_refit_skip_rule),
+		cmocka_unit_test(test_fair_share_skip_is_infeasible),
 		cmocka_unit_test(test_needs_pollux_agent),
 		cmocka_unit_test(test_trace_deterministic),
 		cmocka_unit_test(test_capacity_withdrawal),

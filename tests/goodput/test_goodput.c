@@ -288,6 +288,89 @@ static void test_argmax_geometric_rule(void **state)
 	assert_false(c.feasible);
 }
 
+/* The geometric argmax skips a candidate whose goodput ceiling (T_iter with
+ * max(T_grad, T_sync) for the gamma-norm) cannot beat the best so far: the
+ * answer must be the same bytes as evaluating every candidate, as the rule
+ * did before (this loop), on random models, batches and placements. */
+static void test_argmax_geometric_ceiling_skip_exact(void **state)
+{
+	struct hb_rng rng;
+	long skipped_any = 0;
+
+	(void)state;
+	hb_rng_seed(&rng, 41, 0);
+	for (int trial = 0; trial < 20000; trial++) {
+		struct hb_goodput_params p;
+		struct hb_grad_params g;
+		struct hb_goodput_limits l;
+		struct hb_goodput_config got, want;
+		struct hb_error err = { 0 };
+		int K = 1 + (int)hb_rng_below(&rng, 64), N = 1 + (int)hb_rng_below(&rng, K < 4 ? K : 4);
+		long m0 = 16 + (long)hb_rng_below(&rng, 500), lastm = -1, lasts = -1;
+		double lo, hi, kmin;
+
+		p.alpha_c = 0.01 + 0.2 * hb_rng_uniform(&rng);
+		p.beta_c = 1e-4 + 0.01 * hb_rng_uniform(&rng);
+		p.alpha_r = 0.5 * hb_rng_uniform(&rng);
+		p.beta_r = 0.05 * hb_rng_uniform(&rng);
+		p.alpha_n = 0.5 * hb_rng_uniform(&rng);
+		p.beta_n = 0.05 * hb_rng_uniform(&rng);
+		p.gamma = 1.0 + 9.0 * hb_rng_uniform(&rng);
+		g = hb_grad_params_from_phi(10.0 * pow(10.0, 4 * hb_rng_uniform(&rng)), (double)m0);
+		hb_goodput_limits_default(&l, m0 * (1 + (long)hb_rng_below(&rng, 200)), 1 + (long)hb_rng_below(&rng, 16),
+					  16 + (long)hb_rng_below(&rng, 512));
+		l.single_gpu_accum = (int)hb_rng_below(&rng, 2);
+		l.accumulation = hb_rng_below(&rng, 4) != 0;
+		memset(&want, 0, sizeof(want));
+		/* argmax_geometric before the skip. */
+		lo = (double)m0;
+		hi = (double)l.max_bsz;
+		kmin = (double)l.min_local_bsz * K;
+		if (kmin > lo)
+			lo = kmin;
+		for (int i = 0; lo <= hi && i < l.candidates; i++) {
+			double frac = (double)i / (l.candidates - 1);
+			double total = i == l.candidates - 1 ? hi : lo * pow(hi / lo, frac), local = total / K;
+			long s = 0, m, mcap;
+			struct hb_goodput_config c;
+
+			if (l.accumulation) {
+				s = (long)ceil(local / (double)l.max_local_bsz - 1e-8) - 1;
+				if (s < 0)
+					s = 0;
+				if (l.single_gpu_accum && K == 1 && local > g.init_bsz + 1e-8 && s < 1)
+					s = 1;
+			}
+			m = (long)ceil(local / (double)(s + 1) - 1e-8);
+			if (m < l.min_local_bsz || m > l.max_local_bsz)
+				continue;
+			mcap = l.max_bsz / ((long)K * (s + 1));
+			if (m > mcap)
+				m = mcap;
+			if (m == lastm && s == lasts)
+				continue;
+			lastm = m;
+			lasts = s;
+			hb_goodput_config_eval(&p, &g, &l, N, K, m, (int)s, &c);
+			if (c.feasible && (!want.feasible || c.goodput > want.goodput))
+				want = c;
+			else if (c.feasible)
+				skipped_any++;
+		}
+		assert_int_equal(hb_goodput_argmax(&p, &g, &l, N, K, &got, &err), 0);
+		/* Field by field (the struct has padding), doubles bit for bit. */
+		assert_int_equal(got.feasible, want.feasible);
+		assert_int_equal(got.local_bsz, want.local_bsz);
+		assert_int_equal(got.accum_steps, want.accum_steps);
+		assert_int_equal(got.total_bsz, want.total_bsz);
+		assert_memory_equal(&got.iter_s, &want.iter_s, sizeof(double));
+		assert_memory_equal(&got.throughput, &want.throughput, sizeof(double));
+		assert_memory_equal(&got.efficiency, &want.efficiency, sizeof(double));
+		assert_memory_equal(&got.goodput, &want.goodput, sizeof(double));
+	}
+	assert_true(skipped_any > 0); /* candidates past the peak were there to skip */
+}
+
 /* JABAS's port of Pollux never decreases B_G (jabas.md 5): min_bsz. */
 static void test_argmax_no_decrease(void **state)
 {
@@ -455,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_efficiency),
 		cmocka_unit_test(test_argmax_exact_equals_brute_force),
 		cmocka_unit_test(test_argmax_geometric_rule),
+		cmocka_unit_test(test_argmax_geometric_ceiling_skip_exact),
 		cmocka_unit_test(test_argmax_no_decrease),
 		cmocka_unit_test(test_speedup),
 		cmocka_unit_test(test_fitness_and_restart_factor),
