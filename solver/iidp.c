@@ -778,24 +778,40 @@ static void hmap_clear(struct hmap *m, void (*free_val)(void *))
 }
 
 /* The (allocation, B_L) table: per used node the coefficients for n_vsw =
- * 1..n_cap with that allocation's communication, and the pairs. */
+ * 1..n_cap with that allocation's communication, and the pairs.  One
+ * allocation holds the table, its arrays and its key (table_build); its
+ * memos live in a second one (struct memo_set), so that building, finding
+ * and evicting a table costs a malloc or two, not one per array and one per
+ * memo. */
 struct table {
 	int local_bs;
 	int n_gpus;
 	int npairs;
+	int klen;                     /* bytes of key */
 	int *pair_node;               /* perf node of each pair */
 	struct hb_iidp_pair *pairs;   /* point into coef */
 	struct hb_perf_coef *coef;    /* per used node, n_cap entries each */
-	struct hmap memo;             /* int M -> struct memo (keys in the memos) */
 	int *key;                     /* the table's key in the cache (B_L, used (node, GPUs)) */
+	struct memo_set *memo;        /* M -> struct memo; NULL until the first */
 	size_t bytes;                 /* held by the table with its memos: what evicting it frees */
 };
 
 struct memo {
 	double t;                     /* optimal time, or a lower bound on it when !exact */
 	int exact;                    /* 1: t and w are the answer; 0: only the bound is known */
-	int M;                        /* the memo's key */
-	int w[];                      /* workers per pair (when exact) */
+	int M;                        /* the memo's key (>= 1: M >= N_H >= 1 pairs) */
+};
+
+/* A table's memos, in one block: n records in the order they came (memos
+ * are never removed alone: they go with their table), the workers of
+ * record i at w + i npairs, and an open-addressed index on M (idx[j] = 1 +
+ * the record, 0 = empty) of 2 cap slots, so at most half full.  Records are
+ * named by their position, which a growth keeps. */
+struct memo_set {
+	uint32_t n, cap;              /* records held, room for */
+	struct memo *rec;             /* [cap] */
+	int *w;                       /* [cap npairs] */
+	uint32_t *idx;                /* [2 cap], cap a power of two */
 };
 
 /* A summary in the shape cache, its key after it (one allocation). */
@@ -812,12 +828,36 @@ static void table_free(void *v)
 
 	if (!t)
 		return;
-	hmap_clear(&t->memo, free);
-	free(t->key);
-	free(t->pair_node);
-	free(t->pairs);
-	free(t->coef);
+	free(t->memo);
 	free(t);
+}
+
+static size_t memo_set_bytes(uint32_t cap, int npairs)
+{
+	return sizeof(struct memo_set) + (size_t)cap * (sizeof(struct memo) + (size_t)npairs * sizeof(int) +
+							2 * sizeof(uint32_t));
+}
+
+static uint32_t memo_slot(int M, uint32_t mask)
+{
+	return (uint32_t)(((uint64_t)(uint32_t)M * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
+}
+
+/* The record of M in t's memos, or -1. */
+static long memo_find(const struct table *t, int M)
+{
+	const struct memo_set *ms = t->memo;
+
+	if (!ms)
+		return -1;
+	for (uint32_t mask = 2 * ms->cap - 1, j = memo_slot(M, mask);; j = (j + 1) & mask) {
+		uint32_t i = ms->idx[j];
+
+		if (i == 0)
+			return -1;
+		if (ms->rec[i - 1].M == M)
+			return (long)i - 1;
+	}
 }
 
 struct hb_iidp_solver {
@@ -839,6 +879,12 @@ struct hb_iidp_solver {
 	 * nodes; hint_n = 0 between calls. */
 	int *hint_node, *hint_gpus;
 	int hint_n;
+	/* The communication of each hinted node (hb_perf_comm_eval), computed
+	 * by the request's first table build and reused by its others: it is
+	 * a function of the allocation, not of B_L.  hcomm_ok = 0 between
+	 * requests. */
+	struct hb_perf_comm *hcomm;
+	int hcomm_ok;
 	struct hmap lbs_by_types;     /* GPU types used (bit mask) -> candidate B_L (struct lbs_list) */
 	int *w;                       /* workers per pair of the current problem */
 	int w_cap;
@@ -908,7 +954,8 @@ int hb_iidp_solver_new(const struct hb_perf *perf, struct hb_iidp_solver **out, 
 	classify_nodes(perf, s->node_class, s->next_in_class);
 	s->hint_node = malloc(((size_t)perf->nnodes + 1) * sizeof(int));
 	s->hint_gpus = malloc(((size_t)perf->nnodes + 1) * sizeof(int));
-	if (!s->hint_node || !s->hint_gpus) {
+	s->hcomm = malloc(((size_t)perf->nnodes + 1) * sizeof(*s->hcomm));
+	if (!s->hint_node || !s->hint_gpus || !s->hcomm) {
 		s->perf = perf;
 		hb_iidp_solver_free(s);
 		return hb_runtime_error(err, "IIDP solver: out of memory");
@@ -941,6 +988,7 @@ void hb_iidp_solver_free(struct hb_iidp_solver *s)
 	free(s->full);
 	free(s->hint_node);
 	free(s->hint_gpus);
+	free(s->hcomm);
 	hmap_clear(&s->lbs_by_types, free);
 	free(s->w);
 	free(s);
@@ -958,70 +1006,91 @@ void hb_iidp_solver_stats(const struct hb_iidp_solver *s, struct hb_iidp_stats *
 	*out = s->st;
 }
 
-/* Build the table of (alloc, local_bs); every used node must have a feasible
- * profile at local_bs (the caller checked with hb_perf_alloc_lbs). */
-static int table_build(const struct hb_iidp_solver *s, const int *alloc, int local_bs, struct table **out,
+/* Round n up to a multiple of the alignment of a (the table's arrays share
+ * one block). */
+#define TABLE_ALIGN(n, a) (((n) + _Alignof(a) - 1) / _Alignof(a) * _Alignof(a))
+
+/* Build the table of the key in s->key (k words: B_L, then the used nodes'
+ * (node, GPUs) ascending) on alloc; every used node must have a feasible
+ * profile at B_L (the caller checked with hb_perf_alloc_lbs).  The table,
+ * its arrays and a copy of the key are one allocation of *bytes.  With
+ * hinted = 1 the used nodes are s->hint_node in order and their
+ * communication is taken from (or left in) s->hcomm. */
+static int table_build(struct hb_iidp_solver *s, const int *alloc, int k, int hinted, struct table **out,
 		       size_t *bytes, struct hb_error *err)
 {
 	const struct hb_perf *pf = s->perf;
-	struct table *t = calloc(1, sizeof(*t));
-	int ncoef = 0, npairs = 0, ng = 0;
+	const int local_bs = s->key[0], nused = (k - 1) / 2;
+	size_t ncoef = 0, npairs = 0, off_coef, off_pairs, off_node, off_key, size;
+	int ng = 0;
+	struct table *t;
+	char *blk;
 
 	*out = NULL;
-	if (!t)
-		return hb_runtime_error(err, "IIDP solver: out of memory");
-	for (int i = 0; i < pf->nnodes; i++) {
-		const struct hb_perf_lbs *l;
-		if (alloc[i] == 0)
-			continue;
-		l = hb_perf_find_lbs(pf, pf->nodes[i].gpu, local_bs);
-		if (!l || l->n_cap < 1) {
-			table_free(t);
+	for (int j = 0; j < nused; j++) {
+		const int i = s->key[1 + 2 * j], a = s->key[2 + 2 * j];
+		const struct hb_perf_lbs *l = hb_perf_find_lbs(pf, pf->nodes[i].gpu, local_bs);
+
+		if (!l || l->n_cap < 1)
 			return hb_input_error(err, "IIDP solver: GPU %s of node %s has no feasible profile at B_L %d",
 					      pf->gpus[pf->nodes[i].gpu].name, pf->nodes[i].name, local_bs);
-		}
-		ncoef += l->n_cap;
-		npairs += alloc[i] / 2;
-		ng += alloc[i];
+		ncoef += (size_t)l->n_cap;
+		npairs += (size_t)(a / 2);
+		ng += a;
 	}
+	off_coef = TABLE_ALIGN(sizeof(*t), struct hb_perf_coef);
+	off_pairs = TABLE_ALIGN(off_coef + ncoef * sizeof(struct hb_perf_coef), struct hb_iidp_pair);
+	off_node = TABLE_ALIGN(off_pairs + npairs * sizeof(struct hb_iidp_pair), int);
+	off_key = off_node + npairs * sizeof(int);
+	size = off_key + (size_t)k * sizeof(int);
+	if (!(blk = malloc(size)))
+		return hb_runtime_error(err, "IIDP solver: out of memory");
+	t = (struct table *)blk;
+	memset(t, 0, sizeof(*t));
 	t->local_bs = local_bs;
 	t->n_gpus = ng;
-	t->npairs = npairs;
-	t->coef = malloc((size_t)ncoef * sizeof(*t->coef));
-	t->pairs = malloc((size_t)npairs * sizeof(*t->pairs));
-	t->pair_node = malloc((size_t)npairs * sizeof(*t->pair_node));
-	if (!t->coef || !t->pairs || !t->pair_node) {
-		table_free(t);
-		return hb_runtime_error(err, "IIDP solver: out of memory");
+	t->npairs = (int)npairs;
+	t->klen = k * (int)sizeof(int);
+	t->coef = (struct hb_perf_coef *)(blk + off_coef);
+	t->pairs = (struct hb_iidp_pair *)(blk + off_pairs);
+	t->pair_node = (int *)(blk + off_node);
+	t->key = (int *)(blk + off_key);
+	memcpy(t->key, s->key, (size_t)k * sizeof(int));
+	if (hinted && !s->hcomm_ok) {
+		for (int j = 0; j < nused; j++)
+			if (hb_perf_comm_eval(pf, alloc, s->key[1 + 2 * j], &s->hcomm[j], err) != 0) {
+				free(blk);
+				return -1;
+			}
+		s->hcomm_ok = 1;
 	}
 	ncoef = npairs = 0;
-	for (int i = 0; i < pf->nnodes; i++) {
-		const struct hb_perf_lbs *l;
+	for (int j = 0; j < nused; j++) {
+		const int i = s->key[1 + 2 * j], a = s->key[2 + 2 * j];
+		const struct hb_perf_lbs *l = hb_perf_find_lbs(pf, pf->nodes[i].gpu, local_bs);
 		struct hb_perf_comm c;
 		struct hb_perf_coef *co = t->coef + ncoef;
 
-		if (alloc[i] == 0)
-			continue;
-		l = hb_perf_find_lbs(pf, pf->nodes[i].gpu, local_bs);
-		if (hb_perf_comm_eval(pf, alloc, i, &c, err) != 0) {
-			table_free(t);
+		if (hinted)
+			c = s->hcomm[j];
+		else if (hb_perf_comm_eval(pf, alloc, i, &c, err) != 0) {
+			free(blk);
 			return -1;
 		}
 		for (int n = 1; n <= l->n_cap; n++) {
 			if (hb_perf_coef_eval(pf, l, &c, n, pf->tau, &co[n - 1], err) != 0) {
-				table_free(t);
+				free(blk);
 				return -1;
 			}
 		}
-		for (int k = 0; k < alloc[i] / 2; k++) {
+		for (int q = 0; q < a / 2; q++) {
 			t->pairs[npairs].cap = l->n_cap;
 			t->pairs[npairs].coef = co;
 			t->pair_node[npairs++] = i;
 		}
-		ncoef += l->n_cap;
+		ncoef += (size_t)l->n_cap;
 	}
-	*bytes = sizeof(*t) + (size_t)ncoef * sizeof(*t->coef) +
-		 (size_t)npairs * (sizeof(*t->pairs) + sizeof(*t->pair_node));
+	*bytes = size;
 	*out = t;
 	return 0;
 }
@@ -1062,52 +1131,76 @@ static int table_get(struct hb_iidp_solver *s, const int *alloc, int local_bs, s
 		return 0;
 	}
 	s->st.table_misses++;
-	if (table_build(s, alloc, local_bs, &t, &bytes, err) != 0)
+	if (table_build(s, alloc, k, s->hint_n > 0, &t, &bytes, err) != 0)
 		return -1;
-	if (s->limit > 0 && (t->key = malloc(klen)) != NULL)
-		memcpy(t->key, s->key, klen);
-	if (!t->key || (used = hmap_put_h(&s->tables, h, t->key, klen, t)) == 0) {
+	if (s->limit == 0 || (used = hmap_put_h(&s->tables, h, t->key, klen, t)) == 0) {
 		*owned = 1;
 	} else {
-		/* The key and the table go with it; the slot array stays. */
-		t->bytes = bytes + klen;
+		/* The table (its key inside) goes with it; the slot array stays. */
+		t->bytes = bytes;
 		s->st.cache_bytes += t->bytes + (used - 1);
 	}
 	*out = t;
 	return 0;
 }
 
-/* The memo of (t, M), created (as a bound-only entry) if absent; NULL when
- * memory runs out, which only costs a recomputation. */
-static struct memo *memo_entry(struct hb_iidp_solver *s, struct table *t, int M)
+/* The record of (t, M), created (as a bound-only entry) if absent; -1 when
+ * memory runs out, which only costs a recomputation.  A growth moves the
+ * records: a record is named by its position, never by a pointer kept
+ * across this call. */
+static long memo_entry(struct hb_iidp_solver *s, struct table *t, int M)
 {
-	struct memo *mo = hmap_get(&t->memo, &M, sizeof(M));
-	size_t sz = sizeof(*mo) + (size_t)t->npairs * sizeof(int), used;
+	struct memo_set *ms = t->memo;
+	long i = memo_find(t, M);
+	uint32_t mask, j;
 
-	if (mo)
-		return mo;
-	mo = malloc(sz);
-	if (!mo)
-		return NULL;
-	mo->t = -INFINITY;
-	mo->exact = 0;
-	mo->M = M;
-	t->memo.keys_in_val = 1;
-	if ((used = hmap_put(&t->memo, &mo->M, sizeof(M), mo)) == 0) {
-		free(mo);
-		return NULL;
+	if (i >= 0)
+		return i;
+	if (!ms || ms->n == ms->cap) {
+		const uint32_t nc = ms ? 2 * ms->cap : 4;
+		const size_t nb = memo_set_bytes(nc, t->npairs), ob = ms ? memo_set_bytes(ms->cap, t->npairs) : 0;
+		struct memo_set *nm;
+
+		if (nc > UINT32_MAX / 4 || !(nm = malloc(nb)))
+			return -1;
+		/* Records, then workers, then the index: doubles first, then ints. */
+		nm->n = ms ? ms->n : 0;
+		nm->cap = nc;
+		nm->rec = (struct memo *)(nm + 1);
+		nm->w = (int *)(nm->rec + nc);
+		nm->idx = (uint32_t *)(nm->w + (size_t)nc * (size_t)t->npairs);
+		memset(nm->idx, 0, 2 * (size_t)nc * sizeof(uint32_t));
+		mask = 2 * nc - 1;
+		for (uint32_t r = 0; r < nm->n; r++) {
+			nm->rec[r] = ms->rec[r];
+			for (j = memo_slot(nm->rec[r].M, mask); nm->idx[j] != 0; j = (j + 1) & mask)
+				;
+			nm->idx[j] = r + 1;
+		}
+		if (ms)
+			memcpy(nm->w, ms->w, (size_t)ms->n * (size_t)t->npairs * sizeof(int));
+		free(ms);
+		t->memo = ms = nm;
+		/* Counted with the table: evicting it frees its memos. */
+		t->bytes += nb - ob;
+		s->st.cache_bytes += nb - ob;
 	}
-	/* Counted with the table: evicting it frees its memos. */
-	t->bytes += sz + (used - 1);
-	s->st.cache_bytes += sz + (used - 1);
-	return mo;
+	mask = 2 * ms->cap - 1;
+	for (j = memo_slot(M, mask); ms->idx[j] != 0; j = (j + 1) & mask)
+		;
+	i = ms->n++;
+	ms->idx[j] = (uint32_t)i + 1;
+	ms->rec[i].t = -INFINITY;
+	ms->rec[i].exact = 0;
+	ms->rec[i].M = M;
+	return i;
 }
 
 /* Solve (table, M) into s->w and *T, through the memo for the fast path. */
 static int table_solve(struct hb_iidp_solver *s, struct table *t, int M, int method, double *T, int cache,
 		       struct hb_error *err)
 {
-	struct memo *mo;
+	long i;
 	int rc;
 
 	s->st.solves++;
@@ -1119,11 +1212,11 @@ static int table_solve(struct hb_iidp_solver *s, struct table *t, int M, int met
 		s->w_cap = t->npairs;
 	}
 	if (method == HB_IIDP_FAST && cache) {
-		mo = hmap_get(&t->memo, &M, sizeof(M));
-		if (mo && mo->exact) {
+		i = memo_find(t, M);
+		if (i >= 0 && t->memo->rec[i].exact) {
 			s->st.memo_hits++;
-			*T = mo->t;
-			memcpy(s->w, mo->w, (size_t)t->npairs * sizeof(int));
+			*T = t->memo->rec[i].t;
+			memcpy(s->w, t->memo->w + (size_t)i * (size_t)t->npairs, (size_t)t->npairs * sizeof(int));
 			return 0;
 		}
 		s->st.memo_misses++;
@@ -1132,10 +1225,10 @@ static int table_solve(struct hb_iidp_solver *s, struct table *t, int M, int met
 				  : hb_iidp_minmax_fast(t->pairs, t->npairs, M, &s->sc, T, s->w, err);
 	if (rc != 0)
 		return -1;
-	if (method == HB_IIDP_FAST && cache && (mo = memo_entry(s, t, M)) != NULL) {
-		mo->t = *T;
-		mo->exact = 1;
-		memcpy(mo->w, s->w, (size_t)t->npairs * sizeof(int));
+	if (method == HB_IIDP_FAST && cache && (i = memo_entry(s, t, M)) >= 0) {
+		t->memo->rec[i].t = *T;
+		t->memo->rec[i].exact = 1;
+		memcpy(t->memo->w + (size_t)i * (size_t)t->npairs, s->w, (size_t)t->npairs * sizeof(int));
 	}
 	return 0;
 }
@@ -1349,14 +1442,16 @@ static int cmp_lcand(const void *a, const void *b)
 
 static int bound_one(struct hb_iidp_solver *s, const int *alloc, struct lcand *c, struct hb_error *err)
 {
-	struct memo *mo;
+	struct memo *mo = NULL;
 	struct table *t;
+	long i;
 	int owned;
 
 	if (table_get(s, alloc, c->lbs, &t, &owned, err) != 0)
 		return -1;
 	/* The bound is memoised with the answers; an answer is its own bound. */
-	mo = owned ? NULL : memo_entry(s, t, c->M);
+	if (!owned && (i = memo_entry(s, t, c->M)) >= 0)
+		mo = &t->memo->rec[i];
 	if (mo && !mo->exact && mo->t == -INFINITY)
 		mo->t = minmax_lower_bound(t->pairs, t->npairs, c->M);
 	c->f_ub = 2.0 * c->M * c->lbs / (mo ? mo->t : minmax_lower_bound(t->pairs, t->npairs, c->M));
@@ -1428,6 +1523,7 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 	for (int j = 0; j < s->hint_n; j++)
 		ng += s->hint_gpus[j];
 	nh = ng / 2;
+	s->hcomm_ok = 0; /* a new allocation: its communication is not known yet */
 	if (req->global_bs <= 0)
 		return hb_input_error(err, "IIDP solver: global batch %ld must be > 0", req->global_bs);
 	if (req->m_rule == HB_IIDP_M_RUNTIME && req->cur_global_bs <= 0)
@@ -1533,6 +1629,7 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 	}
 	rc = 0;
 out:
+	s->hcomm_ok = 0;
 	if (rc != 0)
 		hb_iidp_result_free(out);
 	free(c);

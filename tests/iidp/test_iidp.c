@@ -792,6 +792,88 @@ static void test_cache(void **state)
 	hb_iidp_solver_free(nc);
 }
 
+/* The memos of a table (one block per table, grown by doubling, records
+ * moved by position): a few hundred M on the same allocation, three passes,
+ * so that the records grow through several doublings between the bound
+ * that creates a record and the answer that completes it, and are read back
+ * after; the default cache, a small one (tables and their memos evicted
+ * and rebuilt) and none give the same answers, pair by pair; clearing
+ * returns every byte counted. */
+static void test_memo_growth(void **state)
+{
+	struct hb_rng r;
+	struct hb_error err = { 0 };
+	long compared = 0;
+
+	(void)state;
+	hb_rng_seed(&r, 59, HB_STREAM_DEFAULT);
+	for (int it = 0; it < 6; it++) {
+		struct hb_perf p;
+		struct hb_iidp_solver *s, *small, *nc;
+		struct hb_iidp_stats st;
+		int alloc[8] = { 0 };
+
+		random_perf_n(&r, &p, 8);
+		for (int i = 0; i < p.nnodes; i++)
+			alloc[i] = i % 3 == 0 ? 0 : 2 * (int)(1 + hb_rng_below(&r, (uint64_t)(p.nodes[i].ngpus / 2)));
+		assert_int_equal(hb_iidp_solver_new(&p, &s, &err), 0);
+		assert_int_equal(hb_iidp_solver_new(&p, &small, &err), 0);
+		assert_int_equal(hb_iidp_solver_new(&p, &nc, &err), 0);
+		hb_iidp_solver_set_cache_limit(small, 4000);
+		hb_iidp_solver_set_cache_limit(nc, 0);
+		for (int pass = 0; pass < 3; pass++) {
+			for (int q = 0; q < 300; q++) {
+				struct hb_iidp_request req = { 0 };
+				struct hb_iidp_result a, b, c;
+
+				req.alloc = alloc;
+				/* pass 1 goes down: records are found in another order */
+				req.global_bs = 32 + 16L * (pass == 1 ? 299 - q : q);
+				req.m_rule = q % 3 == 2 ? HB_IIDP_M_RUNTIME : HB_IIDP_M_ROUND;
+				req.cur_global_bs = req.global_bs / 2 + 8;
+				req.method = HB_IIDP_FAST;
+				assert_int_equal(hb_iidp_solve(s, &req, &a, &err), 0);
+				assert_int_equal(hb_iidp_solve(small, &req, &b, &err), 0);
+				assert_int_equal(hb_iidp_solve(nc, &req, &c, &err), 0);
+				assert_int_equal(a.found, c.found);
+				assert_int_equal(b.found, c.found);
+				if (c.found) {
+					assert_true(a.iter_s == c.iter_s && b.iter_s == c.iter_s);
+					assert_int_equal(a.local_bs, c.local_bs);
+					assert_int_equal(b.local_bs, c.local_bs);
+					assert_int_equal(a.npairs, c.npairs);
+					assert_int_equal(b.npairs, c.npairs);
+					for (int k = 0; k < c.npairs; k++) {
+						assert_int_equal(a.pairs[k].workers, c.pairs[k].workers);
+						assert_int_equal(b.pairs[k].workers, c.pairs[k].workers);
+						assert_int_equal(a.pairs[k].n_vsw, c.pairs[k].n_vsw);
+						assert_int_equal(b.pairs[k].n_ga, c.pairs[k].n_ga);
+					}
+					compared++;
+				}
+				hb_iidp_result_free(&a);
+				hb_iidp_result_free(&b);
+				hb_iidp_result_free(&c);
+			}
+		}
+		hb_iidp_solver_stats(s, &st);
+		assert_true(st.memo_hits > 0);
+		assert_int_equal(st.evictions + st.flushes, 0);
+		hb_iidp_solver_stats(small, &st);
+		assert_true(st.evictions + st.flushes > 0);
+		for (int k = 0; k < 2; k++) {
+			hb_iidp_solver_clear_cache(k ? small : s);
+			hb_iidp_solver_stats(k ? small : s, &st);
+			assert_int_equal(st.cache_bytes, 0);
+		}
+		hb_iidp_solver_free(s);
+		hb_iidp_solver_free(small);
+		hb_iidp_solver_free(nc);
+		hb_perf_free(&p);
+	}
+	assert_true(compared >= 500);
+}
+
 /* Answers by allocation shape (the auto-scaler's cache), against the
  * oracle of an uncached solve of the very allocation: random profiles on
  * 8 nodes of 2-3 GPU types and 2 or 4 GPUs (so kinds repeat), random
@@ -1235,6 +1317,7 @@ int main(void)
 		cmocka_unit_test(test_solve_fast_vs_dp_random),
 		cmocka_unit_test(test_shape_summary_oracle),
 		cmocka_unit_test(test_cache),
+		cmocka_unit_test(test_memo_growth),
 		cmocka_unit_test(test_shape_errors),
 		cmocka_unit_test(test_shape_bound_random),
 		cmocka_unit_test(test_rank_shapes_oracle),
