@@ -895,6 +895,9 @@ struct hb_iidp_solver {
 	struct hb_perf_comm *hcomm;
 	int hcomm_ok;
 	struct hmap lbs_by_types;     /* GPU types used (bit mask) -> candidate B_L (struct lbs_list) */
+	/* 1 during the solve of a summary (hb_iidp_solve_summary), which reads
+	 * none of the answer's pairs: result_fill leaves them out. */
+	int summary_only;
 	int *w;                       /* workers per pair of the current problem */
 	int w_cap;
 };
@@ -1225,7 +1228,9 @@ static int table_solve(struct hb_iidp_solver *s, struct table *t, int M, int met
 		if (i >= 0 && t->memo->rec[i].exact) {
 			s->st.memo_hits++;
 			*T = t->memo->rec[i].t;
-			memcpy(s->w, t->memo->w + (size_t)i * (size_t)t->npairs, (size_t)t->npairs * sizeof(int));
+			if (!s->summary_only) /* the workers are read by result_fill's pairs only */
+				memcpy(s->w, t->memo->w + (size_t)i * (size_t)t->npairs,
+				       (size_t)t->npairs * sizeof(int));
 			return 0;
 		}
 		s->st.memo_misses++;
@@ -1272,15 +1277,16 @@ static int validate_alloc(const struct hb_perf *pf, const int *alloc, int *n_gpu
 	return hb_perf_alloc_gpus(pf, alloc, n_gpus, NULL, err);
 }
 
-/* Fill r (pairs allocated) from a solved table. */
+/* Fill r (pairs allocated) from a solved table; without the pairs for a
+ * summary (s->summary_only). */
 static int result_fill(const struct hb_iidp_solver *s, const struct table *t, int M, double T,
 		       struct hb_iidp_result *r, struct hb_error *err)
 {
-	struct hb_iidp_pair_cfg *pc = malloc((size_t)t->npairs * sizeof(*pc));
+	struct hb_iidp_pair_cfg *pc = NULL;
 
-	if (!pc)
+	if (!s->summary_only && !(pc = malloc((size_t)t->npairs * sizeof(*pc))))
 		return hb_runtime_error(err, "IIDP solver: out of memory");
-	for (int k = 0; k < t->npairs; k++) {
+	for (int k = 0; pc && k < t->npairs; k++) {
 		pc[k].node = t->pair_node[k];
 		pc[k].workers = s->w[k];
 		pc[k].gpus = 2;
@@ -1292,7 +1298,7 @@ static int result_fill(const struct hb_iidp_solver *s, const struct table *t, in
 	}
 	free(r->pairs);
 	r->pairs = pc;
-	r->npairs = t->npairs;
+	r->npairs = pc ? t->npairs : 0;
 	r->found = 1;
 	r->why[0] = '\0';
 	r->local_bs = t->local_bs;
@@ -1336,14 +1342,15 @@ static void why_lbs(const struct hb_perf *pf, const int *alloc, int want, struct
 			 pf->min_lbs, maxl);
 }
 
-static int solve_one(struct hb_iidp_solver *s, const int *alloc, int local_bs, int M, int method,
+/* Solve (alloc, local_bs, M) into best when it beats *best_f; t is the
+ * cached table of (alloc, local_bs) when the caller has it, else NULL. */
+static int solve_one(struct hb_iidp_solver *s, const int *alloc, int local_bs, int M, int method, struct table *t,
 		     struct hb_iidp_result *best, double *best_f, struct hb_error *err)
 {
-	struct table *t;
-	int owned, rc = 0;
+	int owned = 0, rc = 0;
 	double T;
 
-	if (table_get(s, alloc, local_bs, &t, &owned, err) != 0)
+	if (!t && table_get(s, alloc, local_bs, &t, &owned, err) != 0)
 		return -1;
 	if (table_solve(s, t, M, method, &T, !owned, err) != 0) {
 		rc = -1;
@@ -1427,7 +1434,7 @@ int hb_iidp_solve_m(struct hb_iidp_solver *s, const int *alloc, int local_bs, in
 		return 0;
 	}
 	maybe_flush(s);
-	rc = solve_one(s, alloc, local_bs, M, method, out, &bf, err);
+	rc = solve_one(s, alloc, local_bs, M, method, NULL, out, &bf, err);
 	if (rc != 0)
 		hb_iidp_result_free(out);
 	return rc;
@@ -1438,6 +1445,7 @@ struct lcand {
 	int lbs;
 	int M;
 	double f_ub;       /* 2 M B_L / (a lower bound on the time) >= the achievable F */
+	struct table *t;   /* the cached table bound_one met, for solve_one; NULL: none */
 };
 
 static int cmp_lcand(const void *a, const void *b)
@@ -1464,6 +1472,8 @@ static int bound_one(struct hb_iidp_solver *s, const int *alloc, struct lcand *c
 	if (mo && !mo->exact && mo->t == -INFINITY)
 		mo->t = minmax_lower_bound(t->pairs, t->npairs, c->M);
 	c->f_ub = 2.0 * c->M * c->lbs / (mo ? mo->t : minmax_lower_bound(t->pairs, t->npairs, c->M));
+	/* Valid until the next maybe_flush: the request's solves use it. */
+	c->t = owned ? NULL : t;
 	if (owned)
 		table_free(t);
 	return 0;
@@ -1594,6 +1604,7 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 		}
 		c[nc].lbs = b;
 		c[nc].M = (int)M;
+		c[nc].t = NULL;
 		c[nc++].f_ub = INFINITY;
 	}
 	/* Only the last reason recorded before the first candidate can be the
@@ -1633,7 +1644,7 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 			s->st.pruned++;
 			continue;
 		}
-		if (solve_one(s, req->alloc, c[i].lbs, c[i].M, req->method, out, &bf, err) != 0)
+		if (solve_one(s, req->alloc, c[i].lbs, c[i].M, req->method, c[i].t, out, &bf, err) != 0)
 			goto out;
 	}
 	rc = 0;
@@ -1872,7 +1883,9 @@ int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *
 		s->hint_gpus[j] = s->full[node];
 	}
 	r2.alloc = s->full;
+	s->summary_only = 1;
 	rc = hb_iidp_solve(s, &r2, &r, err);
+	s->summary_only = 0;
 	s->hint_n = 0;
 	for (int k = 0, node = -1; k < sh->nused; k++) {
 		long c = sh->key[2 * k];
