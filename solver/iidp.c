@@ -869,6 +869,22 @@ static long memo_find(const struct table *t, int M)
 	}
 }
 
+/* Bit 34 of a shape cache key's third word: the entry holds the shape's
+ * bounds (hb_iidp_shape_bound), not a summary.  shape_key never sets it. */
+#define SHAPE_KEY_BOUND ((long)1 << 34)
+
+/* The blob of a struct hb_iidp_shape_bound: nl entries, one per candidate
+ * B_L (ascending), of what hb_iidp_shape_max_throughput needs (iidp.h says
+ * why each bounds F).  Plain values: the solver's cache keeps a copy. */
+struct sb_lbs {
+	double f_inf;      /* sum over pairs of 2 B_L max_n n / step_n */
+	double a;          /* min over nodes, n of base_n - step_n (>= 0) */
+	double b;          /* min over nodes, n of step_n / n (> 0) */
+	double c;          /* min over nodes, n of base_n: no pair runs faster */
+	int lbs;           /* B_L */
+	int ok;            /* 0: some used node has no table at B_L (no answer); -1: no bound (INFINITY) */
+};
+
 struct hb_iidp_solver {
 	const struct hb_perf *perf;   /* borrowed, prepared */
 	struct hmap tables;           /* (B_L, used (node, GPUs)) -> struct table */
@@ -898,6 +914,13 @@ struct hb_iidp_solver {
 	/* 1 during the solve of a summary (hb_iidp_solve_summary), which reads
 	 * none of the answer's pairs: result_fill leaves them out. */
 	int summary_only;
+	/* A summary's solve: the key (bkey, bkey_len bytes, hash bkey_h) of
+	 * its shape's bounds in the shape cache (hb_iidp_shape_bound), for
+	 * solve_hinted to look up once it has evicted what it evicts; bkey_len
+	 * = 0 otherwise. */
+	long *bkey;
+	size_t bkey_len;
+	uint64_t bkey_h;
 	int *w;                       /* workers per pair of the current problem */
 	int w_cap;
 };
@@ -953,12 +976,14 @@ int hb_iidp_solver_new(const struct hb_perf *perf, struct hb_iidp_solver **out, 
 	    !(s->node_class = calloc((size_t)perf->nnodes + 1, sizeof(int))) ||
 	    !(s->next_in_class = calloc((size_t)perf->nnodes + 1, sizeof(int))) ||
 	    !(s->skey = calloc(3 + (size_t)perf->nnodes, sizeof(long))) ||
+	    !(s->bkey = calloc(3 + (size_t)perf->nnodes, sizeof(long))) ||
 	    !(s->full = calloc((size_t)perf->nnodes + 1, sizeof(int)))) {
 		if (s) {
 			free(s->key);
 			free(s->node_class);
 			free(s->next_in_class);
 			free(s->skey);
+			free(s->bkey);
 		}
 		free(s);
 		return hb_runtime_error(err, "IIDP solver: out of memory");
@@ -997,6 +1022,7 @@ void hb_iidp_solver_free(struct hb_iidp_solver *s)
 	free(s->node_class);
 	free(s->next_in_class);
 	free(s->skey);
+	free(s->bkey);
 	free(s->full);
 	free(s->hint_node);
 	free(s->hint_gpus);
@@ -1479,6 +1505,85 @@ static int bound_one(struct hb_iidp_solver *s, const int *alloc, struct lcand *c
 	return 0;
 }
 
+/* A throughput bound on candidate c from its B_L's entry of the shape's
+ * bounds (struct sb_lbs; iidp.h says why each part holds): the busiest of
+ * the N_H pairs serves u >= ceil(M / N_H) workers, so T >= max(c, a + u b)
+ * and F = 2 M B_L / T <= 2 M B_L / max(c, a + u b); and F <= f_inf.
+ * Widened by a relative 1e-9 for rounding, as hb_iidp_shape_max_throughput.
+ * INFINITY where the entry gives none (ok != 1: no bound, or a node without
+ * a table, which the table build then reports). */
+static double cheap_f_ub(const struct sb_lbs *e, const struct lcand *c, int nh)
+{
+	const long u = (c->M + (long)nh - 1) / nh;
+	double t, f;
+
+	if (e->ok != 1)
+		return INFINITY;
+	t = e->a + (double)u * e->b;
+	t = t > e->c ? t : e->c;
+	f = 2.0 * c->M * c->lbs / t;
+	f = f < e->f_inf ? f : e->f_inf;
+	return f * (1.0 + 1e-9);
+}
+
+/* solve_hinted's fast path with the shape's bounds sb (nsb entries, by
+ * ascending B_L, the list the candidates c come from): every candidate
+ * starts with its cheap bound (cheap_f_ub); the one with the largest bound
+ * is taken next: with a cheap bound it gets its tight one (bound_one: the
+ * table, the memo), kept as the lesser of the two (both hold); with a tight
+ * one it is solved.  A candidate whose bound cannot beat the best found
+ * (or tie with it at a smaller B_L) is skipped, as in the loop over all
+ * tight bounds, and the answer is the same (any valid bounds, any order:
+ * the best is the largest F, ties to the smaller B_L); only the B_L whose
+ * cheap bound reaches the answer need a table. */
+static int solve_best_first(struct hb_iidp_solver *s, const struct hb_iidp_request *req, struct lcand *c, int nc,
+			    const struct sb_lbs *sb, int nsb, int nh, struct hb_iidp_result *out, double *bf,
+			    struct hb_error *err)
+{
+	/* f_ub holds the bound; state: 0 cheap, 1 tight, 2 done (solved or skipped) */
+	unsigned char state[64], *st = nc <= 64 ? state : malloc((size_t)nc);
+	int rc = -1;
+
+	if (!st)
+		return hb_runtime_error(err, "IIDP solver: out of memory");
+	for (int i = 0, j = 0; i < nc; i++) {
+		while (j < nsb && sb[j].lbs < c[i].lbs)
+			j++;
+		c[i].f_ub = j < nsb && sb[j].lbs == c[i].lbs ? cheap_f_ub(&sb[j], &c[i], nh) : INFINITY;
+		st[i] = 0;
+	}
+	for (;;) {
+		int k = -1;
+
+		/* The largest bound; ties to the smaller B_L (c is by ascending B_L). */
+		for (int i = 0; i < nc; i++)
+			if (st[i] != 2 && (k < 0 || c[i].f_ub > c[k].f_ub))
+				k = i;
+		if (k < 0)
+			break;
+		if (out->found && (c[k].f_ub < *bf || (c[k].f_ub == *bf && c[k].lbs > out->local_bs))) {
+			s->st.pruned++;
+			st[k] = 2;
+		} else if (st[k] == 0) {
+			const double cheap = c[k].f_ub;
+
+			if (bound_one(s, req->alloc, &c[k], err) != 0)
+				goto out;
+			c[k].f_ub = c[k].f_ub < cheap ? c[k].f_ub : cheap;
+			st[k] = 1;
+		} else {
+			if (solve_one(s, req->alloc, c[k].lbs, c[k].M, req->method, c[k].t, out, bf, err) != 0)
+				goto out;
+			st[k] = 2;
+		}
+	}
+	rc = 0;
+out:
+	if (st != state)
+		free(st);
+	return rc;
+}
+
 /* The candidate B_L of the hinted allocation, as hb_perf_alloc_lbs gives
  * them (a copy the caller frees): they depend on the set of GPU types used
  * only, so they are kept per set. */
@@ -1629,6 +1734,20 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 		break;
 	}
 	maybe_flush(s);
+	/* A summary whose shape's bounds are cached: visit best-first on them
+	 * (solve_best_first), most B_L never need their table. */
+	if (req->method == HB_IIDP_FAST && nc > 1 && s->bkey_len > 0) {
+		struct shape_entry *v = hmap_get_h(&s->shapes, s->bkey_h, s->bkey, s->bkey_len);
+
+		if (v && v->extra > 0) {
+			const struct sb_lbs *sb = (const struct sb_lbs *)((const char *)v->key + s->bkey_len);
+
+			if (solve_best_first(s, req, c, nc, sb, v->extra / (int)sizeof(*sb), nh, out, &bf, err) != 0)
+				goto out;
+			rc = 0;
+			goto out;
+		}
+	}
 	/* Fast path: visit the B_L by decreasing throughput bound and skip those
 	 * whose bound cannot beat (or tie with a smaller B_L) the best so far.
 	 * Exact: the bound is >= the throughput the B_L can reach.  The DP
@@ -1883,9 +2002,18 @@ int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *
 		s->hint_gpus[j] = s->full[node];
 	}
 	r2.alloc = s->full;
+	if (cache) {
+		/* The key hb_iidp_shape_bound files the shape's bounds under. */
+		memcpy(s->bkey + 3, s->skey + 3, (size_t)sh->nused * sizeof(long));
+		s->bkey[0] = s->bkey[1] = 0;
+		s->bkey[2] = SHAPE_KEY_BOUND;
+		s->bkey_h = hash_words(s->bkey, 3, sh->hash);
+		s->bkey_len = klen;
+	}
 	s->summary_only = 1;
 	rc = hb_iidp_solve(s, &r2, &r, err);
 	s->summary_only = 0;
+	s->bkey_len = 0;
 	s->hint_n = 0;
 	for (int k = 0, node = -1; k < sh->nused; k++) {
 		long c = sh->key[2 * k];
@@ -1913,22 +2041,6 @@ int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *
 	}
 	return 0;
 }
-
-/* Bit 34 of a shape cache key's third word: the entry holds the shape's
- * bounds (hb_iidp_shape_bound), not a summary.  shape_key never sets it. */
-#define SHAPE_KEY_BOUND ((long)1 << 34)
-
-/* The blob of a struct hb_iidp_shape_bound: nl entries, one per candidate
- * B_L (ascending), of what hb_iidp_shape_max_throughput needs (iidp.h says
- * why each bounds F).  Plain values: the solver's cache keeps a copy. */
-struct sb_lbs {
-	double f_inf;      /* sum over pairs of 2 B_L max_n n / step_n */
-	double a;          /* min over nodes, n of base_n - step_n (>= 0) */
-	double b;          /* min over nodes, n of step_n / n (> 0) */
-	double c;          /* min over nodes, n of base_n: no pair runs faster */
-	int lbs;           /* B_L */
-	int ok;            /* 0: some used node has no table at B_L (no answer); -1: no bound (INFINITY) */
-};
 
 static int sb_reserve(struct hb_iidp_shape_bound *b, size_t bytes)
 {

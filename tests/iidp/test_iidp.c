@@ -874,6 +874,83 @@ static void test_memo_growth(void **state)
 	assert_true(compared >= 500);
 }
 
+/* A summary whose shape's bounds are in the cache (hb_iidp_shape_bound
+ * first, as the auto-scaler does) visits its B_L best-first on them and
+ * fetches the tables of only those that can reach the answer: the same
+ * summaries as a solver that never saw the bounds and as an uncached solve
+ * of the allocation, both M rules, with fewer table lookups in all. */
+static void test_summary_best_first(void **state)
+{
+	struct hb_rng r;
+	struct hb_error err = { 0 };
+	long compared = 0, looked_b = 0, looked_p = 0;
+
+	(void)state;
+	hb_rng_seed(&r, 67, HB_STREAM_DEFAULT);
+	for (int it = 0; it < 30; it++) {
+		struct hb_perf p;
+		struct hb_iidp_solver *s, *plain, *nc;
+		struct hb_iidp_stats st;
+
+		random_perf_n(&r, &p, 8);
+		assert_int_equal(hb_iidp_solver_new(&p, &s, &err), 0);
+		assert_int_equal(hb_iidp_solver_new(&p, &plain, &err), 0);
+		assert_int_equal(hb_iidp_solver_new(&p, &nc, &err), 0);
+		hb_iidp_solver_set_cache_limit(nc, 0);
+		for (int q = 0; q < 8; q++) {
+			int alloc[8] = { 0 }, any = 0;
+			struct hb_iidp_shape sh = { 0 };
+			struct hb_iidp_shape_bound b = { 0 };
+
+			for (int i = 0; i < p.nnodes; i++) {
+				alloc[i] = hb_rng_below(&r, 2) ? 2 * (int)hb_rng_below(&r, (uint64_t)(p.nodes[i].ngpus / 2 + 1)) : 0;
+				any += alloc[i];
+			}
+			if (!any)
+				alloc[hb_rng_below(&r, 8)] = 2;
+			assert_int_equal(hb_iidp_shape_of(s, alloc, &sh, &err), 0);
+			assert_int_equal(hb_iidp_shape_bound(s, &sh, &b, &err), 0);
+			for (int k = 0; k < 25; k++) {
+				struct hb_iidp_request req = { 0 };
+				struct hb_iidp_result o;
+				struct hb_iidp_summary a, c;
+
+				req.alloc = alloc;
+				req.global_bs = 16 + (long)hb_rng_below(&r, 4000);
+				req.m_rule = k % 3 == 2 ? HB_IIDP_M_RUNTIME : HB_IIDP_M_ROUND;
+				req.cur_global_bs = 16 + (long)hb_rng_below(&r, 4000);
+				req.method = HB_IIDP_FAST;
+				assert_int_equal(hb_iidp_solve(nc, &req, &o, &err), 0);
+				assert_int_equal(hb_iidp_solve_summary(s, &sh, &req, &a, &err), 0);
+				assert_int_equal(hb_iidp_solve_summary(plain, &sh, &req, &c, &err), 0);
+				assert_memory_equal(&a, &c, sizeof(a));
+				assert_int_equal(a.found, o.found);
+				if (o.found) {
+					assert_int_equal(a.global_bs, o.global_bs);
+					assert_int_equal(a.local_bs, o.local_bs);
+					assert_int_equal(a.m, o.m);
+					assert_true(a.iter_s == o.iter_s);
+					assert_true(a.throughput == o.throughput);
+					compared++;
+				}
+				hb_iidp_result_free(&o);
+			}
+			hb_iidp_shape_free(&sh);
+			hb_iidp_shape_bound_free(&b);
+		}
+		hb_iidp_solver_stats(s, &st);
+		looked_b += st.table_hits + st.table_misses;
+		hb_iidp_solver_stats(plain, &st);
+		looked_p += st.table_hits + st.table_misses;
+		hb_iidp_solver_free(s);
+		hb_iidp_solver_free(plain);
+		hb_iidp_solver_free(nc);
+		hb_perf_free(&p);
+	}
+	assert_true(compared >= 1000);
+	assert_true(looked_b < looked_p);
+}
+
 /* Answers by allocation shape (the auto-scaler's cache), against the
  * oracle of an uncached solve of the very allocation: random profiles on
  * 8 nodes of 2-3 GPU types and 2 or 4 GPUs (so kinds repeat), random
@@ -1318,6 +1395,7 @@ int main(void)
 		cmocka_unit_test(test_shape_summary_oracle),
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_memo_growth),
+		cmocka_unit_test(test_summary_best_first),
 		cmocka_unit_test(test_shape_errors),
 		cmocka_unit_test(test_shape_bound_random),
 		cmocka_unit_test(test_rank_shapes_oracle),
