@@ -896,7 +896,7 @@ struct hb_iidp_solver {
 	int *key;                     /* 2 nnodes + 1 ints: B_L, then (node, GPUs) of the used nodes */
 	int *node_class;              /* [nnodes]: least node index of the same kind (classify_nodes) */
 	int *next_in_class;           /* [nnodes]: next node of the same kind, -1 after the last */
-	long *skey;                   /* shape key scratch: 3 + nnodes words (shape_key) */
+	long *skey;                   /* shape key scratch: 3 + nnodes words (shape_key), 2 nnodes (hint_bound_key) */
 	int *full;                    /* [nnodes] zeros between calls: a shape spread out for a miss */
 	/* During one hb_iidp_solve (or the shape miss that calls it): the used
 	 * nodes of the allocation being solved, ascending, so that its table
@@ -975,7 +975,7 @@ int hb_iidp_solver_new(const struct hb_perf *perf, struct hb_iidp_solver **out, 
 	if (!s || !(s->key = calloc(2 * (size_t)perf->nnodes + 1, sizeof(int))) ||
 	    !(s->node_class = calloc((size_t)perf->nnodes + 1, sizeof(int))) ||
 	    !(s->next_in_class = calloc((size_t)perf->nnodes + 1, sizeof(int))) ||
-	    !(s->skey = calloc(3 + (size_t)perf->nnodes, sizeof(long))) ||
+	    !(s->skey = calloc(3 + 2 * (size_t)perf->nnodes, sizeof(long))) ||
 	    !(s->bkey = calloc(3 + (size_t)perf->nnodes, sizeof(long))) ||
 	    !(s->full = calloc((size_t)perf->nnodes + 1, sizeof(int)))) {
 		if (s) {
@@ -1776,6 +1776,40 @@ out:
 	return rc;
 }
 
+/* The key of the hinted allocation's shape bounds (as hb_iidp_shape_bound
+ * files them) into bkey: the bounds are a function of the shape, and an
+ * allocation's tables are those of its shape's canonical allocation up to
+ * which identical node holds what (hb_iidp_solve_summary), so the bounds of
+ * its shape bound its answers too.  The adaptation steps of a job run on
+ * the allocation the auto-scaler chose among shapes whose bounds it had
+ * filed.  skey (3 + 2 nnodes words) is scratch here: only a summary uses
+ * it otherwise, and a summary's solve does not come here. */
+static void hint_bound_key(struct hb_iidp_solver *s)
+{
+	long *k = s->skey;
+	int n = 0;
+
+	/* (kind, GPUs) of the used nodes, sorted as shape_add sorts them. */
+	for (int j = 0; j < s->hint_n; j++, n++) {
+		const long c = s->node_class[s->hint_node[j]], a = s->hint_gpus[j];
+		int i = n;
+
+		while (i > 0 && (k[2 * i - 2] > c || (k[2 * i - 2] == c && k[2 * i - 1] > a))) {
+			k[2 * i] = k[2 * i - 2];
+			k[2 * i + 1] = k[2 * i - 1];
+			i--;
+		}
+		k[2 * i] = c;
+		k[2 * i + 1] = a;
+	}
+	for (int i = 0; i < n; i++)
+		s->bkey[3 + i] = (long)((uint64_t)(uint32_t)k[2 * i] << 32 | (uint32_t)k[2 * i + 1]);
+	s->bkey[0] = s->bkey[1] = 0;
+	s->bkey[2] = SHAPE_KEY_BOUND;
+	s->bkey_h = hash_words(s->bkey, 3, hash_words(k, 2 * (size_t)n, 1469598103934665603ULL));
+	s->bkey_len = (3 + (size_t)n) * sizeof(long);
+}
+
 int hb_iidp_solve(struct hb_iidp_solver *s, const struct hb_iidp_request *req, struct hb_iidp_result *out,
 		  struct hb_error *err)
 {
@@ -1793,8 +1827,11 @@ int hb_iidp_solve(struct hb_iidp_solver *s, const struct hb_iidp_request *req, s
 			s->hint_node[s->hint_n] = i;
 			s->hint_gpus[s->hint_n++] = req->alloc[i];
 		}
+	if (s->limit > 0 && req->method == HB_IIDP_FAST)
+		hint_bound_key(s);
 	rc = solve_hinted(s, req, out, err);
 	s->hint_n = 0;
+	s->bkey_len = 0;
 	return rc;
 }
 

@@ -878,7 +878,9 @@ static void test_memo_growth(void **state)
  * first, as the auto-scaler does) visits its B_L best-first on them and
  * fetches the tables of only those that can reach the answer: the same
  * summaries as a solver that never saw the bounds and as an uncached solve
- * of the allocation, both M rules, with fewer table lookups in all. */
+ * of the allocation, both M rules, with fewer table lookups in all; so
+ * does a whole solve of the allocation (the adaptation steps' request),
+ * pair by pair. */
 static void test_summary_best_first(void **state)
 {
 	struct hb_rng r;
@@ -912,7 +914,7 @@ static void test_summary_best_first(void **state)
 			assert_int_equal(hb_iidp_shape_bound(s, &sh, &b, &err), 0);
 			for (int k = 0; k < 25; k++) {
 				struct hb_iidp_request req = { 0 };
-				struct hb_iidp_result o;
+				struct hb_iidp_result o, f;
 				struct hb_iidp_summary a, c;
 
 				req.alloc = alloc;
@@ -923,17 +925,30 @@ static void test_summary_best_first(void **state)
 				assert_int_equal(hb_iidp_solve(nc, &req, &o, &err), 0);
 				assert_int_equal(hb_iidp_solve_summary(s, &sh, &req, &a, &err), 0);
 				assert_int_equal(hb_iidp_solve_summary(plain, &sh, &req, &c, &err), 0);
+				/* a whole solve of the allocation meets its shape's bounds too */
+				assert_int_equal(hb_iidp_solve(s, &req, &f, &err), 0);
 				assert_memory_equal(&a, &c, sizeof(a));
 				assert_int_equal(a.found, o.found);
+				assert_int_equal(f.found, o.found);
 				if (o.found) {
 					assert_int_equal(a.global_bs, o.global_bs);
 					assert_int_equal(a.local_bs, o.local_bs);
 					assert_int_equal(a.m, o.m);
 					assert_true(a.iter_s == o.iter_s);
 					assert_true(a.throughput == o.throughput);
+					assert_int_equal(f.local_bs, o.local_bs);
+					assert_true(f.iter_s == o.iter_s);
+					assert_int_equal(f.npairs, o.npairs);
+					for (int j = 0; j < o.npairs; j++) {
+						assert_int_equal(f.pairs[j].node, o.pairs[j].node);
+						assert_int_equal(f.pairs[j].workers, o.pairs[j].workers);
+						assert_int_equal(f.pairs[j].n_vsw, o.pairs[j].n_vsw);
+						assert_int_equal(f.pairs[j].n_ga, o.pairs[j].n_ga);
+					}
 					compared++;
 				}
 				hb_iidp_result_free(&o);
+				hb_iidp_result_free(&f);
 			}
 			hb_iidp_shape_free(&sh);
 			hb_iidp_shape_bound_free(&b);
