@@ -1095,8 +1095,9 @@ static int table_build(struct hb_iidp_solver *s, const int *alloc, int k, int hi
 	t->key = (int *)(blk + off_key);
 	memcpy(t->key, s->key, (size_t)k * sizeof(int));
 	if (hinted && !s->hcomm_ok) {
+		/* The hint counts the allocation (validated): no scan of alloc. */
 		for (int j = 0; j < nused; j++)
-			if (hb_perf_comm_eval(pf, alloc, s->key[1 + 2 * j], &s->hcomm[j], err) != 0) {
+			if (hb_perf_comm_eval_n(pf, s->key[1 + 2 * j], ng, nused, &s->hcomm[j], err) != 0) {
 				free(blk);
 				return -1;
 			}
@@ -1818,15 +1819,29 @@ int hb_iidp_solve(struct hb_iidp_solver *s, const struct hb_iidp_request *req, s
 	result_reset(out, s->perf->sync);
 	if (s->hint_n > 0) /* a shape miss: validated when the shape was built */
 		return solve_hinted(s, req, out, err);
-	if (validate_alloc(s->perf, req->alloc, &ng, err) != 0)
-		return -1;
+	if (!req->alloc)
+		return validate_alloc(s->perf, req->alloc, &ng, err);
 	/* One scan of the cluster's nodes for the whole request, instead of
-	 * one per candidate B_L (table keys) and one for the B_L list. */
-	for (int i = 0; i < s->perf->nnodes; i++)
-		if (req->alloc[i] != 0) {
-			s->hint_node[s->hint_n] = i;
-			s->hint_gpus[s->hint_n++] = req->alloc[i];
+	 * one per candidate B_L (table keys) and one for the B_L list; it
+	 * checks what validate_alloc checks, which words the error of an
+	 * allocation it refuses. */
+	for (int i = 0, bad = 0; i < s->perf->nnodes && !bad; i++) {
+		const int a = req->alloc[i];
+
+		if (a == 0)
+			continue;
+		bad = a < 0 || a % 2 != 0 || a > s->perf->nodes[i].ngpus;
+		s->hint_node[s->hint_n] = i;
+		s->hint_gpus[s->hint_n++] = a;
+		if (bad) {
+			s->hint_n = 0;
+			return validate_alloc(s->perf, req->alloc, &ng, err) != 0 ? -1
+				: hb_runtime_error(err, "IIDP solver: allocation refused");
 		}
+	}
+	if (s->hint_n == 0)
+		return validate_alloc(s->perf, req->alloc, &ng, err) != 0 ? -1
+			: hb_runtime_error(err, "IIDP solver: allocation refused");
 	if (s->limit > 0 && req->method == HB_IIDP_FAST)
 		hint_bound_key(s);
 	rc = solve_hinted(s, req, out, err);
