@@ -293,7 +293,11 @@ struct hb_iidp_shape_bound {
 	void *blob;             /* owned: per candidate B_L, what the throughput bound reads */
 	size_t bytes, cap;      /* of blob: used, allocated */
 };
-/* Fill b (zero-initialise it once; rebuilt in place) for sh. */
+/* Fill b (zero-initialise it once; rebuilt in place) for sh.  The solver
+ * keeps a copy in its cache and reads it too: while it is there, a
+ * summary of the shape or a whole solve of an allocation of it visits its
+ * candidate B_L best-first on these bounds and builds the tables of only
+ * those that can reach the answer (the same answer: iidp.c). */
 int hb_iidp_shape_bound(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh, struct hb_iidp_shape_bound *b,
 			struct hb_error *err);
 void hb_iidp_shape_bound_free(struct hb_iidp_shape_bound *b);
