@@ -114,10 +114,14 @@
  * multiset as the shape's sorted key and costs one pass over q's nodes; the
  * shape itself is built once, from its first candidate, with its bounds
  * (hb_iidp_shape_bound) for the ranking's pruning.  For the argmin's tie
- * rule each shape keeps its last candidate in Q's order. */
+ * rule each shape keeps its last candidate in Q's order, and that
+ * candidate's units per node, which is all of Q a decision expands
+ * (cand_expand): the shapes are gathered as Q is walked
+ * (hb_alloc_visit_upto) and Q itself is never stored. */
 struct q_shapes {
 	struct hb_iidp_shape *sh; /* [n] the distinct shapes (cap zero-initialised, rebuilt in place) */
 	size_t *last;            /* [n]: the last candidate of Q with that shape */
+	int *units;              /* [n · nq]: that candidate's units per node of q */
 	struct hb_iidp_shape_bound *bnd; /* [n]: bounds on each shape's solver answers (hb_iidp_shape_bound) */
 	struct hb_jabas_rank_item *order; /* [n]: pick_allocation's ranking (scratch) */
 	size_t n, cap;
@@ -131,8 +135,9 @@ struct q_shapes {
 };
 
 struct jabas_state {
-	struct hb_alloc_set q;   /* candidate allocations Q (§4.3) over the nodes q_node, built at start
-				  * (shared: per decision) */
+	struct hb_alloc_set q;   /* candidate allocations Q (§4.3) over the nodes q_node, walked at start
+				  * (shared: per decision): its classes and count only, no candidates
+				  * (hb_alloc_visit_upto); the shapes in qs are what is kept */
 	int *q_node;             /* [nq]: the cluster node of each node of q (those with GPUs to offer) */
 	int nq;                  /* nodes of q */
 	size_t ncand;            /* candidates kept (those of q that can run the trajectory's first point) */
@@ -166,6 +171,7 @@ static void state_free(struct jabas_state *st)
 	}
 	free(st->qs.sh);
 	free(st->qs.last);
+	free(st->qs.units);
 	free(st->qs.bnd);
 	free(st->qs.order);
 	free(st->qs.kind);
@@ -243,11 +249,10 @@ static int same_alloc(const int *a, const int *b, int n)
 
 /* ---- auto-scaler (§4.3) ---------------------------------------------------- */
 
-/* Candidate i of q as GPUs per node of q, into gpus (nq entries). */
-static void cand_gpus(const struct jabas_state *st, size_t i, int *gpus)
+/* A candidate's units per node of q as GPUs per node of q, into gpus (nq
+ * entries). */
+static void cand_gpus(const struct jabas_state *st, const int *u, int *gpus)
 {
-	const int *u = hb_alloc_node_units(&st->q, i);
-
 	for (int n = 0; n < st->nq; n++)
 		gpus[n] = u[n] * st->q.unit;
 }
@@ -315,12 +320,11 @@ static int shapes_table(struct q_shapes *qs, size_t want)
 	return 0;
 }
 
-/* The distinct shapes of st->q into st->qs (struct q_shapes). */
-static int build_shapes(const struct hb_sim_job *job, struct jabas_state *st, struct hb_error *err)
+/* Ready st->qs for the walk of a Q over the nq nodes st->q_node, whose
+ * GPUs ngpus gives: the kinds of the nodes and the empty tables. */
+static int shapes_begin(const struct hb_sim_job *job, struct jabas_state *st, const int *ngpus, struct hb_error *err)
 {
 	struct q_shapes *qs = &st->qs;
-	int *gpus = st->work + 3 * (size_t)st->nnodes;
-	uint16_t *row;
 
 	qs->n = 0;
 	free(qs->kind);
@@ -335,77 +339,106 @@ static int build_shapes(const struct hb_sim_job *job, struct jabas_state *st, st
 		for (; j < n && hb_iidp_node_kind(job->solver, st->q_node[j]) != k; j++)
 			;
 		qs->kind[n] = j < n ? qs->kind[j] : qs->nkind++;
-		if (st->q.node_ngpus[n] / st->q.unit > qs->maxu)
-			qs->maxu = st->q.node_ngpus[n] / st->q.unit;
+		if (ngpus[n] / JABAS_UNIT_GPUS > qs->maxu)
+			qs->maxu = ngpus[n] / JABAS_UNIT_GPUS;
 	}
 	qs->hlen = qs->nkind * (qs->maxu + 1);
 	if (shapes_table(qs, 64) < 0 || shapes_reserve(qs, 64) < 0)
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 	free(qs->hist);
-	if (!(qs->hist = malloc((qs->cap + 1) * (size_t)qs->hlen * sizeof(*qs->hist) + 1)))
+	free(qs->units);
+	qs->units = NULL;
+	if (!(qs->hist = malloc((qs->cap + 1) * (size_t)qs->hlen * sizeof(*qs->hist) + 1)) ||
+	    !(qs->units = malloc(qs->cap * (size_t)(st->nq > 0 ? st->nq : 1) * sizeof(*qs->units))))
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
-	for (size_t i = 0; i < st->q.ncand; i++) {
-		const int *u = hb_alloc_node_units(&st->q, i);
-		uint64_t h;
-		size_t slot;
+	return 0;
+}
 
-		row = qs->hist + qs->n * (size_t)qs->hlen; /* the next shape's row, as scratch */
-		memset(row, 0, (size_t)qs->hlen * sizeof(*row));
-		for (int n = 0; n < st->nq; n++)
-			if (u[n] > 0)
-				row[qs->kind[n] * (qs->maxu + 1) + u[n]]++;
-		h = hist_hash(row, qs->hlen);
-		for (slot = h & (qs->tcap - 1); qs->tab_hash[slot] != 0; slot = (slot + 1) & (qs->tcap - 1))
-			if (qs->tab_hash[slot] == h &&
-			    memcmp(qs->hist + qs->tab_idx[slot] * (size_t)qs->hlen, row,
-				   (size_t)qs->hlen * sizeof(*row)) == 0)
-				break;
-		if (qs->tab_hash[slot] != 0) {
-			qs->last[qs->tab_idx[slot]] = i;
-			continue;
-		}
-		/* A new shape: built by the solver from this candidate. */
-		cand_gpus(st, i, gpus);
-		if (hb_iidp_shape_of_nodes(job->solver, st->q_node, gpus, st->nq, &qs->sh[qs->n], err) < 0) {
-			hb_error_prefix(err, "jabas %s: candidate %zu", job->name, i);
-			return -1;
-		}
-		if (hb_iidp_shape_bound(job->solver, &qs->sh[qs->n], &qs->bnd[qs->n], err) < 0) {
-			hb_error_prefix(err, "jabas %s: candidate %zu", job->name, i);
-			return -1;
-		}
-		qs->tab_hash[slot] = h;
-		qs->tab_idx[slot] = qs->n;
-		qs->last[qs->n++] = i;
-		if (qs->n + 1 > qs->cap || 2 * qs->n > qs->tcap) {
-			uint16_t *nh;
+/* What shape_visit needs beside the candidate. */
+struct shape_walk {
+	const struct hb_sim_job *job;
+	struct jabas_state *st;
+	struct hb_error *err;
+};
 
-			if (shapes_reserve(qs, qs->n + 1) < 0 ||
-			    !(nh = realloc(qs->hist, (qs->cap + 1) * (size_t)qs->hlen * sizeof(*nh) + 1)))
-				return hb_runtime_error(err, "jabas %s: out of memory", job->name);
-			qs->hist = nh;
-			if (2 * qs->n > qs->tcap) {
-				/* Rehash every shape into a table twice the size. */
-				if (shapes_table(qs, qs->n) < 0)
-					return hb_runtime_error(err, "jabas %s: out of memory", job->name);
-				for (size_t j = 0; j < qs->n; j++) {
-					uint64_t hj = hist_hash(qs->hist + j * (size_t)qs->hlen, qs->hlen);
-					size_t sl = hj & (qs->tcap - 1);
+/* hb_alloc_visit_upto's visitor: candidate i of Q (units per node of q)
+ * into st->qs, a new shape or the last candidate of a known one.  1 on an
+ * error (err filled), which stops the walk. */
+static int shape_visit(void *ctx, size_t i, const int *u, int total)
+{
+	const struct shape_walk *sw = ctx;
+	const struct hb_sim_job *job = sw->job;
+	struct jabas_state *st = sw->st;
+	struct q_shapes *qs = &st->qs;
+	int *gpus = st->work + 3 * (size_t)st->nnodes;
+	const size_t nq = (size_t)st->nq;
+	uint16_t *row = qs->hist + qs->n * (size_t)qs->hlen; /* the next shape's row, as scratch */
+	uint64_t h;
+	size_t slot;
 
-					while (qs->tab_hash[sl] != 0)
-						sl = (sl + 1) & (qs->tcap - 1);
-					qs->tab_hash[sl] = hj;
-					qs->tab_idx[sl] = j;
-				}
+	(void)total;
+	memset(row, 0, (size_t)qs->hlen * sizeof(*row));
+	for (size_t n = 0; n < nq; n++)
+		if (u[n] > 0)
+			row[qs->kind[n] * (qs->maxu + 1) + u[n]]++;
+	h = hist_hash(row, qs->hlen);
+	for (slot = h & (qs->tcap - 1); qs->tab_hash[slot] != 0; slot = (slot + 1) & (qs->tcap - 1))
+		if (qs->tab_hash[slot] == h &&
+		    memcmp(qs->hist + qs->tab_idx[slot] * (size_t)qs->hlen, row, (size_t)qs->hlen * sizeof(*row)) == 0)
+			break;
+	if (qs->tab_hash[slot] != 0) {
+		size_t j = qs->tab_idx[slot];
+
+		qs->last[j] = i;
+		memcpy(qs->units + j * nq, u, nq * sizeof(*u));
+		return 0;
+	}
+	/* A new shape: built by the solver from this candidate. */
+	cand_gpus(st, u, gpus);
+	if (hb_iidp_shape_of_nodes(job->solver, st->q_node, gpus, st->nq, &qs->sh[qs->n], sw->err) < 0 ||
+	    hb_iidp_shape_bound(job->solver, &qs->sh[qs->n], &qs->bnd[qs->n], sw->err) < 0) {
+		hb_error_prefix(sw->err, "jabas %s: candidate %zu", job->name, i);
+		return 1;
+	}
+	qs->tab_hash[slot] = h;
+	qs->tab_idx[slot] = qs->n;
+	memcpy(qs->units + qs->n * nq, u, nq * sizeof(*u));
+	qs->last[qs->n++] = i;
+	if (qs->n + 1 > qs->cap || 2 * qs->n > qs->tcap) {
+		uint16_t *nh;
+		int *nu;
+
+		if (shapes_reserve(qs, qs->n + 1) < 0 ||
+		    !(nh = realloc(qs->hist, (qs->cap + 1) * (size_t)qs->hlen * sizeof(*nh) + 1)))
+			goto nomem;
+		qs->hist = nh;
+		if (!(nu = realloc(qs->units, qs->cap * (nq > 0 ? nq : 1) * sizeof(*nu))))
+			goto nomem;
+		qs->units = nu;
+		if (2 * qs->n > qs->tcap) {
+			/* Rehash every shape into a table twice the size. */
+			if (shapes_table(qs, qs->n) < 0)
+				goto nomem;
+			for (size_t j = 0; j < qs->n; j++) {
+				uint64_t hj = hist_hash(qs->hist + j * (size_t)qs->hlen, qs->hlen);
+				size_t sl = hj & (qs->tcap - 1);
+
+				while (qs->tab_hash[sl] != 0)
+					sl = (sl + 1) & (qs->tcap - 1);
+				qs->tab_hash[sl] = hj;
+				qs->tab_idx[sl] = j;
 			}
 		}
 	}
 	return 0;
+nomem:
+	hb_runtime_error(sw->err, "jabas %s: out of memory", job->name);
+	return 1;
 }
 
 /* Q over avail (GPUs per node; NULL = the whole cluster), without the
- * candidates above max_gpus, into st->q / st->ncand, and its distinct
- * shapes into st->qs (build_shapes).  A shared
+ * candidates above max_gpus, walked into its distinct shapes st->qs
+ * (shape_visit), its classes st->q and its count st->ncand.  A shared
  * cluster's offer becomes a copy of the cluster whose nodes hold only the
  * offered GPUs, so the candidates, their order and the merging of identical
  * servers are those of §4.3 on that smaller cluster.  The copy keeps only
@@ -425,7 +458,8 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 {
 	struct hb_cluster sub = *sim->cl;
 	struct hb_node *nodes = NULL;
-	int rc, offered = 0;
+	struct shape_walk sw = { job, st, err };
+	int rc, offered = 0, *ngpus;
 	const size_t offer_bytes = (size_t)st->nnodes * sizeof(int);
 
 	if (avail && st->q_max >= 0 && max_gpus == st->q_max && use_gpus == st->q_use &&
@@ -442,6 +476,8 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 		free(nodes);
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 	}
+	/* q_node's GPUs, for shapes_begin (scratch: the chosen-allocation row). */
+	ngpus = st->work + st->nnodes;
 	sub.ngpus = 0;
 	for (int n = 0; n < st->nnodes; n++) {
 		int g = avail ? avail[n] : sim->cl->nodes[n].ngpus;
@@ -458,17 +494,29 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 			continue;
 		nodes[st->nq] = sim->cl->nodes[n];
 		nodes[st->nq].ngpus = g;
+		ngpus[st->nq] = g;
 		st->q_node[st->nq++] = n;
 	}
 	sub.nodes = nodes;
 	sub.nnodes = st->nq;
 	/* Q is ordered by size: the candidates up to use_gpus are its first
-	 * ones, and the others are only counted. */
+	 * ones, walked into their shapes, and the others are only counted. */
+	rc = shapes_begin(job, st, ngpus, err);
+	if (rc < 0) {
+		free(nodes);
+		return -1;
+	}
 	{
 		uint64_t cnt = 0;
 
-		rc = hb_alloc_enumerate_upto(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS, 0,
-					     (use_gpus < max_gpus ? use_gpus : max_gpus) / JABAS_UNIT_GPUS, &st->q, err);
+		rc = hb_alloc_visit_upto(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS, 0,
+					 (use_gpus < max_gpus ? use_gpus : max_gpus) / JABAS_UNIT_GPUS, &st->q,
+					 shape_visit, &sw, err);
+		if (rc > 0) {
+			/* shape_visit's error, its words already in err */
+			free(nodes);
+			return -1;
+		}
 		if (rc == 0)
 			rc = hb_alloc_count_upto(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS,
 						 max_gpus / JABAS_UNIT_GPUS, &cnt, err);
@@ -484,8 +532,6 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 		return -1;
 	}
 	st->ncand = st->q.ncand;
-	if (build_shapes(job, st, err) < 0)
-		return -1;
 	if (avail) {
 		if (!st->q_offer && !(st->q_offer = malloc(offer_bytes ? offer_bytes : 1)))
 			return hb_runtime_error(err, "jabas %s: out of memory", job->name);
@@ -512,10 +558,16 @@ static int usable_gpus(const struct hb_sim_job *job, long bs)
 	return m > INT_MAX / 2 ? INT_MAX : (int)(2 * m);
 }
 
-/* Candidate i as GPUs per cluster node, into alloc (nnodes entries). */
+/* Candidate i as GPUs per cluster node, into alloc (nnodes entries): i is
+ * a shape's last candidate (what a ranking answers), whose units the shape
+ * keeps. */
 static int *cand_expand(const struct jabas_state *st, size_t i, int *alloc)
 {
-	const int *u = hb_alloc_node_units(&st->q, i);
+	const int *u = NULL;
+
+	for (size_t j = 0; j < st->qs.n && !u; j++)
+		if (st->qs.last[j] == i)
+			u = st->qs.units + j * (size_t)st->nq;
 
 	memset(alloc, 0, (size_t)st->nnodes * sizeof(int));
 	for (int n = 0; n < st->nq; n++)
