@@ -2178,6 +2178,30 @@ out:
 	return rc;
 }
 
+/* File b under the bound key in s->skey (klen bytes, hash h) in the shape
+ * cache; the fields of the entry's summary hold the bound's counts.  Out
+ * of memory, nothing is filed (a cache may forget). */
+static void shape_bound_file(struct hb_iidp_solver *s, uint64_t h, size_t klen, const struct hb_iidp_shape_bound *b)
+{
+	struct shape_entry *v;
+	size_t used;
+
+	if (b->bytes <= INT32_MAX && (v = malloc(sizeof(*v) + klen + b->bytes)) != NULL) {
+		memset(&v->sum, 0, sizeof(v->sum));
+		v->nkey = (int)(klen / sizeof(long));
+		v->extra = (int)b->bytes;
+		memcpy(v->key, s->skey, klen);
+		memcpy((char *)v->key + klen, b->blob, b->bytes);
+		if ((used = hmap_put_h(&s->shapes, h, v->key, klen, v)) == 0) {
+			free(v);
+		} else {
+			used += sizeof(*v) + klen + b->bytes - 1;
+			s->st.cache_bytes += used;
+			s->shape_bytes += used;
+		}
+	}
+}
+
 /* The bounds of a shape are a function of it and they are asked for at
  * every offer's every shape, which recur across offers and across the jobs
  * of one model: they are kept in the shape cache, their blob after the key
@@ -2189,7 +2213,6 @@ int hb_iidp_shape_bound(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh
 	const size_t nkey = 3 + (size_t)sh->nused, klen = nkey * sizeof(long);
 	struct shape_entry *v;
 	uint64_t h = 0;
-	size_t used;
 	int *node, rc;
 
 	if (sh->nused < 1)
@@ -2227,23 +2250,28 @@ int hb_iidp_shape_bound(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh
 	free(node);
 	if (rc < 0)
 		return -1;
-	/* Nothing above evicts: the key is still in skey.  The fields of the
-	 * entry's summary hold the bound's counts. */
-	if (s->limit > 0 && b->bytes <= INT32_MAX && (v = malloc(sizeof(*v) + klen + b->bytes)) != NULL) {
-		memset(&v->sum, 0, sizeof(v->sum));
-		v->nkey = (int)nkey;
-		v->extra = (int)b->bytes;
-		memcpy(v->key, s->skey, klen);
-		memcpy((char *)v->key + klen, b->blob, b->bytes);
-		if ((used = hmap_put_h(&s->shapes, h, v->key, klen, v)) == 0) {
-			free(v);
-		} else {
-			used += sizeof(*v) + klen + b->bytes - 1;
-			s->st.cache_bytes += used;
-			s->shape_bytes += used;
-		}
-	}
+	/* Nothing above evicts: the key is still in skey. */
+	if (s->limit > 0)
+		shape_bound_file(s, h, klen, b);
 	return 0;
+}
+
+void hb_iidp_shape_bound_keep(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh,
+			      const struct hb_iidp_shape_bound *b)
+{
+	const size_t klen = (3 + (size_t)sh->nused) * sizeof(long);
+	const struct hb_iidp_request none = { 0 };
+	uint64_t h;
+
+	if (s->limit <= 0 || sh->nused < 1)
+		return;
+	shape_key(&none, sh, s->skey);
+	s->skey[2] = SHAPE_KEY_BOUND;
+	h = hash_words(s->skey, 3, sh->hash);
+	/* A hit marks the entry used (CLOCK); a miss files b, as the build
+	 * that made it would have. */
+	if (hmap_get_h(&s->shapes, h, s->skey, klen) == NULL)
+		shape_bound_file(s, h, klen, b);
 }
 
 double hb_iidp_shape_max_throughput(const struct hb_iidp_shape_bound *b, long max_global_bs)

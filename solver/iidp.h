@@ -301,6 +301,12 @@ struct hb_iidp_shape_bound {
 int hb_iidp_shape_bound(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh, struct hb_iidp_shape_bound *b,
 			struct hb_error *err);
 void hb_iidp_shape_bound_free(struct hb_iidp_shape_bound *b);
+/* For a caller that keeps b, filled by hb_iidp_shape_bound for sh, and
+ * ranks sh again: what that call would do to the solver's cache, without
+ * copying the bounds out (a hit marks the cached copy used) or rebuilding
+ * them (a miss files b), so the solver keeps reading them. */
+void hb_iidp_shape_bound_keep(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh,
+			      const struct hb_iidp_shape_bound *b);
 /* >= the throughput (samples/s) of every found answer to an Algorithm 1
  * request of B_G <= max_global_bs on the shape. */
 double hb_iidp_shape_max_throughput(const struct hb_iidp_shape_bound *b, long max_global_bs);

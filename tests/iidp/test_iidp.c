@@ -1111,7 +1111,8 @@ static int random_traj(struct hb_rng *r, long *traj)
  * realises a B_G below the least one; no summary is found where the bound
  * is 0; and the epoch lower bound (autoscale.h) never exceeds the estimate
  * of a random trajectory (INFINITY only where the estimate is infeasible).
- * Bounds from the cache equal fresh ones.  The bounds must also be useful:
+ * Bounds from the cache equal fresh ones, and so do bounds a caller kept
+ * and filed again (hb_iidp_shape_bound_keep).  The bounds must also be useful:
  * some are within a factor 2 of the exact values. */
 static void test_shape_bound_random(void **state)
 {
@@ -1146,6 +1147,31 @@ static void test_shape_bound_random(void **state)
 			if (b.bytes) {
 				assert_memory_equal(b.blob, b2.blob, b.bytes);
 				assert_memory_equal(b.blob, b3.blob, b.bytes);
+			}
+			{
+				/* kept bounds filed in a cache that lacks them are its
+				 * answer; keeping them again files nothing more */
+				struct hb_iidp_shape_bound b4 = { 0 };
+				struct hb_iidp_stats st0, st1;
+				struct hb_iidp_solver *kp;
+
+				assert_int_equal(hb_iidp_solver_new(&p, &kp, &err), 0);
+				hb_iidp_shape_bound_keep(nc, &sh, &b);
+				hb_iidp_solver_stats(kp, &st0);
+				hb_iidp_shape_bound_keep(kp, &sh, &b);
+				hb_iidp_solver_stats(kp, &st1);
+				assert_true(st1.cache_bytes > st0.cache_bytes);
+				hb_iidp_shape_bound_keep(kp, &sh, &b);
+				hb_iidp_solver_stats(kp, &st0);
+				assert_int_equal(st0.cache_bytes, st1.cache_bytes);
+				assert_int_equal(hb_iidp_shape_bound(kp, &sh, &b4, &err), 0);
+				hb_iidp_solver_stats(kp, &st1);
+				assert_int_equal(st0.cache_bytes, st1.cache_bytes); /* a hit */
+				assert_true(b4.nl == b.nl && b4.nh == b.nh && b4.bytes == b.bytes);
+				if (b.bytes)
+					assert_memory_equal(b.blob, b4.blob, b.bytes);
+				hb_iidp_shape_bound_free(&b4);
+				hb_iidp_solver_free(kp);
 			}
 			for (int k = 0; k < 8; k++) {
 				struct hb_iidp_request req = { .global_bs = 16 + (long)hb_rng_below(&r, 3000),
