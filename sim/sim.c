@@ -680,11 +680,19 @@ double hb_sim_similarity_cost_s(const struct hb_sim *sim, const struct hb_sim_jo
 			continue;
 		ng += alloc[i];
 		nodes++;
-		if (hb_perf_comm_eval(job->perf, alloc, i, &c, NULL) == 0 && c.overlap_s + c.last_s > t)
-			t = c.overlap_s + c.last_s;
 	}
 	if (ng < 2)
 		return 0.0;
+	/* The allocation counted once, not once per node (hb_perf_comm_eval):
+	 * a cluster of hundreds of nodes made each adaptation step scan it
+	 * again for every node the job holds.  A refused allocation, as
+	 * hb_perf_comm_eval refuses it, adds no time. */
+	if (hb_perf_alloc_gpus(job->perf, alloc, &ng, &nodes, NULL) == 0) {
+		for (int i = 0; i < sim->cl->nnodes; i++)
+			if (alloc[i] && hb_perf_comm_eval_n(job->perf, i, ng, nodes, &c, NULL) == 0 &&
+			    c.overlap_s + c.last_s > t)
+				t = c.overlap_s + c.last_s;
+	}
 	for (int i = 0; i < sim->cl->nnodes; i++) {
 		double b;
 

@@ -199,39 +199,27 @@ int hb_alloc_count(const struct hb_cluster *cl, const struct hb_catalog *cat, in
  * O(|Q| · nodes). */
 struct walk {
 	const struct layout *L;
-	struct hb_alloc_set *s;
 	int *cur;                  /* [nnodes] vector being built */
 	long *after;               /* [nnodes]: Σ cap of the later nodes of the same class */
 	int total;
 	size_t next;               /* candidates emitted */
+	size_t want;               /* candidates the count says there are: no visit past them */
+	hb_alloc_visit_fn visit;   /* called with each candidate, in Q's order */
+	void *ctx;
+	int stop;                  /* the visitor's nonzero answer: the walk unwinds */
 };
-
-static void emit(struct walk *w)
-{
-	struct hb_alloc_set *s = w->s;
-	int *nu = s->node_units + w->next * (size_t)s->nnodes;
-	int *cu = s->class_units + w->next * (size_t)s->nclasses;
-
-	memcpy(nu, w->cur, (size_t)s->nnodes * sizeof(*nu));
-	memset(cu, 0, (size_t)s->nclasses * sizeof(*cu));
-	for (int i = 0; i < s->nnodes; i++)
-		cu[w->L->node_class[i]] += w->cur[i];
-	s->total_units[w->next] = w->total;
-	w->next++;
-}
 
 static void walk(struct walk *w, int i, long rem, long avail)
 {
 	const struct layout *L = w->L;
 	int cap, prev, top;
 
-	if (rem > avail)
+	if (rem > avail || w->stop)
 		return;
 	if (i == L->nnodes) {
-		if (w->next < w->s->ncand)
-			emit(w);
-		else
-			w->next++;  /* counted, caught as a mismatch by the caller */
+		if (w->next < w->want)
+			w->stop = w->visit(w->ctx, w->next, w->cur, w->total);
+		w->next++;  /* past want: counted, caught as a mismatch by the caller */
 		return;
 	}
 	cap = L->cap[i];
@@ -248,6 +236,21 @@ static void walk(struct walk *w, int i, long rem, long avail)
 		walk(w, i + 1, rem - v, avail - cap - (v == cap ? 0 : w->after[i]));
 	}
 	w->cur[i] = 0;
+}
+
+/* hb_alloc_enumerate_upto's visitor: the candidate into the set's arrays. */
+static int emit(void *ctx, size_t i, const int *node_units, int total)
+{
+	struct hb_alloc_set *s = ctx;
+	int *nu = s->node_units + i * (size_t)s->nnodes;
+	int *cu = s->class_units + i * (size_t)s->nclasses;
+
+	memcpy(nu, node_units, (size_t)s->nnodes * sizeof(*nu));
+	memset(cu, 0, (size_t)s->nclasses * sizeof(*cu));
+	for (int k = 0; k < s->nnodes; k++)
+		cu[s->node_class[k]] += node_units[k];
+	s->total_units[i] = total;
+	return 0;
 }
 
 void hb_alloc_free(struct hb_alloc_set *s)
@@ -269,8 +272,12 @@ int hb_alloc_enumerate(const struct hb_cluster *cl, const struct hb_catalog *cat
 	return hb_alloc_enumerate_upto(cl, cat, unit, merge, limit, INT32_MAX, out, err);
 }
 
-int hb_alloc_enumerate_upto(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
-			    size_t limit, int max_units, struct hb_alloc_set *out, struct hb_error *err)
+/* The walk behind hb_alloc_enumerate_upto and hb_alloc_visit_upto: out
+ * gets the set's description (and, when store, room for its candidates),
+ * then each candidate goes to visit(ctx, ...) in Q's order. */
+static int enumerate(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge, size_t limit,
+		     int max_units, int store, struct hb_alloc_set *out, hb_alloc_visit_fn visit, void *ctx,
+		     struct hb_error *err)
 {
 	struct layout L;
 	struct walk w = { 0 };
@@ -310,16 +317,19 @@ int hb_alloc_enumerate_upto(const struct hb_cluster *cl, const struct hb_catalog
 	out->ncand = (size_t)count;
 	out->ncand_unmerged = unmerged;
 	out->classes = malloc((size_t)L.nclasses * sizeof(*out->classes));
-	/* ncand may be 0 (max_units < 1): one entry each keeps malloc's answer meaningful. */
 	out->node_class = malloc((size_t)n * sizeof(*out->node_class));
 	out->node_ngpus = malloc((size_t)n * sizeof(*out->node_ngpus));
-	out->node_units = malloc((out->ncand ? out->ncand : 1) * (size_t)n * sizeof(*out->node_units));
-	out->class_units = malloc((out->ncand ? out->ncand : 1) * (size_t)L.nclasses * sizeof(*out->class_units));
-	out->total_units = malloc((out->ncand ? out->ncand : 1) * sizeof(*out->total_units));
 	w.cur = calloc((size_t)n, sizeof(*w.cur));
 	w.after = calloc((size_t)n, sizeof(*w.after));
-	if (!out->classes || !out->node_class || !out->node_ngpus || !out->node_units ||
-	    !out->class_units || !out->total_units || !w.cur || !w.after) {
+	if (store) {
+		/* ncand may be 0 (max_units < 1): one entry each keeps malloc's answer meaningful. */
+		out->node_units = malloc((out->ncand ? out->ncand : 1) * (size_t)n * sizeof(*out->node_units));
+		out->class_units =
+			malloc((out->ncand ? out->ncand : 1) * (size_t)L.nclasses * sizeof(*out->class_units));
+		out->total_units = malloc((out->ncand ? out->ncand : 1) * sizeof(*out->total_units));
+	}
+	if (!out->classes || !out->node_class || !out->node_ngpus || !w.cur || !w.after ||
+	    (store && (!out->node_units || !out->class_units || !out->total_units))) {
 		hb_runtime_error(err, "alloc: cluster '%s': out of memory for %zu candidates",
 				 cl->name, out->ncand);
 		goto done;
@@ -330,15 +340,21 @@ int hb_alloc_enumerate_upto(const struct hb_cluster *cl, const struct hb_catalog
 		out->node_ngpus[i] = cl->nodes[i].ngpus;
 
 	w.L = &L;
-	w.s = out;
+	w.want = out->ncand;
+	w.visit = visit;
+	w.ctx = store ? (void *)out : ctx;
 	for (int i = n - 1; i >= 0; i--)
 		if (L.prev_in_class[i] >= 0)
 			w.after[L.prev_in_class[i]] = w.after[i] + L.cap[i];
 	for (int i = 0; i < n; i++)
 		avail += L.cap[i];
-	for (long t = 1; t <= room; t++) {
+	for (long t = 1; t <= room && !w.stop; t++) {
 		w.total = (int)t;
 		walk(&w, 0, t, avail);
+	}
+	if (w.stop) {
+		rc = w.stop;
+		goto done;
 	}
 	if (w.next != out->ncand) {
 		hb_runtime_error(err, "alloc: cluster '%s': internal error: enumerated %zu candidates, "
@@ -353,6 +369,19 @@ done:
 	if (rc)
 		hb_alloc_free(out);
 	return rc;
+}
+
+int hb_alloc_enumerate_upto(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
+			    size_t limit, int max_units, struct hb_alloc_set *out, struct hb_error *err)
+{
+	return enumerate(cl, cat, unit, merge, limit, max_units, 1, out, emit, NULL, err);
+}
+
+int hb_alloc_visit_upto(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
+			size_t limit, int max_units, struct hb_alloc_set *out, hb_alloc_visit_fn visit, void *ctx,
+			struct hb_error *err)
+{
+	return enumerate(cl, cat, unit, merge, limit, max_units, 0, out, visit, ctx, err);
 }
 
 const int *hb_alloc_node_units(const struct hb_alloc_set *s, size_t i)

@@ -106,6 +106,22 @@ int hb_alloc_enumerate(const struct hb_cluster *cl, const struct hb_catalog *cat
  * max_units < 1 gives an empty set (ncand 0). */
 int hb_alloc_enumerate_upto(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
 			    size_t limit, int max_units, struct hb_alloc_set *out, struct hb_error *err);
+/* A visitor of candidates: i is the candidate's index in Q, node_units its
+ * units per node (nnodes entries, the packed form when merged; read it
+ * during the call only), total its units.  A nonzero answer stops the walk. */
+typedef int (*hb_alloc_visit_fn)(void *ctx, size_t i, const int *node_units, int total);
+/* hb_alloc_enumerate_upto's candidates, in the same order, handed one by one
+ * to visit instead of stored: for a caller that wants a summary of Q (its
+ * distinct shapes, say) and not Q, at the cost of the walk alone.  out gets
+ * the set's description (unit, classes, node_class, node_ngpus, ncand, ...)
+ * and no candidates: node_units, class_units and total_units stay NULL, so
+ * hb_alloc_node_units and the like must not be called on it.  The limit
+ * and its error are hb_alloc_enumerate_upto's, so both accept the same
+ * clusters.  Returns 0, -1 on an error (out freed), or the visitor's
+ * nonzero answer (out freed; err is the visitor's to fill). */
+int hb_alloc_visit_upto(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
+			size_t limit, int max_units, struct hb_alloc_set *out, hb_alloc_visit_fn visit, void *ctx,
+			struct hb_error *err);
 /* How many candidates of Q hold at most max_units units, without
  * enumerating them (a product of polynomials over the classes). */
 int hb_alloc_count_upto(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,

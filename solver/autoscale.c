@@ -90,18 +90,32 @@ int hb_jabas_epoch_time_shape(struct hb_iidp_solver *s, const struct hb_iidp_sha
  * infeasible (INFINITY).  The solver's times and the walk are computed in
  * doubles, the bound too: it is lowered by a relative 1e-9, far above the
  * rounding of a few dozen sums and products. */
-double hb_jabas_epoch_lower_bound(const struct hb_iidp_shape_bound *b, const long *traj, int ntraj, double dataset)
+/* The trajectory's largest point, or 0 when the bound is 0 (no point, a
+ * point <= 0 the estimate reports, no dataset). */
+static long traj_max(const long *traj, int ntraj, double dataset)
 {
-	double x, frac, f;
-	long xmax = 0, bmin;
+	long xmax = 0;
 
 	if (ntraj < 1 || !(dataset > 0))
-		return 0.0;
+		return 0;
 	for (int k = 0; k < ntraj; k++) {
 		if (traj[k] <= 0)
-			return 0.0; /* the estimate reports it */
+			return 0; /* the estimate reports it */
 		xmax = traj[k] > xmax ? traj[k] : xmax;
 	}
+	return xmax;
+}
+
+/* hb_jabas_epoch_lower_bound with the trajectory's traj_max given: a
+ * ranking bounds every shape on one trajectory. */
+static double lower_bound_at(const struct hb_iidp_shape_bound *b, const long *traj, int ntraj, long xmax,
+			     double dataset)
+{
+	double x, frac, f;
+	long bmin;
+
+	if (xmax <= 0)
+		return 0.0;
 	f = hb_iidp_shape_max_throughput(b, xmax);
 	if (f == 0.0)
 		return INFINITY;
@@ -111,6 +125,11 @@ double hb_jabas_epoch_lower_bound(const struct hb_iidp_shape_bound *b, const lon
 	bmin = hb_iidp_shape_min_global_bs(b, traj[ntraj - 1]);
 	frac = bmin == LONG_MAX || (double)bmin >= x ? 1.0 : (double)bmin / x;
 	return dataset * frac / f * (1.0 - 1e-9);
+}
+
+double hb_jabas_epoch_lower_bound(const struct hb_iidp_shape_bound *b, const long *traj, int ntraj, double dataset)
+{
+	return lower_bound_at(b, traj, ntraj, traj_max(traj, ntraj, dataset), dataset);
 }
 
 /* Ascending bound, then descending last: the likely winners first (any
@@ -136,11 +155,12 @@ int hb_jabas_rank_shapes(struct hb_iidp_solver *s, struct hb_jabas_rank_item *it
 			 size_t *solved, struct hb_error *err)
 {
 	size_t nsolved = 0;
+	const long xmax = traj_max(traj, ntraj, dataset);
 
 	*best = -1;
 	*best_s = INFINITY;
 	for (size_t j = 0; j < n; j++)
-		items[j].lb = hb_jabas_epoch_lower_bound(items[j].bound, traj, ntraj, dataset);
+		items[j].lb = lower_bound_at(items[j].bound, traj, ntraj, xmax, dataset);
 	qsort(items, n, sizeof(*items), cmp_rank);
 	for (size_t k = 0; k < n; k++) {
 		const struct hb_jabas_rank_item *r = &items[k];

@@ -708,20 +708,29 @@ static void hmap_remove_at(struct hmap *m, size_t i)
 	m->n--;
 }
 
+/* The CLOCK hand's step: odd, so that it visits every slot of the
+ * power-of-two array once per turn, and large, so that consecutive
+ * evictions are far apart.  A hand stepping slot by slot empties the
+ * region it sweeps while inserts land everywhere, so the region it has not
+ * reached for a turn fills up: at half load overall, linear probing there
+ * met runs of thousands of slots (a Philly replay probed 250 slots per
+ * insert into the summary cache on average). */
+#define HMAP_HAND_STEP 0x9E3779B1u
+
 /* Evict one entry by CLOCK; returns the value (the caller frees it and
  * counts its bytes) or NULL when the map is empty. */
 static void *hmap_evict(struct hmap *m)
 {
 	if (m->n == 0)
 		return NULL;
-	/* Two sweeps at most: the first clears every bit it passes. */
+	/* Two turns at most: the first clears every bit it passes. */
 	for (;;) {
 		struct hmap_slot *sl = &m->s[m->hand & (m->cap - 1)];
 		void *v;
 
 		if (sl->h == 0 || sl->ref) {
 			sl->ref = 0;
-			m->hand = (m->hand + 1) & (m->cap - 1);
+			m->hand = (m->hand + HMAP_HAND_STEP) & (m->cap - 1);
 			continue;
 		}
 		v = sl->val;
@@ -778,24 +787,40 @@ static void hmap_clear(struct hmap *m, void (*free_val)(void *))
 }
 
 /* The (allocation, B_L) table: per used node the coefficients for n_vsw =
- * 1..n_cap with that allocation's communication, and the pairs. */
+ * 1..n_cap with that allocation's communication, and the pairs.  One
+ * allocation holds the table, its arrays and its key (table_build); its
+ * memos live in a second one (struct memo_set), so that building, finding
+ * and evicting a table costs a malloc or two, not one per array and one per
+ * memo. */
 struct table {
 	int local_bs;
 	int n_gpus;
 	int npairs;
+	int klen;                     /* bytes of key */
 	int *pair_node;               /* perf node of each pair */
 	struct hb_iidp_pair *pairs;   /* point into coef */
 	struct hb_perf_coef *coef;    /* per used node, n_cap entries each */
-	struct hmap memo;             /* int M -> struct memo (keys in the memos) */
 	int *key;                     /* the table's key in the cache (B_L, used (node, GPUs)) */
+	struct memo_set *memo;        /* M -> struct memo; NULL until the first */
 	size_t bytes;                 /* held by the table with its memos: what evicting it frees */
 };
 
 struct memo {
 	double t;                     /* optimal time, or a lower bound on it when !exact */
 	int exact;                    /* 1: t and w are the answer; 0: only the bound is known */
-	int M;                        /* the memo's key */
-	int w[];                      /* workers per pair (when exact) */
+	int M;                        /* the memo's key (>= 1: M >= N_H >= 1 pairs) */
+};
+
+/* A table's memos, in one block: n records in the order they came (memos
+ * are never removed alone: they go with their table), the workers of
+ * record i at w + i npairs, and an open-addressed index on M (idx[j] = 1 +
+ * the record, 0 = empty) of 2 cap slots, so at most half full.  Records are
+ * named by their position, which a growth keeps. */
+struct memo_set {
+	uint32_t n, cap;              /* records held, room for */
+	struct memo *rec;             /* [cap] */
+	int *w;                       /* [cap npairs] */
+	uint32_t *idx;                /* [2 cap], cap a power of two */
 };
 
 /* A summary in the shape cache, its key after it (one allocation). */
@@ -812,13 +837,53 @@ static void table_free(void *v)
 
 	if (!t)
 		return;
-	hmap_clear(&t->memo, free);
-	free(t->key);
-	free(t->pair_node);
-	free(t->pairs);
-	free(t->coef);
+	free(t->memo);
 	free(t);
 }
+
+static size_t memo_set_bytes(uint32_t cap, int npairs)
+{
+	return sizeof(struct memo_set) + (size_t)cap * (sizeof(struct memo) + (size_t)npairs * sizeof(int) +
+							2 * sizeof(uint32_t));
+}
+
+static uint32_t memo_slot(int M, uint32_t mask)
+{
+	return (uint32_t)(((uint64_t)(uint32_t)M * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
+}
+
+/* The record of M in t's memos, or -1. */
+static long memo_find(const struct table *t, int M)
+{
+	const struct memo_set *ms = t->memo;
+
+	if (!ms)
+		return -1;
+	for (uint32_t mask = 2 * ms->cap - 1, j = memo_slot(M, mask);; j = (j + 1) & mask) {
+		uint32_t i = ms->idx[j];
+
+		if (i == 0)
+			return -1;
+		if (ms->rec[i - 1].M == M)
+			return (long)i - 1;
+	}
+}
+
+/* Bit 34 of a shape cache key's third word: the entry holds the shape's
+ * bounds (hb_iidp_shape_bound), not a summary.  shape_key never sets it. */
+#define SHAPE_KEY_BOUND ((long)1 << 34)
+
+/* The blob of a struct hb_iidp_shape_bound: nl entries, one per candidate
+ * B_L (ascending), of what hb_iidp_shape_max_throughput needs (iidp.h says
+ * why each bounds F).  Plain values: the solver's cache keeps a copy. */
+struct sb_lbs {
+	double f_inf;      /* sum over pairs of 2 B_L max_n n / step_n */
+	double a;          /* min over nodes, n of base_n - step_n (>= 0) */
+	double b;          /* min over nodes, n of step_n / n (> 0) */
+	double c;          /* min over nodes, n of base_n: no pair runs faster */
+	int lbs;           /* B_L */
+	int ok;            /* 0: some used node has no table at B_L (no answer); -1: no bound (INFINITY) */
+};
 
 struct hb_iidp_solver {
 	const struct hb_perf *perf;   /* borrowed, prepared */
@@ -831,7 +896,7 @@ struct hb_iidp_solver {
 	int *key;                     /* 2 nnodes + 1 ints: B_L, then (node, GPUs) of the used nodes */
 	int *node_class;              /* [nnodes]: least node index of the same kind (classify_nodes) */
 	int *next_in_class;           /* [nnodes]: next node of the same kind, -1 after the last */
-	long *skey;                   /* shape key scratch: 3 + nnodes words (shape_key) */
+	long *skey;                   /* shape key scratch: 3 + nnodes words (shape_key), 2 nnodes (hint_bound_key) */
 	int *full;                    /* [nnodes] zeros between calls: a shape spread out for a miss */
 	/* During one hb_iidp_solve (or the shape miss that calls it): the used
 	 * nodes of the allocation being solved, ascending, so that its table
@@ -839,7 +904,23 @@ struct hb_iidp_solver {
 	 * nodes; hint_n = 0 between calls. */
 	int *hint_node, *hint_gpus;
 	int hint_n;
+	/* The communication of each hinted node (hb_perf_comm_eval), computed
+	 * by the request's first table build and reused by its others: it is
+	 * a function of the allocation, not of B_L.  hcomm_ok = 0 between
+	 * requests. */
+	struct hb_perf_comm *hcomm;
+	int hcomm_ok;
 	struct hmap lbs_by_types;     /* GPU types used (bit mask) -> candidate B_L (struct lbs_list) */
+	/* 1 during the solve of a summary (hb_iidp_solve_summary), which reads
+	 * none of the answer's pairs: result_fill leaves them out. */
+	int summary_only;
+	/* A summary's solve: the key (bkey, bkey_len bytes, hash bkey_h) of
+	 * its shape's bounds in the shape cache (hb_iidp_shape_bound), for
+	 * solve_hinted to look up once it has evicted what it evicts; bkey_len
+	 * = 0 otherwise. */
+	long *bkey;
+	size_t bkey_len;
+	uint64_t bkey_h;
 	int *w;                       /* workers per pair of the current problem */
 	int w_cap;
 };
@@ -894,13 +975,15 @@ int hb_iidp_solver_new(const struct hb_perf *perf, struct hb_iidp_solver **out, 
 	if (!s || !(s->key = calloc(2 * (size_t)perf->nnodes + 1, sizeof(int))) ||
 	    !(s->node_class = calloc((size_t)perf->nnodes + 1, sizeof(int))) ||
 	    !(s->next_in_class = calloc((size_t)perf->nnodes + 1, sizeof(int))) ||
-	    !(s->skey = calloc(3 + (size_t)perf->nnodes, sizeof(long))) ||
+	    !(s->skey = calloc(3 + 2 * (size_t)perf->nnodes, sizeof(long))) ||
+	    !(s->bkey = calloc(3 + (size_t)perf->nnodes, sizeof(long))) ||
 	    !(s->full = calloc((size_t)perf->nnodes + 1, sizeof(int)))) {
 		if (s) {
 			free(s->key);
 			free(s->node_class);
 			free(s->next_in_class);
 			free(s->skey);
+			free(s->bkey);
 		}
 		free(s);
 		return hb_runtime_error(err, "IIDP solver: out of memory");
@@ -908,7 +991,8 @@ int hb_iidp_solver_new(const struct hb_perf *perf, struct hb_iidp_solver **out, 
 	classify_nodes(perf, s->node_class, s->next_in_class);
 	s->hint_node = malloc(((size_t)perf->nnodes + 1) * sizeof(int));
 	s->hint_gpus = malloc(((size_t)perf->nnodes + 1) * sizeof(int));
-	if (!s->hint_node || !s->hint_gpus) {
+	s->hcomm = malloc(((size_t)perf->nnodes + 1) * sizeof(*s->hcomm));
+	if (!s->hint_node || !s->hint_gpus || !s->hcomm) {
 		s->perf = perf;
 		hb_iidp_solver_free(s);
 		return hb_runtime_error(err, "IIDP solver: out of memory");
@@ -938,9 +1022,11 @@ void hb_iidp_solver_free(struct hb_iidp_solver *s)
 	free(s->node_class);
 	free(s->next_in_class);
 	free(s->skey);
+	free(s->bkey);
 	free(s->full);
 	free(s->hint_node);
 	free(s->hint_gpus);
+	free(s->hcomm);
 	hmap_clear(&s->lbs_by_types, free);
 	free(s->w);
 	free(s);
@@ -958,70 +1044,92 @@ void hb_iidp_solver_stats(const struct hb_iidp_solver *s, struct hb_iidp_stats *
 	*out = s->st;
 }
 
-/* Build the table of (alloc, local_bs); every used node must have a feasible
- * profile at local_bs (the caller checked with hb_perf_alloc_lbs). */
-static int table_build(const struct hb_iidp_solver *s, const int *alloc, int local_bs, struct table **out,
+/* Round n up to a multiple of the alignment of a (the table's arrays share
+ * one block). */
+#define TABLE_ALIGN(n, a) (((n) + _Alignof(a) - 1) / _Alignof(a) * _Alignof(a))
+
+/* Build the table of the key in s->key (k words: B_L, then the used nodes'
+ * (node, GPUs) ascending) on alloc; every used node must have a feasible
+ * profile at B_L (the caller checked with hb_perf_alloc_lbs).  The table,
+ * its arrays and a copy of the key are one allocation of *bytes.  With
+ * hinted = 1 the used nodes are s->hint_node in order and their
+ * communication is taken from (or left in) s->hcomm. */
+static int table_build(struct hb_iidp_solver *s, const int *alloc, int k, int hinted, struct table **out,
 		       size_t *bytes, struct hb_error *err)
 {
 	const struct hb_perf *pf = s->perf;
-	struct table *t = calloc(1, sizeof(*t));
-	int ncoef = 0, npairs = 0, ng = 0;
+	const int local_bs = s->key[0], nused = (k - 1) / 2;
+	size_t ncoef = 0, npairs = 0, off_coef, off_pairs, off_node, off_key, size;
+	int ng = 0;
+	struct table *t;
+	char *blk;
 
 	*out = NULL;
-	if (!t)
-		return hb_runtime_error(err, "IIDP solver: out of memory");
-	for (int i = 0; i < pf->nnodes; i++) {
-		const struct hb_perf_lbs *l;
-		if (alloc[i] == 0)
-			continue;
-		l = hb_perf_find_lbs(pf, pf->nodes[i].gpu, local_bs);
-		if (!l || l->n_cap < 1) {
-			table_free(t);
+	for (int j = 0; j < nused; j++) {
+		const int i = s->key[1 + 2 * j], a = s->key[2 + 2 * j];
+		const struct hb_perf_lbs *l = hb_perf_find_lbs(pf, pf->nodes[i].gpu, local_bs);
+
+		if (!l || l->n_cap < 1)
 			return hb_input_error(err, "IIDP solver: GPU %s of node %s has no feasible profile at B_L %d",
 					      pf->gpus[pf->nodes[i].gpu].name, pf->nodes[i].name, local_bs);
-		}
-		ncoef += l->n_cap;
-		npairs += alloc[i] / 2;
-		ng += alloc[i];
+		ncoef += (size_t)l->n_cap;
+		npairs += (size_t)(a / 2);
+		ng += a;
 	}
+	off_coef = TABLE_ALIGN(sizeof(*t), struct hb_perf_coef);
+	off_pairs = TABLE_ALIGN(off_coef + ncoef * sizeof(struct hb_perf_coef), struct hb_iidp_pair);
+	off_node = TABLE_ALIGN(off_pairs + npairs * sizeof(struct hb_iidp_pair), int);
+	off_key = off_node + npairs * sizeof(int);
+	size = off_key + (size_t)k * sizeof(int);
+	if (!(blk = malloc(size)))
+		return hb_runtime_error(err, "IIDP solver: out of memory");
+	t = (struct table *)blk;
+	memset(t, 0, sizeof(*t));
 	t->local_bs = local_bs;
 	t->n_gpus = ng;
-	t->npairs = npairs;
-	t->coef = malloc((size_t)ncoef * sizeof(*t->coef));
-	t->pairs = malloc((size_t)npairs * sizeof(*t->pairs));
-	t->pair_node = malloc((size_t)npairs * sizeof(*t->pair_node));
-	if (!t->coef || !t->pairs || !t->pair_node) {
-		table_free(t);
-		return hb_runtime_error(err, "IIDP solver: out of memory");
+	t->npairs = (int)npairs;
+	t->klen = k * (int)sizeof(int);
+	t->coef = (struct hb_perf_coef *)(blk + off_coef);
+	t->pairs = (struct hb_iidp_pair *)(blk + off_pairs);
+	t->pair_node = (int *)(blk + off_node);
+	t->key = (int *)(blk + off_key);
+	memcpy(t->key, s->key, (size_t)k * sizeof(int));
+	if (hinted && !s->hcomm_ok) {
+		/* The hint counts the allocation (validated): no scan of alloc. */
+		for (int j = 0; j < nused; j++)
+			if (hb_perf_comm_eval_n(pf, s->key[1 + 2 * j], ng, nused, &s->hcomm[j], err) != 0) {
+				free(blk);
+				return -1;
+			}
+		s->hcomm_ok = 1;
 	}
 	ncoef = npairs = 0;
-	for (int i = 0; i < pf->nnodes; i++) {
-		const struct hb_perf_lbs *l;
+	for (int j = 0; j < nused; j++) {
+		const int i = s->key[1 + 2 * j], a = s->key[2 + 2 * j];
+		const struct hb_perf_lbs *l = hb_perf_find_lbs(pf, pf->nodes[i].gpu, local_bs);
 		struct hb_perf_comm c;
 		struct hb_perf_coef *co = t->coef + ncoef;
 
-		if (alloc[i] == 0)
-			continue;
-		l = hb_perf_find_lbs(pf, pf->nodes[i].gpu, local_bs);
-		if (hb_perf_comm_eval(pf, alloc, i, &c, err) != 0) {
-			table_free(t);
+		if (hinted)
+			c = s->hcomm[j];
+		else if (hb_perf_comm_eval(pf, alloc, i, &c, err) != 0) {
+			free(blk);
 			return -1;
 		}
 		for (int n = 1; n <= l->n_cap; n++) {
 			if (hb_perf_coef_eval(pf, l, &c, n, pf->tau, &co[n - 1], err) != 0) {
-				table_free(t);
+				free(blk);
 				return -1;
 			}
 		}
-		for (int k = 0; k < alloc[i] / 2; k++) {
+		for (int q = 0; q < a / 2; q++) {
 			t->pairs[npairs].cap = l->n_cap;
 			t->pairs[npairs].coef = co;
 			t->pair_node[npairs++] = i;
 		}
-		ncoef += l->n_cap;
+		ncoef += (size_t)l->n_cap;
 	}
-	*bytes = sizeof(*t) + (size_t)ncoef * sizeof(*t->coef) +
-		 (size_t)npairs * (sizeof(*t->pairs) + sizeof(*t->pair_node));
+	*bytes = size;
 	*out = t;
 	return 0;
 }
@@ -1062,52 +1170,76 @@ static int table_get(struct hb_iidp_solver *s, const int *alloc, int local_bs, s
 		return 0;
 	}
 	s->st.table_misses++;
-	if (table_build(s, alloc, local_bs, &t, &bytes, err) != 0)
+	if (table_build(s, alloc, k, s->hint_n > 0, &t, &bytes, err) != 0)
 		return -1;
-	if (s->limit > 0 && (t->key = malloc(klen)) != NULL)
-		memcpy(t->key, s->key, klen);
-	if (!t->key || (used = hmap_put_h(&s->tables, h, t->key, klen, t)) == 0) {
+	if (s->limit == 0 || (used = hmap_put_h(&s->tables, h, t->key, klen, t)) == 0) {
 		*owned = 1;
 	} else {
-		/* The key and the table go with it; the slot array stays. */
-		t->bytes = bytes + klen;
+		/* The table (its key inside) goes with it; the slot array stays. */
+		t->bytes = bytes;
 		s->st.cache_bytes += t->bytes + (used - 1);
 	}
 	*out = t;
 	return 0;
 }
 
-/* The memo of (t, M), created (as a bound-only entry) if absent; NULL when
- * memory runs out, which only costs a recomputation. */
-static struct memo *memo_entry(struct hb_iidp_solver *s, struct table *t, int M)
+/* The record of (t, M), created (as a bound-only entry) if absent; -1 when
+ * memory runs out, which only costs a recomputation.  A growth moves the
+ * records: a record is named by its position, never by a pointer kept
+ * across this call. */
+static long memo_entry(struct hb_iidp_solver *s, struct table *t, int M)
 {
-	struct memo *mo = hmap_get(&t->memo, &M, sizeof(M));
-	size_t sz = sizeof(*mo) + (size_t)t->npairs * sizeof(int), used;
+	struct memo_set *ms = t->memo;
+	long i = memo_find(t, M);
+	uint32_t mask, j;
 
-	if (mo)
-		return mo;
-	mo = malloc(sz);
-	if (!mo)
-		return NULL;
-	mo->t = -INFINITY;
-	mo->exact = 0;
-	mo->M = M;
-	t->memo.keys_in_val = 1;
-	if ((used = hmap_put(&t->memo, &mo->M, sizeof(M), mo)) == 0) {
-		free(mo);
-		return NULL;
+	if (i >= 0)
+		return i;
+	if (!ms || ms->n == ms->cap) {
+		const uint32_t nc = ms ? 2 * ms->cap : 4;
+		const size_t nb = memo_set_bytes(nc, t->npairs), ob = ms ? memo_set_bytes(ms->cap, t->npairs) : 0;
+		struct memo_set *nm;
+
+		if (nc > UINT32_MAX / 4 || !(nm = malloc(nb)))
+			return -1;
+		/* Records, then workers, then the index: doubles first, then ints. */
+		nm->n = ms ? ms->n : 0;
+		nm->cap = nc;
+		nm->rec = (struct memo *)(nm + 1);
+		nm->w = (int *)(nm->rec + nc);
+		nm->idx = (uint32_t *)(nm->w + (size_t)nc * (size_t)t->npairs);
+		memset(nm->idx, 0, 2 * (size_t)nc * sizeof(uint32_t));
+		mask = 2 * nc - 1;
+		for (uint32_t r = 0; r < nm->n; r++) {
+			nm->rec[r] = ms->rec[r];
+			for (j = memo_slot(nm->rec[r].M, mask); nm->idx[j] != 0; j = (j + 1) & mask)
+				;
+			nm->idx[j] = r + 1;
+		}
+		if (ms)
+			memcpy(nm->w, ms->w, (size_t)ms->n * (size_t)t->npairs * sizeof(int));
+		free(ms);
+		t->memo = ms = nm;
+		/* Counted with the table: evicting it frees its memos. */
+		t->bytes += nb - ob;
+		s->st.cache_bytes += nb - ob;
 	}
-	/* Counted with the table: evicting it frees its memos. */
-	t->bytes += sz + (used - 1);
-	s->st.cache_bytes += sz + (used - 1);
-	return mo;
+	mask = 2 * ms->cap - 1;
+	for (j = memo_slot(M, mask); ms->idx[j] != 0; j = (j + 1) & mask)
+		;
+	i = ms->n++;
+	ms->idx[j] = (uint32_t)i + 1;
+	ms->rec[i].t = -INFINITY;
+	ms->rec[i].exact = 0;
+	ms->rec[i].M = M;
+	return i;
 }
 
 /* Solve (table, M) into s->w and *T, through the memo for the fast path. */
 static int table_solve(struct hb_iidp_solver *s, struct table *t, int M, int method, double *T, int cache,
 		       struct hb_error *err)
 {
-	struct memo *mo;
+	long i;
 	int rc;
 
 	s->st.solves++;
@@ -1119,11 +1251,13 @@ static int table_solve(struct hb_iidp_solver *s, struct table *t, int M, int met
 		s->w_cap = t->npairs;
 	}
 	if (method == HB_IIDP_FAST && cache) {
-		mo = hmap_get(&t->memo, &M, sizeof(M));
-		if (mo && mo->exact) {
+		i = memo_find(t, M);
+		if (i >= 0 && t->memo->rec[i].exact) {
 			s->st.memo_hits++;
-			*T = mo->t;
-			memcpy(s->w, mo->w, (size_t)t->npairs * sizeof(int));
+			*T = t->memo->rec[i].t;
+			if (!s->summary_only) /* the workers are read by result_fill's pairs only */
+				memcpy(s->w, t->memo->w + (size_t)i * (size_t)t->npairs,
+				       (size_t)t->npairs * sizeof(int));
 			return 0;
 		}
 		s->st.memo_misses++;
@@ -1132,10 +1266,10 @@ static int table_solve(struct hb_iidp_solver *s, struct table *t, int M, int met
 				  : hb_iidp_minmax_fast(t->pairs, t->npairs, M, &s->sc, T, s->w, err);
 	if (rc != 0)
 		return -1;
-	if (method == HB_IIDP_FAST && cache && (mo = memo_entry(s, t, M)) != NULL) {
-		mo->t = *T;
-		mo->exact = 1;
-		memcpy(mo->w, s->w, (size_t)t->npairs * sizeof(int));
+	if (method == HB_IIDP_FAST && cache && (i = memo_entry(s, t, M)) >= 0) {
+		t->memo->rec[i].t = *T;
+		t->memo->rec[i].exact = 1;
+		memcpy(t->memo->w + (size_t)i * (size_t)t->npairs, s->w, (size_t)t->npairs * sizeof(int));
 	}
 	return 0;
 }
@@ -1170,15 +1304,16 @@ static int validate_alloc(const struct hb_perf *pf, const int *alloc, int *n_gpu
 	return hb_perf_alloc_gpus(pf, alloc, n_gpus, NULL, err);
 }
 
-/* Fill r (pairs allocated) from a solved table. */
+/* Fill r (pairs allocated) from a solved table; without the pairs for a
+ * summary (s->summary_only). */
 static int result_fill(const struct hb_iidp_solver *s, const struct table *t, int M, double T,
 		       struct hb_iidp_result *r, struct hb_error *err)
 {
-	struct hb_iidp_pair_cfg *pc = malloc((size_t)t->npairs * sizeof(*pc));
+	struct hb_iidp_pair_cfg *pc = NULL;
 
-	if (!pc)
+	if (!s->summary_only && !(pc = malloc((size_t)t->npairs * sizeof(*pc))))
 		return hb_runtime_error(err, "IIDP solver: out of memory");
-	for (int k = 0; k < t->npairs; k++) {
+	for (int k = 0; pc && k < t->npairs; k++) {
 		pc[k].node = t->pair_node[k];
 		pc[k].workers = s->w[k];
 		pc[k].gpus = 2;
@@ -1190,7 +1325,7 @@ static int result_fill(const struct hb_iidp_solver *s, const struct table *t, in
 	}
 	free(r->pairs);
 	r->pairs = pc;
-	r->npairs = t->npairs;
+	r->npairs = pc ? t->npairs : 0;
 	r->found = 1;
 	r->why[0] = '\0';
 	r->local_bs = t->local_bs;
@@ -1234,14 +1369,15 @@ static void why_lbs(const struct hb_perf *pf, const int *alloc, int want, struct
 			 pf->min_lbs, maxl);
 }
 
-static int solve_one(struct hb_iidp_solver *s, const int *alloc, int local_bs, int M, int method,
+/* Solve (alloc, local_bs, M) into best when it beats *best_f; t is the
+ * cached table of (alloc, local_bs) when the caller has it, else NULL. */
+static int solve_one(struct hb_iidp_solver *s, const int *alloc, int local_bs, int M, int method, struct table *t,
 		     struct hb_iidp_result *best, double *best_f, struct hb_error *err)
 {
-	struct table *t;
-	int owned, rc = 0;
+	int owned = 0, rc = 0;
 	double T;
 
-	if (table_get(s, alloc, local_bs, &t, &owned, err) != 0)
+	if (!t && table_get(s, alloc, local_bs, &t, &owned, err) != 0)
 		return -1;
 	if (table_solve(s, t, M, method, &T, !owned, err) != 0) {
 		rc = -1;
@@ -1325,7 +1461,7 @@ int hb_iidp_solve_m(struct hb_iidp_solver *s, const int *alloc, int local_bs, in
 		return 0;
 	}
 	maybe_flush(s);
-	rc = solve_one(s, alloc, local_bs, M, method, out, &bf, err);
+	rc = solve_one(s, alloc, local_bs, M, method, NULL, out, &bf, err);
 	if (rc != 0)
 		hb_iidp_result_free(out);
 	return rc;
@@ -1336,6 +1472,7 @@ struct lcand {
 	int lbs;
 	int M;
 	double f_ub;       /* 2 M B_L / (a lower bound on the time) >= the achievable F */
+	struct table *t;   /* the cached table bound_one met, for solve_one; NULL: none */
 };
 
 static int cmp_lcand(const void *a, const void *b)
@@ -1349,20 +1486,103 @@ static int cmp_lcand(const void *a, const void *b)
 
 static int bound_one(struct hb_iidp_solver *s, const int *alloc, struct lcand *c, struct hb_error *err)
 {
-	struct memo *mo;
+	struct memo *mo = NULL;
 	struct table *t;
+	long i;
 	int owned;
 
 	if (table_get(s, alloc, c->lbs, &t, &owned, err) != 0)
 		return -1;
 	/* The bound is memoised with the answers; an answer is its own bound. */
-	mo = owned ? NULL : memo_entry(s, t, c->M);
+	if (!owned && (i = memo_entry(s, t, c->M)) >= 0)
+		mo = &t->memo->rec[i];
 	if (mo && !mo->exact && mo->t == -INFINITY)
 		mo->t = minmax_lower_bound(t->pairs, t->npairs, c->M);
 	c->f_ub = 2.0 * c->M * c->lbs / (mo ? mo->t : minmax_lower_bound(t->pairs, t->npairs, c->M));
+	/* Valid until the next maybe_flush: the request's solves use it. */
+	c->t = owned ? NULL : t;
 	if (owned)
 		table_free(t);
 	return 0;
+}
+
+/* A throughput bound on candidate c from its B_L's entry of the shape's
+ * bounds (struct sb_lbs; iidp.h says why each part holds): the busiest of
+ * the N_H pairs serves u >= ceil(M / N_H) workers, so T >= max(c, a + u b)
+ * and F = 2 M B_L / T <= 2 M B_L / max(c, a + u b); and F <= f_inf.
+ * Widened by a relative 1e-9 for rounding, as hb_iidp_shape_max_throughput.
+ * INFINITY where the entry gives none (ok != 1: no bound, or a node without
+ * a table, which the table build then reports). */
+static double cheap_f_ub(const struct sb_lbs *e, const struct lcand *c, int nh)
+{
+	const long u = (c->M + (long)nh - 1) / nh;
+	double t, f;
+
+	if (e->ok != 1)
+		return INFINITY;
+	t = e->a + (double)u * e->b;
+	t = t > e->c ? t : e->c;
+	f = 2.0 * c->M * c->lbs / t;
+	f = f < e->f_inf ? f : e->f_inf;
+	return f * (1.0 + 1e-9);
+}
+
+/* solve_hinted's fast path with the shape's bounds sb (nsb entries, by
+ * ascending B_L, the list the candidates c come from): every candidate
+ * starts with its cheap bound (cheap_f_ub); the one with the largest bound
+ * is taken next: with a cheap bound it gets its tight one (bound_one: the
+ * table, the memo), kept as the lesser of the two (both hold); with a tight
+ * one it is solved.  A candidate whose bound cannot beat the best found
+ * (or tie with it at a smaller B_L) is skipped, as in the loop over all
+ * tight bounds, and the answer is the same (any valid bounds, any order:
+ * the best is the largest F, ties to the smaller B_L); only the B_L whose
+ * cheap bound reaches the answer need a table. */
+static int solve_best_first(struct hb_iidp_solver *s, const struct hb_iidp_request *req, struct lcand *c, int nc,
+			    const struct sb_lbs *sb, int nsb, int nh, struct hb_iidp_result *out, double *bf,
+			    struct hb_error *err)
+{
+	/* f_ub holds the bound; state: 0 cheap, 1 tight, 2 done (solved or skipped) */
+	unsigned char state[64], *st = nc <= 64 ? state : malloc((size_t)nc);
+	int rc = -1;
+
+	if (!st)
+		return hb_runtime_error(err, "IIDP solver: out of memory");
+	for (int i = 0, j = 0; i < nc; i++) {
+		while (j < nsb && sb[j].lbs < c[i].lbs)
+			j++;
+		c[i].f_ub = j < nsb && sb[j].lbs == c[i].lbs ? cheap_f_ub(&sb[j], &c[i], nh) : INFINITY;
+		st[i] = 0;
+	}
+	for (;;) {
+		int k = -1;
+
+		/* The largest bound; ties to the smaller B_L (c is by ascending B_L). */
+		for (int i = 0; i < nc; i++)
+			if (st[i] != 2 && (k < 0 || c[i].f_ub > c[k].f_ub))
+				k = i;
+		if (k < 0)
+			break;
+		if (out->found && (c[k].f_ub < *bf || (c[k].f_ub == *bf && c[k].lbs > out->local_bs))) {
+			s->st.pruned++;
+			st[k] = 2;
+		} else if (st[k] == 0) {
+			const double cheap = c[k].f_ub;
+
+			if (bound_one(s, req->alloc, &c[k], err) != 0)
+				goto out;
+			c[k].f_ub = c[k].f_ub < cheap ? c[k].f_ub : cheap;
+			st[k] = 1;
+		} else {
+			if (solve_one(s, req->alloc, c[k].lbs, c[k].M, req->method, c[k].t, out, bf, err) != 0)
+				goto out;
+			st[k] = 2;
+		}
+	}
+	rc = 0;
+out:
+	if (st != state)
+		free(st);
+	return rc;
 }
 
 /* The candidate B_L of the hinted allocation, as hb_perf_alloc_lbs gives
@@ -1428,6 +1648,7 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 	for (int j = 0; j < s->hint_n; j++)
 		ng += s->hint_gpus[j];
 	nh = ng / 2;
+	s->hcomm_ok = 0; /* a new allocation: its communication is not known yet */
 	if (req->global_bs <= 0)
 		return hb_input_error(err, "IIDP solver: global batch %ld must be > 0", req->global_bs);
 	if (req->m_rule == HB_IIDP_M_RUNTIME && req->cur_global_bs <= 0)
@@ -1489,6 +1710,7 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 		}
 		c[nc].lbs = b;
 		c[nc].M = (int)M;
+		c[nc].t = NULL;
 		c[nc++].f_ub = INFINITY;
 	}
 	/* Only the last reason recorded before the first candidate can be the
@@ -1513,6 +1735,20 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 		break;
 	}
 	maybe_flush(s);
+	/* A summary whose shape's bounds are cached: visit best-first on them
+	 * (solve_best_first), most B_L never need their table. */
+	if (req->method == HB_IIDP_FAST && nc > 1 && s->bkey_len > 0) {
+		struct shape_entry *v = hmap_get_h(&s->shapes, s->bkey_h, s->bkey, s->bkey_len);
+
+		if (v && v->extra > 0) {
+			const struct sb_lbs *sb = (const struct sb_lbs *)((const char *)v->key + s->bkey_len);
+
+			if (solve_best_first(s, req, c, nc, sb, v->extra / (int)sizeof(*sb), nh, out, &bf, err) != 0)
+				goto out;
+			rc = 0;
+			goto out;
+		}
+	}
 	/* Fast path: visit the B_L by decreasing throughput bound and skip those
 	 * whose bound cannot beat (or tie with a smaller B_L) the best so far.
 	 * Exact: the bound is >= the throughput the B_L can reach.  The DP
@@ -1528,16 +1764,51 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 			s->st.pruned++;
 			continue;
 		}
-		if (solve_one(s, req->alloc, c[i].lbs, c[i].M, req->method, out, &bf, err) != 0)
+		if (solve_one(s, req->alloc, c[i].lbs, c[i].M, req->method, c[i].t, out, &bf, err) != 0)
 			goto out;
 	}
 	rc = 0;
 out:
+	s->hcomm_ok = 0;
 	if (rc != 0)
 		hb_iidp_result_free(out);
 	free(c);
 	free(lbs);
 	return rc;
+}
+
+/* The key of the hinted allocation's shape bounds (as hb_iidp_shape_bound
+ * files them) into bkey: the bounds are a function of the shape, and an
+ * allocation's tables are those of its shape's canonical allocation up to
+ * which identical node holds what (hb_iidp_solve_summary), so the bounds of
+ * its shape bound its answers too.  The adaptation steps of a job run on
+ * the allocation the auto-scaler chose among shapes whose bounds it had
+ * filed.  skey (3 + 2 nnodes words) is scratch here: only a summary uses
+ * it otherwise, and a summary's solve does not come here. */
+static void hint_bound_key(struct hb_iidp_solver *s)
+{
+	long *k = s->skey;
+	int n = 0;
+
+	/* (kind, GPUs) of the used nodes, sorted as shape_add sorts them. */
+	for (int j = 0; j < s->hint_n; j++, n++) {
+		const long c = s->node_class[s->hint_node[j]], a = s->hint_gpus[j];
+		int i = n;
+
+		while (i > 0 && (k[2 * i - 2] > c || (k[2 * i - 2] == c && k[2 * i - 1] > a))) {
+			k[2 * i] = k[2 * i - 2];
+			k[2 * i + 1] = k[2 * i - 1];
+			i--;
+		}
+		k[2 * i] = c;
+		k[2 * i + 1] = a;
+	}
+	for (int i = 0; i < n; i++)
+		s->bkey[3 + i] = (long)((uint64_t)(uint32_t)k[2 * i] << 32 | (uint32_t)k[2 * i + 1]);
+	s->bkey[0] = s->bkey[1] = 0;
+	s->bkey[2] = SHAPE_KEY_BOUND;
+	s->bkey_h = hash_words(s->bkey, 3, hash_words(k, 2 * (size_t)n, 1469598103934665603ULL));
+	s->bkey_len = (3 + (size_t)n) * sizeof(long);
 }
 
 int hb_iidp_solve(struct hb_iidp_solver *s, const struct hb_iidp_request *req, struct hb_iidp_result *out,
@@ -1548,17 +1819,34 @@ int hb_iidp_solve(struct hb_iidp_solver *s, const struct hb_iidp_request *req, s
 	result_reset(out, s->perf->sync);
 	if (s->hint_n > 0) /* a shape miss: validated when the shape was built */
 		return solve_hinted(s, req, out, err);
-	if (validate_alloc(s->perf, req->alloc, &ng, err) != 0)
-		return -1;
+	if (!req->alloc)
+		return validate_alloc(s->perf, req->alloc, &ng, err);
 	/* One scan of the cluster's nodes for the whole request, instead of
-	 * one per candidate B_L (table keys) and one for the B_L list. */
-	for (int i = 0; i < s->perf->nnodes; i++)
-		if (req->alloc[i] != 0) {
-			s->hint_node[s->hint_n] = i;
-			s->hint_gpus[s->hint_n++] = req->alloc[i];
+	 * one per candidate B_L (table keys) and one for the B_L list; it
+	 * checks what validate_alloc checks, which words the error of an
+	 * allocation it refuses. */
+	for (int i = 0, bad = 0; i < s->perf->nnodes && !bad; i++) {
+		const int a = req->alloc[i];
+
+		if (a == 0)
+			continue;
+		bad = a < 0 || a % 2 != 0 || a > s->perf->nodes[i].ngpus;
+		s->hint_node[s->hint_n] = i;
+		s->hint_gpus[s->hint_n++] = a;
+		if (bad) {
+			s->hint_n = 0;
+			return validate_alloc(s->perf, req->alloc, &ng, err) != 0 ? -1
+				: hb_runtime_error(err, "IIDP solver: allocation refused");
 		}
+	}
+	if (s->hint_n == 0)
+		return validate_alloc(s->perf, req->alloc, &ng, err) != 0 ? -1
+			: hb_runtime_error(err, "IIDP solver: allocation refused");
+	if (s->limit > 0 && req->method == HB_IIDP_FAST)
+		hint_bound_key(s);
 	rc = solve_hinted(s, req, out, err);
 	s->hint_n = 0;
+	s->bkey_len = 0;
 	return rc;
 }
 
@@ -1766,7 +2054,18 @@ int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *
 		s->hint_gpus[j] = s->full[node];
 	}
 	r2.alloc = s->full;
+	if (cache) {
+		/* The key hb_iidp_shape_bound files the shape's bounds under. */
+		memcpy(s->bkey + 3, s->skey + 3, (size_t)sh->nused * sizeof(long));
+		s->bkey[0] = s->bkey[1] = 0;
+		s->bkey[2] = SHAPE_KEY_BOUND;
+		s->bkey_h = hash_words(s->bkey, 3, sh->hash);
+		s->bkey_len = klen;
+	}
+	s->summary_only = 1;
 	rc = hb_iidp_solve(s, &r2, &r, err);
+	s->summary_only = 0;
+	s->bkey_len = 0;
 	s->hint_n = 0;
 	for (int k = 0, node = -1; k < sh->nused; k++) {
 		long c = sh->key[2 * k];
@@ -1794,22 +2093,6 @@ int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *
 	}
 	return 0;
 }
-
-/* Bit 34 of a shape cache key's third word: the entry holds the shape's
- * bounds (hb_iidp_shape_bound), not a summary.  shape_key never sets it. */
-#define SHAPE_KEY_BOUND ((long)1 << 34)
-
-/* The blob of a struct hb_iidp_shape_bound: nl entries, one per candidate
- * B_L (ascending), of what hb_iidp_shape_max_throughput needs (iidp.h says
- * why each bounds F).  Plain values: the solver's cache keeps a copy. */
-struct sb_lbs {
-	double f_inf;      /* sum over pairs of 2 B_L max_n n / step_n */
-	double a;          /* min over nodes, n of base_n - step_n (>= 0) */
-	double b;          /* min over nodes, n of step_n / n (> 0) */
-	double c;          /* min over nodes, n of base_n: no pair runs faster */
-	int lbs;           /* B_L */
-	int ok;            /* 0: some used node has no table at B_L (no answer); -1: no bound (INFINITY) */
-};
 
 static int sb_reserve(struct hb_iidp_shape_bound *b, size_t bytes)
 {
@@ -1895,6 +2178,30 @@ out:
 	return rc;
 }
 
+/* File b under the bound key in s->skey (klen bytes, hash h) in the shape
+ * cache; the fields of the entry's summary hold the bound's counts.  Out
+ * of memory, nothing is filed (a cache may forget). */
+static void shape_bound_file(struct hb_iidp_solver *s, uint64_t h, size_t klen, const struct hb_iidp_shape_bound *b)
+{
+	struct shape_entry *v;
+	size_t used;
+
+	if (b->bytes <= INT32_MAX && (v = malloc(sizeof(*v) + klen + b->bytes)) != NULL) {
+		memset(&v->sum, 0, sizeof(v->sum));
+		v->nkey = (int)(klen / sizeof(long));
+		v->extra = (int)b->bytes;
+		memcpy(v->key, s->skey, klen);
+		memcpy((char *)v->key + klen, b->blob, b->bytes);
+		if ((used = hmap_put_h(&s->shapes, h, v->key, klen, v)) == 0) {
+			free(v);
+		} else {
+			used += sizeof(*v) + klen + b->bytes - 1;
+			s->st.cache_bytes += used;
+			s->shape_bytes += used;
+		}
+	}
+}
+
 /* The bounds of a shape are a function of it and they are asked for at
  * every offer's every shape, which recur across offers and across the jobs
  * of one model: they are kept in the shape cache, their blob after the key
@@ -1906,7 +2213,6 @@ int hb_iidp_shape_bound(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh
 	const size_t nkey = 3 + (size_t)sh->nused, klen = nkey * sizeof(long);
 	struct shape_entry *v;
 	uint64_t h = 0;
-	size_t used;
 	int *node, rc;
 
 	if (sh->nused < 1)
@@ -1944,23 +2250,28 @@ int hb_iidp_shape_bound(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh
 	free(node);
 	if (rc < 0)
 		return -1;
-	/* Nothing above evicts: the key is still in skey.  The fields of the
-	 * entry's summary hold the bound's counts. */
-	if (s->limit > 0 && b->bytes <= INT32_MAX && (v = malloc(sizeof(*v) + klen + b->bytes)) != NULL) {
-		memset(&v->sum, 0, sizeof(v->sum));
-		v->nkey = (int)nkey;
-		v->extra = (int)b->bytes;
-		memcpy(v->key, s->skey, klen);
-		memcpy((char *)v->key + klen, b->blob, b->bytes);
-		if ((used = hmap_put_h(&s->shapes, h, v->key, klen, v)) == 0) {
-			free(v);
-		} else {
-			used += sizeof(*v) + klen + b->bytes - 1;
-			s->st.cache_bytes += used;
-			s->shape_bytes += used;
-		}
-	}
+	/* Nothing above evicts: the key is still in skey. */
+	if (s->limit > 0)
+		shape_bound_file(s, h, klen, b);
 	return 0;
+}
+
+void hb_iidp_shape_bound_keep(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh,
+			      const struct hb_iidp_shape_bound *b)
+{
+	const size_t klen = (3 + (size_t)sh->nused) * sizeof(long);
+	const struct hb_iidp_request none = { 0 };
+	uint64_t h;
+
+	if (s->limit <= 0 || sh->nused < 1)
+		return;
+	shape_key(&none, sh, s->skey);
+	s->skey[2] = SHAPE_KEY_BOUND;
+	h = hash_words(s->skey, 3, sh->hash);
+	/* A hit marks the entry used (CLOCK); a miss files b, as the build
+	 * that made it would have. */
+	if (hmap_get_h(&s->shapes, h, s->skey, klen) == NULL)
+		shape_bound_file(s, h, klen, b);
 }
 
 double hb_iidp_shape_max_throughput(const struct hb_iidp_shape_bound *b, long max_global_bs)

@@ -293,10 +293,20 @@ struct hb_iidp_shape_bound {
 	void *blob;             /* owned: per candidate B_L, what the throughput bound reads */
 	size_t bytes, cap;      /* of blob: used, allocated */
 };
-/* Fill b (zero-initialise it once; rebuilt in place) for sh. */
+/* Fill b (zero-initialise it once; rebuilt in place) for sh.  The solver
+ * keeps a copy in its cache and reads it too: while it is there, a
+ * summary of the shape or a whole solve of an allocation of it visits its
+ * candidate B_L best-first on these bounds and builds the tables of only
+ * those that can reach the answer (the same answer: iidp.c). */
 int hb_iidp_shape_bound(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh, struct hb_iidp_shape_bound *b,
 			struct hb_error *err);
 void hb_iidp_shape_bound_free(struct hb_iidp_shape_bound *b);
+/* For a caller that keeps b, filled by hb_iidp_shape_bound for sh, and
+ * ranks sh again: what that call would do to the solver's cache, without
+ * copying the bounds out (a hit marks the cached copy used) or rebuilding
+ * them (a miss files b), so the solver keeps reading them. */
+void hb_iidp_shape_bound_keep(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh,
+			      const struct hb_iidp_shape_bound *b);
 /* >= the throughput (samples/s) of every found answer to an Algorithm 1
  * request of B_G <= max_global_bs on the shape. */
 double hb_iidp_shape_max_throughput(const struct hb_iidp_shape_bound *b, long max_global_bs);

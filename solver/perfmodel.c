@@ -688,13 +688,22 @@ int hb_perf_alloc_gpus(const struct hb_perf *p, const int *alloc, int *n_gpus, i
 int hb_perf_comm_eval(const struct hb_perf *p, const int *alloc, int node, struct hb_perf_comm *out,
 		      struct hb_error *err)
 {
-	const struct hb_perf_ar *ar;
 	int ng, nn;
 
 	if (node < 0 || node >= p->nnodes)
 		return hb_input_error(err, "perf model %s: node index %d out of range", p->model, node);
 	if (hb_perf_alloc_gpus(p, alloc, &ng, &nn, err) != 0)
 		return -1;
+	return hb_perf_comm_eval_n(p, node, ng, nn, out, err);
+}
+
+int hb_perf_comm_eval_n(const struct hb_perf *p, int node, int ng, int nn, struct hb_perf_comm *out,
+			struct hb_error *err)
+{
+	const struct hb_perf_ar *ar;
+
+	if (node < 0 || node >= p->nnodes)
+		return hb_input_error(err, "perf model %s: node index %d out of range", p->model, node);
 	out->overlap_s = out->last_s = 0.0;
 	if (ng < 2)
 		return 0; /* one GPU: no all-reduce runs at all */

@@ -221,6 +221,12 @@ int hb_perf_alloc_gpus(const struct hb_perf *p, const int *alloc, int *n_gpus, i
 /* All-reduce times of node `node` of allocation alloc. */
 int hb_perf_comm_eval(const struct hb_perf *p, const int *alloc, int node, struct hb_perf_comm *out,
 		      struct hb_error *err);
+/* The same for an allocation already counted (hb_perf_alloc_gpus): n_gpus
+ * GPUs on n_nodes nodes, node among them.  They are all the times read of
+ * the allocation, so a caller evaluating several of its nodes scans it
+ * once. */
+int hb_perf_comm_eval_n(const struct hb_perf *p, int node, int n_gpus, int n_nodes, struct hb_perf_comm *out,
+			struct hb_error *err);
 /* Coefficients of one GPU at (l, n_vsw) with communication c and overlap factor tau. */
 int hb_perf_coef_eval(const struct hb_perf *p, const struct hb_perf_lbs *l, const struct hb_perf_comm *c,
 		      int n_vsw, double tau, struct hb_perf_coef *out, struct hb_error *err);

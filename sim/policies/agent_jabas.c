@@ -112,16 +112,20 @@
  * shapes, not candidates.  A candidate's shape is found by its histogram
  * (used nodes per solver node kind and units), which names the same
  * multiset as the shape's sorted key and costs one pass over q's nodes; the
- * shape itself is built once, from its first candidate, with its bounds
- * (hb_iidp_shape_bound) for the ranking's pruning.  For the argmin's tie
- * rule each shape keeps its last candidate in Q's order. */
+ * shape itself, with its bounds (hb_iidp_shape_bound) for the ranking's
+ * pruning, is the job's shape_store's.  For the argmin's tie
+ * rule each shape keeps its last candidate in Q's order, and that
+ * candidate's units per node, which is all of Q a decision expands
+ * (cand_expand): the shapes are gathered as Q is walked
+ * (hb_alloc_visit_upto) and Q itself is never stored. */
 struct q_shapes {
-	struct hb_iidp_shape *sh; /* [n] the distinct shapes (cap zero-initialised, rebuilt in place) */
+	size_t *ent;             /* [n] the distinct shapes: their entries in the job's shape_store */
 	size_t *last;            /* [n]: the last candidate of Q with that shape */
-	struct hb_iidp_shape_bound *bnd; /* [n]: bounds on each shape's solver answers (hb_iidp_shape_bound) */
+	int *units;              /* [n · nq]: that candidate's units per node of q */
 	struct hb_jabas_rank_item *order; /* [n]: pick_allocation's ranking (scratch) */
 	size_t n, cap;
 	int *kind;               /* [nq]: local index of each q node's kind (hb_iidp_node_kind) */
+	int *gkind;              /* [nkind]: each local kind's hb_iidp_node_kind */
 	int nkind, maxu;         /* kinds among q's nodes; most units a q node offers */
 	int hlen;                /* histogram words: nkind · (maxu + 1) */
 	uint16_t *hist;          /* [n · hlen]: each shape's histogram, then one scratch row */
@@ -130,14 +134,42 @@ struct q_shapes {
 	size_t tcap;
 };
 
+/* The shapes a job has met, over all its offers, each with its bounds: an
+ * offer's shapes are mostly those of the offers before it, and a shape and
+ * its bounds are a function of the shape alone (the solver's kinds and
+ * tables do not change), so each shape is built (hb_iidp_shape_of_nodes)
+ * once per job, not once per offer.  Its bounds are still asked of the
+ * solver's cache once per offer that holds it (hb_iidp_shape_bound_keep):
+ * the solver reads its copy to visit a summary's B_L best-first, and
+ * asking keeps that copy there (with the store answering alone, p5000 ran
+ * slower: the copies were evicted).  Keyed by the
+ * shape's canonical histogram:
+ * (solver node kind, units, used nodes) words in ascending order, which
+ * names the multiset the shape's sorted key names.  Emptied when it holds
+ * SHAPE_STORE_MAX shapes, before a walk (no offer's shapes are then in
+ * use). */
+#define SHAPE_STORE_MAX 8192
+struct shape_store {
+	struct hb_iidp_shape *sh; /* [cap] (zero-initialised, rebuilt in place) */
+	struct hb_iidp_shape_bound *bnd; /* [cap]: bounds on the shape's solver answers */
+	size_t *koff;            /* [cap + 1]: entry i's key is key[koff[i] .. koff[i + 1]) */
+	uint64_t *key;           /* [kcap] */
+	size_t n, cap, kcap;
+	uint64_t *tab_hash;      /* [tcap] open addressing on the key: 0 = empty */
+	size_t *tab_idx;         /* [tcap]: the entry */
+	size_t tcap;
+};
+
 struct jabas_state {
-	struct hb_alloc_set q;   /* candidate allocations Q (§4.3) over the nodes q_node, built at start
-				  * (shared: per decision) */
+	struct hb_alloc_set q;   /* candidate allocations Q (§4.3) over the nodes q_node, walked at start
+				  * (shared: per decision): its classes and count only, no candidates
+				  * (hb_alloc_visit_upto); the shapes in qs are what is kept */
 	int *q_node;             /* [nq]: the cluster node of each node of q (those with GPUs to offer) */
 	int nq;                  /* nodes of q */
 	size_t ncand;            /* candidates kept (those of q that can run the trajectory's first point) */
 	size_t ncand_cap;        /* candidates of q within the GPU cap (what the offer note reports) */
 	struct q_shapes qs;      /* the distinct shapes of q */
+	struct shape_store store; /* every shape met, with its bounds */
 	int *q_offer;            /* [nnodes]: the offer q was built over (shared), to reuse q while it holds */
 	int q_max, q_use;        /* and its max_gpus, use_gpus; q_max < 0: no q yet */
 	int nnodes;              /* cluster nodes */
@@ -160,15 +192,22 @@ static void state_free(struct jabas_state *st)
 	hb_alloc_free(&st->q);
 	free(st->q_node);
 	free(st->q_offer);
-	for (size_t j = 0; j < st->qs.cap; j++) {
-		hb_iidp_shape_free(&st->qs.sh[j]);
-		hb_iidp_shape_bound_free(&st->qs.bnd[j]);
+	for (size_t j = 0; j < st->store.cap; j++) {
+		hb_iidp_shape_free(&st->store.sh[j]);
+		hb_iidp_shape_bound_free(&st->store.bnd[j]);
 	}
-	free(st->qs.sh);
+	free(st->store.sh);
+	free(st->store.bnd);
+	free(st->store.koff);
+	free(st->store.key);
+	free(st->store.tab_hash);
+	free(st->store.tab_idx);
+	free(st->qs.ent);
 	free(st->qs.last);
-	free(st->qs.bnd);
+	free(st->qs.units);
 	free(st->qs.order);
 	free(st->qs.kind);
+	free(st->qs.gkind);
 	free(st->qs.hist);
 	free(st->qs.tab_hash);
 	free(st->qs.tab_idx);
@@ -243,11 +282,10 @@ static int same_alloc(const int *a, const int *b, int n)
 
 /* ---- auto-scaler (§4.3) ---------------------------------------------------- */
 
-/* Candidate i of q as GPUs per node of q, into gpus (nq entries). */
-static void cand_gpus(const struct jabas_state *st, size_t i, int *gpus)
+/* A candidate's units per node of q as GPUs per node of q, into gpus (nq
+ * entries). */
+static void cand_gpus(const struct jabas_state *st, const int *u, int *gpus)
 {
-	const int *u = hb_alloc_node_units(&st->q, i);
-
 	for (int n = 0; n < st->nq; n++)
 		gpus[n] = u[n] * st->q.unit;
 }
@@ -268,29 +306,22 @@ static int shapes_reserve(struct q_shapes *qs, size_t n)
 {
 	if (n > qs->cap) {
 		size_t nc = qs->cap ? 2 * qs->cap : 64;
-		struct hb_iidp_shape *sh;
-		size_t *last;
+		size_t *ent, *last;
 		struct hb_jabas_rank_item *order;
-		struct hb_iidp_shape_bound *bnd;
 
 		while (nc < n)
 			nc *= 2;
 		/* Each array keeps its block until its new one is there, and cap
-		 * grows only once all four have grown. */
-		if (!(sh = realloc(qs->sh, nc * sizeof(*sh))))
+		 * grows only once all three have grown. */
+		if (!(ent = realloc(qs->ent, nc * sizeof(*ent))))
 			return -1;
-		memset(sh + qs->cap, 0, (nc - qs->cap) * sizeof(*sh));
-		qs->sh = sh;
+		qs->ent = ent;
 		if (!(last = realloc(qs->last, nc * sizeof(*last))))
 			return -1;
 		qs->last = last;
 		if (!(order = realloc(qs->order, nc * sizeof(*order))))
 			return -1;
 		qs->order = order;
-		if (!(bnd = realloc(qs->bnd, nc * sizeof(*bnd))))
-			return -1;
-		memset(bnd + qs->cap, 0, (nc - qs->cap) * sizeof(*bnd));
-		qs->bnd = bnd;
 		qs->cap = nc;
 	}
 	return 0;
@@ -315,17 +346,173 @@ static int shapes_table(struct q_shapes *qs, size_t want)
 	return 0;
 }
 
-/* The distinct shapes of st->q into st->qs (struct q_shapes). */
-static int build_shapes(const struct hb_sim_job *job, struct jabas_state *st, struct hb_error *err)
+static uint64_t key_hash(const uint64_t *k, size_t n)
+{
+	uint64_t x = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		x = (x ^ k[i]) * 0x9E3779B97F4A7C15ULL;
+		x ^= x >> 29;
+	}
+	return x ? x : 1;
+}
+
+/* Empty the store (its shapes' blocks are kept, rebuilt in place). */
+static void store_clear(struct shape_store *ss)
+{
+	ss->n = 0;
+	if (ss->tcap)
+		memset(ss->tab_hash, 0, ss->tcap * sizeof(*ss->tab_hash));
+}
+
+/* Room for one more entry with a key of klen words, the table at most half
+ * full. */
+static int store_reserve(struct shape_store *ss, size_t klen)
+{
+	if (ss->n + 1 > ss->cap) {
+		size_t nc = ss->cap ? 2 * ss->cap : 64;
+		struct hb_iidp_shape *sh;
+		struct hb_iidp_shape_bound *bnd;
+		size_t *koff;
+
+		if (!(sh = realloc(ss->sh, nc * sizeof(*sh))))
+			return -1;
+		memset(sh + ss->cap, 0, (nc - ss->cap) * sizeof(*sh));
+		ss->sh = sh;
+		if (!(bnd = realloc(ss->bnd, nc * sizeof(*bnd))))
+			return -1;
+		memset(bnd + ss->cap, 0, (nc - ss->cap) * sizeof(*bnd));
+		ss->bnd = bnd;
+		if (!(koff = realloc(ss->koff, (nc + 1) * sizeof(*koff))))
+			return -1;
+		ss->koff = koff;
+		ss->cap = nc;
+	}
+	if (ss->n == 0)
+		ss->koff[0] = 0;
+	if (ss->koff[ss->n] + klen > ss->kcap) {
+		size_t kc = ss->kcap ? 2 * ss->kcap : 1024;
+		uint64_t *key;
+
+		while (kc < ss->koff[ss->n] + klen)
+			kc *= 2;
+		if (!(key = realloc(ss->key, kc * sizeof(*key))))
+			return -1;
+		ss->key = key;
+		ss->kcap = kc;
+	}
+	if (2 * (ss->n + 1) > ss->tcap) {
+		size_t tc = ss->tcap ? 2 * ss->tcap : 128;
+		uint64_t *th = calloc(tc, sizeof(*th));
+		size_t *ti = malloc(tc * sizeof(*ti));
+
+		if (!th || !ti) {
+			free(th);
+			free(ti);
+			return -1;
+		}
+		for (size_t j = 0; j < ss->n; j++) {
+			uint64_t h = key_hash(ss->key + ss->koff[j], ss->koff[j + 1] - ss->koff[j]);
+			size_t sl = h & (tc - 1);
+
+			while (th[sl] != 0)
+				sl = (sl + 1) & (tc - 1);
+			th[sl] = h;
+			ti[sl] = j;
+		}
+		free(ss->tab_hash);
+		free(ss->tab_idx);
+		ss->tab_hash = th;
+		ss->tab_idx = ti;
+		ss->tcap = tc;
+	}
+	return 0;
+}
+
+/* The store's entry for the shape of candidate u (units per node of q)
+ * whose offer histogram is row: found, or built from u. */
+static int store_find(const struct hb_sim_job *job, struct jabas_state *st, const uint16_t *row, const int *u,
+		      size_t i, size_t *ent, struct hb_error *err)
+{
+	struct shape_store *ss = &st->store;
+	const struct q_shapes *qs = &st->qs;
+	uint64_t key[64], *kp = key, h;
+	size_t klen = 0, slot;
+	int *gpus = st->work + 3 * (size_t)st->nnodes;
+
+	/* The canonical key: (solver kind, units, nodes) words of the row,
+	 * sorted (local kinds map one to one onto solver kinds). */
+	if ((size_t)qs->hlen > sizeof(key) / sizeof(*key) &&
+	    !(kp = malloc((size_t)qs->hlen * sizeof(*kp))))
+		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
+	for (int k = 0; k < qs->nkind; k++)
+		for (int v = 1; v <= qs->maxu; v++) {
+			uint16_t c = row[k * (qs->maxu + 1) + v];
+			uint64_t w;
+			size_t a;
+
+			if (!c)
+				continue;
+			w = (uint64_t)(uint32_t)qs->gkind[k] << 32 | (uint64_t)v << 16 | c;
+			for (a = klen++; a > 0 && kp[a - 1] > w; a--)
+				kp[a] = kp[a - 1];
+			kp[a] = w;
+		}
+	h = key_hash(kp, klen);
+	for (slot = ss->tcap ? h & (ss->tcap - 1) : 0; ss->tcap && ss->tab_hash[slot] != 0;
+	     slot = (slot + 1) & (ss->tcap - 1)) {
+		size_t j = ss->tab_idx[slot];
+
+		if (ss->tab_hash[slot] == h && ss->koff[j + 1] - ss->koff[j] == klen &&
+		    memcmp(ss->key + ss->koff[j], kp, klen * sizeof(*kp)) == 0) {
+			*ent = j;
+			hb_iidp_shape_bound_keep(job->solver, &ss->sh[j], &ss->bnd[j]);
+			goto out;
+		}
+	}
+	/* A new shape: built by the solver from this candidate. */
+	if (store_reserve(ss, klen) < 0) {
+		hb_runtime_error(err, "jabas %s: out of memory", job->name);
+		goto fail;
+	}
+	cand_gpus(st, u, gpus);
+	if (hb_iidp_shape_of_nodes(job->solver, st->q_node, gpus, st->nq, &ss->sh[ss->n], err) < 0 ||
+	    hb_iidp_shape_bound(job->solver, &ss->sh[ss->n], &ss->bnd[ss->n], err) < 0) {
+		hb_error_prefix(err, "jabas %s: candidate %zu", job->name, i);
+		goto fail;
+	}
+	memcpy(ss->key + ss->koff[ss->n], kp, klen * sizeof(*kp));
+	ss->koff[ss->n + 1] = ss->koff[ss->n] + klen;
+	for (slot = h & (ss->tcap - 1); ss->tab_hash[slot] != 0; slot = (slot + 1) & (ss->tcap - 1))
+		;
+	ss->tab_hash[slot] = h;
+	ss->tab_idx[slot] = ss->n;
+	*ent = ss->n++;
+out:
+	if (kp != key)
+		free(kp);
+	return 0;
+fail:
+	if (kp != key)
+		free(kp);
+	return -1;
+}
+
+/* Ready st->qs for the walk of a Q over the nq nodes st->q_node, whose
+ * GPUs ngpus gives: the kinds of the nodes and the empty tables. */
+static int shapes_begin(const struct hb_sim_job *job, struct jabas_state *st, const int *ngpus, struct hb_error *err)
 {
 	struct q_shapes *qs = &st->qs;
-	int *gpus = st->work + 3 * (size_t)st->nnodes;
-	uint16_t *row;
 
 	qs->n = 0;
 	free(qs->kind);
-	if (!(qs->kind = malloc((size_t)(st->nq > 0 ? st->nq : 1) * sizeof(int))))
+	free(qs->gkind);
+	qs->gkind = NULL;
+	if (!(qs->kind = malloc((size_t)(st->nq > 0 ? st->nq : 1) * sizeof(int))) ||
+	    !(qs->gkind = malloc((size_t)(st->nq > 0 ? st->nq : 1) * sizeof(int))))
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
+	if (st->store.n >= SHAPE_STORE_MAX)
+		store_clear(&st->store);
 	/* Kinds of q's nodes, numbered in order of first appearance. */
 	qs->nkind = 0;
 	qs->maxu = 0;
@@ -334,78 +521,107 @@ static int build_shapes(const struct hb_sim_job *job, struct jabas_state *st, st
 
 		for (; j < n && hb_iidp_node_kind(job->solver, st->q_node[j]) != k; j++)
 			;
-		qs->kind[n] = j < n ? qs->kind[j] : qs->nkind++;
-		if (st->q.node_ngpus[n] / st->q.unit > qs->maxu)
-			qs->maxu = st->q.node_ngpus[n] / st->q.unit;
+		if (j < n) {
+			qs->kind[n] = qs->kind[j];
+		} else {
+			qs->gkind[qs->nkind] = k;
+			qs->kind[n] = qs->nkind++;
+		}
+		if (ngpus[n] / JABAS_UNIT_GPUS > qs->maxu)
+			qs->maxu = ngpus[n] / JABAS_UNIT_GPUS;
 	}
 	qs->hlen = qs->nkind * (qs->maxu + 1);
 	if (shapes_table(qs, 64) < 0 || shapes_reserve(qs, 64) < 0)
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 	free(qs->hist);
-	if (!(qs->hist = malloc((qs->cap + 1) * (size_t)qs->hlen * sizeof(*qs->hist) + 1)))
+	free(qs->units);
+	qs->units = NULL;
+	if (!(qs->hist = malloc((qs->cap + 1) * (size_t)qs->hlen * sizeof(*qs->hist) + 1)) ||
+	    !(qs->units = malloc(qs->cap * (size_t)(st->nq > 0 ? st->nq : 1) * sizeof(*qs->units))))
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
-	for (size_t i = 0; i < st->q.ncand; i++) {
-		const int *u = hb_alloc_node_units(&st->q, i);
-		uint64_t h;
-		size_t slot;
+	return 0;
+}
 
-		row = qs->hist + qs->n * (size_t)qs->hlen; /* the next shape's row, as scratch */
-		memset(row, 0, (size_t)qs->hlen * sizeof(*row));
-		for (int n = 0; n < st->nq; n++)
-			if (u[n] > 0)
-				row[qs->kind[n] * (qs->maxu + 1) + u[n]]++;
-		h = hist_hash(row, qs->hlen);
-		for (slot = h & (qs->tcap - 1); qs->tab_hash[slot] != 0; slot = (slot + 1) & (qs->tcap - 1))
-			if (qs->tab_hash[slot] == h &&
-			    memcmp(qs->hist + qs->tab_idx[slot] * (size_t)qs->hlen, row,
-				   (size_t)qs->hlen * sizeof(*row)) == 0)
-				break;
-		if (qs->tab_hash[slot] != 0) {
-			qs->last[qs->tab_idx[slot]] = i;
-			continue;
-		}
-		/* A new shape: built by the solver from this candidate. */
-		cand_gpus(st, i, gpus);
-		if (hb_iidp_shape_of_nodes(job->solver, st->q_node, gpus, st->nq, &qs->sh[qs->n], err) < 0) {
-			hb_error_prefix(err, "jabas %s: candidate %zu", job->name, i);
-			return -1;
-		}
-		if (hb_iidp_shape_bound(job->solver, &qs->sh[qs->n], &qs->bnd[qs->n], err) < 0) {
-			hb_error_prefix(err, "jabas %s: candidate %zu", job->name, i);
-			return -1;
-		}
-		qs->tab_hash[slot] = h;
-		qs->tab_idx[slot] = qs->n;
-		qs->last[qs->n++] = i;
-		if (qs->n + 1 > qs->cap || 2 * qs->n > qs->tcap) {
-			uint16_t *nh;
+/* What shape_visit needs beside the candidate. */
+struct shape_walk {
+	const struct hb_sim_job *job;
+	struct jabas_state *st;
+	struct hb_error *err;
+};
 
-			if (shapes_reserve(qs, qs->n + 1) < 0 ||
-			    !(nh = realloc(qs->hist, (qs->cap + 1) * (size_t)qs->hlen * sizeof(*nh) + 1)))
-				return hb_runtime_error(err, "jabas %s: out of memory", job->name);
-			qs->hist = nh;
-			if (2 * qs->n > qs->tcap) {
-				/* Rehash every shape into a table twice the size. */
-				if (shapes_table(qs, qs->n) < 0)
-					return hb_runtime_error(err, "jabas %s: out of memory", job->name);
-				for (size_t j = 0; j < qs->n; j++) {
-					uint64_t hj = hist_hash(qs->hist + j * (size_t)qs->hlen, qs->hlen);
-					size_t sl = hj & (qs->tcap - 1);
+/* hb_alloc_visit_upto's visitor: candidate i of Q (units per node of q)
+ * into st->qs, a new shape or the last candidate of a known one.  1 on an
+ * error (err filled), which stops the walk. */
+static int shape_visit(void *ctx, size_t i, const int *u, int total)
+{
+	const struct shape_walk *sw = ctx;
+	const struct hb_sim_job *job = sw->job;
+	struct jabas_state *st = sw->st;
+	struct q_shapes *qs = &st->qs;
+	const size_t nq = (size_t)st->nq;
+	uint16_t *row = qs->hist + qs->n * (size_t)qs->hlen; /* the next shape's row, as scratch */
+	uint64_t h;
+	size_t slot;
 
-					while (qs->tab_hash[sl] != 0)
-						sl = (sl + 1) & (qs->tcap - 1);
-					qs->tab_hash[sl] = hj;
-					qs->tab_idx[sl] = j;
-				}
+	(void)total;
+	memset(row, 0, (size_t)qs->hlen * sizeof(*row));
+	for (size_t n = 0; n < nq; n++)
+		if (u[n] > 0)
+			row[qs->kind[n] * (qs->maxu + 1) + u[n]]++;
+	h = hist_hash(row, qs->hlen);
+	for (slot = h & (qs->tcap - 1); qs->tab_hash[slot] != 0; slot = (slot + 1) & (qs->tcap - 1))
+		if (qs->tab_hash[slot] == h &&
+		    memcmp(qs->hist + qs->tab_idx[slot] * (size_t)qs->hlen, row, (size_t)qs->hlen * sizeof(*row)) == 0)
+			break;
+	if (qs->tab_hash[slot] != 0) {
+		size_t j = qs->tab_idx[slot];
+
+		qs->last[j] = i;
+		memcpy(qs->units + j * nq, u, nq * sizeof(*u));
+		return 0;
+	}
+	/* A new shape of this offer: the job's store has it or builds it. */
+	if (store_find(job, st, row, u, i, &qs->ent[qs->n], sw->err) < 0)
+		return 1;
+	qs->tab_hash[slot] = h;
+	qs->tab_idx[slot] = qs->n;
+	memcpy(qs->units + qs->n * nq, u, nq * sizeof(*u));
+	qs->last[qs->n++] = i;
+	if (qs->n + 1 > qs->cap || 2 * qs->n > qs->tcap) {
+		uint16_t *nh;
+		int *nu;
+
+		if (shapes_reserve(qs, qs->n + 1) < 0 ||
+		    !(nh = realloc(qs->hist, (qs->cap + 1) * (size_t)qs->hlen * sizeof(*nh) + 1)))
+			goto nomem;
+		qs->hist = nh;
+		if (!(nu = realloc(qs->units, qs->cap * (nq > 0 ? nq : 1) * sizeof(*nu))))
+			goto nomem;
+		qs->units = nu;
+		if (2 * qs->n > qs->tcap) {
+			/* Rehash every shape into a table twice the size. */
+			if (shapes_table(qs, qs->n) < 0)
+				goto nomem;
+			for (size_t j = 0; j < qs->n; j++) {
+				uint64_t hj = hist_hash(qs->hist + j * (size_t)qs->hlen, qs->hlen);
+				size_t sl = hj & (qs->tcap - 1);
+
+				while (qs->tab_hash[sl] != 0)
+					sl = (sl + 1) & (qs->tcap - 1);
+				qs->tab_hash[sl] = hj;
+				qs->tab_idx[sl] = j;
 			}
 		}
 	}
 	return 0;
+nomem:
+	hb_runtime_error(sw->err, "jabas %s: out of memory", job->name);
+	return 1;
 }
 
 /* Q over avail (GPUs per node; NULL = the whole cluster), without the
- * candidates above max_gpus, into st->q / st->ncand, and its distinct
- * shapes into st->qs (build_shapes).  A shared
+ * candidates above max_gpus, walked into its distinct shapes st->qs
+ * (shape_visit), its classes st->q and its count st->ncand.  A shared
  * cluster's offer becomes a copy of the cluster whose nodes hold only the
  * offered GPUs, so the candidates, their order and the merging of identical
  * servers are those of §4.3 on that smaller cluster.  The copy keeps only
@@ -425,7 +641,8 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 {
 	struct hb_cluster sub = *sim->cl;
 	struct hb_node *nodes = NULL;
-	int rc, offered = 0;
+	struct shape_walk sw = { job, st, err };
+	int rc, offered = 0, *ngpus;
 	const size_t offer_bytes = (size_t)st->nnodes * sizeof(int);
 
 	if (avail && st->q_max >= 0 && max_gpus == st->q_max && use_gpus == st->q_use &&
@@ -442,6 +659,8 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 		free(nodes);
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 	}
+	/* q_node's GPUs, for shapes_begin (scratch: the chosen-allocation row). */
+	ngpus = st->work + st->nnodes;
 	sub.ngpus = 0;
 	for (int n = 0; n < st->nnodes; n++) {
 		int g = avail ? avail[n] : sim->cl->nodes[n].ngpus;
@@ -458,17 +677,29 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 			continue;
 		nodes[st->nq] = sim->cl->nodes[n];
 		nodes[st->nq].ngpus = g;
+		ngpus[st->nq] = g;
 		st->q_node[st->nq++] = n;
 	}
 	sub.nodes = nodes;
 	sub.nnodes = st->nq;
 	/* Q is ordered by size: the candidates up to use_gpus are its first
-	 * ones, and the others are only counted. */
+	 * ones, walked into their shapes, and the others are only counted. */
+	rc = shapes_begin(job, st, ngpus, err);
+	if (rc < 0) {
+		free(nodes);
+		return -1;
+	}
 	{
 		uint64_t cnt = 0;
 
-		rc = hb_alloc_enumerate_upto(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS, 0,
-					     (use_gpus < max_gpus ? use_gpus : max_gpus) / JABAS_UNIT_GPUS, &st->q, err);
+		rc = hb_alloc_visit_upto(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS, 0,
+					 (use_gpus < max_gpus ? use_gpus : max_gpus) / JABAS_UNIT_GPUS, &st->q,
+					 shape_visit, &sw, err);
+		if (rc > 0) {
+			/* shape_visit's error, its words already in err */
+			free(nodes);
+			return -1;
+		}
 		if (rc == 0)
 			rc = hb_alloc_count_upto(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS,
 						 max_gpus / JABAS_UNIT_GPUS, &cnt, err);
@@ -484,8 +715,6 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 		return -1;
 	}
 	st->ncand = st->q.ncand;
-	if (build_shapes(job, st, err) < 0)
-		return -1;
 	if (avail) {
 		if (!st->q_offer && !(st->q_offer = malloc(offer_bytes ? offer_bytes : 1)))
 			return hb_runtime_error(err, "jabas %s: out of memory", job->name);
@@ -512,10 +741,16 @@ static int usable_gpus(const struct hb_sim_job *job, long bs)
 	return m > INT_MAX / 2 ? INT_MAX : (int)(2 * m);
 }
 
-/* Candidate i as GPUs per cluster node, into alloc (nnodes entries). */
+/* Candidate i as GPUs per cluster node, into alloc (nnodes entries): i is
+ * a shape's last candidate (what a ranking answers), whose units the shape
+ * keeps. */
 static int *cand_expand(const struct jabas_state *st, size_t i, int *alloc)
 {
-	const int *u = hb_alloc_node_units(&st->q, i);
+	const int *u = NULL;
+
+	for (size_t j = 0; j < st->qs.n && !u; j++)
+		if (st->qs.last[j] == i)
+			u = st->qs.units + j * (size_t)st->nq;
 
 	memset(alloc, 0, (size_t)st->nnodes * sizeof(int));
 	for (int n = 0; n < st->nq; n++)
@@ -585,8 +820,8 @@ static int pick_allocation(struct hb_sim_job *job, struct jabas_state *st, const
 	struct q_shapes *qs = &st->qs;
 
 	for (size_t j = 0; j < qs->n; j++) {
-		qs->order[j].shape = &qs->sh[j];
-		qs->order[j].bound = &qs->bnd[j];
+		qs->order[j].shape = &st->store.sh[qs->ent[j]];
+		qs->order[j].bound = &st->store.bnd[qs->ent[j]];
 		qs->order[j].last = qs->last[j];
 	}
 	if (hb_jabas_rank_shapes(job->solver, qs->order, qs->n, traj, (int)ntraj, st->p, done_in_block,

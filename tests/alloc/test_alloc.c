@@ -558,6 +558,141 @@ static void test_enumerate_upto_is_prefix(void **state)
 	}
 }
 
+/* Distinct shapes of candidates, as the JABAS agent gathers them: a shape
+ * is the multiset of (node kind, units) over the used nodes; each keeps its
+ * last candidate and that candidate's units. */
+struct shape_log {
+	int nnodes;
+	const int *kind;          /* [nnodes] */
+	int key[4096][MAXN], klen[4096];
+	size_t last[4096];
+	int units[4096][MAXN];
+	int n;
+	size_t seen;              /* candidates visited, and the next index expected */
+	int total_bad;            /* a visit whose total is not its units' sum */
+	size_t stop_at;           /* answer 7 at this candidate (SIZE_MAX: never) */
+};
+
+static void shape_add(struct shape_log *g, size_t i, const int *u)
+{
+	int key[MAXN], k = 0, j;
+
+	for (int n = 0; n < g->nnodes; n++)
+		if (u[n] > 0) {
+			int v = g->kind[n] * 64 + u[n], a = k++;
+
+			for (; a > 0 && key[a - 1] > v; a--)
+				key[a] = key[a - 1];
+			key[a] = v;
+		}
+	for (j = 0; j < g->n; j++)
+		if (g->klen[j] == k && memcmp(g->key[j], key, (size_t)k * sizeof(int)) == 0)
+			break;
+	if (j == g->n) {
+		assert_true(g->n < 4096);
+		memcpy(g->key[j], key, (size_t)k * sizeof(int));
+		g->klen[g->n++] = k;
+	}
+	g->last[j] = i;
+	memcpy(g->units[j], u, (size_t)g->nnodes * sizeof(int));
+}
+
+static int shape_visit(void *ctx, size_t i, const int *u, int total)
+{
+	struct shape_log *g = ctx;
+	int sum = 0;
+
+	if (i == g->stop_at)
+		return 7;
+	assert_int_equal(i, g->seen);
+	g->seen++;
+	for (int n = 0; n < g->nnodes; n++)
+		sum += u[n];
+	g->total_bad |= sum != total;
+	shape_add(g, i, u);
+	return 0;
+}
+
+/* The visited walk is the stored Q: on random offers (nodes of 0-8 GPUs,
+ * two types, two racks, merged and not, every size bound) the visitor sees
+ * Q's candidates in order, the set's description and count match, and the
+ * distinct shapes with their last candidates and units equal those found
+ * by scanning the stored Q; a visitor's nonzero answer stops the walk and
+ * is returned, and the limit refuses what hb_alloc_enumerate_upto refuses. */
+static void test_visit_equals_stored(void **state)
+{
+	uint64_t x = 0x9E3779B97F4A7C15ULL;
+	static struct shape_log a, b;
+
+	(void)state;
+	for (int it = 0; it < 60; it++) {
+		struct cluster_buf cb;
+		int n = 1 + (int)(x % 8), gpu[MAXN], ngpus[MAXN], kind[MAXN];
+		struct hb_cluster *cl;
+
+		for (int i = 0; i < n; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			gpu[i] = (int)(x % 2);
+			ngpus[i] = (int)((x >> 8) % 9);
+			kind[i] = (int)((x >> 16) % 3);
+		}
+		ngpus[0] = ngpus[0] < 2 ? 2 : ngpus[0];
+		cl = make_cluster(&cb, "offer", n, gpu, ngpus);
+		for (int i = 0; i < n; i++)
+			cb.nodes[i].rack = (int)((x >> (20 + i)) & 1);
+		for (int merge = 0; merge <= 1; merge++)
+			for (int mu = -1; mu <= cl->ngpus / 2 + 1; mu++) {
+				struct hb_alloc_set q, w;
+				struct hb_error err = { 0 };
+
+				assert_int_equal(hb_alloc_enumerate_upto(cl, &cb.cat, 2, merge, 0, mu, &q, &err), 0);
+				memset(&a, 0, sizeof(a));
+				a.nnodes = n;
+				a.kind = kind;
+				a.stop_at = SIZE_MAX;
+				b = a;
+				for (size_t i = 0; i < q.ncand; i++)
+					shape_add(&a, i, hb_alloc_node_units(&q, i));
+				assert_int_equal(hb_alloc_visit_upto(cl, &cb.cat, 2, merge, 0, mu, &w, shape_visit, &b,
+								     &err), 0);
+				assert_int_equal(b.seen, q.ncand);
+				assert_int_equal(b.total_bad, 0);
+				assert_int_equal(w.ncand, q.ncand);
+				assert_int_equal(w.nclasses, q.nclasses);
+				assert_int_equal(w.unit, q.unit);
+				assert_int_equal(w.merged, q.merged);
+				assert_int_equal(w.ncand_unmerged, q.ncand_unmerged);
+				assert_memory_equal(w.node_class, q.node_class, (size_t)n * sizeof(int));
+				assert_memory_equal(w.node_ngpus, q.node_ngpus, (size_t)n * sizeof(int));
+				assert_null(w.node_units);
+				assert_int_equal(b.n, a.n);
+				for (int j = 0; j < a.n; j++) {
+					assert_int_equal(b.klen[j], a.klen[j]);
+					assert_memory_equal(b.key[j], a.key[j], (size_t)a.klen[j] * sizeof(int));
+					assert_int_equal(b.last[j], a.last[j]);
+					assert_memory_equal(b.units[j], a.units[j], (size_t)n * sizeof(int));
+				}
+				hb_alloc_free(&w);
+				if (q.ncand > 1) {
+					/* stopped halfway: the visitor's answer, nothing kept */
+					memset(&b, 0, sizeof(b));
+					b.nnodes = n;
+					b.kind = kind;
+					b.stop_at = q.ncand / 2;
+					assert_int_equal(hb_alloc_visit_upto(cl, &cb.cat, 2, merge, 0, mu, &w,
+									     shape_visit, &b, &err), 7);
+					assert_int_equal(b.seen, q.ncand / 2);
+					assert_null(w.node_class);
+					/* a limit below |Q| refuses the walk as it refuses the store */
+					assert_int_equal(hb_alloc_visit_upto(cl, &cb.cat, 2, merge, 1, mu, &w,
+									     shape_visit, &b, &err), -1);
+					assert_int_equal(err.code, HB_ERUNTIME);
+				}
+				hb_alloc_free(&q);
+			}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -571,6 +706,7 @@ int main(void)
 		cmocka_unit_test(test_merge_non_adjacent),
 		cmocka_unit_test(test_limits_and_errors),
 		cmocka_unit_test(test_enumerate_upto_is_prefix),
+		cmocka_unit_test(test_visit_equals_stored),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

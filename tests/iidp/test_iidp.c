@@ -792,6 +792,180 @@ static void test_cache(void **state)
 	hb_iidp_solver_free(nc);
 }
 
+/* The memos of a table (one block per table, grown by doubling, records
+ * moved by position): a few hundred M on the same allocation, three passes,
+ * so that the records grow through several doublings between the bound
+ * that creates a record and the answer that completes it, and are read back
+ * after; the default cache, a small one (tables and their memos evicted
+ * and rebuilt) and none give the same answers, pair by pair; clearing
+ * returns every byte counted. */
+static void test_memo_growth(void **state)
+{
+	struct hb_rng r;
+	struct hb_error err = { 0 };
+	long compared = 0;
+
+	(void)state;
+	hb_rng_seed(&r, 59, HB_STREAM_DEFAULT);
+	for (int it = 0; it < 6; it++) {
+		struct hb_perf p;
+		struct hb_iidp_solver *s, *small, *nc;
+		struct hb_iidp_stats st;
+		int alloc[8] = { 0 };
+
+		random_perf_n(&r, &p, 8);
+		for (int i = 0; i < p.nnodes; i++)
+			alloc[i] = i % 3 == 0 ? 0 : 2 * (int)(1 + hb_rng_below(&r, (uint64_t)(p.nodes[i].ngpus / 2)));
+		assert_int_equal(hb_iidp_solver_new(&p, &s, &err), 0);
+		assert_int_equal(hb_iidp_solver_new(&p, &small, &err), 0);
+		assert_int_equal(hb_iidp_solver_new(&p, &nc, &err), 0);
+		hb_iidp_solver_set_cache_limit(small, 4000);
+		hb_iidp_solver_set_cache_limit(nc, 0);
+		for (int pass = 0; pass < 3; pass++) {
+			for (int q = 0; q < 300; q++) {
+				struct hb_iidp_request req = { 0 };
+				struct hb_iidp_result a, b, c;
+
+				req.alloc = alloc;
+				/* pass 1 goes down: records are found in another order */
+				req.global_bs = 32 + 16L * (pass == 1 ? 299 - q : q);
+				req.m_rule = q % 3 == 2 ? HB_IIDP_M_RUNTIME : HB_IIDP_M_ROUND;
+				req.cur_global_bs = req.global_bs / 2 + 8;
+				req.method = HB_IIDP_FAST;
+				assert_int_equal(hb_iidp_solve(s, &req, &a, &err), 0);
+				assert_int_equal(hb_iidp_solve(small, &req, &b, &err), 0);
+				assert_int_equal(hb_iidp_solve(nc, &req, &c, &err), 0);
+				assert_int_equal(a.found, c.found);
+				assert_int_equal(b.found, c.found);
+				if (c.found) {
+					assert_true(a.iter_s == c.iter_s && b.iter_s == c.iter_s);
+					assert_int_equal(a.local_bs, c.local_bs);
+					assert_int_equal(b.local_bs, c.local_bs);
+					assert_int_equal(a.npairs, c.npairs);
+					assert_int_equal(b.npairs, c.npairs);
+					for (int k = 0; k < c.npairs; k++) {
+						assert_int_equal(a.pairs[k].workers, c.pairs[k].workers);
+						assert_int_equal(b.pairs[k].workers, c.pairs[k].workers);
+						assert_int_equal(a.pairs[k].n_vsw, c.pairs[k].n_vsw);
+						assert_int_equal(b.pairs[k].n_ga, c.pairs[k].n_ga);
+					}
+					compared++;
+				}
+				hb_iidp_result_free(&a);
+				hb_iidp_result_free(&b);
+				hb_iidp_result_free(&c);
+			}
+		}
+		hb_iidp_solver_stats(s, &st);
+		assert_true(st.memo_hits > 0);
+		assert_int_equal(st.evictions + st.flushes, 0);
+		hb_iidp_solver_stats(small, &st);
+		assert_true(st.evictions + st.flushes > 0);
+		for (int k = 0; k < 2; k++) {
+			hb_iidp_solver_clear_cache(k ? small : s);
+			hb_iidp_solver_stats(k ? small : s, &st);
+			assert_int_equal(st.cache_bytes, 0);
+		}
+		hb_iidp_solver_free(s);
+		hb_iidp_solver_free(small);
+		hb_iidp_solver_free(nc);
+		hb_perf_free(&p);
+	}
+	assert_true(compared >= 500);
+}
+
+/* A summary whose shape's bounds are in the cache (hb_iidp_shape_bound
+ * first, as the auto-scaler does) visits its B_L best-first on them and
+ * fetches the tables of only those that can reach the answer: the same
+ * summaries as a solver that never saw the bounds and as an uncached solve
+ * of the allocation, both M rules, with fewer table lookups in all; so
+ * does a whole solve of the allocation (the adaptation steps' request),
+ * pair by pair. */
+static void test_summary_best_first(void **state)
+{
+	struct hb_rng r;
+	struct hb_error err = { 0 };
+	long compared = 0, looked_b = 0, looked_p = 0;
+
+	(void)state;
+	hb_rng_seed(&r, 67, HB_STREAM_DEFAULT);
+	for (int it = 0; it < 30; it++) {
+		struct hb_perf p;
+		struct hb_iidp_solver *s, *plain, *nc;
+		struct hb_iidp_stats st;
+
+		random_perf_n(&r, &p, 8);
+		assert_int_equal(hb_iidp_solver_new(&p, &s, &err), 0);
+		assert_int_equal(hb_iidp_solver_new(&p, &plain, &err), 0);
+		assert_int_equal(hb_iidp_solver_new(&p, &nc, &err), 0);
+		hb_iidp_solver_set_cache_limit(nc, 0);
+		for (int q = 0; q < 8; q++) {
+			int alloc[8] = { 0 }, any = 0;
+			struct hb_iidp_shape sh = { 0 };
+			struct hb_iidp_shape_bound b = { 0 };
+
+			for (int i = 0; i < p.nnodes; i++) {
+				alloc[i] = hb_rng_below(&r, 2) ? 2 * (int)hb_rng_below(&r, (uint64_t)(p.nodes[i].ngpus / 2 + 1)) : 0;
+				any += alloc[i];
+			}
+			if (!any)
+				alloc[hb_rng_below(&r, 8)] = 2;
+			assert_int_equal(hb_iidp_shape_of(s, alloc, &sh, &err), 0);
+			assert_int_equal(hb_iidp_shape_bound(s, &sh, &b, &err), 0);
+			for (int k = 0; k < 25; k++) {
+				struct hb_iidp_request req = { 0 };
+				struct hb_iidp_result o, f;
+				struct hb_iidp_summary a, c;
+
+				req.alloc = alloc;
+				req.global_bs = 16 + (long)hb_rng_below(&r, 4000);
+				req.m_rule = k % 3 == 2 ? HB_IIDP_M_RUNTIME : HB_IIDP_M_ROUND;
+				req.cur_global_bs = 16 + (long)hb_rng_below(&r, 4000);
+				req.method = HB_IIDP_FAST;
+				assert_int_equal(hb_iidp_solve(nc, &req, &o, &err), 0);
+				assert_int_equal(hb_iidp_solve_summary(s, &sh, &req, &a, &err), 0);
+				assert_int_equal(hb_iidp_solve_summary(plain, &sh, &req, &c, &err), 0);
+				/* a whole solve of the allocation meets its shape's bounds too */
+				assert_int_equal(hb_iidp_solve(s, &req, &f, &err), 0);
+				assert_memory_equal(&a, &c, sizeof(a));
+				assert_int_equal(a.found, o.found);
+				assert_int_equal(f.found, o.found);
+				if (o.found) {
+					assert_int_equal(a.global_bs, o.global_bs);
+					assert_int_equal(a.local_bs, o.local_bs);
+					assert_int_equal(a.m, o.m);
+					assert_true(a.iter_s == o.iter_s);
+					assert_true(a.throughput == o.throughput);
+					assert_int_equal(f.local_bs, o.local_bs);
+					assert_true(f.iter_s == o.iter_s);
+					assert_int_equal(f.npairs, o.npairs);
+					for (int j = 0; j < o.npairs; j++) {
+						assert_int_equal(f.pairs[j].node, o.pairs[j].node);
+						assert_int_equal(f.pairs[j].workers, o.pairs[j].workers);
+						assert_int_equal(f.pairs[j].n_vsw, o.pairs[j].n_vsw);
+						assert_int_equal(f.pairs[j].n_ga, o.pairs[j].n_ga);
+					}
+					compared++;
+				}
+				hb_iidp_result_free(&o);
+				hb_iidp_result_free(&f);
+			}
+			hb_iidp_shape_free(&sh);
+			hb_iidp_shape_bound_free(&b);
+		}
+		hb_iidp_solver_stats(s, &st);
+		looked_b += st.table_hits + st.table_misses;
+		hb_iidp_solver_stats(plain, &st);
+		looked_p += st.table_hits + st.table_misses;
+		hb_iidp_solver_free(s);
+		hb_iidp_solver_free(plain);
+		hb_iidp_solver_free(nc);
+		hb_perf_free(&p);
+	}
+	assert_true(compared >= 1000);
+	assert_true(looked_b < looked_p);
+}
+
 /* Answers by allocation shape (the auto-scaler's cache), against the
  * oracle of an uncached solve of the very allocation: random profiles on
  * 8 nodes of 2-3 GPU types and 2 or 4 GPUs (so kinds repeat), random
@@ -937,7 +1111,8 @@ static int random_traj(struct hb_rng *r, long *traj)
  * realises a B_G below the least one; no summary is found where the bound
  * is 0; and the epoch lower bound (autoscale.h) never exceeds the estimate
  * of a random trajectory (INFINITY only where the estimate is infeasible).
- * Bounds from the cache equal fresh ones.  The bounds must also be useful:
+ * Bounds from the cache equal fresh ones, and so do bounds a caller kept
+ * and filed again (hb_iidp_shape_bound_keep).  The bounds must also be useful:
  * some are within a factor 2 of the exact values. */
 static void test_shape_bound_random(void **state)
 {
@@ -972,6 +1147,31 @@ static void test_shape_bound_random(void **state)
 			if (b.bytes) {
 				assert_memory_equal(b.blob, b2.blob, b.bytes);
 				assert_memory_equal(b.blob, b3.blob, b.bytes);
+			}
+			{
+				/* kept bounds filed in a cache that lacks them are its
+				 * answer; keeping them again files nothing more */
+				struct hb_iidp_shape_bound b4 = { 0 };
+				struct hb_iidp_stats st0, st1;
+				struct hb_iidp_solver *kp;
+
+				assert_int_equal(hb_iidp_solver_new(&p, &kp, &err), 0);
+				hb_iidp_shape_bound_keep(nc, &sh, &b);
+				hb_iidp_solver_stats(kp, &st0);
+				hb_iidp_shape_bound_keep(kp, &sh, &b);
+				hb_iidp_solver_stats(kp, &st1);
+				assert_true(st1.cache_bytes > st0.cache_bytes);
+				hb_iidp_shape_bound_keep(kp, &sh, &b);
+				hb_iidp_solver_stats(kp, &st0);
+				assert_int_equal(st0.cache_bytes, st1.cache_bytes);
+				assert_int_equal(hb_iidp_shape_bound(kp, &sh, &b4, &err), 0);
+				hb_iidp_solver_stats(kp, &st1);
+				assert_int_equal(st0.cache_bytes, st1.cache_bytes); /* a hit */
+				assert_true(b4.nl == b.nl && b4.nh == b.nh && b4.bytes == b.bytes);
+				if (b.bytes)
+					assert_memory_equal(b.blob, b4.blob, b.bytes);
+				hb_iidp_shape_bound_free(&b4);
+				hb_iidp_solver_free(kp);
 			}
 			for (int k = 0; k < 8; k++) {
 				struct hb_iidp_request req = { .global_bs = 16 + (long)hb_rng_below(&r, 3000),
@@ -1235,6 +1435,8 @@ int main(void)
 		cmocka_unit_test(test_solve_fast_vs_dp_random),
 		cmocka_unit_test(test_shape_summary_oracle),
 		cmocka_unit_test(test_cache),
+		cmocka_unit_test(test_memo_growth),
+		cmocka_unit_test(test_summary_best_first),
 		cmocka_unit_test(test_shape_errors),
 		cmocka_unit_test(test_shape_bound_random),
 		cmocka_unit_test(test_rank_shapes_oracle),
