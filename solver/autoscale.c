@@ -71,6 +71,22 @@ int hb_jabas_epoch_time_shape(struct hb_iidp_solver *s, const struct hb_iidp_sha
 	return 0;
 }
 
+/* The trajectory's largest point, or 0 when the bound is 0 (no point, a
+ * point <= 0 the estimate reports, no dataset). */
+static long traj_max(const long *traj, int ntraj, double dataset)
+{
+	long xmax = 0;
+
+	if (ntraj < 1 || !(dataset > 0))
+		return 0;
+	for (int k = 0; k < ntraj; k++) {
+		if (traj[k] <= 0)
+			return 0; /* the estimate reports it */
+		xmax = traj[k] > xmax ? traj[k] : xmax;
+	}
+	return xmax;
+}
+
 /* Why the bound holds.  Point k of the walk runs s_k iterations of the
  * solver's answer (B_G b_k, time T_k), so epoch_s = sum_k T_k s_k, and
  * T_k = b_k / F_k with F_k <= F, the shape's throughput bound for requests
@@ -89,25 +105,10 @@ int hb_jabas_epoch_time_shape(struct hb_iidp_solver *s, const struct hb_iidp_sha
  * at any point: the first point has no answer and the estimate is
  * infeasible (INFINITY).  The solver's times and the walk are computed in
  * doubles, the bound too: it is lowered by a relative 1e-9, far above the
- * rounding of a few dozen sums and products. */
-/* The trajectory's largest point, or 0 when the bound is 0 (no point, a
- * point <= 0 the estimate reports, no dataset). */
-static long traj_max(const long *traj, int ntraj, double dataset)
-{
-	long xmax = 0;
-
-	if (ntraj < 1 || !(dataset > 0))
-		return 0;
-	for (int k = 0; k < ntraj; k++) {
-		if (traj[k] <= 0)
-			return 0; /* the estimate reports it */
-		xmax = traj[k] > xmax ? traj[k] : xmax;
-	}
-	return xmax;
-}
-
-/* hb_jabas_epoch_lower_bound with the trajectory's traj_max given: a
- * ranking bounds every shape on one trajectory. */
+ * rounding of a few dozen sums and products.
+ *
+ * This is hb_jabas_epoch_lower_bound with the trajectory's traj_max given:
+ * a ranking bounds every shape on one trajectory. */
 static double lower_bound_at(const struct hb_iidp_shape_bound *b, const long *traj, int ntraj, long xmax,
 			     double dataset)
 {

@@ -2179,8 +2179,9 @@ out:
 }
 
 /* File b under the bound key in s->skey (klen bytes, hash h) in the shape
- * cache; the fields of the entry's summary hold the bound's counts.  Out
- * of memory, nothing is filed (a cache may forget). */
+ * cache, its blob after the key (the entry's summary is unused: the
+ * bound's counts follow from the shape and the blob's size).  Out of
+ * memory, nothing is filed (a cache may forget). */
 static void shape_bound_file(struct hb_iidp_solver *s, uint64_t h, size_t klen, const struct hb_iidp_shape_bound *b)
 {
 	struct shape_entry *v;

@@ -290,14 +290,22 @@ static void cand_gpus(const struct jabas_state *st, const int *u, int *gpus)
 		gpus[n] = u[n] * st->q.unit;
 }
 
+/* The word-at-a-time mix both open-addressed tables below hash with (an
+ * offer's histograms, the store's keys); 0 marks an empty slot, so a
+ * finished hash is never 0. */
+#define HASH_SEED 1469598103934665603ULL
+static uint64_t hash_mix(uint64_t x, uint64_t w)
+{
+	x = (x ^ w) * 0x9E3779B97F4A7C15ULL;
+	return x ^ (x >> 29);
+}
+
 static uint64_t hist_hash(const uint16_t *h, int n)
 {
-	uint64_t x = 1469598103934665603ULL;
+	uint64_t x = HASH_SEED;
 
-	for (int k = 0; k < n; k++) {
-		x = (x ^ h[k]) * 0x9E3779B97F4A7C15ULL;
-		x ^= x >> 29;
-	}
+	for (int k = 0; k < n; k++)
+		x = hash_mix(x, h[k]);
 	return x ? x : 1;
 }
 
@@ -348,12 +356,10 @@ static int shapes_table(struct q_shapes *qs, size_t want)
 
 static uint64_t key_hash(const uint64_t *k, size_t n)
 {
-	uint64_t x = 1469598103934665603ULL;
+	uint64_t x = HASH_SEED;
 
-	for (size_t i = 0; i < n; i++) {
-		x = (x ^ k[i]) * 0x9E3779B97F4A7C15ULL;
-		x ^= x >> 29;
-	}
+	for (size_t i = 0; i < n; i++)
+		x = hash_mix(x, k[i]);
 	return x ? x : 1;
 }
 

@@ -1074,6 +1074,17 @@ static const struct hb_arbiter_ops script_arbiter = {
 	.round_s = script_round_s, .on_round = script_round,
 };
 
+/* One ImageNet job under the Pollux agent on jabas-quickstart (seed 3),
+ * scheduled by the scripted arbiter (script reset): the setup of the tests
+ * that read the agent's reports. */
+static void scripted_imagenet(struct hb_sim *sim)
+{
+	memset(&script, 0, sizeof(script));
+	sim_open(sim, "jabas-quickstart", "pollux", 3);
+	hb_sim_set_arbiter(sim, &script_arbiter);
+	add_job(sim, "imagenet", &hb_agent_pollux, 0.0, 0, 0);
+}
+
 static void test_agent_keeps_history_across_grants(void **state)
 {
 	struct hb_sim sim;
@@ -1082,10 +1093,7 @@ static void test_agent_keeps_history_across_grants(void **state)
 	int regrant_restarts = 0;
 
 	(void)state;
-	memset(&script, 0, sizeof(script));
-	sim_open(&sim, "jabas-quickstart", "pollux", 3);
-	hb_sim_set_arbiter(&sim, &script_arbiter);
-	add_job(&sim, "imagenet", &hb_agent_pollux, 0.0, 0, 0);
+	scripted_imagenet(&sim);
 	if (hb_sim_run(&sim, &err) < 0)
 		fail_msg("%s", err.msg);
 	job = &sim.jobs[0];
@@ -1177,10 +1185,7 @@ static void test_report_types(void **state)
 	struct hb_goodput_config cv, cp;
 
 	(void)state;
-	memset(&script, 0, sizeof(script));
-	sim_open(&sim, "jabas-quickstart", "pollux", 3);
-	hb_sim_set_arbiter(&sim, &script_arbiter);
-	add_job(&sim, "imagenet", &hb_agent_pollux, 0.0, 0, 0);
+	scripted_imagenet(&sim);
 	if (hb_pollux_agent_report(&sim, &sim.jobs[0], &rep, &err) < 0)
 		fail_msg("%s", err.msg);
 	assert_false(rep.fitted); /* not started */
@@ -1218,10 +1223,7 @@ static void test_fair_share_skip_is_infeasible(void **state)
 	int any = 0;
 
 	(void)state;
-	memset(&script, 0, sizeof(script));
-	sim_open(&sim, "jabas-quickstart", "pollux", 3);
-	hb_sim_set_arbiter(&sim, &script_arbiter);
-	add_job(&sim, "imagenet", &hb_agent_pollux, 0.0, 0, 0);
+	scripted_imagenet(&sim);
 	if (hb_sim_run(&sim, &err) < 0)
 		fail_msg("%s", err.msg);
 	rep = script.rep[0];
