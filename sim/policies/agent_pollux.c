@@ -307,23 +307,44 @@ static int gns_fits(const struct hb_sim *sim, const struct hb_sim_job *job, int 
 }
 
 /* Local batches Pollux can run on alloc: profiled on every type used
- * (hb_perf_alloc_lbs) and fitting with the GNS buffer.  Ascending. */
+ * (hb_perf_alloc_lbs) and fitting with the GNS buffer.  Ascending.  Whether
+ * a batch fits depends on the node's GPU alone, so each GPU type the
+ * allocation uses is checked once per batch, not each of its nodes (a
+ * Philly-sized cluster has 384 nodes and a few types; the per-node scan was
+ * 6 % of a Pollux replay). */
 static int feasible_lbs(const struct hb_sim *sim, const struct hb_sim_job *job, const int *alloc, int **out,
 			int *n, struct hb_error *err)
 {
-	int *lbs = NULL, nl = 0, k = 0;
+	int *lbs = NULL, nl = 0, k = 0, ntypes = 0, *rep;
+	const int ngpus = sim->cat->ngpus;
 
 	if (hb_perf_alloc_lbs(job->perf, alloc, &lbs, &nl, err) < 0)
 		return -1;
+	/* rep[i]: a node of the i-th distinct GPU type alloc uses */
+	rep = malloc((size_t)(ngpus > 0 ? ngpus : 1) * sizeof(*rep));
+	if (!rep) {
+		free(lbs);
+		return hb_runtime_error(err, "pollux %s: out of memory", job->name);
+	}
+	for (int node = 0; node < sim->cl->nnodes && ntypes < ngpus; node++) {
+		int seen = 0;
+
+		if (alloc[node] <= 0)
+			continue;
+		for (int t = 0; t < ntypes && !seen; t++)
+			seen = sim->cl->nodes[rep[t]].gpu == sim->cl->nodes[node].gpu;
+		if (!seen)
+			rep[ntypes++] = node;
+	}
 	for (int i = 0; i < nl; i++) {
 		int ok = 1;
 
-		for (int node = 0; node < sim->cl->nnodes && ok; node++)
-			if (alloc[node] > 0 && !gns_fits(sim, job, node, lbs[i]))
-				ok = 0;
+		for (int t = 0; t < ntypes && ok; t++)
+			ok = gns_fits(sim, job, rep[t], lbs[i]);
 		if (ok)
 			lbs[k++] = lbs[i];
 	}
+	free(rep);
 	*out = lbs;
 	*n = k;
 	return 0;
