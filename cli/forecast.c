@@ -32,6 +32,7 @@
 #include "csv.h"      /* defines: hb_csv_open, hb_csv_header, hb_csv_next, typed getters */
 #include "forecast.h" /* defines: hb_forecast_run, hb_mape, hb_fc_query_steps, methods */
 #include "json.h"     /* defines: hb_json_print */
+#include "pool.h"     /* defines: hb_pool_create, hb_pool_online_cpus */
 #include "strutil.h"  /* defines: hb_parse_long_range, hb_parse_double, hb_split_list */
 
 struct series {
@@ -147,7 +148,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: hetbatch forecast FILE.csv [--origin STEP] [--interval P] [--epoch-steps N]\n"
-		"                         [--method LIST] [--gpr-x step|interval] [--json]\n"
+		"                         [--method LIST] [--gpr-x step|interval] [--threads N] [--json]\n"
 		"\n"
 		"Forecast the global batch size over the next epoch with JABAS's forecaster\n"
 		"(0.5 GPR on the current epoch + 0.5 simple exponential smoothing on all history)\n"
@@ -167,6 +168,8 @@ static void usage(FILE *out)
 		"  --method LIST      comma-separated from ensemble,gpr,ses,holt,last (default all)\n"
 		"  --gpr-x UNIT       GPR inputs: 'step' (raw steps, as JABAS's code) or 'interval'\n"
 		"                     (steps / P, so the periodicity bounds 0.01..10 are in adaptations)\n"
+		"  --threads N        threads for the fits (the GPR's restarts, SES beside them);\n"
+		"                     1 disables (default: the online CPUs).  Same output for any N\n"
 		"  --json             print JSON instead of a table\n"
 		"  -h, --help         this help\n"
 		"The global --seed N seeds the GPR's random restarts (default 1).\n"
@@ -189,6 +192,7 @@ struct fc_args {
 	size_t nm;
 	int gpr_x_interval;
 	int json;
+	int threads;               /* --threads; 0: the online CPUs */
 };
 
 static int parse_args(int argc, char **argv, struct fc_args *a, struct hb_cli *cli, int *done)
@@ -200,6 +204,7 @@ static int parse_args(int argc, char **argv, struct fc_args *a, struct hb_cli *c
 		{ "method", required_argument, NULL, 'm' },
 		{ "gpr-x", required_argument, NULL, 'x' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "threads", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -260,6 +265,15 @@ static int parse_args(int argc, char **argv, struct fc_args *a, struct hb_cli *c
 		case 'j':
 			a->json = 1;
 			break;
+		case 't': {
+			long n;
+
+			if (hb_parse_long_range(optarg, 1, 1024, &n) < 0)
+				return hb_cli_usage(cli, "forecast", "--threads needs a thread count in [1, 1024], got '%s'",
+						    optarg);
+			a->threads = (int)n;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			*done = 1;
@@ -489,6 +503,7 @@ int cmd_forecast(int argc, char **argv, struct hb_cli *cli)
 	struct hb_fc_history h;
 	struct hb_fc_fit fit;
 	struct hb_error err = { 0 };
+	struct hb_pool *pool = NULL;
 	double *pred = NULL, mape[HB_FC_NMETHODS] = { 0 };
 	int done, rc;
 
@@ -503,6 +518,11 @@ int cmd_forecast(int argc, char **argv, struct hb_cli *cli)
 	hb_fc_options_default(&o, cli->seed);
 	o.interval = a.interval;
 	o.gpr_x_scale = a.gpr_x_interval ? a.interval : 1.0;
+	if (hb_pool_create(&pool, a.threads > 0 ? a.threads : hb_pool_online_cpus(), &err) < 0) {
+		rc = hb_cli_fail(cli, &err);
+		goto out;
+	}
+	o.gpr.pool = pool;
 	h = (struct hb_fc_history){ .step = s.step, .batch = s.batch, .n = pl.origin_row + 1,
 				    .epoch_start = pl.epoch_start };
 	pred = malloc(a.nm * pl.nq * sizeof(double));
@@ -545,6 +565,7 @@ int cmd_forecast(int argc, char **argv, struct hb_cli *cli)
 	}
 	rc = 0;
 out:
+	hb_pool_destroy(pool);
 	free(pred);
 	plan_free(&pl);
 	series_free(&s);

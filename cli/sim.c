@@ -51,6 +51,7 @@
 #include "jobspec.h"
 #include "outset.h"
 #include "policy.h"   /* hb_policies, hb_policy_find */
+#include "pool.h"     /* defines: hb_pool_online_cpus */
 #include "profdb.h"
 #include "parallel.h"
 #include "progress.h"
@@ -92,6 +93,12 @@ static void usage(FILE *out)
 		"                       its records into files of its own inside the\n"
 		"                       staging directory, merged into --out in table order;\n"
 		"                       one progress line for them all\n"
+		"  --threads N          threads each simulation may use inside itself (JABAS's\n"
+		"                       forecast fits); 1 disables.  Default: the online\n"
+		"                       CPUs, or 1 with -j above 1, since -j N runs N\n"
+		"                       simulations that each use --threads (N x --threads\n"
+		"                       threads in all).  The results are the same bytes\n"
+		"                       for any count\n"
 		"  --out DIR            write results.db, summary.csv, timeseries.csv,\n"
 		"                       events.csv and summary.json into DIR: written\n"
 		"                       beside it (DIR.tmp.PID) and moved into place whole\n"
@@ -277,6 +284,7 @@ struct sim_args {
 	enum hb_events_level events;   /* --events (default all) */
 	int synth_opts;                /* a --synth option was given */
 	int jobs;                      /* -j N: simulations at a time on threads (default 1) */
+	int threads;                   /* --threads N: threads inside each simulation; 0: default */
 };
 
 enum {
@@ -284,7 +292,7 @@ enum {
 	OPT_RESTART, OPT_RECONFIG, OPT_GNS, OPT_NOSIM, OPT_UNEQUAL, OPT_REPLAY, OPT_TRACE, OPT_FORMAT, OPT_LOAD,
 	OPT_MAXJOBS, OPT_FROM, OPT_TO, OPT_VC, OPT_GPUS, OPT_NOFAIR, OPT_SYNTHETIC, OPT_SYNTH, OPT_EDROP,
 	OPT_EINTERVAL, OPT_ATTEMPTS, OPT_STATUS, OPT_PROGRESS, OPT_FIDELITY, OPT_EVENTS, OPT_FORCE,
-	OPT_CAPACITY, OPT_ESCOMM, OPT_ESRESTART, OPT_YARNHEAD,
+	OPT_CAPACITY, OPT_ESCOMM, OPT_ESRESTART, OPT_YARNHEAD, OPT_THREADS,
 };
 
 /* --gpus MIN:MAX, either side may be empty; 2 on a usage error. */
@@ -354,6 +362,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		{ "easyscale-comm", required_argument, NULL, OPT_ESCOMM },
 		{ "easyscale-restart", required_argument, NULL, OPT_ESRESTART },
 		{ "yarn-head-only", no_argument, NULL, OPT_YARNHEAD },
+		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -381,6 +390,12 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 				return hb_cli_usage(cli, "sim", "-j: '%s' is not a thread count in [1, %d]", optarg,
 						    MAX_THREADS);
 			a->jobs = (int)n;
+			break;
+		case OPT_THREADS:
+			if (hb_parse_long_range(optarg, 1, MAX_THREADS, &n) < 0)
+				return hb_cli_usage(cli, "sim", "--threads: '%s' is not a thread count in [1, %d]", optarg,
+						    MAX_THREADS);
+			a->threads = (int)n;
 			break;
 		case OPT_CLUSTER: a->cluster = optarg; break;
 		case OPT_MODEL: a->models = optarg; break;
@@ -1534,6 +1549,9 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 	so.easyscale_artifact_restart = a.easyscale_artifact;
 	so.yarn_head_only = a.yarn_head_only;
 	so.capacity = a.capacity;
+	/* -j N simulations at a time already keep N CPUs busy; each would
+	 * otherwise add a pool as wide as the machine */
+	so.threads = a.threads > 0 ? a.threads : a.jobs > 1 ? 1 : hb_pool_online_cpus();
 	if (a.elastic_interval_s >= 0)
 		so.elastic_interval_s = a.elastic_interval_s;
 	/* Stop at a safe point on SIGINT/SIGTERM, keeping nothing half-written. */

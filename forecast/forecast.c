@@ -193,6 +193,7 @@ int hb_fc_trajectory(const struct hb_fc_history *h, const struct hb_fc_traj_spec
 		hb_fc_options_default(&o, s->seed);
 		o.interval = s->interval;
 		o.gpr.restarts = TRAJ_GPR_RESTARTS;
+		o.gpr.pool = s->pool;
 		if (m == HB_FC_ENSEMBLE && cur.n - cur.epoch_start < TRAJ_GPR_MIN_POINTS)
 			m = HB_FC_SES;
 		if (nq > 0 && flat_history(&cur, m, &flat) && isfinite(query[0]) && isfinite(query[nq - 1])) {
@@ -275,10 +276,32 @@ static int check_inputs(const struct hb_fc_history *h, const struct hb_fc_option
 	return 0;
 }
 
+/* SES on the history's last smooth_n points, as a task: beside the GPR's
+ * starts (run_gpr), or alone. */
+struct ses_task {
+	const double *y;
+	size_t n;
+	struct hb_pool *pool;   /* for its grid when it runs alone (in a batch it runs serially) */
+	struct hb_ses *out;
+	int rc;
+	struct hb_error err;
+};
+
+static void ses_task_run(void *ctx, int task, int worker)
+{
+	struct ses_task *t = ctx;
+
+	(void)task;
+	(void)worker;
+	t->rc = hb_ses_fit_on(t->y, t->n, t->pool, t->out, &t->err);
+}
+
 /* GPR on the current epoch's last HB_FC_GPR_WINDOW points, predicting at
- * every query. */
+ * every query; with ses not NULL, SES's fit runs as one more task of the
+ * GPR starts' batch (both are needed, neither reads the other), and its
+ * outcome is left in *ses. */
 static int run_gpr(const struct hb_fc_history *h, const struct hb_fc_options *o, const double *query,
-		   size_t nq, double *pred, struct hb_fc_fit *fit, struct hb_error *err)
+		   size_t nq, double *pred, struct hb_fc_fit *fit, struct ses_task *ses, struct hb_error *err)
 {
 	const size_t epoch_points = h->n - h->epoch_start;
 	const size_t m = epoch_points < HB_FC_GPR_WINDOW ? epoch_points : HB_FC_GPR_WINDOW;
@@ -293,7 +316,7 @@ static int run_gpr(const struct hb_fc_history *h, const struct hb_fc_options *o,
 		x[i] = h->step[first + i] / o->gpr_x_scale;
 	for (size_t j = 0; j < nq; j++)
 		xq[j] = query[j] / o->gpr_x_scale;
-	if (hb_gpr_fit(&g, x, h->batch + first, m, &o->gpr, err) < 0) {
+	if (hb_gpr_fit_beside(&g, x, h->batch + first, m, &o->gpr, ses ? ses_task_run : NULL, ses, err) < 0) {
 		free(x);
 		hb_error_prefix(err, "forecast: GPR on the current epoch's %zu points", m);
 		return -1;
@@ -314,6 +337,7 @@ int hb_forecast_run(const struct hb_fc_history *h, const struct hb_fc_options *o
 		    double *out, struct hb_fc_fit *fit_out, struct hb_error *err)
 {
 	struct hb_fc_fit fit;
+	struct ses_task ses;
 	int need[HB_FC_NMETHODS] = { 0 };
 	double *gpr = NULL;
 	const double last = h->n ? h->batch[h->n - 1] : 0.0;
@@ -323,6 +347,8 @@ int hb_forecast_run(const struct hb_fc_history *h, const struct hb_fc_options *o
 	memset(&fit, 0, sizeof(fit));
 	if (check_inputs(h, o, methods, nm, query, nq, err) < 0)
 		return -1;
+	ses = (struct ses_task){ .y = h->batch + (h->n - smooth_n), .n = smooth_n, .pool = o->gpr.pool,
+				 .out = &fit.ses };
 	for (size_t k = 0; k < nm; k++)
 		need[methods[k]] = 1;
 	if (need[HB_FC_ENSEMBLE])
@@ -331,12 +357,17 @@ int hb_forecast_run(const struct hb_fc_history *h, const struct hb_fc_options *o
 		gpr = malloc((nq ? nq : 1) * sizeof(double));
 		if (!gpr)
 			return hb_runtime_error(err, "forecast: out of memory for %zu queries", nq);
-		if (run_gpr(h, o, query, nq, gpr, &fit, err) < 0)
+		/* the GPR's error first, as when SES ran after it */
+		if (run_gpr(h, o, query, nq, gpr, &fit, need[HB_FC_SES] ? &ses : NULL, err) < 0)
 			goto out;
 	}
 	if (need[HB_FC_SES]) {
-		if (hb_ses_fit(h->batch + (h->n - smooth_n), smooth_n, &fit.ses, err) < 0)
+		if (!need[HB_FC_GPR])
+			ses_task_run(&ses, 0, 0);
+		if (ses.rc < 0) {
+			*err = ses.err;
 			goto out;
+		}
 		fit.have_ses = 1;
 	}
 	/* Holt needs two points for a trend; with one it is the flat last value */

@@ -76,7 +76,9 @@ struct hb_fc_options {
 	double interval;            /* p, adaptation interval in steps (JABAS default 100) */
 	double gpr_x_scale;         /* GPR input = step / gpr_x_scale; 1 = artifact */
 	double gpr_weight;          /* GPR's share in the ensemble (artifact 0.5) */
-	struct hb_gpr_config gpr;   /* kernel, bounds, restarts, seed */
+	struct hb_gpr_config gpr;   /* kernel, bounds, restarts, seed, and the pool (gpr.pool, default
+				       NULL: serial) that runs the GPR's starts, SES's fit beside them,
+				       and SES's grid alone; the forecast is the same bits for any pool */
 };
 
 /* What the fits found, for reports; a member is valid when its have_ flag is set. */
@@ -140,6 +142,7 @@ struct hb_fc_traj_spec {
 	double dataset;            /* |D|, samples per epoch */
 	long cur_bs;               /* B_G now: the first point, and a non-finite forecast's value */
 	long min_bs, max_bs;       /* the bounds every forecast point is clipped to */
+	struct hb_pool *pool;      /* the fits' threads (hb_fc_options gpr.pool), borrowed; NULL: serial */
 };
 
 /* (*traj)[0] = cur_bs, then s->method's forecast of h at the next epoch's
@@ -147,7 +150,7 @@ struct hb_fc_traj_spec {
  * floor(dataset / cur_bs) steps), each rounded to a whole batch and clipped
  * to [min_bs, max_bs]; *ntraj points.  The forecaster runs with the
  * artifact's options (hb_fc_options_default(seed), interval, 9 GPR
- * restarts), and an ensemble whose current epoch has fewer than 3 points is
+ * restarts, s->pool), and an ensemble whose current epoch has fewer than 3 points is
  * SES alone (forecast.c says why).  Unlike the forecasters, h may be empty
  * or have no point in the current epoch (epoch_start == n: the GPR trains on
  * the last point); with no history, or an epoch shorter than p, the

@@ -100,6 +100,7 @@ struct gpr_ws {
 	double c_grad[3];
 	long evals;             /* evaluations in the current start */
 	int nomem;              /* 1: a start could not allocate GSL's minimiser */
+	int borrowed;           /* 1: y, gap and pair_gap are another workspace's (ws_clone) */
 };
 
 /* Gaps compared with each other before a pair gets its own (see gap). */
@@ -107,15 +108,17 @@ struct gpr_ws {
 
 static void ws_free(struct gpr_ws *w)
 {
-	free(w->y);
+	if (!w->borrowed) {
+		free(w->y);
+		free(w->gap);
+		free(w->pair_gap);
+	}
 	free(w->K);
 	free(w->Kinv);
 	free(w->work);
 	free(w->perm);
 	free(w->E);
 	free(w->alpha);
-	free(w->gap);
-	free(w->pair_gap);
 	free(w->g_cS);
 	free(w->g_a);
 	free(w->g_sn);
@@ -196,6 +199,43 @@ static int ws_init(struct gpr_ws *w, const double *x, const double *y, size_t n,
 				}
 				w->pair_gap[i * n + j] = k;
 			}
+	}
+	return 0;
+}
+
+/* A workspace for another thread's starts: src's data (inputs, targets,
+ * gaps, bounds), which no evaluation writes, shared; the scratch every
+ * evaluation writes its own. */
+static int ws_clone(struct gpr_ws *w, const struct gpr_ws *src)
+{
+	const size_t n = src->n, npairs = n * (n - 1) / 2 + 1;
+
+	memset(w, 0, sizeof(*w));
+	w->n = n;
+	w->x = src->x;
+	w->y = src->y;
+	w->gap = src->gap;
+	w->ngap = src->ngap;
+	w->pair_gap = src->pair_gap;
+	w->noise = src->noise;
+	memcpy(w->lo, src->lo, sizeof(w->lo));
+	memcpy(w->hi, src->hi, sizeof(w->hi));
+	w->borrowed = 1;
+	w->K = calloc(n * n, sizeof(double)); /* zeroed as in ws_init */
+	w->Kinv = malloc(n * n * sizeof(double));
+	w->work = malloc(n * n * sizeof(double));
+	w->perm = malloc(n * sizeof(size_t));
+	w->E = malloc(n * sizeof(double));
+	w->alpha = malloc(n * sizeof(double));
+	w->g_cS = malloc(npairs * sizeof(double));
+	w->g_a = malloc(npairs * sizeof(double));
+	w->g_sn = malloc(npairs * sizeof(double));
+	w->g_dl = malloc(npairs * sizeof(double));
+	w->g_dp = malloc(npairs * sizeof(double));
+	if (!w->K || !w->Kinv || !w->work || !w->perm || !w->E || !w->alpha || !w->g_cS || !w->g_a || !w->g_sn ||
+	    !w->g_dl || !w->g_dp) {
+		ws_free(w);
+		return -1;
 	}
 	return 0;
 }
@@ -402,8 +442,12 @@ static double bfgs_start(struct gpr_ws *w, const double theta0[3], int max_iter,
 		frac = fmin(fmax(frac, GPR_START_MARGIN), 1.0 - GPR_START_MARGIN);
 		gsl_vector_set(u0, k, log(frac / (1.0 - frac)));
 	}
-	/* step 0.1 in u and line-search tolerance 0.1, as GSL recommends */
+	/* step 0.1 in u and line-search tolerance 0.1, as GSL recommends.  A
+	 * start begins with a cold cache: its course is then a function of
+	 * theta0 alone, not of which start ran before it on this workspace
+	 * (a hit there would only have skipped counting one evaluation). */
 	w->evals = 0;
+	w->c_have = 0;
 	*finite = gsl_multimin_fdfminimizer_set(s, &fdf, u0, 0.1, 0.1) == GSL_SUCCESS && s->f < GPR_INFEASIBLE;
 	for (int it = 0; *finite && it < max_iter; it++) {
 		double fprev = s->f;
@@ -447,8 +491,110 @@ static int check_config(const struct hb_gpr_config *cfg, struct hb_error *err)
 	return 0;
 }
 
+/* The starts of one fit as tasks of a pool batch (see run_starts). */
+struct start_result {
+	double f;               /* best objective of the start */
+	double theta[3];        /* where */
+	int finite;             /* the start began at a positive definite K */
+	int nomem;              /* its thread had no workspace */
+};
+
+struct start_batch {
+	struct gpr_ws *ws;      /* [threads]: ws[0] the fit's own, the others cloned by their thread */
+	const double *theta0;   /* [nstarts x 3], drawn before the batch */
+	struct start_result *res; /* [nstarts] */
+	int max_iter;
+	hb_pool_fn *side;       /* hb_gpr_fit_beside's task, or NULL: task 0 when set */
+	void *side_ctx;
+};
+
+static void start_task(void *ctx, int task, int worker)
+{
+	struct start_batch *b = ctx;
+	struct gpr_ws *w = &b->ws[worker];
+	struct start_result *r;
+
+	if (b->side) {
+		if (task == 0) {
+			b->side(b->side_ctx, 0, worker);
+			return;
+		}
+		task--;
+	}
+	r = &b->res[task];
+	/* only this thread touches ws[worker]; ws[0]'s data it copies from is
+	 * read-only while the batch runs */
+	if (w->n == 0 && ws_clone(w, &b->ws[0]) < 0) {
+		r->f = INFINITY;
+		r->nomem = 1;
+		return;
+	}
+	r->f = bfgs_start(w, b->theta0 + 3 * task, b->max_iter, r->theta, &r->finite);
+}
+
+/* BFGS from theta_init and cfg->restarts random points, on cfg->pool, and
+ * the best of them in start order (the first strictly lower objective
+ * wins), with side, when not NULL, as one more task of the batch.  The
+ * random points are drawn in start order before any start runs, the very
+ * numbers the one-thread loop drew between its starts. */
+static int run_starts(struct gpr_ws *w0, const double theta_init[3], const struct hb_gpr_config *cfg,
+		      hb_pool_fn *side, void *side_ctx, struct hb_gpr *g, double *best_f, double best_theta[3],
+		      struct hb_error *err)
+{
+	const int nstarts = cfg->restarts + 1, nthreads = hb_pool_threads(cfg->pool);
+	struct start_batch b = { .max_iter = cfg->max_iter, .side = side, .side_ctx = side_ctx };
+	double *theta0 = malloc((size_t)nstarts * 3 * sizeof(double));
+	struct hb_rng rng;
+	int nomem = 0;
+
+	b.ws = calloc((size_t)nthreads, sizeof(*b.ws));
+	b.res = calloc((size_t)nstarts, sizeof(*b.res));
+	if (!theta0 || !b.ws || !b.res) {
+		free(theta0);
+		free(b.ws);
+		free(b.res);
+		return hb_runtime_error(err, "GPR: out of memory for %d starts", nstarts);
+	}
+	hb_rng_seed(&rng, cfg->seed, HB_STREAM_FIT);
+	for (int s = 0; s < nstarts; s++)
+		for (int k = 0; k < 3; k++)
+			theta0[3 * s + k] = s == 0 ? theta_init[k]
+						   : w0->lo[k] + (w0->hi[k] - w0->lo[k]) * hb_rng_uniform(&rng);
+	b.theta0 = theta0;
+	b.ws[0] = *w0;
+	hb_pool_run(cfg->pool, nstarts + (side != NULL), start_task, &b);
+	*w0 = b.ws[0];
+	for (int s = 0; s < nstarts; s++) {
+		const struct start_result *r = &b.res[s];
+
+		nomem |= r->nomem;
+		g->starts++;
+		g->starts_finite += r->finite;
+		if (r->finite && r->f < *best_f) {
+			*best_f = r->f;
+			memcpy(best_theta, r->theta, 3 * sizeof(double));
+		}
+	}
+	for (int t = 1; t < nthreads; t++) {
+		nomem |= b.ws[t].nomem;
+		ws_free(&b.ws[t]);
+	}
+	free(theta0);
+	free(b.ws);
+	free(b.res);
+	if (nomem)
+		w0->nomem = 1;
+	return 0;
+}
+
 int hb_gpr_fit(struct hb_gpr *g, const double *x, const double *y, size_t n,
 	       const struct hb_gpr_config *cfg, struct hb_error *err)
+{
+	return hb_gpr_fit_beside(g, x, y, n, cfg, NULL, NULL, err);
+}
+
+int hb_gpr_fit_beside(struct hb_gpr *g, const double *x, const double *y, size_t n,
+		      const struct hb_gpr_config *cfg, hb_pool_fn *side, void *side_ctx, struct hb_error *err)
 {
 	struct gpr_ws w;
 	double mean, scale, theta_init[3], best_theta[3], best_f = INFINITY, lml;
@@ -490,24 +636,11 @@ int hb_gpr_fit(struct hb_gpr *g, const double *x, const double *y, size_t n,
 		}
 		best_f = -lml;
 	} else {
-		struct hb_rng rng;
-
-		hb_rng_seed(&rng, cfg->seed, HB_STREAM_FIT);
-		for (int s = 0; s <= cfg->restarts; s++) {
-			double theta0[3], theta[3], f;
-			int finite;
-
-			for (int k = 0; k < 3; k++)
-				theta0[k] = s == 0 ? theta_init[k]
-						   : w.lo[k] + (w.hi[k] - w.lo[k]) * hb_rng_uniform(&rng);
-			f = bfgs_start(&w, theta0, cfg->max_iter, theta, &finite);
-			g->starts++;
-			g->starts_finite += finite;
-			if (finite && f < best_f) {
-				best_f = f;
-				memcpy(best_theta, theta, sizeof(best_theta));
-			}
+		if (run_starts(&w, theta_init, cfg, side, side_ctx, g, &best_f, best_theta, err) < 0) {
+			ws_free(&w);
+			return -1;
 		}
+		side = NULL; /* it ran in the starts' batch */
 		/* the first start sits GPR_START_MARGIN inside the bounds (c's
 		 * initial 1.0 is its lower bound); keep init itself if better, so
 		 * the fit never ends below the kernel's initial values, as with
@@ -527,6 +660,8 @@ int hb_gpr_fit(struct hb_gpr *g, const double *x, const double *y, size_t n,
 						"(%zu points, noise %g)", g->starts, n, cfg->noise);
 		}
 	}
+	if (side)
+		side(side_ctx, 0, 0); /* fixed hyper-parameters: no batch to run it in */
 	/* leave alpha for best_theta in the workspace */
 	w.c_have = 0;
 	ws_eval(&w, best_theta, &lml, NULL);

@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "pool.h"
 
 /* The most training points hb_gpr_fit takes: its workspace is about 8 n^2
  * doubles (1 GiB at 4,096) and every likelihood evaluation factors an n x n
@@ -67,6 +68,13 @@ struct hb_gpr_config {
 	int restarts;                 /* random starts after the first (artifact 9) */
 	int max_iter;                 /* BFGS iterations per start */
 	uint64_t seed;                /* seeds HB_STREAM_FIT for the random starts */
+	/* Runs the 1 + restarts starts as tasks of one batch (borrowed; the
+	 * caller's, e.g. the simulation's).  NULL (the default): one after
+	 * another on the calling thread.  The fit is the same bits either way
+	 * and for any thread count: every start draws its theta0 from the
+	 * seeded stream before any runs, runs on a workspace of its own from
+	 * a cold cache, and the best is chosen in start order afterwards. */
+	struct hb_pool *pool;
 };
 
 /* A fitted model: owns copies of the training inputs and K^-1 y~. */
@@ -93,6 +101,14 @@ double hb_gpr_kernel(const struct hb_gpr_hyper *h, double x1, double x2);
  * reaches a positive definite kernel matrix (fixed mode: if init does not). */
 int hb_gpr_fit(struct hb_gpr *g, const double *x, const double *y, size_t n,
 	       const struct hb_gpr_config *cfg, struct hb_error *err);
+
+/* hb_gpr_fit, running side(side_ctx, 0, worker) once as a task of the
+ * starts' batch on cfg->pool, handed out before them (an independent fit
+ * the caller needs too: forecast.c's SES beside the GPR, so that the two
+ * share the threads instead of running one after the other).  When the fit
+ * fails, side may not have run. */
+int hb_gpr_fit_beside(struct hb_gpr *g, const double *x, const double *y, size_t n,
+		      const struct hb_gpr_config *cfg, hb_pool_fn *side, void *side_ctx, struct hb_error *err);
 
 /* Posterior mean at nq query points. */
 void hb_gpr_predict(const struct hb_gpr *g, const double *xq, size_t nq, double *mean);

@@ -136,6 +136,7 @@ struct ses_ctx {
 	const double *y;
 	size_t n;
 	double *r;      /* n residuals y_t - l_t of the first pass, or NULL */
+	struct hb_pool *pool; /* the grid's lane blocks, when worth it (SES_POOL_MIN) */
 };
 
 /* SSE-optimal initial level for alpha, and the profile SSE.  The second
@@ -198,47 +199,80 @@ static double ses_objective(double alpha, void *p)
  * and JABAS refits SES on the whole history at every epoch end. */
 #define SES_LANES 8
 
+/* Series shorter than this fit their grid on one thread: a lane block
+ * then costs about as much as waking a worker (a few microseconds), and
+ * most of JABAS's histories are that short; the long ones (up to
+ * HB_FC_SMOOTH_WINDOW points) are where SES's time goes. */
+#define SES_POOL_MIN 2048
+
+/* One block of up to SES_LANES alphas starting at j0. */
+static void ses_lanes(const struct ses_ctx *c, const double *alpha, int n_alpha, int j0, double *sse_out)
+{
+	const double *y = c->y;
+	const int m = n_alpha - j0 < SES_LANES ? n_alpha - j0 : SES_LANES;
+	double a[SES_LANES], l[SES_LANES], w[SES_LANES], ew[SES_LANES], ww[SES_LANES], d[SES_LANES],
+		sse[SES_LANES];
+
+	for (int j = 0; j < SES_LANES; j++) {
+		a[j] = j < m ? alpha[j0 + j] : 0.0;
+		l[j] = y[0];
+		w[j] = 1.0;
+		ew[j] = ww[j] = sse[j] = 0.0;
+	}
+	for (size_t t = 0; t < c->n; t++)
+		for (int j = 0; j < SES_LANES; j++) {
+			double e = y[t] - l[j];
+
+			ew[j] += e * w[j];
+			ww[j] += w[j] * w[j];
+			l[j] += a[j] * e;
+			w[j] *= 1.0 - a[j];
+		}
+	for (int j = 0; j < SES_LANES; j++) {
+		d[j] = ew[j] / ww[j];
+		l[j] = y[0];
+		w[j] = 1.0;
+	}
+	for (size_t t = 0; t < c->n; t++)
+		for (int j = 0; j < SES_LANES; j++) {
+			double e = y[t] - l[j] - w[j] * d[j];
+
+			sse[j] += e * e;
+			l[j] += a[j] * (y[t] - l[j]);
+			w[j] *= 1.0 - a[j];
+		}
+	for (int j = 0; j < m; j++)
+		sse_out[j0 + j] = sse[j];
+}
+
+struct ses_blocks {
+	const struct ses_ctx *c;
+	const double *alpha;
+	int n_alpha;
+	double *sse_out;        /* each block writes its own entries */
+};
+
+static void ses_block_task(void *ctx, int task, int worker)
+{
+	const struct ses_blocks *b = ctx;
+
+	(void)worker;
+	ses_lanes(b->c, b->alpha, b->n_alpha, task * SES_LANES, b->sse_out);
+}
+
 static void ses_objective_batch(const double *alpha, int n_alpha, void *p, double *sse_out)
 {
 	const struct ses_ctx *c = p;
-	const double *y = c->y;
+	struct ses_blocks b = { c, alpha, n_alpha, sse_out };
+	const int nblocks = (n_alpha + SES_LANES - 1) / SES_LANES;
 
-	for (int j0 = 0; j0 < n_alpha; j0 += SES_LANES) {
-		const int m = n_alpha - j0 < SES_LANES ? n_alpha - j0 : SES_LANES;
-		double a[SES_LANES], l[SES_LANES], w[SES_LANES], ew[SES_LANES], ww[SES_LANES], d[SES_LANES],
-			sse[SES_LANES];
-
-		for (int j = 0; j < SES_LANES; j++) {
-			a[j] = j < m ? alpha[j0 + j] : 0.0;
-			l[j] = y[0];
-			w[j] = 1.0;
-			ew[j] = ww[j] = sse[j] = 0.0;
-		}
-		for (size_t t = 0; t < c->n; t++)
-			for (int j = 0; j < SES_LANES; j++) {
-				double e = y[t] - l[j];
-
-				ew[j] += e * w[j];
-				ww[j] += w[j] * w[j];
-				l[j] += a[j] * e;
-				w[j] *= 1.0 - a[j];
-			}
-		for (int j = 0; j < SES_LANES; j++) {
-			d[j] = ew[j] / ww[j];
-			l[j] = y[0];
-			w[j] = 1.0;
-		}
-		for (size_t t = 0; t < c->n; t++)
-			for (int j = 0; j < SES_LANES; j++) {
-				double e = y[t] - l[j] - w[j] * d[j];
-
-				sse[j] += e * e;
-				l[j] += a[j] * (y[t] - l[j]);
-				w[j] *= 1.0 - a[j];
-			}
-		for (int j = 0; j < m; j++)
-			sse_out[j0 + j] = sse[j];
-	}
+	/* the blocks are independent and each value is its lane's alone, so
+	 * any thread may run any block */
+	if (c->n >= SES_POOL_MIN)
+		hb_pool_run(c->pool, nblocks, ses_block_task, &b);
+	else
+		for (int k = 0; k < nblocks; k++)
+			ses_block_task(&b, k, 0);
 }
 
 static int check_series(const double *y, size_t n, size_t min_n, const char *what, struct hb_error *err)
@@ -277,8 +311,13 @@ int hb_ses_fit_alpha(const double *y, size_t n, double alpha, struct hb_ses *m, 
 
 int hb_ses_fit(const double *y, size_t n, struct hb_ses *m, struct hb_error *err)
 {
+	return hb_ses_fit_on(y, n, NULL, m, err);
+}
+
+int hb_ses_fit_on(const double *y, size_t n, struct hb_pool *pool, struct hb_ses *m, struct hb_error *err)
+{
 	/* without memory for the residuals the objective recomputes them */
-	struct ses_ctx c = { y, n, n > 1 ? malloc(n * sizeof(double)) : NULL };
+	struct ses_ctx c = { y, n, n > 1 ? malloc(n * sizeof(double)) : NULL, pool };
 	double alpha = 1.0, f;
 	int rc;
 

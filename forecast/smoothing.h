@@ -26,6 +26,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "pool.h"
 
 struct hb_ses {
 	double alpha;   /* smoothing weight a in [0, 1] */
@@ -52,6 +53,9 @@ double hb_ses_sse(const double *y, size_t n, double alpha, double level0);
 int hb_ses_fit_alpha(const double *y, size_t n, double alpha, struct hb_ses *m, struct hb_error *err);
 /* SES with alpha and initial level fitted (n >= 1; n == 1 gives level y_1). */
 int hb_ses_fit(const double *y, size_t n, struct hb_ses *m, struct hb_error *err);
+/* hb_ses_fit with the weight grid's evaluations spread over pool's
+ * threads (NULL: serial); the same bits for any pool. */
+int hb_ses_fit_on(const double *y, size_t n, struct hb_pool *pool, struct hb_ses *m, struct hb_error *err);
 /* Flat forecast at any horizon: l_N. */
 double hb_ses_forecast(const struct hb_ses *m);
 

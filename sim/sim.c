@@ -33,6 +33,7 @@
 #include "fidelity.h"
 #include "interrupt.h"
 #include "perf_measured.h"
+#include "pool.h"
 #include "profdb.h"
 #include "progress.h"
 #include "sim.h"
@@ -316,6 +317,10 @@ int hb_sim_init(struct hb_sim *sim, const struct hb_catalog *cat, const struct h
 		hb_sim_free(sim);
 		return hb_runtime_error(err, "simulator: out of memory");
 	}
+	if (hb_pool_create(&sim->pool, sim->opts.threads, err) < 0) {
+		hb_sim_free(sim);
+		return -1;
+	}
 	if (sim->opts.capacity) {
 		if (!(sim->capacity = calloc(1, sizeof(*sim->capacity)))) {
 			hb_sim_free(sim);
@@ -342,6 +347,8 @@ void hb_sim_free(struct hb_sim *sim)
 		free(job->grant);
 	}
 	free(sim->free_gpus);
+	hb_pool_destroy(sim->pool);
+	sim->pool = NULL;
 	if (sim->capacity) {
 		hb_capacity_free(sim->capacity);
 		free(sim->capacity);

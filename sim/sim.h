@@ -30,6 +30,7 @@
 #include "iidp.h"
 #include "log.h"
 #include "perfmodel.h"
+#include "pool.h"
 #include "rng.h"
 #include "stats.h"
 
@@ -316,6 +317,10 @@ struct hb_sim_opts {
 	int yarn_head_only;      /* 1: YARN-CS as the artifact simulates it, one job at a time; 0 (default): FIFO
 				    gang scheduling that starts every queued job that fits */
 	const char *capacity;    /* --capacity: CSV of GPUs available per type over time, or NULL (capacity.h) */
+	int threads;             /* threads the run may use inside itself (sim --threads): the pool that
+				    hb_sim_init makes for its agents' fits (JABAS's forecasts); <= 1
+				    (default): none, all on the calling thread.  Outputs are the same
+				    bits for any count */
 };
 
 void hb_sim_opts_default(struct hb_sim_opts *o);
@@ -365,6 +370,8 @@ struct hb_sim {
 	hb_sim_progress_fn *on_progress; /* hb_sim_watch: NULL: none */
 	void *progress_ctx;             /* its context */
 	int released;                   /* GPUs handed back by hb_sim_resize_grant during the current event */
+	struct hb_pool *pool;           /* opts.threads' workers, owned; NULL: serial.  Agents pass it to
+					   the fits they run (agent_jabas.c's forecast) */
 	struct hb_capacity *capacity;   /* opts.capacity's series and what the run did with it (capacity.h);
 					   NULL without one; owned */
 

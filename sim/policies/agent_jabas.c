@@ -998,6 +998,7 @@ static int build_trajectory(struct hb_sim *sim, struct hb_sim_job *job, struct j
 		.cur_bs = job->cfg.global_bs,
 		.min_bs = job->min_gbs,
 		.max_bs = job->max_gbs,
+		.pool = sim->pool, /* the run's threads: the same trajectory, sooner */
 	};
 
 	if (hb_fc_trajectory(&h, &spec, traj, ntraj, err) < 0) {
