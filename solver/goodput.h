@@ -234,6 +234,12 @@ enum hb_goodput_prior {
 /* Lower bound of every alpha and beta in the fit ("pinned near 0"). */
 #define HB_GOODPUT_FIT_LB 1e-8
 
+/* The minimiser run from each start (goodput_fit.c, "Minimiser"). */
+enum hb_goodput_fit_method {
+	HB_FIT_LM = 0,   /* Levenberg-Marquardt on the Gauss-Newton curvature */
+	HB_FIT_BFGS = 1, /* GSL's BFGS (the former minimiser; the tests' oracle) */
+};
+
 struct hb_goodput_fit_options {
 	int priors;        /* 1: apply the exploration priors (default 1) */
 	int regularise;    /* 1: the artifact's regularisers 1e-3 (gamma-1)^2 +
@@ -241,7 +247,8 @@ struct hb_goodput_fit_options {
 			      (default 1); 0: plain RMSLE as in the paper */
 	int restarts;      /* extra random starts besides the two fixed ones
 			      (default 2) */
-	int max_iter;      /* BFGS iterations per start (default 400) */
+	int max_iter;      /* minimiser iterations per start (default 400) */
+	int method;        /* enum hb_goodput_fit_method (default HB_FIT_LM) */
 	uint64_t seed;     /* seed of the HB_STREAM_FIT restarts (default 1) */
 	/* Warm start (default NULL: none): a previous fit of the same job, its
 	 * result's params and priors.  The first start is then this point
@@ -263,13 +270,13 @@ struct hb_goodput_fit_result {
 	unsigned priors;      /* enum hb_goodput_prior bits that were applied */
 	int free_params;      /* parameters left free in the fit */
 	int starts;           /* optimiser starts run */
-	int iterations;       /* BFGS iterations summed over starts */
+	int iterations;       /* minimiser iterations summed over starts */
 };
 
 /* Fit theta_sys to n >= 1 samples by minimising
  *   RMSLE(T_iter) + RMSLE(T_grad) [+ regularisers]
  * (note 2.1 [ART]) over alphas, betas >= 1e-8 and gamma in [1, 10], with
- * GSL's BFGS on a bounded reparametrisation.  Deterministic for a given
+ * options.method on a bounded reparametrisation.  Deterministic for a given
  * seed.  This is "a goodput fit" for timing. */
 int hb_goodput_fit(const struct hb_goodput_sample *samples, size_t n,
 		   const struct hb_goodput_fit_options *opt, struct hb_goodput_fit_result *out,

@@ -82,6 +82,25 @@
  *    Pollux's workloads 1-4 (scripts/repro/pollux-spread, seeds 1-5): every
  *    change of the mean within 0.21 of the reference's range of seeds in
  *    fidelity mode, within 0.20 in native mode.
+ *    The fit's minimiser is Levenberg-Marquardt since issue 14 (solver/
+ *    goodput_fit.c, "Minimiser"; the measurements above ran BFGS): it
+ *    reaches BFGS's objective or lower from the same starts (above it by
+ *    >1e-4 in 0.04 % of Philly's fits) for about a sixth of the fit's CPU;
+ *    `sim --policy pollux` on Philly's first 2000 jobs takes 20.6-22.5
+ *    CPU-s instead of 33.9-35.0, mean JCT 0.327 h either way (workload 1,
+ *    native: 3.8-4.2 instead of 4.1-4.3); the fit's share of that CPU is
+ *    13 % (perf), PolluxSched's search (hb_pollux_search) 62 %.  Its
+ *    theta differs from BFGS's along the objective's flat valleys, which
+ *    moves decisions as any change to the fit's last bits does.  How much
+ *    that is: theta moved by one ulp after each fit (+1 ulp; -1 ulp) on
+ *    main (c44e9c9, BFGS) moves workload 1's fidelity
+ *    mean JCT by +3.6 s and -7.8 s (0.32 and -0.70 of the reference's 11.2 s
+ *    range of seeds, the two variants 11.4 s = 1.0 range apart) and widens
+ *    its range of seeds to 31 s and 17 s: workload 1's 11 s understates the
+ *    run-to-run spread, which last bits alone put at ~7 s per run (std).
+ *    LM against the reference (scripts/repro/pollux-spread, seeds 1-5):
+ *    every change of the mean within 0.10 of the reference's range in
+ *    fidelity mode (workload 1: +1.1 s), within 0.11 in native mode.
  *  - Realising (m, s).  hb_goodput_argmax works on integer m; B_L must be a
  *    profiled local batch that fits every GPU type used (with the GNS
  *    buffer, below).  The agent keeps the argmax's s and takes the feasible
