@@ -212,7 +212,10 @@ struct walk {
 	int stop;                  /* the visitor's nonzero answer: the walk unwinds */
 };
 
-static void walk(struct walk *w, int i, long rem, long avail)
+/* k0 is word 0 of cur's key, carried by value: a single-word key (the
+ * usual one) then costs the walk no memory traffic; the others are kept in
+ * w->key. */
+static void walk(struct walk *w, int i, long rem, long avail, uint64_t k0)
 {
 	const struct layout *L = w->L;
 	int cap, prev, top;
@@ -220,9 +223,12 @@ static void walk(struct walk *w, int i, long rem, long avail)
 	if (rem > avail || w->stop)
 		return;
 	if (i == L->nnodes) {
-		if (w->next < w->want)
-			w->stop = w->kvisit ? w->kvisit(w->ctx, w->next, w->cur, w->total, w->key)
-					    : w->visit(w->ctx, w->next, w->cur, w->total);
+		if (w->next < w->want && w->kvisit) {
+			w->key[0] = k0;
+			w->stop = w->kvisit(w->ctx, w->next, w->cur, w->total, w->key);
+		} else if (w->next < w->want) {
+			w->stop = w->visit(w->ctx, w->next, w->cur, w->total);
+		}
 		w->next++;  /* past want: counted, caught as a mismatch by the caller */
 		return;
 	}
@@ -231,21 +237,37 @@ static void walk(struct walk *w, int i, long rem, long avail)
 	if (prev >= 0 && w->cur[prev] != L->cap[prev]) {
 		/* class already closed: its caps left avail when it closed */
 		w->cur[i] = 0;
-		walk(w, i + 1, rem, avail);
+		walk(w, i + 1, rem, avail, k0);
 		return;
 	}
 	top = cap < rem ? cap : (int)rem;
-	for (int v = top; v >= 0; v--) {
+	for (int v = top; v >= 0 && !w->stop; v--) {
 		const size_t e = (size_t)i * (size_t)(w->kspec ? w->kspec->stride : 0) + (size_t)v;
+		const long r2 = rem - v, a2 = avail - cap - (v == cap ? 0 : w->after[i]);
+		int sl;
+		uint64_t k = k0;
 
+		/* The callee's own test, before the call: a walk that cannot place
+		 * r2 units returns at once.  Below cap, a2 is the same for every v
+		 * and r2 grows as v falls, so the first such v ends the loop. */
+		if (r2 > a2) {
+			if (v < cap)
+				break;
+			continue;
+		}
+		sl = w->kspec && v > 0 ? w->kspec->slot[e] : 0;
 		w->cur[i] = v;
 		/* The key follows cur: node i's word in, the walk below, out again
 		 * (exact: arithmetic mod 2^64). */
-		if (w->kspec && v > 0)
-			w->key[w->kspec->slot[e]] += w->kspec->add[e];
-		walk(w, i + 1, rem - v, avail - cap - (v == cap ? 0 : w->after[i]));
-		if (w->kspec && v > 0)
-			w->key[w->kspec->slot[e]] -= w->kspec->add[e];
+		if (w->kspec && v > 0) {
+			if (sl == 0)
+				k += w->kspec->add[e];
+			else
+				w->key[sl] += w->kspec->add[e];
+		}
+		walk(w, i + 1, r2, a2, k);
+		if (sl > 0)
+			w->key[sl] -= w->kspec->add[e];
 	}
 	w->cur[i] = 0;
 }
@@ -382,7 +404,7 @@ static int enumerate(const struct hb_cluster *cl, const struct hb_catalog *cat, 
 		avail += L.cap[i];
 	for (long t = 1; t <= room && !w.stop; t++) {
 		w.total = (int)t;
-		walk(&w, 0, t, avail);
+		walk(&w, 0, t, avail, 0);
 	}
 	if (w.stop) {
 		rc = w.stop;
