@@ -120,7 +120,7 @@
  * rule each shape keeps its last candidate in Q's order, and that
  * candidate's units per node, which is all of Q a decision expands
  * (cand_expand): the shapes are gathered as Q is walked
- * (hb_alloc_visit_upto) and Q itself is never stored. */
+ * (hb_alloc_visit_keyed) and Q itself is never stored. */
 struct q_shapes {
 	size_t *ent;             /* [n] the distinct shapes: their entries in the job's shape_store */
 	size_t *last;            /* [n]: the last candidate of Q with that shape */
@@ -170,7 +170,7 @@ struct shape_store {
 struct jabas_state {
 	struct hb_alloc_set q;   /* candidate allocations Q (§4.3) over the nodes q_node, walked at start
 				  * (shared: per decision): its classes and count only, no candidates
-				  * (hb_alloc_visit_upto); the shapes in qs are what is kept */
+				  * (hb_alloc_visit_keyed); the shapes in qs are what is kept */
 	int *q_node;             /* [nq]: the cluster node of each node of q (those with GPUs to offer) */
 	int nq;                  /* nodes of q */
 	size_t ncand;            /* candidates kept (those of q that can run the trajectory's first point) */
