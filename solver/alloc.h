@@ -122,6 +122,29 @@ typedef int (*hb_alloc_visit_fn)(void *ctx, size_t i, const int *node_units, int
 int hb_alloc_visit_upto(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
 			size_t limit, int max_units, struct hb_alloc_set *out, hb_alloc_visit_fn visit, void *ctx,
 			struct hb_error *err);
+/* A key the walk keeps for its visitor: a candidate's key is, for each
+ * node n taking u > 0 units, add[n · stride + u] summed (mod 2^64) into word
+ * slot[n · stride + u] of nwords words (all 0 when no node takes units).
+ * The walk changes one word per step, so a visitor reads a summary of the
+ * candidate (an exact code of its shape, say) in O(nwords) instead of a
+ * pass over its nodes.  stride must exceed every node's units
+ * (floor(ngpus / u)). */
+struct hb_alloc_key {
+	int nwords;            /* words of the key, >= 1 */
+	int stride;            /* entries per node in slot and add */
+	const int *slot;       /* [nnodes · stride]: 0..nwords-1 */
+	const uint64_t *add;   /* [nnodes · stride] */
+};
+/* hb_alloc_visit_fn with the candidate's key (nwords words; read it during
+ * the call only). */
+typedef int (*hb_alloc_visit_key_fn)(void *ctx, size_t i, const int *node_units, int total, const uint64_t *key);
+/* hb_alloc_visit_upto handing each candidate's key too: the same walk,
+ * order, description, count, limit and answers.  A key whose stride is not
+ * above a node's units or whose slot is outside its words is an input
+ * error (out freed). */
+int hb_alloc_visit_keyed(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
+			 size_t limit, int max_units, const struct hb_alloc_key *key, struct hb_alloc_set *out,
+			 hb_alloc_visit_key_fn visit, void *ctx, struct hb_error *err);
 /* How many candidates of Q hold at most max_units units, without
  * enumerating them (a product of polynomials over the classes). */
 int hb_alloc_count_upto(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,

@@ -108,29 +108,31 @@ static long traj_max(const long *traj, int ntraj, double dataset)
  * rounding of a few dozen sums and products.
  *
  * This is hb_jabas_epoch_lower_bound with the trajectory's traj_max given:
- * a ranking bounds every shape on one trajectory. */
-static double lower_bound_at(const struct hb_iidp_shape_bound *b, const long *traj, int ntraj, long xmax,
-			     double dataset)
+ * a ranking bounds every shape on one trajectory.  mb, when not NULL, is b
+ * with its memo, whose answers are the same (iidp.h). */
+static double lower_bound_at(const struct hb_iidp_shape_bound *b, struct hb_iidp_shape_bound *mb, const long *traj,
+			     int ntraj, long xmax, double dataset)
 {
 	double x, frac, f;
 	long bmin;
 
 	if (xmax <= 0)
 		return 0.0;
-	f = hb_iidp_shape_max_throughput(b, xmax);
+	f = mb ? hb_iidp_shape_max_throughput_memo(mb, xmax) : hb_iidp_shape_max_throughput(b, xmax);
 	if (f == 0.0)
 		return INFINITY;
 	if (!(f > 0.0) || isinf(f))
 		return 0.0;
 	x = (double)traj[ntraj - 1];
-	bmin = hb_iidp_shape_min_global_bs(b, traj[ntraj - 1]);
+	bmin = mb ? hb_iidp_shape_min_global_bs_memo(mb, traj[ntraj - 1])
+		  : hb_iidp_shape_min_global_bs(b, traj[ntraj - 1]);
 	frac = bmin == LONG_MAX || (double)bmin >= x ? 1.0 : (double)bmin / x;
 	return dataset * frac / f * (1.0 - 1e-9);
 }
 
 double hb_jabas_epoch_lower_bound(const struct hb_iidp_shape_bound *b, const long *traj, int ntraj, double dataset)
 {
-	return lower_bound_at(b, traj, ntraj, traj_max(traj, ntraj, dataset), dataset);
+	return lower_bound_at(b, NULL, traj, ntraj, traj_max(traj, ntraj, dataset), dataset);
 }
 
 /* Ascending bound, then descending last: the likely winners first (any
@@ -161,7 +163,7 @@ int hb_jabas_rank_shapes(struct hb_iidp_solver *s, struct hb_jabas_rank_item *it
 	*best = -1;
 	*best_s = INFINITY;
 	for (size_t j = 0; j < n; j++)
-		items[j].lb = lower_bound_at(items[j].bound, traj, ntraj, xmax, dataset);
+		items[j].lb = lower_bound_at(items[j].bound, items[j].bound, traj, ntraj, xmax, dataset);
 	qsort(items, n, sizeof(*items), cmp_rank);
 	for (size_t k = 0; k < n; k++) {
 		const struct hb_jabas_rank_item *r = &items[k];

@@ -56,10 +56,11 @@ int hb_jabas_epoch_time_shape(struct hb_iidp_solver *s, const struct hb_iidp_sha
 double hb_jabas_epoch_lower_bound(const struct hb_iidp_shape_bound *b, const long *traj, int ntraj, double dataset);
 
 /* A shape of a ranking (the caller fills shape, bound and last; lb is
- * scratch). */
+ * scratch).  The ranking keeps its bounds' answers in bound's memo
+ * (iidp.h). */
 struct hb_jabas_rank_item {
 	const struct hb_iidp_shape *shape;
-	const struct hb_iidp_shape_bound *bound;
+	struct hb_iidp_shape_bound *bound;
 	size_t last;         /* the key of the tie rule: the later wins a tie */
 	double lb;           /* scratch: the shape's epoch lower bound */
 };

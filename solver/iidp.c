@@ -2218,6 +2218,8 @@ int hb_iidp_shape_bound(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh
 
 	if (sh->nused < 1)
 		return hb_input_error(err, "IIDP solver: shape bound: empty shape");
+	/* b is refilled: its memo answered the old blob. */
+	b->memo_fx = b->memo_gx = 0;
 	if (s->limit > 0) {
 		const struct hb_iidp_request none = { 0 };
 
@@ -2284,7 +2286,12 @@ double hb_iidp_shape_max_throughput(const struct hb_iidp_shape_bound *b, long ma
 		const long M = hb_iidp_round_m(max_global_bs, v[i].lbs);
 		double u, f, t;
 
-		if (M < b->nh || v[i].ok == 0)
+		/* The entries ascend in B_L and M = round(B_G / B_L / 2) only
+		 * falls as B_L grows (rounding is monotone): from the first B_L
+		 * with M < N_H on, none counts. */
+		if (M < b->nh)
+			break;
+		if (v[i].ok == 0)
 			continue;
 		if (v[i].ok < 0)
 			return INFINITY;
@@ -2307,10 +2314,30 @@ long hb_iidp_shape_min_global_bs(const struct hb_iidp_shape_bound *b, long globa
 	for (int i = 0; v && i < b->nl; i++) {
 		const long M = hb_iidp_round_m(global_bs, v[i].lbs);
 
-		if (M >= b->nh && 2 * M * v[i].lbs < best)
+		if (M < b->nh)
+			break; /* and every later B_L (hb_iidp_shape_max_throughput) */
+		if (2 * M * v[i].lbs < best)
 			best = 2 * M * v[i].lbs;
 	}
 	return best;
+}
+
+double hb_iidp_shape_max_throughput_memo(struct hb_iidp_shape_bound *b, long max_global_bs)
+{
+	if (max_global_bs <= 0 || b->memo_fx != max_global_bs) {
+		b->memo_f = hb_iidp_shape_max_throughput(b, max_global_bs);
+		b->memo_fx = max_global_bs > 0 ? max_global_bs : 0;
+	}
+	return b->memo_f;
+}
+
+long hb_iidp_shape_min_global_bs_memo(struct hb_iidp_shape_bound *b, long global_bs)
+{
+	if (global_bs <= 0 || b->memo_gx != global_bs) {
+		b->memo_g = hb_iidp_shape_min_global_bs(b, global_bs);
+		b->memo_gx = global_bs > 0 ? global_bs : 0;
+	}
+	return b->memo_g;
 }
 
 /* ---- formatting -------------------------------------------------------- */

@@ -292,6 +292,12 @@ struct hb_iidp_shape_bound {
 	int nl;                 /* candidate B_L */
 	void *blob;             /* owned: per candidate B_L, what the throughput bound reads */
 	size_t bytes, cap;      /* of blob: used, allocated */
+	/* The last answers of the two memoised bounds below (0: none), a
+	 * function of the blob and the point asked: a job ranks its shapes
+	 * epoch after epoch on the same largest and last points (a B_G held
+	 * at its bound), and a ranking bounds every shape of an offer. */
+	long memo_fx, memo_gx, memo_g;
+	double memo_f;
 };
 /* Fill b (zero-initialise it once; rebuilt in place) for sh.  The solver
  * keeps a copy in its cache and reads it too: while it is there, a
@@ -315,6 +321,10 @@ double hb_iidp_shape_max_throughput(const struct hb_iidp_shape_bound *b, long ma
  * candidate B_L with M = round(global_bs / B_L / 2) >= N_H; LONG_MAX when
  * there is none (no answer is found). */
 long hb_iidp_shape_min_global_bs(const struct hb_iidp_shape_bound *b, long global_bs);
+/* The same two answers, kept in b's memo for the next call at the same
+ * point (max_global_bs, global_bs > 0). */
+double hb_iidp_shape_max_throughput_memo(struct hb_iidp_shape_bound *b, long max_global_bs);
+long hb_iidp_shape_min_global_bs_memo(struct hb_iidp_shape_bound *b, long global_bs);
 
 /* "['node0:4GPU,VSW:1,GA:0']": the artifact's config list, one entry per
  * node and distinct (n_vsw, n_GA) (pairs merged, GPUs counted). */

@@ -111,13 +111,16 @@
  * offer had 441 shapes.  Built with Q, once per offer, so a ranking visits
  * shapes, not candidates.  A candidate's shape is found by its histogram
  * (used nodes per solver node kind and units), which names the same
- * multiset as the shape's sorted key and costs one pass over q's nodes; the
+ * multiset as the shape's sorted key; the walk keeps the histogram as an
+ * exact code (kslot, kadd: mixed radix over a few words), so a candidate
+ * of a known shape costs a probe of the code, and only a new shape of the
+ * offer counts its histogram.  The
  * shape itself, with its bounds (hb_iidp_shape_bound) for the ranking's
  * pruning, is the job's shape_store's.  For the argmin's tie
  * rule each shape keeps its last candidate in Q's order, and that
  * candidate's units per node, which is all of Q a decision expands
  * (cand_expand): the shapes are gathered as Q is walked
- * (hb_alloc_visit_upto) and Q itself is never stored. */
+ * (hb_alloc_visit_keyed) and Q itself is never stored. */
 struct q_shapes {
 	size_t *ent;             /* [n] the distinct shapes: their entries in the job's shape_store */
 	size_t *last;            /* [n]: the last candidate of Q with that shape */
@@ -128,8 +131,12 @@ struct q_shapes {
 	int *gkind;              /* [nkind]: each local kind's hb_iidp_node_kind */
 	int nkind, maxu;         /* kinds among q's nodes; most units a q node offers */
 	int hlen;                /* histogram words: nkind · (maxu + 1) */
-	uint16_t *hist;          /* [n · hlen]: each shape's histogram, then one scratch row */
-	uint64_t *tab_hash;      /* [tcap] open addressing on the histogram: 0 = empty */
+	uint16_t *hist;          /* [hlen]: a new shape's histogram (scratch) */
+	int kw;                  /* words of a histogram's code */
+	int *kslot;              /* [nq · (maxu + 1)]: the code word a q node's units count in */
+	uint64_t *kadd;          /* [nq · (maxu + 1)]: what they add to it (hb_alloc_key) */
+	uint64_t *code;          /* [cap · kw]: each shape's code */
+	uint64_t *tab_hash;      /* [tcap] open addressing on the code: 0 = empty */
 	size_t *tab_idx;         /* [tcap]: the shape index */
 	size_t tcap;
 };
@@ -163,7 +170,7 @@ struct shape_store {
 struct jabas_state {
 	struct hb_alloc_set q;   /* candidate allocations Q (§4.3) over the nodes q_node, walked at start
 				  * (shared: per decision): its classes and count only, no candidates
-				  * (hb_alloc_visit_upto); the shapes in qs are what is kept */
+				  * (hb_alloc_visit_keyed); the shapes in qs are what is kept */
 	int *q_node;             /* [nq]: the cluster node of each node of q (those with GPUs to offer) */
 	int nq;                  /* nodes of q */
 	size_t ncand;            /* candidates kept (those of q that can run the trajectory's first point) */
@@ -209,6 +216,9 @@ static void state_free(struct jabas_state *st)
 	free(st->qs.kind);
 	free(st->qs.gkind);
 	free(st->qs.hist);
+	free(st->qs.kslot);
+	free(st->qs.kadd);
+	free(st->qs.code);
 	free(st->qs.tab_hash);
 	free(st->qs.tab_idx);
 	free(st->work);
@@ -300,27 +310,30 @@ static uint64_t hash_mix(uint64_t x, uint64_t w)
 	return x ^ (x >> 29);
 }
 
-static uint64_t hist_hash(const uint16_t *h, int n)
+static uint64_t key_hash(const uint64_t *k, size_t n)
 {
 	uint64_t x = HASH_SEED;
 
-	for (int k = 0; k < n; k++)
-		x = hash_mix(x, h[k]);
+	for (size_t i = 0; i < n; i++)
+		x = hash_mix(x, k[i]);
 	return x ? x : 1;
 }
 
-/* Room for n shapes (their arrays, the table at most half full). */
-static int shapes_reserve(struct q_shapes *qs, size_t n)
+/* Room for n shapes' arrays (their codes of qs->kw words, their units on
+ * nq nodes). */
+static int shapes_reserve(struct q_shapes *qs, size_t n, size_t nq)
 {
 	if (n > qs->cap) {
 		size_t nc = qs->cap ? 2 * qs->cap : 64;
 		size_t *ent, *last;
 		struct hb_jabas_rank_item *order;
+		uint64_t *code;
+		int *units;
 
 		while (nc < n)
 			nc *= 2;
 		/* Each array keeps its block until its new one is there, and cap
-		 * grows only once all three have grown. */
+		 * grows only once all of them have grown. */
 		if (!(ent = realloc(qs->ent, nc * sizeof(*ent))))
 			return -1;
 		qs->ent = ent;
@@ -330,6 +343,12 @@ static int shapes_reserve(struct q_shapes *qs, size_t n)
 		if (!(order = realloc(qs->order, nc * sizeof(*order))))
 			return -1;
 		qs->order = order;
+		if (!(code = realloc(qs->code, nc * (size_t)qs->kw * sizeof(*code))))
+			return -1;
+		qs->code = code;
+		if (!(units = realloc(qs->units, nc * nq * sizeof(*units))))
+			return -1;
+		qs->units = units;
 		qs->cap = nc;
 	}
 	return 0;
@@ -352,15 +371,6 @@ static int shapes_table(struct q_shapes *qs, size_t want)
 	}
 	memset(qs->tab_hash, 0, qs->tcap * sizeof(*qs->tab_hash));
 	return 0;
-}
-
-static uint64_t key_hash(const uint64_t *k, size_t n)
-{
-	uint64_t x = HASH_SEED;
-
-	for (size_t i = 0; i < n; i++)
-		x = hash_mix(x, k[i]);
-	return x ? x : 1;
 }
 
 /* Empty the store (its shapes' blocks are kept, rebuilt in place). */
@@ -504,18 +514,74 @@ fail:
 	return -1;
 }
 
+/* The code of a histogram (shape_visit): for each (kind, units) with
+ * nodes of q that can take them, a digit counting the nodes of that kind
+ * taking exactly that many units, in mixed radix (one more than those
+ * nodes), digits packed into a 64-bit word while their product fits and
+ * into the next word after.  Each digit is below its radix, so two
+ * histograms have the same code only when they are equal; a node's units u
+ * add the digit's place value to its word, which is what the walk sums
+ * (hb_alloc_key).  ngpus: q's nodes' GPUs. */
+static int shapes_code(struct q_shapes *qs, int nq, const int *ngpus)
+{
+	const int stride = qs->maxu + 1;
+	uint64_t *place = malloc(((size_t)qs->hlen + 1) * sizeof(*place));
+	int *word = malloc(((size_t)qs->hlen + 1) * sizeof(*word));
+	uint64_t m = 1;
+
+	free(qs->kslot);
+	free(qs->kadd);
+	qs->kslot = malloc((size_t)(nq > 0 ? nq : 1) * (size_t)stride * sizeof(*qs->kslot));
+	qs->kadd = malloc((size_t)(nq > 0 ? nq : 1) * (size_t)stride * sizeof(*qs->kadd));
+	if (!place || !word || !qs->kslot || !qs->kadd) {
+		free(place);
+		free(word);
+		return -1;
+	}
+	qs->kw = 1;
+	for (int k = 0; k < qs->nkind; k++)
+		for (int v = 1; v <= qs->maxu; v++) {
+			uint64_t nodes = 0; /* of kind k that can take v units: the digit's most */
+			const int d = k * stride + v;
+
+			for (int n = 0; n < nq; n++)
+				nodes += qs->kind[n] == k && ngpus[n] / JABAS_UNIT_GPUS >= v;
+			if (m > UINT64_MAX / (nodes + 1)) {
+				qs->kw++;
+				m = 1;
+			}
+			word[d] = qs->kw - 1;
+			place[d] = m;
+			m *= nodes + 1;
+		}
+	for (int n = 0; n < nq; n++)
+		for (int v = 0; v < stride; v++) {
+			const size_t e = (size_t)n * (size_t)stride + (size_t)v;
+
+			/* v = 0 and units a node cannot take are never added */
+			qs->kslot[e] = v > 0 ? word[qs->kind[n] * stride + v] : 0;
+			qs->kadd[e] = v > 0 ? place[qs->kind[n] * stride + v] : 0;
+		}
+	free(place);
+	free(word);
+	return 0;
+}
+
 /* Ready st->qs for the walk of a Q over the nq nodes st->q_node, whose
- * GPUs ngpus gives: the kinds of the nodes and the empty tables. */
+ * GPUs ngpus gives: the kinds of the nodes, the histogram's code and the
+ * empty tables. */
 static int shapes_begin(const struct hb_sim_job *job, struct jabas_state *st, const int *ngpus, struct hb_error *err)
 {
 	struct q_shapes *qs = &st->qs;
+	const size_t nq = (size_t)(st->nq > 0 ? st->nq : 1);
+	uint64_t *code;
+	int *units;
 
 	qs->n = 0;
 	free(qs->kind);
 	free(qs->gkind);
 	qs->gkind = NULL;
-	if (!(qs->kind = malloc((size_t)(st->nq > 0 ? st->nq : 1) * sizeof(int))) ||
-	    !(qs->gkind = malloc((size_t)(st->nq > 0 ? st->nq : 1) * sizeof(int))))
+	if (!(qs->kind = malloc(nq * sizeof(int))) || !(qs->gkind = malloc(nq * sizeof(int))))
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 	if (st->store.n >= SHAPE_STORE_MAX)
 		store_clear(&st->store);
@@ -537,13 +603,19 @@ static int shapes_begin(const struct hb_sim_job *job, struct jabas_state *st, co
 			qs->maxu = ngpus[n] / JABAS_UNIT_GPUS;
 	}
 	qs->hlen = qs->nkind * (qs->maxu + 1);
-	if (shapes_table(qs, 64) < 0 || shapes_reserve(qs, 64) < 0)
-		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 	free(qs->hist);
-	free(qs->units);
-	qs->units = NULL;
-	if (!(qs->hist = malloc((qs->cap + 1) * (size_t)qs->hlen * sizeof(*qs->hist) + 1)) ||
-	    !(qs->units = malloc(qs->cap * (size_t)(st->nq > 0 ? st->nq : 1) * sizeof(*qs->units))))
+	if (!(qs->hist = malloc((size_t)qs->hlen * sizeof(*qs->hist) + 1)) || shapes_code(qs, st->nq, ngpus) < 0)
+		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
+	/* The kept blocks hold codes and units of the last offer's sizes. */
+	if (qs->cap) {
+		if (!(code = realloc(qs->code, qs->cap * (size_t)qs->kw * sizeof(*code))))
+			return hb_runtime_error(err, "jabas %s: out of memory", job->name);
+		qs->code = code;
+		if (!(units = realloc(qs->units, qs->cap * nq * sizeof(*units))))
+			return hb_runtime_error(err, "jabas %s: out of memory", job->name);
+		qs->units = units;
+	}
+	if (shapes_table(qs, 64) < 0 || shapes_reserve(qs, 64, nq) < 0)
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 	return 0;
 }
@@ -555,30 +627,33 @@ struct shape_walk {
 	struct hb_error *err;
 };
 
-/* hb_alloc_visit_upto's visitor: candidate i of Q (units per node of q)
- * into st->qs, a new shape or the last candidate of a known one.  1 on an
- * error (err filled), which stops the walk. */
-static int shape_visit(void *ctx, size_t i, const int *u, int total)
+/* hb_alloc_visit_keyed's visitor: candidate i of Q (units per node of q,
+ * the code of its histogram) into st->qs, a new shape or the last
+ * candidate of a known one.  1 on an error (err filled), which stops the
+ * walk. */
+static int shape_visit(void *ctx, size_t i, const int *u, int total, const uint64_t *code)
 {
 	const struct shape_walk *sw = ctx;
 	const struct hb_sim_job *job = sw->job;
 	struct jabas_state *st = sw->st;
 	struct q_shapes *qs = &st->qs;
-	const size_t nq = (size_t)st->nq;
-	uint16_t *row = qs->hist + qs->n * (size_t)qs->hlen; /* the next shape's row, as scratch */
-	uint64_t h;
+	const size_t nq = (size_t)st->nq, kw = (size_t)qs->kw;
+	const uint64_t h = key_hash(code, kw);
+	uint16_t *row = qs->hist;
 	size_t slot;
 
 	(void)total;
-	memset(row, 0, (size_t)qs->hlen * sizeof(*row));
-	for (size_t n = 0; n < nq; n++)
-		if (u[n] > 0)
-			row[qs->kind[n] * (qs->maxu + 1) + u[n]]++;
-	h = hist_hash(row, qs->hlen);
-	for (slot = h & (qs->tcap - 1); qs->tab_hash[slot] != 0; slot = (slot + 1) & (qs->tcap - 1))
-		if (qs->tab_hash[slot] == h &&
-		    memcmp(qs->hist + qs->tab_idx[slot] * (size_t)qs->hlen, row, (size_t)qs->hlen * sizeof(*row)) == 0)
+	for (slot = h & (qs->tcap - 1); qs->tab_hash[slot] != 0; slot = (slot + 1) & (qs->tcap - 1)) {
+		const uint64_t *c = qs->code + qs->tab_idx[slot] * kw;
+		size_t w = 0;
+
+		if (qs->tab_hash[slot] != h)
+			continue;
+		while (w < kw && c[w] == code[w])
+			w++;
+		if (w == kw)
 			break;
+	}
 	if (qs->tab_hash[slot] != 0) {
 		size_t j = qs->tab_idx[slot];
 
@@ -586,37 +661,33 @@ static int shape_visit(void *ctx, size_t i, const int *u, int total)
 		memcpy(qs->units + j * nq, u, nq * sizeof(*u));
 		return 0;
 	}
-	/* A new shape of this offer: the job's store has it or builds it. */
+	/* A new shape of this offer: its histogram, and the job's store has it
+	 * or builds it. */
+	memset(row, 0, (size_t)qs->hlen * sizeof(*row));
+	for (size_t n = 0; n < nq; n++)
+		if (u[n] > 0)
+			row[qs->kind[n] * (qs->maxu + 1) + u[n]]++;
 	if (store_find(job, st, row, u, i, &qs->ent[qs->n], sw->err) < 0)
 		return 1;
 	qs->tab_hash[slot] = h;
 	qs->tab_idx[slot] = qs->n;
+	memcpy(qs->code + qs->n * kw, code, kw * sizeof(*code));
 	memcpy(qs->units + qs->n * nq, u, nq * sizeof(*u));
 	qs->last[qs->n++] = i;
-	if (qs->n + 1 > qs->cap || 2 * qs->n > qs->tcap) {
-		uint16_t *nh;
-		int *nu;
-
-		if (shapes_reserve(qs, qs->n + 1) < 0 ||
-		    !(nh = realloc(qs->hist, (qs->cap + 1) * (size_t)qs->hlen * sizeof(*nh) + 1)))
+	if (shapes_reserve(qs, qs->n + 1, nq > 0 ? nq : 1) < 0)
+		goto nomem;
+	if (2 * qs->n > qs->tcap) {
+		/* Rehash every shape into a table twice the size. */
+		if (shapes_table(qs, qs->n) < 0)
 			goto nomem;
-		qs->hist = nh;
-		if (!(nu = realloc(qs->units, qs->cap * (nq > 0 ? nq : 1) * sizeof(*nu))))
-			goto nomem;
-		qs->units = nu;
-		if (2 * qs->n > qs->tcap) {
-			/* Rehash every shape into a table twice the size. */
-			if (shapes_table(qs, qs->n) < 0)
-				goto nomem;
-			for (size_t j = 0; j < qs->n; j++) {
-				uint64_t hj = hist_hash(qs->hist + j * (size_t)qs->hlen, qs->hlen);
-				size_t sl = hj & (qs->tcap - 1);
+		for (size_t j = 0; j < qs->n; j++) {
+			uint64_t hj = key_hash(qs->code + j * kw, kw);
+			size_t sl = hj & (qs->tcap - 1);
 
-				while (qs->tab_hash[sl] != 0)
-					sl = (sl + 1) & (qs->tcap - 1);
-				qs->tab_hash[sl] = hj;
-				qs->tab_idx[sl] = j;
-			}
+			while (qs->tab_hash[sl] != 0)
+				sl = (sl + 1) & (qs->tcap - 1);
+			qs->tab_hash[sl] = hj;
+			qs->tab_idx[sl] = j;
 		}
 	}
 	return 0;
@@ -648,6 +719,7 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 	struct hb_cluster sub = *sim->cl;
 	struct hb_node *nodes = NULL;
 	struct shape_walk sw = { job, st, err };
+	struct hb_alloc_key key;
 	int rc, offered = 0, *ngpus;
 	const size_t offer_bytes = (size_t)st->nnodes * sizeof(int);
 
@@ -698,9 +770,11 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 	{
 		uint64_t cnt = 0;
 
-		rc = hb_alloc_visit_upto(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS, 0,
-					 (use_gpus < max_gpus ? use_gpus : max_gpus) / JABAS_UNIT_GPUS, &st->q,
-					 shape_visit, &sw, err);
+		key = (struct hb_alloc_key){ .nwords = st->qs.kw, .stride = st->qs.maxu + 1, .slot = st->qs.kslot,
+					     .add = st->qs.kadd };
+		rc = hb_alloc_visit_keyed(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS, 0,
+					  (use_gpus < max_gpus ? use_gpus : max_gpus) / JABAS_UNIT_GPUS, &key, &st->q,
+					  shape_visit, &sw, err);
 		if (rc > 0) {
 			/* shape_visit's error, its words already in err */
 			free(nodes);

@@ -693,6 +693,119 @@ static void test_visit_equals_stored(void **state)
 	}
 }
 
+/* What test_visit_keyed's visitor checks: each candidate in order, its key
+ * the sum its units name. */
+struct key_log {
+	int nnodes, nwords, stride;
+	const int *slot;
+	const uint64_t *add;
+	size_t seen;
+	int bad;                  /* a candidate out of order or a key that is not its sum */
+	size_t stop_at;
+};
+
+static int key_visit(void *ctx, size_t i, const int *u, int total, const uint64_t *key)
+{
+	struct key_log *g = ctx;
+	uint64_t want[3] = { 0, 0, 0 };
+	int sum = 0;
+
+	if (i == g->stop_at)
+		return 9;
+	g->bad |= i != g->seen;
+	g->seen++;
+	for (int n = 0; n < g->nnodes; n++) {
+		sum += u[n];
+		if (u[n] > 0)
+			want[g->slot[n * g->stride + u[n]]] += g->add[n * g->stride + u[n]];
+	}
+	g->bad |= sum != total;
+	for (int w = 0; w < g->nwords; w++)
+		g->bad |= want[w] != key[w];
+	return 0;
+}
+
+/* The keyed walk is the plain one with each candidate's key: on random
+ * offers and random keys of 1-3 words (sums that wrap mod 2^64 included)
+ * every candidate comes in Q's order with the sum of its nodes' words, the
+ * set's count matches, a visitor's answer stops it, and a key whose stride
+ * or words do not cover the nodes' units is refused. */
+static void test_visit_keyed(void **state)
+{
+	uint64_t x = 0x2545F4914F6CDD1DULL;
+
+	(void)state;
+	for (int it = 0; it < 60; it++) {
+		struct cluster_buf cb;
+		int n = 1 + (int)(x % 8), gpu[MAXN], ngpus[MAXN], slot[MAXN * 5];
+		uint64_t add[MAXN * 5];
+		struct hb_cluster *cl;
+		struct key_log g = { 0 };
+		struct hb_alloc_key key;
+
+		for (int i = 0; i < n; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			gpu[i] = (int)(x % 2);
+			ngpus[i] = (int)((x >> 8) % 9);
+		}
+		ngpus[0] = ngpus[0] < 2 ? 2 : ngpus[0];
+		cl = make_cluster(&cb, "offer", n, gpu, ngpus);
+		g.nnodes = n;
+		g.nwords = 1 + it % 3;
+		g.stride = 5;
+		for (int e = 0; e < n * 5; e++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			slot[e] = (int)(x % (uint64_t)g.nwords);
+			add[e] = x * 0x9E3779B97F4A7C15ULL;
+		}
+		g.slot = slot;
+		g.add = add;
+		key = (struct hb_alloc_key){ .nwords = g.nwords, .stride = 5, .slot = slot, .add = add };
+		for (int merge = 0; merge <= 1; merge++)
+			for (int mu = -1; mu <= cl->ngpus / 2 + 1; mu++) {
+				struct hb_alloc_set q, w;
+				struct hb_error err = { 0 };
+
+				assert_int_equal(hb_alloc_enumerate_upto(cl, &cb.cat, 2, merge, 0, mu, &q, &err), 0);
+				g.seen = 0;
+				g.bad = 0;
+				g.stop_at = SIZE_MAX;
+				assert_int_equal(hb_alloc_visit_keyed(cl, &cb.cat, 2, merge, 0, mu, &key, &w, key_visit,
+								      &g, &err), 0);
+				assert_int_equal(g.seen, q.ncand);
+				assert_int_equal(g.bad, 0);
+				assert_int_equal(w.ncand, q.ncand);
+				hb_alloc_free(&w);
+				if (q.ncand > 1) {
+					g.seen = 0;
+					g.stop_at = q.ncand / 2;
+					assert_int_equal(hb_alloc_visit_keyed(cl, &cb.cat, 2, merge, 0, mu, &key, &w,
+									      key_visit, &g, &err), 9);
+					assert_int_equal(g.seen, q.ncand / 2);
+					assert_null(w.node_class);
+				}
+				hb_alloc_free(&q);
+			}
+		{
+			struct hb_alloc_set w;
+			struct hb_error err = { 0 };
+			struct hb_alloc_key bad = key;
+
+			/* a node of 8 GPUs has 4 units: stride 4 does not cover it */
+			cb.nodes[0].ngpus = 8;
+			bad.stride = 4;
+			assert_int_equal(hb_alloc_visit_keyed(cl, &cb.cat, 2, 1, 0, 64, &bad, &w, key_visit, &g, &err),
+					 -1);
+			assert_int_equal(err.code, HB_EINPUT);
+			bad = key;
+			bad.nwords = 0;
+			assert_int_equal(hb_alloc_visit_keyed(cl, &cb.cat, 2, 1, 0, 64, &bad, &w, key_visit, &g, &err),
+					 -1);
+			assert_int_equal(err.code, HB_EINPUT);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -707,6 +820,7 @@ int main(void)
 		cmocka_unit_test(test_limits_and_errors),
 		cmocka_unit_test(test_enumerate_upto_is_prefix),
 		cmocka_unit_test(test_visit_equals_stored),
+		cmocka_unit_test(test_visit_keyed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

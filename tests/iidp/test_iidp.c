@@ -1173,6 +1173,24 @@ static void test_shape_bound_random(void **state)
 				hb_iidp_shape_bound_free(&b4);
 				hb_iidp_solver_free(kp);
 			}
+			{
+				/* a bound refilled for another shape forgets its memo */
+				int other[8];
+				struct hb_iidp_shape sh2 = { 0 };
+
+				for (long x = 100; x <= 3100; x += 1000) {
+					(void)hb_iidp_shape_max_throughput_memo(&b2, x);
+					(void)hb_iidp_shape_min_global_bs_memo(&b2, x);
+				}
+				random_alloc(&r, &p, other);
+				assert_int_equal(hb_iidp_shape_of(s, other, &sh2, &err), 0);
+				assert_int_equal(hb_iidp_shape_bound(s, &sh2, &b2, &err), 0);
+				assert_true(hb_iidp_shape_max_throughput_memo(&b2, 3100) ==
+					    hb_iidp_shape_max_throughput(&b2, 3100));
+				assert_int_equal(hb_iidp_shape_min_global_bs_memo(&b2, 3100),
+						 hb_iidp_shape_min_global_bs(&b2, 3100));
+				hb_iidp_shape_free(&sh2);
+			}
 			for (int k = 0; k < 8; k++) {
 				struct hb_iidp_request req = { .global_bs = 16 + (long)hb_rng_below(&r, 3000),
 							       .m_rule = HB_IIDP_M_ROUND };
@@ -1182,6 +1200,12 @@ static void test_shape_bound_random(void **state)
 
 				assert_int_equal(hb_iidp_solve_summary(s, &sh, &req, &a, &err), 0);
 				f = hb_iidp_shape_max_throughput(&b, up);
+				/* the memo answers as the plain bounds, asked or kept */
+				for (int again = 0; again < 2; again++) {
+					assert_true(hb_iidp_shape_max_throughput_memo(&b, up) == f);
+					assert_int_equal(hb_iidp_shape_min_global_bs_memo(&b, req.global_bs),
+							 hb_iidp_shape_min_global_bs(&b, req.global_bs));
+				}
 				if (f == 0.0)
 					assert_false(a.found);
 				if (!a.found)
