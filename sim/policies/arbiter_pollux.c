@@ -143,6 +143,16 @@
  *    that turn out duplicates cost what they cost, as their draws keep the
  *    stream.
  *
+ * Threads (sim --threads, the simulation's pool): the search evaluates a
+ * generation's new matrices, and the initial population's, on the pool,
+ * each worker with scratch of its own (eval_slots).  A matrix's objectives
+ * depend on it alone, so the result is the same bits for any thread count.
+ * SPEEDUP's round memo is then shared by the threads: its entries are
+ * atomics that hold a pure function of their key, and the agent's argmax
+ * memo behind hb_pollux_report_argmax (which may grow or be cleared) is
+ * used under a per-job lock, so two threads computing one entry at once
+ * store the same bits and different jobs' goodput argmaxes run in parallel.
+ *
  * Capacity that comes and goes (sim --capacity, capacity.h; Pollux has
  * none of its own): a column's capacity is its node's online GPUs
  * (hb_sim_node_online), and G (fair share, exploration cap) is the online
@@ -161,6 +171,8 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1118,6 +1130,15 @@ struct ga {
 	int *set;            /* set_size: genome set for duplicate elimination */
 	size_t set_size;     /* a power of two >= 4 cap */
 	long evals;
+	/* Parallel evaluation (eval_slots): worker 0 (the calling thread) uses
+	 * s, worker w > 0 ws[w - 1], made at the first batch that runs on the
+	 * pool; each worker keeps the first slot it failed on and its error. */
+	int nw;              /* hb_pool_threads(pb->pool) */
+	struct scratch *ws;  /* nw - 1, NULL until needed */
+	int *wfail;          /* nw: first failed slot, -1 none */
+	struct hb_error *werr; /* nw */
+	int ebeg, eend;      /* the batch: slots [ebeg, eend) */
+	int echunk;          /* slots per task */
 };
 
 static uint64_t hash_genome(const int *x, size_t L)
@@ -1154,6 +1175,11 @@ static void ga_free(struct ga *g)
 	work_free(&g->child[1]);
 	free(g->packed);
 	free(g->set);
+	for (int w = 0; g->ws && w < g->nw - 1; w++)
+		scratch_free(&g->ws[w]);
+	free(g->ws);
+	free(g->wfail);
+	free(g->werr);
 }
 
 static int ga_new(struct ga *g, const struct hb_pollux_problem *pb, const struct hb_pollux_ga_opts *o, int ninit,
@@ -1201,6 +1227,11 @@ static int ga_new(struct ga *g, const struct hb_pollux_problem *pb, const struct
 	for (g->set_size = 16; g->set_size < 4 * c; g->set_size *= 2)
 		;
 	g->set = calloc(g->set_size, sizeof(int));
+	g->nw = hb_pool_threads(pb->pool);
+	g->wfail = malloc((size_t)g->nw * sizeof(int));
+	g->werr = malloc((size_t)g->nw * sizeof(*g->werr));
+	if (!g->wfail || !g->werr)
+		return -1;
 	if (!g->x || !g->x2 || !g->f || !g->f2 || !g->h || !g->h2 || !g->rank || !g->rank2 || !g->crowd ||
 	    !g->crowd2 || !g->order || !g->last || !g->front || !g->next || !g->sel || !g->key ||
 	    !g->packed || !g->set)
@@ -1244,15 +1275,85 @@ static int duplicate(const struct ga *g, const int *x, uint64_t h)
 	return 0;
 }
 
-static int eval_slot(struct ga *g, int i, struct hb_error *err)
-{
-	double fit, util;
+/* Rows (evaluations x jobs) of a batch below which eval_slots stays on the
+ * calling thread: a memoised row costs tens of nanoseconds, waking the
+ * pool's workers microseconds. */
+#define POLLUX_PAR_MIN_ROWS 256
 
-	if (evaluate(g->pb, &g->s, g->x + (size_t)i * g->L, &fit, &util, err) < 0)
+/* One task of eval_slots: slots [ebeg + task echunk, ...) with the
+ * worker's scratch.  Each slot's objectives depend on its genome alone, so
+ * which thread evaluates it changes nothing; a worker gets its tasks in
+ * ascending order, so after its first failure the rest of its tasks are
+ * skipped. */
+static void eval_task(void *ctx, int task, int worker)
+{
+	struct ga *g = ctx;
+	struct scratch *s = worker == 0 ? &g->s : &g->ws[worker - 1];
+	int i0 = g->ebeg + task * g->echunk, i1 = i0 + g->echunk < g->eend ? i0 + g->echunk : g->eend;
+
+	if (g->wfail[worker] >= 0)
+		return;
+	for (int i = i0; i < i1; i++) {
+		double fit, util;
+
+		if (evaluate(g->pb, s, g->x + (size_t)i * g->L, &fit, &util, &g->werr[worker]) < 0) {
+			g->wfail[worker] = i;
+			return;
+		}
+		g->f[2 * i] = -fit;
+		g->f[2 * i + 1] = -util;
+	}
+}
+
+/* Evaluate slots [beg, end): on the pool when the batch is worth it, with
+ * the same objectives in the same slots as serially.  On failure the error
+ * is the one of the lowest failed slot, as serially. */
+static int eval_slots(struct ga *g, int beg, int end, struct hb_error *err)
+{
+	struct hb_pool *pool = NULL;
+	int count = end - beg, ntask, fail = -1, fw = 0;
+
+	if (count <= 0)
+		return 0;
+	g->ebeg = beg;
+	g->eend = end;
+	g->echunk = count;
+	if (g->nw > 1 && count > 1 && (double)count * g->pb->njobs >= POLLUX_PAR_MIN_ROWS) {
+		if (!g->ws) {
+			g->ws = calloc((size_t)(g->nw - 1), sizeof(*g->ws));
+			if (!g->ws)
+				return hb_runtime_error(err, "pollux search: out of memory");
+			for (int w = 0; w < g->nw - 1; w++)
+				if (scratch_new(g->pb, &g->ws[w]) < 0) {
+					for (int k = 0; k < w; k++)
+						scratch_free(&g->ws[k]);
+					free(g->ws);
+					g->ws = NULL;
+					return hb_runtime_error(err, "pollux search: out of memory");
+				}
+		}
+		/* About four tasks per worker: a slot that meets new
+		 * placements costs goodput argmaxes, the others almost nothing */
+		pool = g->pb->pool;
+		g->echunk = (count + 4 * g->nw - 1) / (4 * g->nw);
+	}
+	ntask = (count + g->echunk - 1) / g->echunk;
+	for (int w = 0; w < g->nw; w++) {
+		g->wfail[w] = -1;
+		hb_error_clear(&g->werr[w]);
+	}
+	hb_pool_run(pool, ntask, eval_task, g);
+	for (int w = 0; w < g->nw; w++)
+		if (g->wfail[w] >= 0 && (fail < 0 || g->wfail[w] < fail)) {
+			fail = g->wfail[w];
+			fw = w;
+		}
+	if (fail >= 0) {
+		if (err)
+			*err = g->werr[fw];
 		return -1;
-	g->f[2 * i] = -fit;
-	g->f[2 * i + 1] = -util;
-	g->evals++;
+	}
+	g->evals += count;
 	return 0;
 }
 
@@ -1552,10 +1653,11 @@ int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ni
 		if (duplicate(&g, x, g.h[n]))
 			continue;
 		set_add(&g, n);
-		if (eval_slot(&g, n, err) < 0)
-			goto done;
 		n++;
 	}
+	/* Evaluation draws nothing, so all of them at once, after repair. */
+	if (eval_slots(&g, 0, n, err) < 0)
+		goto done;
 	survive(&g, n, n);
 	front_sig = front_signature(&g, n);
 	for (int gen = 1, same = 0; gen < opts->generations; gen++) {
@@ -1563,9 +1665,8 @@ int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ni
 		uint64_t sig;
 
 		offspring(&g, n, &noff);
-		for (int i = n; i < n + noff; i++)
-			if (eval_slot(&g, i, err) < 0)
-				goto done;
+		if (eval_slots(&g, n, n + noff, err) < 0)
+			goto done;
 		survive(&g, n + noff, n + noff < opts->pop_size ? n + noff : opts->pop_size);
 		n = n + noff < opts->pop_size ? n + noff : opts->pop_size;
 		/* Converged: the best FITNESS has not changed for
@@ -1653,7 +1754,15 @@ struct round_job {
 	int fair_k;               /* GPUs of the fair share */
 	double base_goodput;      /* goodput on the fair share; 0: perfect-scaling prior */
 	int memo_k;               /* memo covers K in [0, memo_k] */
-	double *memo;             /* goodput by (type, one node or several, K); < 0 unknown */
+	/* Goodput by (type, one node or several, K); < 0 unknown.  The search
+	 * evaluates on the simulation's pool, so entries are atomics (an
+	 * entry is a pure function of its key: whichever thread stores it
+	 * stores the same bits) and the agent's own argmax memo behind
+	 * hb_pollux_report_argmax, which it may reallocate, is used under
+	 * lock only. */
+	_Atomic double *memo;
+	pthread_mutex_t lock;     /* around hb_pollux_report_argmax (the agent's memo) */
+	int has_lock;             /* lock was initialised */
 };
 
 /* One round's problem: the jobs (rows) and the nodes searched (columns). */
@@ -1761,8 +1870,8 @@ static int round_speedup_cells(void *ctx, int j, const int *cells, int ncells, d
 	struct round_job *rj = &r->jobs[j];
 	const struct hb_perf_node *node = rj->job->perf->nodes;
 	const struct hb_pollux_type *types = rj->rep.types;
-	int N = 0, K = 0, type = -1;
-	double *m = NULL;
+	int N = 0, K = 0, type = -1, rc;
+	_Atomic double *m = NULL;
 	struct hb_goodput_config c;
 
 	/* One pass: nodes, GPUs and the slowest type (hb_pollux_slowest_type). */
@@ -1790,16 +1899,24 @@ static int round_speedup_cells(void *ctx, int j, const int *cells, int ncells, d
 	if (N > 2)
 		N = 2;
 	if (K <= rj->memo_k) {
+		double v;
+
 		m = &rj->memo[((size_t)type * 2 + (size_t)(N - 1)) * (size_t)(rj->memo_k + 1) + (size_t)K];
-		if (*m >= 0) {
-			*out = *m / rj->base_goodput;
+		v = atomic_load_explicit(m, memory_order_relaxed);
+		if (v >= 0) {
+			*out = v / rj->base_goodput;
 			return 0;
 		}
 	}
-	if (hb_pollux_report_argmax(&rj->rep, type, N, K, &c, err) < 0)
+	/* Two threads missing the same entry both get it, the second from the
+	 * agent's memo: the same value, a little work twice at most. */
+	pthread_mutex_lock(&rj->lock);
+	rc = hb_pollux_report_argmax(&rj->rep, type, N, K, &c, err);
+	pthread_mutex_unlock(&rj->lock);
+	if (rc < 0)
 		return -1;
 	if (m)
-		*m = c.goodput;
+		atomic_store_explicit(m, c.goodput, memory_order_relaxed);
 	*out = c.goodput / rj->base_goodput;
 	return 0;
 }
@@ -1873,11 +1990,14 @@ static int round_job_init(struct hb_sim *sim, struct round_job *rj, int njobs, i
 	*factor = hb_goodput_restart_factor(hb_sim_now(sim) - job->arrival_s, job->restarts, POLLUX_DELTA_S);
 	rj->memo_k = *max_replicas;
 	memo_n = (size_t)(rj->rep.ntypes > 0 ? rj->rep.ntypes : 1) * 2 * (size_t)(rj->memo_k + 1);
-	rj->memo = malloc(memo_n * sizeof(double));
+	rj->memo = malloc(memo_n * sizeof(*rj->memo));
 	if (!rj->memo)
 		return hb_runtime_error(err, "pollux: out of memory");
 	for (size_t i = 0; i < memo_n; i++)
-		rj->memo[i] = -1.0;
+		atomic_init(&rj->memo[i], -1.0);
+	if (pthread_mutex_init(&rj->lock, NULL) != 0)
+		return hb_runtime_error(err, "pollux: cannot create a mutex");
+	rj->has_lock = 1;
 	return 0;
 }
 
@@ -2135,8 +2255,11 @@ fail:
 
 static void round_free(struct round *r)
 {
-	for (int j = 0; j < r->njobs; j++)
+	for (int j = 0; j < r->njobs; j++) {
 		free(r->jobs[j].memo);
+		if (r->jobs[j].has_lock)
+			pthread_mutex_destroy(&r->jobs[j].lock);
+	}
 	free(r->jobs);
 	free(r->cols);
 	free(r->node_col);
@@ -2228,6 +2351,7 @@ static int pollux_round(struct hb_sim *sim, struct hb_error *err)
 	pb.speedup = NULL; /* the search only needs cells */
 	pb.speedup_cells = round_speedup_cells;
 	pb.ctx = &r;
+	pb.pool = sim->pool; /* round_speedup_cells allows it (round_job) */
 	if (warm_start(st, &r, &init) < 0)
 		goto oom;
 	if (hb_pollux_search(&pb, init, init ? st->nfront : 0, NULL, &st->rng, &res, err) < 0)
