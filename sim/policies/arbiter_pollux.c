@@ -163,7 +163,7 @@
  * decisions, within the spread of seeds (scripts/repro/pollux-spread, 5
  * seeds, against the reference of the notes above: mean JCT moved by +0.21,
  * +0.19, -0.22, +0.06 of the reference's seed range on workloads 1-4 with
- * --mode fidelity).  On the first 2,000 Philly jobs with 2 threads the
+ * --mode fidelity, +0.12, +0.02, -0.09, +0.18 with --mode native).  On the first 2,000 Philly jobs with 2 threads the
  * second thread runs about 13 % of the CPU (perf: a third of mutation's
  * and repair's, of the goodput argmaxes' of the search), which is what
  * the wall time can gain on 2 free cores; the rest is serial, mostly the
