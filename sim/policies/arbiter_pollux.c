@@ -61,7 +61,9 @@
  *    the first of them is suspended and resumed later in the same round (one
  *    restart, as any re-allocation, but it also counts as a preemption).
  *  - Randomness: a stream of its own seeded from --seed (the GA never
- *    shifts the agents' draws).
+ *    shifts the agents' draws); each mating draws from a stream of its own,
+ *    seeded by one draw of that stream per mating round and the mating's
+ *    index (see "Threads" below).
  *
  * Scale (a Philly-size cluster: 384 nodes, 157,000 rounds), where hetbatch
  * departs from the artifact's letter; on Pollux's own 64-GPU workloads the
@@ -140,8 +142,34 @@
  *    of p2000's CPU, hb_pollux_search 30 % -> 28 %; all three steps
  *    against 714a0ff, run side by side on a loaded machine: 2,000 jobs
  *    48.1 -> 44.0 CPU-s, 5,000 jobs 121.7 -> 110.0.  Mutation and repair of children
- *    that turn out duplicates cost what they cost, as their draws keep the
- *    stream.
+ *    that turn out duplicates cost what they cost.
+ *
+ * Threads (sim --threads, the simulation's pool): the search evaluates a
+ * generation's new matrices, and the initial population's, on the pool,
+ * each worker with scratch of its own (eval_slots).  A matrix's objectives
+ * depend on it alone, so the result is the same bits for any thread count.
+ * SPEEDUP's round memo is then shared by the threads: its entries are
+ * atomics that hold a pure function of their key, and the agent's argmax
+ * memo behind hb_pollux_report_argmax (which may grow or be cleared) is
+ * used under a per-job lock, so two threads computing one entry at once
+ * store the same bits and different jobs' goodput argmaxes run in parallel.
+ * A mating round's matings (tournaments, crossover, mutation and repair of
+ * both children) run on the pool too (mate_task): mating m draws from a
+ * stream seeded by (one draw of the GA's stream per round, m), writes its
+ * children to a buffer of its own, and once all ran the children are kept
+ * in mating order with duplicates dropped, so the offspring are the same
+ * for any thread count.  Unlike the evaluation this changed the search's
+ * random numbers (the same distributions, other draws) and so its
+ * decisions, within the spread of seeds (scripts/repro/pollux-spread, 5
+ * seeds, against the reference of the notes above: mean JCT moved by +0.21,
+ * +0.19, -0.22, +0.06 of the reference's seed range on workloads 1-4 with
+ * --mode fidelity, +0.12, +0.02, -0.09, +0.18 with --mode native).  On the first 2,000 Philly jobs with 2 threads the
+ * second thread runs about 13 % of the CPU (perf: a third of mutation's
+ * and repair's, of the goodput argmaxes' of the search), which is what
+ * the wall time can gain on 2 free cores; the rest is serial, mostly the
+ * agents' fits.
+ * All of a round's matings run, also those after the generation is full
+ * (at most a child or two: a round asks for as many as are missing).
  *
  * Capacity that comes and goes (sim --capacity, capacity.h; Pollux has
  * none of its own): a column's capacity is its node's online GPUs
@@ -161,6 +189,8 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1113,11 +1143,23 @@ struct ga {
 	int *front, *next;   /* cap: one front; merge-sort and crowding scratch */
 	int *sel;            /* tournament candidates; front starts (survive) */
 	uint64_t *key;       /* cap: random tie-break keys */
-	struct work child[2]; /* offspring of one mating */
-	int *packed;         /* L: a child packed */
+	struct work child[2]; /* offspring of one mating (worker 0) */
+	int *kids;           /* (pop_size + 1) x L: a mating round's children, packed, in mating order */
+	uint64_t *kh;        /* their hashes */
+	uint64_t mbase;      /* the mating round's stream base (mate_task) */
 	int *set;            /* set_size: genome set for duplicate elimination */
 	size_t set_size;     /* a power of two >= 4 cap */
 	long evals;
+	/* Parallel evaluation (eval_slots): worker 0 (the calling thread) uses
+	 * s, worker w > 0 ws[w - 1], made at the first batch that runs on the
+	 * pool; each worker keeps the first slot it failed on and its error. */
+	int nw;              /* hb_pool_threads(pb->pool) */
+	struct scratch *ws;  /* nw - 1, NULL until needed */
+	struct work *wchild; /* 2 (nw - 1): the children of workers > 0, with ws */
+	int *wfail;          /* nw: first failed slot, -1 none */
+	struct hb_error *werr; /* nw */
+	int ebeg, eend;      /* the batch: slots [ebeg, eend) */
+	int echunk;          /* slots per task */
 };
 
 static uint64_t hash_genome(const int *x, size_t L)
@@ -1152,8 +1194,18 @@ static void ga_free(struct ga *g)
 	free(g->key);
 	work_free(&g->child[0]);
 	work_free(&g->child[1]);
-	free(g->packed);
+	free(g->kids);
+	free(g->kh);
 	free(g->set);
+	for (int w = 0; g->ws && w < g->nw - 1; w++) {
+		scratch_free(&g->ws[w]);
+		work_free(&g->wchild[2 * w]);
+		work_free(&g->wchild[2 * w + 1]);
+	}
+	free(g->ws);
+	free(g->wchild);
+	free(g->wfail);
+	free(g->werr);
 }
 
 static int ga_new(struct ga *g, const struct hb_pollux_problem *pb, const struct hb_pollux_ga_opts *o, int ninit,
@@ -1195,15 +1247,21 @@ static int ga_new(struct ga *g, const struct hb_pollux_problem *pb, const struct
 	g->next = malloc(c * sizeof(int));
 	g->sel = malloc((4 * c + c) * sizeof(int));
 	g->key = malloc(c * sizeof(uint64_t));
-	g->packed = malloc(g->L * sizeof(int));
+	g->kids = malloc(((size_t)o->pop_size + 1) * g->L * sizeof(int));
+	g->kh = malloc(((size_t)o->pop_size + 1) * sizeof(uint64_t));
 	if (work_new(&g->child[0], pb->njobs, pb->nnodes) < 0 || work_new(&g->child[1], pb->njobs, pb->nnodes) < 0)
 		return -1;
 	for (g->set_size = 16; g->set_size < 4 * c; g->set_size *= 2)
 		;
 	g->set = calloc(g->set_size, sizeof(int));
+	g->nw = hb_pool_threads(pb->pool);
+	g->wfail = malloc((size_t)g->nw * sizeof(int));
+	g->werr = malloc((size_t)g->nw * sizeof(*g->werr));
+	if (!g->wfail || !g->werr)
+		return -1;
 	if (!g->x || !g->x2 || !g->f || !g->f2 || !g->h || !g->h2 || !g->rank || !g->rank2 || !g->crowd ||
 	    !g->crowd2 || !g->order || !g->last || !g->front || !g->next || !g->sel || !g->key ||
-	    !g->packed || !g->set)
+	    !g->kids || !g->kh || !g->set)
 		return -1;
 	return 0;
 }
@@ -1244,15 +1302,105 @@ static int duplicate(const struct ga *g, const int *x, uint64_t h)
 	return 0;
 }
 
-static int eval_slot(struct ga *g, int i, struct hb_error *err)
-{
-	double fit, util;
+/* Rows (evaluations x jobs) of a batch below which eval_slots stays on the
+ * calling thread: a memoised row costs tens of nanoseconds, waking the
+ * pool's workers microseconds. */
+#define POLLUX_PAR_MIN_ROWS 256
 
-	if (evaluate(g->pb, &g->s, g->x + (size_t)i * g->L, &fit, &util, err) < 0)
+/* The scratch and children of workers 1 .. nw - 1, made when a batch first
+ * runs on the pool (a search that never does, most small ones, never pays
+ * for them).  0, or -1 without memory. */
+static int workers_new(struct ga *g)
+{
+	const int J = g->pb->njobs, N = g->pb->nnodes;
+
+	if (g->ws)
+		return 0;
+	g->ws = calloc((size_t)(g->nw - 1), sizeof(*g->ws));
+	g->wchild = calloc(2 * (size_t)(g->nw - 1), sizeof(*g->wchild));
+	if (!g->ws || !g->wchild)
+		goto oom;
+	for (int w = 0; w < g->nw - 1; w++)
+		if (scratch_new(g->pb, &g->ws[w]) < 0 || work_new(&g->wchild[2 * w], J, N) < 0 ||
+		    work_new(&g->wchild[2 * w + 1], J, N) < 0)
+			goto oom;
+	return 0;
+oom:
+	for (int w = 0; g->ws && g->wchild && w < g->nw - 1; w++) {
+		scratch_free(&g->ws[w]); /* zeroed (calloc) when never made */
+		work_free(&g->wchild[2 * w]);
+		work_free(&g->wchild[2 * w + 1]);
+	}
+	free(g->ws);
+	free(g->wchild);
+	g->ws = NULL;
+	g->wchild = NULL;
+	return -1;
+}
+
+/* One task of eval_slots: slots [ebeg + task echunk, ...) with the
+ * worker's scratch.  Each slot's objectives depend on its genome alone, so
+ * which thread evaluates it changes nothing; a worker gets its tasks in
+ * ascending order, so after its first failure the rest of its tasks are
+ * skipped. */
+static void eval_task(void *ctx, int task, int worker)
+{
+	struct ga *g = ctx;
+	struct scratch *s = worker == 0 ? &g->s : &g->ws[worker - 1];
+	int i0 = g->ebeg + task * g->echunk, i1 = i0 + g->echunk < g->eend ? i0 + g->echunk : g->eend;
+
+	if (g->wfail[worker] >= 0)
+		return;
+	for (int i = i0; i < i1; i++) {
+		double fit, util;
+
+		if (evaluate(g->pb, s, g->x + (size_t)i * g->L, &fit, &util, &g->werr[worker]) < 0) {
+			g->wfail[worker] = i;
+			return;
+		}
+		g->f[2 * i] = -fit;
+		g->f[2 * i + 1] = -util;
+	}
+}
+
+/* Evaluate slots [beg, end): on the pool when the batch is worth it, with
+ * the same objectives in the same slots as serially.  On failure the error
+ * is the one of the lowest failed slot, as serially. */
+static int eval_slots(struct ga *g, int beg, int end, struct hb_error *err)
+{
+	struct hb_pool *pool = NULL;
+	int count = end - beg, ntask, fail = -1, fw = 0;
+
+	if (count <= 0)
+		return 0;
+	g->ebeg = beg;
+	g->eend = end;
+	g->echunk = count;
+	if (g->nw > 1 && count > 1 && (double)count * g->pb->njobs >= POLLUX_PAR_MIN_ROWS) {
+		if (workers_new(g) < 0)
+			return hb_runtime_error(err, "pollux search: out of memory");
+		/* About four tasks per worker: a slot that meets new
+		 * placements costs goodput argmaxes, the others almost nothing */
+		pool = g->pb->pool;
+		g->echunk = (count + 4 * g->nw - 1) / (4 * g->nw);
+	}
+	ntask = (count + g->echunk - 1) / g->echunk;
+	for (int w = 0; w < g->nw; w++) {
+		g->wfail[w] = -1;
+		hb_error_clear(&g->werr[w]);
+	}
+	hb_pool_run(pool, ntask, eval_task, g);
+	for (int w = 0; w < g->nw; w++)
+		if (g->wfail[w] >= 0 && (fail < 0 || g->wfail[w] < fail)) {
+			fail = g->wfail[w];
+			fw = w;
+		}
+	if (fail >= 0) {
+		if (err)
+			*err = g->werr[fw];
 		return -1;
-	g->f[2 * i] = -fit;
-	g->f[2 * i + 1] = -util;
-	g->evals++;
+	}
+	g->evals += count;
 	return 0;
 }
 
@@ -1421,8 +1569,9 @@ static void survive(struct ga *g, int total, int keep)
 #undef SWAP
 }
 
-/* Binary tournament: dominance, then crowding distance, then a coin. */
-static int tournament(struct ga *g, int a, int b)
+/* Binary tournament: dominance, then crowding distance, then a coin from
+ * the mating's stream. */
+static int tournament(const struct ga *g, int a, int b, struct hb_rng *rng)
 {
 	if (dominates(g->f + 2 * a, g->f + 2 * b))
 		return a;
@@ -1432,7 +1581,7 @@ static int tournament(struct ga *g, int a, int b)
 		return a;
 	if (g->crowd[b] > g->crowd[a])
 		return b;
-	return hb_rng_uniform(g->rng) < 0.5 ? a : b;
+	return hb_rng_uniform(rng) < 0.5 ? a : b;
 }
 
 /* Candidates for 4 m tournaments' entries: concatenated random permutations
@@ -1456,8 +1605,43 @@ static void draw_candidates(struct ga *g, int n, int count)
 	}
 }
 
-/* One generation's offspring into slots [n, n + *noff). */
-static void offspring(struct ga *g, int n, int *noff)
+/* Mating m of a round (a pool task): tournaments on candidates sel[4 m ..
+ * 4 m + 3], crossover, mutation and repair of both children, packed with
+ * their hashes into kids[2 m], kids[2 m + 1].  Its random numbers come from
+ * a stream of its own, seeded by the round's base and m, so a mating draws
+ * the same numbers whichever thread runs it and whichever matings ran
+ * before; it reads the population and writes only its own kids. */
+static void mate_task(void *ctx, int m, int worker)
+{
+	struct ga *g = ctx;
+	const struct hb_pollux_problem *pb = g->pb;
+	struct scratch *s = worker == 0 ? &g->s : &g->ws[worker - 1];
+	struct work *child = worker == 0 ? g->child : &g->wchild[2 * (worker - 1)];
+	struct hb_rng rng;
+	int pa, pbi;
+
+	hb_rng_seed(&rng, g->mbase, (uint64_t)m);
+	pa = tournament(g, g->sel[4 * m], g->sel[4 * m + 1], &rng);
+	pbi = tournament(g, g->sel[4 * m + 2], g->sel[4 * m + 3], &rng);
+	crossover(pb, g->x + (size_t)pa * g->L, g->x + (size_t)pbi * g->L, &child[0], &child[1], &rng);
+	for (int k = 0; k < 2; k++) {
+		int *c = g->kids + (size_t)(2 * m + k) * g->L;
+
+		mutate(pb, s, &child[k], &rng);
+		repair(pb, s, &child[k], &rng);
+		work_pack(&child[k], pb->njobs, pb->nnodes, c);
+		g->kh[2 * m + k] = hash_genome(c, packed_len(c, pb->njobs));
+	}
+}
+
+/* One generation's offspring into slots [n, n + *noff).  A mating round's
+ * matings run on the pool (each from its own stream, see mate_task); their
+ * children are then kept in mating order, duplicates dropped, so the
+ * offspring are the same for any number of threads.  All of a round's
+ * matings run even when the first ones fill the generation (only its last
+ * child or so, as a round asks for as many as are missing).  0, or -1
+ * without memory. */
+static int offspring(struct ga *g, int n, int *noff)
 {
 	const struct hb_pollux_problem *pb = g->pb;
 	int want = g->o->pop_size;
@@ -1469,33 +1653,30 @@ static void offspring(struct ga *g, int n, int *noff)
 	for (int round = 0, stall = 0; round < g->o->max_mating_rounds && *noff < want && stall < POLLUX_STALL_ROUNDS;
 	     round++) {
 		int matings = (want - *noff + 1) / 2, before = *noff;
+		struct hb_pool *pool = NULL;
 
 		draw_candidates(g, n, 4 * matings);
-		for (int m = 0; m < matings && *noff < want; m++) {
-			int pa = tournament(g, g->sel[4 * m], g->sel[4 * m + 1]);
-			int pbi = tournament(g, g->sel[4 * m + 2], g->sel[4 * m + 3]);
-			crossover(pb, g->x + (size_t)pa * g->L, g->x + (size_t)pbi * g->L, &g->child[0], &g->child[1],
-				  g->rng);
-			for (int k = 0; k < 2; k++) {
-				mutate(pb, &g->s, &g->child[k], g->rng);
-				repair(pb, &g->s, &g->child[k], g->rng);
-			}
-			for (int k = 0; k < 2 && *noff < want; k++) {
-				int *c = g->packed, slot = n + *noff;
-				uint64_t h;
+		g->mbase = hb_rng_u64(g->rng);
+		if (g->nw > 1 && matings > 1 && 2.0 * matings * pb->njobs >= POLLUX_PAR_MIN_ROWS) {
+			if (workers_new(g) < 0)
+				return -1;
+			pool = pb->pool;
+		}
+		hb_pool_run(pool, matings, mate_task, g);
+		for (int k = 0; k < 2 * matings && *noff < want; k++) {
+			const int *c = g->kids + (size_t)k * g->L;
+			int slot = n + *noff;
 
-				work_pack(&g->child[k], pb->njobs, pb->nnodes, c);
-				h = hash_genome(c, packed_len(c, pb->njobs));
-				if (duplicate(g, c, h))
-					continue;
-				memcpy(g->x + (size_t)slot * g->L, c, packed_len(c, pb->njobs) * sizeof(int));
-				g->h[slot] = h;
-				set_add(g, slot);
-				(*noff)++;
-			}
+			if (duplicate(g, c, g->kh[k]))
+				continue;
+			memcpy(g->x + (size_t)slot * g->L, c, packed_len(c, pb->njobs) * sizeof(int));
+			g->h[slot] = g->kh[k];
+			set_add(g, slot);
+			(*noff)++;
 		}
 		stall = *noff > before ? 0 : stall + 1;
 	}
+	return 0;
 }
 
 /* The best FITNESS of the population (its objective's bits). */
@@ -1552,20 +1733,23 @@ int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ni
 		if (duplicate(&g, x, g.h[n]))
 			continue;
 		set_add(&g, n);
-		if (eval_slot(&g, n, err) < 0)
-			goto done;
 		n++;
 	}
+	/* Evaluation draws nothing, so all of them at once, after repair. */
+	if (eval_slots(&g, 0, n, err) < 0)
+		goto done;
 	survive(&g, n, n);
 	front_sig = front_signature(&g, n);
 	for (int gen = 1, same = 0; gen < opts->generations; gen++) {
 		int noff;
 		uint64_t sig;
 
-		offspring(&g, n, &noff);
-		for (int i = n; i < n + noff; i++)
-			if (eval_slot(&g, i, err) < 0)
-				goto done;
+		if (offspring(&g, n, &noff) < 0) {
+			hb_runtime_error(err, "pollux search: out of memory");
+			goto done;
+		}
+		if (eval_slots(&g, n, n + noff, err) < 0)
+			goto done;
 		survive(&g, n + noff, n + noff < opts->pop_size ? n + noff : opts->pop_size);
 		n = n + noff < opts->pop_size ? n + noff : opts->pop_size;
 		/* Converged: the best FITNESS has not changed for
@@ -1653,7 +1837,15 @@ struct round_job {
 	int fair_k;               /* GPUs of the fair share */
 	double base_goodput;      /* goodput on the fair share; 0: perfect-scaling prior */
 	int memo_k;               /* memo covers K in [0, memo_k] */
-	double *memo;             /* goodput by (type, one node or several, K); < 0 unknown */
+	/* Goodput by (type, one node or several, K); < 0 unknown.  The search
+	 * evaluates on the simulation's pool, so entries are atomics (an
+	 * entry is a pure function of its key: whichever thread stores it
+	 * stores the same bits) and the agent's own argmax memo behind
+	 * hb_pollux_report_argmax, which it may reallocate, is used under
+	 * lock only. */
+	_Atomic double *memo;
+	pthread_mutex_t lock;     /* around hb_pollux_report_argmax (the agent's memo) */
+	int has_lock;             /* lock was initialised */
 };
 
 /* One round's problem: the jobs (rows) and the nodes searched (columns). */
@@ -1761,8 +1953,8 @@ static int round_speedup_cells(void *ctx, int j, const int *cells, int ncells, d
 	struct round_job *rj = &r->jobs[j];
 	const struct hb_perf_node *node = rj->job->perf->nodes;
 	const struct hb_pollux_type *types = rj->rep.types;
-	int N = 0, K = 0, type = -1;
-	double *m = NULL;
+	int N = 0, K = 0, type = -1, rc;
+	_Atomic double *m = NULL;
 	struct hb_goodput_config c;
 
 	/* One pass: nodes, GPUs and the slowest type (hb_pollux_slowest_type). */
@@ -1790,16 +1982,24 @@ static int round_speedup_cells(void *ctx, int j, const int *cells, int ncells, d
 	if (N > 2)
 		N = 2;
 	if (K <= rj->memo_k) {
+		double v;
+
 		m = &rj->memo[((size_t)type * 2 + (size_t)(N - 1)) * (size_t)(rj->memo_k + 1) + (size_t)K];
-		if (*m >= 0) {
-			*out = *m / rj->base_goodput;
+		v = atomic_load_explicit(m, memory_order_relaxed);
+		if (v >= 0) {
+			*out = v / rj->base_goodput;
 			return 0;
 		}
 	}
-	if (hb_pollux_report_argmax(&rj->rep, type, N, K, &c, err) < 0)
+	/* Two threads missing the same entry both get it, the second from the
+	 * agent's memo: the same value, a little work twice at most. */
+	pthread_mutex_lock(&rj->lock);
+	rc = hb_pollux_report_argmax(&rj->rep, type, N, K, &c, err);
+	pthread_mutex_unlock(&rj->lock);
+	if (rc < 0)
 		return -1;
 	if (m)
-		*m = c.goodput;
+		atomic_store_explicit(m, c.goodput, memory_order_relaxed);
 	*out = c.goodput / rj->base_goodput;
 	return 0;
 }
@@ -1873,11 +2073,14 @@ static int round_job_init(struct hb_sim *sim, struct round_job *rj, int njobs, i
 	*factor = hb_goodput_restart_factor(hb_sim_now(sim) - job->arrival_s, job->restarts, POLLUX_DELTA_S);
 	rj->memo_k = *max_replicas;
 	memo_n = (size_t)(rj->rep.ntypes > 0 ? rj->rep.ntypes : 1) * 2 * (size_t)(rj->memo_k + 1);
-	rj->memo = malloc(memo_n * sizeof(double));
+	rj->memo = malloc(memo_n * sizeof(*rj->memo));
 	if (!rj->memo)
 		return hb_runtime_error(err, "pollux: out of memory");
 	for (size_t i = 0; i < memo_n; i++)
-		rj->memo[i] = -1.0;
+		atomic_init(&rj->memo[i], -1.0);
+	if (pthread_mutex_init(&rj->lock, NULL) != 0)
+		return hb_runtime_error(err, "pollux: cannot create a mutex");
+	rj->has_lock = 1;
 	return 0;
 }
 
@@ -2135,8 +2338,11 @@ fail:
 
 static void round_free(struct round *r)
 {
-	for (int j = 0; j < r->njobs; j++)
+	for (int j = 0; j < r->njobs; j++) {
 		free(r->jobs[j].memo);
+		if (r->jobs[j].has_lock)
+			pthread_mutex_destroy(&r->jobs[j].lock);
+	}
 	free(r->jobs);
 	free(r->cols);
 	free(r->node_col);
@@ -2228,6 +2434,7 @@ static int pollux_round(struct hb_sim *sim, struct hb_error *err)
 	pb.speedup = NULL; /* the search only needs cells */
 	pb.speedup_cells = round_speedup_cells;
 	pb.ctx = &r;
+	pb.pool = sim->pool; /* round_speedup_cells allows it (round_job) */
 	if (warm_start(st, &r, &init) < 0)
 		goto oom;
 	if (hb_pollux_search(&pb, init, init ? st->nfront : 0, NULL, &st->rng, &res, err) < 0)

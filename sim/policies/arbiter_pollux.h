@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "pool.h"
 #include "rng.h"
 
 /* SPEEDUP of job j on its row (nnodes entries): >= 0, 0 for an empty row.
@@ -50,6 +51,10 @@ struct hb_pollux_problem {
 	hb_pollux_speedup_fn *speedup;
 	void *ctx;               /* passed to speedup */
 	hb_pollux_speedup_cells_fn *speedup_cells; /* NULL: speedup on dense rows */
+	struct hb_pool *pool;    /* NULL: serial.  Else the search evaluates a generation's
+				    matrices on its threads, so speedup / speedup_cells are called
+				    from several threads at once and must allow it; the result is
+				    the same bits as without */
 };
 
 /* Search settings: the artifact's NSGA-II (pollux.md §3.2 [ART]). */
@@ -93,7 +98,7 @@ void hb_pollux_result_free(struct hb_pollux_result *r);
 
 /* Run the search from ninit >= 0 initial matrices (J x N each; none: the
  * current allocation alone), repaired first.  Deterministic for a given
- * rng state. */
+ * rng state, the same with or without pb->pool. */
 int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ninit,
 		     const struct hb_pollux_ga_opts *opts, struct hb_rng *rng, struct hb_pollux_result *out,
 		     struct hb_error *err);

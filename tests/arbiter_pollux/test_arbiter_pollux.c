@@ -26,6 +26,7 @@
 #include "default_db.h"
 #include "goodput.h"
 #include "policy.h"
+#include "pool.h"
 #include "rng.h"
 #include "sim.h"
 
@@ -56,7 +57,7 @@ static void test_fitness_by_hand(void **state)
 	struct toy t = { { 0.5, 0.25 } };
 	int cap[2] = { 4, 4 }, base[4] = { 2, 0, 0, 0 }, maxr[2] = { 8, 8 };
 	double factor[2] = { 0.5, 0.25 }, fit, util, x0, x1, want;
-	struct hb_pollux_problem pb = { 2, 2, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t, NULL };
+	struct hb_pollux_problem pb = { 2, 2, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t, NULL, NULL };
 	int a[4] = { 2, 0, 1, 2 };  /* job 0 unchanged; job 1 started on both nodes */
 	int b[4] = { 0, 3, 0, 0 };  /* job 0 moved; job 1 left pending */
 	struct hb_error err = { 0 };
@@ -110,7 +111,7 @@ static void test_fitness_matches_goodput_h(void **state)
 		struct fixed f;
 		int J = 1 + (int)hb_rng_below(&rng, 8), cap[1] = { 64 }, base[8] = { 0 }, a[8], maxr[8];
 		double factor[8], scaled[8], fac[8], fit, util, want;
-		struct hb_pollux_problem pb = { J, 1, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, fixed_speedup, &f, NULL };
+		struct hb_pollux_problem pb = { J, 1, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, fixed_speedup, &f, NULL, NULL };
 
 		for (int j = 0; j < J; j++) {
 			f.x[j] = hb_rng_uniform(&rng) < 0.2 ? 0.0 : 10.0 * hb_rng_uniform(&rng);
@@ -152,7 +153,7 @@ static void random_problem(struct rand_problem *r, struct hb_rng *rng)
 	r->t.w[0] = 1.0;
 	r->t.w[1] = 0.5;
 	r->pb = (struct hb_pollux_problem){ J, N, r->cap, r->base, r->maxr, r->factor, -1.0, 1e-3, 0.25,
-					    1 + (int)hb_rng_below(rng, 4), toy_speedup, &r->t, NULL };
+					    1 + (int)hb_rng_below(rng, 4), toy_speedup, &r->t, NULL, NULL };
 	assert_int_equal(hb_pollux_repair(&r->pb, r->base, rng, NULL), 0);
 }
 
@@ -484,7 +485,7 @@ static void test_sparse_operators_match_dense_wide(void **state)
 		 * to 40 (the scan). */
 		int per = hb_rng_below(&rng, 4) == 0 ? 40 : 3;
 		struct hb_pollux_problem pb = { J, N, cap, base, maxr, factor, -1.0, 1e-3, 0.25,
-						1 + (int)hb_rng_below(&rng, 16), toy_speedup, &t, NULL };
+						1 + (int)hb_rng_below(&rng, 16), toy_speedup, &t, NULL, NULL };
 		struct ref_scratch s;
 		size_t L = (size_t)J * N;
 
@@ -540,7 +541,7 @@ static void test_search_sparse_callback_and_budget(void **state)
 	int cap[N], base[J * N] = { 0 }, maxr[J];
 	double factor[J];
 	struct toy t = { { 1.0, 0.5 } };
-	struct hb_pollux_problem pb = { J, N, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t, NULL };
+	struct hb_pollux_problem pb = { J, N, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t, NULL, NULL };
 	struct hb_pollux_ga_opts o, tight;
 	struct hb_pollux_result rd, rs, rt;
 	struct hb_rng r1, r2, r3;
@@ -577,13 +578,113 @@ static void test_search_sparse_callback_and_budget(void **state)
 	hb_pollux_result_free(&rt);
 }
 
+/* A sparse speedup that differs by job and saturates, so that searches on
+ * random problems have fronts of several members; fails (when fail_k > 0)
+ * on a row of exactly fail_k GPUs, naming it, to check which error a
+ * parallel batch reports.  Reads only its context: safe on many threads. */
+struct wtoy {
+	double w[16];     /* per job */
+	int fail_k;
+};
+
+static int wtoy_cells(void *ctx, int j, const int *cells, int n, double *x, struct hb_error *err)
+{
+	const struct wtoy *t = ctx;
+	int k = 0;
+
+	for (int i = 0; i < n; i++)
+		k += cells[2 * i + 1];
+	if (t->fail_k > 0 && k == t->fail_k && n > 1)
+		return hb_runtime_error(err, "job %d: %d GPUs on %d nodes, first node %d", j, k, n, cells[0]);
+	*x = t->w[j] * k / (1.0 + 0.1 * k) / (n > 1 ? 1.25 : 1.0);
+	return 0;
+}
+
+/* The search evaluates on a pool as serially, bit for bit: the same best
+ * matrix, front, objectives, evaluations and generator state after, for 2
+ * to 4 threads, on random problems large and small (below and above the
+ * batch size that goes parallel), and the same error when a speedup fails. */
+static void test_search_pool_identity(void **state)
+{
+	enum { MJ = 16, MN = 40 };
+	static int cap[MN], base[MJ * MN], maxr[MJ], init[3 * MJ * MN];
+	static double factor[MJ];
+	struct hb_pool *pools[4] = { NULL };
+	struct hb_rng rng;
+	struct hb_error err = { 0 };
+
+	(void)state;
+	for (int t = 2; t <= 4; t++)
+		assert_int_equal(hb_pool_create(&pools[t - 1], t, &err), 0);
+	hb_rng_seed(&rng, 91, 0);
+	for (int trial = 0; trial < 24; trial++) {
+		int J = 1 + (int)hb_rng_below(&rng, MJ), N = 2 + (int)hb_rng_below(&rng, MN - 1);
+		int ninit = (int)hb_rng_below(&rng, 4);
+		struct wtoy w = { { 0 }, 0 };
+		struct hb_pollux_problem pb = { J, N, cap, base, maxr, factor, -1.0, 1e-3, 0.25,
+						1 + (int)hb_rng_below(&rng, 16), NULL, &w, wtoy_cells, NULL };
+		struct hb_pollux_ga_opts o;
+		struct hb_pollux_result ref;
+		struct hb_rng r0;
+		size_t D = (size_t)J * N;
+
+		for (int n = 0; n < N; n++)
+			cap[n] = 1 + (int)hb_rng_below(&rng, 8);
+		for (int j = 0; j < J; j++) {
+			maxr[j] = 1 + (int)hb_rng_below(&rng, 24);
+			factor[j] = hb_rng_uniform(&rng);
+			w.w[j] = 0.1 + hb_rng_uniform(&rng);
+		}
+		memset(base, 0, sizeof(int) * D);
+		for (size_t k = 0; k < (size_t)ninit * D; k++)
+			init[k] = hb_rng_below(&rng, 6) == 0 ? (int)hb_rng_below(&rng, 4) : 0;
+		hb_pollux_ga_opts_default(&o);
+		o.generations = 30;
+		/* one trial in four fails on rows of 3 GPUs over several nodes */
+		w.fail_k = trial % 4 == 3 ? 3 : 0;
+		hb_rng_seed(&r0, 200 + (uint64_t)trial, 0);
+		{
+			struct hb_rng r = r0;
+			struct hb_error e0 = { 0 };
+			int rc0 = hb_pollux_search(&pb, init, ninit, &o, &r, &ref, &e0);
+			uint64_t next = hb_rng_u64(&r);
+
+			for (int t = 2; t <= 4; t++) {
+				struct hb_rng rt = r0;
+				struct hb_pollux_result res;
+				struct hb_error et = { 0 };
+
+				pb.pool = pools[t - 1];
+				assert_int_equal(hb_pollux_search(&pb, init, ninit, &o, &rt, &res, &et), rc0);
+				pb.pool = NULL;
+				if (rc0 < 0) {
+					assert_string_equal(e0.msg, et.msg);
+					continue;
+				}
+				assert_memory_equal(ref.best, res.best, sizeof(int) * D);
+				assert_true(memcmp(&ref.fitness, &res.fitness, sizeof(double)) == 0);
+				assert_true(memcmp(&ref.utility, &res.utility, sizeof(double)) == 0);
+				assert_int_equal(ref.nfront, res.nfront);
+				assert_memory_equal(ref.front, res.front, sizeof(int) * D * (size_t)ref.nfront);
+				assert_int_equal(ref.evaluations, res.evaluations);
+				assert_int_equal(next, hb_rng_u64(&rt));
+				hb_pollux_result_free(&res);
+			}
+			if (rc0 == 0)
+				hb_pollux_result_free(&ref);
+		}
+	}
+	for (int t = 2; t <= 4; t++)
+		hb_pool_destroy(pools[t - 1]);
+}
+
 /* Interference avoidance keeps the first distributed job in job order. */
 static void test_repair_interference_order(void **state)
 {
 	struct toy t = { { 1, 1 } };
 	int cap[2] = { 4, 4 }, base[6] = { 0 }, maxr[3] = { 8, 8, 8 };
 	double factor[3] = { 1, 1, 1 };
-	struct hb_pollux_problem pb = { 3, 2, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t, NULL };
+	struct hb_pollux_problem pb = { 3, 2, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t, NULL, NULL };
 	int a[6] = { 1, 1,   /* job 0: distributed, first in order: keeps both nodes */
 		     2, 2,   /* job 1: distributed: loses both nodes to job 0 */
 		     0, 3 }; /* job 2: single-node: stays, capacity permitting */
@@ -685,7 +786,7 @@ static void test_ga_matches_brute_force(void **state)
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
 		for (uint64_t seed = 1; seed <= 3; seed++) {
 			struct hb_pollux_problem pb = { 2, 2, cap, cases[k].base, cases[k].maxr, cases[k].factor,
-							-1.0, 1e-3, 2.0 / 8.0, 16, gp_speedup, &c, NULL };
+							-1.0, 1e-3, 2.0 / 8.0, 16, gp_speedup, &c, NULL, NULL };
 			struct hb_pollux_result res;
 			struct hb_rng rng;
 			int want[4], ties = 0;
@@ -726,7 +827,7 @@ static void test_ga_stops_when_stale(void **state)
 	struct hb_error err = { 0 };
 	int cap[2] = { 4, 4 }, base[4] = { 0, 0, 0, 0 }, maxr[2] = { 8, 8 }, want[4];
 	double factor[2] = { 0.7, 0.7 }, want_fit;
-	struct hb_pollux_problem pb = { 2, 2, cap, base, maxr, factor, -1.0, 1e-3, 2.0 / 8.0, 16, gp_speedup, &c, NULL };
+	struct hb_pollux_problem pb = { 2, 2, cap, base, maxr, factor, -1.0, 1e-3, 2.0 / 8.0, 16, gp_speedup, &c, NULL, NULL };
 	struct hb_pollux_ga_opts all, stale;
 	struct hb_pollux_result ra, rs;
 	struct hb_rng rng;
@@ -763,7 +864,7 @@ static void test_mutation_raise_rates(void **state)
 	int cap[N], base[N] = { 0 }, maxr[1] = { 1000 }, a[N];
 	double factor[1] = { 1.0 }, sum[N] = { 0 }, total = 0.0, want = (1.0 / N) * CAP / 2.0;
 	struct toy t = { { 0 } };
-	struct hb_pollux_problem pb = { 1, N, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t, NULL };
+	struct hb_pollux_problem pb = { 1, N, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t, NULL, NULL };
 	struct hb_rng rng;
 
 	(void)state;
@@ -812,7 +913,7 @@ static int best_gpus(double gain, double factor, uint64_t seed)
 {
 	struct lin l = { gain };
 	int cap[1] = { 8 }, base[1] = { 4 }, maxr[1] = { 8 }, k;
-	struct hb_pollux_problem pb = { 1, 1, cap, base, maxr, &factor, -1.0, 1e-3, 1.0 / 8.0, 16, lin_speedup, &l, NULL };
+	struct hb_pollux_problem pb = { 1, 1, cap, base, maxr, &factor, -1.0, 1e-3, 1.0 / 8.0, 16, lin_speedup, &l, NULL, NULL };
 	struct hb_pollux_result res;
 	struct hb_rng rng;
 	struct hb_error err = { 0 };
@@ -843,6 +944,9 @@ static void test_restart_penalty(void **state)
 
 /* ---- simulations ----------------------------------------------------------------- */
 
+/* Threads of the simulations sim_open makes (the pool the search runs on). */
+static int open_threads = 1;
+
 static void sim_open(struct hb_sim *sim, const char *cluster, const char *policy, uint64_t seed)
 {
 	struct hb_sim_opts o;
@@ -853,6 +957,7 @@ static void sim_open(struct hb_sim *sim, const char *cluster, const char *policy
 	hb_sim_opts_default(&o);
 	o.seed = seed;
 	o.quiet = 1;
+	o.threads = open_threads;
 	o.restart_const_s = 30.0; /* the artifact's re-allocation delay (pollux.md §4.3) */
 	if (hb_sim_init(sim, &cat, cl, db, policy, &o, &err) < 0)
 		fail_msg("%s", err.msg);
@@ -970,7 +1075,10 @@ static void test_trace_few_searched_nodes(void **state)
 	rounds_checked = 0;
 	memset(node_used, 0, sizeof(node_used));
 	double jct_a = run_trace_on("pollux-t4", "pollux", 5, &a);
+	/* the second on 3 threads: the search's pool changes nothing */
+	open_threads = 3;
 	double jct_b = run_trace_on("pollux-t4", "pollux", 5, &b);
+	open_threads = 1;
 
 	assert_true(rounds_checked > 10);
 	assert_true(jct_a == jct_b);
@@ -997,7 +1105,9 @@ static void test_trace_deterministic(void **state)
 	rounds_checked = 0;
 	jct_a = run_trace("pollux", 7, &a);
 	assert_true(rounds_checked > 10);
+	open_threads = 2; /* the search on a pool: the same run */
 	jct_b = run_trace("pollux", 7, &b);
+	open_threads = 1;
 	assert_true(jct_a == jct_b);
 	assert_int_equal(a.nevents, b.nevents);
 	assert_int_equal(a.nsamples, b.nsamples);
@@ -1417,6 +1527,7 @@ int main(void)
 		cmocka_unit_test(test_sparse_operators_match_dense),
 		cmocka_unit_test(test_sparse_operators_match_dense_wide),
 		cmocka_unit_test(test_search_sparse_callback_and_budget),
+		cmocka_unit_test(test_search_pool_identity),
 		cmocka_unit_test(test_repair_interference_order),
 		cmocka_unit_test(test_ga_matches_brute_force),
 		cmocka_unit_test(test_ga_stops_when_stale),
