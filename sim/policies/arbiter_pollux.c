@@ -2489,7 +2489,7 @@ static void pollux_free(struct hb_sim *sim)
 	struct pollux_arb *st = sim->arbiter_state;
 
 	if (st) {
-			free(st->arrived);
+		free(st->arrived);
 		free(st->active);
 		free(st->row_of);
 		free(st->shape);
