@@ -148,14 +148,13 @@ static void standardise(const double *y, size_t n, int normalize, double *mean, 
 		*scale = v;
 }
 
-static int ws_init(struct gpr_ws *w, const double *x, const double *y, size_t n,
-		   double mean, double scale, double noise, struct hb_error *err)
+/* The arrays every evaluation writes (w->n set): one set per thread
+ * (ws_init's workspace, ws_clone's).  -1 without memory; ws_free frees
+ * what was made. */
+static int ws_scratch_new(struct gpr_ws *w)
 {
-	memset(w, 0, sizeof(*w));
-	w->n = n;
-	w->x = x;
-	w->noise = noise;
-	w->y = malloc(n * sizeof(double));
+	const size_t n = w->n, npairs = n * (n - 1) / 2 + 1;
+
 	/* zeroed: the upper triangles are never written, and GSL's inverse
 	 * (mchol.c's fallback above 24 points) copies the whole factor */
 	w->K = calloc(n * n, sizeof(double));
@@ -164,7 +163,30 @@ static int ws_init(struct gpr_ws *w, const double *x, const double *y, size_t n,
 	w->perm = malloc(n * sizeof(size_t));
 	w->E = malloc(n * sizeof(double));
 	w->alpha = malloc(n * sizeof(double));
-	if (!w->y || !w->K || !w->Kinv || !w->work || !w->perm || !w->E || !w->alpha) {
+	w->g_cS = malloc(npairs * sizeof(double));
+	w->g_a = malloc(npairs * sizeof(double));
+	w->g_sn = malloc(npairs * sizeof(double));
+	w->g_dl = malloc(npairs * sizeof(double));
+	w->g_dp = malloc(npairs * sizeof(double));
+	if (!w->K || !w->Kinv || !w->work || !w->perm || !w->E || !w->alpha || !w->g_cS || !w->g_a || !w->g_sn ||
+	    !w->g_dl || !w->g_dp)
+		return -1;
+	return 0;
+}
+
+static int ws_init(struct gpr_ws *w, const double *x, const double *y, size_t n,
+		   double mean, double scale, double noise, struct hb_error *err)
+{
+	const size_t npairs = n * (n - 1) / 2 + 1;
+
+	memset(w, 0, sizeof(*w));
+	w->n = n;
+	w->x = x;
+	w->noise = noise;
+	w->y = malloc(n * sizeof(double));
+	w->gap = malloc(npairs * sizeof(double));
+	w->pair_gap = malloc(n * n * sizeof(size_t));
+	if (!w->y || !w->gap || !w->pair_gap || ws_scratch_new(w) < 0) {
 		ws_free(w);
 		return hb_runtime_error(err, "GPR: out of memory for %zu points", n);
 	}
@@ -172,34 +194,19 @@ static int ws_init(struct gpr_ws *w, const double *x, const double *y, size_t n,
 		w->y[i] = (y[i] - mean) / scale;
 	/* Distinct gaps, by linear search while they are few (evenly spaced
 	 * points); past GAP_SEARCH a pair keeps a gap of its own. */
-	{
-		const size_t npairs = n * (n - 1) / 2 + 1;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < i; j++) {
+			double d = fabs(x[i] - x[j]);
+			size_t k = 0, lim = w->ngap < GAP_SEARCH ? w->ngap : GAP_SEARCH;
 
-		w->gap = malloc(npairs * sizeof(double));
-		w->pair_gap = malloc(n * n * sizeof(size_t));
-		w->g_cS = malloc(npairs * sizeof(double));
-		w->g_a = malloc(npairs * sizeof(double));
-		w->g_sn = malloc(npairs * sizeof(double));
-		w->g_dl = malloc(npairs * sizeof(double));
-		w->g_dp = malloc(npairs * sizeof(double));
-		if (!w->gap || !w->pair_gap || !w->g_cS || !w->g_a || !w->g_sn || !w->g_dl || !w->g_dp) {
-			ws_free(w);
-			return hb_runtime_error(err, "GPR: out of memory for %zu points", n);
-		}
-		for (size_t i = 0; i < n; i++)
-			for (size_t j = 0; j < i; j++) {
-				double d = fabs(x[i] - x[j]);
-				size_t k = 0, lim = w->ngap < GAP_SEARCH ? w->ngap : GAP_SEARCH;
-
-				while (k < lim && memcmp(&w->gap[k], &d, sizeof(d)) != 0)
-					k++;
-				if (k == lim) {
-					k = w->ngap++;
-					w->gap[k] = d;
-				}
-				w->pair_gap[i * n + j] = k;
+			while (k < lim && memcmp(&w->gap[k], &d, sizeof(d)) != 0)
+				k++;
+			if (k == lim) {
+				k = w->ngap++;
+				w->gap[k] = d;
 			}
-	}
+			w->pair_gap[i * n + j] = k;
+		}
 	return 0;
 }
 
@@ -208,7 +215,7 @@ static int ws_init(struct gpr_ws *w, const double *x, const double *y, size_t n,
  * evaluation writes its own. */
 static int ws_clone(struct gpr_ws *w, const struct gpr_ws *src)
 {
-	const size_t n = src->n, npairs = n * (n - 1) / 2 + 1;
+	const size_t n = src->n;
 
 	memset(w, 0, sizeof(*w));
 	w->n = n;
@@ -221,19 +228,7 @@ static int ws_clone(struct gpr_ws *w, const struct gpr_ws *src)
 	memcpy(w->lo, src->lo, sizeof(w->lo));
 	memcpy(w->hi, src->hi, sizeof(w->hi));
 	w->borrowed = 1;
-	w->K = calloc(n * n, sizeof(double)); /* zeroed as in ws_init */
-	w->Kinv = malloc(n * n * sizeof(double));
-	w->work = malloc(n * n * sizeof(double));
-	w->perm = malloc(n * sizeof(size_t));
-	w->E = malloc(n * sizeof(double));
-	w->alpha = malloc(n * sizeof(double));
-	w->g_cS = malloc(npairs * sizeof(double));
-	w->g_a = malloc(npairs * sizeof(double));
-	w->g_sn = malloc(npairs * sizeof(double));
-	w->g_dl = malloc(npairs * sizeof(double));
-	w->g_dp = malloc(npairs * sizeof(double));
-	if (!w->K || !w->Kinv || !w->work || !w->perm || !w->E || !w->alpha || !w->g_cS || !w->g_a || !w->g_sn ||
-	    !w->g_dl || !w->g_dp) {
+	if (ws_scratch_new(w) < 0) {
 		ws_free(w);
 		return -1;
 	}
