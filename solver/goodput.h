@@ -236,7 +236,7 @@ enum hb_goodput_prior {
 
 /* The minimiser run from each start (goodput_fit.c, "Minimiser"). */
 enum hb_goodput_fit_method {
-	HB_FIT_LM = 0,   /* Levenberg-Marquardt on the Gauss-Newton curvature */
+	HB_FIT_LM = 0,   /* Levenberg-Marquardt: a damped Newton model, damped Gauss-Newton as fallback */
 	HB_FIT_BFGS = 1, /* GSL's BFGS (the former minimiser; the tests' oracle) */
 };
 
