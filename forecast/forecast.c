@@ -163,18 +163,22 @@ int hb_fc_trajectory(const struct hb_fc_history *h, const struct hb_fc_traj_spec
 	const double epoch_steps = floor(s->dataset / (double)s->cur_bs);
 	size_t nq;
 	double *query = NULL, *pred = NULL, flat;
-	long *t;
+	long *t = NULL;
+	int beside_ran = 0; /* s->beside handed to hb_forecast, which runs it */
 
 	*traj = NULL;
 	*ntraj = 0;
-	if (s->cur_bs < 1 || !(s->interval > 0) || !(s->dataset >= 0) || !isfinite(s->dataset))
-		return hb_input_error(err, "forecast: trajectory of B_G %ld, interval %g, dataset %g (B_G >= 1, "
-				      "interval > 0 and a finite dataset >= 0 expected)", s->cur_bs, s->interval,
-				      s->dataset);
+	if (s->cur_bs < 1 || !(s->interval > 0) || !(s->dataset >= 0) || !isfinite(s->dataset)) {
+		hb_input_error(err, "forecast: trajectory of B_G %ld, interval %g, dataset %g (B_G >= 1, "
+			       "interval > 0 and a finite dataset >= 0 expected)", s->cur_bs, s->interval, s->dataset);
+		goto fail;
+	}
 	nq = (size_t)(epoch_steps / s->interval);
 	t = malloc((nq + 1) * sizeof(long));
-	if (!t)
-		return hb_runtime_error(err, "forecast: out of memory for %zu trajectory points", nq + 1);
+	if (!t) {
+		hb_runtime_error(err, "forecast: out of memory for %zu trajectory points", nq + 1);
+		goto fail;
+	}
 	t[0] = s->cur_bs;
 	if (nq > 0 && h->n > 0) {
 		struct hb_fc_history cur = *h;
@@ -194,6 +198,8 @@ int hb_fc_trajectory(const struct hb_fc_history *h, const struct hb_fc_traj_spec
 		o.interval = s->interval;
 		o.gpr.restarts = TRAJ_GPR_RESTARTS;
 		o.gpr.pool = s->pool;
+		o.beside = s->beside;
+		o.beside_ctx = s->beside_ctx;
 		if (m == HB_FC_ENSEMBLE && cur.n - cur.epoch_start < TRAJ_GPR_MIN_POINTS)
 			m = HB_FC_SES;
 		if (nq > 0 && flat_history(&cur, m, &flat) && isfinite(query[0]) && isfinite(query[nq - 1])) {
@@ -201,12 +207,15 @@ int hb_fc_trajectory(const struct hb_fc_history *h, const struct hb_fc_traj_spec
 				pred[i] = flat;
 		} else if (m == HB_FC_ENSEMBLE && flat_gpr_window(&cur, &flat)) {
 			/* hb_forecast validates the history and options as before */
+			beside_ran = 1;
 			if (hb_forecast(HB_FC_SES, &cur, &o, query, nq, pred, err) < 0)
 				goto fail;
 			for (size_t i = 0; i < nq; i++)
 				pred[i] = o.gpr_weight * flat + (1.0 - o.gpr_weight) * pred[i];
-		} else if (hb_forecast(m, &cur, &o, query, nq, pred, err) < 0) {
-			goto fail;
+		} else {
+			beside_ran = 1;
+			if (hb_forecast(m, &cur, &o, query, nq, pred, err) < 0)
+				goto fail;
 		}
 		for (size_t i = 0; i < nq; i++) {
 			double b = floor(pred[i] + 0.5);
@@ -219,12 +228,16 @@ int hb_fc_trajectory(const struct hb_fc_history *h, const struct hb_fc_traj_spec
 	} else {
 		nq = 0;
 	}
+	if (s->beside && !beside_ran)
+		s->beside(s->beside_ctx, 0, 0); /* no fits to run beside */
 	free(query);
 	free(pred);
 	*traj = t;
 	*ntraj = nq + 1;
 	return 0;
 fail:
+	if (s->beside && !beside_ran)
+		s->beside(s->beside_ctx, 0, 0);
 	free(query);
 	free(pred);
 	free(t);
@@ -296,12 +309,47 @@ static void ses_task_run(void *ctx, int task, int worker)
 	t->rc = hb_ses_fit_on(t->y, t->n, t->pool, t->out, &t->err);
 }
 
+/* The tasks that run beside the GPR's starts, in this order: the caller's
+ * (hb_fc_options beside; first, as the longest), then SES's fit. */
+struct side_tasks {
+	hb_pool_fn *beside;
+	void *beside_ctx;
+	int beside_ran;         /* set by the task, read once the batch is over */
+	struct ses_task *ses;   /* NULL: no SES fit */
+};
+
+static int side_count(const struct side_tasks *t)
+{
+	return (t->beside != NULL) + (t->ses != NULL);
+}
+
+static void side_task_run(void *ctx, int task, int worker)
+{
+	struct side_tasks *t = ctx;
+
+	if (t->beside && task-- == 0) {
+		t->beside(t->beside_ctx, 0, worker);
+		t->beside_ran = 1;
+		return;
+	}
+	ses_task_run(t->ses, 0, worker);
+}
+
+/* The caller's task, if it has not run yet: serially, on this thread. */
+static void beside_finish(struct side_tasks *t)
+{
+	if (t->beside && !t->beside_ran) {
+		t->beside(t->beside_ctx, 0, 0);
+		t->beside_ran = 1;
+	}
+}
+
 /* GPR on the current epoch's last HB_FC_GPR_WINDOW points, predicting at
- * every query; with ses not NULL, SES's fit runs as one more task of the
- * GPR starts' batch (both are needed, neither reads the other), and its
- * outcome is left in *ses. */
+ * every query; side's tasks (the caller's work, SES's fit: all are needed,
+ * none reads another) run as more tasks of the GPR starts' batch, SES's
+ * outcome left in *side->ses. */
 static int run_gpr(const struct hb_fc_history *h, const struct hb_fc_options *o, const double *query,
-		   size_t nq, double *pred, struct hb_fc_fit *fit, struct ses_task *ses, struct hb_error *err)
+		   size_t nq, double *pred, struct hb_fc_fit *fit, struct side_tasks *side, struct hb_error *err)
 {
 	const size_t epoch_points = h->n - h->epoch_start;
 	const size_t m = epoch_points < HB_FC_GPR_WINDOW ? epoch_points : HB_FC_GPR_WINDOW;
@@ -316,7 +364,8 @@ static int run_gpr(const struct hb_fc_history *h, const struct hb_fc_options *o,
 		x[i] = h->step[first + i] / o->gpr_x_scale;
 	for (size_t j = 0; j < nq; j++)
 		xq[j] = query[j] / o->gpr_x_scale;
-	if (hb_gpr_fit_beside(&g, x, h->batch + first, m, &o->gpr, ses ? ses_task_run : NULL, ses, err) < 0) {
+	if (hb_gpr_fit_beside(&g, x, h->batch + first, m, &o->gpr, side_count(side) ? side_task_run : NULL,
+			      side_count(side), side, err) < 0) {
 		free(x);
 		hb_error_prefix(err, "forecast: GPR on the current epoch's %zu points", m);
 		return -1;
@@ -338,6 +387,7 @@ int hb_forecast_run(const struct hb_fc_history *h, const struct hb_fc_options *o
 {
 	struct hb_fc_fit fit;
 	struct ses_task ses;
+	struct side_tasks side = { .beside = o->beside, .beside_ctx = o->beside_ctx };
 	int need[HB_FC_NMETHODS] = { 0 };
 	double *gpr = NULL;
 	const double last = h->n ? h->batch[h->n - 1] : 0.0;
@@ -345,8 +395,10 @@ int hb_forecast_run(const struct hb_fc_history *h, const struct hb_fc_options *o
 	int rc = -1;
 
 	memset(&fit, 0, sizeof(fit));
-	if (check_inputs(h, o, methods, nm, query, nq, err) < 0)
+	if (check_inputs(h, o, methods, nm, query, nq, err) < 0) {
+		beside_finish(&side);
 		return -1;
+	}
 	ses = (struct ses_task){ .y = h->batch + (h->n - smooth_n), .n = smooth_n, .pool = o->gpr.pool,
 				 .out = &fit.ses };
 	for (size_t k = 0; k < nm; k++)
@@ -355,12 +407,16 @@ int hb_forecast_run(const struct hb_fc_history *h, const struct hb_fc_options *o
 		need[HB_FC_GPR] = need[HB_FC_SES] = 1;
 	if (need[HB_FC_GPR]) {
 		gpr = malloc((nq ? nq : 1) * sizeof(double));
-		if (!gpr)
-			return hb_runtime_error(err, "forecast: out of memory for %zu queries", nq);
+		if (!gpr) {
+			hb_runtime_error(err, "forecast: out of memory for %zu queries", nq);
+			goto out;
+		}
+		side.ses = need[HB_FC_SES] ? &ses : NULL;
 		/* the GPR's error first, as when SES ran after it */
-		if (run_gpr(h, o, query, nq, gpr, &fit, need[HB_FC_SES] ? &ses : NULL, err) < 0)
+		if (run_gpr(h, o, query, nq, gpr, &fit, &side, err) < 0)
 			goto out;
 	}
+	beside_finish(&side); /* no GPR batch to run in */
 	if (need[HB_FC_SES]) {
 		if (!need[HB_FC_GPR])
 			ses_task_run(&ses, 0, 0);
@@ -411,6 +467,7 @@ int hb_forecast_run(const struct hb_fc_history *h, const struct hb_fc_options *o
 		*fit_out = fit;
 	rc = 0;
 out:
+	beside_finish(&side);
 	free(gpr);
 	return rc;
 }

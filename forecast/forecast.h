@@ -79,6 +79,14 @@ struct hb_fc_options {
 	struct hb_gpr_config gpr;   /* kernel, bounds, restarts, seed, and the pool (gpr.pool, default
 				       NULL: serial) that runs the GPR's starts, SES's fit beside them,
 				       and SES's grid alone; the forecast is the same bits for any pool */
+	/* The caller's own work that does not depend on the forecast (JABAS's
+	 * candidate allocations at an epoch end), run exactly once by
+	 * hb_forecast_run, also when it fails: beside(beside_ctx, 0, worker) as
+	 * the first task of the GPR starts' batch on gpr.pool, so that it shares
+	 * the threads with the fits, or serially where there is no batch.  NULL:
+	 * none. */
+	hb_pool_fn *beside;
+	void *beside_ctx;
 };
 
 /* What the fits found, for reports; a member is valid when its have_ flag is set. */
@@ -143,6 +151,8 @@ struct hb_fc_traj_spec {
 	long cur_bs;               /* B_G now: the first point, and a non-finite forecast's value */
 	long min_bs, max_bs;       /* the bounds every forecast point is clipped to */
 	struct hb_pool *pool;      /* the fits' threads (hb_fc_options gpr.pool), borrowed; NULL: serial */
+	hb_pool_fn *beside;        /* run exactly once, beside the fits (hb_fc_options beside); NULL: none */
+	void *beside_ctx;
 };
 
 /* (*traj)[0] = cur_bs, then s->method's forecast of h at the next epoch's

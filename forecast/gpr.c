@@ -499,7 +499,8 @@ struct start_batch {
 	const double *theta0;   /* [nstarts x 3], drawn before the batch */
 	struct start_result *res; /* [nstarts] */
 	int max_iter;
-	hb_pool_fn *side;       /* hb_gpr_fit_beside's task, or NULL: task 0 when set */
+	hb_pool_fn *side;       /* hb_gpr_fit_beside's tasks, or NULL: tasks 0..nside-1 when set */
+	int nside;
 	void *side_ctx;
 };
 
@@ -510,11 +511,11 @@ static void start_task(void *ctx, int task, int worker)
 	struct start_result *r;
 
 	if (b->side) {
-		if (task == 0) {
-			b->side(b->side_ctx, 0, worker);
+		if (task < b->nside) {
+			b->side(b->side_ctx, task, worker);
 			return;
 		}
-		task--;
+		task -= b->nside;
 	}
 	r = &b->res[task];
 	/* only this thread touches ws[worker]; ws[0]'s data it copies from is
@@ -529,15 +530,16 @@ static void start_task(void *ctx, int task, int worker)
 
 /* BFGS from theta_init and cfg->restarts random points, on cfg->pool, and
  * the best of them in start order (the first strictly lower objective
- * wins), with side, when not NULL, as one more task of the batch.  The
+ * wins), with side's nside tasks, when side is not NULL, first in the batch.  The
  * random points are drawn in start order before any start runs, the very
  * numbers the one-thread loop drew between its starts. */
 static int run_starts(struct gpr_ws *w0, const double theta_init[3], const struct hb_gpr_config *cfg,
-		      hb_pool_fn *side, void *side_ctx, struct hb_gpr *g, double *best_f, double best_theta[3],
-		      struct hb_error *err)
+		      hb_pool_fn *side, int nside, void *side_ctx, struct hb_gpr *g, double *best_f,
+		      double best_theta[3], struct hb_error *err)
 {
 	const int nstarts = cfg->restarts + 1, nthreads = hb_pool_threads(cfg->pool);
-	struct start_batch b = { .max_iter = cfg->max_iter, .side = side, .side_ctx = side_ctx };
+	struct start_batch b = { .max_iter = cfg->max_iter, .side = side, .nside = side ? nside : 0,
+				 .side_ctx = side_ctx };
 	double *theta0 = malloc((size_t)nstarts * 3 * sizeof(double));
 	struct hb_rng rng;
 	int nomem = 0;
@@ -557,7 +559,7 @@ static int run_starts(struct gpr_ws *w0, const double theta_init[3], const struc
 						   : w0->lo[k] + (w0->hi[k] - w0->lo[k]) * hb_rng_uniform(&rng);
 	b.theta0 = theta0;
 	b.ws[0] = *w0;
-	hb_pool_run(cfg->pool, nstarts + (side != NULL), start_task, &b);
+	hb_pool_run(cfg->pool, nstarts + b.nside, start_task, &b);
 	*w0 = b.ws[0];
 	for (int s = 0; s < nstarts; s++) {
 		const struct start_result *r = &b.res[s];
@@ -585,11 +587,12 @@ static int run_starts(struct gpr_ws *w0, const double theta_init[3], const struc
 int hb_gpr_fit(struct hb_gpr *g, const double *x, const double *y, size_t n,
 	       const struct hb_gpr_config *cfg, struct hb_error *err)
 {
-	return hb_gpr_fit_beside(g, x, y, n, cfg, NULL, NULL, err);
+	return hb_gpr_fit_beside(g, x, y, n, cfg, NULL, 0, NULL, err);
 }
 
 int hb_gpr_fit_beside(struct hb_gpr *g, const double *x, const double *y, size_t n,
-		      const struct hb_gpr_config *cfg, hb_pool_fn *side, void *side_ctx, struct hb_error *err)
+		      const struct hb_gpr_config *cfg, hb_pool_fn *side, int nside, void *side_ctx,
+		      struct hb_error *err)
 {
 	struct gpr_ws w;
 	double mean, scale, theta_init[3], best_theta[3], best_f = INFINITY, lml;
@@ -631,7 +634,7 @@ int hb_gpr_fit_beside(struct hb_gpr *g, const double *x, const double *y, size_t
 		}
 		best_f = -lml;
 	} else {
-		if (run_starts(&w, theta_init, cfg, side, side_ctx, g, &best_f, best_theta, err) < 0) {
+		if (run_starts(&w, theta_init, cfg, side, nside, side_ctx, g, &best_f, best_theta, err) < 0) {
 			ws_free(&w);
 			return -1;
 		}
@@ -655,8 +658,9 @@ int hb_gpr_fit_beside(struct hb_gpr *g, const double *x, const double *y, size_t
 						"(%zu points, noise %g)", g->starts, n, cfg->noise);
 		}
 	}
-	if (side)
-		side(side_ctx, 0, 0); /* fixed hyper-parameters: no batch to run it in */
+	if (side) /* fixed hyper-parameters: no batch to run them in */
+		for (int i = 0; i < nside; i++)
+			side(side_ctx, i, 0);
 	/* leave alpha for best_theta in the workspace */
 	w.c_have = 0;
 	ws_eval(&w, best_theta, &lml, NULL);

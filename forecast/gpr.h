@@ -102,13 +102,16 @@ double hb_gpr_kernel(const struct hb_gpr_hyper *h, double x1, double x2);
 int hb_gpr_fit(struct hb_gpr *g, const double *x, const double *y, size_t n,
 	       const struct hb_gpr_config *cfg, struct hb_error *err);
 
-/* hb_gpr_fit, running side(side_ctx, 0, worker) once as a task of the
- * starts' batch on cfg->pool, handed out before them (an independent fit
- * the caller needs too: forecast.c's SES beside the GPR, so that the two
- * share the threads instead of running one after the other).  When the fit
- * fails, side may not have run. */
+/* hb_gpr_fit, running side(side_ctx, i, worker) once for each i < nside as
+ * tasks of the starts' batch on cfg->pool, handed out before them in order
+ * (independent work the caller needs too: forecast.c's SES fit, and the
+ * caller's own work beside the forecast, so that all share the threads
+ * instead of running one after the other).  With no batch to run in (fixed
+ * hyper-parameters) they run here, serially.  When the fit fails, a side
+ * task may not have run. */
 int hb_gpr_fit_beside(struct hb_gpr *g, const double *x, const double *y, size_t n,
-		      const struct hb_gpr_config *cfg, hb_pool_fn *side, void *side_ctx, struct hb_error *err);
+		      const struct hb_gpr_config *cfg, hb_pool_fn *side, int nside, void *side_ctx,
+		      struct hb_error *err);
 
 /* Posterior mean at nq query points. */
 void hb_gpr_predict(const struct hb_gpr *g, const double *xq, size_t nq, double *mean);

@@ -1055,11 +1055,36 @@ static long done_in_block(const struct hb_sim_job *job, long p)
 	return done < 0 ? 0 : (done >= p ? p - 1 : done);
 }
 
+/* build_q as a pool task (jabas_on_epoch_end): Q over the offer in st->work,
+ * bounded by what B_G now can use.  It reads the job, the cluster and the
+ * catalog and writes st's Q and shape store and the model's IIDP cache,
+ * none of which the forecast running beside it touches; the engine waits
+ * for the batch, so nothing else runs. */
+struct q_task {
+	const struct hb_sim *sim;
+	const struct hb_sim_job *job;
+	struct jabas_state *st;
+	int max_gpus;
+	int rc;
+	struct hb_error err;
+};
+
+static void q_task_run(void *ctx, int task, int worker)
+{
+	struct q_task *q = ctx;
+
+	(void)task;
+	(void)worker;
+	q->rc = build_q(q->sim, q->job, q->st, q->st->work, q->max_gpus, usable_gpus(q->job, q->job->cfg.global_bs),
+			&q->err);
+}
+
 /* traj[0] = B_G_cur, then the forecast at the next epoch's adaptation points
- * (§4.2 "Query points"), clipped to the bounds (hb_fc_trajectory); the
- * caller frees *traj. */
-static int build_trajectory(struct hb_sim *sim, struct hb_sim_job *job, struct jabas_state *st, long **traj,
-			    size_t *ntraj, struct hb_error *err)
+ * (§4.2 "Query points"), clipped to the bounds (hb_fc_trajectory), with
+ * beside(beside_ctx, 0, worker) run once on the run's threads beside the
+ * fits (NULL: nothing); the caller frees *traj. */
+static int build_trajectory(struct hb_sim *sim, struct hb_sim_job *job, struct jabas_state *st,
+			    hb_pool_fn *beside, void *beside_ctx, long **traj, size_t *ntraj, struct hb_error *err)
 {
 	const struct hb_fc_history h = { .step = st->hist_step, .batch = st->hist_bs, .n = st->nhist,
 					 .epoch_start = st->epoch_start };
@@ -1073,6 +1098,8 @@ static int build_trajectory(struct hb_sim *sim, struct hb_sim_job *job, struct j
 		.min_bs = job->min_gbs,
 		.max_bs = job->max_gbs,
 		.pool = sim->pool, /* the run's threads: the same trajectory, sooner */
+		.beside = beside,
+		.beside_ctx = beside_ctx,
 	};
 
 	if (hb_fc_trajectory(&h, &spec, traj, ntraj, err) < 0) {
@@ -1090,16 +1117,21 @@ static int jabas_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct
 	int rc = -1, max_gpus = 0;
 	double best_s;
 	const long done = done_in_block(job, st->p);
+	struct q_task q = { sim, job, st, 0, 0, { 0 } };
 
-	/* The trajectory first (it emits no note): its first point bounds the
-	 * candidates worth building. */
-	if (build_trajectory(sim, job, st, &traj, &ntraj, err) < 0)
+	/* The offer bounds this decision: Q over it, built beside the
+	 * trajectory's fits (its bound, the trajectory's first point, is B_G
+	 * now, known before the forecast).  Neither emits a note. */
+	if (st->shared)
+		hb_sim_offer(sim, job, st->work, &max_gpus);
+	q.max_gpus = max_gpus;
+	if (build_trajectory(sim, job, st, st->shared ? q_task_run : NULL, &q, &traj, &ntraj, err) < 0)
 		goto out;
 	if (st->shared) {
-		/* The offer bounds this decision: Q over it. */
-		hb_sim_offer(sim, job, st->work, &max_gpus);
-		if (build_q(sim, job, st, st->work, max_gpus, usable_gpus(job, traj[0]), err) < 0)
+		if (q.rc < 0) {
+			*err = q.err;
 			goto out;
+		}
 		hb_sim_note(sim, job, "offer", "epoch %ld: %d of %d GPUs offered, at most %d, holds %d: %zu candidates",
 			    job->epoch, alloc_ngpus(st->work, st->nnodes), sim->cl->ngpus, max_gpus, job->ngrant,
 			    st->ncand_cap);

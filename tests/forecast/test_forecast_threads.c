@@ -3,7 +3,9 @@
  * likelihoods, start counters, alpha, predictions), SES fits on series long
  * enough to split the weight grid, hb_forecast_run's fits and forecasts
  * with SES beside the GPR, and JABAS trajectories.  Compared with memcmp,
- * not tolerances: the pool must change nothing but the time. */
+ * not tolerances: the pool must change nothing but the time.  A caller's
+ * task beside the trajectory (hb_fc_traj_spec beside) runs exactly once on
+ * every path, and changes nothing either. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -236,6 +238,93 @@ static void test_trajectory_same_bits(void **state)
 	}
 }
 
+/* The caller's task beside the fits: counts its runs and does real work
+ * (a sum over a few thousand numbers), so that it overlaps the starts. */
+struct beside_probe {
+	int runs;
+	int task, worker; /* as handed to it; checked on the test's thread */
+	double sum;
+};
+
+static void beside_probe_run(void *ctx, int task, int worker)
+{
+	struct beside_probe *b = ctx;
+
+	b->task = task;
+	b->worker = worker;
+	b->runs++;
+	b->sum = 0.0;
+	for (int i = 1; i <= 4096; i++)
+		b->sum += 1.0 / i;
+}
+
+/* Every path of hb_fc_trajectory: fits with the GPR's batch (history with a
+ * current epoch of 3+ points), SES alone (fewer), a flat history (no fit),
+ * a flat GPR window (SES only), no history, an epoch shorter than p, and a
+ * refused spec: the task runs exactly once and the trajectory is the one
+ * without it, for 1..MAXTHREADS threads. */
+static void test_trajectory_beside_once(void **state)
+{
+	double st[NPTS], bs[NPTS];
+
+	(void)state;
+	for (int path = 0; path < 7; path++) {
+		size_t n = 20, epoch_start = 4;
+		struct hb_fc_traj_spec sp = { .method = HB_FC_ENSEMBLE, .seed = hb_fc_epoch_seed(3, path, 1),
+					      .interval = 100, .dataset = 2e6, .min_bs = 64, .max_bs = 8192 };
+		long *ref = NULL;
+		size_t nref = 0;
+		int ref_rc;
+		struct hb_error err = { 0 };
+
+		series(900 + (uint64_t)path, path % 4, st, bs, NPTS);
+		for (size_t i = 0; i < NPTS; i++)
+			bs[i] = floor(bs[i]);
+		if (path == 1)
+			epoch_start = n - 2; /* SES alone */
+		if (path == 2)
+			for (size_t i = 0; i < n; i++)
+				bs[i] = 512; /* flat history */
+		if (path == 3)
+			for (size_t i = epoch_start; i < n; i++)
+				bs[i] = 1024; /* flat GPR window */
+		if (path == 4)
+			n = 0; /* no history */
+		sp.sync_step = n ? st[n - 1] : 0;
+		sp.cur_bs = n ? (long)bs[n - 1] : 256;
+		if (path == 5)
+			sp.dataset = 50.0 * (double)sp.cur_bs; /* 50 steps < p */
+		if (path == 6)
+			sp.interval = 0; /* refused */
+		{
+			const struct hb_fc_history h = { .step = st, .batch = bs, .n = n, .epoch_start = epoch_start };
+
+			ref_rc = hb_fc_trajectory(&h, &sp, &ref, &nref, &err);
+			assert_int_equal(ref_rc, path == 6 ? -1 : 0);
+			for (int t = 1; t <= MAXTHREADS; t++) {
+				struct beside_probe probe = { 0 };
+				long *tr = NULL;
+				size_t nt = 0;
+
+				sp.pool = pools[t];
+				sp.beside = beside_probe_run;
+				sp.beside_ctx = &probe;
+				assert_int_equal(hb_fc_trajectory(&h, &sp, &tr, &nt, &err), ref_rc);
+				assert_int_equal(probe.runs, 1);
+				assert_int_equal(probe.task, 0);
+				assert_true(probe.worker >= 0 && probe.worker < t);
+				assert_true(probe.sum > 8.0);
+				assert_int_equal(nt, nref);
+				if (ref_rc == 0)
+					assert_same_bits(tr, ref, nt * sizeof(long), "trajectory beside a task", t);
+				free(tr);
+				sp.beside = NULL;
+			}
+		}
+		free(ref);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_ses_fit_same_bits),
 		cmocka_unit_test(test_forecast_run_same_bits),
 		cmocka_unit_test(test_trajectory_same_bits),
+		cmocka_unit_test(test_trajectory_beside_once),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
