@@ -312,21 +312,40 @@ static int ws_eval(struct gpr_ws *w, const double theta[3], double *lml, double 
 		w->g_dl[k] = 4.0 * sn * sn * il2;
 		w->g_dp[k] = 2.0 * a * sin(2.0 * a) * il2;
 	}
-	grad[0] = grad[1] = grad[2] = 0.0;
-	for (size_t i = 0; i < n; i++) {
-		double ai = w->alpha[i];
+	/* The three sums in locals: grad may alias the workspace's arrays as
+	 * far as the compiler knows, so summing into it stored and reloaded
+	 * every term.  Pairs in the same order, (i, 0) to (i, i) row by row,
+	 * the diagonal last in its row. */
+	{
+		double g0 = 0.0, g1 = 0.0, g2 = 0.0;
 
-		for (size_t j = 0; j <= i; j++) {
-			/* the diagonal: c S = c, both derivative ratios 0 */
-			const size_t k = j < i ? w->pair_gap[i * n + j] : 0;
-			const double cS = j < i ? w->g_cS[k] : c;
-			double W = ai * w->alpha[j] - w->Kinv[i * n + j];
-			double hWcS = (i == j ? 0.5 : 1.0) * W * cS; /* 1/2 tr(): off-diagonal pairs twice */
+		for (size_t i = 0; i < n; i++) {
+			const double ai = w->alpha[i];
+			const double *kinv = &w->Kinv[i * n];
+			const size_t *pg = &w->pair_gap[i * n];
+			double W, hWcS;
 
-			grad[0] += hWcS;
-			grad[1] += hWcS * (j < i ? w->g_dl[k] : 0.0);
-			grad[2] += hWcS * (j < i ? w->g_dp[k] : 0.0);
+			for (size_t j = 0; j < i; j++) {
+				const size_t k = pg[j];
+
+				/* 1/2 tr(): off-diagonal pairs twice, 1.0 W = W */
+				W = ai * w->alpha[j] - kinv[j];
+				hWcS = W * w->g_cS[k];
+				g0 += hWcS;
+				g1 += hWcS * w->g_dl[k];
+				g2 += hWcS * w->g_dp[k];
+			}
+			/* the diagonal: c S = c, both derivative ratios 0 (kept as
+			 * products: a NaN or -0 term adds as before) */
+			W = ai * w->alpha[i] - kinv[i];
+			hWcS = 0.5 * W * c;
+			g0 += hWcS;
+			g1 += hWcS * 0.0;
+			g2 += hWcS * 0.0;
 		}
+		grad[0] = g0;
+		grad[1] = g1;
+		grad[2] = g2;
 	}
 	memcpy(w->c_grad, grad, sizeof(w->c_grad));
 	w->c_have = 2;
