@@ -98,6 +98,11 @@ struct gpr_ws {
 	int c_have;             /* 0 none, 1 value, 2 value and gradient */
 	double c_lml;
 	double c_grad[3];
+	double c_c, c_il2;      /* c and 1 / l^2 at c_theta (exp(theta) once per theta) */
+	/* cache of the last u_to_theta: gsl_multimin asks f and then df at
+	 * the same u, and the logistic map is three exp calls */
+	double u_u[3], u_s[3];
+	int u_have;
 	long evals;             /* evaluations in the current start */
 	int nomem;              /* 1: a start could not allocate GSL's minimiser */
 	int borrowed;           /* 1: y, gap and pair_gap are another workspace's (ws_clone) */
@@ -247,9 +252,7 @@ static int ws_clone(struct gpr_ws *w, const struct gpr_ws *src)
 static int ws_eval(struct gpr_ws *w, const double theta[3], double *lml, double grad[3])
 {
 	const size_t n = w->n;
-	const double c = exp(theta[0]), l = exp(theta[1]), P = exp(theta[2]);
-	const double il2 = 1.0 / (l * l);
-	double quad, logdet = 0.0;
+	double c, il2, quad, logdet = 0.0;
 	int same = w->c_have && memcmp(w->c_theta, theta, sizeof(w->c_theta)) == 0;
 
 	if (same && (!grad || w->c_have == 2 || !isfinite(w->c_lml))) {
@@ -258,7 +261,17 @@ static int ws_eval(struct gpr_ws *w, const double theta[3], double *lml, double 
 			memcpy(grad, w->c_grad, sizeof(w->c_grad));
 		return isfinite(w->c_lml);
 	}
-	if (!same) {
+	if (same) {
+		/* the gradient at the theta of the last value: its c and 1/l^2 */
+		c = w->c_c;
+		il2 = w->c_il2;
+	} else {
+		const double l = exp(theta[1]), P = exp(theta[2]);
+
+		c = exp(theta[0]);
+		il2 = 1.0 / (l * l);
+		w->c_c = c;
+		w->c_il2 = il2;
 		w->evals++;
 		for (size_t k = 0; k < w->ngap; k++) {
 			double a = M_PI * w->gap[k] / P;
@@ -389,10 +402,21 @@ static double logistic(double u)
 	return 1.0 / (1.0 + exp(-u));
 }
 
-static void u_to_theta(const struct gpr_ws *w, const gsl_vector *u, double theta[3], double dtheta[3])
+static void u_to_theta(struct gpr_ws *w, const gsl_vector *u, double theta[3], double dtheta[3])
 {
+	double uk[3];
+
+	for (int k = 0; k < 3; k++)
+		uk[k] = gsl_vector_get(u, k);
+	/* the same u gives the same s, bit for bit */
+	if (!w->u_have || memcmp(uk, w->u_u, sizeof(uk)) != 0) {
+		for (int k = 0; k < 3; k++)
+			w->u_s[k] = logistic(uk[k]);
+		memcpy(w->u_u, uk, sizeof(uk));
+		w->u_have = 1;
+	}
 	for (int k = 0; k < 3; k++) {
-		double s = logistic(gsl_vector_get(u, k));
+		double s = w->u_s[k];
 
 		theta[k] = w->lo[k] + (w->hi[k] - w->lo[k]) * s;
 		if (dtheta)
