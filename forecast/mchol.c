@@ -200,12 +200,14 @@ int hb_mchol_invert(const double *LDLT, size_t n, const size_t *perm, double *Ai
 		return invert_gsl(LDLT, n, perm, Ainv);
 	if (n == 0)
 		return 0;
-	for (size_t i = 0; i < n; i++) {
-		memcpy(&T[i * n], &LDLT[i * n], (i + 1) * sizeof(double));
-		/* gsl_linalg_tri_invert checks the diagonal (here D) for
-		 * zeros, and pcholesky_invert ignores its refusal */
+	/* the factor whole, in one call (a call per row of the lower
+	 * triangle cost more than the copy): nothing below reads T's upper
+	 * triangle */
+	memcpy(T, LDLT, n * n * sizeof(double));
+	/* gsl_linalg_tri_invert checks the diagonal (here D) for zeros, and
+	 * pcholesky_invert ignores its refusal */
+	for (size_t i = 0; i < n; i++)
 		singular |= LDLT[i * n + i] == 0.0;
-	}
 	/* L^-1 in place (gsl_linalg_tri_invert: triangular_inverse_L2, lower,
 	 * unit): column j from the right, v = A(j+1:, j) := -(L22^-1 v), L22^-1
 	 * already inverted; the product is dtrmv (Lower, NoTrans, Unit), rows
