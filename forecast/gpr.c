@@ -84,6 +84,11 @@ struct gpr_ws {
 	 * expression on the same double gives the same entries. */
 	double *gap;            /* distinct gaps */
 	size_t ngap;
+	/* [ngap] index of the gap twice gap k (bitwise), or ngap: then pi 2g
+	 * / P is 2 (pi g / P) exactly when no rounding step under- or
+	 * overflows, and the gradient's sin(2a) is the value's sin of that
+	 * gap, checked bitwise at each evaluation */
+	size_t *gap_twice;
 	size_t *pair_gap;       /* [n x n] lower triangle: index into gap */
 	/* [ngap] per-gap terms of the evaluation in progress: c S, with a =
 	 * pi gap / P and sin(a) kept for the gradient, which derives
@@ -116,6 +121,7 @@ static void ws_free(struct gpr_ws *w)
 	if (!w->borrowed) {
 		free(w->y);
 		free(w->gap);
+		free(w->gap_twice);
 		free(w->pair_gap);
 	}
 	free(w->K);
@@ -191,7 +197,8 @@ static int ws_init(struct gpr_ws *w, const double *x, const double *y, size_t n,
 	w->y = malloc(n * sizeof(double));
 	w->gap = malloc(npairs * sizeof(double));
 	w->pair_gap = malloc(n * n * sizeof(size_t));
-	if (!w->y || !w->gap || !w->pair_gap || ws_scratch_new(w) < 0) {
+	w->gap_twice = malloc(npairs * sizeof(size_t));
+	if (!w->y || !w->gap || !w->pair_gap || !w->gap_twice || ws_scratch_new(w) < 0) {
 		ws_free(w);
 		return hb_runtime_error(err, "GPR: out of memory for %zu points", n);
 	}
@@ -212,6 +219,17 @@ static int ws_init(struct gpr_ws *w, const double *x, const double *y, size_t n,
 			}
 			w->pair_gap[i * n + j] = k;
 		}
+	/* among the first GAP_SEARCH gaps only: irregular points have up to
+	 * n (n - 1) / 2 gaps */
+	for (size_t k = 0; k < w->ngap; k++) {
+		const double d2 = 2.0 * w->gap[k];
+		const size_t lim = w->ngap < GAP_SEARCH ? w->ngap : GAP_SEARCH;
+		size_t t = 0;
+
+		while (t < lim && memcmp(&w->gap[t], &d2, sizeof(d2)) != 0)
+			t++;
+		w->gap_twice[k] = t < lim ? t : w->ngap;
+	}
 	return 0;
 }
 
@@ -227,6 +245,7 @@ static int ws_clone(struct gpr_ws *w, const struct gpr_ws *src)
 	w->x = src->x;
 	w->y = src->y;
 	w->gap = src->gap;
+	w->gap_twice = src->gap_twice;
 	w->ngap = src->ngap;
 	w->pair_gap = src->pair_gap;
 	w->noise = src->noise;
@@ -320,10 +339,13 @@ static int ws_eval(struct gpr_ws *w, const double theta[3], double *lml, double 
 		return 0;
 	}
 	for (size_t k = 0; k < w->ngap; k++) {
-		const double a = w->g_a[k], sn = w->g_sn[k];
+		const double a = w->g_a[k], sn = w->g_sn[k], a2 = 2.0 * a;
+		const size_t t = w->gap_twice[k];
+		/* sin of the same double, bit for bit, when gap t's a is 2a */
+		const double sn2 = t < w->ngap && memcmp(&w->g_a[t], &a2, sizeof(a2)) == 0 ? w->g_sn[t] : sin(a2);
 
 		w->g_dl[k] = 4.0 * sn * sn * il2;
-		w->g_dp[k] = 2.0 * a * sin(2.0 * a) * il2;
+		w->g_dp[k] = 2.0 * a * sn2 * il2;
 	}
 	/* The three sums in locals: grad may alias the workspace's arrays as
 	 * far as the compiler knows, so summing into it stored and reloaded
