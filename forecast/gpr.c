@@ -84,6 +84,11 @@ struct gpr_ws {
 	 * expression on the same double gives the same entries. */
 	double *gap;            /* distinct gaps */
 	size_t ngap;
+	/* [ngap] index of the gap twice gap k (bitwise), or ngap: then pi 2g
+	 * / P is 2 (pi g / P) exactly when no rounding step under- or
+	 * overflows, and the gradient's sin(2a) is the value's sin of that
+	 * gap, checked bitwise at each evaluation */
+	size_t *gap_twice;
 	size_t *pair_gap;       /* [n x n] lower triangle: index into gap */
 	/* [ngap] per-gap terms of the evaluation in progress: c S, with a =
 	 * pi gap / P and sin(a) kept for the gradient, which derives
@@ -98,6 +103,11 @@ struct gpr_ws {
 	int c_have;             /* 0 none, 1 value, 2 value and gradient */
 	double c_lml;
 	double c_grad[3];
+	double c_c, c_il2;      /* c and 1 / l^2 at c_theta (exp(theta) once per theta) */
+	/* cache of the last u_to_theta: gsl_multimin asks f and then df at
+	 * the same u, and the logistic map is three exp calls */
+	double u_u[3], u_s[3];
+	int u_have;
 	long evals;             /* evaluations in the current start */
 	int nomem;              /* 1: a start could not allocate GSL's minimiser */
 	int borrowed;           /* 1: y, gap and pair_gap are another workspace's (ws_clone) */
@@ -111,6 +121,7 @@ static void ws_free(struct gpr_ws *w)
 	if (!w->borrowed) {
 		free(w->y);
 		free(w->gap);
+		free(w->gap_twice);
 		free(w->pair_gap);
 	}
 	free(w->K);
@@ -186,7 +197,8 @@ static int ws_init(struct gpr_ws *w, const double *x, const double *y, size_t n,
 	w->y = malloc(n * sizeof(double));
 	w->gap = malloc(npairs * sizeof(double));
 	w->pair_gap = malloc(n * n * sizeof(size_t));
-	if (!w->y || !w->gap || !w->pair_gap || ws_scratch_new(w) < 0) {
+	w->gap_twice = malloc(npairs * sizeof(size_t));
+	if (!w->y || !w->gap || !w->pair_gap || !w->gap_twice || ws_scratch_new(w) < 0) {
 		ws_free(w);
 		return hb_runtime_error(err, "GPR: out of memory for %zu points", n);
 	}
@@ -207,6 +219,17 @@ static int ws_init(struct gpr_ws *w, const double *x, const double *y, size_t n,
 			}
 			w->pair_gap[i * n + j] = k;
 		}
+	/* among the first GAP_SEARCH gaps only: irregular points have up to
+	 * n (n - 1) / 2 gaps */
+	for (size_t k = 0; k < w->ngap; k++) {
+		const double d2 = 2.0 * w->gap[k];
+		const size_t lim = w->ngap < GAP_SEARCH ? w->ngap : GAP_SEARCH;
+		size_t t = 0;
+
+		while (t < lim && memcmp(&w->gap[t], &d2, sizeof(d2)) != 0)
+			t++;
+		w->gap_twice[k] = t < lim ? t : w->ngap;
+	}
 	return 0;
 }
 
@@ -222,6 +245,7 @@ static int ws_clone(struct gpr_ws *w, const struct gpr_ws *src)
 	w->x = src->x;
 	w->y = src->y;
 	w->gap = src->gap;
+	w->gap_twice = src->gap_twice;
 	w->ngap = src->ngap;
 	w->pair_gap = src->pair_gap;
 	w->noise = src->noise;
@@ -247,9 +271,7 @@ static int ws_clone(struct gpr_ws *w, const struct gpr_ws *src)
 static int ws_eval(struct gpr_ws *w, const double theta[3], double *lml, double grad[3])
 {
 	const size_t n = w->n;
-	const double c = exp(theta[0]), l = exp(theta[1]), P = exp(theta[2]);
-	const double il2 = 1.0 / (l * l);
-	double quad, logdet = 0.0;
+	double c, il2, quad, logdet = 0.0;
 	int same = w->c_have && memcmp(w->c_theta, theta, sizeof(w->c_theta)) == 0;
 
 	if (same && (!grad || w->c_have == 2 || !isfinite(w->c_lml))) {
@@ -258,7 +280,17 @@ static int ws_eval(struct gpr_ws *w, const double theta[3], double *lml, double 
 			memcpy(grad, w->c_grad, sizeof(w->c_grad));
 		return isfinite(w->c_lml);
 	}
-	if (!same) {
+	if (same) {
+		/* the gradient at the theta of the last value: its c and 1/l^2 */
+		c = w->c_c;
+		il2 = w->c_il2;
+	} else {
+		const double l = exp(theta[1]), P = exp(theta[2]);
+
+		c = exp(theta[0]);
+		il2 = 1.0 / (l * l);
+		w->c_c = c;
+		w->c_il2 = il2;
 		w->evals++;
 		for (size_t k = 0; k < w->ngap; k++) {
 			double a = M_PI * w->gap[k] / P;
@@ -307,26 +339,48 @@ static int ws_eval(struct gpr_ws *w, const double theta[3], double *lml, double 
 		return 0;
 	}
 	for (size_t k = 0; k < w->ngap; k++) {
-		const double a = w->g_a[k], sn = w->g_sn[k];
+		const double a = w->g_a[k], sn = w->g_sn[k], a2 = 2.0 * a;
+		const size_t t = w->gap_twice[k];
+		/* sin of the same double, bit for bit, when gap t's a is 2a */
+		const double sn2 = t < w->ngap && memcmp(&w->g_a[t], &a2, sizeof(a2)) == 0 ? w->g_sn[t] : sin(a2);
 
 		w->g_dl[k] = 4.0 * sn * sn * il2;
-		w->g_dp[k] = 2.0 * a * sin(2.0 * a) * il2;
+		w->g_dp[k] = 2.0 * a * sn2 * il2;
 	}
-	grad[0] = grad[1] = grad[2] = 0.0;
-	for (size_t i = 0; i < n; i++) {
-		double ai = w->alpha[i];
+	/* The three sums in locals: grad may alias the workspace's arrays as
+	 * far as the compiler knows, so summing into it stored and reloaded
+	 * every term.  Pairs in the same order, (i, 0) to (i, i) row by row,
+	 * the diagonal last in its row. */
+	{
+		double g0 = 0.0, g1 = 0.0, g2 = 0.0;
 
-		for (size_t j = 0; j <= i; j++) {
-			/* the diagonal: c S = c, both derivative ratios 0 */
-			const size_t k = j < i ? w->pair_gap[i * n + j] : 0;
-			const double cS = j < i ? w->g_cS[k] : c;
-			double W = ai * w->alpha[j] - w->Kinv[i * n + j];
-			double hWcS = (i == j ? 0.5 : 1.0) * W * cS; /* 1/2 tr(): off-diagonal pairs twice */
+		for (size_t i = 0; i < n; i++) {
+			const double ai = w->alpha[i];
+			const double *kinv = &w->Kinv[i * n];
+			const size_t *pg = &w->pair_gap[i * n];
+			double W, hWcS;
 
-			grad[0] += hWcS;
-			grad[1] += hWcS * (j < i ? w->g_dl[k] : 0.0);
-			grad[2] += hWcS * (j < i ? w->g_dp[k] : 0.0);
+			for (size_t j = 0; j < i; j++) {
+				const size_t k = pg[j];
+
+				/* 1/2 tr(): off-diagonal pairs twice, 1.0 W = W */
+				W = ai * w->alpha[j] - kinv[j];
+				hWcS = W * w->g_cS[k];
+				g0 += hWcS;
+				g1 += hWcS * w->g_dl[k];
+				g2 += hWcS * w->g_dp[k];
+			}
+			/* the diagonal: c S = c, both derivative ratios 0 (kept as
+			 * products: a NaN or -0 term adds as before) */
+			W = ai * w->alpha[i] - kinv[i];
+			hWcS = 0.5 * W * c;
+			g0 += hWcS;
+			g1 += hWcS * 0.0;
+			g2 += hWcS * 0.0;
 		}
+		grad[0] = g0;
+		grad[1] = g1;
+		grad[2] = g2;
 	}
 	memcpy(w->c_grad, grad, sizeof(w->c_grad));
 	w->c_have = 2;
@@ -370,10 +424,21 @@ static double logistic(double u)
 	return 1.0 / (1.0 + exp(-u));
 }
 
-static void u_to_theta(const struct gpr_ws *w, const gsl_vector *u, double theta[3], double dtheta[3])
+static void u_to_theta(struct gpr_ws *w, const gsl_vector *u, double theta[3], double dtheta[3])
 {
+	double uk[3];
+
+	for (int k = 0; k < 3; k++)
+		uk[k] = gsl_vector_get(u, k);
+	/* the same u gives the same s, bit for bit */
+	if (!w->u_have || memcmp(uk, w->u_u, sizeof(uk)) != 0) {
+		for (int k = 0; k < 3; k++)
+			w->u_s[k] = logistic(uk[k]);
+		memcpy(w->u_u, uk, sizeof(uk));
+		w->u_have = 1;
+	}
 	for (int k = 0; k < 3; k++) {
-		double s = logistic(gsl_vector_get(u, k));
+		double s = w->u_s[k];
 
 		theta[k] = w->lo[k] + (w->hi[k] - w->lo[k]) * s;
 		if (dtheta)

@@ -42,9 +42,19 @@ static void swap_rowcol(double *A, size_t n, size_t j, size_t q)
 	swap_d(&A[j * n + j], &A[q * n + q]);
 }
 
+/* Columns below the diagonal that hb_mchol_decomp copies to the stack
+ * (the forecaster's whole GPR window); longer ones are read in place. */
+#define DECOMP_COPY_MAX 256
+
+/* Column j below the diagonal, v, is copied to a contiguous buffer before
+ * GSL's dsyr: each entry of the trailing block gets exactly one update,
+ * A_rc += v_c (a v_r), whatever order the entries are visited in, so row
+ * r's update is an elementwise multiply and add over contiguous v and
+ * A(r, j+1:r), which the compiler vectorises; read in place, v is a column
+ * with stride n. */
 void hb_mchol_decomp(double *A, size_t n, size_t *perm, double *E)
 {
-	double gamma = 0.0, xi = 0.0, beta;
+	double gamma = 0.0, xi = 0.0, beta, vbuf[DECOMP_COPY_MAX];
 
 	if (n == 0)
 		return;
@@ -64,6 +74,8 @@ void hb_mchol_decomp(double *A, size_t n, size_t *perm, double *E)
 	beta = sqrt(beta);
 	for (size_t j = 0; j < n; j++) {
 		double maxv = A[j * n + j], thetaj = 0.0, u, ajj, alpha, alphainv;
+		const size_t m = n - j - 1; /* rows below the diagonal */
+		const int copy = m <= DECOMP_COPY_MAX;
 		size_t q = j;
 
 		/* mcholesky_maxabs over the remaining diagonal: the running
@@ -81,28 +93,48 @@ void hb_mchol_decomp(double *A, size_t n, size_t *perm, double *E)
 			swap_rowcol(A, n, j, q);
 		}
 		/* theta_j = max |A_ij|, i > j (the same maxabs) */
-		if (j + 1 < n) {
-			thetaj = A[(j + 1) * n + j];
-			for (size_t i = j + 2; i < n; i++)
-				if (fabs(A[i * n + j]) > thetaj)
-					thetaj = fabs(A[i * n + j]);
+		if (m > 0) {
+			if (copy) {
+				for (size_t i = 0; i < m; i++)
+					vbuf[i] = A[(j + 1 + i) * n + j];
+				thetaj = vbuf[0];
+				for (size_t i = 1; i < m; i++)
+					if (fabs(vbuf[i]) > thetaj)
+						thetaj = fabs(vbuf[i]);
+			} else {
+				thetaj = A[(j + 1) * n + j];
+				for (size_t i = j + 2; i < n; i++)
+					if (fabs(A[i * n + j]) > thetaj)
+						thetaj = fabs(A[i * n + j]);
+			}
 		}
 		u = thetaj / beta;
 		ajj = A[j * n + j];
 		alpha = MAX_GSL(MAX_GSL(DBL_EPSILON, fabs(ajj)), u * u);
 		alphainv = 1.0 / alpha;
-		if (j + 1 < n) {
+		if (m > 0) {
 			const double a = -alphainv;
 
 			/* dsyr(Lower, -1/alpha, v, A(j+1:, j+1:)), v = A(j+1:, j):
 			 * row by row, tmp = a v_r, then A_rc += v_c tmp */
-			if (a != 0.0)
+			if (a != 0.0 && copy) {
+				const double *v = vbuf;
+
+				for (size_t r = j + 1; r < n; r++) {
+					const double tmp = a * v[r - j - 1];
+					double *row = &A[r * n + j + 1];
+
+					for (size_t c = 0; c < r - j; c++)
+						row[c] += v[c] * tmp;
+				}
+			} else if (a != 0.0) {
 				for (size_t r = j + 1; r < n; r++) {
 					const double tmp = a * A[r * n + j];
 
 					for (size_t c = j + 1; c <= r; c++)
 						A[r * n + c] += A[c * n + j] * tmp;
 				}
+			}
 			/* v = v / alpha, as gsl_vector_scale: v * (1 / alpha) */
 			for (size_t r = j + 1; r < n; r++)
 				A[r * n + j] *= alphainv;
@@ -168,12 +200,14 @@ int hb_mchol_invert(const double *LDLT, size_t n, const size_t *perm, double *Ai
 		return invert_gsl(LDLT, n, perm, Ainv);
 	if (n == 0)
 		return 0;
-	for (size_t i = 0; i < n; i++) {
-		memcpy(&T[i * n], &LDLT[i * n], (i + 1) * sizeof(double));
-		/* gsl_linalg_tri_invert checks the diagonal (here D) for
-		 * zeros, and pcholesky_invert ignores its refusal */
+	/* the factor whole, in one call (a call per row of the lower
+	 * triangle cost more than the copy): nothing below reads T's upper
+	 * triangle */
+	memcpy(T, LDLT, n * n * sizeof(double));
+	/* gsl_linalg_tri_invert checks the diagonal (here D) for zeros, and
+	 * pcholesky_invert ignores its refusal */
+	for (size_t i = 0; i < n; i++)
 		singular |= LDLT[i * n + i] == 0.0;
-	}
 	/* L^-1 in place (gsl_linalg_tri_invert: triangular_inverse_L2, lower,
 	 * unit): column j from the right, v = A(j+1:, j) := -(L22^-1 v), L22^-1
 	 * already inverted; the product is dtrmv (Lower, NoTrans, Unit), rows

@@ -41,6 +41,7 @@ void hb_mchol_solve(const double *LDLT, size_t n, const size_t *perm, const doub
 
 /* Ainv = A^-1, full and symmetric, from the factor
  * (gsl_linalg_mcholesky_invert); work: n * n doubles, not overlapping Ainv.
+ * It copies all of LDLT (n * n doubles) and uses only the lower triangle.
  * Returns 0, or -1 if GSL's fallback (n > HB_MCHOL_INVERT_DIRECT_MAX) fails. */
 int hb_mchol_invert(const double *LDLT, size_t n, const size_t *perm, double *Ainv, double *work);
 

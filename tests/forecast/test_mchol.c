@@ -3,7 +3,8 @@
  * byte (memcmp), on the matrices the GPR fit meets (periodic kernels at
  * evenly spaced points: ties on the diagonal, near-singular) and on random
  * positive definite, indefinite and rank-deficient ones, n = 1 to 40 (both
- * sides of HB_MCHOL_INVERT_DIRECT_MAX).  A single differing bit fails. */
+ * sides of HB_MCHOL_INVERT_DIRECT_MAX) and 255 to 259 (both sides of the
+ * decomposition's column buffer).  A single differing bit fails. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,8 +28,9 @@ enum kind { KIND_KERNEL, KIND_SPD, KIND_INDEFINITE, KIND_RANK1, KIND_NKINDS };
 /* Fill the lower triangle (and, mirrored, the upper) of an n x n matrix. */
 static void make_matrix(enum kind kind, size_t n, struct hb_rng *r, double *A)
 {
-	double B[MAXN * MAXN];
+	double *B = malloc(n * n * sizeof(double));
 
+	assert_non_null(B);
 	switch (kind) {
 	case KIND_KERNEL: {
 		/* gpr.c's K: c exp(-2 sin^2(pi d / P) / l^2) + noise at points p
@@ -69,17 +71,22 @@ static void make_matrix(enum kind kind, size_t n, struct hb_rng *r, double *A)
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < i; j++)
 			A[j * n + i] = A[i * n + j];
+	free(B);
 }
 
 /* One matrix through GSL and through mchol; every output compared bytewise. */
 static void compare_one(enum kind kind, size_t n, struct hb_rng *r)
 {
-	double A[MAXN * MAXN], L[MAXN * MAXN], Ainv[MAXN * MAXN], work[MAXN * MAXN], E[MAXN], b[MAXN], x[MAXN];
-	size_t perm[MAXN];
+	/* on the heap: the windows past mchol.c's column buffer are large */
+	double *A = malloc(n * n * sizeof(double)), *L = malloc(n * n * sizeof(double));
+	double *Ainv = malloc(n * n * sizeof(double)), *work = malloc(n * n * sizeof(double));
+	double *E = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double)), *x = malloc(n * sizeof(double));
+	size_t *perm = malloc(n * sizeof(size_t));
 	gsl_matrix *gA = gsl_matrix_alloc(n, n), *gI = gsl_matrix_alloc(n, n);
 	gsl_permutation *gp = gsl_permutation_alloc(n);
 	gsl_vector *gE = gsl_vector_alloc(n), *gb = gsl_vector_alloc(n), *gx = gsl_vector_alloc(n);
 
+	assert_true(A && L && Ainv && work && E && b && x && perm);
 	assert_non_null(gA);
 	assert_non_null(gI);
 	assert_non_null(gp);
@@ -123,6 +130,14 @@ static void compare_one(enum kind kind, size_t n, struct hb_rng *r)
 	gsl_vector_free(gE);
 	gsl_vector_free(gb);
 	gsl_vector_free(gx);
+	free(A);
+	free(L);
+	free(Ainv);
+	free(work);
+	free(E);
+	free(b);
+	free(x);
+	free(perm);
 }
 
 static void test_matches_gsl_bit_for_bit(void **state)
@@ -150,6 +165,20 @@ static void test_kernel_matrices_match_gsl(void **state)
 			compare_one(KIND_KERNEL, n, &r);
 }
 
+/* hb_mchol_decomp copies a column of up to 256 rows below the diagonal
+ * to the stack and reads longer ones in place: windows of 255 to 259
+ * points take both paths (the largest both within one factorisation). */
+static void test_column_buffer_boundary_matches_gsl(void **state)
+{
+	struct hb_rng r;
+
+	(void)state;
+	hb_rng_seed(&r, 11, HB_STREAM_DEFAULT);
+	for (size_t n = 255; n <= 259; n++)
+		for (int k = 0; k < KIND_NKINDS; k++)
+			compare_one((enum kind)k, n, &r);
+}
+
 /* A test that could not fail would prove nothing: a one-ulp change of one
  * entry of the factor must show in the comparison of the inverse. */
 static void test_comparison_sees_one_ulp(void **state)
@@ -174,6 +203,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_matches_gsl_bit_for_bit),
 		cmocka_unit_test(test_kernel_matrices_match_gsl),
+		cmocka_unit_test(test_column_buffer_boundary_matches_gsl),
 		cmocka_unit_test(test_comparison_sees_one_ulp),
 	};
 
