@@ -167,6 +167,37 @@ struct shape_store {
 	size_t tcap;
 };
 
+/* build_q's answers by the layout of their offer: Q, its order and its
+ * shapes depend on an offer only through q's nodes in order, each one's
+ * solver kind, class of identical servers (alloc.h's merging) and units,
+ * and the most units walked; which cluster nodes they are does not enter
+ * (units are kept per node of q).  So an offer of a layout met before
+ * takes that walk's distinct shapes, last candidates and units as they
+ * were, and is not walked: on a Philly replay (first 2,000 jobs) 64 % of a
+ * job's walks repeated a layout of one of its earlier offers, holding 41 %
+ * of the candidates walked, while the same offer (the last one's memo in
+ * build_q aside) repeated in 7 %.  The shapes are entries of the job's
+ * store, so emptying the store empties the memo; when it holds
+ * Q_MEMO_MAX layouts or Q_MEMO_WORDS words it is emptied too (a
+ * replacement rule would only change the speed). */
+#define Q_MEMO_MAX 64
+#define Q_MEMO_WORDS ((size_t)1 << 18)
+struct q_memo_entry {
+	uint64_t hash;           /* key_hash of sig */
+	uint64_t *sig;           /* [nsig]: q_layout_sig */
+	size_t nsig;
+	size_t n;                /* shapes */
+	size_t *ent;             /* [n]: q_shapes' ent, last and units, as the walk left them */
+	size_t *last;            /* [n] */
+	int *units;              /* [n · nq] */
+	size_t ncand;            /* the walk's candidates */
+};
+struct q_memo {
+	struct q_memo_entry *e;  /* [Q_MEMO_MAX] */
+	size_t n;
+	size_t words;            /* sig, ent, last and units words held */
+};
+
 struct jabas_state {
 	struct hb_alloc_set q;   /* candidate allocations Q (§4.3) over the nodes q_node, walked at start
 				  * (shared: per decision): its classes and count only, no candidates
@@ -177,6 +208,8 @@ struct jabas_state {
 	size_t ncand_cap;        /* candidates of q within the GPU cap (what the offer note reports) */
 	struct q_shapes qs;      /* the distinct shapes of q */
 	struct shape_store store; /* every shape met, with its bounds */
+	struct q_memo memo;      /* earlier walks' shapes by the layout of their offer */
+	uint64_t *sig;           /* [3 · nnodes + 2] scratch: the layout of the offer being built */
 	int *q_offer;            /* [nnodes]: the offer q was built over (shared), to reuse q while it holds */
 	int q_max, q_use;        /* and its max_gpus, use_gpus; q_max < 0: no q yet */
 	int nnodes;              /* cluster nodes */
@@ -192,10 +225,25 @@ struct jabas_state {
 	size_t epoch_start;
 };
 
+static void memo_clear(struct q_memo *m)
+{
+	for (size_t j = 0; j < m->n; j++) {
+		free(m->e[j].sig);
+		free(m->e[j].ent);
+		free(m->e[j].last);
+		free(m->e[j].units);
+	}
+	m->n = 0;
+	m->words = 0;
+}
+
 static void state_free(struct jabas_state *st)
 {
 	if (!st)
 		return;
+	memo_clear(&st->memo);
+	free(st->memo.e);
+	free(st->sig);
 	hb_alloc_free(&st->q);
 	free(st->q_node);
 	free(st->q_offer);
@@ -583,8 +631,11 @@ static int shapes_begin(const struct hb_sim_job *job, struct jabas_state *st, co
 	qs->gkind = NULL;
 	if (!(qs->kind = malloc(nq * sizeof(int))) || !(qs->gkind = malloc(nq * sizeof(int))))
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
-	if (st->store.n >= SHAPE_STORE_MAX)
+	if (st->store.n >= SHAPE_STORE_MAX) {
+		/* the memo's shapes are the store's entries */
 		store_clear(&st->store);
+		memo_clear(&st->memo);
+	}
 	/* Kinds of q's nodes, numbered in order of first appearance. */
 	qs->nkind = 0;
 	qs->maxu = 0;
@@ -696,6 +747,104 @@ nomem:
 	return 1;
 }
 
+#ifdef JABAS_QMEMO_VERIFY
+/* Test builds: hits walked and found equal to their walk. */
+long hb_jabas_qmemo_verified;
+#endif
+
+/* hb_alloc_visit_upto's visitor when only Q's description is wanted
+ * (no candidate: at most 0 units). */
+static int describe_only(void *ctx, size_t i, const int *node_units, int total)
+{
+	(void)ctx;
+	(void)i;
+	(void)node_units;
+	(void)total;
+	return 0;
+}
+
+/* The layout of the offer whose q (its description: classes, no
+ * candidates) build_q holds, walked up to max_units units, into st->sig
+ * (struct q_memo says why it names the walk's answers): q's nodes, the
+ * units, then each node's solver kind, class and units.  Returns its
+ * words. */
+static size_t q_layout_sig(const struct hb_sim_job *job, struct jabas_state *st, const int *ngpus, int max_units)
+{
+	uint64_t *g = st->sig;
+	size_t k = 0;
+
+	g[k++] = (uint64_t)(uint32_t)st->nq;
+	g[k++] = (uint64_t)(uint32_t)max_units;
+	for (int n = 0; n < st->nq; n++) {
+		g[k++] = (uint64_t)(uint32_t)hb_iidp_node_kind(job->solver, st->q_node[n]);
+		g[k++] = (uint64_t)(uint32_t)st->q.node_class[n];
+		g[k++] = (uint64_t)(uint32_t)(ngpus[n] / JABAS_UNIT_GPUS);
+	}
+	return k;
+}
+
+/* The memo's walk of layout sig (nsig words, hash h), or NULL. */
+static const struct q_memo_entry *memo_find(const struct q_memo *m, const uint64_t *sig, size_t nsig, uint64_t h)
+{
+	for (size_t j = 0; j < m->n; j++)
+		if (m->e[j].hash == h && m->e[j].nsig == nsig && memcmp(m->e[j].sig, sig, nsig * sizeof(*sig)) == 0)
+			return &m->e[j];
+	return NULL;
+}
+
+/* st->qs from a memo's walk: the shapes, last candidates and units the
+ * walk found, and each shape's bounds asked of the solver's cache in the
+ * walk's order, as store_find would (every one is in the store). */
+static int memo_use(const struct hb_sim_job *job, struct jabas_state *st, const struct q_memo_entry *e)
+{
+	struct q_shapes *qs = &st->qs;
+	const size_t nq = (size_t)(st->nq > 0 ? st->nq : 1);
+
+	if (shapes_reserve(qs, e->n + 1, nq) < 0)
+		return -1;
+	memcpy(qs->ent, e->ent, e->n * sizeof(*e->ent));
+	memcpy(qs->last, e->last, e->n * sizeof(*e->last));
+	memcpy(qs->units, e->units, e->n * (size_t)st->nq * sizeof(*e->units));
+	qs->n = e->n;
+	for (size_t j = 0; j < e->n; j++)
+		hb_iidp_shape_bound_keep(job->solver, &st->store.sh[e->ent[j]], &st->store.bnd[e->ent[j]]);
+	return 0;
+}
+
+/* Keep the walk just made (st->qs, ncand candidates) under layout sig.
+ * Out of memory, nothing is kept (the memo may forget). */
+static void memo_save(struct jabas_state *st, const uint64_t *sig, size_t nsig, uint64_t h, size_t ncand)
+{
+	struct q_memo *m = &st->memo;
+	const struct q_shapes *qs = &st->qs;
+	const size_t nu = qs->n * (size_t)st->nq, words = nsig + 2 * qs->n + nu;
+	struct q_memo_entry e = { .hash = h, .nsig = nsig, .n = qs->n, .ncand = ncand };
+
+	if (words > Q_MEMO_WORDS)
+		return;
+	if (m->n == Q_MEMO_MAX || m->words + words > Q_MEMO_WORDS)
+		memo_clear(m);
+	if (!m->e && !(m->e = malloc(Q_MEMO_MAX * sizeof(*m->e))))
+		return;
+	e.sig = malloc(nsig * sizeof(*e.sig));
+	e.ent = malloc((qs->n ? qs->n : 1) * sizeof(*e.ent));
+	e.last = malloc((qs->n ? qs->n : 1) * sizeof(*e.last));
+	e.units = malloc((nu ? nu : 1) * sizeof(*e.units));
+	if (!e.sig || !e.ent || !e.last || !e.units) {
+		free(e.sig);
+		free(e.ent);
+		free(e.last);
+		free(e.units);
+		return;
+	}
+	memcpy(e.sig, sig, nsig * sizeof(*sig));
+	memcpy(e.ent, qs->ent, qs->n * sizeof(*e.ent));
+	memcpy(e.last, qs->last, qs->n * sizeof(*e.last));
+	memcpy(e.units, qs->units, nu * sizeof(*e.units));
+	m->e[m->n++] = e;
+	m->words += words;
+}
+
 /* Q over avail (GPUs per node; NULL = the whole cluster), without the
  * candidates above max_gpus, walked into its distinct shapes st->qs
  * (shape_visit), its classes st->q and its count st->ncand.  A shared
@@ -733,7 +882,8 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 	nodes = malloc((size_t)(st->nnodes > 0 ? st->nnodes : 1) * sizeof(*nodes));
 	if (!nodes)
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
-	if (!st->q_node && !(st->q_node = malloc((size_t)(st->nnodes > 0 ? st->nnodes : 1) * sizeof(int)))) {
+	if ((!st->q_node && !(st->q_node = malloc((size_t)(st->nnodes > 0 ? st->nnodes : 1) * sizeof(int)))) ||
+	    (!st->sig && !(st->sig = malloc((3 * (size_t)st->nnodes + 2) * sizeof(*st->sig))))) {
 		free(nodes);
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 	}
@@ -768,13 +918,56 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 		return -1;
 	}
 	{
-		uint64_t cnt = 0;
+		uint64_t cnt = 0, h = 0;
+		const int walk_units = (use_gpus < max_gpus ? use_gpus : max_gpus) / JABAS_UNIT_GPUS;
+		const struct q_memo_entry *hit = NULL;
+		size_t nsig = 0;
 
-		key = (struct hb_alloc_key){ .nwords = st->qs.kw, .stride = st->qs.maxu + 1, .slot = st->qs.kslot,
-					     .add = st->qs.kadd };
-		rc = hb_alloc_visit_keyed(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS, 0,
-					  (use_gpus < max_gpus ? use_gpus : max_gpus) / JABAS_UNIT_GPUS, &key, &st->q,
-					  shape_visit, &sw, err);
+		/* An offer of a layout walked before takes that walk (struct
+		 * q_memo).  Only q's description is made here; when that fails
+		 * the walk below fails the same way and says so. */
+		if (avail && hb_alloc_visit_upto(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS, 0, 0, &st->q,
+						 describe_only, NULL, err) == 0) {
+			nsig = q_layout_sig(job, st, ngpus, walk_units);
+			h = key_hash(st->sig, nsig);
+			hit = memo_find(&st->memo, st->sig, nsig, h);
+			if (!hit)
+				hb_alloc_free(&st->q);
+		}
+#ifdef JABAS_QMEMO_VERIFY
+		/* Test builds (tests/arbiter_jabas: test_jabas_qmemo): a hit is
+		 * walked too, and must be that walk. */
+		if (hit) {
+			struct hb_alloc_set q2;
+
+			key = (struct hb_alloc_key){ .nwords = st->qs.kw, .stride = st->qs.maxu + 1,
+						     .slot = st->qs.kslot, .add = st->qs.kadd };
+			rc = hb_alloc_visit_keyed(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS, 0, walk_units,
+						  &key, &q2, shape_visit, &sw, err);
+			if (rc == 0 && (q2.ncand != hit->ncand || st->qs.n != hit->n ||
+					memcmp(st->qs.ent, hit->ent, hit->n * sizeof(*hit->ent)) != 0 ||
+					memcmp(st->qs.last, hit->last, hit->n * sizeof(*hit->last)) != 0 ||
+					memcmp(st->qs.units, hit->units, hit->n * (size_t)st->nq * sizeof(int)) != 0))
+				rc = hb_runtime_error(err, "jabas %s: the memo's walk is not the offer's", job->name);
+			hb_alloc_free(&q2);
+			if (rc != 0) {
+				free(nodes);
+				return -1;
+			}
+			hb_jabas_qmemo_verified++;
+		}
+#endif
+		if (hit) {
+			st->q.ncand = hit->ncand;
+			rc = memo_use(job, st, hit) < 0 ? hb_runtime_error(err, "jabas %s: out of memory", job->name) : 0;
+		} else {
+			key = (struct hb_alloc_key){ .nwords = st->qs.kw, .stride = st->qs.maxu + 1,
+						     .slot = st->qs.kslot, .add = st->qs.kadd };
+			rc = hb_alloc_visit_keyed(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS, 0, walk_units,
+						  &key, &st->q, shape_visit, &sw, err);
+			if (rc == 0 && nsig > 0)
+				memo_save(st, st->sig, nsig, h, st->q.ncand);
+		}
 		if (rc > 0) {
 			/* shape_visit's error, its words already in err */
 			free(nodes);
