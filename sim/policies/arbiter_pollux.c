@@ -483,6 +483,17 @@ static int colsum_of(const struct scratch *s, int n)
 	return s->cmark[n] == s->cstamp ? s->colsum[n] : 0;
 }
 
+/* Add v GPUs to column n's sum, touching it if it was not. */
+static void col_add(struct scratch *s, int n, int v)
+{
+	if (s->cmark[n] != s->cstamp) {
+		s->cmark[n] = s->cstamp;
+		s->colsum[n] = 0;
+		s->touched[s->ntouched++] = n;
+	}
+	s->colsum[n] += v;
+}
+
 /* A fresh stamp for s->mark (every entry is then unmarked). */
 static int next_stamp(struct scratch *s, int N)
 {
@@ -837,11 +848,16 @@ static void find_ineligible(const struct hb_pollux_problem *pb, struct scratch *
 		}
 		return;
 	}
+	/* Without a branch on eligibility (about as often taken as not on a
+	 * loaded cluster): elig[k] is written for every node and kept when
+	 * k moves past it. */
 	k = 0;
 	for (int n = 0; n < N; n++) {
-		s->eidx[n] = cap[n] - colsum_of(s, n) >= 1 ? k : -1;
-		if (s->eidx[n] >= 0)
-			s->elig[k++] = n;
+		int e = cap[n] - colsum_of(s, n) >= 1;
+
+		s->elig[k] = n;
+		s->eidx[n] = e ? k : -1;
+		k += e;
 	}
 	s->ninel = N - k;
 	s->dense_elig = 1;
@@ -883,8 +899,12 @@ static void raise_row(const struct hb_pollux_problem *pb, struct scratch *s, str
 	for (int a = 0; a < c2; a++) {
 		int i = own[a];
 
-		if (coin(c, t12))
-			val[i] += (int)hb_rng_below(c->rng, (uint64_t)(cap[col[i]] - val[i] + 1));
+		if (coin(c, t12)) {
+			int add = (int)hb_rng_below(c->rng, (uint64_t)(cap[col[i]] - val[i] + 1));
+
+			val[i] += add;
+			s->colsum[col[i]] += add; /* touched: the row has a cell there */
+		}
 	}
 	/* own[] now as elig indices, to find the z-th empty eligible cell. */
 	for (int a = 0; a < c2; a++)
@@ -901,6 +921,7 @@ static void raise_row(const struct hb_pollux_problem *pb, struct scratch *s, str
 			s->newc[2 * m] = n;
 			s->newc[2 * m + 1] = v;
 			m++;
+			col_add(s, n, v);
 		}
 		next = next + 1 + geometric_gap(c->rng, log1);
 	}
@@ -928,7 +949,8 @@ static void raise_row(const struct hb_pollux_problem *pb, struct scratch *s, str
  * geometric, drawn directly instead of one coin per cell (the same
  * distribution, a draw per success rather than per node, which matters on
  * large clusters).  Successes land after the job's own cells are raised, on
- * the values the row had before. */
+ * the values the row had before.  The column sums (s->colsum on s->touched)
+ * are kept current through (3), so that repair need not recount them. */
 static void mutate(const struct hb_pollux_problem *pb, struct scratch *s, struct work *w, struct hb_rng *rng)
 {
 	const uint64_t reset = coin_threshold(MUT_RESET_P), zrow = coin_threshold(MUT_ZERO_ROW_P),
@@ -1005,12 +1027,18 @@ static void cap_row(const struct hb_pollux_problem *pb, struct scratch *s, struc
  * cumulative sum in job order; (d) min_replicas is 0: nothing.  Each step
  * only touches what violates its constraint (a step with nothing to fix
  * would leave the matrix as it is). */
-static void repair(const struct hb_pollux_problem *pb, struct scratch *s, struct work *w, struct hb_rng *rng)
+static void repair(const struct hb_pollux_problem *pb, struct scratch *s, struct work *w, struct hb_rng *rng,
+		   int sums_valid)
 {
 	const int J = pb->njobs, N = pb->nnodes;
 	int ndist = 0, over = 0, stamp;
 
-	col_sums(s, w, J, N); /* every column below holds a cell, so is touched */
+	/* Every column below holds a cell, so is touched.  Right after mutate
+	 * (sums_valid) the sums and touched columns are current (mutate counts
+	 * them after its steps (1) and (2) and keeps them through (3)); touched
+	 * may list them in another order, which no step below reads. */
+	if (!sums_valid)
+		col_sums(s, w, J, N);
 	for (int j = 0; j < J; j++) {
 		int sum = 0;
 
@@ -1089,7 +1117,7 @@ static int dense_op(const struct hb_pollux_problem *pb, int *alloc, struct hb_rn
 	}
 	work_from_dense(&w, alloc, pb->njobs, pb->nnodes);
 	if (which)
-		repair(pb, &s, &w, rng);
+		repair(pb, &s, &w, rng, 0);
 	else
 		mutate(pb, &s, &w, rng);
 	work_pack(&w, pb->njobs, pb->nnodes, p);
@@ -1628,7 +1656,7 @@ static void mate_task(void *ctx, int m, int worker)
 		int *c = g->kids + (size_t)(2 * m + k) * g->L;
 
 		mutate(pb, s, &child[k], &rng);
-		repair(pb, s, &child[k], &rng);
+		repair(pb, s, &child[k], &rng, 1);
 		work_pack(&child[k], pb->njobs, pb->nnodes, c);
 		g->kh[2 * m + k] = hash_genome(c, packed_len(c, pb->njobs));
 	}
@@ -1727,7 +1755,7 @@ int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ni
 		int *x = g.x + (size_t)n * g.L;
 
 		work_from_dense(&g.child[0], ninit > 0 ? init + k * D : pb->base, pb->njobs, pb->nnodes);
-		repair(pb, &g.s, &g.child[0], rng);
+		repair(pb, &g.s, &g.child[0], rng, 0);
 		work_pack(&g.child[0], pb->njobs, pb->nnodes, x);
 		g.h[n] = hash_genome(x, packed_len(x, pb->njobs));
 		if (duplicate(&g, x, g.h[n]))
