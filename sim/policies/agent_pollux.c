@@ -247,6 +247,10 @@ static void memo_tables_free(struct pollux_argmax_memo *m)
 
 struct pollux_state {
 	struct pollux_argmax_memo memo;
+	/* choose()'s argmax table (hb_goodput_argmax_cached): epoch ends on the
+	 * same GPUs ask the same placement with a new phi, mostly under the
+	 * same theta. */
+	struct hb_goodput_cands choose_table;
 	struct pollux_obs *obs;   /* history, one entry per distinct configuration */
 	size_t nobs, cap_obs;
 	long decisions;           /* epoch-end decisions taken (fit seeds) */
@@ -295,6 +299,7 @@ static void pollux_free_state(struct hb_sim_job *job)
 	free(st->order);
 	free(st->types);
 	memo_tables_free(&st->memo);
+	hb_goodput_cands_free(&st->choose_table);
 	free(st->memo.c);
 	free(st->memo.have);
 	free(st);
@@ -861,6 +866,14 @@ static int choose_fid(struct hb_sim_job *job, const struct hb_goodput_params *th
 	return 0;
 }
 
+/* The job's choose() table; NULL (no table: plain argmax) before its state exists. */
+static struct hb_goodput_cands *choose_table(struct hb_sim_job *job)
+{
+	struct pollux_state *st = job->agent_state;
+
+	return st ? &st->choose_table : NULL;
+}
+
 static int choose(const struct hb_sim *sim, struct hb_sim_job *job, const struct hb_goodput_params *theta,
 		  const struct hb_grad_params *grad, const int *alloc, long floor_bs, long lo_bs,
 		  struct pollux_choice *out, struct hb_error *err)
@@ -880,7 +893,9 @@ static int choose(const struct hb_sim *sim, struct hb_sim_job *job, const struct
 	}
 	hb_goodput_limits_default(&lim, job->max_gbs, lbs[0], lbs[nl - 1]);
 	lim.min_bsz = floor_bs; /* never decrease B_G (jabas.md §5) */
-	if (hb_goodput_argmax(theta, grad, &lim, out->num_nodes, out->num_replicas, &out->argmax, err) < 0)
+	if (hb_goodput_argmax_cached(theta, grad, &lim, out->num_nodes, out->num_replicas,
+				     choose_table(job),
+				     &out->argmax, err) < 0)
 		goto done;
 	if (out->argmax.feasible) {
 		out->accum_steps = out->argmax.accum_steps;
