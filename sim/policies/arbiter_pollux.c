@@ -478,11 +478,6 @@ static void col_sums(struct scratch *s, const struct work *w, int J, int N)
 		}
 }
 
-static int colsum_of(const struct scratch *s, int n)
-{
-	return s->cmark[n] == s->cstamp ? s->colsum[n] : 0;
-}
-
 /* Add v GPUs to column n's sum, touching it if it was not. */
 static void col_add(struct scratch *s, int n, int v)
 {
@@ -852,12 +847,20 @@ static void find_ineligible(const struct hb_pollux_problem *pb, struct scratch *
 	 * loaded cluster): elig[k] is written for every node and kept when
 	 * k moves past it. */
 	k = 0;
-	for (int n = 0; n < N; n++) {
-		int e = cap[n] - colsum_of(s, n) >= 1;
+	{
+		/* The column sum (0 off the touched columns) from locals: through
+		 * s, every store below could alias s->cstamp and the arrays'
+		 * pointers, which were reloaded per node. */
+		const int stamp = s->cstamp, *cmark = s->cmark, *colsum = s->colsum;
+		int *elig = s->elig, *eidx = s->eidx;
 
-		s->elig[k] = n;
-		s->eidx[n] = e ? k : -1;
-		k += e;
+		for (int n = 0; n < N; n++) {
+			int e = cap[n] - (cmark[n] == stamp ? colsum[n] : 0) >= 1;
+
+			elig[k] = n;
+			eidx[n] = e ? k : -1;
+			k += e;
+		}
 	}
 	s->ninel = N - k;
 	s->dense_elig = 1;
