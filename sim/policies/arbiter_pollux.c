@@ -1875,6 +1875,9 @@ struct round_job {
 	 * hb_pollux_report_argmax, which it may reallocate, is used under
 	 * lock only. */
 	_Atomic double *memo;
+	int *col_type;            /* per column: its node's GPU type in the job's perf (the
+				     perf nodes' records are large and cold; SPEEDUP reads one
+				     per cell) */
 	pthread_mutex_t lock;     /* around hb_pollux_report_argmax (the agent's memo) */
 	int has_lock;             /* lock was initialised */
 };
@@ -1982,7 +1985,7 @@ static int round_speedup_cells(void *ctx, int j, const int *cells, int ncells, d
 {
 	const struct round *r = ctx;
 	struct round_job *rj = &r->jobs[j];
-	const struct hb_perf_node *node = rj->job->perf->nodes;
+	const int *col_type = rj->col_type;
 	const struct hb_pollux_type *types = rj->rep.types;
 	int N = 0, K = 0, type = -1, rc;
 	_Atomic double *m = NULL;
@@ -1997,7 +2000,7 @@ static int round_speedup_cells(void *ctx, int j, const int *cells, int ncells, d
 			continue;
 		N++;
 		K += cells[2 * i + 1];
-		t = node[r->cols[cells[2 * i]]].gpu;
+		t = col_type[cells[2 * i]];
 		if (!types[t].usable)
 			return 0; /* a GPU type the job cannot run on */
 		if (type < 0 || types[t].compute_scale > types[type].compute_scale)
@@ -2371,6 +2374,7 @@ static void round_free(struct round *r)
 {
 	for (int j = 0; j < r->njobs; j++) {
 		free(r->jobs[j].memo);
+		free(r->jobs[j].col_type);
 		if (r->jobs[j].has_lock)
 			pthread_mutex_destroy(&r->jobs[j].lock);
 	}
@@ -2445,6 +2449,15 @@ static int pollux_round(struct hb_sim *sim, struct hb_error *err)
 	for (int j = 0; j < r.njobs; j++)
 		for (int k = 0; k < nc; k++)
 			base[(size_t)j * nc + k] = r.jobs[j].job->grant[r.cols[k]];
+	for (int j = 0; j < r.njobs; j++) {
+		const struct hb_perf_node *node = r.jobs[j].job->perf->nodes;
+
+		r.jobs[j].col_type = malloc(sizeof(int) * (size_t)nc);
+		if (!r.jobs[j].col_type)
+			goto oom;
+		for (int k = 0; k < nc; k++)
+			r.jobs[j].col_type[k] = node[r.cols[k]].gpu;
+	}
 	if (round_inputs(&r, maxr, factor, base, cur, err) < 0)
 		goto done;
 	if (round_unchanged(st, cur, r.njobs)) {
