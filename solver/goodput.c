@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "goodput.h"
 
@@ -267,6 +268,49 @@ static double goodput_ceiling(const struct hb_goodput_params *p, const struct hb
 	return total / (accum_steps * tg + hi) * hb_goodput_efficiency(g, total);
 }
 
+/* The geometric grid's range of M for K GPUs: [lo, hi], 0 when empty. */
+static int geo_range(const struct hb_goodput_limits *l, const struct hb_grad_params *g, int num_replicas,
+		     double *lo, double *hi)
+{
+	double kmin = (double)l->min_local_bsz * num_replicas;
+
+	*lo = total_floor(l, g);
+	*hi = (double)l->max_bsz;
+	if (kmin > *lo)
+		*lo = kmin;
+	return *lo <= *hi;
+}
+
+/* Candidate i of the grid on [lo, hi]: the artifact's (m, s) rounding of
+ * its M, then the simulator's clamp m <= max_bsz / (K (s+1)).  0 when its m
+ * falls outside the per-GPU range (the artifact drops it). */
+static int geo_candidate(const struct hb_goodput_limits *l, const struct hb_grad_params *g, int num_replicas,
+			 double lo, double hi, int i, long *mp, long *sp)
+{
+	const double eps = 1e-8; /* the artifact's floor/ceil tolerance */
+	double frac = l->candidates > 1 ? (double)i / (l->candidates - 1) : 0.0;
+	double total = i == l->candidates - 1 && i > 0 ? hi : lo * pow(hi / lo, frac);
+	double local = total / num_replicas;
+	long s = 0, m, mcap;
+
+	if (l->accumulation) {
+		s = (long)ceil(local / (double)l->max_local_bsz - eps) - 1;
+		if (s < 0)
+			s = 0;
+		if (l->single_gpu_accum && num_replicas == 1 && local > g->init_bsz + eps && s < 1)
+			s = 1;
+	}
+	m = (long)ceil(local / (double)(s + 1) - eps);
+	if (m < l->min_local_bsz || m > l->max_local_bsz)
+		return 0;
+	mcap = l->max_bsz / ((long)num_replicas * (s + 1));
+	if (m > mcap)
+		m = mcap;
+	*mp = m;
+	*sp = s;
+	return 1;
+}
+
 /* Note 3.1 [ART] GoodputFunction.optimize, plus the simulator's clamp
  * m <= max_bsz / (K (s+1)), applied before evaluation here so that the
  * value returned is the value of the configuration returned. */
@@ -274,36 +318,17 @@ static void argmax_geometric(const struct hb_goodput_params *p, const struct hb_
 			     const struct hb_goodput_limits *l, int num_nodes, int num_replicas,
 			     struct hb_goodput_config *best)
 {
-	const double eps = 1e-8; /* the artifact's floor/ceil tolerance */
-	double lo = total_floor(l, g), hi = (double)l->max_bsz;
-	double kmin = (double)l->min_local_bsz * num_replicas;
+	double lo, hi;
 	long last_m = -1, last_s = -1;
 
-	if (kmin > lo)
-		lo = kmin;
-	if (lo > hi)
+	if (!geo_range(l, g, num_replicas, &lo, &hi))
 		return;
 	for (int i = 0; i < l->candidates; i++) {
-		double frac = l->candidates > 1 ? (double)i / (l->candidates - 1) : 0.0;
-		double total = i == l->candidates - 1 && i > 0 ? hi : lo * pow(hi / lo, frac);
-		double local = total / num_replicas;
-		long s = 0, m, mcap;
+		long s, m;
 		struct hb_goodput_config c;
 
-		if (l->accumulation) {
-			s = (long)ceil(local / (double)l->max_local_bsz - eps) - 1;
-			if (s < 0)
-				s = 0;
-			if (l->single_gpu_accum && num_replicas == 1 && local > g->init_bsz + eps &&
-			    s < 1)
-				s = 1;
-		}
-		m = (long)ceil(local / (double)(s + 1) - eps);
-		if (m < l->min_local_bsz || m > l->max_local_bsz)
+		if (!geo_candidate(l, g, num_replicas, lo, hi, i, &m, &s))
 			continue;
-		mcap = l->max_bsz / ((long)num_replicas * (s + 1));
-		if (m > mcap)
-			m = mcap;
 		/* Neighbouring candidates often round to the same (m, s): the
 		 * same value again, which cannot beat itself, so not evaluated
 		 * (most of the candidates when K is large and m's range small). */
@@ -459,6 +484,152 @@ int hb_goodput_argmax(const struct hb_goodput_params *p, const struct hb_grad_pa
 	if (l->mode == HB_ARGMAX_EXACT)
 		return argmax_exact(p, g, l, num_nodes, num_replicas, out, err);
 	argmax_geometric(p, g, l, num_nodes, num_replicas, out);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Argmax with a kept candidate table                                        */
+
+void hb_goodput_cands_free(struct hb_goodput_cands *t)
+{
+	free(t->c);
+	t->c = NULL;
+	t->n = 0;
+	t->cap = 0;
+	t->built = 0;
+}
+
+static int limits_equal(const struct hb_goodput_limits *a, const struct hb_goodput_limits *b)
+{
+	return a->max_bsz == b->max_bsz && a->min_local_bsz == b->min_local_bsz &&
+	       a->max_local_bsz == b->max_local_bsz && a->min_bsz == b->min_bsz &&
+	       a->accumulation == b->accumulation && a->single_gpu_accum == b->single_gpu_accum &&
+	       a->candidates == b->candidates && a->mode == b->mode;
+}
+
+/* The grid's distinct candidates with what argmax_geometric computes for
+ * them from the limits and M0 alone: the same expressions on the same
+ * operands as geo_candidate and config_feasible. */
+static int cands_build(const struct hb_grad_params *g, const struct hb_goodput_limits *l, int num_nodes,
+		       int num_replicas, struct hb_goodput_cands *t, struct hb_error *err)
+{
+	double lo, hi;
+	long last_m = -1, last_s = -1;
+
+	t->built = 0;
+	t->theta_set = 0;
+	t->n = 0;
+	if (geo_range(l, g, num_replicas, &lo, &hi) && t->cap < l->candidates) {
+		struct hb_goodput_cand *c = realloc(t->c, (size_t)l->candidates * sizeof(*c));
+
+		if (!c)
+			return hb_runtime_error(err, "goodput argmax: out of memory");
+		t->c = c;
+		t->cap = l->candidates;
+	}
+	for (int i = 0; lo <= hi && i < l->candidates; i++) {
+		struct hb_goodput_cand *c = &t->c[t->n];
+		long s, m;
+
+		if (!geo_candidate(l, g, num_replicas, lo, hi, i, &m, &s))
+			continue;
+		if (m == last_m && s == last_s)
+			continue;
+		last_m = m;
+		last_s = s;
+		c->m = m;
+		c->s = (int)s;
+		c->feasible = config_feasible(g, l, num_replicas, m, (int)s);
+		c->total = (double)num_replicas * m * ((int)s + 1);
+		t->n++;
+	}
+	t->limits = *l;
+	t->init_bsz = g->init_bsz;
+	t->num_nodes = num_nodes;
+	t->num_replicas = num_replicas;
+	t->built = 1;
+	return 0;
+}
+
+/* The candidates' theta terms: goodput_ceiling's test and denominator
+ * (same expressions, same operands); T_iter is left for the first call
+ * that needs it. */
+static void cands_set_theta(const struct hb_goodput_params *p, struct hb_goodput_cands *t)
+{
+	double ts = hb_goodput_sync_time(p, t->num_nodes, t->num_replicas);
+
+	for (int i = 0; i < t->n; i++) {
+		struct hb_goodput_cand *c = &t->c[i];
+		double tg = hb_goodput_compute_time(p, (double)c->m);
+		double hi = tg > ts ? tg : ts;
+
+		c->ceil_ok = p->gamma >= 1.0 && tg > 0 && ts >= 0 && c->s >= 0;
+		c->ceil_den = c->s * tg + hi;
+		c->iter_s = -1.0;
+	}
+	t->theta = *p;
+	t->theta_set = 1;
+}
+
+int hb_goodput_argmax_cached(const struct hb_goodput_params *p, const struct hb_grad_params *g,
+			     const struct hb_goodput_limits *l, int num_nodes, int num_replicas,
+			     struct hb_goodput_cands *t, struct hb_goodput_config *out, struct hb_error *err)
+{
+	static const struct hb_goodput_config none = { 0 };
+	int new_grid, new_theta;
+
+	if (l->mode != HB_ARGMAX_GEOMETRIC || !t)
+		return hb_goodput_argmax(p, g, l, num_nodes, num_replicas, out, err);
+	new_grid = !t->built || !limits_equal(&t->limits, l) ||
+		   memcmp(&t->init_bsz, &g->init_bsz, sizeof(double)) != 0 || t->num_nodes != num_nodes ||
+		   t->num_replicas != num_replicas;
+	new_theta = new_grid || !t->theta_set || memcmp(&t->theta, p, sizeof(*p)) != 0;
+	/* hb_goodput_argmax's checks in its order, less those that read only
+	 * a key already checked when the table took it. */
+	if (new_theta && hb_goodput_params_check(p, err))
+		return -1;
+	if (hb_grad_params_check(g, err))
+		return -1;
+	if (new_grid) {
+		if (hb_goodput_limits_check(l, g, err))
+			return -1;
+		if (num_nodes < 1 || num_replicas < num_nodes)
+			return hb_input_error(err, "goodput argmax: placement: value '%d nodes, %d GPUs': "
+					      "need 1 <= nodes <= GPUs", num_nodes, num_replicas);
+		if (cands_build(g, l, num_nodes, num_replicas, t, err) < 0)
+			return -1;
+	}
+	if (new_theta)
+		cands_set_theta(p, t);
+	*out = none;
+	/* argmax_geometric's loop over the kept candidates. */
+	for (int i = 0; i < t->n; i++) {
+		struct hb_goodput_cand *c = &t->c[i];
+		double eff = hb_goodput_efficiency(g, c->total), thr, gp;
+
+		if (out->feasible && c->ceil_ok) {
+			double ceil_g = c->total / c->ceil_den * eff;
+
+			if (ceil_g >= 0 && ceil_g <= out->goodput)
+				continue;
+		}
+		if (!c->feasible)
+			continue;
+		if (c->iter_s < 0)
+			c->iter_s = hb_goodput_iter_time(p, num_nodes, num_replicas, (double)c->m, c->s);
+		thr = c->total / c->iter_s;
+		gp = thr * eff;
+		if (!out->feasible || gp > out->goodput) {
+			out->feasible = 1;
+			out->local_bsz = c->m;
+			out->accum_steps = c->s;
+			out->total_bsz = (long)num_replicas * c->m * (c->s + 1);
+			out->iter_s = c->iter_s;
+			out->throughput = thr;
+			out->efficiency = eff;
+			out->goodput = gp;
+		}
+	}
 	return 0;
 }
 

@@ -170,6 +170,44 @@ int hb_goodput_argmax(const struct hb_goodput_params *p, const struct hb_grad_pa
 		      const struct hb_goodput_limits *l, int num_nodes, int num_replicas,
 		      struct hb_goodput_config *out, struct hb_error *err);
 
+/* hb_goodput_argmax's geometric candidates for one placement (N, K), kept
+ * by the caller across calls: the grid and its feasibility depend only on
+ * the limits and M0 (init_bsz), the goodput ceiling's denominator and
+ * T_iter (its two pow() calls, computed on first need) also on theta, and
+ * nothing on the gradient noise.  PolluxSched asks the same placements of
+ * a job every round while its phi moves with its progress and theta_sys
+ * only after a refit.  The table keeps its own key and rebuilds what a
+ * changed key invalidates. */
+struct hb_goodput_cand {
+	long m;           /* local batch */
+	int s;            /* accumulation steps */
+	int feasible;     /* within the limits */
+	int ceil_ok;      /* the goodput ceiling applies (theta) */
+	double total;     /* K m (s + 1) */
+	double ceil_den;  /* s T_grad + max(T_grad, T_sync) (theta) */
+	double iter_s;    /* T_iter (theta); < 0 until first needed */
+};
+
+struct hb_goodput_cands {
+	int built;        /* the grid below is for limits, init_bsz, num_nodes, num_replicas */
+	int theta_set;    /* the theta terms are for theta */
+	int n, cap;       /* candidates kept, entries allocated */
+	int num_nodes, num_replicas;
+	struct hb_goodput_limits limits;
+	double init_bsz;
+	struct hb_goodput_params theta;
+	struct hb_goodput_cand *c;
+};
+
+/* hb_goodput_argmax, bit for bit, through the table t (zero-initialised
+ * before its first use; any arguments after that).  Argmax modes other
+ * than geometric (or t NULL) go to hb_goodput_argmax and leave t alone. */
+int hb_goodput_argmax_cached(const struct hb_goodput_params *p, const struct hb_grad_params *g,
+			     const struct hb_goodput_limits *l, int num_nodes, int num_replicas,
+			     struct hb_goodput_cands *t, struct hb_goodput_config *out, struct hb_error *err);
+/* Release t's entries (t itself is the caller's). */
+void hb_goodput_cands_free(struct hb_goodput_cands *t);
+
 /* Evaluate one given (m, s) as a config (feasible = 1 iff within limits). */
 void hb_goodput_config_eval(const struct hb_goodput_params *p, const struct hb_grad_params *g,
 			    const struct hb_goodput_limits *l, int num_nodes, int num_replicas,

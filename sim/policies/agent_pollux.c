@@ -219,7 +219,11 @@ struct pollux_obs {
 /* hb_pollux_report_argmax's results for one (theta, grad, limits): the
  * argmax is a pure function of those, the type (fixed per job once
  * types_prepare ran), N and K, so it is reused across rounds while the key
- * holds (a job not running keeps its fit and its phi at minB_G). */
+ * holds (a job not running keeps its fit and its phi at minB_G).  Below it,
+ * per slot, the argmax's candidate table (hb_goodput_argmax_cached), which
+ * outlives a change of grad: a running job's phi, hence grad, moves every
+ * round, its theta only after a refit, and the table keeps the grid's and
+ * T_iter's pow() calls while theta holds. */
 struct pollux_argmax_memo {
 	int valid;
 	struct hb_goodput_params theta;
@@ -229,10 +233,24 @@ struct pollux_argmax_memo {
 	int kcap;                        /* K in 0 .. kcap-1 */
 	struct hb_goodput_config *c;     /* [K][type][N-1], N in {1, 2} */
 	unsigned char *have;
+	struct hb_goodput_cands *tables; /* [K][type][N-1], as c; each keeps its own key */
 };
+
+static void memo_tables_free(struct pollux_argmax_memo *m)
+{
+	if (m->tables)
+		for (size_t i = 0; i < (size_t)m->kcap * (size_t)m->ntypes * 2; i++)
+			hb_goodput_cands_free(&m->tables[i]);
+	free(m->tables);
+	m->tables = NULL;
+}
 
 struct pollux_state {
 	struct pollux_argmax_memo memo;
+	/* choose()'s argmax table (hb_goodput_argmax_cached): epoch ends on the
+	 * same GPUs ask the same placement with a new phi, mostly under the
+	 * same theta. */
+	struct hb_goodput_cands choose_table;
 	struct pollux_obs *obs;   /* history, one entry per distinct configuration */
 	size_t nobs, cap_obs;
 	long decisions;           /* epoch-end decisions taken (fit seeds) */
@@ -280,6 +298,8 @@ static void pollux_free_state(struct hb_sim_job *job)
 	free(st->obs);
 	free(st->order);
 	free(st->types);
+	memo_tables_free(&st->memo);
+	hb_goodput_cands_free(&st->choose_table);
 	free(st->memo.c);
 	free(st->memo.have);
 	free(st);
@@ -846,6 +866,14 @@ static int choose_fid(struct hb_sim_job *job, const struct hb_goodput_params *th
 	return 0;
 }
 
+/* The job's choose() table; NULL (no table: plain argmax) before its state exists. */
+static struct hb_goodput_cands *choose_table(struct hb_sim_job *job)
+{
+	struct pollux_state *st = job->agent_state;
+
+	return st ? &st->choose_table : NULL;
+}
+
 static int choose(const struct hb_sim *sim, struct hb_sim_job *job, const struct hb_goodput_params *theta,
 		  const struct hb_grad_params *grad, const int *alloc, long floor_bs, long lo_bs,
 		  struct pollux_choice *out, struct hb_error *err)
@@ -865,7 +893,9 @@ static int choose(const struct hb_sim *sim, struct hb_sim_job *job, const struct
 	}
 	hb_goodput_limits_default(&lim, job->max_gbs, lbs[0], lbs[nl - 1]);
 	lim.min_bsz = floor_bs; /* never decrease B_G (jabas.md §5) */
-	if (hb_goodput_argmax(theta, grad, &lim, out->num_nodes, out->num_replicas, &out->argmax, err) < 0)
+	if (hb_goodput_argmax_cached(theta, grad, &lim, out->num_nodes, out->num_replicas,
+				     choose_table(job),
+				     &out->argmax, err) < 0)
 		goto done;
 	if (out->argmax.feasible) {
 		out->accum_steps = out->argmax.accum_steps;
@@ -1248,10 +1278,11 @@ int hb_pollux_agent_report(struct hb_sim *sim, struct hb_sim_job *job, struct hb
 	return 0;
 }
 
-/* The memo's entry for (type, N, K) under r's key, NULL when not kept (N
- * beyond 2, or out of memory: then the caller just computes). */
+/* The memo's entry for (type, N, K) under r's key and its candidate
+ * table (*table), NULL when not kept (N beyond 2, or out of memory: then
+ * the caller just computes). */
 static struct hb_goodput_config *memo_slot(const struct hb_pollux_report *r, int type, int num_nodes,
-					   int num_replicas, unsigned char **have)
+					   int num_replicas, unsigned char **have, struct hb_goodput_cands **table)
 {
 	struct pollux_argmax_memo *m = r->memo;
 	size_t i;
@@ -1264,6 +1295,7 @@ static struct hb_goodput_config *memo_slot(const struct hb_pollux_report *r, int
 		if (m->have)
 			memset(m->have, 0, (size_t)m->kcap * (size_t)m->ntypes * 2); /* as sized */
 		if (m->ntypes != r->ntypes) {
+			memo_tables_free(m);
 			free(m->c);
 			free(m->have);
 			m->c = NULL;
@@ -1280,6 +1312,7 @@ static struct hb_goodput_config *memo_slot(const struct hb_pollux_report *r, int
 		int cap = m->kcap ? 2 * m->kcap : 16;
 		size_t row = (size_t)r->ntypes * 2, old = (size_t)m->kcap * row;
 		struct hb_goodput_config *nc;
+		struct hb_goodput_cands *nt;
 		unsigned char *nh;
 
 		while (cap <= num_replicas)
@@ -1292,11 +1325,17 @@ static struct hb_goodput_config *memo_slot(const struct hb_pollux_report *r, int
 		if (!nh)
 			return NULL;
 		m->have = nh;
+		nt = realloc(m->tables, (size_t)cap * row * sizeof(*nt));
+		if (!nt)
+			return NULL; /* kcap unchanged: the grown parts are not read */
+		m->tables = nt;
 		memset(nh + old, 0, (size_t)cap * row - old);
+		memset(nt + old, 0, ((size_t)cap * row - old) * sizeof(*nt));
 		m->kcap = cap;
 	}
 	i = ((size_t)num_replicas * (size_t)r->ntypes + (size_t)type) * 2 + (size_t)(num_nodes - 1);
 	*have = &m->have[i];
+	*table = &m->tables[i];
 	return &m->c[i];
 }
 
@@ -1311,6 +1350,7 @@ int hb_pollux_report_argmax(const struct hb_pollux_report *r, int type, int num_
 	struct hb_goodput_params p = r->theta;
 	struct hb_goodput_limits l = r->limits;
 	struct hb_goodput_config *slot;
+	struct hb_goodput_cands *table = NULL;
 	unsigned char *have = NULL;
 
 	if (!r->fitted)
@@ -1320,7 +1360,7 @@ int hb_pollux_report_argmax(const struct hb_pollux_report *r, int type, int num_
 		memset(out, 0, sizeof(*out));
 		return 0;
 	}
-	slot = memo_slot(r, type, num_nodes, num_replicas, &have);
+	slot = memo_slot(r, type, num_nodes, num_replicas, &have, &table);
 	if (slot && *have) {
 		*out = *slot;
 		return 0;
@@ -1329,7 +1369,7 @@ int hb_pollux_report_argmax(const struct hb_pollux_report *r, int type, int num_
 	p.beta_c *= r->types[type].compute_scale;
 	l.min_local_bsz = r->types[type].min_local_bsz;
 	l.max_local_bsz = r->types[type].max_local_bsz;
-	if (hb_goodput_argmax(&p, &r->grad, &l, num_nodes, num_replicas, out, err) < 0)
+	if (hb_goodput_argmax_cached(&p, &r->grad, &l, num_nodes, num_replicas, table, out, err) < 0)
 		return -1;
 	if (slot) {
 		*slot = *out;

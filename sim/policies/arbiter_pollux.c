@@ -478,9 +478,15 @@ static void col_sums(struct scratch *s, const struct work *w, int J, int N)
 		}
 }
 
-static int colsum_of(const struct scratch *s, int n)
+/* Add v GPUs to column n's sum, touching it if it was not. */
+static void col_add(struct scratch *s, int n, int v)
 {
-	return s->cmark[n] == s->cstamp ? s->colsum[n] : 0;
+	if (s->cmark[n] != s->cstamp) {
+		s->cmark[n] = s->cstamp;
+		s->colsum[n] = 0;
+		s->touched[s->ntouched++] = n;
+	}
+	s->colsum[n] += v;
 }
 
 /* A fresh stamp for s->mark (every entry is then unmarked). */
@@ -837,11 +843,24 @@ static void find_ineligible(const struct hb_pollux_problem *pb, struct scratch *
 		}
 		return;
 	}
+	/* Without a branch on eligibility (about as often taken as not on a
+	 * loaded cluster): elig[k] is written for every node and kept when
+	 * k moves past it. */
 	k = 0;
-	for (int n = 0; n < N; n++) {
-		s->eidx[n] = cap[n] - colsum_of(s, n) >= 1 ? k : -1;
-		if (s->eidx[n] >= 0)
-			s->elig[k++] = n;
+	{
+		/* The column sum (0 off the touched columns) from locals: through
+		 * s, every store below could alias s->cstamp and the arrays'
+		 * pointers, which were reloaded per node. */
+		const int stamp = s->cstamp, *cmark = s->cmark, *colsum = s->colsum;
+		int *elig = s->elig, *eidx = s->eidx;
+
+		for (int n = 0; n < N; n++) {
+			int e = cap[n] - (cmark[n] == stamp ? colsum[n] : 0) >= 1;
+
+			elig[k] = n;
+			eidx[n] = e ? k : -1;
+			k += e;
+		}
 	}
 	s->ninel = N - k;
 	s->dense_elig = 1;
@@ -883,8 +902,12 @@ static void raise_row(const struct hb_pollux_problem *pb, struct scratch *s, str
 	for (int a = 0; a < c2; a++) {
 		int i = own[a];
 
-		if (coin(c, t12))
-			val[i] += (int)hb_rng_below(c->rng, (uint64_t)(cap[col[i]] - val[i] + 1));
+		if (coin(c, t12)) {
+			int add = (int)hb_rng_below(c->rng, (uint64_t)(cap[col[i]] - val[i] + 1));
+
+			val[i] += add;
+			s->colsum[col[i]] += add; /* touched: the row has a cell there */
+		}
 	}
 	/* own[] now as elig indices, to find the z-th empty eligible cell. */
 	for (int a = 0; a < c2; a++)
@@ -901,6 +924,7 @@ static void raise_row(const struct hb_pollux_problem *pb, struct scratch *s, str
 			s->newc[2 * m] = n;
 			s->newc[2 * m + 1] = v;
 			m++;
+			col_add(s, n, v);
 		}
 		next = next + 1 + geometric_gap(c->rng, log1);
 	}
@@ -928,7 +952,8 @@ static void raise_row(const struct hb_pollux_problem *pb, struct scratch *s, str
  * geometric, drawn directly instead of one coin per cell (the same
  * distribution, a draw per success rather than per node, which matters on
  * large clusters).  Successes land after the job's own cells are raised, on
- * the values the row had before. */
+ * the values the row had before.  The column sums (s->colsum on s->touched)
+ * are kept current through (3), so that repair need not recount them. */
 static void mutate(const struct hb_pollux_problem *pb, struct scratch *s, struct work *w, struct hb_rng *rng)
 {
 	const uint64_t reset = coin_threshold(MUT_RESET_P), zrow = coin_threshold(MUT_ZERO_ROW_P),
@@ -1005,12 +1030,18 @@ static void cap_row(const struct hb_pollux_problem *pb, struct scratch *s, struc
  * cumulative sum in job order; (d) min_replicas is 0: nothing.  Each step
  * only touches what violates its constraint (a step with nothing to fix
  * would leave the matrix as it is). */
-static void repair(const struct hb_pollux_problem *pb, struct scratch *s, struct work *w, struct hb_rng *rng)
+static void repair(const struct hb_pollux_problem *pb, struct scratch *s, struct work *w, struct hb_rng *rng,
+		   int sums_valid)
 {
 	const int J = pb->njobs, N = pb->nnodes;
 	int ndist = 0, over = 0, stamp;
 
-	col_sums(s, w, J, N); /* every column below holds a cell, so is touched */
+	/* Every column below holds a cell, so is touched.  Right after mutate
+	 * (sums_valid) the sums and touched columns are current (mutate counts
+	 * them after its steps (1) and (2) and keeps them through (3)); touched
+	 * may list them in another order, which no step below reads. */
+	if (!sums_valid)
+		col_sums(s, w, J, N);
 	for (int j = 0; j < J; j++) {
 		int sum = 0;
 
@@ -1089,7 +1120,7 @@ static int dense_op(const struct hb_pollux_problem *pb, int *alloc, struct hb_rn
 	}
 	work_from_dense(&w, alloc, pb->njobs, pb->nnodes);
 	if (which)
-		repair(pb, &s, &w, rng);
+		repair(pb, &s, &w, rng, 0);
 	else
 		mutate(pb, &s, &w, rng);
 	work_pack(&w, pb->njobs, pb->nnodes, p);
@@ -1628,7 +1659,7 @@ static void mate_task(void *ctx, int m, int worker)
 		int *c = g->kids + (size_t)(2 * m + k) * g->L;
 
 		mutate(pb, s, &child[k], &rng);
-		repair(pb, s, &child[k], &rng);
+		repair(pb, s, &child[k], &rng, 1);
 		work_pack(&child[k], pb->njobs, pb->nnodes, c);
 		g->kh[2 * m + k] = hash_genome(c, packed_len(c, pb->njobs));
 	}
@@ -1727,7 +1758,7 @@ int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ni
 		int *x = g.x + (size_t)n * g.L;
 
 		work_from_dense(&g.child[0], ninit > 0 ? init + k * D : pb->base, pb->njobs, pb->nnodes);
-		repair(pb, &g.s, &g.child[0], rng);
+		repair(pb, &g.s, &g.child[0], rng, 0);
 		work_pack(&g.child[0], pb->njobs, pb->nnodes, x);
 		g.h[n] = hash_genome(x, packed_len(x, pb->njobs));
 		if (duplicate(&g, x, g.h[n]))
@@ -1844,6 +1875,9 @@ struct round_job {
 	 * hb_pollux_report_argmax, which it may reallocate, is used under
 	 * lock only. */
 	_Atomic double *memo;
+	int *col_type;            /* per column: its node's GPU type in the job's perf (the
+				     perf nodes' records are large and cold; SPEEDUP reads one
+				     per cell) */
 	pthread_mutex_t lock;     /* around hb_pollux_report_argmax (the agent's memo) */
 	int has_lock;             /* lock was initialised */
 };
@@ -1951,7 +1985,7 @@ static int round_speedup_cells(void *ctx, int j, const int *cells, int ncells, d
 {
 	const struct round *r = ctx;
 	struct round_job *rj = &r->jobs[j];
-	const struct hb_perf_node *node = rj->job->perf->nodes;
+	const int *col_type = rj->col_type;
 	const struct hb_pollux_type *types = rj->rep.types;
 	int N = 0, K = 0, type = -1, rc;
 	_Atomic double *m = NULL;
@@ -1966,7 +2000,7 @@ static int round_speedup_cells(void *ctx, int j, const int *cells, int ncells, d
 			continue;
 		N++;
 		K += cells[2 * i + 1];
-		t = node[r->cols[cells[2 * i]]].gpu;
+		t = col_type[cells[2 * i]];
 		if (!types[t].usable)
 			return 0; /* a GPU type the job cannot run on */
 		if (type < 0 || types[t].compute_scale > types[type].compute_scale)
@@ -2340,6 +2374,7 @@ static void round_free(struct round *r)
 {
 	for (int j = 0; j < r->njobs; j++) {
 		free(r->jobs[j].memo);
+		free(r->jobs[j].col_type);
 		if (r->jobs[j].has_lock)
 			pthread_mutex_destroy(&r->jobs[j].lock);
 	}
@@ -2414,6 +2449,15 @@ static int pollux_round(struct hb_sim *sim, struct hb_error *err)
 	for (int j = 0; j < r.njobs; j++)
 		for (int k = 0; k < nc; k++)
 			base[(size_t)j * nc + k] = r.jobs[j].job->grant[r.cols[k]];
+	for (int j = 0; j < r.njobs; j++) {
+		const struct hb_perf_node *node = r.jobs[j].job->perf->nodes;
+
+		r.jobs[j].col_type = malloc(sizeof(int) * (size_t)nc);
+		if (!r.jobs[j].col_type)
+			goto oom;
+		for (int k = 0; k < nc; k++)
+			r.jobs[j].col_type[k] = node[r.cols[k]].gpu;
+	}
 	if (round_inputs(&r, maxr, factor, base, cur, err) < 0)
 		goto done;
 	if (round_unchanged(st, cur, r.njobs)) {

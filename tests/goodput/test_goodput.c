@@ -371,6 +371,79 @@ static void test_argmax_geometric_ceiling_skip_exact(void **state)
 	assert_true(skipped_any > 0); /* candidates past the peak were there to skip */
 }
 
+static void assert_config_identical(const struct hb_goodput_config *got, const struct hb_goodput_config *want)
+{
+	/* Field by field (the struct has padding), doubles bit for bit. */
+	assert_int_equal(got->feasible, want->feasible);
+	assert_int_equal(got->local_bsz, want->local_bsz);
+	assert_int_equal(got->accum_steps, want->accum_steps);
+	assert_int_equal(got->total_bsz, want->total_bsz);
+	assert_memory_equal(&got->iter_s, &want->iter_s, sizeof(double));
+	assert_memory_equal(&got->throughput, &want->throughput, sizeof(double));
+	assert_memory_equal(&got->efficiency, &want->efficiency, sizeof(double));
+	assert_memory_equal(&got->goodput, &want->goodput, sizeof(double));
+}
+
+/* hb_goodput_argmax_cached against hb_goodput_argmax on one table reused
+ * the way PolluxSched's memo reuses it: mostly new gradient noise on the
+ * same key, sometimes a new theta, sometimes new limits or placement. */
+static void test_argmax_cached_identical(void **state)
+{
+	struct hb_rng rng;
+	struct hb_goodput_cands t = { 0 };
+	struct hb_goodput_params p;
+	struct hb_grad_params g;
+	struct hb_goodput_limits l;
+	int N = 1, K = 1;
+	long reused = 0;
+
+	(void)state;
+	hb_rng_seed(&rng, 43, 0);
+	random_instance(&rng, &p, &g, &l, &N, &K);
+	for (int trial = 0; trial < 30000; trial++) {
+		struct hb_goodput_config got, want;
+		struct hb_error e1 = { 0 }, e2 = { 0 };
+		double u = hb_rng_uniform(&rng);
+		int rc_got, rc_want;
+
+		if (u < 0.05) {
+			random_instance(&rng, &p, &g, &l, &N, &K); /* everything new */
+		} else if (u < 0.15) {
+			struct hb_goodput_params q;
+			struct hb_grad_params h;
+			struct hb_goodput_limits m;
+			int n2, k2;
+
+			random_instance(&rng, &q, &h, &m, &n2, &k2);
+			p = q; /* a refit: theta only */
+		} else if (u < 0.2) {
+			K = 1 + (int)hb_rng_below(&rng, 16);
+			N = 1 + (int)hb_rng_below(&rng, (uint64_t)(K < 4 ? K : 4));
+		} else {
+			/* phi moves (grad_sqr 0 now and then); M0 stays */
+			g = hb_grad_params_from_phi(log_uniform(&rng, 0.5, 1e5), g.init_bsz);
+			if (hb_rng_uniform(&rng) < 0.05)
+				g.grad_sqr = 0;
+			reused++;
+		}
+		if (hb_rng_uniform(&rng) < 0.01)
+			l.max_local_bsz = l.min_local_bsz - 1; /* invalid: the same error */
+		memset(&want, 0, sizeof(want));
+		memset(&got, 0, sizeof(got));
+		rc_want = hb_goodput_argmax(&p, &g, &l, N, K, &want, &e1);
+		rc_got = hb_goodput_argmax_cached(&p, &g, &l, N, K, &t, &got, &e2);
+		assert_int_equal(rc_got, rc_want);
+		if (rc_want < 0) {
+			assert_string_equal(e2.msg, e1.msg);
+			l.max_local_bsz = l.min_local_bsz + 1;
+			continue;
+		}
+		assert_config_identical(&got, &want);
+	}
+	assert_true(reused > 10000);
+	hb_goodput_cands_free(&t);
+}
+
 /* JABAS's port of Pollux never decreases B_G (jabas.md 5): min_bsz. */
 static void test_argmax_no_decrease(void **state)
 {
@@ -539,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_argmax_exact_equals_brute_force),
 		cmocka_unit_test(test_argmax_geometric_rule),
 		cmocka_unit_test(test_argmax_geometric_ceiling_skip_exact),
+		cmocka_unit_test(test_argmax_cached_identical),
 		cmocka_unit_test(test_argmax_no_decrease),
 		cmocka_unit_test(test_speedup),
 		cmocka_unit_test(test_fitness_and_restart_factor),
