@@ -143,6 +143,22 @@
  *    against 714a0ff, run side by side on a loaded machine: 2,000 jobs
  *    48.1 -> 44.0 CPU-s, 5,000 jobs 121.7 -> 110.0.  Mutation and repair of children
  *    that turn out duplicates cost what they cost.
+ *    Since then (issue 14): each slot of the agent's memo keeps the
+ *    argmax's candidate table (hb_goodput_argmax_cached), which outlives
+ *    the memo's grad key: the grid and its feasibility per limits and M0,
+ *    T_iter's pow() calls per theta, computed on first need (a running
+ *    job's phi moves every round, its theta only after a refit); mutation
+ *    keeps the column sums current through its step (3), so repair does not
+ *    recount them, and its dense eligibility walk runs without a branch on
+ *    locals; SPEEDUP reads the columns' GPU types from a per-round array.
+ *    All bit-identical (tests/goodput's table oracle; every output of the
+ *    workloads, p2000 and jabas-fig10 the same bytes).  Against 49b2b61,
+ *    alternating on a loaded 2-core machine (medians, --threads 1): 2,000
+ *    jobs 29.6 -> 26.0 CPU-s (4 runs each), 5,000 jobs 61.1 -> 50.8 (2
+ *    each); the table alone: 30.4 -> 25.8 and 66.0 -> 58.2.  What is left
+ *    of the search is mutation (15 % of p2000's CPU, half of it the
+ *    geometric gaps' log() and the RNG), the table loop's efficiency
+ *    divisions and cache misses (6 %) and repair (6 %).
  *
  * Threads (sim --threads, the simulation's pool): the search evaluates a
  * generation's new matrices, and the initial population's, on the pool,
