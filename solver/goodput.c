@@ -255,17 +255,28 @@ void hb_goodput_config_eval(const struct hb_goodput_params *p, const struct hb_g
  * for gamma >= 1, and every step after it (+, /, x by efficiency >= 0) is
  * monotone in floating point too, so the value computed on hi is >= the one
  * computed on norm.  -1 (no bound) where the argument does not hold. */
-static double goodput_ceiling(const struct hb_goodput_params *p, const struct hb_grad_params *g,
-			      int num_nodes, int num_replicas, long local_bsz, int accum_steps)
+/* The ceiling's denominator s T_grad + max(T_grad, T_sync) into *den; 0
+ * where the bound does not hold.  It depends on theta only, so the kept
+ * candidate tables (hb_goodput_argmax_cached) store it. */
+static int ceiling_den(const struct hb_goodput_params *p, int num_nodes, int num_replicas, long local_bsz,
+		       int accum_steps, double *den)
 {
-	double total = (double)num_replicas * local_bsz * (accum_steps + 1);
 	double tg = hb_goodput_compute_time(p, (double)local_bsz);
 	double ts = hb_goodput_sync_time(p, num_nodes, num_replicas);
 	double hi = tg > ts ? tg : ts;
 
-	if (!(p->gamma >= 1.0) || !(tg > 0) || !(ts >= 0) || accum_steps < 0)
+	*den = accum_steps * tg + hi;
+	return p->gamma >= 1.0 && tg > 0 && ts >= 0 && accum_steps >= 0;
+}
+
+static double goodput_ceiling(const struct hb_goodput_params *p, const struct hb_grad_params *g,
+			      int num_nodes, int num_replicas, long local_bsz, int accum_steps)
+{
+	double total = (double)num_replicas * local_bsz * (accum_steps + 1), den;
+
+	if (!ceiling_den(p, num_nodes, num_replicas, local_bsz, accum_steps, &den))
 		return -1.0;
-	return total / (accum_steps * tg + hi) * hb_goodput_efficiency(g, total);
+	return total / den * hb_goodput_efficiency(g, total);
 }
 
 /* The geometric grid's range of M for K GPUs: [lo, hi], 0 when empty. */
@@ -552,19 +563,14 @@ static int cands_build(const struct hb_grad_params *g, const struct hb_goodput_l
 }
 
 /* The candidates' theta terms: goodput_ceiling's test and denominator
- * (same expressions, same operands); T_iter is left for the first call
+ * (ceiling_den, the same function); T_iter is left for the first call
  * that needs it. */
 static void cands_set_theta(const struct hb_goodput_params *p, struct hb_goodput_cands *t)
 {
-	double ts = hb_goodput_sync_time(p, t->num_nodes, t->num_replicas);
-
 	for (int i = 0; i < t->n; i++) {
 		struct hb_goodput_cand *c = &t->c[i];
-		double tg = hb_goodput_compute_time(p, (double)c->m);
-		double hi = tg > ts ? tg : ts;
 
-		c->ceil_ok = p->gamma >= 1.0 && tg > 0 && ts >= 0 && c->s >= 0;
-		c->ceil_den = c->s * tg + hi;
+		c->ceil_ok = ceiling_den(p, t->num_nodes, t->num_replicas, c->m, c->s, &c->ceil_den);
 		c->iter_s = -1.0;
 	}
 	t->theta = *p;
