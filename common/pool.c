@@ -23,6 +23,8 @@ struct hb_pool {
 	int next;                /* next task to hand out */
 	int done;                /* tasks finished */
 	int busy;                /* a batch is running: hb_pool_run goes serial */
+	struct hb_pool_bg *bg_head, *bg_tail; /* background tasks not started, in posting order */
+	pthread_cond_t bg_done;  /* a background task finished (hb_pool_claim waits on it) */
 	int quit;                /* hb_pool_destroy: workers return */
 };
 
@@ -47,6 +49,24 @@ static void drain(struct hb_pool *p, int worker)
 	}
 }
 
+/* Under mu: run the oldest background task, the lock released meanwhile. */
+static void run_bg(struct hb_pool *p, int worker)
+{
+	struct hb_pool_bg *t = p->bg_head;
+
+	p->bg_head = t->next;
+	if (!p->bg_head)
+		p->bg_tail = NULL;
+	t->next = NULL;
+	t->state = HB_POOL_BG_RUNNING;
+	t->worker = worker;
+	pthread_mutex_unlock(&p->mu);
+	t->fn(t->ctx, 0, worker);
+	pthread_mutex_lock(&p->mu);
+	t->state = HB_POOL_BG_DONE;
+	pthread_cond_broadcast(&p->bg_done);
+}
+
 static void *worker_main(void *arg)
 {
 	struct hb_pool *p = ((struct worker_arg *)arg)->pool;
@@ -55,11 +75,14 @@ static void *worker_main(void *arg)
 	free(arg);
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		while (!p->quit && p->next >= p->n)
+		while (!p->quit && p->next >= p->n && !p->bg_head)
 			pthread_cond_wait(&p->wake, &p->mu);
 		if (p->quit)
 			break;
-		drain(p, id);
+		if (p->next < p->n)
+			drain(p, id); /* a batch's tasks first: its caller waits for them */
+		else
+			run_bg(p, id);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
@@ -88,7 +111,15 @@ int hb_pool_create(struct hb_pool **pool, int nthreads, struct hb_error *err)
 		free(p);
 		return hb_runtime_error(err, "thread pool: cannot create a condition variable");
 	}
+	if (pthread_cond_init(&p->bg_done, NULL) != 0) {
+		pthread_cond_destroy(&p->wake);
+		pthread_mutex_destroy(&p->mu);
+		free(p->th);
+		free(p);
+		return hb_runtime_error(err, "thread pool: cannot create a condition variable");
+	}
 	if (pthread_cond_init(&p->finished, NULL) != 0) {
+		pthread_cond_destroy(&p->bg_done);
 		pthread_cond_destroy(&p->wake);
 		pthread_mutex_destroy(&p->mu);
 		free(p->th);
@@ -147,6 +178,7 @@ void hb_pool_run(struct hb_pool *p, int n, hb_pool_fn *fn, void *ctx)
 	p->next = 0;
 	p->done = 0;
 	pthread_cond_broadcast(&p->wake);
+	pthread_cond_broadcast(&p->bg_done); /* a claimer waiting for a background task helps */
 	drain(p, 0);
 	while (p->done < p->n)
 		pthread_cond_wait(&p->finished, &p->mu);
@@ -157,6 +189,65 @@ void hb_pool_run(struct hb_pool *p, int n, hb_pool_fn *fn, void *ctx)
 	p->ctx = NULL;
 	p->busy = 0;
 	pthread_mutex_unlock(&p->mu);
+}
+
+int hb_pool_post(struct hb_pool *p, struct hb_pool_bg *t, hb_pool_fn *fn, void *ctx)
+{
+	if (!p || p->nworkers == 0)
+		return 0;
+	t->fn = fn;
+	t->ctx = ctx;
+	t->next = NULL;
+	pthread_mutex_lock(&p->mu);
+	t->state = HB_POOL_BG_QUEUED;
+	if (p->bg_tail)
+		p->bg_tail->next = t;
+	else
+		p->bg_head = t;
+	p->bg_tail = t;
+	/* one worker is enough; a batch's broadcast wakes the rest */
+	pthread_cond_signal(&p->wake);
+	pthread_mutex_unlock(&p->mu);
+	return 1;
+}
+
+int hb_pool_claim(struct hb_pool *p, struct hb_pool_bg *t)
+{
+	int ran = 0;
+
+	if (!p)
+		return 0;
+	pthread_mutex_lock(&p->mu);
+	if (t->state == HB_POOL_BG_IDLE) {
+		pthread_mutex_unlock(&p->mu);
+		return 0; /* never posted, or claimed already */
+	}
+	if (t->state == HB_POOL_BG_QUEUED) {
+		struct hb_pool_bg **at = &p->bg_head, *prev = NULL;
+
+		while (*at != t) {
+			prev = *at;
+			at = &(*at)->next;
+		}
+		*at = t->next;
+		if (p->bg_tail == t)
+			p->bg_tail = prev;
+		t->next = NULL;
+	} else {
+		/* While it runs, help with any batch in progress (the task's
+		 * own, when it runs one: its thread drains as worker 0, the
+		 * batch's caller, so its own number is free for this one). */
+		while (t->state == HB_POOL_BG_RUNNING) {
+			if (p->next < p->n)
+				drain(p, t->worker);
+			else
+				pthread_cond_wait(&p->bg_done, &p->mu);
+		}
+		ran = 1;
+	}
+	t->state = HB_POOL_BG_IDLE;
+	pthread_mutex_unlock(&p->mu);
+	return ran;
 }
 
 void hb_pool_destroy(struct hb_pool *p)
@@ -171,6 +262,7 @@ void hb_pool_destroy(struct hb_pool *p)
 		pthread_join(p->th[i], NULL);
 	pthread_cond_destroy(&p->wake);
 	pthread_cond_destroy(&p->finished);
+	pthread_cond_destroy(&p->bg_done);
 	pthread_mutex_destroy(&p->mu);
 	free(p->th);
 	free(p);

@@ -46,7 +46,43 @@ int hb_pool_threads(const struct hb_pool *pool);
 /* Run tasks 0..n-1 and return when all have finished (n <= 0: none). */
 void hb_pool_run(struct hb_pool *pool, int n, hb_pool_fn *fn, void *ctx);
 
-/* Stop and join the workers (waits for none: no batch may be running). */
+/* A background task: posted now, run by a worker that has no batch task to
+ * run, claimed later by the thread that posted it.  The caller owns the
+ * struct and everything ctx points to; between hb_pool_post and
+ * hb_pool_claim it touches neither.  Background tasks run in posting
+ * order; a batch's tasks go first, so a worker running one joins the
+ * current batch only when the task is over (the batch still ends: its
+ * caller drains it).  A speculative caller (JABAS's forecast fits, which
+ * depend only on a history that is final before the epoch ends) posts
+ * work that the calling thread would otherwise do later, and claims it
+ * when it needs the result. */
+struct hb_pool_bg {
+	hb_pool_fn *fn;              /* run as fn(ctx, 0, worker) */
+	void *ctx;
+	int state;                   /* HB_POOL_BG_*, under the pool's lock */
+	struct hb_pool_bg *next;     /* the pool's queue */
+	int worker;                  /* the worker running it */
+};
+
+enum { HB_POOL_BG_IDLE = 0, HB_POOL_BG_QUEUED, HB_POOL_BG_RUNNING, HB_POOL_BG_DONE };
+
+/* Queue t (idle, or claimed since its last post) to run fn(ctx, 0, worker)
+ * on a worker; returns 1, or 0 when the pool has no worker (NULL or
+ * nthreads 1: nothing is queued and t stays idle). */
+int hb_pool_post(struct hb_pool *pool, struct hb_pool_bg *t, hb_pool_fn *fn, void *ctx);
+
+/* Take t back: 1 when it ran (its results are visible to the caller), 0
+ * when it had not started (it is withdrawn and never runs) or was never
+ * posted.  t is idle afterwards.  While t runs, the caller works on any
+ * batch in progress, which is t's own when t runs one: a task's batch
+ * started on a worker has that worker draining as number 0 (its caller),
+ * and the claimer takes the worker's own number.  So a claimed task that
+ * splits its work into a batch (JABAS's fits: the GPR's starts) ends as
+ * soon as it would have on the claimer's own batch. */
+int hb_pool_claim(struct hb_pool *pool, struct hb_pool_bg *t);
+
+/* Stop and join the workers (waits for none: no batch may be running, and
+ * every background task must have been claimed). */
 void hb_pool_destroy(struct hb_pool *pool);
 
 /* Online CPUs (sysconf), at least 1: the default thread count of a

@@ -157,6 +157,14 @@ static int flat_gpr_window(const struct hb_fc_history *h, double *b)
 	return 1;
 }
 
+static int traj_inputs(const struct hb_fc_history *h, enum hb_fc_method method, struct hb_fc_history *cur,
+		       enum hb_fc_method *m);
+static int prefit_matches(const struct hb_fc_prefit *p, const struct hb_fc_history *h, enum hb_fc_method method,
+			  uint64_t seed);
+static int forecast_run(const struct hb_fc_history *h, const struct hb_fc_options *o,
+			const enum hb_fc_method *methods, size_t nm, const double *query, size_t nq, double *out,
+			struct hb_fc_fit *fit_out, const struct hb_fc_prefit *pre, struct hb_error *err);
+
 int hb_fc_trajectory(const struct hb_fc_history *h, const struct hb_fc_traj_spec *s, long **traj, size_t *ntraj,
 		     struct hb_error *err)
 {
@@ -184,6 +192,8 @@ int hb_fc_trajectory(const struct hb_fc_history *h, const struct hb_fc_traj_spec
 		struct hb_fc_history cur = *h;
 		struct hb_fc_options o;
 		enum hb_fc_method m = s->method;
+		const struct hb_fc_prefit *pre =
+			prefit_matches(s->prefit, h, s->method, s->seed) ? s->prefit : NULL;
 
 		query = malloc(nq * sizeof(double));
 		pred = malloc(nq * sizeof(double));
@@ -192,29 +202,28 @@ int hb_fc_trajectory(const struct hb_fc_history *h, const struct hb_fc_traj_spec
 			goto fail;
 		}
 		nq = hb_fc_query_steps(s->sync_step, s->interval, epoch_steps, query, nq);
-		if (cur.epoch_start >= cur.n)
-			cur.epoch_start = cur.n - 1;
+		traj_inputs(h, s->method, &cur, &m);
 		hb_fc_options_default(&o, s->seed);
 		o.interval = s->interval;
 		o.gpr.restarts = TRAJ_GPR_RESTARTS;
 		o.gpr.pool = s->pool;
 		o.beside = s->beside;
 		o.beside_ctx = s->beside_ctx;
-		if (m == HB_FC_ENSEMBLE && cur.n - cur.epoch_start < TRAJ_GPR_MIN_POINTS)
-			m = HB_FC_SES;
 		if (nq > 0 && flat_history(&cur, m, &flat) && isfinite(query[0]) && isfinite(query[nq - 1])) {
 			for (size_t i = 0; i < nq; i++)
 				pred[i] = flat;
 		} else if (m == HB_FC_ENSEMBLE && flat_gpr_window(&cur, &flat)) {
 			/* hb_forecast validates the history and options as before */
+			const enum hb_fc_method ses = HB_FC_SES;
+
 			beside_ran = 1;
-			if (hb_forecast(HB_FC_SES, &cur, &o, query, nq, pred, err) < 0)
+			if (forecast_run(&cur, &o, &ses, 1, query, nq, pred, NULL, pre, err) < 0)
 				goto fail;
 			for (size_t i = 0; i < nq; i++)
 				pred[i] = o.gpr_weight * flat + (1.0 - o.gpr_weight) * pred[i];
 		} else {
 			beside_ran = 1;
-			if (hb_forecast(m, &cur, &o, query, nq, pred, err) < 0)
+			if (forecast_run(&cur, &o, &m, 1, query, nq, pred, NULL, pre, err) < 0)
 				goto fail;
 		}
 		for (size_t i = 0; i < nq; i++) {
@@ -344,46 +353,87 @@ static void beside_finish(struct side_tasks *t)
 	}
 }
 
-/* GPR on the current epoch's last HB_FC_GPR_WINDOW points, predicting at
- * every query; side's tasks (the caller's work, SES's fit: all are needed,
- * none reads another) run as more tasks of the GPR starts' batch, SES's
- * outcome left in *side->ses. */
-static int run_gpr(const struct hb_fc_history *h, const struct hb_fc_options *o, const double *query,
-		   size_t nq, double *pred, struct hb_fc_fit *fit, struct side_tasks *side, struct hb_error *err)
+/* The GPR fitted on the current epoch's last HB_FC_GPR_WINDOW points into
+ * *g (the caller frees it), side's tasks run as more tasks of the starts'
+ * batch (NULL: none); *window and *epoch_points: the points it saw and
+ * the current epoch's. */
+static int gpr_fit_window(const struct hb_fc_history *h, const struct hb_fc_options *o, struct hb_gpr *g,
+			  struct side_tasks *side, size_t *window, size_t *epoch_points, struct hb_error *err)
 {
-	const size_t epoch_points = h->n - h->epoch_start;
-	const size_t m = epoch_points < HB_FC_GPR_WINDOW ? epoch_points : HB_FC_GPR_WINDOW;
+	const size_t ep = h->n - h->epoch_start;
+	const size_t m = ep < HB_FC_GPR_WINDOW ? ep : HB_FC_GPR_WINDOW;
 	const size_t first = h->n - m;
-	double *x = malloc((m + nq) * sizeof(double));
-	double *xq = x + m;
-	struct hb_gpr g;
+	double *x = malloc((m ? m : 1) * sizeof(double));
+	const int nside = side ? side_count(side) : 0;
 
-	if (!x)
-		return hb_runtime_error(err, "forecast: out of memory for %zu points", m + nq);
+	*window = m;
+	*epoch_points = ep;
+	if (!x) {
+		if (side)
+			beside_finish(side);
+		return hb_runtime_error(err, "forecast: out of memory for %zu points", m);
+	}
 	for (size_t i = 0; i < m; i++)
 		x[i] = h->step[first + i] / o->gpr_x_scale;
-	for (size_t j = 0; j < nq; j++)
-		xq[j] = query[j] / o->gpr_x_scale;
-	if (hb_gpr_fit_beside(&g, x, h->batch + first, m, &o->gpr, side_count(side) ? side_task_run : NULL,
-			      side_count(side), side, err) < 0) {
+	if (hb_gpr_fit_beside(g, x, h->batch + first, m, &o->gpr, nside ? side_task_run : NULL, nside, side, err) <
+	    0) {
 		free(x);
 		hb_error_prefix(err, "forecast: GPR on the current epoch's %zu points", m);
 		return -1;
 	}
-	hb_gpr_predict(&g, xq, nq, pred);
-	fit->have_gpr = 1;
-	fit->gpr_hyper = g.hyper;
-	fit->gpr_lml = g.lml;
-	fit->gpr_points = m;
-	fit->gpr_epoch_points = epoch_points;
-	hb_gpr_free(&g);
 	free(x);
 	return 0;
 }
 
-int hb_forecast_run(const struct hb_fc_history *h, const struct hb_fc_options *o,
-		    const enum hb_fc_method *methods, size_t nm, const double *query, size_t nq,
-		    double *out, struct hb_fc_fit *fit_out, struct hb_error *err)
+/* GPR on the current epoch's last HB_FC_GPR_WINDOW points, predicting at
+ * every query; side's tasks (the caller's work, SES's fit: all are needed,
+ * none reads another) run as more tasks of the GPR starts' batch, SES's
+ * outcome left in *side->ses.  pre: the fit made ahead (hb_fc_prefit_run,
+ * on this history), predicted from instead of fitting; side's tasks are
+ * then left to the caller. */
+static int run_gpr(const struct hb_fc_history *h, const struct hb_fc_options *o, const double *query,
+		   size_t nq, double *pred, struct hb_fc_fit *fit, struct side_tasks *side,
+		   const struct hb_fc_prefit *pre, struct hb_error *err)
+{
+	struct hb_gpr own;
+	const struct hb_gpr *g = &own;
+	double *xq = malloc((nq ? nq : 1) * sizeof(double));
+	size_t m, epoch_points;
+
+	if (!xq)
+		return hb_runtime_error(err, "forecast: out of memory for %zu points", nq);
+	if (pre) {
+		if (pre->gpr_rc < 0) {
+			free(xq);
+			*err = pre->gpr_err;
+			return -1;
+		}
+		g = &pre->gpr;
+		m = pre->gpr_points;
+		epoch_points = pre->gpr_epoch_points;
+	} else if (gpr_fit_window(h, o, &own, side, &m, &epoch_points, err) < 0) {
+		free(xq);
+		return -1;
+	}
+	for (size_t j = 0; j < nq; j++)
+		xq[j] = query[j] / o->gpr_x_scale;
+	hb_gpr_predict(g, xq, nq, pred);
+	fit->have_gpr = 1;
+	fit->gpr_hyper = g->hyper;
+	fit->gpr_lml = g->lml;
+	fit->gpr_points = m;
+	fit->gpr_epoch_points = epoch_points;
+	if (!pre)
+		hb_gpr_free(&own);
+	free(xq);
+	return 0;
+}
+
+/* hb_forecast_run, with the GPR and SES fits taken from pre when it holds
+ * every one the methods need (NULL: fitted here). */
+static int forecast_run(const struct hb_fc_history *h, const struct hb_fc_options *o,
+			const enum hb_fc_method *methods, size_t nm, const double *query, size_t nq, double *out,
+			struct hb_fc_fit *fit_out, const struct hb_fc_prefit *pre, struct hb_error *err)
 {
 	struct hb_fc_fit fit;
 	struct ses_task ses;
@@ -405,21 +455,28 @@ int hb_forecast_run(const struct hb_fc_history *h, const struct hb_fc_options *o
 		need[methods[k]] = 1;
 	if (need[HB_FC_ENSEMBLE])
 		need[HB_FC_GPR] = need[HB_FC_SES] = 1;
+	if (pre && ((need[HB_FC_GPR] && !pre->gpr_fitted) || (need[HB_FC_SES] && !pre->ses_fitted)))
+		pre = NULL;
 	if (need[HB_FC_GPR]) {
 		gpr = malloc((nq ? nq : 1) * sizeof(double));
 		if (!gpr) {
 			hb_runtime_error(err, "forecast: out of memory for %zu queries", nq);
 			goto out;
 		}
-		side.ses = need[HB_FC_SES] ? &ses : NULL;
+		side.ses = need[HB_FC_SES] && !pre ? &ses : NULL;
 		/* the GPR's error first, as when SES ran after it */
-		if (run_gpr(h, o, query, nq, gpr, &fit, &side, err) < 0)
+		if (run_gpr(h, o, query, nq, gpr, &fit, &side, pre, err) < 0)
 			goto out;
 	}
 	beside_finish(&side); /* no GPR batch to run in */
 	if (need[HB_FC_SES]) {
-		if (!need[HB_FC_GPR])
+		if (pre) {
+			fit.ses = pre->ses;
+			ses.rc = pre->ses_rc;
+			ses.err = pre->ses_err;
+		} else if (!need[HB_FC_GPR]) {
 			ses_task_run(&ses, 0, 0);
+		}
 		if (ses.rc < 0) {
 			*err = ses.err;
 			goto out;
@@ -472,8 +529,168 @@ out:
 	return rc;
 }
 
+int hb_forecast_run(const struct hb_fc_history *h, const struct hb_fc_options *o,
+		    const enum hb_fc_method *methods, size_t nm, const double *query, size_t nq,
+		    double *out, struct hb_fc_fit *fit_out, struct hb_error *err)
+{
+	return forecast_run(h, o, methods, nm, query, nq, out, fit_out, NULL, err);
+}
+
 int hb_forecast(enum hb_fc_method m, const struct hb_fc_history *h, const struct hb_fc_options *o,
 		const double *query, size_t nq, double *out, struct hb_error *err)
 {
 	return hb_forecast_run(h, o, &m, 1, query, nq, out, NULL, err);
+}
+
+/* ---- fits made ahead (hb_fc_prefit) --------------------------------------- */
+
+void hb_fc_prefit_init(struct hb_fc_prefit *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+/* Forget the fits (the history copy's buffers are kept for the next). */
+static void prefit_clear(struct hb_fc_prefit *p)
+{
+	if (p->gpr_fitted && p->gpr_rc == 0)
+		hb_gpr_free(&p->gpr);
+	p->gpr_fitted = p->ses_fitted = 0;
+	p->gpr_rc = p->ses_rc = 0;
+}
+
+void hb_fc_prefit_free(struct hb_fc_prefit *p)
+{
+	prefit_clear(p);
+	free(p->step);
+	free(p->batch);
+	hb_fc_prefit_init(p);
+}
+
+int hb_fc_prefit_set(struct hb_fc_prefit *p, const struct hb_fc_history *h, enum hb_fc_method method,
+		     uint64_t seed, struct hb_pool *pool, struct hb_error *err)
+{
+	prefit_clear(p);
+	p->n = 0;
+	if (h->n > p->cap) {
+		size_t cap = p->cap ? p->cap : 64;
+		double *a, *b;
+
+		while (cap < h->n)
+			cap *= 2;
+		a = realloc(p->step, cap * sizeof(double));
+		if (a)
+			p->step = a;
+		b = a ? realloc(p->batch, cap * sizeof(double)) : NULL;
+		if (!a || !b)
+			return hb_runtime_error(err, "forecast: out of memory for a copy of %zu history points", h->n);
+		p->batch = b;
+		p->cap = cap;
+	}
+	if (h->n) {
+		memcpy(p->step, h->step, h->n * sizeof(double));
+		memcpy(p->batch, h->batch, h->n * sizeof(double));
+	}
+	p->n = h->n;
+	p->epoch_start = h->epoch_start;
+	p->method = method;
+	p->seed = seed;
+	p->pool = pool;
+	return 0;
+}
+
+/* The history, the clamp of epoch_start and the method as hb_fc_trajectory
+ * makes them; 0 when there is nothing to fit ahead. */
+static int traj_inputs(const struct hb_fc_history *h, enum hb_fc_method method, struct hb_fc_history *cur,
+		       enum hb_fc_method *m)
+{
+	if (h->n == 0)
+		return 0;
+	*cur = *h;
+	if (cur->epoch_start >= cur->n)
+		cur->epoch_start = cur->n - 1;
+	*m = method;
+	if (*m == HB_FC_ENSEMBLE && cur->n - cur->epoch_start < TRAJ_GPR_MIN_POINTS)
+		*m = HB_FC_SES;
+	return 1;
+}
+
+/* The fits hb_fc_trajectory makes on h with method: *gpr and *ses set, or
+ * 0 when it makes none (a flat history; a history hb_forecast_run refuses,
+ * whose trajectory reports why; Holt and "last"). */
+static int fits_needed(const struct hb_fc_history *h, enum hb_fc_method method, int *gpr, int *ses)
+{
+	struct hb_fc_history cur;
+	enum hb_fc_method m;
+	double flat;
+
+	*gpr = *ses = 0;
+	if (!traj_inputs(h, method, &cur, &m))
+		return 0;
+	for (size_t i = 0; i < cur.n; i++)
+		if (!isfinite(cur.step[i]) || (i > 0 && !(cur.step[i] > cur.step[i - 1])) || !isfinite(cur.batch[i]) ||
+		    !(cur.batch[i] > 0))
+			return 0;
+	if (flat_history(&cur, m, &flat))
+		return 0;
+	if (m == HB_FC_ENSEMBLE && flat_gpr_window(&cur, &flat)) {
+		*ses = 1;
+	} else {
+		*gpr = m == HB_FC_ENSEMBLE || m == HB_FC_GPR;
+		*ses = m == HB_FC_ENSEMBLE || m == HB_FC_SES;
+	}
+	return *gpr || *ses;
+}
+
+int hb_fc_prefit_wanted(const struct hb_fc_history *h, enum hb_fc_method method)
+{
+	int gpr, ses;
+
+	return fits_needed(h, method, &gpr, &ses);
+}
+
+void hb_fc_prefit_run(struct hb_fc_prefit *p)
+{
+	const struct hb_fc_history h = { .step = p->step, .batch = p->batch, .n = p->n,
+					 .epoch_start = p->epoch_start };
+	struct hb_fc_history cur;
+	struct hb_fc_options o;
+	enum hb_fc_method m;
+	int gpr, ses;
+
+	prefit_clear(p);
+	if (!fits_needed(&h, p->method, &gpr, &ses))
+		return;
+	traj_inputs(&h, p->method, &cur, &m);
+	hb_fc_options_default(&o, p->seed);
+	o.gpr.restarts = TRAJ_GPR_RESTARTS; /* as hb_fc_trajectory */
+	o.gpr.pool = p->pool;                /* the same bits on any pool */
+	{
+		const size_t smooth_n = cur.n < HB_FC_SMOOTH_WINDOW ? cur.n : HB_FC_SMOOTH_WINDOW;
+		struct ses_task st = { .y = cur.batch + (cur.n - smooth_n), .n = smooth_n, .pool = p->pool,
+				       .out = &p->ses };
+		struct side_tasks side = { .ses = ses ? &st : NULL };
+
+		if (gpr) {
+			/* SES beside the GPR's starts, as hb_forecast_run */
+			p->gpr_rc = gpr_fit_window(&cur, &o, &p->gpr, &side, &p->gpr_points, &p->gpr_epoch_points,
+						   &p->gpr_err);
+			p->gpr_fitted = 1;
+		} else {
+			ses_task_run(&st, 0, 0);
+		}
+		if (ses) {
+			p->ses_rc = st.rc;
+			p->ses_err = st.err;
+			p->ses_fitted = 1;
+		}
+	}
+}
+
+/* 1 when p was made from exactly this history, method and seed. */
+static int prefit_matches(const struct hb_fc_prefit *p, const struct hb_fc_history *h, enum hb_fc_method method,
+			  uint64_t seed)
+{
+	return p && p->n == h->n && p->epoch_start == h->epoch_start && p->method == method && p->seed == seed &&
+	       (p->gpr_fitted || p->ses_fitted) && memcmp(p->step, h->step, h->n * sizeof(double)) == 0 &&
+	       memcmp(p->batch, h->batch, h->n * sizeof(double)) == 0;
 }

@@ -153,6 +153,8 @@ struct hb_fc_traj_spec {
 	struct hb_pool *pool;      /* the fits' threads (hb_fc_options gpr.pool), borrowed; NULL: serial */
 	hb_pool_fn *beside;        /* run exactly once, beside the fits (hb_fc_options beside); NULL: none */
 	void *beside_ctx;
+	const struct hb_fc_prefit *prefit; /* fits made ahead (below), used when made from this
+					      history, method and seed; NULL: none */
 };
 
 /* (*traj)[0] = cur_bs, then s->method's forecast of h at the next epoch's
@@ -167,6 +169,50 @@ struct hb_fc_traj_spec {
  * trajectory is cur_bs alone.  The caller frees *traj; on error it is NULL. */
 int hb_fc_trajectory(const struct hb_fc_history *h, const struct hb_fc_traj_spec *s, long **traj, size_t *ntraj,
 		     struct hb_error *err);
+
+/* A trajectory's fits made ahead of it.  The GPR and SES fits read only the
+ * history (the GPR its current epoch, SES its last points), the method and
+ * the seed, never the forecast origin or the query points; so JABAS, once an
+ * epoch's last adaptation point is recorded, can fit on another thread
+ * while the simulation runs on to the epoch's end (sim/policies/
+ * agent_jabas.c), and hb_fc_trajectory predicts from the fits instead of
+ * making them.  The fits are made serially, which gives the same bits as
+ * on any pool (hb_gpr_config pool), on a copy of the history; the
+ * trajectory uses them only when its history (every step and batch, bit
+ * for bit), epoch start, method and seed equal the copy's, so a trajectory
+ * is the same with or without them.  Flat histories need no fit; Holt and
+ * "last" are not made ahead. */
+struct hb_fc_prefit {
+	/* what the fits are made from: hb_fc_prefit_set's copy */
+	enum hb_fc_method method;
+	uint64_t seed;
+	double *step, *batch;      /* [n] of [cap] */
+	size_t n, cap, epoch_start;
+	struct hb_pool *pool;      /* borrowed: the fits' threads */
+	/* hb_fc_prefit_run's fits: a member is valid when its _fitted flag is set */
+	int gpr_fitted, gpr_rc;    /* gpr_rc < 0: the fit failed with gpr_err */
+	struct hb_gpr gpr;         /* owned when gpr_fitted and gpr_rc == 0 */
+	size_t gpr_points, gpr_epoch_points;
+	struct hb_error gpr_err;
+	int ses_fitted, ses_rc;
+	struct hb_ses ses;
+	struct hb_error ses_err;
+};
+
+void hb_fc_prefit_init(struct hb_fc_prefit *p);
+/* Copy h, method and seed as the inputs of the next hb_fc_prefit_run (the
+ * fits of before are dropped), whose fits run their starts on pool (NULL:
+ * serially; the same bits); fails only without memory. */
+int hb_fc_prefit_set(struct hb_fc_prefit *p, const struct hb_fc_history *h, enum hb_fc_method method,
+		     uint64_t seed, struct hb_pool *pool, struct hb_error *err);
+/* Make the fits hb_fc_trajectory would make on p's inputs (none when the
+ * history is flat or one it would refuse).  Reads and writes p only, so it
+ * may run on any thread while the caller leaves p alone. */
+void hb_fc_prefit_run(struct hb_fc_prefit *p);
+/* 1 when hb_fc_trajectory would fit anything on h with method (0: a flat
+ * history, or one it refuses: nothing to make ahead). */
+int hb_fc_prefit_wanted(const struct hb_fc_history *h, enum hb_fc_method method);
+void hb_fc_prefit_free(struct hb_fc_prefit *p);
 
 /* Mean absolute percentage error 100/n * sum |pred - actual| / |actual|;
  * fails if n == 0 or an actual value is 0 or not finite. */

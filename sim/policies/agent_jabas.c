@@ -223,6 +223,16 @@ struct jabas_state {
 	double *hist_bs;
 	size_t nhist, cap_hist;
 	size_t epoch_start;
+
+	/* The next epoch end's forecast fits, made ahead on a worker of the
+	 * run's pool (hb_fc_prefit, prefit_post) once the epoch's last
+	 * adaptation point is recorded, and claimed at the epoch end, where
+	 * hb_fc_trajectory uses them only if they were made from the history
+	 * it has then. */
+	struct hb_fc_prefit pre;
+	struct hb_pool_bg pre_bg; /* posted: pre is the worker's until claimed */
+	int pre_posted;          /* pre_bg posted since the last epoch end's claim */
+	struct hb_pool *pool;    /* the run's (borrowed), to claim pre_bg when the state is freed */
 };
 
 static void memo_clear(struct q_memo *m)
@@ -241,6 +251,8 @@ static void state_free(struct jabas_state *st)
 {
 	if (!st)
 		return;
+	hb_pool_claim(st->pool, &st->pre_bg); /* a worker may still be fitting into pre */
+	hb_fc_prefit_free(&st->pre);
 	memo_clear(&st->memo);
 	free(st->memo.e);
 	free(st->sig);
@@ -1136,6 +1148,8 @@ static int jabas_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_err
 	job->agent_state = st;
 	st->nnodes = sim->cl->nnodes;
 	st->q_max = -1;
+	st->pool = sim->pool;
+	hb_fc_prefit_init(&st->pre);
 	/* Under the dedicated arbiter Q spans the cluster, built once; under a
 	 * shared one it spans the grant now and the offer at each epoch end. */
 	st->shared = sim->arbiter != &hb_arbiter_dedicated;
@@ -1202,6 +1216,48 @@ static int history_add(struct jabas_state *st, double step, double bs, struct hb
 				err);
 }
 
+static void prefit_task(void *ctx, int task, int worker)
+{
+	(void)task;
+	(void)worker;
+	hb_fc_prefit_run(ctx);
+}
+
+/* After an adaptation point: when the engine will end the epoch before the
+ * next one (sim.c's schedule_next: iterations to the epoch's end against
+ * those to the next point, the epoch's end handled first when they meet)
+ * and the job will not finish first, the history the epoch end forecasts
+ * from is final, so its fits are posted to the run's pool, for a worker
+ * to make while the simulation goes on.  Only a guess that saves time:
+ * jabas_on_epoch_end uses them only if they match (hb_fc_prefit), and
+ * claims back fits no worker has started, to make them itself. */
+static int prefit_post(struct hb_sim *sim, const struct hb_sim_job *job, struct jabas_state *st,
+		       struct hb_error *err)
+{
+	const double D = job->model->dataset_size, b = (double)job->cfg.global_bs;
+	const struct hb_fc_history h = { .step = st->hist_step, .batch = st->hist_bs, .n = st->nhist,
+					 .epoch_start = st->epoch_start };
+	double to_end;
+
+	if (hb_pool_threads(sim->pool) < 2 || !(b > 0) || st->nhist == 0)
+		return 0;
+	to_end = ceil((D - job->epoch_samples) / b - 1e-9);
+	if (!(to_end <= job->next_adapt_iter - job->iters + 1e-9))
+		return 0; /* another adaptation point comes first */
+	if (job->eff > 0 && (job->target - job->progress) / (b * job->eff) < to_end)
+		return 0; /* the job finishes first */
+	if (floor(floor(D / b) / (double)st->p) < 1 || !hb_fc_prefit_wanted(&h, JABAS_FORECAST))
+		return 0; /* an epoch shorter than p, or a flat history: no fit (hb_fc_trajectory) */
+	hb_pool_claim(sim->pool, &st->pre_bg); /* a guess made before, wrong */
+	if (hb_fc_prefit_set(&st->pre, &h, JABAS_FORECAST, hb_fc_epoch_seed(sim->opts.seed, job->id, job->epoch + 1),
+			     sim->pool, err) < 0) {
+		hb_error_prefix(err, "jabas %s", job->name);
+		return -1;
+	}
+	st->pre_posted = hb_pool_post(sim->pool, &st->pre_bg, prefit_task, &st->pre);
+	return 0;
+}
+
 static int jabas_on_adapt(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct jabas_state *st = job->agent_state;
@@ -1248,7 +1304,9 @@ static int jabas_on_adapt(struct hb_sim *sim, struct hb_sim_job *job, struct hb_
 			return -1;
 	}
 	/* ⑦: the realised B_G at this adaptation point feeds the forecaster. */
-	return history_add(st, floor(job->iters + 0.5), (double)job->cfg.global_bs, err);
+	if (history_add(st, floor(job->iters + 0.5), (double)job->cfg.global_bs, err) < 0)
+		return -1;
+	return prefit_post(sim, job, st, err);
 }
 
 /* ---- end of epoch: forecast and auto-scale (§4.2, §4.3) --------------------- */
@@ -1293,10 +1351,14 @@ static void q_task_run(void *ctx, int task, int worker)
 /* traj[0] = B_G_cur, then the forecast at the next epoch's adaptation points
  * (§4.2 "Query points"), clipped to the bounds (hb_fc_trajectory), with
  * beside(beside_ctx, 0, worker) run once on the run's threads beside the
- * fits (NULL: nothing); the caller frees *traj. */
+ * fits (NULL: nothing), or serially when the fits were made ahead; the
+ * caller frees *traj. */
 static int build_trajectory(struct hb_sim *sim, struct hb_sim_job *job, struct jabas_state *st,
 			    hb_pool_fn *beside, void *beside_ctx, long **traj, size_t *ntraj, struct hb_error *err)
 {
+	/* the fits made ahead (prefit_post), if a worker made them; else
+	 * they are withdrawn and made here, on all the run's threads */
+	const int pre = hb_pool_claim(sim->pool, &st->pre_bg);
 	const struct hb_fc_history h = { .step = st->hist_step, .batch = st->hist_bs, .n = st->nhist,
 					 .epoch_start = st->epoch_start };
 	const struct hb_fc_traj_spec spec = {
@@ -1311,8 +1373,10 @@ static int build_trajectory(struct hb_sim *sim, struct hb_sim_job *job, struct j
 		.pool = sim->pool, /* the run's threads: the same trajectory, sooner */
 		.beside = beside,
 		.beside_ctx = beside_ctx,
+		.prefit = pre ? &st->pre : NULL,
 	};
 
+	st->pre_posted = 0;
 	if (hb_fc_trajectory(&h, &spec, traj, ntraj, err) < 0) {
 		hb_error_prefix(err, "jabas %s: forecast after epoch %ld", job->name, job->epoch);
 		return -1;
@@ -1336,8 +1400,15 @@ static int jabas_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct
 	if (st->shared)
 		hb_sim_offer(sim, job, st->work, &max_gpus);
 	q.max_gpus = max_gpus;
-	if (build_trajectory(sim, job, st, st->shared ? q_task_run : NULL, &q, &traj, &ntraj, err) < 0)
+	if (st->shared && st->pre_posted) {
+		/* A worker has the forecast's fits (prefit_post): Q now, on this
+		 * thread, while it makes them. */
+		q_task_run(&q, 0, 0);
+		if (build_trajectory(sim, job, st, NULL, NULL, &traj, &ntraj, err) < 0)
+			goto out;
+	} else if (build_trajectory(sim, job, st, st->shared ? q_task_run : NULL, &q, &traj, &ntraj, err) < 0) {
 		goto out;
+	}
 	if (st->shared) {
 		if (q.rc < 0) {
 			*err = q.err;

@@ -1,8 +1,12 @@
 /* Unit tests for common/pool: every task of a batch runs exactly once, on
  * a worker number below the pool's thread count, whatever the thread and
  * task counts (zero tasks, more threads than tasks, many batches on one
- * pool), and a batch posted from inside a task runs too (serially). */
+ * pool), and a batch posted from inside a task runs too (serially);
+ * background tasks run once or are withdrawn unrun, and a claimer helps
+ * with a running one's batch without sharing a worker number. */
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -127,6 +131,169 @@ static void test_nested(void **state)
 	hb_pool_destroy(c.pool);
 }
 
+/* Background tasks: posted among batches, each either runs exactly once on
+ * a worker (not the caller's number 0) and is claimed as run, or is
+ * withdrawn before it starts and never runs; a claimed task can be posted
+ * again; without workers nothing is posted. */
+struct bg_ctx {
+	int runs;
+	int worker;
+	unsigned spin;
+};
+
+static void bg_task(void *ctx, int task, int worker)
+{
+	struct bg_ctx *c = ctx;
+	unsigned x = 1;
+
+	assert_int_equal(task, 0);
+	for (int k = 0; k < 20000; k++)
+		x = x * 1664525u + 1013904223u;
+	c->spin = x;
+	c->runs++;
+	c->worker = worker;
+}
+
+struct signal_ctx {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int ran;
+	int worker;
+};
+
+static void signal_task(void *ctx, int task, int worker)
+{
+	struct signal_ctx *c = ctx;
+
+	(void)task;
+	pthread_mutex_lock(&c->mu);
+	c->ran = 1;
+	c->worker = worker;
+	pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void test_background(void **state)
+{
+	(void)state;
+	for (int t = 1; t <= 4; t++) {
+		struct hb_pool *p = NULL;
+		struct hb_error err = { 0 };
+		struct hb_pool_bg bg[8];
+		struct bg_ctx c[8];
+		int ran = 0, withdrawn = 0;
+
+		assert_int_equal(hb_pool_create(&p, t, &err), 0);
+		memset(bg, 0, sizeof(bg));
+		assert_int_equal(hb_pool_claim(p, &bg[0]), 0); /* never posted */
+		for (int round = 0; round < 200; round++) {
+			const int nb = 1 + round % 8;
+
+			memset(c, 0, sizeof(c));
+			for (int i = 0; i < nb; i++)
+				assert_int_equal(hb_pool_post(p, &bg[i], bg_task, &c[i]), t > 1);
+			check_batch(p, round % 13);
+			/* claim in posting order, or the reverse (a queued task
+			 * withdrawn from the middle or the tail of the queue) */
+			for (int k = 0; k < nb; k++) {
+				const int i = round % 2 ? nb - 1 - k : k;
+				int r = hb_pool_claim(p, &bg[i]);
+
+				assert_int_equal(c[i].runs, r);
+				assert_int_equal(bg[i].state, HB_POOL_BG_IDLE);
+				if (r) {
+					assert_true(c[i].worker >= 1 && c[i].worker < t);
+					ran++;
+				} else {
+					withdrawn++;
+				}
+			}
+			for (int i = 0; i < nb; i++) {
+				assert_int_equal(hb_pool_claim(p, &bg[i]), 0); /* claimed already */
+				assert_true(c[i].runs <= 1);
+			}
+		}
+		assert_int_equal(ran + withdrawn, 900);
+		if (t == 1)
+			assert_int_equal(ran, 0);
+		if (t > 1) {
+			/* an idle worker takes a posted task by itself */
+			struct signal_ctx sc = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, -1 };
+
+			assert_int_equal(hb_pool_post(p, &bg[0], signal_task, &sc), 1);
+			pthread_mutex_lock(&sc.mu);
+			while (!sc.ran)
+				pthread_cond_wait(&sc.cv, &sc.mu);
+			pthread_mutex_unlock(&sc.mu);
+			assert_int_equal(hb_pool_claim(p, &bg[0]), 1);
+			assert_true(sc.worker >= 1 && sc.worker < t);
+		}
+		hb_pool_destroy(p);
+	}
+}
+
+/* A background task that runs a batch of its own, claimed while it runs:
+ * the claimer helps with that batch, and no two tasks of it ever run at
+ * once under one worker number (each holds its number's flag while it
+ * runs). */
+struct nested_ctx {
+	struct hb_pool *pool;
+	_Atomic int inuse[MAXT];
+	int runs[MAXT];
+	int bad;
+};
+
+static void flag_task(void *ctx, int task, int worker)
+{
+	struct nested_ctx *c = ctx;
+	unsigned x = (unsigned)task;
+
+	if (worker < 0 || worker >= MAXT || atomic_exchange(&c->inuse[worker], 1) != 0) {
+		c->bad = 1;
+		return;
+	}
+	for (int k = 0; k < 3000; k++)
+		x = x * 1664525u + 1013904223u;
+	c->runs[task] += 1 + (int)(x & 0); /* each task writes only its own slot */
+	atomic_store(&c->inuse[worker], 0);
+}
+
+static void nested_bg(void *ctx, int task, int worker)
+{
+	struct nested_ctx *c = ctx;
+
+	(void)task;
+	(void)worker;
+	hb_pool_run(c->pool, MAXT, flag_task, c);
+}
+
+static void test_background_batch(void **state)
+{
+	(void)state;
+	for (int t = 2; t <= 4; t++) {
+		struct hb_pool *p = NULL;
+		struct hb_error err = { 0 };
+
+		assert_int_equal(hb_pool_create(&p, t, &err), 0);
+		for (int round = 0; round < 300; round++) {
+			struct nested_ctx c;
+			struct hb_pool_bg bg = { 0 };
+			int r;
+
+			memset(&c, 0, sizeof(c));
+			c.pool = p;
+			assert_int_equal(hb_pool_post(p, &bg, nested_bg, &c), 1);
+			for (int k = 0; k < round % 5 * 2000; k++) /* claim at varying points of the run */
+				c.bad |= 0;
+			r = hb_pool_claim(p, &bg);
+			assert_int_equal(c.bad, 0);
+			for (int i = 0; i < MAXT; i++)
+				assert_int_equal(c.runs[i], r);
+		}
+		hb_pool_destroy(p);
+	}
+}
+
 static void test_online_cpus(void **state)
 {
 	(void)state;
@@ -139,6 +306,8 @@ int main(void)
 		cmocka_unit_test(test_every_task_once),
 		cmocka_unit_test(test_many_batches),
 		cmocka_unit_test(test_nested),
+		cmocka_unit_test(test_background),
+		cmocka_unit_test(test_background_batch),
 		cmocka_unit_test(test_online_cpus),
 	};
 

@@ -325,6 +325,111 @@ static void test_trajectory_beside_once(void **state)
 	}
 }
 
+/* Fits made ahead (hb_fc_prefit), on every path of hb_fc_trajectory and on
+ * 1..MAXTHREADS threads (a fit made on a pool, and a worker's claim): the
+ * trajectory from them is the one without them, bit for bit; they are used
+ * (a tampered SES level moves the trajectory) exactly when their history,
+ * seed and method are the trajectory's (a changed batch, seed, epoch start
+ * or method leaves it as without them); and posted as a background task
+ * and claimed, they are the same. */
+static void prefit_bg(void *ctx, int task, int worker)
+{
+	(void)task;
+	(void)worker;
+	hb_fc_prefit_run(ctx);
+}
+
+static void test_trajectory_prefit(void **state)
+{
+	double st[NPTS], bs[NPTS];
+
+	(void)state;
+	for (int path = 0; path < 4; path++) {
+		size_t n = 24, epoch_start = 6;
+		struct hb_fc_traj_spec sp = { .method = HB_FC_ENSEMBLE, .seed = hb_fc_epoch_seed(5, path, 2),
+					      .interval = 100, .dataset = 2e6, .min_bs = 64, .max_bs = 1e9 };
+		long *ref = NULL;
+		size_t nref = 0;
+		struct hb_error err = { 0 };
+
+		series(1700 + (uint64_t)path, path % 4, st, bs, NPTS);
+		for (size_t i = 0; i < NPTS; i++)
+			bs[i] = floor(bs[i]);
+		if (path == 1)
+			epoch_start = n - 2; /* SES alone */
+		if (path == 2)
+			for (size_t i = 0; i < n; i++)
+				bs[i] = 512; /* flat history: nothing to fit */
+		if (path == 3)
+			for (size_t i = epoch_start; i < n; i++)
+				bs[i] = 1024; /* flat GPR window: SES only */
+		sp.sync_step = st[n - 1];
+		sp.cur_bs = (long)bs[n - 1];
+		for (int t = 1; t <= MAXTHREADS; t++) {
+			struct hb_fc_history h = { .step = st, .batch = bs, .n = n, .epoch_start = epoch_start };
+			struct hb_fc_prefit pre;
+			struct hb_pool_bg bg = { 0 };
+			long *tr = NULL;
+			size_t nt = 0;
+			int ran;
+
+			sp.pool = pools[t];
+			sp.prefit = NULL;
+			assert_int_equal(hb_fc_trajectory(&h, &sp, &ref, &nref, &err), 0);
+			assert_int_equal(hb_fc_prefit_wanted(&h, sp.method), path != 2);
+			hb_fc_prefit_init(&pre);
+			assert_int_equal(hb_fc_prefit_set(&pre, &h, sp.method, sp.seed, pools[t], &err), 0);
+			ran = hb_pool_post(pools[t], &bg, prefit_bg, &pre);
+			assert_int_equal(ran, t > 1);
+			if (!hb_pool_claim(pools[t], &bg))
+				hb_fc_prefit_run(&pre); /* not started (or no worker): here */
+			assert_int_equal(pre.gpr_fitted, path == 0);
+			assert_int_equal(pre.ses_fitted, path != 2);
+			sp.prefit = &pre;
+			assert_int_equal(hb_fc_trajectory(&h, &sp, &tr, &nt, &err), 0);
+			assert_int_equal(nt, nref);
+			assert_same_bits(tr, ref, nt * sizeof(long), "trajectory from fits made ahead", t);
+			free(tr);
+			if (path != 2) {
+				/* used when it matches */
+				pre.ses.level += 5000.0;
+				assert_int_equal(hb_fc_trajectory(&h, &sp, &tr, &nt, &err), 0);
+				assert_true(nt == nref && memcmp(tr, ref, nt * sizeof(long)) != 0);
+				free(tr);
+				/* ignored when anything it was made from differs */
+				for (int change = 0; change < 4; change++) {
+					struct hb_fc_traj_spec sp2 = sp;
+					struct hb_fc_history h2 = h;
+					double keep = bs[n / 2];
+					long *ref2 = NULL;
+					size_t nref2 = 0;
+
+					if (change == 0)
+						bs[n / 2] += 1.0;
+					if (change == 1)
+						sp2.seed ^= 1;
+					if (change == 2)
+						h2.epoch_start--;
+					if (change == 3)
+						sp2.method = HB_FC_SES;
+					sp2.prefit = NULL;
+					assert_int_equal(hb_fc_trajectory(&h2, &sp2, &ref2, &nref2, &err), 0);
+					sp2.prefit = &pre;
+					assert_int_equal(hb_fc_trajectory(&h2, &sp2, &tr, &nt, &err), 0);
+					assert_int_equal(nt, nref2);
+					assert_same_bits(tr, ref2, nt * sizeof(long), "trajectory beside unmatched fits", t);
+					free(tr);
+					free(ref2);
+					bs[n / 2] = keep;
+				}
+			}
+			hb_fc_prefit_free(&pre);
+			free(ref);
+			ref = NULL;
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -333,6 +438,7 @@ int main(void)
 		cmocka_unit_test(test_forecast_run_same_bits),
 		cmocka_unit_test(test_trajectory_same_bits),
 		cmocka_unit_test(test_trajectory_beside_once),
+		cmocka_unit_test(test_trajectory_prefit),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
