@@ -2,11 +2,13 @@
  * q_memo), against the walk itself: this executable compiles the agent
  * with JABAS_QMEMO_VERIFY, under which every memo hit also walks the
  * offer and fails the run unless the memo's distinct shapes, last
- * candidates, their units and the candidate count are that walk's.
+ * candidates, their units and the candidate count are that walk's; and
+ * its memo of rankings (struct pick_memo), every hit of which is ranked
+ * too and must give the memo's answer, bit for bit.
  *
  * Scenarios under jabas-share on a cluster of identical 4-GPU nodes over
  * several racks (so offers over different nodes share layouts), with
- * ResNet-50 jobs of random sizes arriving at random times: the runs must
+ * ResNet-50 and BERT jobs of random sizes arriving at random times: the runs must
  * finish, with hits verified; and a second run of the same trace gives
  * the same records (the memo is per job and deterministic). */
 #include <setjmp.h>
@@ -24,10 +26,11 @@
 #include "sim.h"
 
 extern long hb_jabas_qmemo_verified;
+extern long hb_jabas_pickmemo_verified;
 
 static struct hb_catalog cat;
 static struct hb_profdb *db;
-static struct hb_model *resnet;
+static struct hb_model *resnet, *bert;
 
 /* 16 V100 and 8 P100 nodes of 4 GPUs, 4 nodes a rack. */
 static const char racks_json[] =
@@ -58,7 +61,8 @@ static void run_trace(struct hb_sim *sim, uint64_t seed, int njobs)
 		const int gpus = 2 << (int)(hb_rng_uniform(&rng) * 4.0); /* 2, 4, 8 or 16 */
 		int id;
 
-		if (hb_sim_add_job(sim, resnet, &hb_agent_jabas, arrival, &id, &err) < 0)
+		/* BERT's epoch ends repeat their rankings (flat forecasts) */
+		if (hb_sim_add_job(sim, k % 2 ? bert : resnet, &hb_agent_jabas, arrival, &id, &err) < 0)
 			fail_msg("%s", err.msg);
 		hb_sim_job_request(&sim->jobs[id], gpus, 0);
 	}
@@ -70,7 +74,7 @@ static void run_trace(struct hb_sim *sim, uint64_t seed, int njobs)
 
 static void test_memo_hits_are_walks(void **state)
 {
-	long before = hb_jabas_qmemo_verified;
+	long before = hb_jabas_qmemo_verified, picks_before = hb_jabas_pickmemo_verified;
 
 	(void)state;
 	for (uint64_t seed = 1; seed <= 3; seed++) {
@@ -79,8 +83,10 @@ static void test_memo_hits_are_walks(void **state)
 		run_trace(&sim, seed, 12);
 		hb_sim_free(&sim);
 	}
-	print_message("memo hits verified: %ld\n", hb_jabas_qmemo_verified - before);
+	print_message("memo hits verified: %ld walks, %ld rankings\n", hb_jabas_qmemo_verified - before,
+		      hb_jabas_pickmemo_verified - picks_before);
 	assert_true(hb_jabas_qmemo_verified - before > 0);
+	assert_true(hb_jabas_pickmemo_verified - picks_before > 0);
 }
 
 static void test_deterministic(void **state)
@@ -115,6 +121,8 @@ static int setup(void **state)
 	}
 	resnet = &cat.models[hb_catalog_model(&cat, "resnet50") - cat.models];
 	resnet->target_epochs = 6;
+	bert = &cat.models[hb_catalog_model(&cat, "bert") - cat.models];
+	bert->target_epochs = 10;
 	return 0;
 }
 
