@@ -25,6 +25,7 @@ enum hb_rng_stream {
 	HB_STREAM_FIT = 7,         /* optimiser restarts in model fits */
 	HB_STREAM_PROFILE = 8,     /* measurement noise in generated profiles */
 	HB_STREAM_POLLUX_SCHED = 9,/* PolluxSched's genetic search */
+	HB_STREAM_POLLUX_OBS = 10, /* a Pollux agent's measurement noise, one stream per job */
 };
 
 struct hb_rng {

@@ -28,8 +28,12 @@
  * Decisions taken where the notes leave room (each one also at its code):
  *  - Observations.  What the agent "measures" for the configuration it ran
  *    is the perf model's DDP time (the simulator's ground truth) times a
- *    log-normal factor exp(sigma z), sigma = 2 %, z from sim->rng_agent:
- *    per-epoch averages of a real step timer are that close.  Like AdaptDL's
+ *    log-normal factor exp(sigma z), sigma = 2 %, z from the job's own
+ *    stream (HB_STREAM_POLLUX_OBS, seeded by --seed and the job: a job's
+ *    k-th observation draws the same z whatever the other jobs do, which
+ *    also lets its next fit start before the observation is taken, see
+ *    "Fits made ahead"): per-epoch averages of a real step timer are that
+ *    close.  Like AdaptDL's
  *    profile, observations of the same (N, K, m, s) are averaged into one
  *    fit sample.  The per-pass compute time T_grad (what an accumulation
  *    step measures, pollux.md §2.1 [ART]) is observed the same way from the
@@ -101,6 +105,18 @@
  *    LM against the reference (scripts/repro/pollux-spread, seeds 1-5):
  *    every change of the mean within 0.10 of the reference's range in
  *    fidelity mode (workload 1: +1.1 s), within 0.11 in native mode.
+ *  - Fits made ahead (shared clusters, --threads 2 or more).  Every refit
+ *    follows a configuration change: the new configuration is observed at
+ *    the first report or epoch end after it has run, and the history grows
+ *    by that observation.  Its value is known when the configuration is
+ *    applied (the perf model's time and the next draws of the job's
+ *    stream), so apply() posts the refit it will cause to the run's pool
+ *    (spec_post), and refresh_fit takes its result when the fit it is
+ *    about to run has exactly those inputs (samples bit for bit, seed, warm
+ *    start, priors), which it has unless the job was re-granted or
+ *    preempted first; else it fits as before.  On Philly's first 2,000
+ *    jobs every one of the 18,778 refits followed an apply, and the wall
+ *    time between the two covered 93 % of the fits' time.
  *  - Realising (m, s).  hb_goodput_argmax works on integer m; B_L must be a
  *    profiled local batch that fits every GPU type used (with the GNS
  *    buffer, below).  The agent keeps the argmax's s and takes the feasible
@@ -267,9 +283,28 @@ struct pollux_state {
 	unsigned theta_priors;    /* the priors theta's fit pinned (the next refit's warm start) */
 	long fits;                /* fits run */
 	long refits_skipped;      /* refits skipped: theta predicted the new observations */
+	long fits_ahead;          /* fits taken from a refit made ahead (spec_post) */
 	double run_from;          /* time the current configuration started running
 				     (after its restart delay); INFINITY before the first */
 	int preempt_seen;         /* job->preemptions when the configuration was applied */
+	struct hb_rng obs_rng;    /* the job's measurement noise (HB_STREAM_POLLUX_OBS) */
+	int obs_seeded;
+	struct pollux_spec *spec; /* the refit made ahead (spec_post), NULL until the first */
+	struct hb_pool *pool;     /* the run's, borrowed: where spec runs */
+};
+
+/* A refit made ahead on the run's pool ("Fits made ahead" at the top): its
+ * inputs as fit() would build them, and its outcome. */
+struct pollux_spec {
+	struct hb_pool_bg bg;     /* posted: the rest is the worker's until claimed */
+	int posted;
+	struct hb_goodput_sample *smp; /* [n] of [cap] */
+	size_t n, cap;
+	struct hb_goodput_fit_options opt;
+	struct hb_goodput_params init; /* opt.init points here when it is set */
+	int rc;
+	struct hb_goodput_fit_result res;
+	struct hb_error err;
 };
 
 /* The decision for one allocation. */
@@ -295,6 +330,11 @@ static void pollux_free_state(struct hb_sim_job *job)
 
 	if (!st)
 		return;
+	if (st->spec) {
+		hb_pool_claim(st->pool, &st->spec->bg); /* a worker may still be fitting */
+		free(st->spec->smp);
+		free(st->spec);
+	}
 	free(st->obs);
 	free(st->order);
 	free(st->types);
@@ -444,6 +484,8 @@ static int make_config(struct hb_sim *sim, struct hb_sim_job *job, const int *al
 	return 0;
 }
 
+static void spec_post(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, const int *alloc);
+
 static int apply(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, const int *alloc,
 		 int local_bs, int accum_steps, int how, const char *why, struct hb_error *err)
 {
@@ -459,6 +501,7 @@ static int apply(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state
 		st->accum_steps = accum_steps;
 		st->run_from = job->state == HB_JOB_RESTARTING ? job->restart_until : hb_sim_now(sim);
 		st->preempt_seen = job->preemptions;
+		spec_post(sim, job, st, alloc);
 	}
 	return rc;
 }
@@ -635,24 +678,35 @@ static struct pollux_obs *find_obs(struct pollux_state *st, int nodes, int gpus,
 	return NULL;
 }
 
-/* Record what the job measured while running its current configuration. */
-static int observe(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, struct hb_error *err)
+/* The job's stream of measurement noise (the top, "Observations"). */
+static struct hb_rng *obs_rng(const struct hb_sim *sim, const struct hb_sim_job *job, struct pollux_state *st)
 {
-	const int *alloc = job->cfg.alloc;
-	int nodes, gpus;
-	double iter_s, compute_s = 0.0;
-	struct pollux_obs *o = NULL;
+	if (!st->obs_seeded) {
+		hb_rng_seed(&st->obs_rng, sim->opts.seed ^ (0xD6E8FEB86659FD93ULL * (uint64_t)(job->id + 1)),
+			    HB_STREAM_POLLUX_OBS);
+		st->obs_seeded = 1;
+	}
+	return &st->obs_rng;
+}
 
-	if (alloc_shape(job, alloc, &nodes, &gpus, err) < 0)
-		return -1;
+/* What the job measures running (local_bs, accum_steps) on alloc, its
+ * noise drawn from rng: T_iter and T_grad on the reference type. */
+static int measure(struct hb_sim *sim, struct hb_sim_job *job, const struct pollux_state *st, const int *alloc,
+		   int local_bs, int accum_steps, struct hb_rng *rng, double *iter_out, double *compute_out,
+		   struct hb_error *err)
+{
+	double iter_s, compute_s = 0.0;
+
 	if (job->fid) {
 		/* Pollux fidelity: the artifact's agent records the true step and
 		 * sync times of what it ran, noise-free (Job.update_params). */
-		if (hb_agent_fid_iter_s(job, alloc, st->local_bs, st->accum_steps, &iter_s, &compute_s, err) < 0)
+		if (hb_agent_fid_iter_s(job, alloc, local_bs, accum_steps, &iter_s, &compute_s, err) < 0)
 			return -1;
-		goto record;
+		*iter_out = iter_s;
+		*compute_out = compute_s;
+		return 0;
 	}
-	if (hb_ddp_iter_time(job->perf, alloc, st->local_bs, st->accum_steps, &iter_s, NULL, err) < 0)
+	if (hb_ddp_iter_time(job->perf, alloc, local_bs, accum_steps, &iter_s, NULL, err) < 0)
 		return -1;
 	/* T_grad: what one extra micro-step costs the slowest GPU. */
 	for (int node = 0; node < sim->cl->nnodes; node++) {
@@ -660,14 +714,14 @@ static int observe(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_sta
 
 		if (alloc[node] == 0)
 			continue;
-		if (hb_perf_iter_time(job->perf, alloc, node, st->local_bs, 1, 0, &t0, err) < 0 ||
-		    hb_perf_iter_time(job->perf, alloc, node, st->local_bs, 1, 1, &t1, err) < 0)
+		if (hb_perf_iter_time(job->perf, alloc, node, local_bs, 1, 0, &t0, err) < 0 ||
+		    hb_perf_iter_time(job->perf, alloc, node, local_bs, 1, 1, &t1, err) < 0)
 			return -1;
 		if (t1 - t0 > compute_s)
 			compute_s = t1 - t0;
 	}
-	iter_s *= exp(POLLUX_OBS_SIGMA * hb_rng_normal(&sim->rng_agent));
-	compute_s *= exp(POLLUX_OBS_SIGMA * hb_rng_normal(&sim->rng_agent));
+	iter_s *= exp(POLLUX_OBS_SIGMA * hb_rng_normal(rng));
+	compute_s *= exp(POLLUX_OBS_SIGMA * hb_rng_normal(rng));
 	if (shared_mode(sim) && st->types) {
 		/* To the reference type (the top, "Heterogeneous GPUs"). */
 		int t = slowest_type(st->types, job->perf, alloc);
@@ -675,11 +729,27 @@ static int observe(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_sta
 		if (t >= 0 && t != st->ref_type) {
 			double c = st->types[t].compute_scale;
 
-			iter_s += (1.0 / c - 1.0) * (st->accum_steps + 1) * compute_s;
+			iter_s += (1.0 / c - 1.0) * (accum_steps + 1) * compute_s;
 			compute_s /= c;
 		}
 	}
-record:
+	*iter_out = iter_s;
+	*compute_out = compute_s;
+	return 0;
+}
+
+/* Record what the job measured while running its current configuration. */
+static int observe(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, struct hb_error *err)
+{
+	const int *alloc = job->cfg.alloc;
+	int nodes, gpus;
+	double iter_s, compute_s;
+	struct pollux_obs *o = NULL;
+
+	if (alloc_shape(job, alloc, &nodes, &gpus, err) < 0 ||
+	    measure(sim, job, st, alloc, st->local_bs, st->accum_steps, obs_rng(sim, job, st), &iter_s, &compute_s,
+		    err) < 0)
+		return -1;
 	o = find_obs(st, nodes, gpus, st->local_bs, st->accum_steps);
 	if (!o) {
 		if (st->nobs == st->cap_obs) {
@@ -704,23 +774,13 @@ record:
 	return 0;
 }
 
-/* theta_sys fitted to every observation so far (pollux.md §2.1). */
-static int fit(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st,
-	       const struct hb_goodput_params *init, unsigned init_priors, struct hb_goodput_fit_result *res,
-	       struct hb_error *err)
+/* fit()'s samples: one per observation (averages). */
+static void fit_samples(const struct pollux_obs *obs, size_t nobs, struct hb_goodput_sample *smp)
 {
-	struct hb_goodput_sample *smp;
-	struct hb_goodput_fit_options opt;
-	int rc;
+	for (size_t i = 0; i < nobs; i++) {
+		const struct pollux_obs *o = &obs[i];
 
-	if (st->nobs == 0)
-		return hb_runtime_error(err, "%s: job %s: no observation to fit", job->agent->name, job->name);
-	smp = calloc(st->nobs, sizeof(*smp));
-	if (!smp)
-		return hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
-	for (size_t i = 0; i < st->nobs; i++) {
-		const struct pollux_obs *o = &st->obs[i];
-
+		memset(&smp[i], 0, sizeof(smp[i]));
 		smp[i].num_nodes = o->num_nodes;
 		smp[i].num_replicas = o->num_replicas;
 		smp[i].local_bsz = o->local_bs;
@@ -728,16 +788,98 @@ static int fit(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *
 		smp[i].iter_s = o->iter_sum / (double)o->count;
 		smp[i].compute_s = o->compute_sum / (double)o->count;
 	}
-	hb_goodput_fit_options_default(&opt);
+}
+
+/* fit()'s options: init, when not NULL, is copied to *init_copy, which
+ * opt->init then points to. */
+static void fit_options(const struct hb_sim *sim, const struct hb_sim_job *job, const struct pollux_state *st,
+			const struct hb_goodput_params *init, unsigned init_priors,
+			struct hb_goodput_params *init_copy, struct hb_goodput_fit_options *opt)
+{
+	hb_goodput_fit_options_default(opt);
 	/* Odd multipliers spread job and decision over the seed's bits (hb_rng_seed
 	 * then mixes it with SplitMix64), so every fit draws its own restarts. */
-	opt.seed = sim->opts.seed ^ (0x9E3779B97F4A7C15ULL * (uint64_t)(job->id + 1)) ^
-		   (0xBF58476D1CE4E5B9ULL * (uint64_t)(st->decisions + 1));
+	opt->seed = sim->opts.seed ^ (0x9E3779B97F4A7C15ULL * (uint64_t)(job->id + 1)) ^
+		    (0xBF58476D1CE4E5B9ULL * (uint64_t)(st->decisions + 1));
 	if (init) {
 		/* A refit: warm start, no random restarts (see "Fit cadence"). */
-		opt.init = init;
-		opt.init_priors = init_priors;
-		opt.restarts = POLLUX_REFIT_RESTARTS;
+		*init_copy = *init;
+		opt->init = init_copy;
+		opt->init_priors = init_priors;
+		opt->restarts = POLLUX_REFIT_RESTARTS;
+	}
+}
+
+/* 1 when spec was made from these samples and options, bit for bit. */
+static int spec_matches(const struct pollux_spec *sp, const struct hb_goodput_sample *smp, size_t n,
+			const struct hb_goodput_fit_options *opt)
+{
+	const struct hb_goodput_fit_options *a = &sp->opt;
+
+	/* samples are memset before they are filled (fit_samples): no padding
+	 * differs; the options field by field */
+	if (sp->n != n || memcmp(sp->smp, smp, n * sizeof(*smp)) != 0 || (a->init == NULL) != (opt->init == NULL))
+		return 0;
+	if (a->init && (memcmp(a->init, opt->init, sizeof(*a->init)) != 0 || a->init_priors != opt->init_priors))
+		return 0;
+	return a->priors == opt->priors && a->regularise == opt->regularise && a->restarts == opt->restarts &&
+	       a->max_iter == opt->max_iter && a->method == opt->method && a->seed == opt->seed;
+}
+
+#ifdef POLLUX_SPEC_VERIFY
+/* Test builds (tests/arbiter_pollux: test_pollux_spec): every refit made
+ * ahead that is taken is also fitted here and must be the same bits. */
+long hb_pollux_spec_verified;
+#endif
+
+/* theta_sys fitted to every observation so far (pollux.md §2.1); a refit
+ * made ahead (spec_post) with these very inputs is taken instead. */
+static int fit(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st,
+	       const struct hb_goodput_params *init, unsigned init_priors, struct hb_goodput_fit_result *res,
+	       struct hb_error *err)
+{
+	struct hb_goodput_sample *smp;
+	struct hb_goodput_fit_options opt;
+	struct hb_goodput_params init_copy;
+	int rc;
+
+	if (st->nobs == 0)
+		return hb_runtime_error(err, "%s: job %s: no observation to fit", job->agent->name, job->name);
+	smp = calloc(st->nobs, sizeof(*smp));
+	if (!smp)
+		return hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
+	fit_samples(st->obs, st->nobs, smp);
+	fit_options(sim, job, st, init, init_priors, &init_copy, &opt);
+	if (st->spec && st->spec->posted) {
+		struct pollux_spec *sp = st->spec;
+		const int ran = hb_pool_claim(st->pool, &sp->bg);
+
+		sp->posted = 0;
+		if (ran && spec_matches(sp, smp, st->nobs, &opt)) {
+#ifdef POLLUX_SPEC_VERIFY
+			struct hb_goodput_fit_result fresh;
+			struct hb_error ferr = { 0 };
+			const int frc = hb_goodput_fit(smp, st->nobs, &opt, &fresh, &ferr);
+
+			if (frc != sp->rc ||
+			    (frc == 0 && (memcmp(&fresh.params, &sp->res.params, sizeof(fresh.params)) != 0 ||
+					  memcmp(&fresh.objective, &sp->res.objective, sizeof(double)) != 0 ||
+					  fresh.priors != sp->res.priors || fresh.iterations != sp->res.iterations))) {
+				free(smp);
+				return hb_runtime_error(err, "%s: job %s: the refit made ahead is not the refit",
+							job->agent->name, job->name);
+			}
+			hb_pollux_spec_verified++;
+#endif
+			free(smp);
+			if (sp->rc < 0) {
+				*err = sp->err;
+				return -1;
+			}
+			*res = sp->res;
+			st->fits_ahead++;
+			return 0;
+		}
 	}
 	rc = hb_goodput_fit(smp, st->nobs, &opt, res, err);
 	free(smp);
@@ -760,19 +902,96 @@ int hb_pollux_obs_predicted(const struct hb_goodput_params *theta, int num_nodes
 	return 1;
 }
 
-/* 1 when theta predicts every observation added since it was fitted (the
- * refit skip, "Fit cadence" at the top). */
-static int theta_predicts_new(const struct pollux_state *st)
+/* 1 when theta predicts observations obs[from .. to) (the refit skip, "Fit
+ * cadence" at the top). */
+static int theta_predicts(const struct hb_goodput_params *theta, const struct pollux_obs *obs, size_t from,
+			  size_t to)
 {
-	for (size_t i = st->fit_nobs; i < st->nobs; i++) {
-		const struct pollux_obs *o = &st->obs[i];
+	for (size_t i = from; i < to; i++) {
+		const struct pollux_obs *o = &obs[i];
 
-		if (!hb_pollux_obs_predicted(&st->theta, o->num_nodes, o->num_replicas, o->local_bs,
-					     o->accum_steps, o->iter_sum / (double)o->count,
-					     o->compute_sum / (double)o->count, POLLUX_REFIT_SKIP_TOL))
+		if (!hb_pollux_obs_predicted(theta, o->num_nodes, o->num_replicas, o->local_bs, o->accum_steps,
+					     o->iter_sum / (double)o->count, o->compute_sum / (double)o->count,
+					     POLLUX_REFIT_SKIP_TOL))
 			return 0;
 	}
 	return 1;
+}
+
+/* 1 when theta predicts every observation added since it was fitted. */
+static int theta_predicts_new(const struct pollux_state *st)
+{
+	return theta_predicts(&st->theta, st->obs, st->fit_nobs, st->nobs);
+}
+
+static void spec_task(void *ctx, int task, int worker)
+{
+	struct pollux_spec *sp = ctx;
+
+	(void)task;
+	(void)worker;
+	sp->rc = hb_goodput_fit(sp->smp, sp->n, &sp->opt, &sp->res, &sp->err);
+}
+
+/* After a configuration change on a shared cluster: the refit its first
+ * observation will cause, posted to the run's pool ("Fits made ahead" at
+ * the top).  Only a guess that saves time, so it gives up quietly (no
+ * error, no memory, nothing to fit). */
+static void spec_post(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, const int *alloc)
+{
+	struct pollux_spec *sp = st->spec;
+	struct pollux_obs *h;
+	struct hb_error scratch = { 0 };
+	struct hb_rng rng;
+	int nodes, gpus;
+	double iter_s, compute_s;
+	const size_t n = st->nobs + 1;
+
+	if (!shared_mode(sim) || hb_pool_threads(sim->pool) < 2 || job->cfg.ngpus < 1)
+		return;
+	if (sp && sp->posted) {
+		hb_pool_claim(st->pool, &sp->bg); /* made for a configuration no longer run */
+		sp->posted = 0;
+	}
+	if (alloc_shape(job, alloc, &nodes, &gpus, &scratch) < 0 ||
+	    find_obs(st, nodes, gpus, st->local_bs, st->accum_steps))
+		return; /* no new observation, so no refit */
+	rng = *obs_rng(sim, job, st); /* a copy: the stream moves when observe() draws */
+	if (measure(sim, job, st, alloc, st->local_bs, st->accum_steps, &rng, &iter_s, &compute_s, &scratch) < 0)
+		return;
+	if (!sp) {
+		if (!(sp = calloc(1, sizeof(*sp))))
+			return;
+		st->spec = sp;
+		st->pool = sim->pool;
+	}
+	if (n > sp->cap) {
+		size_t cap = sp->cap ? 2 * sp->cap : 16;
+		struct hb_goodput_sample *a;
+
+		while (cap < n)
+			cap *= 2;
+		if (!(a = realloc(sp->smp, cap * sizeof(*a))))
+			return;
+		sp->smp = a;
+		sp->cap = cap;
+	}
+	/* the history as observe() will leave it, in the samples' array */
+	if (!(h = malloc(n * sizeof(*h))))
+		return;
+	memcpy(h, st->obs, st->nobs * sizeof(*h));
+	h[st->nobs] = (struct pollux_obs){ .num_nodes = nodes, .num_replicas = gpus, .local_bs = st->local_bs,
+					   .accum_steps = st->accum_steps, .iter_sum = iter_s,
+					   .compute_sum = compute_s, .count = 1 };
+	if (st->fitted && theta_predicts(&st->theta, h, st->fit_nobs, n)) {
+		free(h);
+		return; /* refresh_fit will skip the refit */
+	}
+	fit_samples(h, n, sp->smp);
+	free(h);
+	sp->n = n;
+	fit_options(sim, job, st, st->fitted ? &st->theta : NULL, st->theta_priors, &sp->init, &sp->opt);
+	sp->posted = hb_pool_post(sim->pool, &sp->bg, spec_task, sp);
 }
 
 /* Shared clusters: refit when the history grew since the last fit, unless
@@ -1271,6 +1490,7 @@ int hb_pollux_agent_report(struct hb_sim *sim, struct hb_sim_job *job, struct hb
 	out->nobs = st->nobs;
 	out->fits = st->fits;
 	out->refits_skipped = st->refits_skipped;
+	out->fits_ahead = st->fits_ahead;
 	out->ref_type = st->ref_type;
 	out->ntypes = job->perf->ngpus;
 	out->types = st->types;

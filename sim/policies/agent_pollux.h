@@ -51,6 +51,8 @@ struct hb_pollux_report {
 				    theta did not change) */
 	long refits_skipped;     /* refits skipped because theta already predicted the new
 				    observations within 2 sigma of their noise */
+	long fits_ahead;         /* fits of those whose result was made ahead on the run's pool
+				    (agent_pollux.c, "Fits made ahead"): 0 on one thread */
 	int ref_type;            /* index of the reference GPU type */
 	int ntypes;              /* entries of types */
 	const struct hb_pollux_type *types; /* per GPU type, owned by the agent (valid until the

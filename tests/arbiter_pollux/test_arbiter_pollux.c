@@ -1105,9 +1105,22 @@ static void test_trace_deterministic(void **state)
 	rounds_checked = 0;
 	jct_a = run_trace("pollux", 7, &a);
 	assert_true(rounds_checked > 10);
-	open_threads = 2; /* the search on a pool: the same run */
+	open_threads = 2; /* the search and the refits made ahead on a pool: the same run */
 	jct_b = run_trace("pollux", 7, &b);
 	open_threads = 1;
+	{
+		long ahead = 0;
+
+		for (int j = 0; j < b.njobs; j++) {
+			struct hb_pollux_report r;
+			struct hb_error err = { 0 };
+
+			assert_int_equal(hb_pollux_agent_report(&b, &b.jobs[j], &r, &err), 0);
+			ahead += r.fits_ahead;
+		}
+		print_message("      refits made ahead on 2 threads: %ld\n", ahead);
+		assert_true(ahead > 0);
+	}
 	assert_true(jct_a == jct_b);
 	assert_int_equal(a.nevents, b.nevents);
 	assert_int_equal(a.nsamples, b.nsamples);
