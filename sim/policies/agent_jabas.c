@@ -1176,9 +1176,9 @@ static const struct pick_memo_entry *pick_find(const struct pick_memo *m, const 
 		const struct pick_memo_entry *e = &m->e[i];
 
 		if (e->hash == h && e->n == qs->n && e->ntraj == ntraj && e->done == done &&
-		    memcmp(e->key, qs->ent, qs->n * sizeof(size_t)) == 0 &&
-		    memcmp(e->key + qs->n, qs->last, qs->n * sizeof(size_t)) == 0 &&
-		    memcmp(e->traj, traj, ntraj * sizeof(long)) == 0)
+		    (qs->n == 0 || (memcmp(e->key, qs->ent, qs->n * sizeof(size_t)) == 0 &&
+				    memcmp(e->key + qs->n, qs->last, qs->n * sizeof(size_t)) == 0)) &&
+		    (ntraj == 0 || memcmp(e->traj, traj, ntraj * sizeof(long)) == 0))
 			return e;
 	}
 	return NULL;
@@ -1199,9 +1199,12 @@ static void pick_save(struct pick_memo *m, const struct q_shapes *qs, uint64_t h
 	}
 	free(e->key);
 	free(e->traj);
-	memcpy(key, qs->ent, qs->n * sizeof(size_t));
-	memcpy(key + qs->n, qs->last, qs->n * sizeof(size_t));
-	memcpy(tr, traj, ntraj * sizeof(long));
+	if (qs->n) { /* qs's arrays are NULL before its first shape */
+		memcpy(key, qs->ent, qs->n * sizeof(size_t));
+		memcpy(key + qs->n, qs->last, qs->n * sizeof(size_t));
+	}
+	if (ntraj)
+		memcpy(tr, traj, ntraj * sizeof(long));
 	*e = (struct pick_memo_entry){ .hash = h, .n = qs->n, .ntraj = ntraj, .done = done, .key = key,
 				       .traj = tr, .best = best, .best_s = best_s };
 	m->next = (m->next + 1) % PICK_MEMO_MAX;

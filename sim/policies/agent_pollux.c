@@ -979,7 +979,8 @@ static void spec_post(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_
 	/* the history as observe() will leave it, in the samples' array */
 	if (!(h = malloc(n * sizeof(*h))))
 		return;
-	memcpy(h, st->obs, st->nobs * sizeof(*h));
+	if (st->nobs)
+		memcpy(h, st->obs, st->nobs * sizeof(*h)); /* st->obs is NULL before the first */
 	h[st->nobs] = (struct pollux_obs){ .num_nodes = nodes, .num_replicas = gpus, .local_bs = st->local_bs,
 					   .accum_steps = st->accum_steps, .iter_sum = iter_s,
 					   .compute_sum = compute_s, .count = 1 };
