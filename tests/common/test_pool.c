@@ -240,6 +240,7 @@ struct nested_ctx {
 	struct hb_pool *pool;
 	_Atomic int inuse[MAXT];
 	int runs[MAXT];
+	unsigned spin[MAXT];
 	int bad;
 };
 
@@ -254,7 +255,8 @@ static void flag_task(void *ctx, int task, int worker)
 	}
 	for (int k = 0; k < 3000; k++)
 		x = x * 1664525u + 1013904223u;
-	c->runs[task] += 1 + (int)(x & 0); /* each task writes only its own slot */
+	c->spin[task] = x;  /* the busy work's result, so that it is done */
+	c->runs[task]++;    /* each task writes only its own slots */
 	atomic_store(&c->inuse[worker], 0);
 }
 
@@ -278,13 +280,15 @@ static void test_background_batch(void **state)
 		for (int round = 0; round < 300; round++) {
 			struct nested_ctx c;
 			struct hb_pool_bg bg = { 0 };
+			volatile unsigned delay = 1; /* the caller's own work before it claims */
 			int r;
 
 			memset(&c, 0, sizeof(c));
 			c.pool = p;
 			assert_int_equal(hb_pool_post(p, &bg, nested_bg, &c), 1);
-			for (int k = 0; k < round % 5 * 2000; k++) /* claim at varying points of the run */
-				c.bad |= 0;
+			/* claim at varying points of the run */
+			for (unsigned k = 0; k < (unsigned)(round % 5) * 2000u; k++)
+				delay = delay * 1664525u + 1013904223u;
 			r = hb_pool_claim(p, &bg);
 			assert_int_equal(c.bad, 0);
 			for (int i = 0; i < MAXT; i++)
