@@ -367,7 +367,11 @@ int hb_analytic_compute(const struct hb_gpu *g, const struct hb_model *m, int lo
 
 double hb_analytic_mem_bytes(const struct hb_gpu *g, const struct hb_model *m, int local_bs, int n_vsw)
 {
-	const struct hb_analytic_arch *a = hb_analytic_arch_of(g);
+	return hb_analytic_mem_bytes_on(hb_analytic_arch_of(g), m, local_bs, n_vsw);
+}
+
+double hb_analytic_mem_bytes_on(const struct hb_analytic_arch *a, const struct hb_model *m, int local_bs, int n_vsw)
+{
 	double pb = param_bytes(m);
 	double once = (m->opt_offload ? 0.0 : m->opt_state_bytes_per_param * m->params) + pb * m->params;
 	double per_vsw = 2.0 * pb * m->params + a->workspace_bytes + a->act_scale * m->act_bytes_per_sample * local_bs;

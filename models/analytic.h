@@ -86,6 +86,12 @@ int hb_analytic_compute(const struct hb_gpu *g, const struct hb_model *m, int lo
 /* Peak device memory of n_vsw VSWs at local_bs, bytes. */
 double hb_analytic_mem_bytes(const struct hb_gpu *g, const struct hb_model *m, int local_bs, int n_vsw);
 
+/* The same with the GPU's architecture given (a = hb_analytic_arch_of(g)),
+ * for a caller that asks about many batches on one GPU: finding the
+ * architecture matches the GPU's names against patterns, which cost more
+ * than the sum. */
+double hb_analytic_mem_bytes_on(const struct hb_analytic_arch *a, const struct hb_model *m, int local_bs, int n_vsw);
+
 /* Largest n_vsw in [0, min(cap, HB_ANALYTIC_MAX_VSW)] that fits in memory
  * (0: not even one VSW fits).  cap <= 0 means no cap beyond 10; pass the
  * previous, smaller batch's result to keep n_max non-increasing in the

@@ -668,14 +668,19 @@ int hb_perf_alloc_gpus(const struct hb_perf *p, const int *alloc, int *n_gpus, i
 {
 	int g = 0, nn = 0;
 
+	/* A node's record (large, and cold on a cluster of hundreds) is read
+	 * only where the allocation has GPUs: an allocation spans a handful of
+	 * nodes, and this runs for every iteration-time estimate. */
 	for (int i = 0; i < p->nnodes; i++) {
-		if (alloc[i] < 0 || alloc[i] > p->nodes[i].ngpus)
-			return hb_input_error(err, "allocation: node %s gets %d GPUs, it has %d", p->nodes[i].name,
-					      alloc[i], p->nodes[i].ngpus);
-		if (alloc[i] > 0) {
-			g += alloc[i];
-			nn++;
-		}
+		const int a = alloc[i];
+
+		if (a == 0)
+			continue;
+		if (a < 0 || a > p->nodes[i].ngpus)
+			return hb_input_error(err, "allocation: node %s gets %d GPUs, it has %d", p->nodes[i].name, a,
+					      p->nodes[i].ngpus);
+		g += a;
+		nn++;
 	}
 	if (g == 0)
 		return hb_input_error(err, "allocation: no GPU allocated");

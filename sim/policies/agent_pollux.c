@@ -376,11 +376,12 @@ static const struct hb_gpu *node_gpu(const struct hb_sim *sim, int node)
 	return &sim->cat->gpus[sim->cl->nodes[node].gpu];
 }
 
-/* One worker at local_bs plus the GNS buffer fits the node's GPU. */
-static int gns_fits(const struct hb_sim *sim, const struct hb_sim_job *job, int node, int local_bs)
+/* One worker at local_bs plus the GNS buffer fits GPU g, of architecture a
+ * (hb_analytic_arch_of(g)). */
+static int gns_fits(const struct hb_gpu *g, const struct hb_analytic_arch *a, const struct hb_sim_job *job,
+		    int local_bs)
 {
-	const struct hb_gpu *g = node_gpu(sim, node);
-	double need = hb_analytic_mem_bytes(g, job->model, local_bs, 1) + GNS_BYTES_PER_PARAM * job->model->params;
+	double need = hb_analytic_mem_bytes_on(a, job->model, local_bs, 1) + GNS_BYTES_PER_PARAM * job->model->params;
 
 	return need <= g->mem_bytes;
 }
@@ -395,13 +396,17 @@ static int feasible_lbs(const struct hb_sim *sim, const struct hb_sim_job *job, 
 			int *n, struct hb_error *err)
 {
 	int *lbs = NULL, nl = 0, k = 0, ntypes = 0, *rep;
+	const struct hb_analytic_arch **arch; /* per rep: its GPU's architecture */
 	const int ngpus = sim->cat->ngpus;
 
 	if (hb_perf_alloc_lbs(job->perf, alloc, &lbs, &nl, err) < 0)
 		return -1;
 	/* rep[i]: a node of the i-th distinct GPU type alloc uses */
 	rep = malloc((size_t)(ngpus > 0 ? ngpus : 1) * sizeof(*rep));
-	if (!rep) {
+	arch = malloc((size_t)(ngpus > 0 ? ngpus : 1) * sizeof(*arch));
+	if (!rep || !arch) {
+		free(rep);
+		free(arch);
 		free(lbs);
 		return hb_runtime_error(err, "pollux %s: out of memory", job->name);
 	}
@@ -415,15 +420,18 @@ static int feasible_lbs(const struct hb_sim *sim, const struct hb_sim_job *job, 
 		if (!seen)
 			rep[ntypes++] = node;
 	}
+	for (int t = 0; t < ntypes; t++)
+		arch[t] = hb_analytic_arch_of(node_gpu(sim, rep[t]));
 	for (int i = 0; i < nl; i++) {
 		int ok = 1;
 
 		for (int t = 0; t < ntypes && ok; t++)
-			ok = gns_fits(sim, job, rep[t], lbs[i]);
+			ok = gns_fits(node_gpu(sim, rep[t]), arch[t], job, lbs[i]);
 		if (ok)
 			lbs[k++] = lbs[i];
 	}
 	free(rep);
+	free(arch);
 	*out = lbs;
 	*n = k;
 	return 0;

@@ -89,6 +89,63 @@ static void test_many_batches(void **state)
 	hb_pool_destroy(p);
 }
 
+/* Pollux's use: tens of thousands of batches of a few tasks that take no
+ * time, back to back, each with a context of its own.  A thread still
+ * inside a batch when its caller starts the next one must not hand out the
+ * new batch's tasks with the old batch's function and context: each
+ * context knows its batch, and a task run under any other batch counts as
+ * bad (two contexts alternate, both alive, so a stale run lands in live
+ * memory and is seen). */
+struct tight_ctx {
+	int batch;              /* the batch this context belongs to */
+	const atomic_int *current; /* the batch in progress */
+	atomic_int *bad;        /* tasks run outside their batch */
+	atomic_int *helped;     /* tasks run by a thread other than the caller */
+	int runs[4];
+};
+
+static void tight_task(void *ctx, int task, int worker)
+{
+	struct tight_ctx *c = ctx;
+
+	if (atomic_load(c->current) != c->batch)
+		atomic_fetch_add(c->bad, 1);
+	if (worker != 0)
+		atomic_fetch_add(c->helped, 1);
+	c->runs[task]++;
+}
+
+static void test_tight_batches(void **state)
+{
+	struct hb_pool *p = NULL;
+	struct hb_error err = { 0 };
+	atomic_int current = 0, bad = 0, helped = 0;
+	struct tight_ctx c[2];
+
+	(void)state;
+	assert_int_equal(hb_pool_create(&p, 2, &err), 0);
+	for (int b = 1; b <= 40000; b++) {
+		struct tight_ctx *x = &c[b % 2];
+		const int n = 2 + b % 3;
+
+		memset(x, 0, sizeof(*x));
+		x->batch = b;
+		x->current = &current;
+		x->bad = &bad;
+		x->helped = &helped;
+		atomic_store(&current, b);
+		hb_pool_run(p, n, tight_task, x);
+		atomic_store(&current, 0);
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(x->runs[i], i < n ? 1 : 0);
+	}
+	hb_pool_destroy(p);
+	assert_int_equal(atomic_load(&bad), 0);
+	/* the worker joins batches (it spins between them rather than
+	 * sleeping through them all) */
+	assert_true(atomic_load(&helped) > 0);
+}
+
 struct nest_ctx {
 	struct hb_pool *pool;
 	int inner_runs[8][8];  /* [outer task][inner task] */
@@ -309,6 +366,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_task_once),
 		cmocka_unit_test(test_many_batches),
+		cmocka_unit_test(test_tight_batches),
 		cmocka_unit_test(test_nested),
 		cmocka_unit_test(test_background),
 		cmocka_unit_test(test_background_batch),
