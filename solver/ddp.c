@@ -14,8 +14,11 @@ static int model_time(const struct hb_perf *p, const int *alloc, int local_bs, i
 		      int *slowest_node, struct hb_error *err)
 {
 	double worst = -1.0;
-	int who = -1;
+	int who = -1, ng, nn;
 
+	/* counted once for every node's communication (hb_perf_comm_eval_n) */
+	if (hb_perf_alloc_gpus(p, alloc, &ng, &nn, err) != 0)
+		return -1;
 	for (int i = 0; i < p->nnodes; i++) {
 		const struct hb_perf_lbs *l;
 		struct hb_perf_comm c;
@@ -28,7 +31,7 @@ static int model_time(const struct hb_perf *p, const int *alloc, int local_bs, i
 		if (!l || l->n_cap < 1)
 			return hb_input_error(err, "DDP model: GPU %s (node %s) has no feasible profile at local batch %d",
 					      p->gpus[p->nodes[i].gpu].name, p->nodes[i].name, local_bs);
-		if (hb_perf_comm_eval(p, alloc, i, &c, err) != 0 || hb_perf_coef_eval(p, l, &c, 1, 1.0, &k, err) != 0)
+		if (hb_perf_comm_eval_n(p, i, ng, nn, &c, err) != 0 || hb_perf_coef_eval(p, l, &c, 1, 1.0, &k, err) != 0)
 			return -1;
 		t = hb_perf_iter_s(&k, ga_steps);
 		if (t > worst) {

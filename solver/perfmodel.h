@@ -233,6 +233,10 @@ int hb_perf_coef_eval(const struct hb_perf *p, const struct hb_perf_lbs *l, cons
 /* Convenience: predicted per-GPU iteration time of node `node` in alloc. */
 int hb_perf_iter_time(const struct hb_perf *p, const int *alloc, int node, int local_bs, int n_vsw, int n_ga,
 		      double *iter_s, struct hb_error *err);
+/* The same with the allocation's GPUs and nodes counted already
+ * (hb_perf_alloc_gpus), for a caller that asks about each of its nodes. */
+int hb_perf_iter_time_n(const struct hb_perf *p, int node, int n_gpus, int n_nodes, int local_bs, int n_vsw,
+			int n_ga, double *iter_s, struct hb_error *err);
 
 /* Candidate local batches of an allocation: multiples of min_lbs up to the
  * smallest maxB_L of the GPU types used, kept only where every used type has

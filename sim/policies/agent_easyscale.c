@@ -30,7 +30,7 @@
  * PyTorch on the same GPU, D1 and D1+D2, for V100, P100, T4; and Fig. 11's
  * time per step with context switching over time without (notes §4.3). */
 struct es_row {
-	const char *paper;       /* the paper's model */
+	char paper[16];          /* the paper's model */
 	double d1[3], d12[3];    /* V100, P100, T4 */
 	double switch_ratio;
 };

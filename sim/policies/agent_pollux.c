@@ -704,6 +704,7 @@ static int measure(struct hb_sim *sim, struct hb_sim_job *job, const struct poll
 		   struct hb_error *err)
 {
 	double iter_s, compute_s = 0.0;
+	int ng, nn; /* the allocation's GPUs and nodes */
 
 	if (job->fid) {
 		/* Pollux fidelity: the artifact's agent records the true step and
@@ -714,7 +715,8 @@ static int measure(struct hb_sim *sim, struct hb_sim_job *job, const struct poll
 		*compute_out = compute_s;
 		return 0;
 	}
-	if (hb_ddp_iter_time(job->perf, alloc, local_bs, accum_steps, &iter_s, NULL, err) < 0)
+	if (hb_ddp_iter_time(job->perf, alloc, local_bs, accum_steps, &iter_s, NULL, err) < 0 ||
+	    hb_perf_alloc_gpus(job->perf, alloc, &ng, &nn, err) < 0)
 		return -1;
 	/* T_grad: what one extra micro-step costs the slowest GPU. */
 	for (int node = 0; node < sim->cl->nnodes; node++) {
@@ -722,8 +724,8 @@ static int measure(struct hb_sim *sim, struct hb_sim_job *job, const struct poll
 
 		if (alloc[node] == 0)
 			continue;
-		if (hb_perf_iter_time(job->perf, alloc, node, local_bs, 1, 0, &t0, err) < 0 ||
-		    hb_perf_iter_time(job->perf, alloc, node, local_bs, 1, 1, &t1, err) < 0)
+		if (hb_perf_iter_time_n(job->perf, node, ng, nn, local_bs, 1, 0, &t0, err) < 0 ||
+		    hb_perf_iter_time_n(job->perf, node, ng, nn, local_bs, 1, 1, &t1, err) < 0)
 			return -1;
 		if (t1 - t0 > compute_s)
 			compute_s = t1 - t0;

@@ -359,6 +359,22 @@ static void dense_from_packed(const int *p, int J, int N, int *a)
 			a[(size_t)j * N + c[2 * i]] = c[2 * i + 1];
 }
 
+/* Work from a packed genome (rows' cells already ascending, no zero). */
+static void work_from_packed(struct work *w, const int *p, int J, int N)
+{
+	const int *c = PK_CELLS(p, J);
+
+	for (int j = 0; j < J; j++) {
+		int k = 0;
+
+		for (int i = p[j]; i < p[j + 1]; i++, k++) {
+			w->col[(size_t)j * N + k] = c[2 * i];
+			w->val[(size_t)j * N + k] = c[2 * i + 1];
+		}
+		w->cnt[j] = k;
+	}
+}
+
 /* Drop the zero cells of row j (order kept). */
 static void row_compact(struct work *w, int j, int N)
 {
@@ -1743,12 +1759,34 @@ void hb_pollux_result_free(struct hb_pollux_result *r)
 {
 	free(r->best);
 	free(r->front);
+	free(r->fpacked);
+	free(r->foff);
 	memset(r, 0, sizeof(*r));
 }
+
+/* The search from dense (init) or packed (pinit, poff) initial matrices,
+ * its front dense or packed (packed). */
+static int search_run(const struct hb_pollux_problem *pb, const int *init, const int *pinit, const size_t *poff,
+		      int ninit, const struct hb_pollux_ga_opts *opts, struct hb_rng *rng, int packed,
+		      struct hb_pollux_result *out, struct hb_error *err);
 
 int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ninit,
 		     const struct hb_pollux_ga_opts *opts, struct hb_rng *rng, struct hb_pollux_result *out,
 		     struct hb_error *err)
+{
+	return search_run(pb, init, NULL, NULL, ninit, opts, rng, 0, out, err);
+}
+
+int hb_pollux_search_packed(const struct hb_pollux_problem *pb, const int *init, const size_t *off, int ninit,
+			    const struct hb_pollux_ga_opts *opts, struct hb_rng *rng, struct hb_pollux_result *out,
+			    struct hb_error *err)
+{
+	return search_run(pb, NULL, init, off, ninit, opts, rng, 1, out, err);
+}
+
+static int search_run(const struct hb_pollux_problem *pb, const int *init, const int *pinit, const size_t *poff,
+		      int ninit, const struct hb_pollux_ga_opts *opts, struct hb_rng *rng, int packed,
+		      struct hb_pollux_result *out, struct hb_error *err)
 {
 	struct hb_pollux_ga_opts def;
 	struct ga g;
@@ -1773,7 +1811,10 @@ int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ni
 	for (int k = 0; k < (ninit > 0 ? ninit : 1); k++) {
 		int *x = g.x + (size_t)n * g.L;
 
-		work_from_dense(&g.child[0], ninit > 0 ? init + k * D : pb->base, pb->njobs, pb->nnodes);
+		if (ninit > 0 && pinit)
+			work_from_packed(&g.child[0], pinit + poff[k], pb->njobs, pb->nnodes);
+		else
+			work_from_dense(&g.child[0], ninit > 0 ? init + k * D : pb->base, pb->njobs, pb->nnodes);
 		repair(pb, &g.s, &g.child[0], rng, 0);
 		work_pack(&g.child[0], pb->njobs, pb->nnodes, x);
 		g.h[n] = hash_genome(x, packed_len(x, pb->njobs));
@@ -1821,17 +1862,41 @@ int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ni
 		out->nfront++;
 	}
 	out->best = malloc(D * sizeof(int));
-	out->front = malloc((size_t)out->nfront * D * sizeof(int));
-	if (!out->best || !out->front) {
+	if (packed) {
+		size_t cells = 0;
+
+		out->foff = malloc(((size_t)out->nfront + 1) * sizeof(size_t));
+		for (int i = 0; i < n; i++)
+			if (g.rank[i] == 0)
+				cells += packed_len(g.x + (size_t)i * g.L, pb->njobs);
+		out->fpacked = malloc((cells > 0 ? cells : 1) * sizeof(int));
+	} else {
+		out->front = malloc((size_t)out->nfront * D * sizeof(int));
+	}
+	if (!out->best || (packed ? !out->foff || !out->fpacked : !out->front)) {
 		hb_runtime_error(err, "pollux search: out of memory");
 		goto done;
 	}
 	dense_from_packed(g.x + (size_t)best * g.L, pb->njobs, pb->nnodes, out->best);
 	out->fitness = -g.f[2 * best];
 	out->utility = -g.f[2 * best + 1];
-	for (int i = 0, k = 0; i < n; i++)
-		if (g.rank[i] == 0)
-			dense_from_packed(g.x + (size_t)i * g.L, pb->njobs, pb->nnodes, out->front + (size_t)k++ * D);
+	if (packed)
+		out->foff[0] = 0;
+	for (int i = 0, k = 0; i < n; i++) {
+		const int *x = g.x + (size_t)i * g.L;
+
+		if (g.rank[i] != 0)
+			continue;
+		if (packed) {
+			const size_t len = packed_len(x, pb->njobs);
+
+			memcpy(out->fpacked + out->foff[k], x, len * sizeof(int));
+			out->foff[k + 1] = out->foff[k] + len;
+			k++;
+		} else {
+			dense_from_packed(x, pb->njobs, pb->nnodes, out->front + (size_t)k++ * D);
+		}
+	}
 	out->evaluations = g.evals;
 	rc = 0;
 done:
@@ -1847,7 +1912,9 @@ done:
 struct pollux_arb {
 	struct hb_rng rng;        /* POLLUX_GA_STREAM */
 	unsigned char *arrived;   /* per job: its arrival was seen */
-	int *front;               /* last round's first front, nfront x front_njobs x front_ncols */
+	int *fpacked;             /* last round's first front, packed (hb_pollux_result's fpacked) over
+				     front_njobs rows and front_ncols columns */
+	size_t *foff;             /* nfront + 1 offsets into fpacked */
 	int nfront;
 	int *front_ids;           /* job id of each row of the front */
 	int front_njobs;
@@ -2169,79 +2236,143 @@ static int choose_columns(const struct pollux_arb *st, struct round *r, const in
 	return 0;
 }
 
+/* Ascending int order (qsort). */
+static int cmp_int(const void *pa, const void *pb)
+{
+	const int a = *(const int *)pa, b = *(const int *)pb;
+
+	return (a > b) - (a < b);
+}
+
 /* The previous front with rows moved to this round's job order and columns
- * to this round's nodes.  A member's GPUs on a free node that is no longer
+ * to this round's nodes, packed (hb_pollux_search_packed): member k at
+ * *out + (*out_off)[k].  A member's GPUs on a free node that is no longer
  * searched move to a searched free node of the same shape the member does
  * not use (the same FITNESS); with none left they are dropped and repair
- * takes over. */
-static int warm_start(struct pollux_arb *st, const struct round *r, int **out)
+ * takes over.
+ *
+ * Only the cells of the rows that move are read: the front was dense
+ * (members x J x N) and its copies were a tenth of a Philly round.  It
+ * takes what the dense copy took, including one quirk of it: the dense
+ * copy wrote every old column that maps to a new one, zeros too, in column
+ * order, so a GPU moved to free node k was overwritten by 0 when a later
+ * old column, unused by the member, was node k itself; such a cell is
+ * dropped here too (inv below). */
+static int warm_start(struct pollux_arb *st, const struct round *r, int **out, size_t **out_off)
 {
 	const struct hb_sim *sim = r->sim;
-	int nc = r->ncols, pc = st->front_ncols, rc = 0;
-	size_t L = (size_t)r->njobs * nc;
-	int *x, *src, *map, *used, *nz;
+	const int J = r->njobs, nc = r->ncols, pc = st->front_ncols, PJ = st->front_njobs;
+	int *x = NULL, *src, *map, *used, *cmark, *cl, *inv, rc = 0, stamp = 0;
+	size_t *off = NULL, total = 0;
 
 	*out = NULL;
+	*out_off = NULL;
 	if (st->nfront == 0)
 		return 0;
-	x = calloc((size_t)st->nfront * L, sizeof(int));
-	src = malloc(sizeof(int) * (size_t)r->njobs);
+	for (int i = 0; i < st->nfront; i++)
+		total += (size_t)J + 1 + (st->foff[i + 1] - st->foff[i]) - (size_t)PJ - 1;
+	x = malloc((total > 0 ? total : 1) * sizeof(int));
+	off = malloc(((size_t)st->nfront + 1) * sizeof(size_t));
+	src = malloc(sizeof(int) * (size_t)(J > 0 ? J : 1));
 	map = malloc(sizeof(int) * (size_t)(pc > 0 ? pc : 1));
-	nz = malloc(sizeof(int) * (size_t)(pc > 0 ? pc : 1));
-	used = malloc(sizeof(int) * (size_t)(nc > 0 ? nc : 1));
-	if (!x || !src || !map || !nz || !used) {
-		free(x);
+	cmark = calloc((size_t)(pc > 0 ? pc : 1), sizeof(int));
+	cl = malloc(sizeof(int) * (size_t)(pc > 0 ? pc : 1));
+	used = calloc((size_t)(nc > 0 ? nc : 1), sizeof(int));
+	inv = malloc(sizeof(int) * (size_t)(nc > 0 ? nc : 1));
+	if (!x || !off || !src || !map || !cmark || !cl || !used || !inv) {
 		rc = -1;
 		goto done;
 	}
-	for (int k = 0; k < st->front_njobs; k++)
+	for (int k = 0; k < PJ; k++)
 		st->row_of[st->front_ids[k]] = k;
-	for (int j = 0; j < r->njobs; j++)
+	for (int j = 0; j < J; j++)
 		src[j] = st->row_of[r->jobs[j].job->id]; /* -1: a new job, empty rows */
-	for (int k = 0; k < st->front_njobs; k++)
+	for (int k = 0; k < PJ; k++)
 		st->row_of[st->front_ids[k]] = -1;
+	/* inv[k]: the old column on new column k's node, -1 when none */
+	for (int k = 0; k < nc; k++)
+		inv[k] = -1;
+	for (int c = 0; c < pc; c++)
+		if (r->node_col[st->front_cols[c]] >= 0)
+			inv[r->node_col[st->front_cols[c]]] = c;
+	off[0] = 0;
 	for (int i = 0; i < st->nfront; i++) {
-		const int *m = st->front + (size_t)i * st->front_njobs * pc;
+		const int *m = st->fpacked + st->foff[i], *mc = PK_CELLS(m, PJ);
+		int *p = x + off[i], *pcells = PK_CELLS(p, J), ncl = 0;
 
-		for (int c = 0; c < pc; c++)
-			nz[c] = 0;
-		for (int j = 0; j < r->njobs; j++)
-			if (src[j] >= 0)
-				for (int c = 0; c < pc; c++)
-					nz[c] |= m[(size_t)src[j] * pc + c] > 0;
-		for (int k = 0; k < nc; k++)
-			used[k] = 0;
-		for (int c = 0; c < pc; c++) {
-			map[c] = r->node_col[st->front_cols[c]];
-			if (map[c] >= 0 && nz[c])
-				used[map[c]] = 1;
-		}
-		for (int c = 0; c < pc; c++) {
-			int node = st->front_cols[c], k = 0;
-
-			if (map[c] >= 0 || !nz[c])
-				continue;
-			while (k < nc && (used[k] || st->shape[r->cols[k]] != st->shape[node] ||
-					  sim->free_gpus[r->cols[k]] < sim->cl->nodes[r->cols[k]].ngpus))
-				k++;
-			map[c] = k < nc ? k : -1;
-			if (k < nc)
-				used[k] = 1;
-		}
-		for (int j = 0; j < r->njobs; j++) {
+		/* the old columns the moving rows use, ascending (the dense
+		 * copy's order), with a stamp per member */
+		stamp++;
+		for (int j = 0; j < J; j++) {
 			if (src[j] < 0)
 				continue;
-			for (int c = 0; c < pc; c++)
-				if (map[c] >= 0)
-					x[(size_t)i * L + (size_t)j * nc + (size_t)map[c]] = m[(size_t)src[j] * pc + c];
+			for (int e = m[src[j]]; e < m[src[j] + 1]; e++) {
+				const int c = mc[2 * e];
+
+				if (cmark[c] != stamp) {
+					cmark[c] = stamp;
+					cl[ncl++] = c;
+				}
+			}
 		}
+		qsort(cl, (size_t)ncl, sizeof(int), cmp_int);
+		for (int a = 0; a < ncl; a++) {
+			map[cl[a]] = r->node_col[st->front_cols[cl[a]]];
+			if (map[cl[a]] >= 0)
+				used[map[cl[a]]] = stamp;
+		}
+		for (int a = 0; a < ncl; a++) {
+			const int c = cl[a], node = st->front_cols[c];
+			int k = 0;
+
+			if (map[c] >= 0)
+				continue;
+			while (k < nc && (used[k] == stamp || st->shape[r->cols[k]] != st->shape[node] ||
+					  sim->free_gpus[r->cols[k]] < sim->cl->nodes[r->cols[k]].ngpus))
+				k++;
+			if (k < nc)
+				used[k] = stamp;
+			map[c] = k < nc && inv[k] <= c ? k : -1; /* inv[k] > c: overwritten (above) */
+		}
+		p[0] = 0;
+		for (int j = 0; j < J; j++) {
+			int n = p[j];
+
+			if (src[j] >= 0)
+				for (int e = m[src[j]]; e < m[src[j] + 1]; e++) {
+					const int k = map[mc[2 * e]];
+					int at = n++;
+
+					if (k < 0) {
+						n--;
+						continue;
+					}
+					/* insertion by new column: a row has a handful */
+					while (at > p[j] && pcells[2 * (at - 1)] > k) {
+						pcells[2 * at] = pcells[2 * (at - 1)];
+						pcells[2 * at + 1] = pcells[2 * (at - 1) + 1];
+						at--;
+					}
+					pcells[2 * at] = k;
+					pcells[2 * at + 1] = mc[2 * e + 1];
+				}
+			p[j + 1] = n;
+		}
+		off[i + 1] = off[i] + packed_len(p, J);
 	}
 	*out = x;
+	*out_off = off;
+	x = NULL;
+	off = NULL;
 done:
+	free(x);
+	free(off);
 	free(src);
 	free(map);
-	free(nz);
+	free(cmark);
+	free(cl);
 	free(used);
+	free(inv);
 	return rc;
 }
 
@@ -2257,10 +2388,12 @@ static int keep_front(struct pollux_arb *st, const struct round *r, const struct
 	for (int j = 0; j < r->njobs; j++)
 		ids[j] = r->jobs[j].job->id;
 	memcpy(cols, r->cols, sizeof(int) * (size_t)r->ncols);
-	free(st->front);
+	free(st->fpacked);
+	free(st->foff);
 	free(st->front_ids);
 	free(st->front_cols);
-	st->front = res->front;
+	st->fpacked = res->fpacked;
+	st->foff = res->foff;
 	st->nfront = res->nfront;
 	st->front_ids = ids;
 	st->front_njobs = r->njobs;
@@ -2425,6 +2558,7 @@ static int pollux_round(struct hb_sim *sim, struct hb_error *err)
 	struct hb_pollux_result res = { 0 };
 	struct last_job *cur = NULL;
 	int N = sim->cl->nnodes, *base = NULL, *maxr = NULL, *init = NULL, *capacity = NULL, *full = NULL;
+	size_t *init_off = NULL; /* warm_start's offsets into init */
 	int changed = 0, rc = -1, nc;
 	double *factor = NULL;
 
@@ -2495,14 +2629,15 @@ static int pollux_round(struct hb_sim *sim, struct hb_error *err)
 	pb.speedup_cells = round_speedup_cells;
 	pb.ctx = &r;
 	pb.pool = sim->pool; /* round_speedup_cells allows it (round_job) */
-	if (warm_start(st, &r, &init) < 0)
+	if (warm_start(st, &r, &init, &init_off) < 0)
 		goto oom;
-	if (hb_pollux_search(&pb, init, init ? st->nfront : 0, NULL, &st->rng, &res, err) < 0)
+	if (hb_pollux_search_packed(&pb, init, init_off, init ? st->nfront : 0, NULL, &st->rng, &res, err) < 0)
 		goto done;
 	st->searched++;
 	if (keep_front(st, &r, &res) < 0)
 		goto oom;
-	res.front = NULL; /* now the state's */
+	res.fpacked = NULL; /* now the state's */
+	res.foff = NULL;
 	full = calloc((size_t)r.njobs * (size_t)N, sizeof(int));
 	if (!full)
 		goto oom;
@@ -2528,6 +2663,7 @@ oom:
 done:
 	hb_pollux_result_free(&res);
 	free(init);
+	free(init_off);
 	free(base);
 	free(full);
 	free(maxr);
@@ -2553,7 +2689,8 @@ static void pollux_free(struct hb_sim *sim)
 		free(st->active);
 		free(st->row_of);
 		free(st->shape);
-		free(st->front);
+		free(st->fpacked);
+		free(st->foff);
 		free(st->front_ids);
 		free(st->front_cols);
 		free(st->last);

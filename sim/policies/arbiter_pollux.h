@@ -89,8 +89,15 @@ struct hb_pollux_result {
 	int *best;               /* J x N, the first-front member of highest FITNESS, owned */
 	double fitness;          /* its FITNESS */
 	double utility;          /* its UTILITY */
-	int *front;              /* nfront x J x N: the final first front (the next warm start), owned */
+	int *front;              /* nfront x J x N: the final first front (the next warm start), owned;
+				    NULL from hb_pollux_search_packed */
 	int nfront;
+	/* The first front packed (hb_pollux_search_packed only, else NULL):
+	 * member i at fpacked + foff[i], J + 1 row starts then (column, GPUs)
+	 * cells, rows in order, columns ascending within a row, no zero;
+	 * owned. */
+	int *fpacked;
+	size_t *foff;            /* nfront + 1 */
 	long evaluations;        /* objective evaluations */
 };
 
@@ -102,5 +109,13 @@ void hb_pollux_result_free(struct hb_pollux_result *r);
 int hb_pollux_search(const struct hb_pollux_problem *pb, const int *init, int ninit,
 		     const struct hb_pollux_ga_opts *opts, struct hb_rng *rng, struct hb_pollux_result *out,
 		     struct hb_error *err);
+/* The same search from ninit packed matrices (init + off[k], in the form
+ * of fpacked above), its front returned packed (fpacked, foff; front
+ * NULL): for the arbiter, which starts each search from the last one's
+ * front, without three J x N dense copies of every member per round.  The
+ * same decisions as hb_pollux_search on the dense forms. */
+int hb_pollux_search_packed(const struct hb_pollux_problem *pb, const int *init, const size_t *off, int ninit,
+			    const struct hb_pollux_ga_opts *opts, struct hb_rng *rng, struct hb_pollux_result *out,
+			    struct hb_error *err);
 
 #endif

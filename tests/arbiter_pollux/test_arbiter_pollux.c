@@ -600,15 +600,44 @@ static int wtoy_cells(void *ctx, int j, const int *cells, int n, double *x, stru
 	return 0;
 }
 
+/* Packed form of ninit dense J x N matrices (hb_pollux_search_packed's
+ * input): per matrix J + 1 row starts, then (column, value) of its
+ * entries > 0. */
+static void pack_matrices(const int *a, int ninit, int J, int N, int *out, size_t *off)
+{
+	off[0] = 0;
+	for (int k = 0; k < ninit; k++) {
+		int *p = out + off[k], *c = p + J + 1, n = 0;
+
+		p[0] = 0;
+		for (int j = 0; j < J; j++) {
+			for (int col = 0; col < N; col++) {
+				const int v = a[((size_t)k * J + j) * N + col];
+
+				if (v > 0) {
+					c[2 * n] = col;
+					c[2 * n + 1] = v;
+					n++;
+				}
+			}
+			p[j + 1] = n;
+		}
+		off[k + 1] = off[k] + (size_t)J + 1 + 2 * (size_t)n;
+	}
+}
+
 /* The search evaluates on a pool as serially, bit for bit: the same best
  * matrix, front, objectives, evaluations and generator state after, for 2
  * to 4 threads, on random problems large and small (below and above the
- * batch size that goes parallel), and the same error when a speedup fails. */
+ * batch size that goes parallel), and the same error when a speedup fails.
+ * The packed search (hb_pollux_search_packed, the arbiter's) from the same
+ * matrices packed gives the same, its front packed. */
 static void test_search_pool_identity(void **state)
 {
 	enum { MJ = 16, MN = 40 };
-	static int cap[MN], base[MJ * MN], maxr[MJ], init[3 * MJ * MN];
+	static int cap[MN], base[MJ * MN], maxr[MJ], init[3 * MJ * MN], pinit[3 * (MJ + 1 + 2 * MJ * MN)], dense[MJ * MN];
 	static double factor[MJ];
+	size_t poff[4];
 	struct hb_pool *pools[4] = { NULL };
 	struct hb_rng rng;
 	struct hb_error err = { 0 };
@@ -648,6 +677,42 @@ static void test_search_pool_identity(void **state)
 			struct hb_error e0 = { 0 };
 			int rc0 = hb_pollux_search(&pb, init, ninit, &o, &r, &ref, &e0);
 			uint64_t next = hb_rng_u64(&r);
+
+			pack_matrices(init, ninit, J, N, pinit, poff);
+			for (int t = 1; t <= 2; t++) {
+				struct hb_rng rt = r0;
+				struct hb_pollux_result res;
+				struct hb_error et = { 0 };
+
+				pb.pool = pools[t - 1];
+				assert_int_equal(hb_pollux_search_packed(&pb, pinit, poff, ninit, &o, &rt, &res, &et), rc0);
+				pb.pool = NULL;
+				if (rc0 < 0) {
+					assert_string_equal(e0.msg, et.msg);
+					continue;
+				}
+				assert_null(res.front);
+				assert_memory_equal(ref.best, res.best, sizeof(int) * D);
+				assert_true(memcmp(&ref.fitness, &res.fitness, sizeof(double)) == 0);
+				assert_true(memcmp(&ref.utility, &res.utility, sizeof(double)) == 0);
+				assert_int_equal(ref.nfront, res.nfront);
+				for (int i = 0; i < res.nfront; i++) {
+					const int *p = res.fpacked + res.foff[i], *c = p + J + 1;
+
+					memset(dense, 0, sizeof(int) * D);
+					for (int j = 0; j < J; j++)
+						for (int e = p[j]; e < p[j + 1]; e++) {
+							assert_true(e == p[j] || c[2 * e] > c[2 * (e - 1)]);
+							assert_true(c[2 * e + 1] > 0);
+							dense[(size_t)j * N + c[2 * e]] = c[2 * e + 1];
+						}
+					assert_int_equal(res.foff[i + 1] - res.foff[i], (size_t)J + 1 + 2 * (size_t)p[J]);
+					assert_memory_equal(ref.front + (size_t)i * D, dense, sizeof(int) * D);
+				}
+				assert_int_equal(ref.evaluations, res.evaluations);
+				assert_int_equal(next, hb_rng_u64(&rt));
+				hb_pollux_result_free(&res);
+			}
 
 			for (int t = 2; t <= 4; t++) {
 				struct hb_rng rt = r0;
