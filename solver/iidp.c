@@ -923,6 +923,14 @@ struct hb_iidp_solver {
 	uint64_t bkey_h;
 	int *w;                       /* workers per pair of the current problem */
 	int w_cap;
+	/* solve_hinted's scratch, grown as needed (it ran a million times on
+	 * two days of Philly under JABAS, and allocating both per solve was
+	 * a tenth of the main thread in malloc): the request's B_L list and
+	 * its (B_L, M) candidates. */
+	int *h_lbs;
+	int h_lbs_cap;
+	struct lcand *h_cand;
+	int h_cand_cap;
 };
 
 /* Nodes whose tables are interchangeable: table_build reads of a node only
@@ -1029,6 +1037,8 @@ void hb_iidp_solver_free(struct hb_iidp_solver *s)
 	free(s->hcomm);
 	hmap_clear(&s->lbs_by_types, free);
 	free(s->w);
+	free(s->h_lbs);
+	free(s->h_cand);
 	free(s);
 }
 
@@ -1593,6 +1603,43 @@ struct lbs_list {
 	int lbs[];
 };
 
+/* s->h_lbs with room for n entries; 0, or -1 without memory. */
+static int h_lbs_room(struct hb_iidp_solver *s, int n)
+{
+	int *v;
+
+	if (n <= s->h_lbs_cap && s->h_lbs)
+		return 0;
+	v = realloc(s->h_lbs, (size_t)(n > 0 ? n : 1) * sizeof(int));
+	if (!v)
+		return -1;
+	s->h_lbs = v;
+	s->h_lbs_cap = n > 0 ? n : 1;
+	return 0;
+}
+
+/* hint_lbs without the per-type cache. */
+static int lbs_direct(struct hb_iidp_solver *s, const int *alloc, int **out, int *nl, struct hb_error *err)
+{
+	int *v, n;
+
+	if (hb_perf_alloc_lbs(s->perf, alloc, &v, &n, err) != 0)
+		return -1;
+	if (h_lbs_room(s, n) < 0) {
+		free(v);
+		return hb_runtime_error(err, "IIDP solver: out of memory");
+	}
+	if (n)
+		memcpy(s->h_lbs, v, (size_t)n * sizeof(int));
+	free(v);
+	*out = s->h_lbs;
+	*nl = n;
+	return 0;
+}
+
+/* The hinted allocation's candidate local batches into s->h_lbs (*out),
+ * valid until the next call: a copy, as the cache may drop the set's list
+ * during the solve (maybe_flush). */
 static int hint_lbs(struct hb_iidp_solver *s, const int *alloc, int **out, int *nl, struct hb_error *err)
 {
 	const struct hb_perf *pf = s->perf;
@@ -1600,7 +1647,7 @@ static int hint_lbs(struct hb_iidp_solver *s, const int *alloc, int **out, int *
 	struct lbs_list *l;
 
 	if (pf->ngpus > 64)
-		return hb_perf_alloc_lbs(pf, alloc, out, nl, err);
+		return lbs_direct(s, alloc, out, nl, err);
 	for (int j = 0; j < s->hint_n; j++)
 		mask |= (uint64_t)1 << pf->nodes[s->hint_node[j]].gpu;
 	if (!(l = hmap_get(&s->lbs_by_types, &mask, sizeof(mask)))) {
@@ -1619,15 +1666,15 @@ static int hint_lbs(struct hb_iidp_solver *s, const int *alloc, int **out, int *
 		free(v);
 		if (hmap_put(&s->lbs_by_types, &mask, sizeof(mask), l) == 0) {
 			free(l);
-			return hb_perf_alloc_lbs(pf, alloc, out, nl, err);
+			return lbs_direct(s, alloc, out, nl, err);
 		}
 	}
-	*nl = l->nl;
-	*out = malloc((size_t)(l->nl ? l->nl : 1) * sizeof(int));
-	if (!*out)
+	if (h_lbs_room(s, l->nl) < 0)
 		return hb_runtime_error(err, "IIDP solver: out of memory");
+	*nl = l->nl;
 	if (l->nl)
-		memcpy(*out, l->lbs, (size_t)l->nl * sizeof(int));
+		memcpy(s->h_lbs, l->lbs, (size_t)l->nl * sizeof(int));
+	*out = s->h_lbs;
 	return 0;
 }
 
@@ -1661,13 +1708,19 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 		return -1;
 	if (nl == 0 || (req->local_bs > 0 && !lbs_in(lbs, nl, req->local_bs))) {
 		why_lbs(pf, req->alloc, req->local_bs, out);
-		free(lbs);
 		return 0;
 	}
-	if (!(c = malloc((size_t)nl * sizeof(*c)))) {
-		hb_runtime_error(err, "IIDP solver: out of memory");
-		goto out;
+	if (nl > s->h_cand_cap || !s->h_cand) {
+		struct lcand *v = realloc(s->h_cand, (size_t)nl * sizeof(*v));
+
+		if (!v) {
+			hb_runtime_error(err, "IIDP solver: out of memory");
+			goto out;
+		}
+		s->h_cand = v;
+		s->h_cand_cap = nl;
 	}
+	c = s->h_cand;
 	/* The (B_L, M) problems of the request, ascending in B_L. */
 	for (int i = 0; i < nl; i++) {
 		int b = lbs[i];
@@ -1772,8 +1825,7 @@ out:
 	s->hcomm_ok = 0;
 	if (rc != 0)
 		hb_iidp_result_free(out);
-	free(c);
-	free(lbs);
+	/* c and lbs are the solver's scratch */
 	return rc;
 }
 
