@@ -9,16 +9,28 @@
 #include "ddp.h"
 #include "perf_measured.h"
 
+static int model_time_n(const struct hb_perf *p, const int *alloc, int ng, int nn, int local_bs, int ga_steps,
+			double *iter_s, int *slowest_node, struct hb_error *err);
+
 /* The perf model's time: the slowest GPU of the allocation sets the pace. */
 static int model_time(const struct hb_perf *p, const int *alloc, int local_bs, int ga_steps, double *iter_s,
 		      int *slowest_node, struct hb_error *err)
 {
-	double worst = -1.0;
-	int who = -1, ng, nn;
+	int ng, nn;
 
 	/* counted once for every node's communication (hb_perf_comm_eval_n) */
 	if (hb_perf_alloc_gpus(p, alloc, &ng, &nn, err) != 0)
 		return -1;
+	return model_time_n(p, alloc, ng, nn, local_bs, ga_steps, iter_s, slowest_node, err);
+}
+
+/* model_time with the allocation's GPUs and nodes counted. */
+static int model_time_n(const struct hb_perf *p, const int *alloc, int ng, int nn, int local_bs, int ga_steps,
+			double *iter_s, int *slowest_node, struct hb_error *err)
+{
+	double worst = -1.0;
+	int who = -1;
+
 	for (int i = 0; i < p->nnodes; i++) {
 		const struct hb_perf_lbs *l;
 		struct hb_perf_comm c;
@@ -99,13 +111,13 @@ static int measured_time(const struct hb_perf *p, const int *alloc, int local_bs
 int hb_ddp_iter_time(const struct hb_perf *p, const int *alloc, int local_bs, int ga_steps, double *iter_s,
 		     int *slowest_node, struct hb_error *err)
 {
-	int ng, found = 0;
+	int ng, nn, found = 0;
 
 	if (!p->prepared)
 		return hb_input_error(err, "DDP model: perf model %s is not prepared", p->model);
 	if (ga_steps < 0)
 		return hb_input_error(err, "DDP model: %d GA steps", ga_steps);
-	if (hb_perf_alloc_gpus(p, alloc, &ng, NULL, err) != 0)
+	if (hb_perf_alloc_gpus(p, alloc, &ng, &nn, err) != 0)
 		return -1;
 	if (p->measured) {
 		if (measured_time(p, alloc, local_bs, ga_steps, iter_s, &found, err) != 0)
@@ -120,7 +132,7 @@ int hb_ddp_iter_time(const struct hb_perf *p, const int *alloc, int local_bs, in
 			return 0;
 		}
 	}
-	return model_time(p, alloc, local_bs, ga_steps, iter_s, slowest_node, err);
+	return model_time_n(p, alloc, ng, nn, local_bs, ga_steps, iter_s, slowest_node, err);
 }
 
 int hb_ddp_plan(const struct hb_perf *p, const int *alloc, long target_global_bs, struct hb_ddp_result *out,

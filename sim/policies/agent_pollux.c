@@ -291,7 +291,20 @@ struct pollux_state {
 	int obs_seeded;
 	struct pollux_spec *spec; /* the refit made ahead (spec_post), NULL until the first */
 	struct hb_pool *pool;     /* the run's, borrowed: where spec runs */
+	/* feasible_lbs's answers by the set of GPU types an allocation uses
+	 * (bit t: catalog type t), the last FEASIBLE_MEMO sets asked (an
+	 * epoch end asked on every decision, and the answer is a function of
+	 * the set: 8 % of the main thread on a Philly replay went to scanning
+	 * the cluster's nodes for it). */
+	struct feasible_memo {
+		uint64_t types;   /* 0: empty */
+		int *lbs;         /* n feasible B_L, ascending */
+		int n;
+	} feasible[4];
+	int feasible_next;        /* the entry the next new set replaces */
 };
+
+#define FEASIBLE_MEMO 4
 
 /* A refit made ahead on the run's pool ("Fits made ahead" at the top): its
  * inputs as fit() would build them, and its outcome. */
@@ -338,6 +351,8 @@ static void pollux_free_state(struct hb_sim_job *job)
 	free(st->obs);
 	free(st->order);
 	free(st->types);
+	for (int i = 0; i < FEASIBLE_MEMO; i++)
+		free(st->feasible[i].lbs);
 	memo_tables_free(&st->memo);
 	hb_goodput_cands_free(&st->choose_table);
 	free(st->memo.c);
@@ -392,13 +407,49 @@ static int gns_fits(const struct hb_gpu *g, const struct hb_analytic_arch *a, co
  * allocation uses is checked once per batch, not each of its nodes (a
  * Philly-sized cluster has 384 nodes and a few types; the per-node scan was
  * 6 % of a Pollux replay). */
+/* A malloc'ed copy of n ints (n may be 0), or NULL without memory. */
+static int *ints_dup(const int *v, int n)
+{
+	int *c = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+
+	if (c && n > 0)
+		memcpy(c, v, (size_t)n * sizeof(int));
+	return c;
+}
+
 static int feasible_lbs(const struct hb_sim *sim, const struct hb_sim_job *job, const int *alloc, int **out,
 			int *n, struct hb_error *err)
 {
+	struct pollux_state *st = job->agent_state;
 	int *lbs = NULL, nl = 0, k = 0, ntypes = 0, *rep;
 	const struct hb_analytic_arch **arch; /* per rep: its GPU's architecture */
 	const int ngpus = sim->cat->ngpus;
+	uint64_t types = 0; /* the memo's key; 0: not memoised */
 
+	if (st && ngpus <= 64) {
+		/* The set of types, and the checks hb_perf_alloc_gpus makes: an
+		 * allocation it refuses takes the path below, for its error. */
+		const struct hb_perf *p = job->perf;
+
+		for (int i = 0; i < p->nnodes; i++) {
+			const int a = alloc[i];
+
+			if (a == 0)
+				continue;
+			if (a < 0 || a > p->nodes[i].ngpus) {
+				types = 0;
+				break;
+			}
+			types |= (uint64_t)1 << sim->cl->nodes[i].gpu;
+		}
+		for (int i = 0; types && i < FEASIBLE_MEMO; i++)
+			if (st->feasible[i].types == types) {
+				if (!(*out = ints_dup(st->feasible[i].lbs, st->feasible[i].n)))
+					return hb_runtime_error(err, "pollux %s: out of memory", job->name);
+				*n = st->feasible[i].n;
+				return 0;
+			}
+	}
 	if (hb_perf_alloc_lbs(job->perf, alloc, &lbs, &nl, err) < 0)
 		return -1;
 	/* rep[i]: a node of the i-th distinct GPU type alloc uses */
@@ -432,6 +483,18 @@ static int feasible_lbs(const struct hb_sim *sim, const struct hb_sim_job *job, 
 	}
 	free(rep);
 	free(arch);
+	if (types) {
+		struct feasible_memo *e = &st->feasible[st->feasible_next];
+		int *c = ints_dup(lbs, k);
+
+		if (c) { /* without memory, only not memoised */
+			free(e->lbs);
+			e->types = types;
+			e->lbs = c;
+			e->n = k;
+			st->feasible_next = (st->feasible_next + 1) % FEASIBLE_MEMO;
+		}
+	}
 	*out = lbs;
 	*n = k;
 	return 0;
