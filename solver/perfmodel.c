@@ -748,49 +748,57 @@ int hb_perf_coef_eval(const struct hb_perf *p, const struct hb_perf_lbs *l, cons
 	return 0;
 }
 
-int hb_perf_iter_time(const struct hb_perf *p, const int *alloc, int node, int local_bs, int n_vsw, int n_ga,
-		      double *iter_s, struct hb_error *err)
+/* hb_perf_iter_time's checks of everything but the allocation, in its
+ * order; *l gets the node's entry for local_bs. */
+static int iter_checks(const struct hb_perf *p, int node, int local_bs, int n_ga, const struct hb_perf_lbs **l,
+		       struct hb_error *err)
 {
-	const struct hb_perf_lbs *l;
-	int ng, nn;
-
 	if (!p->prepared)
 		return hb_input_error(err, "perf model %s: not prepared", p->model);
 	if (node < 0 || node >= p->nnodes)
 		return hb_input_error(err, "perf model %s: node index %d out of range", p->model, node);
 	if (n_ga < 0)
 		return hb_input_error(err, "perf model %s: n_GA %d < 0", p->model, n_ga);
-	l = hb_perf_find_lbs(p, p->nodes[node].gpu, local_bs);
-	if (!l || l->n_max < 1)
+	*l = hb_perf_find_lbs(p, p->nodes[node].gpu, local_bs);
+	if (!*l || (*l)->n_max < 1)
 		return hb_input_error(err, "perf model %s: GPU %s has no feasible profile at local batch %d", p->model,
 				      p->gpus[p->nodes[node].gpu].name, local_bs);
-	if (hb_perf_alloc_gpus(p, alloc, &ng, &nn, err) != 0)
-		return -1;
-	return hb_perf_iter_time_n(p, node, ng, nn, local_bs, n_vsw, n_ga, iter_s, err);
+	return 0;
 }
 
-int hb_perf_iter_time_n(const struct hb_perf *p, int node, int n_gpus, int n_nodes, int local_bs, int n_vsw,
-			int n_ga, double *iter_s, struct hb_error *err)
+/* The iteration time once checked, the allocation counted. */
+static int iter_time(const struct hb_perf *p, const struct hb_perf_lbs *l, int node, int n_gpus, int n_nodes,
+		     int n_vsw, int n_ga, double *iter_s, struct hb_error *err)
 {
-	const struct hb_perf_lbs *l;
 	struct hb_perf_comm c;
 	struct hb_perf_coef k;
 
-	if (!p->prepared)
-		return hb_input_error(err, "perf model %s: not prepared", p->model);
-	if (node < 0 || node >= p->nnodes)
-		return hb_input_error(err, "perf model %s: node index %d out of range", p->model, node);
-	if (n_ga < 0)
-		return hb_input_error(err, "perf model %s: n_GA %d < 0", p->model, n_ga);
-	l = hb_perf_find_lbs(p, p->nodes[node].gpu, local_bs);
-	if (!l || l->n_max < 1)
-		return hb_input_error(err, "perf model %s: GPU %s has no feasible profile at local batch %d", p->model,
-				      p->gpus[p->nodes[node].gpu].name, local_bs);
 	if (hb_perf_comm_eval_n(p, node, n_gpus, n_nodes, &c, err) != 0 ||
 	    hb_perf_coef_eval(p, l, &c, n_vsw, p->tau, &k, err) != 0)
 		return -1;
 	*iter_s = hb_perf_iter_s(&k, n_ga);
 	return 0;
+}
+
+int hb_perf_iter_time(const struct hb_perf *p, const int *alloc, int node, int local_bs, int n_vsw, int n_ga,
+		      double *iter_s, struct hb_error *err)
+{
+	const struct hb_perf_lbs *l = NULL;
+	int ng, nn;
+
+	if (iter_checks(p, node, local_bs, n_ga, &l, err) != 0 || hb_perf_alloc_gpus(p, alloc, &ng, &nn, err) != 0)
+		return -1;
+	return iter_time(p, l, node, ng, nn, n_vsw, n_ga, iter_s, err);
+}
+
+int hb_perf_iter_time_n(const struct hb_perf *p, int node, int n_gpus, int n_nodes, int local_bs, int n_vsw,
+			int n_ga, double *iter_s, struct hb_error *err)
+{
+	const struct hb_perf_lbs *l = NULL;
+
+	if (iter_checks(p, node, local_bs, n_ga, &l, err) != 0)
+		return -1;
+	return iter_time(p, l, node, n_gpus, n_nodes, n_vsw, n_ga, iter_s, err);
 }
 
 int hb_perf_alloc_lbs(const struct hb_perf *p, const int *alloc, int **out, int *n, struct hb_error *err)
