@@ -60,6 +60,7 @@ static inline void cpu_relax(void)
 	__asm__ __volatile__("yield");
 #endif
 }
+
 struct worker_arg {
 	struct hb_pool *pool;
 	int id;

@@ -261,6 +261,8 @@ static void memo_tables_free(struct pollux_argmax_memo *m)
 	m->tables = NULL;
 }
 
+#define FEASIBLE_MEMO 4 /* GPU-type sets feasible_lbs remembers per job */
+
 struct pollux_state {
 	struct pollux_argmax_memo memo;
 	/* choose()'s argmax table (hb_goodput_argmax_cached): epoch ends on the
@@ -300,11 +302,9 @@ struct pollux_state {
 		uint64_t types;   /* 0: empty */
 		int *lbs;         /* n feasible B_L, ascending */
 		int n;
-	} feasible[4];
+	} feasible[FEASIBLE_MEMO];
 	int feasible_next;        /* the entry the next new set replaces */
 };
-
-#define FEASIBLE_MEMO 4
 
 /* A refit made ahead on the run's pool ("Fits made ahead" at the top): its
  * inputs as fit() would build them, and its outcome. */
@@ -401,12 +401,6 @@ static int gns_fits(const struct hb_gpu *g, const struct hb_analytic_arch *a, co
 	return need <= g->mem_bytes;
 }
 
-/* Local batches Pollux can run on alloc: profiled on every type used
- * (hb_perf_alloc_lbs) and fitting with the GNS buffer.  Ascending.  Whether
- * a batch fits depends on the node's GPU alone, so each GPU type the
- * allocation uses is checked once per batch, not each of its nodes (a
- * Philly-sized cluster has 384 nodes and a few types; the per-node scan was
- * 6 % of a Pollux replay). */
 /* A malloc'ed copy of n ints (n may be 0), or NULL without memory. */
 static int *ints_dup(const int *v, int n)
 {
@@ -417,6 +411,12 @@ static int *ints_dup(const int *v, int n)
 	return c;
 }
 
+/* Local batches Pollux can run on alloc: profiled on every type used
+ * (hb_perf_alloc_lbs) and fitting with the GNS buffer.  Ascending.  Whether
+ * a batch fits depends on the node's GPU alone, so each GPU type the
+ * allocation uses is checked once per batch, not each of its nodes (a
+ * Philly-sized cluster has 384 nodes and a few types; the per-node scan was
+ * 6 % of a Pollux replay). */
 static int feasible_lbs(const struct hb_sim *sim, const struct hb_sim_job *job, const int *alloc, int **out,
 			int *n, struct hb_error *err)
 {
