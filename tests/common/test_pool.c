@@ -100,7 +100,6 @@ struct tight_ctx {
 	int batch;              /* the batch this context belongs to */
 	const atomic_int *current; /* the batch in progress */
 	atomic_int *bad;        /* tasks run outside their batch */
-	atomic_int *helped;     /* tasks run by a thread other than the caller */
 	int runs[4];
 };
 
@@ -108,10 +107,9 @@ static void tight_task(void *ctx, int task, int worker)
 {
 	struct tight_ctx *c = ctx;
 
+	(void)worker;
 	if (atomic_load(c->current) != c->batch)
 		atomic_fetch_add(c->bad, 1);
-	if (worker != 0)
-		atomic_fetch_add(c->helped, 1);
 	c->runs[task]++;
 }
 
@@ -119,7 +117,7 @@ static void test_tight_batches(void **state)
 {
 	struct hb_pool *p = NULL;
 	struct hb_error err = { 0 };
-	atomic_int current = 0, bad = 0, helped = 0;
+	atomic_int current = 0, bad = 0;
 	struct tight_ctx c[2];
 
 	(void)state;
@@ -132,7 +130,6 @@ static void test_tight_batches(void **state)
 		x->batch = b;
 		x->current = &current;
 		x->bad = &bad;
-		x->helped = &helped;
 		atomic_store(&current, b);
 		hb_pool_run(p, n, tight_task, x);
 		atomic_store(&current, 0);
@@ -140,10 +137,9 @@ static void test_tight_batches(void **state)
 			assert_int_equal(x->runs[i], i < n ? 1 : 0);
 	}
 	hb_pool_destroy(p);
+	/* (whether the worker joined any batch depends on the machine's
+	 * load: a busy CI machine may run them all on the caller) */
 	assert_int_equal(atomic_load(&bad), 0);
-	/* the worker joins batches (it spins between them rather than
-	 * sleeping through them all) */
-	assert_true(atomic_load(&helped) > 0);
 }
 
 struct nest_ctx {
