@@ -1603,18 +1603,29 @@ struct lbs_list {
 	int lbs[];
 };
 
+/* A scratch array of the solver (buf, *cap entries of size bytes) with
+ * room for n entries: buf, or it grown (*cap updated), or NULL without
+ * memory (buf is then untouched). */
+static void *scratch_room(void *buf, int *cap, int n, size_t size)
+{
+	void *v;
+
+	if (n <= *cap && buf)
+		return buf;
+	v = realloc(buf, (size_t)(n > 0 ? n : 1) * size);
+	if (v)
+		*cap = n > 0 ? n : 1;
+	return v;
+}
+
 /* s->h_lbs with room for n entries; 0, or -1 without memory. */
 static int h_lbs_room(struct hb_iidp_solver *s, int n)
 {
-	int *v;
+	int *v = scratch_room(s->h_lbs, &s->h_lbs_cap, n, sizeof(int));
 
-	if (n <= s->h_lbs_cap && s->h_lbs)
-		return 0;
-	v = realloc(s->h_lbs, (size_t)(n > 0 ? n : 1) * sizeof(int));
 	if (!v)
 		return -1;
 	s->h_lbs = v;
-	s->h_lbs_cap = n > 0 ? n : 1;
 	return 0;
 }
 
@@ -1710,17 +1721,11 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 		why_lbs(pf, req->alloc, req->local_bs, out);
 		return 0;
 	}
-	if (nl > s->h_cand_cap || !s->h_cand) {
-		struct lcand *v = realloc(s->h_cand, (size_t)nl * sizeof(*v));
-
-		if (!v) {
-			hb_runtime_error(err, "IIDP solver: out of memory");
-			goto out;
-		}
-		s->h_cand = v;
-		s->h_cand_cap = nl;
+	if (!(c = scratch_room(s->h_cand, &s->h_cand_cap, nl, sizeof(*c)))) {
+		hb_runtime_error(err, "IIDP solver: out of memory");
+		goto out;
 	}
-	c = s->h_cand;
+	s->h_cand = c;
 	/* The (B_L, M) problems of the request, ascending in B_L. */
 	for (int i = 0; i < nl; i++) {
 		int b = lbs[i];

@@ -939,8 +939,13 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 	hb_alloc_free(&st->q);
 	st->ncand = 0;
 	st->nq = 0;
-	for (int n = 0; n < st->nnodes; n++)
-		offered += (avail ? avail[n] : sim->cl->nodes[n].ngpus) > 0;
+	sub.ngpus = 0;
+	for (int n = 0; n < st->nnodes; n++) {
+		int g = avail ? avail[n] : sim->cl->nodes[n].ngpus;
+
+		offered += g > 0;
+		sub.ngpus += g;
+	}
 	/* Room for the offered nodes only (all when none is offered, below):
 	 * a node record is a few hundred bytes, and an offer spans a handful
 	 * of a Philly cluster's 384 nodes. */
@@ -954,9 +959,6 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 	}
 	/* q_node's GPUs, for shapes_begin (scratch: the chosen-allocation row). */
 	ngpus = st->work + st->nnodes;
-	sub.ngpus = 0;
-	for (int n = 0; n < st->nnodes; n++)
-		sub.ngpus += avail ? avail[n] : sim->cl->nodes[n].ngpus;
 	for (int n = 0; n < st->nnodes; n++) {
 		int g = avail ? avail[n] : sim->cl->nodes[n].ngpus;
 
