@@ -1078,6 +1078,73 @@ static void test_shape_summary_oracle(void **state)
 	assert_true(hits >= compared / 2);
 }
 
+/* Algorithm 1 summaries are filed under the least B_G of the interval
+ * with the same M per candidate B_L (iidp.c summary_canonical_bs): every
+ * B_G of a sweep, cached, must be the uncached solve's answer, and most of
+ * the sweep must be answered from another B_G's entry. */
+static void test_summary_shared_by_interval(void **state)
+{
+	struct hb_rng r;
+	struct hb_error err = { 0 };
+	long compared = 0, hits = 0, asked = 0;
+
+	(void)state;
+	hb_rng_seed(&r, 43, HB_STREAM_DEFAULT);
+	for (int it = 0; it < 12; it++) {
+		struct hb_perf p;
+		struct hb_iidp_solver *s, *nc;
+		struct hb_iidp_stats st;
+		int alloc[8] = { 0 }, any = 0;
+		struct hb_iidp_shape sh = { 0 };
+
+		random_perf_n(&r, &p, 8);
+		assert_int_equal(hb_iidp_solver_new(&p, &s, &err), 0);
+		assert_int_equal(hb_iidp_solver_new(&p, &nc, &err), 0);
+		hb_iidp_solver_set_cache_limit(nc, 0);
+		for (int i = 0; i < p.nnodes; i++) {
+			alloc[i] = hb_rng_below(&r, 2) ? 2 * (int)hb_rng_below(&r, (uint64_t)(p.nodes[i].ngpus / 2 + 1)) : 0;
+			any += alloc[i];
+		}
+		if (!any)
+			alloc[hb_rng_below(&r, 8)] = 2;
+		assert_int_equal(hb_iidp_shape_of(s, alloc, &sh, &err), 0);
+		/* ascending and then descending: an interval's entry is filed by
+		 * whichever of its B_G comes first */
+		for (int pass = 0; pass < 2; pass++)
+			for (long k = 0; k < 400; k++) {
+				struct hb_iidp_request req = { .global_bs = pass ? 815 - 2 * k : 16 + 2 * k,
+							       .m_rule = HB_IIDP_M_ROUND, .method = HB_IIDP_FAST,
+							       .alloc = alloc };
+				struct hb_iidp_result o;
+				struct hb_iidp_summary a;
+
+				assert_int_equal(hb_iidp_solve(nc, &req, &o, &err), 0);
+				assert_int_equal(hb_iidp_solve_summary(s, &sh, &req, &a, &err), 0);
+				assert_int_equal(a.found, o.found);
+				if (o.found) {
+					assert_int_equal(a.global_bs, o.global_bs);
+					assert_int_equal(a.local_bs, o.local_bs);
+					assert_int_equal(a.m, o.m);
+					assert_true(a.iter_s == o.iter_s);
+					assert_true(a.throughput == o.throughput);
+					compared++;
+				}
+				asked++;
+				hb_iidp_result_free(&o);
+			}
+		hb_iidp_solver_stats(s, &st);
+		/* the second pass repeats every B_G: those are hits anyway */
+		hits += st.shape_hits - 400;
+		hb_iidp_shape_free(&sh);
+		hb_iidp_solver_free(s);
+		hb_iidp_solver_free(nc);
+		hb_perf_free(&p);
+	}
+	assert_true(compared >= asked / 4);
+	/* first pass: the B_G of an interval after its first hit its entry */
+	assert_true(hits >= 12 * 400 / 4);
+}
+
 /* A random allocation of p's nodes (even counts, at least one pair). */
 static void random_alloc(struct hb_rng *r, const struct hb_perf *p, int *alloc)
 {
@@ -1458,6 +1525,7 @@ int main(void)
 		cmocka_unit_test(test_solver_vs_enumeration),
 		cmocka_unit_test(test_solve_fast_vs_dp_random),
 		cmocka_unit_test(test_shape_summary_oracle),
+		cmocka_unit_test(test_summary_shared_by_interval),
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_memo_growth),
 		cmocka_unit_test(test_summary_best_first),
