@@ -1202,6 +1202,8 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 		hb_cli_log_profiles(cli, c.db, &c.cat, cl, used, used ? nused : 0);
 		free(used);
 	}
+	/* Every replay has its jobs now: the trace's records go. */
+	hb_replay_drop_jobs(&c.rp);
 	if (c.rp.oversize > 0)
 		hb_warn(&cli->log, "%s: %ld jobs ask for more GPUs than the %d of %s (up to %d): skipped, counted as "
 				   "dropped",

@@ -22,6 +22,13 @@ void hb_replay_free(struct hb_replay *rp)
 	memset(rp, 0, sizeof(*rp));
 }
 
+void hb_replay_drop_jobs(struct hb_replay *rp)
+{
+	free(rp->jobs);
+	rp->jobs = NULL;
+	rp->njobs = 0;
+}
+
 void hb_replay_where(enum hb_trace_format fmt, const char *where, long record, char *buf, size_t size)
 {
 	switch (fmt) {

@@ -75,6 +75,11 @@ int hb_replay_from_specs(const struct hb_catalog *cat, const struct hb_cluster *
 			 struct hb_replay *rp, struct hb_error *err);
 
 void hb_replay_free(struct hb_replay *rp);
+/* Free rp's jobs once every simulation has its own (hb_replay_build
+ * copies them), keeping the counts and the reader's statistics: a long
+ * trace's records (Philly: 82 k of them, 15 MB) need not stay for its
+ * replays. */
+void hb_replay_drop_jobs(struct hb_replay *rp);
 
 /* Add every job of rp to sim (fresh, from hb_sim_init with rp's catalog and
  * cluster) with agent: job k of rp becomes sim->jobs[k], named after the
