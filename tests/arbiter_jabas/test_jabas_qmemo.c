@@ -2,9 +2,11 @@
  * q_memo), against the walk itself: this executable compiles the agent
  * with JABAS_QMEMO_VERIFY, under which every memo hit also walks the
  * offer and fails the run unless the memo's distinct shapes, last
- * candidates, their units and the candidate count are that walk's; and
- * its memo of rankings (struct pick_memo), every hit of which is ranked
- * too and must give the memo's answer, bit for bit.
+ * candidates, their units and the candidate count are that walk's; its
+ * memo of rankings (struct pick_memo), every hit of which is ranked too
+ * and must give the memo's answer, bit for bit; and its memo of
+ * adaptation steps (struct adapt_memo), every hit of which is solved too
+ * and must give the memo's configuration.
  *
  * Scenarios under jabas-share on a cluster of identical 4-GPU nodes over
  * several racks (so offers over different nodes share layouts), with
@@ -27,6 +29,7 @@
 
 extern long hb_jabas_qmemo_verified;
 extern long hb_jabas_pickmemo_verified;
+extern long hb_jabas_adaptmemo_verified;
 
 static struct hb_catalog cat;
 static struct hb_profdb *db;
@@ -74,7 +77,8 @@ static void run_trace(struct hb_sim *sim, uint64_t seed, int njobs)
 
 static void test_memo_hits_are_walks(void **state)
 {
-	long before = hb_jabas_qmemo_verified, picks_before = hb_jabas_pickmemo_verified;
+	long before = hb_jabas_qmemo_verified, picks_before = hb_jabas_pickmemo_verified,
+	     adapt_before = hb_jabas_adaptmemo_verified;
 
 	(void)state;
 	for (uint64_t seed = 1; seed <= 3; seed++) {
@@ -83,10 +87,12 @@ static void test_memo_hits_are_walks(void **state)
 		run_trace(&sim, seed, 12);
 		hb_sim_free(&sim);
 	}
-	print_message("memo hits verified: %ld walks, %ld rankings\n", hb_jabas_qmemo_verified - before,
-		      hb_jabas_pickmemo_verified - picks_before);
+	print_message("memo hits verified: %ld walks, %ld rankings, %ld adaptation steps\n",
+		      hb_jabas_qmemo_verified - before, hb_jabas_pickmemo_verified - picks_before,
+		      hb_jabas_adaptmemo_verified - adapt_before);
 	assert_true(hb_jabas_qmemo_verified - before > 0);
 	assert_true(hb_jabas_pickmemo_verified - picks_before > 0);
+	assert_true(hb_jabas_adaptmemo_verified - adapt_before > 0);
 }
 
 static void test_deterministic(void **state)
