@@ -2124,7 +2124,7 @@ int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *
 	struct hb_iidp_request r2 = *req;
 	struct hb_iidp_result r;
 	struct shape_entry *v;
-	size_t nkey = 3 + (size_t)sh->nused, klen = nkey * sizeof(long);
+	const size_t nkey = 3 + (size_t)sh->nused, klen = nkey * sizeof(long);
 	/* The DP is the reference path: never memoised (as table_solve). */
 	const int cache = s->limit > 0 && req->method == HB_IIDP_FAST;
 	uint64_t h = 0;

@@ -257,7 +257,9 @@ void hb_iidp_shape_free(struct hb_iidp_shape *sh);
 int hb_iidp_node_kind(const struct hb_iidp_solver *s, int i);
 /* hb_iidp_solve's summary of req on the allocation sh describes
  * (req->alloc is ignored), through a cache keyed by (shape, request) that
- * the solver owns beside its tables (same limit, same eviction).  Exactly
+ * the solver owns beside its tables (same limit, same eviction); an
+ * Algorithm 1 request is keyed by the least B_G with the same M at every
+ * candidate B_L, which has the same answer (iidp.c).  Exactly
  * hb_iidp_solve's answer, hit or miss. */
 int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh,
 			  const struct hb_iidp_request *req, struct hb_iidp_summary *out, struct hb_error *err);

@@ -815,7 +815,8 @@ nomem:
 
 #ifdef JABAS_QMEMO_VERIFY
 /* Test builds: hits walked and found equal to their walk; ranking memo
- * hits ranked and found equal to their ranking. */
+ * hits ranked and found equal to their ranking; adaptation memo hits
+ * solved and found equal to their configuration. */
 long hb_jabas_qmemo_verified;
 long hb_jabas_pickmemo_verified;
 long hb_jabas_adaptmemo_verified;

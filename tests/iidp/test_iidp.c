@@ -1078,6 +1078,19 @@ static void test_shape_summary_oracle(void **state)
 	assert_true(hits >= compared / 2);
 }
 
+/* A random allocation of p's nodes (even counts, at least one pair). */
+static void random_alloc(struct hb_rng *r, const struct hb_perf *p, int *alloc)
+{
+	int any = 0;
+
+	for (int i = 0; i < p->nnodes; i++) {
+		alloc[i] = hb_rng_below(r, 2) ? 2 * (int)hb_rng_below(r, (uint64_t)(p->nodes[i].ngpus / 2 + 1)) : 0;
+		any += alloc[i];
+	}
+	if (!any)
+		alloc[hb_rng_below(r, (uint64_t)p->nnodes)] = 2;
+}
+
 /* Algorithm 1 summaries are filed under the least B_G of the interval
  * with the same M per candidate B_L (iidp.c summary_canonical_bs): every
  * B_G of a sweep, cached, must be the uncached solve's answer, and most of
@@ -1094,19 +1107,14 @@ static void test_summary_shared_by_interval(void **state)
 		struct hb_perf p;
 		struct hb_iidp_solver *s, *nc;
 		struct hb_iidp_stats st;
-		int alloc[8] = { 0 }, any = 0;
+		int alloc[8] = { 0 };
 		struct hb_iidp_shape sh = { 0 };
 
 		random_perf_n(&r, &p, 8);
 		assert_int_equal(hb_iidp_solver_new(&p, &s, &err), 0);
 		assert_int_equal(hb_iidp_solver_new(&p, &nc, &err), 0);
 		hb_iidp_solver_set_cache_limit(nc, 0);
-		for (int i = 0; i < p.nnodes; i++) {
-			alloc[i] = hb_rng_below(&r, 2) ? 2 * (int)hb_rng_below(&r, (uint64_t)(p.nodes[i].ngpus / 2 + 1)) : 0;
-			any += alloc[i];
-		}
-		if (!any)
-			alloc[hb_rng_below(&r, 8)] = 2;
+		random_alloc(&r, &p, alloc);
 		assert_int_equal(hb_iidp_shape_of(s, alloc, &sh, &err), 0);
 		/* ascending and then descending: an interval's entry is filed by
 		 * whichever of its B_G comes first */
@@ -1143,19 +1151,6 @@ static void test_summary_shared_by_interval(void **state)
 	assert_true(compared >= asked / 4);
 	/* first pass: the B_G of an interval after its first hit its entry */
 	assert_true(hits >= 12 * 400 / 4);
-}
-
-/* A random allocation of p's nodes (even counts, at least one pair). */
-static void random_alloc(struct hb_rng *r, const struct hb_perf *p, int *alloc)
-{
-	int any = 0;
-
-	for (int i = 0; i < p->nnodes; i++) {
-		alloc[i] = hb_rng_below(r, 2) ? 2 * (int)hb_rng_below(r, (uint64_t)(p->nodes[i].ngpus / 2 + 1)) : 0;
-		any += alloc[i];
-	}
-	if (!any)
-		alloc[hb_rng_below(r, (uint64_t)p->nnodes)] = 2;
 }
 
 /* A random trajectory: 1-6 points, flat, rising or noisy. */
