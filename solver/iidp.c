@@ -2087,11 +2087,12 @@ static long round_m_least(long M, int local_bs)
  * JABAS ranks shapes on forecast batches that move by less than a B_L
  * step from epoch to epoch: on two days of Philly, keyed by B_G, one
  * model's summaries missed 1.0 million times on 0.34 million distinct
- * keys.  Returns the least point, or B_G itself when the shape's
- * candidate B_L are not known yet (the first solve of its GPU types lists
- * them) or are not listed by type set. */
+ * keys.  Returns the least point, or B_G itself when the request has no
+ * candidate B_L; *listed = 0 (and B_G) when the shape's candidate B_L
+ * are not known yet (the first solve of its GPU types lists them) or are
+ * not listed by type set, which is the request's other key. */
 static long summary_canonical_bs(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh,
-				 const struct hb_iidp_request *req)
+				 const struct hb_iidp_request *req, int *listed)
 {
 	const struct hb_perf *pf = s->perf;
 	const long nh = sh->n_gpus / 2;
@@ -2099,6 +2100,7 @@ static long summary_canonical_bs(struct hb_iidp_solver *s, const struct hb_iidp_
 	uint64_t mask = 0;
 	long lo = 0;
 
+	*listed = 0;
 	if (pf->ngpus > 64 || req->m_rule != HB_IIDP_M_ROUND || req->local_bs != 0 || req->global_bs <= 0)
 		return req->global_bs;
 	/* a class is named by its least node, whose GPU type it shares */
@@ -2106,6 +2108,7 @@ static long summary_canonical_bs(struct hb_iidp_solver *s, const struct hb_iidp_
 		mask |= (uint64_t)1 << pf->nodes[sh->key[2 * j]].gpu;
 	if (!(l = hmap_get(&s->lbs_by_types, &mask, sizeof(mask))))
 		return req->global_bs;
+	*listed = 1;
 	for (int k = 0; k < l->nl; k++) {
 		const long M = hb_iidp_round_m(req->global_bs, l->lbs[k]), m_lo = round_m_least(M, l->lbs[k]);
 
@@ -2113,8 +2116,7 @@ static long summary_canonical_bs(struct hb_iidp_solver *s, const struct hb_iidp_
 			break;
 		lo = m_lo > lo ? m_lo : lo;
 	}
-	/* no candidate: every B_G up to the first B_L's N_H-th M is alike, but
-	 * B_G keys them as well as any */
+	/* no candidate (not found): its own B_G keys it */
 	return lo > 0 ? lo : req->global_bs;
 }
 
@@ -2129,12 +2131,12 @@ int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *
 	const int cache = s->limit > 0 && req->method == HB_IIDP_FAST;
 	uint64_t h = 0;
 	size_t used;
-	int rc;
+	int rc, listed = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (cache) {
 		shape_key(req, sh, s->skey);
-		s->skey[0] = summary_canonical_bs(s, sh, req);
+		s->skey[0] = summary_canonical_bs(s, sh, req, &listed);
 		/* The shape's words were hashed when it was built. */
 		h = hash_words(s->skey, 3, sh->hash);
 		if ((v = hmap_get_h(&s->shapes, h, s->skey, klen)) != NULL) {
@@ -2192,8 +2194,8 @@ int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *
 	 * The first solve of the shape's GPU types lists their B_L: the
 	 * answer is filed under the least B_G then, where the next request of
 	 * the interval looks. */
-	if (cache && s->skey[0] == req->global_bs) {
-		const long lo = summary_canonical_bs(s, sh, req);
+	if (cache && !listed) {
+		const long lo = summary_canonical_bs(s, sh, req, &listed);
 
 		if (lo != s->skey[0]) {
 			s->skey[0] = lo;

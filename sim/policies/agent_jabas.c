@@ -1444,18 +1444,17 @@ static int adapt_step(struct hb_sim *sim, struct hb_sim_job *job, struct jabas_s
 			break;
 #endif
 			*found = e->found;
-			if (!e->found)
-				return 0;
-			hb_job_config_init(cfg, st->nnodes);
-			if (!cfg->alloc)
-				return hb_runtime_error(err, "jabas %s: out of memory for a configuration", job->name);
-			{
-				int *alloc = cfg->alloc;
+			if (e->found) {
+				struct hb_job_config kept = e->cfg;
 
-				*cfg = e->cfg;
-				cfg->alloc = alloc;
+				kept.alloc = m->alloc; /* the job's GPUs */
+				memset(cfg, 0, sizeof(*cfg));
+				if (hb_job_config_copy(cfg, &kept, st->nnodes) < 0) {
+					hb_job_config_free(cfg);
+					return hb_runtime_error(err, "jabas %s: out of memory for a configuration",
+								job->name);
+				}
 			}
-			memcpy(cfg->alloc, job->cfg.alloc, abytes);
 			return 0;
 		}
 	} else {
