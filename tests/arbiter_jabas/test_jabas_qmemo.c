@@ -11,7 +11,9 @@
  * Scenarios under jabas-share on a cluster of identical 4-GPU nodes over
  * several racks (so offers over different nodes share layouts), with
  * ResNet-50 and BERT jobs of random sizes arriving at random times: the runs must
- * finish, with hits verified; and a second run of the same trace gives
+ * finish, with hits verified; CIFAR-10 jobs, whose epochs are shorter than
+ * p, must hit the ranking memo at nonzero block offsets (verified too); and a
+ * second run of the same trace gives
  * the same records (the memo is per job and deterministic). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,10 +32,11 @@
 extern long hb_jabas_qmemo_verified;
 extern long hb_jabas_pickmemo_verified;
 extern long hb_jabas_adaptmemo_verified;
+extern long hb_jabas_pickmemo_onepoint_verified;
 
 static struct hb_catalog cat;
 static struct hb_profdb *db;
-static struct hb_model *resnet, *bert;
+static struct hb_model *resnet, *bert, *cifar;
 
 /* 16 V100 and 8 P100 nodes of 4 GPUs, 4 nodes a rack. */
 static const char racks_json[] =
@@ -44,7 +47,8 @@ static const char racks_json[] =
 	"{\"gpu\": \"p100\", \"nodes\": 8, \"gpus_per_node\": 4, \"rack\": 4, \"nodes_per_rack\": 4}], "
 	"\"source\": \"test\"}]}";
 
-static void run_trace(struct hb_sim *sim, uint64_t seed, int njobs)
+/* njobs jobs of the given models in turn (models[k % nmodels]). */
+static void run_models(struct hb_sim *sim, uint64_t seed, int njobs, struct hb_model *const *models, int nmodels)
 {
 	const struct hb_cluster *cl = hb_catalog_cluster(&cat, "test-racks");
 	struct hb_sim_opts o;
@@ -64,8 +68,7 @@ static void run_trace(struct hb_sim *sim, uint64_t seed, int njobs)
 		const int gpus = 2 << (int)(hb_rng_uniform(&rng) * 4.0); /* 2, 4, 8 or 16 */
 		int id;
 
-		/* BERT's epoch ends repeat their rankings (flat forecasts) */
-		if (hb_sim_add_job(sim, k % 2 ? bert : resnet, &hb_agent_jabas, arrival, &id, &err) < 0)
+		if (hb_sim_add_job(sim, models[k % nmodels], &hb_agent_jabas, arrival, &id, &err) < 0)
 			fail_msg("%s", err.msg);
 		hb_sim_job_request(&sim->jobs[id], gpus, 0);
 	}
@@ -73,6 +76,14 @@ static void run_trace(struct hb_sim *sim, uint64_t seed, int njobs)
 		fail_msg("%s", err.msg);
 	for (int k = 0; k < njobs; k++)
 		assert_int_equal(sim->jobs[k].state, HB_JOB_DONE);
+}
+
+static void run_trace(struct hb_sim *sim, uint64_t seed, int njobs)
+{
+	/* BERT's epoch ends repeat their rankings (flat forecasts) */
+	struct hb_model *const models[] = { resnet, bert };
+
+	run_models(sim, seed, njobs, models, 2);
 }
 
 static void test_memo_hits_are_walks(void **state)
@@ -93,6 +104,25 @@ static void test_memo_hits_are_walks(void **state)
 	assert_true(hb_jabas_qmemo_verified - before > 0);
 	assert_true(hb_jabas_pickmemo_verified - picks_before > 0);
 	assert_true(hb_jabas_adaptmemo_verified - adapt_before > 0);
+}
+
+/* CIFAR-10 from minB_G 1024 (setup) runs epochs of at most 49
+ * iterations, shorter than p = 100: their epoch ends rank one-point trajectories at whatever iteration
+ * of the block the epoch ended, and the ranking memo keys those without
+ * the offset (pick_allocation); every such hit is ranked again at its real
+ * offset and must be the memo's answer. */
+static void test_one_point_rankings(void **state)
+{
+	struct hb_model *const models[] = { cifar };
+	long before = hb_jabas_pickmemo_onepoint_verified;
+	struct hb_sim sim;
+
+	(void)state;
+	run_models(&sim, 5, 6, models, 1);
+	hb_sim_free(&sim);
+	print_message("one-point ranking hits at a nonzero block offset, verified: %ld\n",
+		      hb_jabas_pickmemo_onepoint_verified - before);
+	assert_true(hb_jabas_pickmemo_onepoint_verified - before > 0);
 }
 
 static void test_deterministic(void **state)
@@ -129,6 +159,9 @@ static int setup(void **state)
 	resnet->target_epochs = 6;
 	bert = &cat.models[hb_catalog_model(&cat, "bert") - cat.models];
 	bert->target_epochs = 10;
+	cifar = &cat.models[hb_catalog_model(&cat, "cifar10") - cat.models];
+	cifar->target_epochs = 40;
+	cifar->min_gbs = 1024;
 	return 0;
 }
 
@@ -144,6 +177,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_memo_hits_are_walks),
+		cmocka_unit_test(test_one_point_rankings),
 		cmocka_unit_test(test_deterministic),
 	};
 
