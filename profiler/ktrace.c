@@ -360,7 +360,10 @@ int hb_ktrace_parse(const char *text, size_t len, const char *path, struct hb_kt
 		ps.line++;
 		if (grow((void **)&line, &line_cap, n + 1, 1, err))
 			goto out;
-		memcpy(line, text + i, n);
+		/* n < line_cap after grow; copied as a bounded range (under LTO,
+		 * GCC's value ranges saw a path where n was SIZE_MAX and warned
+		 * about a memcpy of that size) */
+		memcpy(line, text + i, n < line_cap ? n : 0);
 		line[n] = '\0';
 		if (n > 0 && line[n - 1] == '\r')
 			line[--n] = '\0';
