@@ -638,6 +638,19 @@ static void random_perf_n(struct hb_rng *r, struct hb_perf *p, int want_nodes)
 	assert_int_equal(hb_perf_prepare(p, &err), 0);
 }
 
+/* A random allocation of p's nodes (even counts, at least one pair). */
+static void random_alloc(struct hb_rng *r, const struct hb_perf *p, int *alloc)
+{
+	int any = 0;
+
+	for (int i = 0; i < p->nnodes; i++) {
+		alloc[i] = hb_rng_below(r, 2) ? 2 * (int)hb_rng_below(r, (uint64_t)(p->nodes[i].ngpus / 2 + 1)) : 0;
+		any += alloc[i];
+	}
+	if (!any)
+		alloc[hb_rng_below(r, (uint64_t)p->nnodes)] = 2;
+}
+
 static void random_perf(struct hb_rng *r, struct hb_perf *p)
 {
 	random_perf_n(r, p, 0);
@@ -900,16 +913,11 @@ static void test_summary_best_first(void **state)
 		assert_int_equal(hb_iidp_solver_new(&p, &nc, &err), 0);
 		hb_iidp_solver_set_cache_limit(nc, 0);
 		for (int q = 0; q < 8; q++) {
-			int alloc[8] = { 0 }, any = 0;
+			int alloc[8] = { 0 };
 			struct hb_iidp_shape sh = { 0 };
 			struct hb_iidp_shape_bound b = { 0 };
 
-			for (int i = 0; i < p.nnodes; i++) {
-				alloc[i] = hb_rng_below(&r, 2) ? 2 * (int)hb_rng_below(&r, (uint64_t)(p.nodes[i].ngpus / 2 + 1)) : 0;
-				any += alloc[i];
-			}
-			if (!any)
-				alloc[hb_rng_below(&r, 8)] = 2;
+			random_alloc(&r, &p, alloc);
 			assert_int_equal(hb_iidp_shape_of(s, alloc, &sh, &err), 0);
 			assert_int_equal(hb_iidp_shape_bound(s, &sh, &b, &err), 0);
 			for (int k = 0; k < 25; k++) {
@@ -993,19 +1001,15 @@ static void test_shape_summary_oracle(void **state)
 		hb_iidp_solver_set_cache_limit(nc, 0);
 		hb_iidp_solver_set_cache_limit(tiny, 1);
 		for (int q = 0; q < 60; q++) {
-			int alloc[8] = { 0 }, perm[8], moved[8] = { 0 }, nodes[8], any = 0;
+			int alloc[8] = { 0 }, perm[8], moved[8] = { 0 }, nodes[8];
 			struct hb_iidp_request req = { 0 };
 			struct hb_iidp_result o;
 			struct hb_iidp_summary a, b, c;
 			struct hb_iidp_shape sh = { 0 }, sh2 = { 0 }, sh3 = { 0 };
 
-			for (int i = 0; i < p.nnodes; i++) {
-				alloc[i] = hb_rng_below(&r, 2) ? 2 * (int)hb_rng_below(&r, (uint64_t)(p.nodes[i].ngpus / 2 + 1)) : 0;
-				any += alloc[i];
+			random_alloc(&r, &p, alloc);
+			for (int i = 0; i < p.nnodes; i++)
 				nodes[i] = i;
-			}
-			if (!any)
-				alloc[hb_rng_below(&r, 8)] = 2;
 			/* A random permutation within each kind (same GPU type and
 			 * count: random_perf_n gives every node the same links). */
 			for (int i = 0; i < p.nnodes; i++)
@@ -1076,19 +1080,6 @@ static void test_shape_summary_oracle(void **state)
 	assert_true(compared >= 500);
 	assert_true(permuted >= 100);
 	assert_true(hits >= compared / 2);
-}
-
-/* A random allocation of p's nodes (even counts, at least one pair). */
-static void random_alloc(struct hb_rng *r, const struct hb_perf *p, int *alloc)
-{
-	int any = 0;
-
-	for (int i = 0; i < p->nnodes; i++) {
-		alloc[i] = hb_rng_below(r, 2) ? 2 * (int)hb_rng_below(r, (uint64_t)(p->nodes[i].ngpus / 2 + 1)) : 0;
-		any += alloc[i];
-	}
-	if (!any)
-		alloc[hb_rng_below(r, (uint64_t)p->nnodes)] = 2;
 }
 
 /* Algorithm 1 summaries are filed under the least B_G of the interval
