@@ -358,12 +358,15 @@ int hb_ktrace_parse(const char *text, size_t len, const char *path, struct hb_kt
 			e++;
 		n = e - i;
 		ps.line++;
+		/* n + 1 must not wrap to a size grow() already has (GCC's LTO
+		 * warned about a memcpy of SIZE_MAX on that path) */
+		if (n == SIZE_MAX) {
+			hb_input_error(err, "%s:%ld: line too long", path, ps.line);
+			goto out;
+		}
 		if (grow((void **)&line, &line_cap, n + 1, 1, err))
 			goto out;
-		/* n < line_cap after grow; copied as a bounded range (under LTO,
-		 * GCC's value ranges saw a path where n was SIZE_MAX and warned
-		 * about a memcpy of that size) */
-		memcpy(line, text + i, n < line_cap ? n : 0);
+		memcpy(line, text + i, n);
 		line[n] = '\0';
 		if (n > 0 && line[n - 1] == '\r')
 			line[--n] = '\0';
