@@ -346,6 +346,7 @@ struct hb_sim {
 	/* Per-model shared models (index parallel to cat->models). */
 	struct hb_perf **perf;
 	struct hb_iidp_solver **solver;
+	struct hb_iidp_budget iidp_budget; /* the cache budget the solvers above share (sim.c) */
 	struct hb_stats **stats;
 	struct hb_fid_model **fid;      /* Pollux fidelity (opts.fidelity), NULL entries when off */
 	unsigned char *borrowed;        /* per model: 1 when the four entries above belong to models_from */

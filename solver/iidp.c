@@ -638,6 +638,21 @@ static void hmap_place(struct hmap_slot *s, size_t cap, struct hmap_slot e)
 	s[i] = e;
 }
 
+/* The slot of key (hash h), or SIZE_MAX; a plain lookup (no reference bit). */
+static size_t hmap_find_slot(const struct hmap *m, uint64_t h, const void *key, size_t klen)
+{
+	if (m->cap == 0)
+		return SIZE_MAX;
+	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		const struct hmap_slot *sl = &m->s[i];
+
+		if (sl->h == 0)
+			return SIZE_MAX;
+		if (sl->h == h && sl->klen == klen && memcmp(sl->key, key, klen) == 0)
+			return i;
+	}
+}
+
 static void *hmap_get(struct hmap *m, const void *key, size_t klen)
 {
 	return m->cap == 0 ? NULL : hmap_get_h(m, hash_bytes(key, klen), key, klen);
@@ -831,6 +846,16 @@ struct shape_entry {
 	long key[];
 };
 
+/* A held shape's bounds: one copy for all its holders (refs), its blob
+ * after the key (the shape cache's bound key, nkey words). */
+struct held_bound {
+	uint64_t h;                   /* hash of key */
+	uint32_t refs;                /* holders */
+	uint32_t nkey;                /* words of key */
+	size_t bytes;                 /* of the blob */
+	long key[];
+};
+
 static void table_free(void *v)
 {
 	struct table *t = v;
@@ -890,7 +915,11 @@ struct hb_iidp_solver {
 	struct hmap tables;           /* (B_L, used (node, GPUs)) -> struct table */
 	struct hmap shapes;           /* (request, shape) -> struct shape_entry */
 	size_t shape_bytes;           /* the part of st.cache_bytes that shapes holds (the rest: tables) */
-	size_t limit;                 /* cache limit, bytes; 0 = no caching */
+	size_t limit;                 /* cache limit, bytes; 0 = no caching (under a budget: its limit) */
+	struct hmap held;             /* bound key -> struct held_bound: the shared copies of held bounds */
+	size_t held_bytes;            /* what they take */
+	struct hb_iidp_budget *budget; /* shared with other solvers (borrowed), or NULL */
+	size_t reported;              /* st.cache_bytes as last counted in budget->used */
 	struct hb_iidp_stats st;
 	struct hb_iidp_scratch sc;
 	int *key;                     /* 2 nnodes + 1 ints: B_L, then (node, GPUs) of the used nodes */
@@ -1006,10 +1035,19 @@ int hb_iidp_solver_new(const struct hb_perf *perf, struct hb_iidp_solver **out, 
 		return hb_runtime_error(err, "IIDP solver: out of memory");
 	}
 	s->perf = perf;
-	s->tables.keys_in_val = s->shapes.keys_in_val = 1;
+	s->tables.keys_in_val = s->shapes.keys_in_val = s->held.keys_in_val = 1;
 	s->limit = (size_t)64 << 20;
 	*out = s;
 	return 0;
+}
+
+/* Tell the budget what s holds now. */
+static void budget_report(struct hb_iidp_solver *s)
+{
+	if (s->budget) {
+		s->budget->used = s->budget->used - s->reported + s->st.cache_bytes;
+		s->reported = s->st.cache_bytes;
+	}
 }
 
 void hb_iidp_solver_clear_cache(struct hb_iidp_solver *s)
@@ -1018,13 +1056,15 @@ void hb_iidp_solver_clear_cache(struct hb_iidp_solver *s)
 	hmap_clear(&s->shapes, free);
 	s->st.cache_bytes = 0;
 	s->shape_bytes = 0;
+	budget_report(s);
 }
 
 void hb_iidp_solver_free(struct hb_iidp_solver *s)
 {
 	if (!s)
 		return;
-	hb_iidp_solver_clear_cache(s);
+	hb_iidp_solver_clear_cache(s); /* and tells its budget */
+	hmap_clear(&s->held, free); /* unreleased holds: their holders outlived the solver */
 	hb_iidp_scratch_free(&s->sc);
 	free(s->key);
 	free(s->node_class);
@@ -1044,9 +1084,20 @@ void hb_iidp_solver_free(struct hb_iidp_solver *s)
 
 void hb_iidp_solver_set_cache_limit(struct hb_iidp_solver *s, size_t bytes)
 {
+	if (s->budget)
+		hb_iidp_solver_set_budget(s, NULL);
 	s->limit = bytes;
 	if (s->st.cache_bytes > bytes)
 		hb_iidp_solver_clear_cache(s);
+}
+
+void hb_iidp_solver_set_budget(struct hb_iidp_solver *s, struct hb_iidp_budget *b)
+{
+	hb_iidp_solver_clear_cache(s); /* reports 0 to the old budget */
+	s->budget = b;
+	s->reported = 0;
+	if (b)
+		s->limit = b->limit;
 }
 
 void hb_iidp_solver_stats(const struct hb_iidp_solver *s, struct hb_iidp_stats *out)
@@ -1413,15 +1464,25 @@ static int solve_one(struct hb_iidp_solver *s, const int *alloc, int local_bs, i
  * between requests only: no table is in use. */
 static void maybe_flush(struct hb_iidp_solver *s)
 {
+	size_t limit = s->limit, target, freed;
+
+	if (s->budget) {
+		/* What the other solvers of the budget do not hold, at least
+		 * its floor (struct hb_iidp_budget). */
+		const struct hb_iidp_budget *b = s->budget;
+		size_t others;
+
+		budget_report(s);
+		others = b->used - s->st.cache_bytes;
+		limit = b->limit > others && b->limit - others > b->floor ? b->limit - others : b->floor;
+	}
 	/* Down to 7/8 of the limit: room for the next requests' entries, so
 	 * that eviction runs in batches rather than before every request. */
-	const size_t target = s->limit - s->limit / 8;
-	size_t freed;
-
-	if (s->st.cache_bytes <= s->limit)
+	target = limit - limit / 8;
+	if (s->st.cache_bytes <= limit)
 		return;
 	while (s->st.cache_bytes > target) {
-		if (s->shapes.n > 0 && (s->shape_bytes > s->limit / 2 || s->tables.n == 0)) {
+		if (s->shapes.n > 0 && (s->shape_bytes > limit / 2 || s->tables.n == 0)) {
 			struct shape_entry *e = hmap_evict(&s->shapes);
 			size_t b = sizeof(*e) + (size_t)e->nkey * sizeof(long) + (size_t)e->extra;
 
@@ -1444,6 +1505,7 @@ static void maybe_flush(struct hb_iidp_solver *s)
 	s->shape_bytes -= freed;
 	s->st.cache_bytes -= freed;
 	s->st.cache_bytes -= hmap_shrink(&s->tables);
+	budget_report(s);
 }
 
 int hb_iidp_solve_m(struct hb_iidp_solver *s, const int *alloc, int local_bs, int M, int method,
@@ -1796,12 +1858,25 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 	/* A summary whose shape's bounds are cached: visit best-first on them
 	 * (solve_best_first), most B_L never need their table. */
 	if (req->method == HB_IIDP_FAST && nc > 1 && s->bkey_len > 0) {
-		struct shape_entry *v = hmap_get_h(&s->shapes, s->bkey_h, s->bkey, s->bkey_len);
+		/* A held copy first: its shape is being ranked, and looking it up
+		 * leaves a cached copy cold, to be evicted for something else. */
+		const struct held_bound *e = hmap_get_h(&s->held, s->bkey_h, s->bkey, s->bkey_len);
+		const struct sb_lbs *sb = NULL;
+		int nsb = 0;
 
-		if (v && v->extra > 0) {
-			const struct sb_lbs *sb = (const struct sb_lbs *)((const char *)v->key + s->bkey_len);
+		if (e && e->bytes > 0) {
+			sb = (const struct sb_lbs *)((const char *)e->key + s->bkey_len);
+			nsb = (int)(e->bytes / sizeof(*sb));
+		} else {
+			const struct shape_entry *v = hmap_get_h(&s->shapes, s->bkey_h, s->bkey, s->bkey_len);
 
-			if (solve_best_first(s, req, c, nc, sb, v->extra / (int)sizeof(*sb), nh, out, &bf, err) != 0)
+			if (v && v->extra > 0) {
+				sb = (const struct sb_lbs *)((const char *)v->key + s->bkey_len);
+				nsb = v->extra / (int)sizeof(*sb);
+			}
+		}
+		if (sb) {
+			if (solve_best_first(s, req, c, nc, sb, nsb, nh, out, &bf, err) != 0)
 				goto out;
 			rc = 0;
 			goto out;
@@ -2238,7 +2313,8 @@ void hb_iidp_shape_bound_free(struct hb_iidp_shape_bound *b)
 {
 	if (!b)
 		return;
-	free(b->blob);
+	if (!b->held) /* a held copy is the solver's: hb_iidp_shape_bound_release */
+		free(b->blob);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -2334,16 +2410,14 @@ static void shape_bound_file(struct hb_iidp_solver *s, uint64_t h, size_t klen, 
  * of one model: they are kept in the shape cache, their blob after the key
  * of an entry under a key no request forms (the entry's extra counts it),
  * so they share its limit and eviction. */
-int hb_iidp_shape_bound(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh, struct hb_iidp_shape_bound *b,
-			struct hb_error *err)
+static int bound_fill(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh, struct hb_iidp_shape_bound *b,
+		      struct hb_error *err)
 {
 	const size_t nkey = 3 + (size_t)sh->nused, klen = nkey * sizeof(long);
 	struct shape_entry *v;
 	uint64_t h = 0;
 	int *node, rc;
 
-	if (sh->nused < 1)
-		return hb_input_error(err, "IIDP solver: shape bound: empty shape");
 	/* b is refilled: its memo answered the old blob. */
 	b->memo_fx = b->memo_gx = 0;
 	if (s->limit > 0) {
@@ -2383,6 +2457,97 @@ int hb_iidp_shape_bound(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh
 	if (s->limit > 0)
 		shape_bound_file(s, h, klen, b);
 	return 0;
+}
+
+int hb_iidp_shape_bound(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh, struct hb_iidp_shape_bound *b,
+			struct hb_error *err)
+{
+	if (sh->nused < 1)
+		return hb_input_error(err, "IIDP solver: shape bound: empty shape");
+	if (b->held)
+		return hb_runtime_error(err, "IIDP solver: shape bound: b holds a shared copy (release it first)");
+	return bound_fill(s, sh, b, err);
+}
+
+int hb_iidp_shape_bound_hold(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh, struct hb_iidp_shape_bound *b,
+			     struct hb_error *err)
+{
+	const size_t nkey = 3 + (size_t)sh->nused, klen = nkey * sizeof(long);
+	const struct hb_iidp_request none = { 0 };
+	struct held_bound *e;
+	uint64_t h;
+
+	if (sh->nused < 1)
+		return hb_input_error(err, "IIDP solver: shape bound: empty shape");
+	if (b->held || b->blob)
+		return hb_runtime_error(err, "IIDP solver: shape bound: b is not empty (release it first)");
+	shape_key(&none, sh, s->skey);
+	s->skey[2] = SHAPE_KEY_BOUND;
+	h = hash_words(s->skey, 3, sh->hash);
+	if (!(e = hmap_get_h(&s->held, h, s->skey, klen))) {
+		/* The first holder: the bounds as hb_iidp_shape_bound gives
+		 * them (a cached copy, or built and filed), copied once. */
+		struct hb_iidp_shape_bound tmp = { 0 };
+
+		if (bound_fill(s, sh, &tmp, err) < 0) {
+			hb_iidp_shape_bound_free(&tmp);
+			return -1;
+		}
+		shape_key(&none, sh, s->skey);
+		s->skey[2] = SHAPE_KEY_BOUND;
+		if (!(e = malloc(sizeof(*e) + klen + tmp.bytes))) {
+			hb_iidp_shape_bound_free(&tmp);
+			return hb_runtime_error(err, "IIDP solver: out of memory");
+		}
+		e->h = h;
+		e->refs = 0;
+		e->nkey = (uint32_t)nkey;
+		e->bytes = tmp.bytes;
+		memcpy(e->key, s->skey, klen);
+		memcpy((char *)e->key + klen, tmp.blob, tmp.bytes);
+		hb_iidp_shape_bound_free(&tmp);
+		if (hmap_put_h(&s->held, h, e->key, klen, e) == 0) {
+			free(e);
+			return hb_runtime_error(err, "IIDP solver: out of memory");
+		}
+		s->held_bytes += sizeof(*e) + klen + e->bytes;
+	}
+	e->refs++;
+	memset(b, 0, sizeof(*b));
+	b->blob = (char *)e->key + klen;
+	b->bytes = e->bytes;
+	b->nh = sh->n_gpus / 2;
+	b->nl = (int)(e->bytes / sizeof(struct sb_lbs));
+	b->held = e;
+	return 0;
+}
+
+void hb_iidp_shape_bound_release(struct hb_iidp_solver *s, struct hb_iidp_shape_bound *b)
+{
+	struct held_bound *e = b->held;
+
+	if (!e) {
+		hb_iidp_shape_bound_free(b); /* an own copy, or nothing */
+		return;
+	}
+	if (--e->refs == 0) {
+		const size_t klen = (size_t)e->nkey * sizeof(long);
+		const size_t i = hmap_find_slot(&s->held, e->h, e->key, klen);
+
+		if (i != SIZE_MAX)
+			hmap_remove_at(&s->held, i);
+		s->held_bytes -= sizeof(*e) + klen + e->bytes;
+		free(e);
+		hmap_shrink(&s->held);
+	}
+	memset(b, 0, sizeof(*b));
+}
+
+size_t hb_iidp_held_bytes(const struct hb_iidp_solver *s, size_t *n)
+{
+	if (n)
+		*n = s->held.n;
+	return s->held_bytes + s->held.cap * sizeof(struct hmap_slot);
 }
 
 void hb_iidp_shape_bound_keep(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh,

@@ -181,6 +181,27 @@ void hb_iidp_solver_clear_cache(struct hb_iidp_solver *s);
  * before each request; lowering the limit below what is held empties the
  * cache at once. */
 void hb_iidp_solver_set_cache_limit(struct hb_iidp_solver *s, size_t bytes);
+/* A cache budget several solvers share (a run's models, one solver each):
+ * the models a trace uses do not use their caches alike (on the whole
+ * philly.csv under JABAS two of six did most of the evicting), so a limit
+ * per solver leaves some short while others hold room they never fill.
+ * A solver under a budget takes, before each request, what the others do
+ * not hold (as they last reported it, which they do before each of their
+ * requests), and never less than floor; over that it evicts its own
+ * entries as under a limit of its own.  Its holdings are thus bounded by
+ * max(floor, limit - what the others hold), and all of them together by
+ * about limit as long as floor times the solvers is at most limit.
+ * Solvers sharing a budget must not run requests at the same time (one
+ * run's are called from one thread at a time), and the budget must
+ * outlive them.  Answers are exact whatever each one holds. */
+struct hb_iidp_budget {
+	size_t limit;           /* bytes the solvers' caches may hold together */
+	size_t floor;           /* bytes each one may hold whatever the others do */
+	size_t used;            /* what they hold, as each last reported it */
+};
+/* Put s under b (NULL: back to its own limit, hb_iidp_solver_set_cache_limit);
+ * s's cache is emptied first, so that b's count starts from what s holds. */
+void hb_iidp_solver_set_budget(struct hb_iidp_solver *s, struct hb_iidp_budget *b);
 void hb_iidp_solver_stats(const struct hb_iidp_solver *s, struct hb_iidp_stats *out);
 
 /* IIDP on a single GPU (a machine or request with one GPU, where JABAS's
@@ -300,6 +321,7 @@ struct hb_iidp_shape_bound {
 	 * at its bound), and a ranking bounds every shape of an offer. */
 	long memo_fx, memo_gx, memo_g;
 	double memo_f;
+	void *held;             /* hb_iidp_shape_bound_hold's: the shared copy blob points into, else NULL */
 };
 /* Fill b (zero-initialise it once; rebuilt in place) for sh.  The solver
  * keeps a copy in its cache and reads it too: while it is there, a
@@ -309,6 +331,21 @@ struct hb_iidp_shape_bound {
 int hb_iidp_shape_bound(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh, struct hb_iidp_shape_bound *b,
 			struct hb_error *err);
 void hb_iidp_shape_bound_free(struct hb_iidp_shape_bound *b);
+/* The same bounds for a caller that keeps them while it ranks the shape
+ * again and again (the auto-scaler's shape store, one per job): b's blob
+ * is one copy the solver keeps for every holder of the shape, not a copy
+ * of b's own, until the last of them releases it.  A held copy is outside
+ * the cache (never evicted, not counted in its limit: the holders own it),
+ * and summaries and solves of the shape visit their B_L best-first on it
+ * as on a cached one, so a holder need not keep a cached copy fresh
+ * (hb_iidp_shape_bound_keep).  b must hold nothing (zero-initialised or
+ * released); it is released with the solver that filled it, before the
+ * solver is freed. */
+int hb_iidp_shape_bound_hold(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh, struct hb_iidp_shape_bound *b,
+			     struct hb_error *err);
+void hb_iidp_shape_bound_release(struct hb_iidp_solver *s, struct hb_iidp_shape_bound *b);
+/* Bytes of the shared copies held now (and distinct shapes held, if n). */
+size_t hb_iidp_held_bytes(const struct hb_iidp_solver *s, size_t *n);
 /* For a caller that keeps b, filled by hb_iidp_shape_bound for sh, and
  * ranks sh again: what that call would do to the solver's cache, without
  * copying the bounds out (a hit marks the cached copy used) or rebuilding

@@ -145,11 +145,12 @@ struct q_shapes {
  * offer's shapes are mostly those of the offers before it, and a shape and
  * its bounds are a function of the shape alone (the solver's kinds and
  * tables do not change), so each shape is built (hb_iidp_shape_of_nodes)
- * once per job, not once per offer.  Its bounds are still asked of the
- * solver's cache once per offer that holds it (hb_iidp_shape_bound_keep):
- * the solver reads its copy to visit a summary's B_L best-first, and
- * asking keeps that copy there (with the store answering alone, p5000 ran
- * slower: the copies were evicted).  Keyed by the
+ * once per job, not once per offer.  Its bounds are held
+ * (hb_iidp_shape_bound_hold): one copy per model for every job that has
+ * the shape in its store, which the solver also reads to visit a
+ * summary's B_L best-first (the stores' own copies were the same blobs
+ * job after job, 26 MB at the whole philly.csv's peak, and keeping the
+ * solver's cached copies fresh cost a lookup per shape per offer).  Keyed by the
  * shape's canonical histogram:
  * (solver node kind, units, used nodes) words in ascending order, which
  * names the multiset the shape's sorted key names.  Emptied when it holds
@@ -158,7 +159,8 @@ struct q_shapes {
 #define SHAPE_STORE_MAX 8192
 struct shape_store {
 	struct hb_iidp_shape *sh; /* [cap] (zero-initialised, rebuilt in place) */
-	struct hb_iidp_shape_bound *bnd; /* [cap]: bounds on the shape's solver answers */
+	struct hb_iidp_shape_bound *bnd; /* [cap]: bounds on the shape's solver answers, held
+					  * (entries from n on hold nothing) */
 	size_t *koff;            /* [cap + 1]: entry i's key is key[koff[i] .. koff[i + 1]) */
 	uint64_t *key;           /* [kcap] */
 	size_t n, cap, kcap;
@@ -280,6 +282,7 @@ struct jabas_state {
 	struct hb_pool_bg pre_bg; /* posted: pre is the worker's until claimed */
 	int pre_posted;          /* pre_bg posted since the last epoch end's claim */
 	struct hb_pool *pool;    /* the run's (borrowed), to claim pre_bg when the state is freed */
+	struct hb_iidp_solver *solver; /* the job's (borrowed): the store's bounds are held from it */
 };
 
 static void memo_clear(struct q_memo *m)
@@ -319,7 +322,7 @@ static void state_free(struct jabas_state *st)
 	free(st->q_offer);
 	for (size_t j = 0; j < st->store.cap; j++) {
 		hb_iidp_shape_free(&st->store.sh[j]);
-		hb_iidp_shape_bound_free(&st->store.bnd[j]);
+		hb_iidp_shape_bound_release(st->solver, &st->store.bnd[j]);
 	}
 	free(st->store.sh);
 	free(st->store.bnd);
@@ -493,8 +496,10 @@ static int shapes_table(struct q_shapes *qs, size_t want)
 }
 
 /* Empty the store (its shapes' blocks are kept, rebuilt in place). */
-static void store_clear(struct shape_store *ss)
+static void store_clear(struct shape_store *ss, struct hb_iidp_solver *solver)
 {
+	for (size_t j = 0; j < ss->n; j++)
+		hb_iidp_shape_bound_release(solver, &ss->bnd[j]);
 	ss->n = 0;
 	if (ss->tcap)
 		memset(ss->tab_hash, 0, ss->tcap * sizeof(*ss->tab_hash));
@@ -601,7 +606,6 @@ static int store_find(const struct hb_sim_job *job, struct jabas_state *st, cons
 		if (ss->tab_hash[slot] == h && ss->koff[j + 1] - ss->koff[j] == klen &&
 		    memcmp(ss->key + ss->koff[j], kp, klen * sizeof(*kp)) == 0) {
 			*ent = j;
-			hb_iidp_shape_bound_keep(job->solver, &ss->sh[j], &ss->bnd[j]);
 			goto out;
 		}
 	}
@@ -612,7 +616,7 @@ static int store_find(const struct hb_sim_job *job, struct jabas_state *st, cons
 	}
 	cand_gpus(st, u, gpus);
 	if (hb_iidp_shape_of_nodes(job->solver, st->q_node, gpus, st->nq, &ss->sh[ss->n], err) < 0 ||
-	    hb_iidp_shape_bound(job->solver, &ss->sh[ss->n], &ss->bnd[ss->n], err) < 0) {
+	    hb_iidp_shape_bound_hold(job->solver, &ss->sh[ss->n], &ss->bnd[ss->n], err) < 0) {
 		hb_error_prefix(err, "jabas %s: candidate %zu", job->name, i);
 		goto fail;
 	}
@@ -866,9 +870,8 @@ static const struct q_memo_entry *memo_find(const struct q_memo *m, const uint64
 }
 
 /* st->qs from a memo's walk: the shapes, last candidates and units the
- * walk found, and each shape's bounds asked of the solver's cache in the
- * walk's order, as store_find would (every one is in the store). */
-static int memo_use(const struct hb_sim_job *job, struct jabas_state *st, const struct q_memo_entry *e)
+ * walk found (every one is in the store, its bounds held). */
+static int memo_use(struct jabas_state *st, const struct q_memo_entry *e)
 {
 	struct q_shapes *qs = &st->qs;
 	const size_t nq = (size_t)(st->nq > 0 ? st->nq : 1);
@@ -888,8 +891,6 @@ static int memo_use(const struct hb_sim_job *job, struct jabas_state *st, const 
 	memcpy(qs->last, e->last, e->n * sizeof(*e->last));
 	memcpy(qs->units, e->units, e->n * (size_t)st->nq * sizeof(*e->units));
 	qs->n = e->n;
-	for (size_t j = 0; j < e->n; j++)
-		hb_iidp_shape_bound_keep(job->solver, &st->store.sh[e->ent[j]], &st->store.bnd[e->ent[j]]);
 	return 0;
 }
 
@@ -1004,7 +1005,7 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 	 * ones, walked into their shapes, and the others are only counted. */
 	if (st->store.n >= SHAPE_STORE_MAX) {
 		/* the memo's shapes are the store's entries */
-		store_clear(&st->store);
+		store_clear(&st->store, st->solver);
 		memo_clear(&st->memo);
 		picks_clear(&st->picks);
 	}
@@ -1059,7 +1060,7 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 #endif
 		if (hit) {
 			st->q.ncand = hit->ncand;
-			rc = memo_use(job, st, hit) < 0 ? hb_runtime_error(err, "jabas %s: out of memory", job->name) : 0;
+			rc = memo_use(st, hit) < 0 ? hb_runtime_error(err, "jabas %s: out of memory", job->name) : 0;
 		} else {
 			key = (struct hb_alloc_key){ .nwords = st->qs.kw, .stride = st->qs.maxu + 1,
 						     .slot = st->qs.kslot, .add = st->qs.kadd };
@@ -1313,6 +1314,7 @@ static int jabas_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_err
 	st->nnodes = sim->cl->nnodes;
 	st->q_max = -1;
 	st->pool = sim->pool;
+	st->solver = job->solver;
 	hb_fc_prefit_init(&st->pre);
 	/* Under the dedicated arbiter Q spans the cluster, built once; under a
 	 * shared one it spans the grant now and the offer at each epoch end. */

@@ -887,6 +887,238 @@ static void test_memo_growth(void **state)
 	assert_true(compared >= 500);
 }
 
+/* Requests of solver k on its allocation (budget test): 60 batches, both
+ * M rules; each answer is checked against the uncached solver nc. */
+static void budget_pass(struct hb_iidp_solver *s, struct hb_iidp_solver *nc, const int *alloc, int pass,
+			long *compared)
+{
+	struct hb_error err = { 0 };
+
+	for (int q = 0; q < 60; q++) {
+		struct hb_iidp_request req = { 0 };
+		struct hb_iidp_result a, c;
+
+		req.alloc = alloc;
+		req.global_bs = 32 + 16L * (pass % 2 ? 59 - q : q);
+		req.m_rule = q % 3 == 2 ? HB_IIDP_M_RUNTIME : HB_IIDP_M_ROUND;
+		req.cur_global_bs = req.global_bs / 2 + 8;
+		req.method = HB_IIDP_FAST;
+		assert_int_equal(hb_iidp_solve(s, &req, &a, &err), 0);
+		assert_int_equal(hb_iidp_solve(nc, &req, &c, &err), 0);
+		assert_int_equal(a.found, c.found);
+		if (c.found) {
+			assert_true(a.iter_s == c.iter_s);
+			assert_int_equal(a.local_bs, c.local_bs);
+			assert_int_equal(a.npairs, c.npairs);
+			for (int k = 0; k < c.npairs; k++)
+				assert_int_equal(a.pairs[k].workers, c.pairs[k].workers);
+			(*compared)++;
+		}
+		hb_iidp_result_free(&a);
+		hb_iidp_result_free(&c);
+	}
+}
+
+static size_t held(const struct hb_iidp_solver *s)
+{
+	struct hb_iidp_stats st;
+
+	hb_iidp_solver_stats(s, &st);
+	return st.cache_bytes;
+}
+
+/* Three solvers (two models, two allocations of one) under one budget
+ * (struct hb_iidp_budget): answers as uncached solvers give them; a solver
+ * working alone grows past its floor towards the whole budget; one that
+ * works next takes what the first does not hold, at least its floor, and
+ * the first, asked again, shrinks to what the second leaves it; the
+ * budget's count is every solver's holdings (0 once they are emptied), and
+ * a solver taken off the budget takes its holdings out of the count. */
+static void test_cache_budget(void **state)
+{
+	struct hb_rng r;
+	struct hb_error err = { 0 };
+	long compared = 0;
+	const size_t slack = 8192; /* one request's entries above a limit, and a report's lag */
+
+	(void)state;
+	hb_rng_seed(&r, 83, HB_STREAM_DEFAULT);
+	for (int it = 0; it < 4; it++) {
+		struct hb_perf p[2];
+		struct hb_iidp_solver *s[3], *nc[2];
+		struct hb_iidp_budget b = { .limit = 10000, .floor = 2500 };
+		int alloc[3][64];
+		size_t a_alone, a_after, sum;
+
+		for (int m = 0; m < 2; m++) {
+			random_perf_n(&r, &p[m], 8);
+			assert_int_equal(hb_iidp_solver_new(&p[m], &nc[m], &err), 0);
+			hb_iidp_solver_set_cache_limit(nc[m], 0);
+		}
+		for (int k = 0; k < 3; k++) {
+			const struct hb_perf *pk = &p[k < 2 ? 0 : 1];
+
+			assert_true(pk->nnodes <= 64);
+			for (int i = 0; i < pk->nnodes; i++)
+				alloc[k][i] = 2 * (int)(1 + hb_rng_below(&r, (uint64_t)(pk->nodes[i].ngpus / 2)));
+			assert_int_equal(hb_iidp_solver_new(pk, &s[k], &err), 0);
+			hb_iidp_solver_set_budget(s[k], &b);
+		}
+		/* s[0] alone: past its floor, within the budget. */
+		for (int pass = 0; pass < 3; pass++)
+			budget_pass(s[0], nc[0], alloc[0], pass, &compared);
+		a_alone = held(s[0]);
+		assert_true(a_alone > 3 * b.floor); /* it wants more than the budget: it fills most of it */
+		assert_true(a_alone <= b.limit + slack);
+		/* s[2] (the other model) next: what s[0] leaves, at least the floor. */
+		for (int pass = 0; pass < 3; pass++) {
+			budget_pass(s[2], nc[1], alloc[2], pass, &compared);
+			assert_true(held(s[2]) <= (b.limit > held(s[0]) + b.floor ? b.limit - held(s[0]) : b.floor) + slack);
+		}
+		/* s[0] again: it shrinks to what s[2] leaves it. */
+		budget_pass(s[0], nc[0], alloc[0], 0, &compared);
+		a_after = held(s[0]);
+		assert_true(a_after <= (b.limit > held(s[2]) + b.floor ? b.limit - held(s[2]) : b.floor) + slack);
+		assert_true(a_after < a_alone);
+		/* s[1] (the first model, another allocation) among them. */
+		for (int pass = 0; pass < 2; pass++) {
+			budget_pass(s[1], nc[0], alloc[1], pass, &compared);
+			budget_pass(s[2], nc[1], alloc[2], pass, &compared);
+		}
+		sum = held(s[0]) + held(s[1]) + held(s[2]);
+		assert_true(sum <= b.limit + 3 * slack);
+		/* The count: exact once each solver has reported (emptying one
+		 * reports it), and 0 when all are empty. */
+		hb_iidp_solver_clear_cache(s[2]);
+		hb_iidp_solver_set_budget(s[1], NULL); /* out of the budget, emptied */
+		assert_int_equal(held(s[1]), 0);
+		hb_iidp_solver_clear_cache(s[0]);
+		assert_int_equal(b.used, 0);
+		for (int k = 0; k < 3; k++)
+			hb_iidp_solver_free(s[k]);
+		for (int m = 0; m < 2; m++) {
+			hb_iidp_solver_free(nc[m]);
+			hb_perf_free(&p[m]);
+		}
+	}
+	assert_true(compared >= 1000);
+}
+
+/* Held bounds (hb_iidp_shape_bound_hold): the holders of one shape share
+ * one copy, equal to hb_iidp_shape_bound's own; with the cache emptied,
+ * the held copy alone drives the best-first visit: the same summaries and
+ * whole solves as a solver that never saw the bounds and as an uncached
+ * one, with fewer table lookups; the copy goes with its last holder; a
+ * held b is refused by hb_iidp_shape_bound and by a second hold. */
+static void test_bound_hold(void **state)
+{
+	struct hb_rng r;
+	struct hb_error err = { 0 };
+	long compared = 0, looked_h = 0, looked_p = 0;
+
+	(void)state;
+	hb_rng_seed(&r, 71, HB_STREAM_DEFAULT);
+	for (int it = 0; it < 20; it++) {
+		struct hb_perf p;
+		struct hb_iidp_solver *s, *plain, *nc;
+		struct hb_iidp_stats st;
+		struct hb_iidp_shape sh[6] = { 0 };
+		struct hb_iidp_shape_bound h1[6] = { 0 }, h2[6] = { 0 };
+		int alloc[6][8] = { { 0 } };
+		size_t n, distinct = 0;
+
+		random_perf_n(&r, &p, 8);
+		assert_int_equal(hb_iidp_solver_new(&p, &s, &err), 0);
+		assert_int_equal(hb_iidp_solver_new(&p, &plain, &err), 0);
+		assert_int_equal(hb_iidp_solver_new(&p, &nc, &err), 0);
+		hb_iidp_solver_set_cache_limit(nc, 0);
+		for (int q = 0; q < 6; q++) {
+			struct hb_iidp_shape_bound own = { 0 };
+			int fresh = 1;
+
+			random_alloc(&r, &p, alloc[q]);
+			if (q == 5) /* the shape of an earlier one */
+				memcpy(alloc[q], alloc[0], sizeof(alloc[q]));
+			assert_int_equal(hb_iidp_shape_of(s, alloc[q], &sh[q], &err), 0);
+			assert_int_equal(hb_iidp_shape_bound(plain, &sh[q], &own, &err), 0);
+			assert_int_equal(hb_iidp_shape_bound_hold(s, &sh[q], &h1[q], &err), 0);
+			assert_int_equal(hb_iidp_shape_bound_hold(s, &sh[q], &h2[q], &err), 0);
+			assert_ptr_equal(h1[q].blob, h2[q].blob);
+			assert_int_equal(h1[q].bytes, own.bytes);
+			assert_int_equal(h1[q].nl, own.nl);
+			assert_int_equal(h1[q].nh, own.nh);
+			assert_memory_equal(h1[q].blob, own.blob, own.bytes);
+			for (int k = 0; k < q; k++)
+				if (h1[k].blob == h1[q].blob)
+					fresh = 0;
+			distinct += fresh;
+			hb_iidp_held_bytes(s, &n);
+			assert_int_equal(n, distinct);
+			/* a held b is not refilled, nor held twice */
+			assert_int_equal(hb_iidp_shape_bound(s, &sh[q], &h1[q], &err), -1);
+			assert_int_equal(hb_iidp_shape_bound_hold(s, &sh[q], &h1[q], &err), -1);
+			hb_iidp_shape_bound_free(&own);
+		}
+		assert_ptr_equal(h1[5].blob, h1[0].blob);
+		hb_iidp_solver_clear_cache(s);
+		hb_iidp_solver_clear_cache(plain);
+		for (int q = 0; q < 6; q++)
+			for (int k = 0; k < 15; k++) {
+				struct hb_iidp_request req = { 0 };
+				struct hb_iidp_result o, f;
+				struct hb_iidp_summary a, c;
+
+				req.alloc = alloc[q];
+				req.global_bs = 16 + (long)hb_rng_below(&r, 4000);
+				req.m_rule = k % 3 == 2 ? HB_IIDP_M_RUNTIME : HB_IIDP_M_ROUND;
+				req.cur_global_bs = 16 + (long)hb_rng_below(&r, 4000);
+				req.method = HB_IIDP_FAST;
+				assert_int_equal(hb_iidp_solve(nc, &req, &o, &err), 0);
+				assert_int_equal(hb_iidp_solve_summary(s, &sh[q], &req, &a, &err), 0);
+				assert_int_equal(hb_iidp_solve_summary(plain, &sh[q], &req, &c, &err), 0);
+				assert_int_equal(hb_iidp_solve(s, &req, &f, &err), 0);
+				assert_memory_equal(&a, &c, sizeof(a));
+				assert_int_equal(a.found, o.found);
+				assert_int_equal(f.found, o.found);
+				if (o.found) {
+					assert_true(a.iter_s == o.iter_s && a.throughput == o.throughput);
+					assert_int_equal(a.local_bs, o.local_bs);
+					assert_int_equal(f.local_bs, o.local_bs);
+					assert_true(f.iter_s == o.iter_s);
+					assert_int_equal(f.npairs, o.npairs);
+					for (int j = 0; j < o.npairs; j++)
+						assert_int_equal(f.pairs[j].workers, o.pairs[j].workers);
+					compared++;
+				}
+				hb_iidp_result_free(&o);
+				hb_iidp_result_free(&f);
+			}
+		hb_iidp_solver_stats(s, &st);
+		looked_h += st.table_hits + st.table_misses;
+		hb_iidp_solver_stats(plain, &st);
+		looked_p += st.table_hits + st.table_misses;
+		/* The copies go with their last holders. */
+		for (int q = 0; q < 6; q++) {
+			hb_iidp_shape_bound_release(s, &h1[q]);
+			assert_null(h1[q].blob);
+		}
+		hb_iidp_held_bytes(s, &n);
+		assert_int_equal(n, distinct);
+		for (int q = 0; q < 6; q++) {
+			hb_iidp_shape_bound_release(s, &h2[q]);
+			hb_iidp_shape_free(&sh[q]);
+		}
+		hb_iidp_held_bytes(s, &n);
+		assert_int_equal(n, 0);
+		hb_iidp_solver_free(s);
+		hb_iidp_solver_free(plain);
+		hb_iidp_solver_free(nc);
+		hb_perf_free(&p);
+	}
+	assert_true(compared >= 500);
+	assert_true(looked_h < looked_p);
+}
+
 /* A summary whose shape's bounds are in the cache (hb_iidp_shape_bound
  * first, as the auto-scaler does) visits its B_L best-first on them and
  * fetches the tables of only those that can reach the answer: the same
@@ -1514,7 +1746,9 @@ int main(void)
 		cmocka_unit_test(test_summary_shared_by_interval),
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_memo_growth),
+		cmocka_unit_test(test_cache_budget),
 		cmocka_unit_test(test_summary_best_first),
+		cmocka_unit_test(test_bound_hold),
 		cmocka_unit_test(test_shape_errors),
 		cmocka_unit_test(test_shape_bound_random),
 		cmocka_unit_test(test_rank_shapes_oracle),
