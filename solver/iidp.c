@@ -613,32 +613,7 @@ static uint64_t hash_words(const long *w, size_t n, uint64_t h)
 	return h ? h : 1;
 }
 
-/* Lookup with the key's hash h given; a hit marks the entry referenced. */
-static void *hmap_get_h(struct hmap *m, uint64_t h, const void *key, size_t klen)
-{
-	if (m->cap == 0)
-		return NULL;
-	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		struct hmap_slot *sl = &m->s[i];
-		if (sl->h == 0)
-			return NULL;
-		if (sl->h == h && sl->klen == klen && memcmp(sl->key, key, klen) == 0) {
-			sl->ref = 1;
-			return sl->val;
-		}
-	}
-}
-
-static void hmap_place(struct hmap_slot *s, size_t cap, struct hmap_slot e)
-{
-	size_t i = e.h & (cap - 1);
-
-	while (s[i].h != 0)
-		i = (i + 1) & (cap - 1);
-	s[i] = e;
-}
-
-/* The slot of key (hash h), or SIZE_MAX; a plain lookup (no reference bit). */
+/* The slot of key (hash h), or SIZE_MAX. */
 static size_t hmap_find_slot(const struct hmap *m, uint64_t h, const void *key, size_t klen)
 {
 	if (m->cap == 0)
@@ -651,6 +626,26 @@ static size_t hmap_find_slot(const struct hmap *m, uint64_t h, const void *key, 
 		if (sl->h == h && sl->klen == klen && memcmp(sl->key, key, klen) == 0)
 			return i;
 	}
+}
+
+/* Lookup with the key's hash h given; a hit marks the entry referenced. */
+static void *hmap_get_h(struct hmap *m, uint64_t h, const void *key, size_t klen)
+{
+	const size_t i = hmap_find_slot(m, h, key, klen);
+
+	if (i == SIZE_MAX)
+		return NULL;
+	m->s[i].ref = 1;
+	return m->s[i].val;
+}
+
+static void hmap_place(struct hmap_slot *s, size_t cap, struct hmap_slot e)
+{
+	size_t i = e.h & (cap - 1);
+
+	while (s[i].h != 0)
+		i = (i + 1) & (cap - 1);
+	s[i] = e;
 }
 
 static void *hmap_get(struct hmap *m, const void *key, size_t klen)
@@ -917,7 +912,6 @@ struct hb_iidp_solver {
 	size_t shape_bytes;           /* the part of st.cache_bytes that shapes holds (the rest: tables) */
 	size_t limit;                 /* cache limit, bytes; 0 = no caching (under a budget: its limit) */
 	struct hmap held;             /* bound key -> struct held_bound: the shared copies of held bounds */
-	size_t held_bytes;            /* what they take */
 	struct hb_iidp_budget *budget; /* shared with other solvers (borrowed), or NULL */
 	size_t reported;              /* st.cache_bytes as last counted in budget->used */
 	struct hb_iidp_stats st;
@@ -2493,6 +2487,7 @@ int hb_iidp_shape_bound_hold(struct hb_iidp_solver *s, const struct hb_iidp_shap
 			hb_iidp_shape_bound_free(&tmp);
 			return -1;
 		}
+		/* skey again: bound_fill may use it as scratch */
 		shape_key(&none, sh, s->skey);
 		s->skey[2] = SHAPE_KEY_BOUND;
 		if (!(e = malloc(sizeof(*e) + klen + tmp.bytes))) {
@@ -2510,7 +2505,6 @@ int hb_iidp_shape_bound_hold(struct hb_iidp_solver *s, const struct hb_iidp_shap
 			free(e);
 			return hb_runtime_error(err, "IIDP solver: out of memory");
 		}
-		s->held_bytes += sizeof(*e) + klen + e->bytes;
 	}
 	e->refs++;
 	memset(b, 0, sizeof(*b));
@@ -2536,18 +2530,15 @@ void hb_iidp_shape_bound_release(struct hb_iidp_solver *s, struct hb_iidp_shape_
 
 		if (i != SIZE_MAX)
 			hmap_remove_at(&s->held, i);
-		s->held_bytes -= sizeof(*e) + klen + e->bytes;
 		free(e);
 		hmap_shrink(&s->held);
 	}
 	memset(b, 0, sizeof(*b));
 }
 
-size_t hb_iidp_held_bytes(const struct hb_iidp_solver *s, size_t *n)
+size_t hb_iidp_held_shapes(const struct hb_iidp_solver *s)
 {
-	if (n)
-		*n = s->held.n;
-	return s->held_bytes + s->held.cap * sizeof(struct hmap_slot);
+	return s->held.n;
 }
 
 void hb_iidp_shape_bound_keep(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh,

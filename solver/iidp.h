@@ -344,8 +344,8 @@ void hb_iidp_shape_bound_free(struct hb_iidp_shape_bound *b);
 int hb_iidp_shape_bound_hold(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh, struct hb_iidp_shape_bound *b,
 			     struct hb_error *err);
 void hb_iidp_shape_bound_release(struct hb_iidp_solver *s, struct hb_iidp_shape_bound *b);
-/* Bytes of the shared copies held now (and distinct shapes held, if n). */
-size_t hb_iidp_held_bytes(const struct hb_iidp_solver *s, size_t *n);
+/* Distinct shapes whose bounds are held now (one shared copy each). */
+size_t hb_iidp_held_shapes(const struct hb_iidp_solver *s);
 /* For a caller that keeps b, filled by hb_iidp_shape_bound for sh, and
  * ranks sh again: what that call would do to the solver's cache, without
  * copying the bounds out (a hit marks the cached copy used) or rebuilding

@@ -887,8 +887,9 @@ static void test_memo_growth(void **state)
 	assert_true(compared >= 500);
 }
 
-/* Requests of solver k on its allocation (budget test): 60 batches, both
- * M rules; each answer is checked against the uncached solver nc. */
+/* 60 requests of s on alloc (budget test), batches up (even passes) or
+ * down (odd), both M rules; each answer is checked against the uncached
+ * solver nc. */
 static void budget_pass(struct hb_iidp_solver *s, struct hb_iidp_solver *nc, const int *alloc, int pass,
 			long *compared)
 {
@@ -919,7 +920,7 @@ static void budget_pass(struct hb_iidp_solver *s, struct hb_iidp_solver *nc, con
 	}
 }
 
-static size_t held(const struct hb_iidp_solver *s)
+static size_t cache_bytes(const struct hb_iidp_solver *s)
 {
 	struct hb_iidp_stats st;
 
@@ -967,31 +968,31 @@ static void test_cache_budget(void **state)
 		/* s[0] alone: past its floor, within the budget. */
 		for (int pass = 0; pass < 3; pass++)
 			budget_pass(s[0], nc[0], alloc[0], pass, &compared);
-		a_alone = held(s[0]);
+		a_alone = cache_bytes(s[0]);
 		assert_true(a_alone > 3 * b.floor); /* it wants more than the budget: it fills most of it */
 		assert_true(a_alone <= b.limit + slack);
 		/* s[2] (the other model) next: what s[0] leaves, at least the floor. */
 		for (int pass = 0; pass < 3; pass++) {
 			budget_pass(s[2], nc[1], alloc[2], pass, &compared);
-			assert_true(held(s[2]) <= (b.limit > held(s[0]) + b.floor ? b.limit - held(s[0]) : b.floor) + slack);
+			assert_true(cache_bytes(s[2]) <= (b.limit > cache_bytes(s[0]) + b.floor ? b.limit - cache_bytes(s[0]) : b.floor) + slack);
 		}
 		/* s[0] again: it shrinks to what s[2] leaves it. */
 		budget_pass(s[0], nc[0], alloc[0], 0, &compared);
-		a_after = held(s[0]);
-		assert_true(a_after <= (b.limit > held(s[2]) + b.floor ? b.limit - held(s[2]) : b.floor) + slack);
+		a_after = cache_bytes(s[0]);
+		assert_true(a_after <= (b.limit > cache_bytes(s[2]) + b.floor ? b.limit - cache_bytes(s[2]) : b.floor) + slack);
 		assert_true(a_after < a_alone);
 		/* s[1] (the first model, another allocation) among them. */
 		for (int pass = 0; pass < 2; pass++) {
 			budget_pass(s[1], nc[0], alloc[1], pass, &compared);
 			budget_pass(s[2], nc[1], alloc[2], pass, &compared);
 		}
-		sum = held(s[0]) + held(s[1]) + held(s[2]);
+		sum = cache_bytes(s[0]) + cache_bytes(s[1]) + cache_bytes(s[2]);
 		assert_true(sum <= b.limit + 3 * slack);
 		/* The count: exact once each solver has reported (emptying one
 		 * reports it), and 0 when all are empty. */
 		hb_iidp_solver_clear_cache(s[2]);
 		hb_iidp_solver_set_budget(s[1], NULL); /* out of the budget, emptied */
-		assert_int_equal(held(s[1]), 0);
+		assert_int_equal(cache_bytes(s[1]), 0);
 		hb_iidp_solver_clear_cache(s[0]);
 		assert_int_equal(b.used, 0);
 		for (int k = 0; k < 3; k++)
@@ -1002,6 +1003,59 @@ static void test_cache_budget(void **state)
 		}
 	}
 	assert_true(compared >= 1000);
+}
+
+/* A random request on alloc (the k-th of a series: every third one under
+ * the run-time M rule). */
+static struct hb_iidp_request random_request(struct hb_rng *r, const int *alloc, int k)
+{
+	struct hb_iidp_request req = { 0 };
+
+	req.alloc = alloc;
+	req.global_bs = 16 + (long)hb_rng_below(r, 4000);
+	req.m_rule = k % 3 == 2 ? HB_IIDP_M_RUNTIME : HB_IIDP_M_ROUND;
+	req.cur_global_bs = 16 + (long)hb_rng_below(r, 4000);
+	req.method = HB_IIDP_FAST;
+	return req;
+}
+
+/* req on its allocation, whose shape is sh: s's summary is plain's bit for
+ * bit and the uncached nc's whole solve's, and s's whole solve is nc's pair
+ * by pair.  Counts the found answers in *compared. */
+static void check_shape_request(struct hb_iidp_solver *s, struct hb_iidp_solver *plain, struct hb_iidp_solver *nc,
+				const struct hb_iidp_shape *sh, const struct hb_iidp_request *req, long *compared)
+{
+	struct hb_error err = { 0 };
+	struct hb_iidp_result o, f;
+	struct hb_iidp_summary a, c;
+
+	assert_int_equal(hb_iidp_solve(nc, req, &o, &err), 0);
+	assert_int_equal(hb_iidp_solve_summary(s, sh, req, &a, &err), 0);
+	assert_int_equal(hb_iidp_solve_summary(plain, sh, req, &c, &err), 0);
+	/* a whole solve of the allocation meets its shape's bounds too */
+	assert_int_equal(hb_iidp_solve(s, req, &f, &err), 0);
+	assert_memory_equal(&a, &c, sizeof(a));
+	assert_int_equal(a.found, o.found);
+	assert_int_equal(f.found, o.found);
+	if (o.found) {
+		assert_int_equal(a.global_bs, o.global_bs);
+		assert_int_equal(a.local_bs, o.local_bs);
+		assert_int_equal(a.m, o.m);
+		assert_true(a.iter_s == o.iter_s);
+		assert_true(a.throughput == o.throughput);
+		assert_int_equal(f.local_bs, o.local_bs);
+		assert_true(f.iter_s == o.iter_s);
+		assert_int_equal(f.npairs, o.npairs);
+		for (int j = 0; j < o.npairs; j++) {
+			assert_int_equal(f.pairs[j].node, o.pairs[j].node);
+			assert_int_equal(f.pairs[j].workers, o.pairs[j].workers);
+			assert_int_equal(f.pairs[j].n_vsw, o.pairs[j].n_vsw);
+			assert_int_equal(f.pairs[j].n_ga, o.pairs[j].n_ga);
+		}
+		(*compared)++;
+	}
+	hb_iidp_result_free(&o);
+	hb_iidp_result_free(&f);
 }
 
 /* Held bounds (hb_iidp_shape_bound_hold): the holders of one shape share
@@ -1025,7 +1079,7 @@ static void test_bound_hold(void **state)
 		struct hb_iidp_shape sh[6] = { 0 };
 		struct hb_iidp_shape_bound h1[6] = { 0 }, h2[6] = { 0 };
 		int alloc[6][8] = { { 0 } };
-		size_t n, distinct = 0;
+		size_t distinct = 0;
 
 		random_perf_n(&r, &p, 8);
 		assert_int_equal(hb_iidp_solver_new(&p, &s, &err), 0);
@@ -1052,8 +1106,7 @@ static void test_bound_hold(void **state)
 				if (h1[k].blob == h1[q].blob)
 					fresh = 0;
 			distinct += fresh;
-			hb_iidp_held_bytes(s, &n);
-			assert_int_equal(n, distinct);
+			assert_int_equal(hb_iidp_held_shapes(s), distinct);
 			/* a held b is not refilled, nor held twice */
 			assert_int_equal(hb_iidp_shape_bound(s, &sh[q], &h1[q], &err), -1);
 			assert_int_equal(hb_iidp_shape_bound_hold(s, &sh[q], &h1[q], &err), -1);
@@ -1064,34 +1117,9 @@ static void test_bound_hold(void **state)
 		hb_iidp_solver_clear_cache(plain);
 		for (int q = 0; q < 6; q++)
 			for (int k = 0; k < 15; k++) {
-				struct hb_iidp_request req = { 0 };
-				struct hb_iidp_result o, f;
-				struct hb_iidp_summary a, c;
+				const struct hb_iidp_request req = random_request(&r, alloc[q], k);
 
-				req.alloc = alloc[q];
-				req.global_bs = 16 + (long)hb_rng_below(&r, 4000);
-				req.m_rule = k % 3 == 2 ? HB_IIDP_M_RUNTIME : HB_IIDP_M_ROUND;
-				req.cur_global_bs = 16 + (long)hb_rng_below(&r, 4000);
-				req.method = HB_IIDP_FAST;
-				assert_int_equal(hb_iidp_solve(nc, &req, &o, &err), 0);
-				assert_int_equal(hb_iidp_solve_summary(s, &sh[q], &req, &a, &err), 0);
-				assert_int_equal(hb_iidp_solve_summary(plain, &sh[q], &req, &c, &err), 0);
-				assert_int_equal(hb_iidp_solve(s, &req, &f, &err), 0);
-				assert_memory_equal(&a, &c, sizeof(a));
-				assert_int_equal(a.found, o.found);
-				assert_int_equal(f.found, o.found);
-				if (o.found) {
-					assert_true(a.iter_s == o.iter_s && a.throughput == o.throughput);
-					assert_int_equal(a.local_bs, o.local_bs);
-					assert_int_equal(f.local_bs, o.local_bs);
-					assert_true(f.iter_s == o.iter_s);
-					assert_int_equal(f.npairs, o.npairs);
-					for (int j = 0; j < o.npairs; j++)
-						assert_int_equal(f.pairs[j].workers, o.pairs[j].workers);
-					compared++;
-				}
-				hb_iidp_result_free(&o);
-				hb_iidp_result_free(&f);
+				check_shape_request(s, plain, nc, &sh[q], &req, &compared);
 			}
 		hb_iidp_solver_stats(s, &st);
 		looked_h += st.table_hits + st.table_misses;
@@ -1102,14 +1130,12 @@ static void test_bound_hold(void **state)
 			hb_iidp_shape_bound_release(s, &h1[q]);
 			assert_null(h1[q].blob);
 		}
-		hb_iidp_held_bytes(s, &n);
-		assert_int_equal(n, distinct);
+		assert_int_equal(hb_iidp_held_shapes(s), distinct);
 		for (int q = 0; q < 6; q++) {
 			hb_iidp_shape_bound_release(s, &h2[q]);
 			hb_iidp_shape_free(&sh[q]);
 		}
-		hb_iidp_held_bytes(s, &n);
-		assert_int_equal(n, 0);
+		assert_int_equal(hb_iidp_held_shapes(s), 0);
 		hb_iidp_solver_free(s);
 		hb_iidp_solver_free(plain);
 		hb_iidp_solver_free(nc);
@@ -1153,42 +1179,9 @@ static void test_summary_best_first(void **state)
 			assert_int_equal(hb_iidp_shape_of(s, alloc, &sh, &err), 0);
 			assert_int_equal(hb_iidp_shape_bound(s, &sh, &b, &err), 0);
 			for (int k = 0; k < 25; k++) {
-				struct hb_iidp_request req = { 0 };
-				struct hb_iidp_result o, f;
-				struct hb_iidp_summary a, c;
+				const struct hb_iidp_request req = random_request(&r, alloc, k);
 
-				req.alloc = alloc;
-				req.global_bs = 16 + (long)hb_rng_below(&r, 4000);
-				req.m_rule = k % 3 == 2 ? HB_IIDP_M_RUNTIME : HB_IIDP_M_ROUND;
-				req.cur_global_bs = 16 + (long)hb_rng_below(&r, 4000);
-				req.method = HB_IIDP_FAST;
-				assert_int_equal(hb_iidp_solve(nc, &req, &o, &err), 0);
-				assert_int_equal(hb_iidp_solve_summary(s, &sh, &req, &a, &err), 0);
-				assert_int_equal(hb_iidp_solve_summary(plain, &sh, &req, &c, &err), 0);
-				/* a whole solve of the allocation meets its shape's bounds too */
-				assert_int_equal(hb_iidp_solve(s, &req, &f, &err), 0);
-				assert_memory_equal(&a, &c, sizeof(a));
-				assert_int_equal(a.found, o.found);
-				assert_int_equal(f.found, o.found);
-				if (o.found) {
-					assert_int_equal(a.global_bs, o.global_bs);
-					assert_int_equal(a.local_bs, o.local_bs);
-					assert_int_equal(a.m, o.m);
-					assert_true(a.iter_s == o.iter_s);
-					assert_true(a.throughput == o.throughput);
-					assert_int_equal(f.local_bs, o.local_bs);
-					assert_true(f.iter_s == o.iter_s);
-					assert_int_equal(f.npairs, o.npairs);
-					for (int j = 0; j < o.npairs; j++) {
-						assert_int_equal(f.pairs[j].node, o.pairs[j].node);
-						assert_int_equal(f.pairs[j].workers, o.pairs[j].workers);
-						assert_int_equal(f.pairs[j].n_vsw, o.pairs[j].n_vsw);
-						assert_int_equal(f.pairs[j].n_ga, o.pairs[j].n_ga);
-					}
-					compared++;
-				}
-				hb_iidp_result_free(&o);
-				hb_iidp_result_free(&f);
+				check_shape_request(s, plain, nc, &sh, &req, &compared);
 			}
 			hb_iidp_shape_free(&sh);
 			hb_iidp_shape_bound_free(&b);
