@@ -120,7 +120,8 @@
  *    changes time and memory only (tests/arbiter_pollux compares them with
  *    the dense operators draw for draw, on up to 240 columns).  Column
  *    sums cover the columns that hold cells only, mutation lists the nodes
- *    without a free GPU when they are few (find_ineligible), the coins of
+ *    without a free GPU when they are few (then a sorted list; a bitset
+ *    since, see below), the coins of
  *    zero cells advance the generator in one loop (hb_rng_skip), and the
  *    goodput argmax skips candidates that round to the (m, s) before
  *    them: all bit-identical, about 5 % of the
@@ -150,7 +151,8 @@
  *    job's phi moves every round, its theta only after a refit); mutation
  *    keeps the column sums current through its step (3), so repair does not
  *    recount them, and its dense eligibility walk runs without a branch on
- *    locals; SPEEDUP reads the columns' GPU types from a per-round array.
+ *    locals (since replaced, below); SPEEDUP reads the columns' GPU types
+ *    from a per-round array.
  *    All bit-identical (tests/goodput's table oracle; every output of the
  *    workloads, p2000 and jabas-fig10 the same bytes).  Against 49b2b61,
  *    alternating on a loaded 2-core machine (medians, --threads 1): 2,000
@@ -159,6 +161,13 @@
  *    of the search is mutation (15 % of p2000's CPU, half of it the
  *    geometric gaps' log() and the RNG), the table loop's efficiency
  *    divisions and cache misses (6 %) and repair (6 %).
+ *    On the whole philly.csv (perf, both threads) mutation was 20 % of the
+ *    CPU, and 30 % of that was the eligibility walk over every column
+ *    (the busy nodes were too many for the sorted list to pay); the nodes
+ *    without a free GPU are now a bitset (find_ineligible): a child costs
+ *    O(touched columns + N / 64), and the k-th eligible node is a word's
+ *    count and a bit select.  Same draws (same-outputs.sh pollux against
+ *    105c338: IDENTICAL).
  *
  * Threads (sim --threads, the simulation's pool): the search evaluates a
  * generation's new matrices, and the initial population's, on the pool,
@@ -400,15 +409,13 @@ struct scratch {
 	int *touched;   /* N: the columns colsum is valid on, ntouched */
 	int ntouched;
 	int *perm;      /* N: cell shuffle (repair), own eligible cells (mutate) */
-	int *inel;      /* N: nodes without a free GPU, ascending, ninel (mutate, few of them) */
-	int *inelb;     /* N: inel[i] - i, the eligible nodes before inel[i] */
-	int ninel;
-	int *elig;      /* N: nodes with a free GPU, ascending (mutate, many without one) */
-	int dense_elig; /* 1: elig is the list, else inel */
+	uint64_t *ibits; /* nw: nodes without a free GPU (mutate), a bit each; the bits past N are set */
+	int *ipre;      /* nw + 1: set bits of ibits in the words before */
+	int ninel;      /* nodes without a free GPU */
 	int *eidx;      /* N: index of an eligible node in order, -1 for others; set on the touched
-			   columns (every column) when dense_elig is 0 (1) */
-	int *zcap;      /* N: nodes of capacity 0, ascending, nzcap */
-	int nzcap;
+			   columns */
+	uint64_t *zbits; /* nw: nodes of capacity 0, and the bits past N */
+	int nw;         /* words of a node bitset */
 	int *mark;      /* N: stamps (node used, node taken, node over capacity) */
 	int *room;      /* N: capacity left (repair) */
 	int *newc;      /* 2 N: cells raised on nodes where the row had none (mutate) */
@@ -427,11 +434,10 @@ static void scratch_free(struct scratch *s)
 	free(s->cmark);
 	free(s->touched);
 	free(s->perm);
-	free(s->inel);
-	free(s->inelb);
-	free(s->elig);
+	free(s->ibits);
+	free(s->ipre);
 	free(s->eidx);
-	free(s->zcap);
+	free(s->zbits);
 	free(s->mark);
 	free(s->room);
 	free(s->newc);
@@ -455,11 +461,11 @@ static int scratch_new(const struct hb_pollux_problem *pb, struct scratch *s)
 	s->cmark = calloc(n, sizeof(int));
 	s->touched = malloc(n * sizeof(int));
 	s->perm = malloc(n * sizeof(int));
-	s->inel = malloc(n * sizeof(int));
-	s->inelb = malloc(n * sizeof(int));
-	s->elig = malloc(n * sizeof(int));
+	s->nw = (int)((n + 63) / 64);
+	s->ibits = malloc((size_t)s->nw * sizeof(uint64_t));
+	s->ipre = malloc(((size_t)s->nw + 1) * sizeof(int));
 	s->eidx = malloc(n * sizeof(int));
-	s->zcap = malloc(n * sizeof(int));
+	s->zbits = calloc((size_t)s->nw, sizeof(uint64_t));
 	s->mark = calloc(n, sizeof(int));
 	s->room = malloc(n * sizeof(int));
 	s->newc = malloc(2 * n * sizeof(int));
@@ -468,7 +474,7 @@ static int scratch_new(const struct hb_pollux_problem *pb, struct scratch *s)
 		nnz += pb->base[k] > 0;
 	s->pbase = malloc(((size_t)pb->njobs + 1 + 2 * (size_t)nnz) * sizeof(int));
 	if (!s->spd || !s->fac || !s->rowsum || !s->dlist || !s->colsum || !s->cmark || !s->touched || !s->perm ||
-	    !s->inel || !s->inelb || !s->elig || !s->eidx || !s->zcap || !s->mark || !s->room || !s->newc ||
+	    !s->ibits || !s->ipre || !s->eidx || !s->zbits || !s->mark || !s->room || !s->newc ||
 	    !s->dense || !s->pbase) {
 		scratch_free(s);
 		return -1;
@@ -480,9 +486,9 @@ static int scratch_new(const struct hb_pollux_problem *pb, struct scratch *s)
 	work_from_dense(&w, pb->base, pb->njobs, pb->nnodes);
 	work_pack(&w, pb->njobs, pb->nnodes, s->pbase);
 	work_free(&w);
-	for (int k = 0; k < pb->nnodes; k++)
-		if (pb->capacity[k] < 1)
-			s->zcap[s->nzcap++] = k;
+	for (size_t k = 0; k < (size_t)s->nw * 64; k++)
+		if (k >= n || k >= (size_t)pb->nnodes || pb->capacity[k] < 1)
+			s->zbits[k / 64] |= (uint64_t)1 << (k % 64);
 	return 0;
 }
 
@@ -762,159 +768,64 @@ static void zero_cells(struct work *w, int j, int N, struct coins *c, uint64_t z
 	row_compact(w, j, N);
 }
 
-static int ilog2(int m)
-{
-	int b = 0;
-
-	while (m > 1) {
-		m >>= 1;
-		b++;
-	}
-	return b;
-}
-
-static void isort(int *a, int n)
-{
-	for (int i = 1; i < n; i++) {
-		int v = a[i], k = i;
-
-		while (k > 0 && a[k - 1] > v) {
-			a[k] = a[k - 1];
-			k--;
-		}
-		a[k] = v;
-	}
-}
-
-/* a[0, na) sorted, merged with the sorted b[0, nb) into out (distinct
- * values: the touched nodes short of room have capacity >= 1, b's have 0).
- * a is sorted by runs of 16 by insertion and bottom-up merges through out. */
-static void sort_merge(int *a, int na, const int *b, int nb, int *out)
-{
-	int *src = a, *dst = out;
-
-	for (int lo = 0; lo < na; lo += 16)
-		isort(a + lo, na - lo < 16 ? na - lo : 16);
-	for (int w = 16; w < na; w *= 2) {
-		int *t;
-
-		for (int lo = 0; lo < na; lo += 2 * w) {
-			int mid = lo + w < na ? lo + w : na, hi = lo + 2 * w < na ? lo + 2 * w : na;
-			int i = lo, j = mid, o = lo;
-
-			while (i < mid && j < hi)
-				dst[o++] = src[j] < src[i] ? src[j++] : src[i++];
-			while (i < mid)
-				dst[o++] = src[i++];
-			while (j < hi)
-				dst[o++] = src[j++];
-		}
-		t = src;
-		src = dst;
-		dst = t;
-	}
-	if (src != a)
-		memcpy(a, src, sizeof(int) * (size_t)na);
-	{
-		int i = 0, j = 0, o = 0;
-
-		while (i < na && j < nb)
-			out[o++] = b[j] < a[i] ? b[j++] : a[i++];
-		while (i < na)
-			out[o++] = a[i++];
-		while (j < nb)
-			out[o++] = b[j++];
-	}
-}
-
-/* The nodes with a free GPU after col_sums ("eligible", mutation (3)),
- * with the index of each touched one among them.  Only touched nodes and
- * nodes of capacity 0 can lack a free GPU; when sorting them costs less
- * than a walk over all N columns (m log m against N), they are kept as a
- * sorted list and the k-th eligible node is found by binary search over it
- * (elig_at), which saves the O(N) walk per child that the list of eligible
- * nodes costs on a Philly-size round; otherwise that walk is done.  Both
- * give the same indices. */
+/* The nodes with a free GPU after col_sums ("eligible", mutation (3)), as
+ * a bitset of the others: only touched nodes and nodes of capacity 0 can
+ * lack a free GPU, so the set is the round's capacity-0 bits (zbits) plus
+ * the touched nodes without room, and a count of the set bits per word
+ * gives a touched node's index among the eligible ones and finds the k-th
+ * eligible node (elig_at).  A child costs O(touched + N / 64), not the
+ * O(N) walk over the columns that a list of the eligible nodes costs
+ * (about a third of mutation's time on the whole philly.csv, where rounds
+ * search hundreds of columns), nor a sort of the nodes without room.
+ * Only the order of the eligible nodes is read, so the draws are the
+ * same. */
 static void find_ineligible(const struct hb_pollux_problem *pb, struct scratch *s)
 {
-	const int N = pb->nnodes, *cap = pb->capacity;
-	int k = 0, m;
+	const int *cap = pb->capacity;
+	uint64_t *bits = s->ibits;
 
+	memcpy(bits, s->zbits, sizeof(uint64_t) * (size_t)s->nw);
 	for (int t = 0; t < s->ntouched; t++) {
 		int n = s->touched[t];
 
-		if (cap[n] >= 1 && cap[n] - s->colsum[n] < 1)
-			s->inel[k++] = n; /* capacity-0 ones come from zcap */
+		if (cap[n] - s->colsum[n] < 1)
+			bits[n / 64] |= (uint64_t)1 << (n % 64);
 	}
-	m = k + s->nzcap;
-	/* The sorted list costs a sort of the m nodes and a binary search
-	 * per touched node, the walk N steps. */
-	if ((long)(m + s->ntouched) * (ilog2(m) + 1) < N) {
-		sort_merge(s->inel, k, s->zcap, s->nzcap, s->inelb);
-		memcpy(s->inel, s->inelb, sizeof(int) * (size_t)m);
-		s->ninel = m;
-		s->dense_elig = 0;
-		for (int i = 0; i < m; i++)
-			s->inelb[i] = s->inel[i] - i;
-		for (int t = 0; t < s->ntouched; t++) {
-			int n = s->touched[t], lo = 0, hi = m; /* lo: ineligible nodes before n */
+	s->ipre[0] = 0;
+	for (int w = 0; w < s->nw; w++)
+		s->ipre[w + 1] = s->ipre[w] + __builtin_popcountll(bits[w]);
+	/* the bits past N are not nodes */
+	s->ninel = s->ipre[s->nw] - (s->nw * 64 - pb->nnodes);
+	for (int t = 0; t < s->ntouched; t++) {
+		int n = s->touched[t];
 
-			if (cap[n] - s->colsum[n] < 1) {
-				s->eidx[n] = -1;
-				continue;
-			}
-			while (lo < hi) {
-				int mid = (lo + hi) / 2;
-
-				if (s->inel[mid] < n)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			s->eidx[n] = n - lo;
-		}
-		return;
+		if (cap[n] - s->colsum[n] < 1)
+			s->eidx[n] = -1;
+		else
+			s->eidx[n] = n - s->ipre[n / 64] -
+				     __builtin_popcountll(bits[n / 64] & (((uint64_t)1 << (n % 64)) - 1));
 	}
-	/* Without a branch on eligibility (about as often taken as not on a
-	 * loaded cluster): elig[k] is written for every node and kept when
-	 * k moves past it. */
-	k = 0;
-	{
-		/* The column sum (0 off the touched columns) from locals: through
-		 * s, every store below could alias s->cstamp and the arrays'
-		 * pointers, which were reloaded per node. */
-		const int stamp = s->cstamp, *cmark = s->cmark, *colsum = s->colsum;
-		int *elig = s->elig, *eidx = s->eidx;
-
-		for (int n = 0; n < N; n++) {
-			int e = cap[n] - (cmark[n] == stamp ? colsum[n] : 0) >= 1;
-
-			elig[k] = n;
-			eidx[n] = e ? k : -1;
-			k += e;
-		}
-	}
-	s->ninel = N - k;
-	s->dense_elig = 1;
 }
 
-/* The k-th eligible node: from the list, or k plus the ineligible nodes
- * before it, which are those with at most k eligible nodes before them. */
+/* The k-th eligible node (k < N - ninel): the last word with at most k
+ * eligible nodes before it, then the bit of its (k - those)-th clear bit. */
 static int elig_at(const struct scratch *s, int k)
 {
-	int lo = 0, hi = s->ninel; /* first inelb > k */
+	int lo = 0, hi = s->nw, r;
+	uint64_t x;
 
-	if (s->dense_elig)
-		return s->elig[k];
-	while (lo < hi) {
+	while (hi - lo > 1) {
 		int mid = (lo + hi) / 2;
 
-		if (s->inelb[mid] <= k)
-			lo = mid + 1;
+		if (64 * mid - s->ipre[mid] <= k)
+			lo = mid;
 		else
 			hi = mid;
 	}
-	return k + lo;
+	x = ~s->ibits[lo];
+	for (r = k - (64 * lo - s->ipre[lo]); r > 0; r--)
+		x &= x - 1;
+	return 64 * lo + __builtin_ctzll(x);
 }
 
 /* Mutation (3) on row j (see mutate): the row's own cells on the c1
