@@ -1467,12 +1467,49 @@ static void crowd_sort(const struct ga *g, int *idx, int *tmp, int n)
 	}
 }
 
+#ifdef POLLUX_FRONT_VERIFY
+/* Test builds (tests/arbiter_pollux: test_pollux_front): every front found
+ * by the binary search below is checked against the linear scan. */
+long hb_pollux_front_verified, hb_pollux_front_mismatch;
+#endif
+
+/* The front a point joins in survive's sweep: the first k whose latest
+ * member last[k] does not dominate it.  The sweep visits points by (f0,
+ * f1) ascending, so every latest member has f0 <= the point's; and the
+ * latest members' f1 never fall from one front to the next (a point joins
+ * front k > 0 only if last[k - 1] dominates it, so has f1 >= last[k -
+ * 1]'s; and it is not dominated by the last[k] it replaces, which had f0
+ * <= its own, so its f1 is at most that one's, itself <= last[k + 1]'s).
+ * So last[k] dominates the point exactly when its f1 is below the point's,
+ * or equal with a lower f0: the fronts of f1 below come first (a binary
+ * search), then a run of equal f1, in which those of lower f0 dominate
+ * and the first of equal f0 (the same point) does not.  The same front as
+ * the linear scan, in O(log fronts). */
+static int join_front(const double *f, const int *last, int nfronts, int i)
+{
+	const double f0 = f[2 * i], f1 = f[2 * i + 1];
+	int lo = 0, hi = nfronts;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		if (f[2 * last[mid] + 1] < f1)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo < nfronts && f[2 * last[lo] + 1] == f1 && f[2 * last[lo]] < f0)
+		lo++;
+	return lo;
+}
+
 /* Survivors of slots [0, total): whole fronts in rank order, the last one
  * cut by crowding distance (descending, random ties), compacted into
  * [0, keep) with rank and crowding set.  Non-dominated sorting of two
  * objectives by one sweep in objective order: a point joins the first front
  * whose latest member does not dominate it (that member has the front's
- * lowest f1 so far, so it dominates the point if any member does). */
+ * lowest f1 so far, so it dominates the point if any member does), found
+ * by join_front. */
 static void survive(struct ga *g, int total, int keep)
 {
 	int kept = 0, nfronts = 0, *order = g->order, *last = g->last, *start = g->sel;
@@ -1481,10 +1518,18 @@ static void survive(struct ga *g, int total, int keep)
 		order[i] = i;
 	lex_sort(g->f, order, g->next, total);
 	for (int a = 0; a < total; a++) {
-		int i = order[a], k = 0;
+		int i = order[a], k = join_front(g->f, last, nfronts, i);
 
-		while (k < nfronts && dominates(g->f + 2 * last[k], g->f + 2 * i))
-			k++;
+#ifdef POLLUX_FRONT_VERIFY
+		{
+			int lin = 0;
+
+			while (lin < nfronts && dominates(g->f + 2 * last[lin], g->f + 2 * i))
+				lin++;
+			hb_pollux_front_verified++;
+			hb_pollux_front_mismatch += lin != k;
+		}
+#endif
 		g->rank[i] = k;
 		last[k] = i;
 		if (k == nfronts)
