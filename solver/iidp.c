@@ -2541,24 +2541,6 @@ size_t hb_iidp_held_shapes(const struct hb_iidp_solver *s)
 	return s->held.n;
 }
 
-void hb_iidp_shape_bound_keep(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh,
-			      const struct hb_iidp_shape_bound *b)
-{
-	const size_t klen = (3 + (size_t)sh->nused) * sizeof(long);
-	const struct hb_iidp_request none = { 0 };
-	uint64_t h;
-
-	if (s->limit <= 0 || sh->nused < 1)
-		return;
-	shape_key(&none, sh, s->skey);
-	s->skey[2] = SHAPE_KEY_BOUND;
-	h = hash_words(s->skey, 3, sh->hash);
-	/* A hit marks the entry used (CLOCK); a miss files b, as the build
-	 * that made it would have. */
-	if (hmap_get_h(&s->shapes, h, s->skey, klen) == NULL)
-		shape_bound_file(s, h, klen, b);
-}
-
 double hb_iidp_shape_max_throughput(const struct hb_iidp_shape_bound *b, long max_global_bs)
 {
 	const struct sb_lbs *v = b->blob;

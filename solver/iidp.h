@@ -337,8 +337,8 @@ void hb_iidp_shape_bound_free(struct hb_iidp_shape_bound *b);
  * of b's own, until the last of them releases it.  A held copy is outside
  * the cache (never evicted, not counted in its limit: the holders own it),
  * and summaries and solves of the shape visit their B_L best-first on it
- * as on a cached one, so a holder need not keep a cached copy fresh
- * (hb_iidp_shape_bound_keep).  b must hold nothing (zero-initialised or
+ * as on a cached one, so a holder need not keep a cached copy fresh.
+ * b must hold nothing (zero-initialised or
  * released); it is released with the solver that filled it, before the
  * solver is freed. */
 int hb_iidp_shape_bound_hold(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh, struct hb_iidp_shape_bound *b,
@@ -346,12 +346,6 @@ int hb_iidp_shape_bound_hold(struct hb_iidp_solver *s, const struct hb_iidp_shap
 void hb_iidp_shape_bound_release(struct hb_iidp_solver *s, struct hb_iidp_shape_bound *b);
 /* Distinct shapes whose bounds are held now (one shared copy each). */
 size_t hb_iidp_held_shapes(const struct hb_iidp_solver *s);
-/* For a caller that keeps b, filled by hb_iidp_shape_bound for sh, and
- * ranks sh again: what that call would do to the solver's cache, without
- * copying the bounds out (a hit marks the cached copy used) or rebuilding
- * them (a miss files b), so the solver keeps reading them. */
-void hb_iidp_shape_bound_keep(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh,
-			      const struct hb_iidp_shape_bound *b);
 /* >= the throughput (samples/s) of every found answer to an Algorithm 1
  * request of B_G <= max_global_bs on the shape. */
 double hb_iidp_shape_max_throughput(const struct hb_iidp_shape_bound *b, long max_global_bs);

@@ -1058,6 +1058,26 @@ static void check_shape_request(struct hb_iidp_solver *s, struct hb_iidp_solver 
 	hb_iidp_result_free(&f);
 }
 
+/* A cached solver, another that never saw the bounds (plain) and an
+ * uncached one (nc), on one profile: the three ways a summary is made. */
+static void solver_trio(const struct hb_perf *p, struct hb_iidp_solver **s, struct hb_iidp_solver **plain,
+			struct hb_iidp_solver **nc)
+{
+	struct hb_error err = { 0 };
+
+	assert_int_equal(hb_iidp_solver_new(p, s, &err), 0);
+	assert_int_equal(hb_iidp_solver_new(p, plain, &err), 0);
+	assert_int_equal(hb_iidp_solver_new(p, nc, &err), 0);
+	hb_iidp_solver_set_cache_limit(*nc, 0);
+}
+
+static void solver_trio_free(struct hb_iidp_solver *s, struct hb_iidp_solver *plain, struct hb_iidp_solver *nc)
+{
+	hb_iidp_solver_free(s);
+	hb_iidp_solver_free(plain);
+	hb_iidp_solver_free(nc);
+}
+
 /* Held bounds (hb_iidp_shape_bound_hold): the holders of one shape share
  * one copy, equal to hb_iidp_shape_bound's own; with the cache emptied,
  * the held copy alone drives the best-first visit: the same summaries and
@@ -1082,10 +1102,7 @@ static void test_bound_hold(void **state)
 		size_t distinct = 0;
 
 		random_perf_n(&r, &p, 8);
-		assert_int_equal(hb_iidp_solver_new(&p, &s, &err), 0);
-		assert_int_equal(hb_iidp_solver_new(&p, &plain, &err), 0);
-		assert_int_equal(hb_iidp_solver_new(&p, &nc, &err), 0);
-		hb_iidp_solver_set_cache_limit(nc, 0);
+		solver_trio(&p, &s, &plain, &nc);
 		for (int q = 0; q < 6; q++) {
 			struct hb_iidp_shape_bound own = { 0 };
 			int fresh = 1;
@@ -1136,9 +1153,7 @@ static void test_bound_hold(void **state)
 			hb_iidp_shape_free(&sh[q]);
 		}
 		assert_int_equal(hb_iidp_held_shapes(s), 0);
-		hb_iidp_solver_free(s);
-		hb_iidp_solver_free(plain);
-		hb_iidp_solver_free(nc);
+		solver_trio_free(s, plain, nc);
 		hb_perf_free(&p);
 	}
 	assert_true(compared >= 500);
@@ -1166,10 +1181,7 @@ static void test_summary_best_first(void **state)
 		struct hb_iidp_stats st;
 
 		random_perf_n(&r, &p, 8);
-		assert_int_equal(hb_iidp_solver_new(&p, &s, &err), 0);
-		assert_int_equal(hb_iidp_solver_new(&p, &plain, &err), 0);
-		assert_int_equal(hb_iidp_solver_new(&p, &nc, &err), 0);
-		hb_iidp_solver_set_cache_limit(nc, 0);
+		solver_trio(&p, &s, &plain, &nc);
 		for (int q = 0; q < 8; q++) {
 			int alloc[8] = { 0 };
 			struct hb_iidp_shape sh = { 0 };
@@ -1190,9 +1202,7 @@ static void test_summary_best_first(void **state)
 		looked_b += st.table_hits + st.table_misses;
 		hb_iidp_solver_stats(plain, &st);
 		looked_p += st.table_hits + st.table_misses;
-		hb_iidp_solver_free(s);
-		hb_iidp_solver_free(plain);
-		hb_iidp_solver_free(nc);
+		solver_trio_free(s, plain, nc);
 		hb_perf_free(&p);
 	}
 	assert_true(compared >= 1000);
@@ -1389,8 +1399,7 @@ static int random_traj(struct hb_rng *r, long *traj)
  * realises a B_G below the least one; no summary is found where the bound
  * is 0; and the epoch lower bound (autoscale.h) never exceeds the estimate
  * of a random trajectory (INFINITY only where the estimate is infeasible).
- * Bounds from the cache equal fresh ones, and so do bounds a caller kept
- * and filed again (hb_iidp_shape_bound_keep).  The bounds must also be useful:
+ * Bounds from the cache equal fresh ones.  The bounds must also be useful:
  * some are within a factor 2 of the exact values. */
 static void test_shape_bound_random(void **state)
 {
@@ -1425,31 +1434,6 @@ static void test_shape_bound_random(void **state)
 			if (b.bytes) {
 				assert_memory_equal(b.blob, b2.blob, b.bytes);
 				assert_memory_equal(b.blob, b3.blob, b.bytes);
-			}
-			{
-				/* kept bounds filed in a cache that lacks them are its
-				 * answer; keeping them again files nothing more */
-				struct hb_iidp_shape_bound b4 = { 0 };
-				struct hb_iidp_stats st0, st1;
-				struct hb_iidp_solver *kp;
-
-				assert_int_equal(hb_iidp_solver_new(&p, &kp, &err), 0);
-				hb_iidp_shape_bound_keep(nc, &sh, &b);
-				hb_iidp_solver_stats(kp, &st0);
-				hb_iidp_shape_bound_keep(kp, &sh, &b);
-				hb_iidp_solver_stats(kp, &st1);
-				assert_true(st1.cache_bytes > st0.cache_bytes);
-				hb_iidp_shape_bound_keep(kp, &sh, &b);
-				hb_iidp_solver_stats(kp, &st0);
-				assert_int_equal(st0.cache_bytes, st1.cache_bytes);
-				assert_int_equal(hb_iidp_shape_bound(kp, &sh, &b4, &err), 0);
-				hb_iidp_solver_stats(kp, &st1);
-				assert_int_equal(st0.cache_bytes, st1.cache_bytes); /* a hit */
-				assert_true(b4.nl == b.nl && b4.nh == b.nh && b4.bytes == b.bytes);
-				if (b.bytes)
-					assert_memory_equal(b.blob, b4.blob, b.bytes);
-				hb_iidp_shape_bound_free(&b4);
-				hb_iidp_solver_free(kp);
 			}
 			{
 				/* a bound refilled for another shape forgets its memo */
