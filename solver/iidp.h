@@ -305,9 +305,12 @@ int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *
  *  - the busiest pair serves w >= u = ceil(M / N_H) workers, and
  *    t = (base_n - step_n) + (w / n) step_n >= a + u b with a = min
  *    (base_n - step_n) >= 0 and b = min step_n / n over nodes and n, and
- *    t >= base_n >= c = min base_n: T >= max(c, a + u b), M <= N_H u, so
- *    F <= 2 B_L N_H u / max(c, a + u b), which does not decrease with u
- *    (a >= 0), hence with M: the value at M' bounds every request.
+ *    t >= base_n >= c = min base_n: T >= max(c, a + u b), so
+ *    F <= g(M) = 2 B_L M / max(c, a + u b).  g rises with M while u
+ *    stays, and falls where u steps up; its tops g(N_H u) rise with u
+ *    (a >= 0).  So every request (M <= M') is bounded by the larger of
+ *    g(M') and, when u' = ceil(M' / N_H) > 1, the top of the level below,
+ *    g(N_H (u' - 1)).
  * The bound is the largest over B_L of the lesser of the two, widened by a
  * relative 1e-9 for rounding; 0 when no B_L can answer. */
 struct hb_iidp_shape_bound {

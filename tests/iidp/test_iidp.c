@@ -1509,6 +1509,59 @@ static void test_shape_bound_random(void **state)
 	assert_true(epochs_tight >= epochs / 10);
 }
 
+/* The throughput bound counts a B_L's M workers, not N_H ceil(M / N_H):
+ * on a profile whose step time is mostly a fixed update (throughput nearly
+ * proportional to B_L, as ncf's) and whose accumulation steps are cheap,
+ * 4 pairs at B_G 512 answer with B_L 56 and M = 5 workers (one pair runs
+ * two).  Read as 8 workers, B_L 56 promised 1.6x the answer (51,862
+ * against 32,414 samples/s); with its 5 it promises the answer itself, as
+ * the B_L of M = 4 do.  Ranking ncf's shapes on Philly hinged on this. */
+static void test_shape_bound_counts_workers(void **state)
+{
+	struct hb_perf_ar intra = { 1, 1.4, 1.2, 15.75e9, "pcie3-x16" };
+	struct hb_perf_ar inter = { 1, 0.7, 3.9, 12.5e9, "ib-100g" };
+	struct hb_error err = { 0 };
+	struct hb_perf p;
+	struct hb_iidp_solver *s;
+	struct hb_iidp_shape sh = { 0 };
+	struct hb_iidp_shape_bound b = { 0 };
+	struct hb_iidp_summary a;
+	const double bytes[2] = { 4.0 * 1048576.0, 4.0 * 1048576.0 };
+	int gi, alloc[1] = { 8 };
+	double f;
+
+	(void)state;
+	hb_perf_init(&p, "overhead", 8);
+	assert_int_equal(hb_perf_set_buckets(&p, bytes, 2, &err), 0);
+	assert_int_equal(hb_perf_add_gpu(&p, "gpu0", &gi, &err), 0);
+	for (int lbs = 8; lbs <= 64; lbs += 8) {
+		struct hb_perf_point pt = { .n_vsw = 1, .fwd_s = lbs * 1e-6, .bwd_s = lbs * 2e-6, .data_s = 0.0005,
+					    .update_s = 0.02, .copy_s = 0.0, .bn_s = 0.001 };
+
+		assert_int_equal(hb_perf_add_lbs(&p, gi, lbs, 1, &pt, 1, &err), 0);
+	}
+	assert_int_equal(hb_perf_add_node(&p, "node0", gi, 8, &intra, &inter, &err), 0);
+	assert_int_equal(hb_perf_prepare(&p, &err), 0);
+	assert_int_equal(hb_iidp_solver_new(&p, &s, &err), 0);
+	assert_int_equal(hb_iidp_shape_of(s, alloc, &sh, &err), 0);
+	assert_int_equal(hb_iidp_shape_bound(s, &sh, &b, &err), 0);
+	{
+		const struct hb_iidp_request req = { .global_bs = 512, .m_rule = HB_IIDP_M_ROUND };
+
+		assert_int_equal(hb_iidp_solve_summary(s, &sh, &req, &a, &err), 0);
+	}
+	assert_true(a.found);
+	assert_int_equal(a.local_bs, 56);
+	assert_int_equal(a.m, 5);
+	f = hb_iidp_shape_max_throughput(&b, 512);
+	assert_true(a.throughput <= f);
+	assert_true(f <= 1.1 * a.throughput);
+	hb_iidp_shape_bound_free(&b);
+	hb_iidp_shape_free(&sh);
+	hb_iidp_solver_free(s);
+	hb_perf_free(&p);
+}
+
 /* The pruned ranking (hb_jabas_rank_shapes) against the plain one: every
  * shape estimated, visited by ascending last with "<=" (the agent's former
  * loop), on random offers of random profiles.  The same winner and the
@@ -1728,6 +1781,7 @@ int main(void)
 		cmocka_unit_test(test_bound_hold),
 		cmocka_unit_test(test_shape_errors),
 		cmocka_unit_test(test_shape_bound_random),
+		cmocka_unit_test(test_shape_bound_counts_workers),
 		cmocka_unit_test(test_rank_shapes_oracle),
 		cmocka_unit_test(test_one_gpu_vs_enumeration),
 	};
