@@ -919,7 +919,7 @@ struct hb_iidp_solver {
 	int *key;                     /* 2 nnodes + 1 ints: B_L, then (node, GPUs) of the used nodes */
 	int *node_class;              /* [nnodes]: least node index of the same kind (classify_nodes) */
 	int *next_in_class;           /* [nnodes]: next node of the same kind, -1 after the last */
-	long *skey;                   /* shape key scratch: 3 + nnodes words (shape_key), 2 nnodes (hint_bound_key) */
+	long *skey;                   /* shape key scratch: 4 + nnodes words (shape_key), 2 nnodes (hint_bound_key) */
 	int *full;                    /* [nnodes] zeros between calls: a shape spread out for a miss */
 	/* During one hb_iidp_solve (or the shape miss that calls it): the used
 	 * nodes of the allocation being solved, ascending, so that its table
@@ -1007,7 +1007,7 @@ int hb_iidp_solver_new(const struct hb_perf *perf, struct hb_iidp_solver **out, 
 	    !(s->node_class = calloc((size_t)perf->nnodes + 1, sizeof(int))) ||
 	    !(s->next_in_class = calloc((size_t)perf->nnodes + 1, sizeof(int))) ||
 	    !(s->skey = calloc(3 + 2 * (size_t)perf->nnodes, sizeof(long))) ||
-	    !(s->bkey = calloc(3 + (size_t)perf->nnodes, sizeof(long))) ||
+	    !(s->bkey = calloc(4 + (size_t)perf->nnodes, sizeof(long))) ||
 	    !(s->full = calloc((size_t)perf->nnodes + 1, sizeof(int)))) {
 		if (s) {
 			free(s->key);
@@ -1903,6 +1903,26 @@ out:
 	return rc;
 }
 
+/* The answer key (iidp.h) of the n used nodes' (class, GPUs) in key,
+ * sorted as shape_add sorts them (a class's entries are adjacent), into
+ * akey (n + 1 words); returns its length. */
+static int answer_key(const long *key, int n, long *akey)
+{
+	int na = 0;
+
+	for (int k = 0; k < n; k++) {
+		const long c = key[2 * k], a = key[2 * k + 1];
+
+		/* class < nnodes and GPUs <= a cluster's count: both fit 32 bits */
+		if (na > 0 && (long)((uint64_t)akey[na - 1] >> 32) == c)
+			akey[na - 1] += a;
+		else
+			akey[na++] = (long)((uint64_t)(uint32_t)c << 32 | (uint32_t)a);
+	}
+	akey[na++] = n > 1;
+	return na;
+}
+
 /* The key of the hinted allocation's shape bounds (as hb_iidp_shape_bound
  * files them) into bkey: the bounds are a function of the shape, and an
  * allocation's tables are those of its shape's canonical allocation up to
@@ -1929,11 +1949,10 @@ static void hint_bound_key(struct hb_iidp_solver *s)
 		k[2 * i] = c;
 		k[2 * i + 1] = a;
 	}
-	for (int i = 0; i < n; i++)
-		s->bkey[3 + i] = (long)((uint64_t)(uint32_t)k[2 * i] << 32 | (uint32_t)k[2 * i + 1]);
+	n = answer_key(k, n, s->bkey + 3);
 	s->bkey[0] = s->bkey[1] = 0;
 	s->bkey[2] = SHAPE_KEY_BOUND;
-	s->bkey_h = hash_words(s->bkey, 3, hash_words(k, 2 * (size_t)n, 1469598103934665603ULL));
+	s->bkey_h = hash_words(s->bkey, 3, hash_words(s->bkey + 3, (size_t)n, 1469598103934665603ULL));
 	s->bkey_len = (3 + (size_t)n) * sizeof(long);
 }
 
@@ -1985,6 +2004,7 @@ void hb_iidp_shape_free(struct hb_iidp_shape *sh)
 	free(sh->node);
 	free(sh->gpus);
 	free(sh->key);
+	free(sh->akey);
 	memset(sh, 0, sizeof(*sh));
 }
 
@@ -1996,7 +2016,7 @@ int hb_iidp_node_kind(const struct hb_iidp_solver *s, int i)
 static int shape_grow(struct hb_iidp_shape *sh, int n, struct hb_error *err)
 {
 	int *nn, *ng;
-	long *nk;
+	long *nk, *na;
 
 	if (n <= sh->cap)
 		return 0;
@@ -2010,7 +2030,10 @@ static int shape_grow(struct hb_iidp_shape *sh, int n, struct hb_error *err)
 	nk = realloc(sh->key, 2 * (size_t)n * sizeof(*nk));
 	if (nk)
 		sh->key = nk;
-	if (!nn || !ng || !nk)
+	na = realloc(sh->akey, ((size_t)n + 1) * sizeof(*na));
+	if (na)
+		sh->akey = na;
+	if (!nn || !ng || !nk || !na)
 		return hb_runtime_error(err, "IIDP solver: out of memory");
 	sh->cap = n;
 	return 0;
@@ -2039,6 +2062,14 @@ static int shape_add(const struct hb_iidp_solver *s, struct hb_iidp_shape *sh, i
 	sh->nused++;
 	sh->n_gpus += a;
 	return 0;
+}
+
+/* sh's hash and answer key (iidp.h, answer_key) from its sorted key. */
+static void shape_finish(struct hb_iidp_shape *sh)
+{
+	sh->nakey = answer_key(sh->key, sh->nused, sh->akey);
+	sh->hash = hash_words(sh->key, 2 * (size_t)sh->nused, 1469598103934665603ULL);
+	sh->ahash = hash_words(sh->akey, (size_t)sh->nakey, 1469598103934665603ULL);
 }
 
 /* hb_iidp_solve's message for an allocation it refuses. */
@@ -2082,7 +2113,7 @@ int hb_iidp_shape_of(const struct hb_iidp_solver *s, const int *alloc, struct hb
 	}
 	if (sh->n_gpus == 0)
 		return validate_alloc(pf, alloc, &ng, err) != 0 ? -1 : hb_runtime_error(err, "IIDP solver: shape");
-	sh->hash = hash_words(sh->key, 2 * (size_t)sh->nused, 1469598103934665603ULL);
+	shape_finish(sh);
 	return 0;
 }
 
@@ -2101,15 +2132,14 @@ int hb_iidp_shape_of_nodes(const struct hb_iidp_solver *s, const int *node, cons
 	}
 	if (sh->n_gpus == 0)
 		return shape_refused(s, node, gpus, n, err);
-	sh->hash = hash_words(sh->key, 2 * (size_t)sh->nused, 1469598103934665603ULL);
+	shape_finish(sh);
 	return 0;
 }
 
-/* The shape cache's key of (req, sh) in 3 + nused words: every request field
- * a solve reads (B_G, current B_G, then B_L and the M rule in one word),
- * then each used node's (class, GPUs) in one word, in the shape's sorted
- * order.  A word per pair instead of two, and no length word (the key's
- * length gives nused): half the bytes of the plain layout. */
+/* The shape cache's key of (req, sh) in 3 + nakey words: every request
+ * field a solve reads (B_G, current B_G, then B_L and the M rule in one
+ * word), then sh's answer key (iidp.h), whose length the key's gives:
+ * shapes that answer alike share their entries. */
 static void shape_key(const struct hb_iidp_request *req, const struct hb_iidp_shape *sh, long *key)
 {
 	key[0] = req->global_bs;
@@ -2118,9 +2148,7 @@ static void shape_key(const struct hb_iidp_request *req, const struct hb_iidp_sh
 	 * method is cached. */
 	key[2] = (long)((uint64_t)(uint32_t)req->local_bs | (uint64_t)(req->m_rule == HB_IIDP_M_RUNTIME) << 32 |
 			(uint64_t)(req->method == HB_IIDP_FAST) << 33);
-	/* class < nnodes and GPUs <= a node's count: both fit 32 bits. */
-	for (int k = 0; k < sh->nused; k++)
-		key[3 + k] = (long)((uint64_t)(uint32_t)sh->key[2 * k] << 32 | (uint32_t)sh->key[2 * k + 1]);
+	memcpy(key + 3, sh->akey, (size_t)sh->nakey * sizeof(long));
 }
 
 static void summary_from(const struct hb_iidp_result *r, struct hb_iidp_summary *out)
@@ -2195,7 +2223,7 @@ int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *
 	struct hb_iidp_request r2 = *req;
 	struct hb_iidp_result r;
 	struct shape_entry *v;
-	const size_t nkey = 3 + (size_t)sh->nused, klen = nkey * sizeof(long);
+	const size_t nkey = 3 + (size_t)sh->nakey, klen = nkey * sizeof(long);
 	/* The DP is the reference path: never memoised (as table_solve). */
 	const int cache = s->limit > 0 && req->method == HB_IIDP_FAST;
 	uint64_t h = 0;
@@ -2207,7 +2235,7 @@ int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *
 		shape_key(req, sh, s->skey);
 		s->skey[0] = summary_canonical_bs(s, sh, req, &listed);
 		/* The shape's words were hashed when it was built. */
-		h = hash_words(s->skey, 3, sh->hash);
+		h = hash_words(s->skey, 3, sh->ahash);
 		if ((v = hmap_get_h(&s->shapes, h, s->skey, klen)) != NULL) {
 			s->st.shape_hits++;
 			*out = v->sum;
@@ -2238,10 +2266,10 @@ int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *
 	r2.alloc = s->full;
 	if (cache) {
 		/* The key hb_iidp_shape_bound files the shape's bounds under. */
-		memcpy(s->bkey + 3, s->skey + 3, (size_t)sh->nused * sizeof(long));
+		memcpy(s->bkey + 3, s->skey + 3, (size_t)sh->nakey * sizeof(long));
 		s->bkey[0] = s->bkey[1] = 0;
 		s->bkey[2] = SHAPE_KEY_BOUND;
-		s->bkey_h = hash_words(s->bkey, 3, sh->hash);
+		s->bkey_h = hash_words(s->bkey, 3, sh->ahash);
 		s->bkey_len = klen;
 	}
 	s->summary_only = 1;
@@ -2268,7 +2296,7 @@ int hb_iidp_solve_summary(struct hb_iidp_solver *s, const struct hb_iidp_shape *
 
 		if (lo != s->skey[0]) {
 			s->skey[0] = lo;
-			h = hash_words(s->skey, 3, sh->hash);
+			h = hash_words(s->skey, 3, sh->ahash);
 			if (hmap_get_h(&s->shapes, h, s->skey, klen) != NULL)
 				return 0; /* filed already (the map keeps no duplicates) */
 		}
@@ -2340,9 +2368,16 @@ static int shape_bound_build(struct hb_iidp_solver *s, const struct hb_iidp_shap
 	v = b->blob;
 	for (int i = 0; i < nl; i++) {
 		v[i] = (struct sb_lbs){ .f_inf = 0.0, .a = INFINITY, .b = INFINITY, .c = INFINITY, .lbs = lbs[i], .ok = 1 };
-		for (int k = 0; k < sh->nused && v[i].ok > 0; k++) {
+		/* By class (a run of sh's sorted key): its nodes' coefficients
+		 * are the same, so the blob is a function of the answer key
+		 * (iidp.h), as the cache that files it under that key needs. */
+		for (int k = 0, k1; k < sh->nused && v[i].ok > 0; k = k1) {
 			const struct hb_perf_lbs *l = hb_perf_find_lbs(pf, pf->nodes[node[k]].gpu, lbs[i]);
 			double r = 0.0;
+			long pairs = 0;
+
+			for (k1 = k; k1 < sh->nused && sh->key[2 * k1] == sh->key[2 * k]; k1++)
+				pairs += sh->key[2 * k1 + 1] / 2;
 
 			/* No profile: no table, the solve fails, no answer at B_L. */
 			if (!l || l->n_cap < 1) {
@@ -2363,8 +2398,7 @@ static int shape_bound_build(struct hb_iidp_solver *s, const struct hb_iidp_shap
 				v[i].b = co.step_s / n < v[i].b ? co.step_s / n : v[i].b;
 				v[i].c = co.base_s < v[i].c ? co.base_s : v[i].c;
 			}
-			/* sh->key[2k + 1] / 2 pairs of this node */
-			v[i].f_inf += (double)(sh->key[2 * k + 1] / 2) * 2.0 * lbs[i] * r;
+			v[i].f_inf += (double)pairs * 2.0 * lbs[i] * r;
 		}
 	}
 	rc = 0;
@@ -2407,7 +2441,7 @@ static void shape_bound_file(struct hb_iidp_solver *s, uint64_t h, size_t klen, 
 static int bound_fill(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh, struct hb_iidp_shape_bound *b,
 		      struct hb_error *err)
 {
-	const size_t nkey = 3 + (size_t)sh->nused, klen = nkey * sizeof(long);
+	const size_t nkey = 3 + (size_t)sh->nakey, klen = nkey * sizeof(long);
 	struct shape_entry *v;
 	uint64_t h = 0;
 	int *node, rc;
@@ -2419,7 +2453,7 @@ static int bound_fill(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh, 
 
 		shape_key(&none, sh, s->skey);
 		s->skey[2] = SHAPE_KEY_BOUND;
-		h = hash_words(s->skey, 3, sh->hash);
+		h = hash_words(s->skey, 3, sh->ahash);
 		if ((v = hmap_get_h(&s->shapes, h, s->skey, klen)) != NULL) {
 			const size_t bytes = (size_t)v->extra;
 
@@ -2466,7 +2500,7 @@ int hb_iidp_shape_bound(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh
 int hb_iidp_shape_bound_hold(struct hb_iidp_solver *s, const struct hb_iidp_shape *sh, struct hb_iidp_shape_bound *b,
 			     struct hb_error *err)
 {
-	const size_t nkey = 3 + (size_t)sh->nused, klen = nkey * sizeof(long);
+	const size_t nkey = 3 + (size_t)sh->nakey, klen = nkey * sizeof(long);
 	const struct hb_iidp_request none = { 0 };
 	struct held_bound *e;
 	uint64_t h;
@@ -2477,7 +2511,7 @@ int hb_iidp_shape_bound_hold(struct hb_iidp_solver *s, const struct hb_iidp_shap
 		return hb_runtime_error(err, "IIDP solver: shape bound: b is not empty (release it first)");
 	shape_key(&none, sh, s->skey);
 	s->skey[2] = SHAPE_KEY_BOUND;
-	h = hash_words(s->skey, 3, sh->hash);
+	h = hash_words(s->skey, 3, sh->ahash);
 	if (!(e = hmap_get_h(&s->held, h, s->skey, klen))) {
 		/* The first holder: the bounds as hb_iidp_shape_bound gives
 		 * them (a cached copy, or built and filed), copied once. */

@@ -259,9 +259,20 @@ struct hb_iidp_shape {
 	int *gpus;              /* [nused] its GPUs (even, > 0) */
 	long *key;              /* [2 nused] (class, GPUs) of the used nodes, sorted */
 	int nused;              /* used nodes */
-	int cap;                /* entries allocated in node, gpus (and key / 2) */
+	int cap;                /* entries allocated in node, gpus (and key / 2; akey: cap + 1) */
 	int n_gpus;             /* GPUs of the allocation */
-	uint64_t hash;          /* of key, for the solver's cache */
+	uint64_t hash;          /* of key */
+	/* What the answers depend on (the answer key, the solver's cache key):
+	 * per class used, (class, its GPUs summed over the used nodes) in one
+	 * word, ascending, then 1 if more than one node is used, else 0.  A
+	 * pair's coefficients are a function of its node's class and of the
+	 * all-reduce the allocation runs (its GPU count, and intra- or
+	 * inter-node: hb_perf_comm_eval_n), and a solve reads the pairs as a
+	 * multiset, so shapes with one answer key have one answer: three P40
+	 * nodes with 4, 8 and 8 GPUs answer as 6, 6 and 8 do. */
+	long *akey;             /* [nakey] */
+	int nakey;
+	uint64_t ahash;         /* of akey */
 };
 /* The shape of alloc (perf->nnodes entries), validated as hb_iidp_solve
  * validates: even counts within each node, at least one GPU. */

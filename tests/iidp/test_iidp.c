@@ -1317,6 +1317,135 @@ static void test_shape_summary_oracle(void **state)
 	assert_true(hits >= compared / 2);
 }
 
+/* The answer key (iidp.h): an allocation whose GPUs are spread
+ * differently over the nodes of each kind, keeping one node or more than
+ * one, has the same answer, pair configurations aside.  Random profiles
+ * on 8 nodes of 2-3 GPU types, random allocations and a random re-spread
+ * of each kind's GPUs: the uncached whole solves of both agree (B_G, B_L,
+ * M, time, throughput, bit for bit), their shapes have one answer key, and
+ * their uncached bounds are the same bytes.  Spreading a one-node
+ * allocation over two nodes changes the key (the all-reduce leaves the
+ * node). */
+static void relayout(struct hb_rng *r, const struct hb_perf *p, const struct hb_iidp_solver *s, const int *alloc,
+		     int *out)
+{
+	for (;;) {
+		int used = 0, nused = 0;
+
+		memset(out, 0, (size_t)p->nnodes * sizeof(int));
+		for (int i = 0; i < p->nnodes; i++) {
+			int left;
+
+			if (hb_iidp_node_kind(s, i) != i)
+				continue; /* each kind once, from its first node */
+			left = 0;
+			for (int j = 0; j < p->nnodes; j++)
+				if (hb_iidp_node_kind(s, j) == i)
+					left += alloc[j];
+			/* pairs one at a time onto random nodes of the kind with room */
+			while (left > 0) {
+				int j = (int)hb_rng_below(r, (uint64_t)p->nnodes);
+
+				if (hb_iidp_node_kind(s, j) != i || out[j] + 2 > p->nodes[j].ngpus)
+					continue;
+				out[j] += 2;
+				left -= 2;
+			}
+		}
+		for (int i = 0; i < p->nnodes; i++) {
+			used += alloc[i] != 0;
+			nused += out[i] != 0;
+		}
+		if ((used > 1) == (nused > 1))
+			return;
+	}
+}
+
+static void test_answer_key_relayout(void **state)
+{
+	struct hb_rng r;
+	struct hb_error err = { 0 };
+	long compared = 0, moved_pairs = 0, split = 0;
+
+	(void)state;
+	hb_rng_seed(&r, 67, HB_STREAM_DEFAULT);
+	for (int it = 0; it < 40; it++) {
+		struct hb_perf p;
+		struct hb_iidp_solver *nc;
+
+		random_perf_n(&r, &p, 8);
+		assert_int_equal(hb_iidp_solver_new(&p, &nc, &err), 0);
+		hb_iidp_solver_set_cache_limit(nc, 0);
+		for (int q = 0; q < 40; q++) {
+			int alloc[8], other[8];
+			struct hb_iidp_request req = { 0 };
+			struct hb_iidp_result o1, o2;
+			struct hb_iidp_shape sh1 = { 0 }, sh2 = { 0 };
+			struct hb_iidp_shape_bound b1 = { 0 }, b2 = { 0 };
+
+			random_alloc(&r, &p, alloc);
+			relayout(&r, &p, nc, alloc, other);
+			moved_pairs += memcmp(alloc, other, sizeof(alloc)) != 0;
+			assert_int_equal(hb_iidp_shape_of(nc, alloc, &sh1, &err), 0);
+			assert_int_equal(hb_iidp_shape_of(nc, other, &sh2, &err), 0);
+			assert_int_equal(sh1.nakey, sh2.nakey);
+			assert_memory_equal(sh1.akey, sh2.akey, (size_t)sh1.nakey * sizeof(long));
+			assert_true(sh1.ahash == sh2.ahash);
+			assert_int_equal(hb_iidp_shape_bound(nc, &sh1, &b1, &err), 0);
+			assert_int_equal(hb_iidp_shape_bound(nc, &sh2, &b2, &err), 0);
+			assert_true(b1.nl == b2.nl && b1.nh == b2.nh && b1.bytes == b2.bytes);
+			if (b1.bytes)
+				assert_memory_equal(b1.blob, b2.blob, b1.bytes);
+			req.global_bs = 16 + (long)hb_rng_below(&r, 3000);
+			req.m_rule = q % 2 ? HB_IIDP_M_RUNTIME : HB_IIDP_M_ROUND;
+			req.cur_global_bs = 16 + (long)hb_rng_below(&r, 3000);
+			req.method = HB_IIDP_FAST;
+			req.alloc = alloc;
+			assert_int_equal(hb_iidp_solve(nc, &req, &o1, &err), 0);
+			req.alloc = other;
+			assert_int_equal(hb_iidp_solve(nc, &req, &o2, &err), 0);
+			assert_int_equal(o1.found, o2.found);
+			if (o1.found) {
+				assert_int_equal(o1.global_bs, o2.global_bs);
+				assert_int_equal(o1.local_bs, o2.local_bs);
+				assert_int_equal(o1.m, o2.m);
+				assert_true(memcmp(&o1.iter_s, &o2.iter_s, sizeof(double)) == 0);
+				assert_true(memcmp(&o1.throughput, &o2.throughput, sizeof(double)) == 0);
+				compared++;
+			}
+			hb_iidp_result_free(&o1);
+			hb_iidp_result_free(&o2);
+			/* one node's pairs over two nodes of its kind: another key */
+			if (sh1.nused == 1 && sh1.n_gpus >= 4) {
+				const int i = sh1.node[0];
+
+				for (int j = 0; j < p.nnodes; j++) {
+					if (j == i || hb_iidp_node_kind(nc, j) != hb_iidp_node_kind(nc, i))
+						continue;
+					memcpy(other, alloc, sizeof(other));
+					other[i] -= 2;
+					other[j] = 2;
+					hb_iidp_shape_free(&sh2);
+					assert_int_equal(hb_iidp_shape_of(nc, other, &sh2, &err), 0);
+					assert_true(sh1.nakey == sh2.nakey && sh1.akey[0] == sh2.akey[0]);
+					assert_true(sh1.akey[1] == 0 && sh2.akey[1] == 1 && sh1.ahash != sh2.ahash);
+					split++;
+					break;
+				}
+			}
+			hb_iidp_shape_bound_free(&b1);
+			hb_iidp_shape_bound_free(&b2);
+			hb_iidp_shape_free(&sh1);
+			hb_iidp_shape_free(&sh2);
+		}
+		hb_iidp_solver_free(nc);
+		hb_perf_free(&p);
+	}
+	assert_true(compared >= 500);
+	assert_true(moved_pairs >= 300);
+	assert_true(split >= 20);
+}
+
 /* Algorithm 1 summaries are filed under the least B_G of the interval
  * with the same M per candidate B_L (iidp.c summary_canonical_bs): every
  * B_G of a sweep, cached, must be the uncached solve's answer, and most of
@@ -1782,6 +1911,7 @@ int main(void)
 		cmocka_unit_test(test_shape_errors),
 		cmocka_unit_test(test_shape_bound_random),
 		cmocka_unit_test(test_shape_bound_counts_workers),
+		cmocka_unit_test(test_answer_key_relayout),
 		cmocka_unit_test(test_rank_shapes_oracle),
 		cmocka_unit_test(test_one_gpu_vs_enumeration),
 	};
