@@ -100,11 +100,18 @@
  *    the job does not run (geometric, the same distribution as a coin per
  *    cell; tests/arbiter_pollux checks the rates).
  *  - Search work: a search ends after the generation in which its
- *    evaluations x J x N cells reach 4e6 (POLLUX_SEARCH_CELLS).  Pollux's
- *    own workloads reach it only with 25 jobs or more, in their last
+ *    evaluations x J x N cells reach 2e6 (POLLUX_SEARCH_CELLS).  Pollux's
+ *    own workloads reach it only with 13 jobs or more, in their later
  *    generations (36 jobs x 16 nodes x 10,000 evaluations = 5.8e6); a
  *    Philly-size round (100+ jobs x 384 columns) gets one generation, and
- *    the next round's warm start continues from its front.  With 8e6 and
+ *    the next round's warm start continues from its front.  4e6 -> 2e6
+ *    (issue 14's ten-minute bound on the whole philly.csv): 757 -> 570 s
+ *    wall there, mean JCT 0.31 -> 0.32 h, p99 4.21 -> 4.32 h, restarts
+ *    8.92 -> 9.00 per job; Pollux's workloads 1-4 (pollux-spread, 5 seeds)
+ *    moved by -0.07, -0.17, +0.81, +0.21 of the reference's seed range
+ *    with --mode fidelity and -0.02, +0.03, +0.92, +0.27 with --mode
+ *    native (workload 3, with the most jobs at once, pays: +0.6 % and
+ *    +0.9 % of its mean JCT).  Before that, 8e6 -> 4e6: with 8e6 and
  *    10 stale generations per job, searches of 10 jobs or more held 44 % of
  *    the row evaluations on the first 2,000 Philly jobs.  Both changes
  *    together (--policy pollux on the first 2,000 Philly jobs):
@@ -243,10 +250,12 @@
 /* Work of one search, in matrix cells evaluated (J x N per evaluation, what
  * the artifact's numpy evaluation reads): above it the search ends after the
  * generation that crosses it.  Pollux's own workloads (16 nodes, at most 36
- * jobs: 576 cells x 10,000 evaluations) reach it only with 25 jobs or more
- * in their last generations; a Philly-size round (100+ jobs x 384 columns)
- * gets one generation, continued by the next round's warm start. */
-#define POLLUX_SEARCH_CELLS 4e6
+ * jobs: 576 cells x 10,000 evaluations) reach it only with 13 jobs or more
+ * in their later generations; a Philly-size round (100+ jobs x 384 columns)
+ * gets one generation, continued by the next round's warm start.  Search
+ * depth against replay time: see "Search work" above for what 4e6 -> 2e6
+ * cost and saved. */
+#define POLLUX_SEARCH_CELLS 2e6
 #define POLLUX_STALL_ROUNDS 3      /* matings rounds in a row without a new matrix end a generation */
 #define POLLUX_SKIP_SPEEDUP_TOL 0.01 /* skipped rounds: relative SPEEDUP change per job */
 #define POLLUX_SKIP_FACTOR_TOL 0.05  /* skipped rounds: re-allocation factor change per job */

@@ -65,7 +65,7 @@ struct hb_pollux_ga_opts {
 	int stale_generations;   /* > 0: stop after this many x (J + 1) generations without a better
 				    FITNESS (5; 0 runs every generation, as the artifact) */
 	double max_cell_evals;   /* > 0: stop after the generation where evaluations x J x N reach this
-				    (4e6, at scale mostly; 0: no limit, as the artifact) */
+				    (2e6, at scale mostly; 0: no limit, as the artifact) */
 };
 
 void hb_pollux_ga_opts_default(struct hb_pollux_ga_opts *o);
