@@ -126,6 +126,8 @@ struct q_shapes {
 	size_t *last;            /* [n]: the last candidate of Q with that shape */
 	int *units;              /* [n · nq]: that candidate's units per node of q */
 	struct hb_jabas_rank_item *order; /* [n]: pick_allocation's ranking (scratch) */
+	size_t *gtab;            /* [gcap]: pick_allocation's answer keys, order index + 1 (0 = empty) */
+	size_t gcap;
 	size_t n, cap;
 	int *kind;               /* [nq]: local index of each q node's kind (hb_iidp_node_kind) */
 	int *gkind;              /* [nkind]: each local kind's hb_iidp_node_kind */
@@ -334,6 +336,7 @@ static void state_free(struct jabas_state *st)
 	free(st->qs.last);
 	free(st->qs.units);
 	free(st->qs.order);
+	free(st->qs.gtab);
 	free(st->qs.kind);
 	free(st->qs.gkind);
 	free(st->qs.hist);
@@ -827,6 +830,8 @@ long hb_jabas_adaptmemo_verified;
 /* ranking memo hits of one-point trajectories at a block offset other
  * than 0, which only the offset-free key makes hits (pick_allocation) */
 long hb_jabas_pickmemo_onepoint_verified;
+long hb_jabas_collapse_verified;
+long hb_jabas_collapse_merged;
 #endif
 
 /* hb_alloc_visit_upto's visitor when only Q's description is wanted
@@ -1252,10 +1257,62 @@ static void pick_save(struct pick_memo *m, const struct q_shapes *qs, uint64_t h
  * whose epoch lower bound exceeds the best time found.  A ranking of the
  * same inputs as one of the job's last ones is that one's answer (struct
  * pick_memo). */
+/* The ranking's items: one per answer key (iidp.h) among Q's shapes, the
+ * one with the latest candidate.  Shapes of one answer key have one
+ * estimate (the solver's answers are the same, and the same cache entry),
+ * so the argmin's tie rule (the latest candidate among equal estimates)
+ * picks the latest of the group whenever it picks one of them: ranking
+ * the group's latest alone gives the same answer.  An imagenet offer on
+ * Philly lists P40 layouts such as 2+8+8, 4+6+8 and 6+6+6 GPUs side by
+ * side. */
+static int rank_items(struct q_shapes *qs, struct shape_store *ss, size_t *nitems)
+{
+	size_t m = 0, cap = 16;
+
+	while (cap < 2 * qs->n)
+		cap *= 2;
+	if (cap > qs->gcap) {
+		size_t *g = realloc(qs->gtab, cap * sizeof(*g));
+
+		if (!g)
+			return -1;
+		qs->gtab = g;
+		qs->gcap = cap;
+	}
+	memset(qs->gtab, 0, cap * sizeof(*qs->gtab));
+	for (size_t j = 0; j < qs->n; j++) {
+		const struct hb_iidp_shape *sh = &ss->sh[qs->ent[j]];
+		size_t slot = sh->ahash & (cap - 1);
+
+		for (; qs->gtab[slot] != 0; slot = (slot + 1) & (cap - 1)) {
+			const struct hb_iidp_shape *o = qs->order[qs->gtab[slot] - 1].shape;
+
+			if (o->ahash == sh->ahash && o->nakey == sh->nakey &&
+			    memcmp(o->akey, sh->akey, (size_t)sh->nakey * sizeof(*sh->akey)) == 0)
+				break;
+		}
+		if (qs->gtab[slot] == 0) {
+			qs->gtab[slot] = ++m;
+			qs->order[m - 1].shape = sh;
+			qs->order[m - 1].bound = &ss->bnd[qs->ent[j]];
+			qs->order[m - 1].last = qs->last[j];
+		} else if (qs->last[j] > qs->order[qs->gtab[slot] - 1].last) {
+			struct hb_jabas_rank_item *it = &qs->order[qs->gtab[slot] - 1];
+
+			it->shape = sh;
+			it->bound = &ss->bnd[qs->ent[j]];
+			it->last = qs->last[j];
+		}
+	}
+	*nitems = m;
+	return 0;
+}
+
 static int pick_allocation(struct hb_sim_job *job, struct jabas_state *st, const long *traj, size_t ntraj,
 			   long done_in_block, long *best, double *best_s, struct hb_error *err)
 {
 	struct q_shapes *qs = &st->qs;
+	size_t nitems;
 	/* A trajectory of one point runs it to the end of the data
 	 * (hb_jabas_epoch_time_shape: the last point's steps are
 	 * floor(rem / B_G) + 1 whatever the block's done iterations), so the
@@ -1274,17 +1331,34 @@ static int pick_allocation(struct hb_sim_job *job, struct jabas_state *st, const
 		return 0;
 	}
 #endif
-	for (size_t j = 0; j < qs->n; j++) {
-		qs->order[j].shape = &st->store.sh[qs->ent[j]];
-		qs->order[j].bound = &st->store.bnd[qs->ent[j]];
-		qs->order[j].last = qs->last[j];
-	}
-	if (hb_jabas_rank_shapes(job->solver, qs->order, qs->n, traj, (int)ntraj, st->p, done_in_block,
+	if (rank_items(qs, &st->store, &nitems) < 0)
+		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
+	if (hb_jabas_rank_shapes(job->solver, qs->order, nitems, traj, (int)ntraj, st->p, done_in_block,
 				 job->model->dataset_size, best, best_s, NULL, err) < 0) {
 		hb_error_prefix(err, "jabas %s", job->name);
 		return -1;
 	}
 #ifdef JABAS_QMEMO_VERIFY
+	/* Test builds: every shape ranked, one item each, must give the
+	 * answer of the ranking by answer key (rank_items). */
+	{
+		long b2;
+		double s2;
+
+		for (size_t j = 0; j < qs->n; j++) {
+			qs->order[j].shape = &st->store.sh[qs->ent[j]];
+			qs->order[j].bound = &st->store.bnd[qs->ent[j]];
+			qs->order[j].last = qs->last[j];
+		}
+		if (hb_jabas_rank_shapes(job->solver, qs->order, qs->n, traj, (int)ntraj, st->p, done_in_block,
+					 job->model->dataset_size, &b2, &s2, NULL, err) < 0)
+			return -1;
+		if (b2 != *best || memcmp(&s2, best_s, sizeof(s2)) != 0)
+			return hb_runtime_error(err, "jabas %s: the ranking by answer key (%ld, %.17g) is not the "
+						"ranking of every shape (%ld, %.17g)", job->name, *best, *best_s, b2, s2);
+		hb_jabas_collapse_verified++;
+		hb_jabas_collapse_merged += nitems < qs->n;
+	}
 	/* Test builds (tests/arbiter_jabas: test_jabas_qmemo): a hit is
 	 * ranked too, and must be that ranking. */
 	if (hit) {

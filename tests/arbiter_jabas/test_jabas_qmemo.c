@@ -33,6 +33,8 @@ extern long hb_jabas_qmemo_verified;
 extern long hb_jabas_pickmemo_verified;
 extern long hb_jabas_adaptmemo_verified;
 extern long hb_jabas_pickmemo_onepoint_verified;
+extern long hb_jabas_collapse_verified;
+extern long hb_jabas_collapse_merged;
 
 static struct hb_catalog cat;
 static struct hb_profdb *db;
@@ -89,7 +91,8 @@ static void run_trace(struct hb_sim *sim, uint64_t seed, int njobs)
 static void test_memo_hits_are_walks(void **state)
 {
 	long before = hb_jabas_qmemo_verified, picks_before = hb_jabas_pickmemo_verified,
-	     adapt_before = hb_jabas_adaptmemo_verified;
+	     adapt_before = hb_jabas_adaptmemo_verified, coll_before = hb_jabas_collapse_verified,
+	     merged_before = hb_jabas_collapse_merged;
 
 	(void)state;
 	for (uint64_t seed = 1; seed <= 3; seed++) {
@@ -104,6 +107,11 @@ static void test_memo_hits_are_walks(void **state)
 	assert_true(hb_jabas_qmemo_verified - before > 0);
 	assert_true(hb_jabas_pickmemo_verified - picks_before > 0);
 	assert_true(hb_jabas_adaptmemo_verified - adapt_before > 0);
+	/* rankings by answer key against rankings of every shape, and how
+	 * many had shapes to merge */
+	print_message("rankings by answer key verified: %ld (%ld merged shapes)\n",
+		      hb_jabas_collapse_verified - coll_before, hb_jabas_collapse_merged - merged_before);
+	assert_true(hb_jabas_collapse_merged - merged_before > 0);
 }
 
 /* CIFAR-10 from minB_G 1024 (setup) runs epochs of at most 49
