@@ -2064,12 +2064,17 @@ static int shape_add(const struct hb_iidp_solver *s, struct hb_iidp_shape *sh, i
 	return 0;
 }
 
-/* sh's hash and answer key (iidp.h, answer_key) from its sorted key. */
+/* sh's answer key (iidp.h, answer_key) and its hash, from its sorted key. */
 static void shape_finish(struct hb_iidp_shape *sh)
 {
 	sh->nakey = answer_key(sh->key, sh->nused, sh->akey);
-	sh->hash = hash_words(sh->key, 2 * (size_t)sh->nused, 1469598103934665603ULL);
 	sh->ahash = hash_words(sh->akey, (size_t)sh->nakey, 1469598103934665603ULL);
+}
+
+int hb_iidp_shape_same_answer(const struct hb_iidp_shape *a, const struct hb_iidp_shape *b)
+{
+	return a->ahash == b->ahash && a->nakey == b->nakey &&
+	       memcmp(a->akey, b->akey, (size_t)a->nakey * sizeof(*a->akey)) == 0;
 }
 
 /* hb_iidp_solve's message for an allocation it refuses. */

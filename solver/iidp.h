@@ -261,7 +261,6 @@ struct hb_iidp_shape {
 	int nused;              /* used nodes */
 	int cap;                /* entries allocated in node, gpus (and key / 2; akey: cap + 1) */
 	int n_gpus;             /* GPUs of the allocation */
-	uint64_t hash;          /* of key */
 	/* What the answers depend on (the answer key, the solver's cache key):
 	 * per class used, (class, its GPUs summed over the used nodes) in one
 	 * word, ascending, then 1 if more than one node is used, else 0.  A
@@ -274,6 +273,8 @@ struct hb_iidp_shape {
 	int nakey;
 	uint64_t ahash;         /* of akey */
 };
+/* 1 if a and b have one answer key, so every solve answers them alike. */
+int hb_iidp_shape_same_answer(const struct hb_iidp_shape *a, const struct hb_iidp_shape *b);
 /* The shape of alloc (perf->nnodes entries), validated as hb_iidp_solve
  * validates: even counts within each node, at least one GPU. */
 int hb_iidp_shape_of(const struct hb_iidp_solver *s, const int *alloc, struct hb_iidp_shape *sh,

@@ -1246,17 +1246,6 @@ static void pick_save(struct pick_memo *m, const struct q_shapes *qs, uint64_t h
 	m->next = (m->next + 1) % PICK_MEMO_MAX;
 }
 
-/* argmin over Q of the predicted epoch time of traj; ties go to the later
- * candidate ("<=", §4.3 [C]: Q grows in units, so ties go to more GPUs).
- * *best = -1 when no candidate can run every trajectory point.  Ranked by
- * shape (st->qs), each estimated at most once: the candidates of a shape
- * share its estimate, so the later of two tied candidates is the one whose
- * shape's last candidate comes later, and the least (epoch time, -last
- * candidate) over the shapes is the very candidate a visit of every
- * candidate would pick.  hb_jabas_rank_shapes skips (exactly) the shapes
- * whose epoch lower bound exceeds the best time found.  A ranking of the
- * same inputs as one of the job's last ones is that one's answer (struct
- * pick_memo). */
 /* The ranking's items: one per answer key (iidp.h) among Q's shapes, the
  * one with the latest candidate.  Shapes of one answer key have one
  * estimate (the solver's answers are the same, and the same cache entry),
@@ -1285,10 +1274,7 @@ static int rank_items(struct q_shapes *qs, struct shape_store *ss, size_t *nitem
 		size_t slot = sh->ahash & (cap - 1);
 
 		for (; qs->gtab[slot] != 0; slot = (slot + 1) & (cap - 1)) {
-			const struct hb_iidp_shape *o = qs->order[qs->gtab[slot] - 1].shape;
-
-			if (o->ahash == sh->ahash && o->nakey == sh->nakey &&
-			    memcmp(o->akey, sh->akey, (size_t)sh->nakey * sizeof(*sh->akey)) == 0)
+			if (hb_iidp_shape_same_answer(qs->order[qs->gtab[slot] - 1].shape, sh))
 				break;
 		}
 		if (qs->gtab[slot] == 0) {
@@ -1308,6 +1294,17 @@ static int rank_items(struct q_shapes *qs, struct shape_store *ss, size_t *nitem
 	return 0;
 }
 
+/* argmin over Q of the predicted epoch time of traj; ties go to the later
+ * candidate ("<=", §4.3 [C]: Q grows in units, so ties go to more GPUs).
+ * *best = -1 when no candidate can run every trajectory point.  Ranked by
+ * shape (st->qs), each estimated at most once: the candidates of a shape
+ * share its estimate, so the later of two tied candidates is the one whose
+ * shape's last candidate comes later, and the least (epoch time, -last
+ * candidate) over the shapes is the very candidate a visit of every
+ * candidate would pick.  hb_jabas_rank_shapes skips (exactly) the shapes
+ * whose epoch lower bound exceeds the best time found.  A ranking of the
+ * same inputs as one of the job's last ones is that one's answer (struct
+ * pick_memo). */
 static int pick_allocation(struct hb_sim_job *job, struct jabas_state *st, const long *traj, size_t ntraj,
 			   long done_in_block, long *best, double *best_s, struct hb_error *err)
 {
