@@ -205,17 +205,11 @@ struct walk {
 	size_t next;               /* candidates emitted */
 	size_t want;               /* candidates the count says there are: no visit past them */
 	hb_alloc_visit_fn visit;   /* called with each candidate, in Q's order */
-	hb_alloc_visit_key_fn kvisit; /* or this one, with the key */
-	const struct hb_alloc_key *kspec; /* the key's words per (node, units); NULL: no key */
-	uint64_t *key;             /* [kspec->nwords]: the key of cur */
 	void *ctx;
 	int stop;                  /* the visitor's nonzero answer: the walk unwinds */
 };
 
-/* k0 is word 0 of cur's key, carried by value: a single-word key (the
- * usual one) then costs the walk no memory traffic; the others are kept in
- * w->key. */
-static void walk(struct walk *w, int i, long rem, long avail, uint64_t k0)
+static void walk(struct walk *w, int i, long rem, long avail)
 {
 	const struct layout *L = w->L;
 	int cap, prev, top;
@@ -223,12 +217,8 @@ static void walk(struct walk *w, int i, long rem, long avail, uint64_t k0)
 	if (rem > avail || w->stop)
 		return;
 	if (i == L->nnodes) {
-		if (w->next < w->want && w->kvisit) {
-			w->key[0] = k0;
-			w->stop = w->kvisit(w->ctx, w->next, w->cur, w->total, w->key);
-		} else if (w->next < w->want) {
+		if (w->next < w->want)
 			w->stop = w->visit(w->ctx, w->next, w->cur, w->total);
-		}
 		w->next++;  /* past want: counted, caught as a mismatch by the caller */
 		return;
 	}
@@ -237,15 +227,12 @@ static void walk(struct walk *w, int i, long rem, long avail, uint64_t k0)
 	if (prev >= 0 && w->cur[prev] != L->cap[prev]) {
 		/* class already closed: its caps left avail when it closed */
 		w->cur[i] = 0;
-		walk(w, i + 1, rem, avail, k0);
+		walk(w, i + 1, rem, avail);
 		return;
 	}
 	top = cap < rem ? cap : (int)rem;
 	for (int v = top; v >= 0 && !w->stop; v--) {
-		const size_t e = (size_t)i * (size_t)(w->kspec ? w->kspec->stride : 0) + (size_t)v;
 		const long r2 = rem - v, a2 = avail - cap - (v == cap ? 0 : w->after[i]);
-		int sl;
-		uint64_t k = k0;
 
 		/* The callee's own test, before the call: a walk that cannot place
 		 * r2 units returns at once.  Below cap, a2 is the same for every v
@@ -255,19 +242,8 @@ static void walk(struct walk *w, int i, long rem, long avail, uint64_t k0)
 				break;
 			continue;
 		}
-		sl = w->kspec && v > 0 ? w->kspec->slot[e] : 0;
 		w->cur[i] = v;
-		/* The key follows cur: node i's word in, the walk below, out again
-		 * (exact: arithmetic mod 2^64). */
-		if (w->kspec && v > 0) {
-			if (sl == 0)
-				k += w->kspec->add[e];
-			else
-				w->key[sl] += w->kspec->add[e];
-		}
-		walk(w, i + 1, r2, a2, k);
-		if (sl > 0)
-			w->key[sl] -= w->kspec->add[e];
+		walk(w, i + 1, r2, a2);
 	}
 	w->cur[i] = 0;
 }
@@ -310,8 +286,8 @@ int hb_alloc_enumerate(const struct hb_cluster *cl, const struct hb_catalog *cat
  * gets the set's description (and, when store, room for its candidates),
  * then each candidate goes to visit(ctx, ...) in Q's order. */
 static int enumerate(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge, size_t limit,
-		     int max_units, int store, struct hb_alloc_set *out, hb_alloc_visit_fn visit,
-		     const struct hb_alloc_key *kspec, hb_alloc_visit_key_fn kvisit, void *ctx, struct hb_error *err)
+		     int max_units, int store, struct hb_alloc_set *out, hb_alloc_visit_fn visit, void *ctx,
+		     struct hb_error *err)
 {
 	struct layout L;
 	struct walk w = { 0 };
@@ -323,23 +299,6 @@ static int enumerate(const struct hb_cluster *cl, const struct hb_catalog *cat, 
 	if (layout_build(cl, cat, unit, merge, &L, err))
 		return -1;
 	n = L.nnodes;
-	if (kspec) {
-		int bad = kspec->nwords < 1 || !kspec->slot || !kspec->add;
-
-		for (int i = 0; i < n && !bad; i++) {
-			bad = kspec->stride <= L.cap[i];
-			for (int v = 1; v <= L.cap[i] && !bad; v++) {
-				int sl = kspec->slot[(size_t)i * (size_t)kspec->stride + (size_t)v];
-
-				bad = sl < 0 || sl >= kspec->nwords;
-			}
-		}
-		if (bad) {
-			hb_input_error(err, "alloc: cluster '%s': candidate key: %d words of stride %d do not cover "
-				       "the nodes' units", cl->name, kspec->nwords, kspec->stride);
-			goto done;
-		}
-	}
 	if (limit == 0)
 		limit = HB_ALLOC_DEFAULT_LIMIT;
 	if (count_product(&L, merge != 0, &count) || count > (uint64_t)limit) {
@@ -372,7 +331,6 @@ static int enumerate(const struct hb_cluster *cl, const struct hb_catalog *cat, 
 	out->node_ngpus = malloc((size_t)n * sizeof(*out->node_ngpus));
 	w.cur = calloc((size_t)n, sizeof(*w.cur));
 	w.after = calloc((size_t)n, sizeof(*w.after));
-	w.key = calloc(kspec ? (size_t)kspec->nwords : 1, sizeof(*w.key));
 	if (store) {
 		/* ncand may be 0 (max_units < 1): one entry each keeps malloc's answer meaningful. */
 		out->node_units = malloc((out->ncand ? out->ncand : 1) * (size_t)n * sizeof(*out->node_units));
@@ -380,7 +338,7 @@ static int enumerate(const struct hb_cluster *cl, const struct hb_catalog *cat, 
 			malloc((out->ncand ? out->ncand : 1) * (size_t)L.nclasses * sizeof(*out->class_units));
 		out->total_units = malloc((out->ncand ? out->ncand : 1) * sizeof(*out->total_units));
 	}
-	if (!out->classes || !out->node_class || !out->node_ngpus || !w.cur || !w.after || !w.key ||
+	if (!out->classes || !out->node_class || !out->node_ngpus || !w.cur || !w.after ||
 	    (store && (!out->node_units || !out->class_units || !out->total_units))) {
 		hb_runtime_error(err, "alloc: cluster '%s': out of memory for %zu candidates",
 				 cl->name, out->ncand);
@@ -394,8 +352,6 @@ static int enumerate(const struct hb_cluster *cl, const struct hb_catalog *cat, 
 	w.L = &L;
 	w.want = out->ncand;
 	w.visit = visit;
-	w.kspec = kspec;
-	w.kvisit = kspec ? kvisit : NULL;
 	w.ctx = store ? (void *)out : ctx;
 	for (int i = n - 1; i >= 0; i--)
 		if (L.prev_in_class[i] >= 0)
@@ -404,7 +360,7 @@ static int enumerate(const struct hb_cluster *cl, const struct hb_catalog *cat, 
 		avail += L.cap[i];
 	for (long t = 1; t <= room && !w.stop; t++) {
 		w.total = (int)t;
-		walk(&w, 0, t, avail, 0);
+		walk(&w, 0, t, avail);
 	}
 	if (w.stop) {
 		rc = w.stop;
@@ -419,7 +375,6 @@ static int enumerate(const struct hb_cluster *cl, const struct hb_catalog *cat, 
 done:
 	free(w.cur);
 	free(w.after);
-	free(w.key);
 	layout_free(&L);
 	if (rc)
 		hb_alloc_free(out);
@@ -429,25 +384,14 @@ done:
 int hb_alloc_enumerate_upto(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
 			    size_t limit, int max_units, struct hb_alloc_set *out, struct hb_error *err)
 {
-	return enumerate(cl, cat, unit, merge, limit, max_units, 1, out, emit, NULL, NULL, NULL, err);
+	return enumerate(cl, cat, unit, merge, limit, max_units, 1, out, emit, NULL, err);
 }
 
 int hb_alloc_visit_upto(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
 			size_t limit, int max_units, struct hb_alloc_set *out, hb_alloc_visit_fn visit, void *ctx,
 			struct hb_error *err)
 {
-	return enumerate(cl, cat, unit, merge, limit, max_units, 0, out, visit, NULL, NULL, ctx, err);
-}
-
-int hb_alloc_visit_keyed(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
-			 size_t limit, int max_units, const struct hb_alloc_key *key, struct hb_alloc_set *out,
-			 hb_alloc_visit_key_fn visit, void *ctx, struct hb_error *err)
-{
-	if (!key) {
-		memset(out, 0, sizeof(*out));
-		return hb_input_error(err, "alloc: candidate key: none given");
-	}
-	return enumerate(cl, cat, unit, merge, limit, max_units, 0, out, NULL, key, visit, ctx, err);
+	return enumerate(cl, cat, unit, merge, limit, max_units, 0, out, visit, ctx, err);
 }
 
 const int *hb_alloc_node_units(const struct hb_alloc_set *s, size_t i)

@@ -122,34 +122,44 @@ typedef int (*hb_alloc_visit_fn)(void *ctx, size_t i, const int *node_units, int
 int hb_alloc_visit_upto(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
 			size_t limit, int max_units, struct hb_alloc_set *out, hb_alloc_visit_fn visit, void *ctx,
 			struct hb_error *err);
-/* A key the walk keeps for its visitor: a candidate's key is, for each
- * node n taking u > 0 units, add[n · stride + u] summed (mod 2^64) into word
- * slot[n · stride + u] of nwords words (all 0 when no node takes units).
- * The walk changes one word per step, so a visitor reads a summary of the
- * candidate (an exact code of its shape, say) in O(nwords) instead of a
- * pass over its nodes.  stride must exceed every node's units
- * (floor(ngpus / u)). */
-struct hb_alloc_key {
-	int nwords;            /* words of the key, >= 1 */
-	int stride;            /* entries per node in slot and add */
-	const int *slot;       /* [nnodes · stride]: 0..nwords-1 */
-	const uint64_t *add;   /* [nnodes · stride] */
-};
-/* hb_alloc_visit_fn with the candidate's key (nwords words; read it during
- * the call only). */
-typedef int (*hb_alloc_visit_key_fn)(void *ctx, size_t i, const int *node_units, int total, const uint64_t *key);
-/* hb_alloc_visit_upto handing each candidate's key too: the same walk,
- * order, description, count, limit and answers.  A key whose stride is not
- * above a node's units or whose slot is outside its words is an input
- * error (out freed). */
-int hb_alloc_visit_keyed(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
-			 size_t limit, int max_units, const struct hb_alloc_key *key, struct hb_alloc_set *out,
-			 hb_alloc_visit_key_fn visit, void *ctx, struct hb_error *err);
 /* How many candidates of Q hold at most max_units units, without
  * enumerating them (a product of polynomials over the classes). */
 int hb_alloc_count_upto(const struct hb_cluster *cl, const struct hb_catalog *cat, int unit, int merge,
 			int max_units, uint64_t *count, struct hb_error *err);
 void hb_alloc_free(struct hb_alloc_set *s);
+
+/* ---- the last candidate of each answer key (alloc_last.c) ----------------
+ * A candidate's answer key, for a caller whose estimate of a candidate
+ * depends on the candidate only through it (the IIDP solver's, iidp.h):
+ * per node kind (kind[n] in 0..nkind-1 for node n, the caller's) the units
+ * the candidate takes from nodes of that kind, and whether it takes them
+ * from one node or from more.  A ranking over Q whose ties go to the later
+ * candidate needs, of each key, only the last candidate in Q's order. */
+struct hb_alloc_last {
+	int nnodes;
+	size_t n;              /* keys met among the candidates */
+	int *node_units;       /* [n · nnodes]: each key's last candidate, units per node
+	                        * (packed form when merged); entries in Q's order */
+	int *total;            /* [n]: its units */
+	int *single;           /* [n]: 1 when it takes units from one node */
+};
+/* Of Q's candidates of at most max_units units, over the set q describes
+ * (hb_alloc_visit_upto or hb_alloc_enumerate_upto, any max_units: only its
+ * unit, classes, node_class and node_ngpus are read), each key's last
+ * candidate, without walking Q: the lexicographically least packed vector
+ * of the key, built node by node (alloc_last.c), at a cost of the keys
+ * times the nodes instead of Q's size times the nodes.  A class of q over
+ * nodes of two kinds is searched as hb_alloc_last_by_key_search does.
+ * Input errors: no description, nkind < 1, a kind outside 0..nkind-1.
+ * Free with hb_alloc_last_free (also after an error). */
+int hb_alloc_last_by_key(const struct hb_alloc_set *q, int max_units, const int *kind, int nkind,
+			 struct hb_alloc_last *out, struct hb_error *err);
+/* The same answer from every candidate (units per class, each packed, its
+ * key computed, the later kept by Q's order): the oracle of the tests, and
+ * hb_alloc_last_by_key's way when a class spans kinds. */
+int hb_alloc_last_by_key_search(const struct hb_alloc_set *q, int max_units, const int *kind, int nkind,
+				struct hb_alloc_last *out, struct hb_error *err);
+void hb_alloc_last_free(struct hb_alloc_last *out);
 
 /* Units per node of candidate i (nnodes entries). */
 const int *hb_alloc_node_units(const struct hb_alloc_set *s, size_t i);

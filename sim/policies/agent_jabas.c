@@ -104,43 +104,32 @@
 
 /* ---- state --------------------------------------------------------------- */
 
-/* The distinct shapes of Q (iidp.h): candidates that differ only in which
- * identical nodes they use have the same epoch-time estimate, and an offer
- * over a few racks holds many of them (merged Q keeps nodes of different
- * racks apart; the solver does not need to): 306,544 candidates of one
- * offer had 441 shapes.  Built with Q, once per offer, so a ranking visits
- * shapes, not candidates.  A candidate's shape is found by its histogram
- * (used nodes per solver node kind and units), which names the same
- * multiset as the shape's sorted key; the walk keeps the histogram as an
- * exact code (kslot, kadd: mixed radix over a few words), so a candidate
- * of a known shape costs a probe of the code, and only a new shape of the
- * offer counts its histogram.  The
- * shape itself, with its bounds (hb_iidp_shape_bound) for the ranking's
- * pruning, is the job's shape_store's.  For the argmin's tie
- * rule each shape keeps its last candidate in Q's order, and that
- * candidate's units per node, which is all of Q a decision expands
- * (cand_expand): the shapes are gathered as Q is walked
- * (hb_alloc_visit_keyed) and Q itself is never stored. */
+/* What a ranking of Q needs of it: one item per answer key (iidp.h: per
+ * solver node kind the GPUs, and one node or more), the key's last
+ * candidate in Q's order.  The solver's answers, and so a candidate's
+ * epoch-time estimate, are functions of its answer key, so of the
+ * candidates of one key the argmin's tie rule (the later among equal
+ * estimates) can pick only the last: ranking the keys' last candidates
+ * gives the argmin over Q.  They are built without walking Q
+ * (hb_alloc_last_by_key: each key's least packed vector, node by node), an
+ * offer of 10^5 candidates holding a few hundred keys; Q itself is never
+ * stored.  Each item keeps its candidate's units per node of q, which is
+ * all of Q a decision expands (cand_expand), its position in Q's order
+ * among the items (last: the tie rule's key), and the job's shape_store
+ * entry of its shape, with the bounds (hb_iidp_shape_bound) the ranking
+ * prunes by.  The kinds of q's nodes and a histogram scratch name a
+ * shape in the store. */
 struct q_shapes {
-	size_t *ent;             /* [n] the distinct shapes: their entries in the job's shape_store */
-	size_t *last;            /* [n]: the last candidate of Q with that shape */
+	size_t *ent;             /* [n] the items' shapes: their entries in the job's shape_store */
+	size_t *last;            /* [n]: the item's candidate's place in Q's order among the items (= its index) */
 	int *units;              /* [n · nq]: that candidate's units per node of q */
 	struct hb_jabas_rank_item *order; /* [n]: pick_allocation's ranking (scratch) */
-	size_t *gtab;            /* [gcap]: pick_allocation's answer keys, order index + 1 (0 = empty) */
-	size_t gcap;
 	size_t n, cap;
 	int *kind;               /* [nq]: local index of each q node's kind (hb_iidp_node_kind) */
 	int *gkind;              /* [nkind]: each local kind's hb_iidp_node_kind */
 	int nkind, maxu;         /* kinds among q's nodes; most units a q node offers */
 	int hlen;                /* histogram words: nkind · (maxu + 1) */
-	uint16_t *hist;          /* [hlen]: a new shape's histogram (scratch) */
-	int kw;                  /* words of a histogram's code */
-	int *kslot;              /* [nq · (maxu + 1)]: the code word a q node's units count in */
-	uint64_t *kadd;          /* [nq · (maxu + 1)]: what they add to it (hb_alloc_key) */
-	uint64_t *code;          /* [cap · kw]: each shape's code */
-	uint64_t *tab_hash;      /* [tcap] open addressing on the code: 0 = empty */
-	size_t *tab_idx;         /* [tcap]: the shape index */
-	size_t tcap;
+	uint16_t *hist;          /* [hlen]: an item's histogram (scratch) */
 };
 
 /* The shapes a job has met, over all its offers, each with its bounds: an
@@ -156,8 +145,8 @@ struct q_shapes {
  * shape's canonical histogram:
  * (solver node kind, units, used nodes) words in ascending order, which
  * names the multiset the shape's sorted key names.  Emptied when it holds
- * SHAPE_STORE_MAX shapes, before a walk (no offer's shapes are then in
- * use). */
+ * SHAPE_STORE_MAX shapes, before an offer's items are made (no offer's
+ * shapes are then in use). */
 #define SHAPE_STORE_MAX 8192
 struct shape_store {
 	struct hb_iidp_shape *sh; /* [cap] (zero-initialised, rebuilt in place) */
@@ -172,16 +161,15 @@ struct shape_store {
 };
 
 /* build_q's answers by the layout of their offer: Q, its order and its
- * shapes depend on an offer only through q's nodes in order, each one's
+ * items depend on an offer only through q's nodes in order, each one's
  * solver kind, class of identical servers (alloc.h's merging) and units,
- * and the most units walked; which cluster nodes they are does not enter
+ * and the most units ranked; which cluster nodes they are does not enter
  * (units are kept per node of q).  So an offer of a layout met before
- * takes that walk's distinct shapes, last candidates and units as they
- * were, and is not walked: on a Philly replay (first 2,000 jobs) 64 % of a
- * job's walks repeated a layout of one of its earlier offers, holding 41 %
- * of the candidates walked, while the same offer (the last one's memo in
- * build_q aside) repeated in 7 %.  The shapes are entries of the job's
- * store, so emptying the store empties the memo; when it holds
+ * takes that offer's items as they were: on a Philly replay (first 2,000
+ * jobs) 64 % of a job's offers repeated a layout of one of its earlier
+ * offers, while the same offer (the last one's memo in build_q aside)
+ * repeated in 7 %.  The items' shapes are entries of the job's store, so
+ * emptying the store empties the memo; when it holds
  * Q_MEMO_MAX layouts or Q_MEMO_WORDS words it is emptied too (a
  * replacement rule would only change the speed). */
 #define Q_MEMO_MAX 64
@@ -190,11 +178,10 @@ struct q_memo_entry {
 	uint64_t hash;           /* key_hash of sig */
 	uint64_t *sig;           /* [nsig]: q_layout_sig */
 	size_t nsig;
-	size_t n;                /* shapes */
-	size_t *ent;             /* [n]: q_shapes' ent, last and units, as the walk left them */
+	size_t n;                /* items */
+	size_t *ent;             /* [n]: q_shapes' ent, last and units, as items_build left them */
 	size_t *last;            /* [n] */
 	int *units;              /* [n · nq] */
-	size_t ncand;            /* the walk's candidates */
 };
 struct q_memo {
 	struct q_memo_entry *e;  /* [Q_MEMO_MAX] */
@@ -248,16 +235,15 @@ struct adapt_memo {
 };
 
 struct jabas_state {
-	struct hb_alloc_set q;   /* candidate allocations Q (§4.3) over the nodes q_node, walked at start
-				  * (shared: per decision): its classes and count only, no candidates
-				  * (hb_alloc_visit_keyed); the shapes in qs are what is kept */
+	struct hb_alloc_set q;   /* candidate allocations Q (§4.3) over the nodes q_node, described at
+				  * start (shared: per decision): its classes only, no candidates; the
+				  * items in qs, made from it, are what is kept */
 	int *q_node;             /* [nq]: the cluster node of each node of q (those with GPUs to offer) */
 	int nq;                  /* nodes of q */
-	size_t ncand;            /* candidates kept (those of q that can run the trajectory's first point) */
 	size_t ncand_cap;        /* candidates of q within the GPU cap (what the offer note reports) */
-	struct q_shapes qs;      /* the distinct shapes of q */
+	struct q_shapes qs;      /* the ranking's items of q: each answer key's last candidate */
 	struct shape_store store; /* every shape met, with its bounds */
-	struct q_memo memo;      /* earlier walks' shapes by the layout of their offer */
+	struct q_memo memo;      /* earlier offers' items by the layout of their offer */
 	struct pick_memo picks;  /* earlier rankings by their inputs */
 	struct adapt_memo adapt; /* the adaptation steps' answers on the current GPUs */
 	uint64_t *sig;           /* [3 · nnodes + 2] scratch: the layout of the offer being built */
@@ -336,15 +322,9 @@ static void state_free(struct jabas_state *st)
 	free(st->qs.last);
 	free(st->qs.units);
 	free(st->qs.order);
-	free(st->qs.gtab);
 	free(st->qs.kind);
 	free(st->qs.gkind);
 	free(st->qs.hist);
-	free(st->qs.kslot);
-	free(st->qs.kadd);
-	free(st->qs.code);
-	free(st->qs.tab_hash);
-	free(st->qs.tab_idx);
 	free(st->adapt.alloc);
 	free(st->work);
 	free(st->hist_step);
@@ -444,15 +424,13 @@ static uint64_t key_hash(const uint64_t *k, size_t n)
 	return x ? x : 1;
 }
 
-/* Room for n shapes' arrays (their codes of qs->kw words, their units on
- * nq nodes). */
+/* Room for n items' arrays (their units on nq nodes). */
 static int shapes_reserve(struct q_shapes *qs, size_t n, size_t nq)
 {
 	if (n > qs->cap) {
 		size_t nc = qs->cap ? 2 * qs->cap : 64;
 		size_t *ent, *last;
 		struct hb_jabas_rank_item *order;
-		uint64_t *code;
 		int *units;
 
 		while (nc < n)
@@ -468,33 +446,11 @@ static int shapes_reserve(struct q_shapes *qs, size_t n, size_t nq)
 		if (!(order = realloc(qs->order, nc * sizeof(*order))))
 			return -1;
 		qs->order = order;
-		if (!(code = realloc(qs->code, nc * (size_t)qs->kw * sizeof(*code))))
-			return -1;
-		qs->code = code;
 		if (!(units = realloc(qs->units, nc * nq * sizeof(*units))))
 			return -1;
 		qs->units = units;
 		qs->cap = nc;
 	}
-	return 0;
-}
-
-static int shapes_table(struct q_shapes *qs, size_t want)
-{
-	size_t cap = 64;
-
-	while (cap < 2 * want)
-		cap *= 2;
-	if (cap > qs->tcap) {
-		free(qs->tab_hash);
-		free(qs->tab_idx);
-		qs->tab_hash = malloc(cap * sizeof(*qs->tab_hash));
-		qs->tab_idx = malloc(cap * sizeof(*qs->tab_idx));
-		qs->tcap = qs->tab_hash && qs->tab_idx ? cap : 0;
-		if (!qs->tcap)
-			return -1;
-	}
-	memset(qs->tab_hash, 0, qs->tcap * sizeof(*qs->tab_hash));
 	return 0;
 }
 
@@ -640,67 +596,30 @@ fail:
 	return -1;
 }
 
-/* The code of a histogram (shape_visit): for each (kind, units) with
- * nodes of q that can take them, a digit counting the nodes of that kind
- * taking exactly that many units, in mixed radix (one more than those
- * nodes), digits packed into a 64-bit word while their product fits and
- * into the next word after.  Each digit is below its radix, so two
- * histograms have the same code only when they are equal; a node's units u
- * add the digit's place value to its word, which is what the walk sums
- * (hb_alloc_key).  ngpus: q's nodes' GPUs. */
-static int shapes_code(struct q_shapes *qs, int nq, const int *ngpus)
-{
-	const int stride = qs->maxu + 1;
-	uint64_t *place = malloc(((size_t)qs->hlen + 1) * sizeof(*place));
-	int *word = malloc(((size_t)qs->hlen + 1) * sizeof(*word));
-	uint64_t m = 1;
+#ifdef JABAS_QMEMO_VERIFY
+/* Test builds: Q memo hits built and found equal to their build; ranking memo
+ * hits ranked and found equal to their ranking; adaptation memo hits
+ * solved and found equal to their configuration. */
+long hb_jabas_qmemo_verified;
+long hb_jabas_pickmemo_verified;
+long hb_jabas_adaptmemo_verified;
+/* ranking memo hits of one-point trajectories at a block offset other
+ * than 0, which only the offset-free key makes hits (pick_allocation) */
+long hb_jabas_pickmemo_onepoint_verified;
+/* offers whose keys' last candidates were checked against the search of
+ * every candidate, and the keys checked */
+long hb_jabas_lastkey_verified;
+long hb_jabas_lastkey_keys;
+#endif
 
-	free(qs->kslot);
-	free(qs->kadd);
-	qs->kslot = malloc((size_t)(nq > 0 ? nq : 1) * (size_t)stride * sizeof(*qs->kslot));
-	qs->kadd = malloc((size_t)(nq > 0 ? nq : 1) * (size_t)stride * sizeof(*qs->kadd));
-	if (!place || !word || !qs->kslot || !qs->kadd) {
-		free(place);
-		free(word);
-		return -1;
-	}
-	qs->kw = 1;
-	for (int k = 0; k < qs->nkind; k++)
-		for (int v = 1; v <= qs->maxu; v++) {
-			uint64_t nodes = 0; /* of kind k that can take v units: the digit's most */
-			const int d = k * stride + v;
-
-			for (int n = 0; n < nq; n++)
-				nodes += qs->kind[n] == k && ngpus[n] / JABAS_UNIT_GPUS >= v;
-			if (m > UINT64_MAX / (nodes + 1)) {
-				qs->kw++;
-				m = 1;
-			}
-			word[d] = qs->kw - 1;
-			place[d] = m;
-			m *= nodes + 1;
-		}
-	for (int n = 0; n < nq; n++)
-		for (int v = 0; v < stride; v++) {
-			const size_t e = (size_t)n * (size_t)stride + (size_t)v;
-
-			/* v = 0 and units a node cannot take are never added */
-			qs->kslot[e] = v > 0 ? word[qs->kind[n] * stride + v] : 0;
-			qs->kadd[e] = v > 0 ? place[qs->kind[n] * stride + v] : 0;
-		}
-	free(place);
-	free(word);
-	return 0;
-}
-
-/* Ready st->qs for the walk of a Q over the nq nodes st->q_node, whose
- * GPUs ngpus gives: the kinds of the nodes, the histogram's code and the
- * empty tables (build_q has emptied a full store before). */
-static int shapes_begin(const struct hb_sim_job *job, struct jabas_state *st, const int *ngpus, struct hb_error *err)
+/* Ready st->qs for the items of a Q over the nq nodes st->q_node, whose
+ * GPUs ngpus gives: the kinds of the nodes (local, in order of first
+ * appearance) and the histogram's room.  build_q has emptied a full store
+ * before. */
+static int items_begin(const struct hb_sim_job *job, struct jabas_state *st, const int *ngpus, struct hb_error *err)
 {
 	struct q_shapes *qs = &st->qs;
 	const size_t nq = (size_t)(st->nq > 0 ? st->nq : 1);
-	uint64_t *code;
 	int *units;
 
 	qs->n = 0;
@@ -709,7 +628,6 @@ static int shapes_begin(const struct hb_sim_job *job, struct jabas_state *st, co
 	qs->gkind = NULL;
 	if (!(qs->kind = malloc(nq * sizeof(int))) || !(qs->gkind = malloc(nq * sizeof(int))))
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
-	/* Kinds of q's nodes, numbered in order of first appearance. */
 	qs->nkind = 0;
 	qs->maxu = 0;
 	for (int n = 0; n < st->nq; n++) {
@@ -728,111 +646,78 @@ static int shapes_begin(const struct hb_sim_job *job, struct jabas_state *st, co
 	}
 	qs->hlen = qs->nkind * (qs->maxu + 1);
 	free(qs->hist);
-	if (!(qs->hist = malloc((size_t)qs->hlen * sizeof(*qs->hist) + 1)) || shapes_code(qs, st->nq, ngpus) < 0)
+	if (!(qs->hist = malloc((size_t)qs->hlen * sizeof(*qs->hist) + 1)))
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
-	/* The kept blocks hold codes and units of the last offer's sizes. */
+	/* The kept block holds units of the last offer's nodes. */
 	if (qs->cap) {
-		if (!(code = realloc(qs->code, qs->cap * (size_t)qs->kw * sizeof(*code))))
-			return hb_runtime_error(err, "jabas %s: out of memory", job->name);
-		qs->code = code;
 		if (!(units = realloc(qs->units, qs->cap * nq * sizeof(*units))))
 			return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 		qs->units = units;
 	}
-	if (shapes_table(qs, 64) < 0 || shapes_reserve(qs, 64, nq) < 0)
-		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 	return 0;
 }
 
-/* What shape_visit needs beside the candidate. */
-struct shape_walk {
-	const struct hb_sim_job *job;
-	struct jabas_state *st;
-	struct hb_error *err;
-};
-
-/* hb_alloc_visit_keyed's visitor: candidate i of Q (units per node of q,
- * the code of its histogram) into st->qs, a new shape or the last
- * candidate of a known one.  1 on an error (err filled), which stops the
- * walk. */
-static int shape_visit(void *ctx, size_t i, const int *u, int total, const uint64_t *code)
+/* st->qs from the keys' last candidates of st->q's first rank_units units
+ * (hb_alloc_last_by_key, local kinds as the keys' kinds: they map one to
+ * one onto the solver's), in Q's order, each with its store entry. */
+static int items_build(const struct hb_sim_job *job, struct jabas_state *st, int rank_units, struct hb_error *err)
 {
-	const struct shape_walk *sw = ctx;
-	const struct hb_sim_job *job = sw->job;
-	struct jabas_state *st = sw->st;
 	struct q_shapes *qs = &st->qs;
-	const size_t nq = (size_t)st->nq, kw = (size_t)qs->kw;
-	const uint64_t h = key_hash(code, kw);
-	uint16_t *row = qs->hist;
-	size_t slot;
+	const size_t nq = (size_t)(st->nq > 0 ? st->nq : 1);
+	struct hb_alloc_last last;
 
-	(void)total;
-	for (slot = h & (qs->tcap - 1); qs->tab_hash[slot] != 0; slot = (slot + 1) & (qs->tcap - 1)) {
-		const uint64_t *c = qs->code + qs->tab_idx[slot] * kw;
-		size_t w = 0;
-
-		if (qs->tab_hash[slot] != h)
-			continue;
-		while (w < kw && c[w] == code[w])
-			w++;
-		if (w == kw)
-			break;
+	if (hb_alloc_last_by_key(&st->q, rank_units, qs->kind, qs->nkind, &last, err) < 0) {
+		hb_alloc_last_free(&last);
+		hb_error_prefix(err, "jabas %s", job->name);
+		return -1;
 	}
-	if (qs->tab_hash[slot] != 0) {
-		size_t j = qs->tab_idx[slot];
-
-		qs->last[j] = i;
-		memcpy(qs->units + j * nq, u, nq * sizeof(*u));
-		return 0;
+	if (shapes_reserve(qs, last.n + 1, nq) < 0) {
+		hb_alloc_last_free(&last);
+		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 	}
-	/* A new shape of this offer: its histogram, and the job's store has it
-	 * or builds it. */
-	memset(row, 0, (size_t)qs->hlen * sizeof(*row));
-	for (size_t n = 0; n < nq; n++)
-		if (u[n] > 0)
-			row[qs->kind[n] * (qs->maxu + 1) + u[n]]++;
-	if (store_find(job, st, row, u, i, &qs->ent[qs->n], sw->err) < 0)
-		return 1;
-	qs->tab_hash[slot] = h;
-	qs->tab_idx[slot] = qs->n;
-	memcpy(qs->code + qs->n * kw, code, kw * sizeof(*code));
-	memcpy(qs->units + qs->n * nq, u, nq * sizeof(*u));
-	qs->last[qs->n++] = i;
-	if (shapes_reserve(qs, qs->n + 1, nq > 0 ? nq : 1) < 0)
-		goto nomem;
-	if (2 * qs->n > qs->tcap) {
-		/* Rehash every shape into a table twice the size. */
-		if (shapes_table(qs, qs->n) < 0)
-			goto nomem;
-		for (size_t j = 0; j < qs->n; j++) {
-			uint64_t hj = key_hash(qs->code + j * kw, kw);
-			size_t sl = hj & (qs->tcap - 1);
+#ifdef JABAS_QMEMO_VERIFY
+	/* Test builds: the node-by-node construction against the search of
+	 * every candidate (alloc_last.c). */
+	{
+		struct hb_alloc_last all;
+		int same;
 
-			while (qs->tab_hash[sl] != 0)
-				sl = (sl + 1) & (qs->tcap - 1);
-			qs->tab_hash[sl] = hj;
-			qs->tab_idx[sl] = j;
+		if (hb_alloc_last_by_key_search(&st->q, rank_units, qs->kind, qs->nkind, &all, err) < 0) {
+			hb_alloc_last_free(&last);
+			return -1;
 		}
+		same = all.n == last.n && memcmp(all.total, last.total, last.n * sizeof(int)) == 0 &&
+		       memcmp(all.node_units, last.node_units, last.n * (size_t)st->nq * sizeof(int)) == 0;
+		hb_alloc_last_free(&all);
+		if (!same) {
+			hb_alloc_last_free(&last);
+			return hb_runtime_error(err, "jabas %s: the keys' last candidates are not the search's",
+						job->name);
+		}
+		hb_jabas_lastkey_verified++;
+		hb_jabas_lastkey_keys += (long)last.n;
 	}
+#endif
+	for (size_t j = 0; j < last.n; j++) {
+		const int *u = last.node_units + j * (size_t)st->nq;
+		uint16_t *row = qs->hist;
+
+		memset(row, 0, (size_t)qs->hlen * sizeof(*row));
+		for (int n = 0; n < st->nq; n++)
+			if (u[n] > 0)
+				row[qs->kind[n] * (qs->maxu + 1) + u[n]]++;
+		if (store_find(job, st, row, u, j, &qs->ent[j], err) < 0) {
+			hb_alloc_last_free(&last);
+			return -1;
+		}
+		qs->last[j] = j;
+		memcpy(qs->units + j * nq, u, (size_t)st->nq * sizeof(*u));
+	}
+	qs->n = last.n;
+	hb_alloc_last_free(&last);
 	return 0;
-nomem:
-	hb_runtime_error(sw->err, "jabas %s: out of memory", job->name);
-	return 1;
 }
 
-#ifdef JABAS_QMEMO_VERIFY
-/* Test builds: hits walked and found equal to their walk; ranking memo
- * hits ranked and found equal to their ranking; adaptation memo hits
- * solved and found equal to their configuration. */
-long hb_jabas_qmemo_verified;
-long hb_jabas_pickmemo_verified;
-long hb_jabas_adaptmemo_verified;
-/* ranking memo hits of one-point trajectories at a block offset other
- * than 0, which only the offset-free key makes hits (pick_allocation) */
-long hb_jabas_pickmemo_onepoint_verified;
-long hb_jabas_collapse_verified;
-long hb_jabas_collapse_merged;
-#endif
 
 /* hb_alloc_visit_upto's visitor when only Q's description is wanted
  * (no candidate: at most 0 units). */
@@ -846,8 +731,8 @@ static int describe_only(void *ctx, size_t i, const int *node_units, int total)
 }
 
 /* The layout of the offer whose q (its description: classes, no
- * candidates) build_q holds, walked up to max_units units, into st->sig
- * (struct q_memo says why it names the walk's answers): q's nodes, the
+ * candidates) build_q holds, ranked up to max_units units, into st->sig
+ * (struct q_memo says why it names the items): q's nodes, the
  * units, then each node's solver kind, class and units.  Returns its
  * words. */
 static size_t q_layout_sig(const struct hb_sim_job *job, struct jabas_state *st, const int *ngpus, int max_units)
@@ -865,7 +750,7 @@ static size_t q_layout_sig(const struct hb_sim_job *job, struct jabas_state *st,
 	return k;
 }
 
-/* The memo's walk of layout sig (nsig words, hash h), or NULL. */
+/* The memo's items of layout sig (nsig words, hash h), or NULL. */
 static const struct q_memo_entry *memo_find(const struct q_memo *m, const uint64_t *sig, size_t nsig, uint64_t h)
 {
 	for (size_t j = 0; j < m->n; j++)
@@ -874,15 +759,15 @@ static const struct q_memo_entry *memo_find(const struct q_memo *m, const uint64
 	return NULL;
 }
 
-/* st->qs from a memo's walk: the shapes, last candidates and units the
- * walk found (every one is in the store, its bounds held). */
+/* st->qs from a memo's items (every shape is in the store, its bounds
+ * held). */
 static int memo_use(struct jabas_state *st, const struct q_memo_entry *e)
 {
 	struct q_shapes *qs = &st->qs;
 	const size_t nq = (size_t)(st->nq > 0 ? st->nq : 1);
 	int *units;
 
-	/* shapes_begin did not run: the kept units block holds the last
+	/* items_begin did not run: the kept units block holds the last
 	 * offer's nodes. */
 	if (qs->cap) {
 		if (!(units = realloc(qs->units, qs->cap * nq * sizeof(*units))))
@@ -899,14 +784,14 @@ static int memo_use(struct jabas_state *st, const struct q_memo_entry *e)
 	return 0;
 }
 
-/* Keep the walk just made (st->qs, ncand candidates) under layout sig.
- * Out of memory, nothing is kept (the memo may forget). */
-static void memo_save(struct jabas_state *st, const uint64_t *sig, size_t nsig, uint64_t h, size_t ncand)
+/* Keep the items just built (st->qs) under layout sig.  Out of memory,
+ * nothing is kept (the memo may forget). */
+static void memo_save(struct jabas_state *st, const uint64_t *sig, size_t nsig, uint64_t h)
 {
 	struct q_memo *m = &st->memo;
 	const struct q_shapes *qs = &st->qs;
 	const size_t nu = qs->n * (size_t)st->nq, words = nsig + 2 * qs->n + nu;
-	struct q_memo_entry e = { .hash = h, .nsig = nsig, .n = qs->n, .ncand = ncand };
+	struct q_memo_entry e = { .hash = h, .nsig = nsig, .n = qs->n };
 
 	if (words > Q_MEMO_WORDS)
 		return;
@@ -934,8 +819,8 @@ static void memo_save(struct jabas_state *st, const uint64_t *sig, size_t nsig, 
 }
 
 /* Q over avail (GPUs per node; NULL = the whole cluster), without the
- * candidates above max_gpus, walked into its distinct shapes st->qs
- * (shape_visit), its classes st->q and its count st->ncand.  A shared
+ * candidates above max_gpus, as its answer keys' last candidates st->qs
+ * (items_build) and its classes st->q.  A shared
  * cluster's offer becomes a copy of the cluster whose nodes hold only the
  * offered GPUs, so the candidates, their order and the merging of identical
  * servers are those of §4.3 on that smaller cluster.  The copy keeps only
@@ -943,25 +828,20 @@ static void memo_save(struct jabas_state *st, const uint64_t *sig, size_t nsig, 
  * in any candidate, forms a class of its own kind and is skipped by the
  * enumeration's order, so Q is the same, in the same order, with the same
  * classes among the offered nodes; an offer spans a few of the cluster's
- * hundreds of nodes, and Q costs its size times the nodes it is built on.
- * Only the candidates of at most use_gpus GPUs (usable_gpus) are built, the
- * first ones of Q; st->ncand_cap counts those within max_gpus.  Q, its
- * shapes and the count are a function of (avail, max_gpus, use_gpus): the
+ * hundreds of nodes.  Only the candidates of at most use_gpus GPUs
+ * (usable_gpus) are ranked, the first ones of Q; st->ncand_cap counts those
+ * within max_gpus.  The items and the count are a function of (avail,
+ * max_gpus, use_gpus): the
  * last ones are kept while an offer repeats (a third of a Philly replay's
  * epoch ends, and half of its candidates, were offered what they had been
- * offered the epoch before).  Another offer whose layout the job has
- * walked before (struct q_memo) takes that walk's shapes, made only as
- * far as q's description and never walked: on the first 2,000 Philly
- * jobs 50,109 of 78,110 walks (17.1 M of 41.1 M candidates), on the first
- * 5,000 136 k of 200 k (28.4 M of 63.5 M).  The memo cut build_q from
- * 19 % to 15 % of a p2000 replay (perf, forecast included). */
+ * offered the epoch before).  Another offer whose layout the job has met
+ * before (struct q_memo) takes that offer's items, made only as far as q's
+ * description. */
 static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struct jabas_state *st, const int *avail,
 		   int max_gpus, int use_gpus, struct hb_error *err)
 {
 	struct hb_cluster sub = *sim->cl;
 	struct hb_node *nodes = NULL;
-	struct shape_walk sw = { job, st, err };
-	struct hb_alloc_key key;
 	int rc, offered = 0, *ngpus;
 	const size_t offer_bytes = (size_t)st->nnodes * sizeof(int);
 
@@ -970,7 +850,6 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 		return 0;
 	st->q_max = -1;
 	hb_alloc_free(&st->q);
-	st->ncand = 0;
 	st->nq = 0;
 	sub.ngpus = 0;
 	for (int n = 0; n < st->nnodes; n++) {
@@ -990,7 +869,7 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 		free(nodes);
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 	}
-	/* q_node's GPUs, for shapes_begin (scratch: the chosen-allocation row). */
+	/* q_node's GPUs, for items_begin (scratch: the chosen-allocation row). */
 	ngpus = st->work + st->nnodes;
 	for (int n = 0; n < st->nnodes; n++) {
 		int g = avail ? avail[n] : sim->cl->nodes[n].ngpus;
@@ -1007,7 +886,7 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 	sub.nodes = nodes;
 	sub.nnodes = st->nq;
 	/* Q is ordered by size: the candidates up to use_gpus are its first
-	 * ones, walked into their shapes, and the others are only counted. */
+	 * ones, ranked by their items, and the others are only counted. */
 	if (st->store.n >= SHAPE_STORE_MAX) {
 		/* the memo's shapes are the store's entries */
 		store_clear(&st->store, st->solver);
@@ -1016,68 +895,47 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 	}
 	{
 		uint64_t cnt = 0, h = 0;
-		const int walk_units = (use_gpus < max_gpus ? use_gpus : max_gpus) / JABAS_UNIT_GPUS;
+		const int rank_units = (use_gpus < max_gpus ? use_gpus : max_gpus) / JABAS_UNIT_GPUS;
 		const struct q_memo_entry *hit = NULL;
 		size_t nsig = 0;
 
-		/* An offer of a layout walked before takes that walk (struct
-		 * q_memo).  Only q's description is made here; when that fails
-		 * the walk below fails the same way and says so. */
-		if (avail && hb_alloc_visit_upto(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS, 0, 0, &st->q,
-						 describe_only, NULL, err) == 0) {
-			nsig = q_layout_sig(job, st, ngpus, walk_units);
+		/* q's description (classes, no candidate), which the items are
+		 * built from, then the memo (struct q_memo) by its layout. */
+		rc = hb_alloc_visit_upto(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS, 0, 0, &st->q,
+					 describe_only, NULL, err);
+		if (rc == 0 && avail) {
+			nsig = q_layout_sig(job, st, ngpus, rank_units);
 			h = key_hash(st->sig, nsig);
 			hit = memo_find(&st->memo, st->sig, nsig, h);
-			if (!hit)
-				hb_alloc_free(&st->q);
-		}
-		/* A hit needs none of the walk's tables. */
-#ifdef JABAS_QMEMO_VERIFY
-		if (shapes_begin(job, st, ngpus, err) < 0) {
-#else
-		if (!hit && shapes_begin(job, st, ngpus, err) < 0) {
-#endif
-			free(nodes);
-			return -1;
 		}
 #ifdef JABAS_QMEMO_VERIFY
 		/* Test builds (tests/arbiter_jabas: test_jabas_qmemo): a hit is
-		 * walked too, and must be that walk. */
-		if (hit) {
-			struct hb_alloc_set q2;
-
-			key = (struct hb_alloc_key){ .nwords = st->qs.kw, .stride = st->qs.maxu + 1,
-						     .slot = st->qs.kslot, .add = st->qs.kadd };
-			rc = hb_alloc_visit_keyed(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS, 0, walk_units,
-						  &key, &q2, shape_visit, &sw, err);
-			if (rc == 0 && (q2.ncand != hit->ncand || st->qs.n != hit->n ||
-					memcmp(st->qs.ent, hit->ent, hit->n * sizeof(*hit->ent)) != 0 ||
-					memcmp(st->qs.last, hit->last, hit->n * sizeof(*hit->last)) != 0 ||
-					memcmp(st->qs.units, hit->units, hit->n * (size_t)st->nq * sizeof(int)) != 0))
-				rc = hb_runtime_error(err, "jabas %s: the memo's walk is not the offer's", job->name);
-			hb_alloc_free(&q2);
-			if (rc != 0) {
+		 * built too, and must be that build. */
+		if (rc == 0 && hit) {
+			if (items_begin(job, st, ngpus, err) < 0 || items_build(job, st, rank_units, err) < 0) {
 				free(nodes);
 				return -1;
+			}
+			if (st->qs.n != hit->n || memcmp(st->qs.ent, hit->ent, hit->n * sizeof(*hit->ent)) != 0 ||
+			    memcmp(st->qs.last, hit->last, hit->n * sizeof(*hit->last)) != 0 ||
+			    memcmp(st->qs.units, hit->units, hit->n * (size_t)st->nq * sizeof(int)) != 0) {
+				free(nodes);
+				return hb_runtime_error(err, "jabas %s: the memo's items are not the offer's", job->name);
 			}
 			hb_jabas_qmemo_verified++;
 		}
 #endif
-		if (hit) {
-			st->q.ncand = hit->ncand;
+		if (rc == 0 && hit) {
 			rc = memo_use(st, hit) < 0 ? hb_runtime_error(err, "jabas %s: out of memory", job->name) : 0;
-		} else {
-			key = (struct hb_alloc_key){ .nwords = st->qs.kw, .stride = st->qs.maxu + 1,
-						     .slot = st->qs.kslot, .add = st->qs.kadd };
-			rc = hb_alloc_visit_keyed(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS, 0, walk_units,
-						  &key, &st->q, shape_visit, &sw, err);
+		} else if (rc == 0) {
+			rc = items_begin(job, st, ngpus, err) < 0 || items_build(job, st, rank_units, err) < 0 ? -1 : 0;
 			if (rc == 0 && nsig > 0)
-				memo_save(st, st->sig, nsig, h, st->q.ncand);
-		}
-		if (rc > 0) {
-			/* shape_visit's error, its words already in err */
-			free(nodes);
-			return -1;
+				memo_save(st, st->sig, nsig, h);
+			if (rc < 0) {
+				/* the error is the agent's own, its words in err */
+				free(nodes);
+				return -1;
+			}
 		}
 		if (rc == 0)
 			rc = hb_alloc_count_upto(&sub, sim->cat, JABAS_UNIT_GPUS, JABAS_MERGE_SERVERS,
@@ -1093,7 +951,6 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 			hb_error_prefix(err, "jabas %s: candidate allocations on %s", job->name, sim->cl->name);
 		return -1;
 	}
-	st->ncand = st->q.ncand;
 	if (avail) {
 		if (!st->q_offer && !(st->q_offer = malloc(offer_bytes ? offer_bytes : 1)))
 			return hb_runtime_error(err, "jabas %s: out of memory", job->name);
@@ -1120,16 +977,11 @@ static int usable_gpus(const struct hb_sim_job *job, long bs)
 	return m > INT_MAX / 2 ? INT_MAX : (int)(2 * m);
 }
 
-/* Candidate i as GPUs per cluster node, into alloc (nnodes entries): i is
- * a shape's last candidate (what a ranking answers), whose units the shape
- * keeps. */
+/* Item i's candidate as GPUs per cluster node, into alloc (nnodes
+ * entries): i is what a ranking answers, the item's last. */
 static int *cand_expand(const struct jabas_state *st, size_t i, int *alloc)
 {
-	const int *u = NULL;
-
-	for (size_t j = 0; j < st->qs.n && !u; j++)
-		if (st->qs.last[j] == i)
-			u = st->qs.units + j * (size_t)st->nq;
+	const int *u = st->qs.units + i * (size_t)st->nq;
 
 	memset(alloc, 0, (size_t)st->nnodes * sizeof(int));
 	for (int n = 0; n < st->nq; n++)
@@ -1184,15 +1036,7 @@ static void keep_nodes(struct jabas_state *st, const int *cur, int *alloc)
 	}
 }
 
-/* argmin over Q of the predicted epoch time of traj; ties go to the later
- * candidate ("<=", §4.3 [C]: Q grows in units, so ties go to more GPUs).
- * *best = -1 when no candidate can run every trajectory point.  Ranked by
- * shape (st->qs), each estimated at most once: the candidates of a shape
- * share its estimate, so the later of two tied candidates is the one whose
- * shape's last candidate comes later, and the least (epoch time, -last
- * candidate) over the shapes is the very candidate a visit of every
- * candidate would pick.  hb_jabas_rank_shapes skips (exactly) the shapes
- * whose epoch lower bound exceeds the best time found. */
+/* The ranking memo's hash of its inputs (struct pick_memo). */
 static uint64_t pick_hash(const struct q_shapes *qs, const long *traj, size_t ntraj, long done)
 {
 	uint64_t x = HASH_SEED;
@@ -1246,70 +1090,20 @@ static void pick_save(struct pick_memo *m, const struct q_shapes *qs, uint64_t h
 	m->next = (m->next + 1) % PICK_MEMO_MAX;
 }
 
-/* The ranking's items: one per answer key (iidp.h) among Q's shapes, the
- * one with the latest candidate.  Shapes of one answer key have one
- * estimate (the solver's answers are the same, and the same cache entry),
- * so the argmin's tie rule (the latest candidate among equal estimates)
- * picks the latest of the group whenever it picks one of them: ranking
- * the group's latest alone gives the same answer.  An imagenet offer on
- * Philly lists P40 layouts such as 2+8+8, 4+6+8 and 6+6+6 GPUs side by
- * side. */
-static int rank_items(struct q_shapes *qs, struct shape_store *ss, size_t *nitems)
-{
-	size_t m = 0, cap = 16;
-
-	while (cap < 2 * qs->n)
-		cap *= 2;
-	if (cap > qs->gcap) {
-		size_t *g = realloc(qs->gtab, cap * sizeof(*g));
-
-		if (!g)
-			return -1;
-		qs->gtab = g;
-		qs->gcap = cap;
-	}
-	memset(qs->gtab, 0, cap * sizeof(*qs->gtab));
-	for (size_t j = 0; j < qs->n; j++) {
-		const struct hb_iidp_shape *sh = &ss->sh[qs->ent[j]];
-		size_t slot = sh->ahash & (cap - 1);
-
-		for (; qs->gtab[slot] != 0; slot = (slot + 1) & (cap - 1)) {
-			if (hb_iidp_shape_same_answer(qs->order[qs->gtab[slot] - 1].shape, sh))
-				break;
-		}
-		if (qs->gtab[slot] == 0) {
-			qs->gtab[slot] = ++m;
-			qs->order[m - 1].shape = sh;
-			qs->order[m - 1].bound = &ss->bnd[qs->ent[j]];
-			qs->order[m - 1].last = qs->last[j];
-		} else if (qs->last[j] > qs->order[qs->gtab[slot] - 1].last) {
-			struct hb_jabas_rank_item *it = &qs->order[qs->gtab[slot] - 1];
-
-			it->shape = sh;
-			it->bound = &ss->bnd[qs->ent[j]];
-			it->last = qs->last[j];
-		}
-	}
-	*nitems = m;
-	return 0;
-}
-
 /* argmin over Q of the predicted epoch time of traj; ties go to the later
  * candidate ("<=", §4.3 [C]: Q grows in units, so ties go to more GPUs).
  * *best = -1 when no candidate can run every trajectory point.  Ranked by
- * shape (st->qs), each estimated at most once: the candidates of a shape
- * share its estimate, so the later of two tied candidates is the one whose
- * shape's last candidate comes later, and the least (epoch time, -last
- * candidate) over the shapes is the very candidate a visit of every
- * candidate would pick.  hb_jabas_rank_shapes skips (exactly) the shapes
- * whose epoch lower bound exceeds the best time found.  A ranking of the
- * same inputs as one of the job's last ones is that one's answer (struct
- * pick_memo). */
+ * answer key (st->qs), each estimated at most once: the candidates of a
+ * key share its estimate, so of tied candidates the later is the one whose
+ * key's last candidate comes later, and the least (epoch time, -last) over
+ * the items is the very candidate a visit of every candidate would pick.
+ * hb_jabas_rank_shapes skips (exactly) the items whose epoch lower bound
+ * exceeds the best time found.  A ranking of the same inputs as one of the
+ * job's last ones is that one's answer (struct pick_memo). */
 static int pick_allocation(struct hb_sim_job *job, struct jabas_state *st, const long *traj, size_t ntraj,
 			   long done_in_block, long *best, double *best_s, struct hb_error *err)
 {
 	struct q_shapes *qs = &st->qs;
-	size_t nitems;
 	/* A trajectory of one point runs it to the end of the data
 	 * (hb_jabas_epoch_time_shape: the last point's steps are
 	 * floor(rem / B_G) + 1 whatever the block's done iterations), so the
@@ -1328,34 +1122,17 @@ static int pick_allocation(struct hb_sim_job *job, struct jabas_state *st, const
 		return 0;
 	}
 #endif
-	if (rank_items(qs, &st->store, &nitems) < 0)
-		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
-	if (hb_jabas_rank_shapes(job->solver, qs->order, nitems, traj, (int)ntraj, st->p, done_in_block,
+	for (size_t j = 0; j < qs->n; j++) {
+		qs->order[j].shape = &st->store.sh[qs->ent[j]];
+		qs->order[j].bound = &st->store.bnd[qs->ent[j]];
+		qs->order[j].last = qs->last[j];
+	}
+	if (hb_jabas_rank_shapes(job->solver, qs->order, qs->n, traj, (int)ntraj, st->p, done_in_block,
 				 job->model->dataset_size, best, best_s, NULL, err) < 0) {
 		hb_error_prefix(err, "jabas %s", job->name);
 		return -1;
 	}
 #ifdef JABAS_QMEMO_VERIFY
-	/* Test builds: every shape ranked, one item each, must give the
-	 * answer of the ranking by answer key (rank_items). */
-	{
-		long b2;
-		double s2;
-
-		for (size_t j = 0; j < qs->n; j++) {
-			qs->order[j].shape = &st->store.sh[qs->ent[j]];
-			qs->order[j].bound = &st->store.bnd[qs->ent[j]];
-			qs->order[j].last = qs->last[j];
-		}
-		if (hb_jabas_rank_shapes(job->solver, qs->order, qs->n, traj, (int)ntraj, st->p, done_in_block,
-					 job->model->dataset_size, &b2, &s2, NULL, err) < 0)
-			return -1;
-		if (b2 != *best || memcmp(&s2, best_s, sizeof(s2)) != 0)
-			return hb_runtime_error(err, "jabas %s: the ranking by answer key (%ld, %.17g) is not the "
-						"ranking of every shape (%ld, %.17g)", job->name, *best, *best_s, b2, s2);
-		hb_jabas_collapse_verified++;
-		hb_jabas_collapse_merged += nitems < qs->n;
-	}
 	/* Test builds (tests/arbiter_jabas: test_jabas_qmemo): a hit is
 	 * ranked too, and must be that ranking. */
 	if (hit) {

@@ -693,116 +693,162 @@ static void test_visit_equals_stored(void **state)
 	}
 }
 
-/* What test_visit_keyed's visitor checks: each candidate in order, its key
- * the sum its units name. */
-struct key_log {
-	int nnodes, nwords, stride;
-	const int *slot;
-	const uint64_t *add;
-	size_t seen;
-	int bad;                  /* a candidate out of order or a key that is not its sum */
-	size_t stop_at;
-};
-
-static int key_visit(void *ctx, size_t i, const int *u, int total, const uint64_t *key)
+/* The brute force behind test_last_by_key: every candidate of the stored
+ * Q, its key, the one of highest index kept. */
+static void last_by_key_brute(const struct hb_alloc_set *q, const int *kind, int nkind, struct hb_alloc_last *out)
 {
-	struct key_log *g = ctx;
-	uint64_t want[3] = { 0, 0, 0 };
-	int sum = 0;
+	long (*keys)[8] = malloc(8192 * sizeof(*keys));
+	size_t *idx = malloc(8192 * sizeof(*idx)), nk = 0;
 
-	if (i == g->stop_at)
-		return 9;
-	g->bad |= i != g->seen;
-	g->seen++;
-	for (int n = 0; n < g->nnodes; n++) {
-		sum += u[n];
-		if (u[n] > 0)
-			want[g->slot[n * g->stride + u[n]]] += g->add[n * g->stride + u[n]];
+	assert_non_null(keys);
+	assert_non_null(idx);
+	memset(out, 0, sizeof(*out));
+	out->nnodes = q->nnodes;
+	for (size_t i = 0; i < q->ncand; i++) {
+		const int *u = hb_alloc_node_units(q, i);
+		long k[8] = { 0 };
+		int used = 0;
+		size_t j;
+
+		for (int n = 0; n < q->nnodes; n++) {
+			k[kind[n]] += u[n];
+			used += u[n] > 0;
+		}
+		k[nkind] = used == 1;
+		for (j = 0; j < nk && memcmp(keys[j], k, sizeof(k)) != 0; j++)
+			;
+		if (j == nk) {
+			assert_true(nk < 8192);
+			memcpy(keys[nk++], k, sizeof(k));
+		}
+		idx[j] = i; /* Q's order: the later overwrites */
 	}
-	g->bad |= sum != total;
-	for (int w = 0; w < g->nwords; w++)
-		g->bad |= want[w] != key[w];
-	return 0;
+	/* the keys in the order of their last candidates */
+	for (size_t a = 1; a < nk; a++)
+		for (size_t z = a; z > 0 && idx[z] < idx[z - 1]; z--) {
+			size_t t = idx[z];
+
+			idx[z] = idx[z - 1];
+			idx[z - 1] = t;
+		}
+	out->n = nk;
+	out->node_units = malloc((nk ? nk : 1) * (size_t)q->nnodes * sizeof(int));
+	out->total = malloc((nk ? nk : 1) * sizeof(int));
+	out->single = malloc((nk ? nk : 1) * sizeof(int));
+	assert_non_null(out->node_units);
+	for (size_t a = 0; a < nk; a++) {
+		const int *u = hb_alloc_node_units(q, idx[a]);
+		int used = 0;
+
+		memcpy(out->node_units + a * (size_t)q->nnodes, u, (size_t)q->nnodes * sizeof(int));
+		out->total[a] = q->total_units[idx[a]];
+		for (int n = 0; n < q->nnodes; n++)
+			used += u[n] > 0;
+		out->single[a] = used == 1;
+	}
+	free(keys);
+	free(idx);
 }
 
-/* The keyed walk is the plain one with each candidate's key: on random
- * offers and random keys of 1-3 words (sums that wrap mod 2^64 included)
- * every candidate comes in Q's order with the sum of its nodes' words, the
- * set's count matches, a visitor's answer stops it, and a key whose stride
- * or words do not cover the nodes' units is refused. */
-static void test_visit_keyed(void **state)
+static void assert_same_last(const struct hb_alloc_last *a, const struct hb_alloc_last *b)
 {
-	uint64_t x = 0x2545F4914F6CDD1DULL;
+	assert_int_equal(a->n, b->n);
+	assert_int_equal(a->nnodes, b->nnodes);
+	for (size_t i = 0; i < a->n; i++) {
+		assert_int_equal(a->total[i], b->total[i]);
+		assert_int_equal(a->single[i], b->single[i]);
+		assert_memory_equal(a->node_units + i * (size_t)a->nnodes, b->node_units + i * (size_t)b->nnodes,
+				    (size_t)a->nnodes * sizeof(int));
+	}
+}
+
+/* hb_alloc_last_by_key (node by node) and its search against the stored
+ * Q, on random offers: kinds by GPU type (classes within kinds: the
+ * constructive way), by GPU type and count, at random (classes over two
+ * kinds: the search), merged and not, every walk bound. */
+static void test_last_by_key(void **state)
+{
+	uint64_t x = 0x9E3779B97F4A7C15ULL;
+	long built = 0, searched = 0, keys = 0;
 
 	(void)state;
-	for (int it = 0; it < 60; it++) {
+	for (int it = 0; it < 400; it++) {
 		struct cluster_buf cb;
-		int n = 1 + (int)(x % 8), gpu[MAXN], ngpus[MAXN], slot[MAXN * 5];
-		uint64_t add[MAXN * 5];
+		int n = 1 + (int)(x % 7), gpu[MAXN], ngpus[MAXN], kind[MAXN], nkind = 0;
 		struct hb_cluster *cl;
-		struct key_log g = { 0 };
-		struct hb_alloc_key key;
+		const int mode = it % 3;
 
 		for (int i = 0; i < n; i++) {
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			gpu[i] = (int)(x % 2);
+			gpu[i] = (int)(x % 3);
 			ngpus[i] = (int)((x >> 8) % 9);
 		}
 		ngpus[0] = ngpus[0] < 2 ? 2 : ngpus[0];
 		cl = make_cluster(&cb, "offer", n, gpu, ngpus);
-		g.nnodes = n;
-		g.nwords = 1 + it % 3;
-		g.stride = 5;
-		for (int e = 0; e < n * 5; e++) {
+		for (int i = 0; i < n; i++) {
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			slot[e] = (int)(x % (uint64_t)g.nwords);
-			add[e] = x * 0x9E3779B97F4A7C15ULL;
+			cb.nodes[i].rack = (int)((x >> 20) % 2);
+			kind[i] = mode == 0 ? gpu[i] : mode == 1 ? gpu[i] * 9 + ngpus[i] : (int)((x >> 30) % 3);
 		}
-		g.slot = slot;
-		g.add = add;
-		key = (struct hb_alloc_key){ .nwords = g.nwords, .stride = 5, .slot = slot, .add = add };
+		/* kinds numbered 0.. in order of first appearance */
+		{
+			int map[32], nm = 0;
+
+			for (int i = 0; i < n; i++) {
+				int j = 0;
+
+				while (j < nm && map[j] != kind[i])
+					j++;
+				if (j == nm)
+					map[nm++] = kind[i];
+				kind[i] = j;
+			}
+			nkind = nm;
+		}
 		for (int merge = 0; merge <= 1; merge++)
 			for (int mu = -1; mu <= cl->ngpus / 2 + 1; mu++) {
-				struct hb_alloc_set q, w;
+				struct hb_alloc_set q;
+				struct hb_alloc_last want, got, srch;
 				struct hb_error err = { 0 };
+				int spans = 0;
 
 				assert_int_equal(hb_alloc_enumerate_upto(cl, &cb.cat, 2, merge, 0, mu, &q, &err), 0);
-				g.seen = 0;
-				g.bad = 0;
-				g.stop_at = SIZE_MAX;
-				assert_int_equal(hb_alloc_visit_keyed(cl, &cb.cat, 2, merge, 0, mu, &key, &w, key_visit,
-								      &g, &err), 0);
-				assert_int_equal(g.seen, q.ncand);
-				assert_int_equal(g.bad, 0);
-				assert_int_equal(w.ncand, q.ncand);
-				hb_alloc_free(&w);
-				if (q.ncand > 1) {
-					g.seen = 0;
-					g.stop_at = q.ncand / 2;
-					assert_int_equal(hb_alloc_visit_keyed(cl, &cb.cat, 2, merge, 0, mu, &key, &w,
-									      key_visit, &g, &err), 9);
-					assert_int_equal(g.seen, q.ncand / 2);
-					assert_null(w.node_class);
-				}
+				last_by_key_brute(&q, kind, nkind, &want);
+				assert_int_equal(hb_alloc_last_by_key(&q, mu, kind, nkind, &got, &err), 0);
+				assert_int_equal(hb_alloc_last_by_key_search(&q, mu, kind, nkind, &srch, &err), 0);
+				assert_same_last(&want, &got);
+				assert_same_last(&want, &srch);
+				for (int i = 0; i < n; i++)
+					spans |= kind[i] != kind[q.classes[q.node_class[i]].first_node];
+				built += !spans;
+				searched += spans;
+				keys += (long)want.n;
+				hb_alloc_last_free(&want);
+				hb_alloc_last_free(&got);
+				hb_alloc_last_free(&srch);
 				hb_alloc_free(&q);
 			}
-		{
-			struct hb_alloc_set w;
-			struct hb_error err = { 0 };
-			struct hb_alloc_key bad = key;
+	}
+	/* both ways ran, on many keys */
+	assert_true(built > 1000);
+	assert_true(searched > 100);
+	assert_true(keys > 10000);
+	{
+		struct cluster_buf cb;
+		const int gpu[2] = { 0, 0 }, ng[2] = { 4, 4 }, kind[2] = { 0, 2 };
+		struct hb_cluster *cl = make_cluster(&cb, "bad", 2, gpu, ng);
+		struct hb_alloc_set q;
+		struct hb_alloc_last out;
+		struct hb_error err = { 0 };
 
-			/* a node of 8 GPUs has 4 units: stride 4 does not cover it */
-			cb.nodes[0].ngpus = 8;
-			bad.stride = 4;
-			assert_int_equal(hb_alloc_visit_keyed(cl, &cb.cat, 2, 1, 0, 64, &bad, &w, key_visit, &g, &err),
-					 -1);
-			assert_int_equal(err.code, HB_EINPUT);
-			bad = key;
-			bad.nwords = 0;
-			assert_int_equal(hb_alloc_visit_keyed(cl, &cb.cat, 2, 1, 0, 64, &bad, &w, key_visit, &g, &err),
-					 -1);
-			assert_int_equal(err.code, HB_EINPUT);
-		}
+		assert_int_equal(hb_alloc_enumerate_upto(cl, &cb.cat, 2, 1, 0, 4, &q, &err), 0);
+		assert_int_equal(hb_alloc_last_by_key(&q, 4, kind, 2, &out, &err), -1);
+		assert_int_equal(err.code, HB_EINPUT);
+		assert_non_null(strstr(err.msg, "node 1: kind 2"));
+		hb_alloc_last_free(&out);
+		assert_int_equal(hb_alloc_last_by_key(&q, 4, kind, 0, &out, &err), -1);
+		assert_int_equal(err.code, HB_EINPUT);
+		hb_alloc_free(&q);
 	}
 }
 
@@ -820,7 +866,7 @@ int main(void)
 		cmocka_unit_test(test_limits_and_errors),
 		cmocka_unit_test(test_enumerate_upto_is_prefix),
 		cmocka_unit_test(test_visit_equals_stored),
-		cmocka_unit_test(test_visit_keyed),
+		cmocka_unit_test(test_last_by_key),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,10 @@
-/* sim/policies/agent_jabas.c's memo of Q's walks by offer layout (struct
- * q_memo), against the walk itself: this executable compiles the agent
- * with JABAS_QMEMO_VERIFY, under which every memo hit also walks the
- * offer and fails the run unless the memo's distinct shapes, last
- * candidates, their units and the candidate count are that walk's; its
+/* sim/policies/agent_jabas.c's ranking items (each answer key's last
+ * candidate of Q, hb_alloc_last_by_key) and its memo of them by offer
+ * layout (struct q_memo): this executable compiles the agent with
+ * JABAS_QMEMO_VERIFY, under which every offer's items are also found by
+ * searching every candidate of Q (hb_alloc_last_by_key_search) and must be
+ * the same, and every memo hit also builds the offer's items and fails the
+ * run unless the memo's store entries, places and units are that build's; its
  * memo of rankings (struct pick_memo), every hit of which is ranked too
  * and must give the memo's answer, bit for bit; and its memo of
  * adaptation steps (struct adapt_memo), every hit of which is solved too
@@ -33,8 +35,8 @@ extern long hb_jabas_qmemo_verified;
 extern long hb_jabas_pickmemo_verified;
 extern long hb_jabas_adaptmemo_verified;
 extern long hb_jabas_pickmemo_onepoint_verified;
-extern long hb_jabas_collapse_verified;
-extern long hb_jabas_collapse_merged;
+extern long hb_jabas_lastkey_verified;
+extern long hb_jabas_lastkey_keys;
 
 static struct hb_catalog cat;
 static struct hb_profdb *db;
@@ -91,8 +93,8 @@ static void run_trace(struct hb_sim *sim, uint64_t seed, int njobs)
 static void test_memo_hits_are_walks(void **state)
 {
 	long before = hb_jabas_qmemo_verified, picks_before = hb_jabas_pickmemo_verified,
-	     adapt_before = hb_jabas_adaptmemo_verified, coll_before = hb_jabas_collapse_verified,
-	     merged_before = hb_jabas_collapse_merged;
+	     adapt_before = hb_jabas_adaptmemo_verified, last_before = hb_jabas_lastkey_verified,
+	     keys_before = hb_jabas_lastkey_keys;
 
 	(void)state;
 	for (uint64_t seed = 1; seed <= 3; seed++) {
@@ -107,11 +109,12 @@ static void test_memo_hits_are_walks(void **state)
 	assert_true(hb_jabas_qmemo_verified - before > 0);
 	assert_true(hb_jabas_pickmemo_verified - picks_before > 0);
 	assert_true(hb_jabas_adaptmemo_verified - adapt_before > 0);
-	/* rankings by answer key against rankings of every shape, and how
-	 * many had shapes to merge */
-	print_message("rankings by answer key verified: %ld (%ld merged shapes)\n",
-		      hb_jabas_collapse_verified - coll_before, hb_jabas_collapse_merged - merged_before);
-	assert_true(hb_jabas_collapse_merged - merged_before > 0);
+	/* offers whose items were checked against the search of every
+	 * candidate, and their keys */
+	print_message("offers' last candidates by key verified: %ld (%ld keys)\n",
+		      hb_jabas_lastkey_verified - last_before, hb_jabas_lastkey_keys - keys_before);
+	assert_true(hb_jabas_lastkey_verified - last_before > 0);
+	assert_true(hb_jabas_lastkey_keys - keys_before > hb_jabas_lastkey_verified - last_before);
 }
 
 /* CIFAR-10 from minB_G 1024 (setup) runs epochs of at most 49
