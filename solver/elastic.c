@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <gsl/gsl_interp.h>
 
@@ -381,7 +382,8 @@ static int dp_reserve(struct hb_elastic_dp *dp, int rows, struct hb_error *err)
 {
 	size_t n;
 	double *P;
-	int *SOL;
+	size_t *soff;
+	int *kmax;
 
 	if (rows <= dp->cap)
 		return 0;
@@ -396,11 +398,14 @@ static int dp_reserve(struct hb_elastic_dp *dp, int rows, struct hb_error *err)
 		return hb_runtime_error(err, "elastic DP: out of memory for %d jobs x %d GPUs",
 					rows, dp->K);
 	dp->P = P;
-	SOL = realloc(dp->SOL, n * sizeof(*SOL));
-	if (!SOL)
-		return hb_runtime_error(err, "elastic DP: out of memory for %d jobs x %d GPUs",
-					rows, dp->K);
-	dp->SOL = SOL;
+	soff = realloc(dp->soff, ((size_t)rows + 2) * sizeof(*soff));
+	if (!soff)
+		return hb_runtime_error(err, "elastic DP: out of memory for %d jobs", rows);
+	dp->soff = soff;
+	kmax = realloc(dp->kmax, ((size_t)rows + 1) * sizeof(*kmax));
+	if (!kmax)
+		return hb_runtime_error(err, "elastic DP: out of memory for %d jobs", rows);
+	dp->kmax = kmax;
 	dp->cap = rows;
 	return 0;
 }
@@ -411,7 +416,10 @@ int hb_elastic_dp_init(struct hb_elastic_dp *dp, int K, struct hb_error *err)
 	dp->njobs = 0;
 	dp->cap = 0;
 	dp->P = NULL;
-	dp->SOL = NULL;
+	dp->S = NULL;
+	dp->soff = NULL;
+	dp->kmax = NULL;
+	dp->scap = 0;
 	if (K < 0)
 		return hb_input_error(err, "elastic DP: GPUs K '%d': must be >= 0", K);
 	dp->K = K;
@@ -421,10 +429,9 @@ int hb_elastic_dp_init(struct hb_elastic_dp *dp, int K, struct hb_error *err)
 		return -1;
 	}
 	/* P(0, ·) = 0: no jobs mean zero utilisation, with any number of GPUs. */
-	for (int c = 0; c <= K; c++) {
+	for (int c = 0; c <= K; c++)
 		dp->P[c] = 0;
-		dp->SOL[c] = 0;
-	}
+	dp->soff[1] = 0; /* row 1's table starts S */
 	return 0;
 }
 
@@ -433,9 +440,14 @@ void hb_elastic_dp_free(struct hb_elastic_dp *dp)
 	if (!dp)
 		return;
 	free(dp->P);
-	free(dp->SOL);
+	free(dp->S);
+	free(dp->soff);
+	free(dp->kmax);
 	dp->P = NULL;
-	dp->SOL = NULL;
+	dp->S = NULL;
+	dp->soff = NULL;
+	dp->kmax = NULL;
+	dp->scap = 0;
 	dp->cap = 0;
 	dp->njobs = 0;
 }
@@ -464,29 +476,50 @@ int hb_elastic_dp_push(struct hb_elastic_dp *dp, const struct hb_elastic_table *
 	int j = dp->njobs + 1, K = dp->K;
 	const double *prev;
 	double *row;
-	int *sol;
+	size_t off;
 
 	if (check_table(job, j, err) || dp_reserve(dp, j, err))
 		return -1;
+	/* Row j's copy of the table, for the backtrack (its g is found
+	 * again from P, below hb_elastic_dp_solution). */
+	off = dp->soff[j];
+	if (off + (size_t)job->k_max + 1 > dp->scap) {
+		size_t nc = dp->scap ? 2 * dp->scap : 256;
+		double *S;
+
+		while (nc < off + (size_t)job->k_max + 1)
+			nc *= 2;
+		if (!(S = realloc(dp->S, nc * sizeof(*S))))
+			return hb_runtime_error(err, "elastic DP: out of memory for job %d's table", j);
+		dp->S = S;
+		dp->scap = nc;
+	}
+	if (job->k_max > 0)
+		memcpy(dp->S + off, job->speedup, ((size_t)job->k_max + 1) * sizeof(*dp->S));
+	dp->kmax[j] = job->k_max;
+	dp->soff[j + 1] = off + (size_t)job->k_max + 1;
 	prev = dp->P + ROW(dp, j - 1);
 	row = dp->P + ROW(dp, j);
-	sol = dp->SOL + ROW(dp, j);
-	/* Eq. 4-5 with the errata fixed: RECALL(j, g), predecessor P(j-1, c-g),
-	 * SOL = g.  Ascending g with ">" keeps the smallest maximiser. */
-	for (int c = 0; c <= K; c++) {
-		double best = -INFINITY;
-		int arg = 0, gmax = job->k_max < c ? job->k_max : c;
+	/* Eq. 4-5 with the errata fixed: RECALL(j, g), predecessor P(j-1, c-g).
+	 * The loops run g outside and c inside: each P(j, c) meets its
+	 * candidates in ascending g with the same sums and the same ">", so
+	 * the row is the same bits as the textbook order's, and the inner
+	 * loop, one maximum per c, vectorises (a Philly replay pushes every
+	 * running job over 2,048 GPUs every round).  An infeasible g
+	 * (-INFINITY) never wins and is skipped.  SOL, the argmax, is not
+	 * kept: the backtrack needs it at one c per row and finds it again. */
+	for (int c = 0; c <= K; c++)
+		row[c] = -INFINITY;
+	for (int g = 1; g <= job->k_max && g <= K; g++) {
+		const double sg = job->speedup[g];
 
-		for (int g = 1; g <= gmax; g++) {
-			double v = job->speedup[g] + prev[c - g];
+		if (sg == -INFINITY)
+			continue;
+		for (int c = g; c <= K; c++) {
+			const double v = sg + prev[c - g], r = row[c];
 
-			if (v > best) {
-				best = v;
-				arg = g;
-			}
+			row[c] = v > r ? v : r;
 		}
-		row[c] = best;
-		sol[c] = arg;
 	}
 	dp->njobs = j;
 	return 0;
@@ -516,8 +549,18 @@ int hb_elastic_dp_solution(const struct hb_elastic_dp *dp, int *alloc, struct hb
 		return hb_runtime_error(err, "elastic DP: %d jobs do not all fit on %d GPUs",
 					dp->njobs, dp->K);
 	for (int j = dp->njobs; j >= 1; j--) {
-		int g = dp->SOL[ROW(dp, j) + (size_t)c];
+		const double *sp = dp->S + dp->soff[j], *prev = dp->P + ROW(dp, j - 1);
+		const double best = dp->P[ROW(dp, j) + (size_t)c];
+		int g = 0;
 
+		/* SOL(j, c) of Eq. 5: the smallest g whose sum is the row's
+		 * maximum (push kept the first of equal sums); the same sum of
+		 * the same doubles, so equality is exact.  None when P(j, c) is
+		 * -INFINITY, which feasibility rules out here. */
+		if (best != -INFINITY)
+			for (int k = 1; k <= dp->kmax[j] && k <= c && !g; k++)
+				if (sp[k] != -INFINITY && sp[k] + prev[c - k] == best)
+					g = k;
 		alloc[j - 1] = g;
 		c -= g;
 	}

@@ -135,13 +135,18 @@ struct hb_elastic_table {
 
 /* The DP table, kept between calls so the autoscaler's trial admission can
  * append one job and drop it again in O(K · k_max) (notes §3 implementation
- * note).  Rows j = 0..njobs of P and SOL, each K + 1 wide. */
+ * note).  Rows j = 0..njobs of P, each K + 1 wide.  Eq. 5's SOL(j, c) is
+ * not stored: the backtrack needs it at one c per row, and finds it again
+ * from P and the row's copy of its job's table (elastic.c). */
 struct hb_elastic_dp {
 	int K;                 /* GPUs in the cluster, >= 0 */
 	int njobs;             /* rows filled after row 0 */
 	int cap;               /* rows allocated after row 0 */
 	double *P;             /* [(cap + 1) * (K + 1)]: P(j, c), -INFINITY = infeasible */
-	int *SOL;              /* [(cap + 1) * (K + 1)]: argmax g of Eq. 5, 0 if infeasible */
+	double *S;             /* [scap]: row j's speedup table is S[soff[j] .. soff[j] + kmax[j]] */
+	size_t *soff;          /* [cap + 2]: soff[j + 1] = soff[j] + kmax[j] + 1 */
+	int *kmax;             /* [cap + 1] */
+	size_t scap;
 };
 
 int hb_elastic_dp_init(struct hb_elastic_dp *dp, int K, struct hb_error *err);
