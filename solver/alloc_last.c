@@ -23,7 +23,8 @@
  * and the node count can come out right (feasible() says how).  A class
  * that spans kinds (identical servers by alloc.h's rule, different kinds
  * by the caller's) breaks that interval argument; such a set is searched
- * exhaustively instead (search_last), which is also the tests' oracle.
+ * exhaustively instead (hb_alloc_last_by_key_search), which is also the
+ * tests' oracle.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -175,12 +176,16 @@ static int least_vector(struct build *b, int *units)
 			decide(b, i, 0);
 			continue;
 		}
-		/* The least feasible v is one of: 0; the least v below cap that
-		 * leaves the kind's need within the other open classes (closing
-		 * this one) -- larger ones below cap only loosen nothing that
-		 * smaller ones fail, except a single node's v = its whole need;
-		 * cap, which keeps the class open.  The tests compare with
-		 * every v (search_last). */
+		/* The least feasible v is among four.  0 and cap are tried as
+		 * they are (cap keeps the class open).  A v strictly between
+		 * closes the class, and then feasibility asks only: the kind's
+		 * need less v within the other open classes (v >= lo), v within
+		 * the need, and the node count: one node more than one needs
+		 * at most all - 1 (no bound on the least), exactly one node
+		 * needs v = all, the whole need.  So the least such v is lo or
+		 * all.  test_last_by_key (tests/alloc) compares the result with
+		 * the search of every candidate; a mutant without either one
+		 * fails it. */
 		{
 			const int k = b->kind[i];
 			const long others = b->open_rest[k] - b->rest[c];
