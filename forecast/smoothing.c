@@ -132,11 +132,21 @@ double hb_ses_sse(const double *y, size_t n, double alpha, double level0)
 	return sse;
 }
 
+/* Brent's evaluations kept by alpha (ses_objective): once its bracket is
+ * within its step tolerance (GSL_SQRT_DBL_EPSILON |x|, coarser than the
+ * 1e-10 interval hb_ses_fit_on asks for) Brent asks again for alphas it
+ * has evaluated; on two Philly days under JABAS 1.14 M of 1.27 M of its
+ * evaluations repeated an alpha of the same fit, bit for bit.  The SSE is
+ * a function of alpha and the series, so a kept value is the value. */
+#define SES_MEMO 16
+
 struct ses_ctx {
 	const double *y;
 	size_t n;
 	double *r;      /* n residuals y_t - l_t of the first pass, or NULL */
 	struct hb_pool *pool; /* the grid's lane blocks, when worth it (SES_POOL_MIN) */
+	double memo_a[SES_MEMO], memo_f[SES_MEMO]; /* the last evaluations (a ring) */
+	int nmemo, next_memo;
 };
 
 /* SSE-optimal initial level for alpha, and the profile SSE.  The second
@@ -185,10 +195,19 @@ static double ses_profile(const double *y, size_t n, double alpha, double *level
 
 static double ses_objective(double alpha, void *p)
 {
-	const struct ses_ctx *c = p;
-	double l0;
+	struct ses_ctx *c = p;
+	double l0, f;
 
-	return ses_profile(c->y, c->n, alpha, &l0, c->r);
+	for (int i = 0; i < c->nmemo; i++)
+		if (memcmp(&c->memo_a[i], &alpha, sizeof(alpha)) == 0)
+			return c->memo_f[i];
+	f = ses_profile(c->y, c->n, alpha, &l0, c->r);
+	c->memo_a[c->next_memo] = alpha;
+	c->memo_f[c->next_memo] = f;
+	c->next_memo = (c->next_memo + 1) % SES_MEMO;
+	if (c->nmemo < SES_MEMO)
+		c->nmemo++;
+	return f;
 }
 
 /* ses_profile's SSE at up to SES_LANES alphas at once: each lane runs the
@@ -317,7 +336,7 @@ int hb_ses_fit(const double *y, size_t n, struct hb_ses *m, struct hb_error *err
 int hb_ses_fit_on(const double *y, size_t n, struct hb_pool *pool, struct hb_ses *m, struct hb_error *err)
 {
 	/* without memory for the residuals the objective recomputes them */
-	struct ses_ctx c = { y, n, n > 1 ? malloc(n * sizeof(double)) : NULL, pool };
+	struct ses_ctx c = { .y = y, .n = n, .r = n > 1 ? malloc(n * sizeof(double)) : NULL, .pool = pool };
 	double alpha = 1.0, f;
 	int rc;
 
