@@ -141,7 +141,6 @@ struct hb_alloc_last {
 	int *node_units;       /* [n · nnodes]: each key's last candidate, units per node
 	                        * (packed form when merged); entries in Q's order */
 	int *total;            /* [n]: its units */
-	int *single;           /* [n]: 1 when it takes units from one node */
 };
 /* Of Q's candidates of at most max_units units, over the set q describes
  * (hb_alloc_visit_upto or hb_alloc_enumerate_upto, any max_units: only its

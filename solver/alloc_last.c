@@ -242,14 +242,14 @@ static int q_before(const int *a, int ta, const int *b, int tb, int n)
 	return 0;
 }
 
-static int out_push(struct hb_alloc_last *out, const int *units, int total, int single, size_t *cap)
+static int out_push(struct hb_alloc_last *out, const int *units, int total, size_t *cap)
 {
 	const int n = out->nnodes;
 
 	if (out->n == *cap) {
 		size_t c2 = *cap ? 2 * *cap : 16;
 		int *nu = realloc(out->node_units, c2 * (size_t)(n > 0 ? n : 1) * sizeof(*nu));
-		int *t, *s;
+		int *t;
 
 		if (!nu)
 			return -1;
@@ -257,14 +257,10 @@ static int out_push(struct hb_alloc_last *out, const int *units, int total, int 
 		if (!(t = realloc(out->total, c2 * sizeof(*t))))
 			return -1;
 		out->total = t;
-		if (!(s = realloc(out->single, c2 * sizeof(*s))))
-			return -1;
-		out->single = s;
 		*cap = c2;
 	}
 	memcpy(out->node_units + out->n * (size_t)n, units, (size_t)n * sizeof(*units));
 	out->total[out->n] = total;
-	out->single[out->n] = single;
 	out->n++;
 	return 0;
 }
@@ -276,13 +272,12 @@ static int out_sort(struct hb_alloc_last *out)
 	const int n = out->nnodes;
 	size_t *ord = malloc((out->n ? out->n : 1) * sizeof(*ord));
 	int *nu = malloc((out->n ? out->n : 1) * (size_t)(n > 0 ? n : 1) * sizeof(*nu));
-	int *t = malloc((out->n ? out->n : 1) * sizeof(*t)), *s = malloc((out->n ? out->n : 1) * sizeof(*s));
+	int *t = malloc((out->n ? out->n : 1) * sizeof(*t));
 
-	if (!ord || !nu || !t || !s) {
+	if (!ord || !nu || !t) {
 		free(ord);
 		free(nu);
 		free(t);
-		free(s);
 		return -1;
 	}
 	for (size_t a = 0; a < out->n; a++) {
@@ -297,14 +292,11 @@ static int out_sort(struct hb_alloc_last *out)
 	for (size_t a = 0; a < out->n; a++) {
 		memcpy(nu + a * (size_t)n, out->node_units + ord[a] * (size_t)n, (size_t)n * sizeof(*nu));
 		t[a] = out->total[ord[a]];
-		s[a] = out->single[ord[a]];
 	}
 	free(out->node_units);
 	free(out->total);
-	free(out->single);
 	out->node_units = nu;
 	out->total = t;
-	out->single = s;
 	free(ord);
 	return 0;
 }
@@ -335,7 +327,7 @@ static int keys_from(struct build *b, int k, long left, const long *kind_units, 
 			found = least_vector(b, units);
 			if (found < 0)
 				rc = -2;
-			else if (found > 0 && out_push(out, units, total, single, cap) < 0)
+			else if (found > 0 && out_push(out, units, total, cap) < 0)
 				rc = -1;
 		}
 		memcpy(b->need, keep, (size_t)b->nkind * sizeof(*keep));
@@ -432,7 +424,7 @@ static int search_visit(struct search *s, int total)
 		const size_t e = s->out->n, oldcap = s->ocap;
 		long *nk;
 
-		if (out_push(s->out, s->units, total, used == 1, &s->ocap) < 0)
+		if (out_push(s->out, s->units, total, &s->ocap) < 0)
 			goto fail;
 		if (s->ocap != oldcap) {
 			if (!(nk = realloc(s->keys, s->ocap * (size_t)kw * sizeof(*nk))))
@@ -621,6 +613,5 @@ void hb_alloc_last_free(struct hb_alloc_last *out)
 		return;
 	free(out->node_units);
 	free(out->total);
-	free(out->single);
 	memset(out, 0, sizeof(*out));
 }

@@ -480,8 +480,8 @@ int hb_elastic_dp_push(struct hb_elastic_dp *dp, const struct hb_elastic_table *
 
 	if (check_table(job, j, err) || dp_reserve(dp, j, err))
 		return -1;
-	/* Row j's copy of the table, for the backtrack (its g is found
-	 * again from P, below hb_elastic_dp_solution). */
+	/* Row j's copy of the table: hb_elastic_dp_solution finds the row's
+	 * argmax again from it and P. */
 	off = dp->soff[j];
 	if (off + (size_t)job->k_max + 1 > dp->scap) {
 		size_t nc = dp->scap ? 2 * dp->scap : 256;

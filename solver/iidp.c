@@ -2071,12 +2071,6 @@ static void shape_finish(struct hb_iidp_shape *sh)
 	sh->ahash = hash_words(sh->akey, (size_t)sh->nakey, 1469598103934665603ULL);
 }
 
-int hb_iidp_shape_same_answer(const struct hb_iidp_shape *a, const struct hb_iidp_shape *b)
-{
-	return a->ahash == b->ahash && a->nakey == b->nakey &&
-	       memcmp(a->akey, b->akey, (size_t)a->nakey * sizeof(*a->akey)) == 0;
-}
-
 /* hb_iidp_solve's message for an allocation it refuses. */
 static int shape_refused(const struct hb_iidp_solver *s, const int *node, const int *gpus, int n,
 			 struct hb_error *err)

@@ -273,8 +273,6 @@ struct hb_iidp_shape {
 	int nakey;
 	uint64_t ahash;         /* of akey */
 };
-/* 1 if a and b have one answer key, so every solve answers them alike. */
-int hb_iidp_shape_same_answer(const struct hb_iidp_shape *a, const struct hb_iidp_shape *b);
 /* The shape of alloc (perf->nnodes entries), validated as hb_iidp_solve
  * validates: even counts within each node, at least one GPU. */
 int hb_iidp_shape_of(const struct hb_iidp_solver *s, const int *alloc, struct hb_iidp_shape *sh,

@@ -113,15 +113,14 @@
  * gives the argmin over Q.  They are built without walking Q
  * (hb_alloc_last_by_key: each key's least packed vector, node by node), an
  * offer of 10^5 candidates holding a few hundred keys; Q itself is never
- * stored.  Each item keeps its candidate's units per node of q, which is
- * all of Q a decision expands (cand_expand), its position in Q's order
- * among the items (last: the tie rule's key), and the job's shape_store
- * entry of its shape, with the bounds (hb_iidp_shape_bound) the ranking
- * prunes by.  The kinds of q's nodes and a histogram scratch name a
+ * stored.  The items are in Q's order, so an item's index is the tie
+ * rule's key (hb_jabas_rank_item's last).  Each keeps its candidate's
+ * units per node of q, which is all of Q a decision expands (cand_expand),
+ * and the job's shape_store entry of its shape, with the bounds
+ * (hb_iidp_shape_bound) the ranking prunes by.  The kinds of q's nodes and a histogram scratch name a
  * shape in the store. */
 struct q_shapes {
-	size_t *ent;             /* [n] the items' shapes: their entries in the job's shape_store */
-	size_t *last;            /* [n]: the item's candidate's place in Q's order among the items (= its index) */
+	size_t *ent;             /* [n] the items' shapes, in Q's order: their entries in the job's shape_store */
 	int *units;              /* [n · nq]: that candidate's units per node of q */
 	struct hb_jabas_rank_item *order; /* [n]: pick_allocation's ranking (scratch) */
 	size_t n, cap;
@@ -179,18 +178,17 @@ struct q_memo_entry {
 	uint64_t *sig;           /* [nsig]: q_layout_sig */
 	size_t nsig;
 	size_t n;                /* items */
-	size_t *ent;             /* [n]: q_shapes' ent, last and units, as items_build left them */
-	size_t *last;            /* [n] */
+	size_t *ent;             /* [n]: q_shapes' ent and units, as items_build left them */
 	int *units;              /* [n · nq] */
 };
 struct q_memo {
 	struct q_memo_entry *e;  /* [Q_MEMO_MAX] */
 	size_t n;
-	size_t words;            /* sig, ent, last and units words held */
+	size_t words;            /* sig, ent and units words held */
 };
 
 /* pick_allocation's answers by their inputs: the argmin is a function of
- * Q's shapes (their store entries, and the last candidate of each), the
+ * Q's items (their shapes' store entries, in Q's order), the
  * trajectory and the iterations done in the block (p and the dataset are
  * the job's), since the shapes' bounds and the solver's answers are
  * functions of the shape alone.  A job whose epoch ends repeat those (a
@@ -202,9 +200,9 @@ struct q_memo {
 #define PICK_MEMO_MAX 16
 struct pick_memo_entry {
 	uint64_t hash;           /* 0: empty */
-	size_t n, ntraj;         /* shapes, trajectory points */
+	size_t n, ntraj;         /* items, trajectory points */
 	long done;               /* done_in_block */
-	size_t *key;             /* [2 n]: the shapes' store entries, then their last candidates */
+	size_t *key;             /* [n]: the items' store entries */
 	long *traj;              /* [ntraj] */
 	long best;               /* the answer */
 	double best_s;
@@ -278,7 +276,6 @@ static void memo_clear(struct q_memo *m)
 	for (size_t j = 0; j < m->n; j++) {
 		free(m->e[j].sig);
 		free(m->e[j].ent);
-		free(m->e[j].last);
 		free(m->e[j].units);
 	}
 	m->n = 0;
@@ -319,7 +316,6 @@ static void state_free(struct jabas_state *st)
 	free(st->store.tab_hash);
 	free(st->store.tab_idx);
 	free(st->qs.ent);
-	free(st->qs.last);
 	free(st->qs.units);
 	free(st->qs.order);
 	free(st->qs.kind);
@@ -429,7 +425,7 @@ static int shapes_reserve(struct q_shapes *qs, size_t n, size_t nq)
 {
 	if (n > qs->cap) {
 		size_t nc = qs->cap ? 2 * qs->cap : 64;
-		size_t *ent, *last;
+		size_t *ent;
 		struct hb_jabas_rank_item *order;
 		int *units;
 
@@ -440,9 +436,6 @@ static int shapes_reserve(struct q_shapes *qs, size_t n, size_t nq)
 		if (!(ent = realloc(qs->ent, nc * sizeof(*ent))))
 			return -1;
 		qs->ent = ent;
-		if (!(last = realloc(qs->last, nc * sizeof(*last))))
-			return -1;
-		qs->last = last;
 		if (!(order = realloc(qs->order, nc * sizeof(*order))))
 			return -1;
 		qs->order = order;
@@ -710,7 +703,6 @@ static int items_build(const struct hb_sim_job *job, struct jabas_state *st, int
 			hb_alloc_last_free(&last);
 			return -1;
 		}
-		qs->last[j] = j;
 		memcpy(qs->units + j * nq, u, (size_t)st->nq * sizeof(*u));
 	}
 	qs->n = last.n;
@@ -778,7 +770,6 @@ static int memo_use(struct jabas_state *st, const struct q_memo_entry *e)
 	if (shapes_reserve(qs, e->n + 1, nq) < 0)
 		return -1;
 	memcpy(qs->ent, e->ent, e->n * sizeof(*e->ent));
-	memcpy(qs->last, e->last, e->n * sizeof(*e->last));
 	memcpy(qs->units, e->units, e->n * (size_t)st->nq * sizeof(*e->units));
 	qs->n = e->n;
 	return 0;
@@ -790,7 +781,7 @@ static void memo_save(struct jabas_state *st, const uint64_t *sig, size_t nsig, 
 {
 	struct q_memo *m = &st->memo;
 	const struct q_shapes *qs = &st->qs;
-	const size_t nu = qs->n * (size_t)st->nq, words = nsig + 2 * qs->n + nu;
+	const size_t nu = qs->n * (size_t)st->nq, words = nsig + qs->n + nu;
 	struct q_memo_entry e = { .hash = h, .nsig = nsig, .n = qs->n };
 
 	if (words > Q_MEMO_WORDS)
@@ -801,18 +792,15 @@ static void memo_save(struct jabas_state *st, const uint64_t *sig, size_t nsig, 
 		return;
 	e.sig = malloc(nsig * sizeof(*e.sig));
 	e.ent = malloc((qs->n ? qs->n : 1) * sizeof(*e.ent));
-	e.last = malloc((qs->n ? qs->n : 1) * sizeof(*e.last));
 	e.units = malloc((nu ? nu : 1) * sizeof(*e.units));
-	if (!e.sig || !e.ent || !e.last || !e.units) {
+	if (!e.sig || !e.ent || !e.units) {
 		free(e.sig);
 		free(e.ent);
-		free(e.last);
 		free(e.units);
 		return;
 	}
 	memcpy(e.sig, sig, nsig * sizeof(*sig));
 	memcpy(e.ent, qs->ent, qs->n * sizeof(*e.ent));
-	memcpy(e.last, qs->last, qs->n * sizeof(*e.last));
 	memcpy(e.units, qs->units, nu * sizeof(*e.units));
 	m->e[m->n++] = e;
 	m->words += words;
@@ -917,7 +905,6 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 				return -1;
 			}
 			if (st->qs.n != hit->n || memcmp(st->qs.ent, hit->ent, hit->n * sizeof(*hit->ent)) != 0 ||
-			    memcmp(st->qs.last, hit->last, hit->n * sizeof(*hit->last)) != 0 ||
 			    memcmp(st->qs.units, hit->units, hit->n * (size_t)st->nq * sizeof(int)) != 0) {
 				free(nodes);
 				return hb_runtime_error(err, "jabas %s: the memo's items are not the offer's", job->name);
@@ -1042,7 +1029,7 @@ static uint64_t pick_hash(const struct q_shapes *qs, const long *traj, size_t nt
 	uint64_t x = HASH_SEED;
 
 	for (size_t j = 0; j < qs->n; j++)
-		x = hash_mix(hash_mix(x, (uint64_t)qs->ent[j]), (uint64_t)qs->last[j]);
+		x = hash_mix(x, (uint64_t)qs->ent[j]);
 	for (size_t k = 0; k < ntraj; k++)
 		x = hash_mix(x, (uint64_t)traj[k]);
 	x = hash_mix(hash_mix(hash_mix(x, (uint64_t)done), (uint64_t)ntraj), (uint64_t)qs->n);
@@ -1056,8 +1043,7 @@ static const struct pick_memo_entry *pick_find(const struct pick_memo *m, const 
 		const struct pick_memo_entry *e = &m->e[i];
 
 		if (e->hash == h && e->n == qs->n && e->ntraj == ntraj && e->done == done &&
-		    (qs->n == 0 || (memcmp(e->key, qs->ent, qs->n * sizeof(size_t)) == 0 &&
-				    memcmp(e->key + qs->n, qs->last, qs->n * sizeof(size_t)) == 0)) &&
+		    (qs->n == 0 || memcmp(e->key, qs->ent, qs->n * sizeof(size_t)) == 0) &&
 		    (ntraj == 0 || memcmp(e->traj, traj, ntraj * sizeof(long)) == 0))
 			return e;
 	}
@@ -1069,7 +1055,7 @@ static void pick_save(struct pick_memo *m, const struct q_shapes *qs, uint64_t h
 		      long done, long best, double best_s)
 {
 	struct pick_memo_entry *e = &m->e[m->next];
-	size_t *key = malloc((2 * qs->n + 1) * sizeof(size_t));
+	size_t *key = malloc((qs->n + 1) * sizeof(size_t));
 	long *tr = malloc((ntraj + 1) * sizeof(long));
 
 	if (!key || !tr) {
@@ -1079,10 +1065,8 @@ static void pick_save(struct pick_memo *m, const struct q_shapes *qs, uint64_t h
 	}
 	free(e->key);
 	free(e->traj);
-	if (qs->n) { /* qs's arrays are NULL before its first shape */
+	if (qs->n) /* qs's arrays are NULL before its first item */
 		memcpy(key, qs->ent, qs->n * sizeof(size_t));
-		memcpy(key + qs->n, qs->last, qs->n * sizeof(size_t));
-	}
 	if (ntraj)
 		memcpy(tr, traj, ntraj * sizeof(long));
 	*e = (struct pick_memo_entry){ .hash = h, .n = qs->n, .ntraj = ntraj, .done = done, .key = key,
@@ -1125,7 +1109,7 @@ static int pick_allocation(struct hb_sim_job *job, struct jabas_state *st, const
 	for (size_t j = 0; j < qs->n; j++) {
 		qs->order[j].shape = &st->store.sh[qs->ent[j]];
 		qs->order[j].bound = &st->store.bnd[qs->ent[j]];
-		qs->order[j].last = qs->last[j];
+		qs->order[j].last = j;
 	}
 	if (hb_jabas_rank_shapes(job->solver, qs->order, qs->n, traj, (int)ntraj, st->p, done_in_block,
 				 job->model->dataset_size, best, best_s, NULL, err) < 0) {

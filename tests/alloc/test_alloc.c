@@ -734,17 +734,11 @@ static void last_by_key_brute(const struct hb_alloc_set *q, const int *kind, int
 	out->n = nk;
 	out->node_units = malloc((nk ? nk : 1) * (size_t)q->nnodes * sizeof(int));
 	out->total = malloc((nk ? nk : 1) * sizeof(int));
-	out->single = malloc((nk ? nk : 1) * sizeof(int));
 	assert_non_null(out->node_units);
 	for (size_t a = 0; a < nk; a++) {
-		const int *u = hb_alloc_node_units(q, idx[a]);
-		int used = 0;
-
-		memcpy(out->node_units + a * (size_t)q->nnodes, u, (size_t)q->nnodes * sizeof(int));
+		memcpy(out->node_units + a * (size_t)q->nnodes, hb_alloc_node_units(q, idx[a]),
+		       (size_t)q->nnodes * sizeof(int));
 		out->total[a] = q->total_units[idx[a]];
-		for (int n = 0; n < q->nnodes; n++)
-			used += u[n] > 0;
-		out->single[a] = used == 1;
 	}
 	free(keys);
 	free(idx);
@@ -756,7 +750,6 @@ static void assert_same_last(const struct hb_alloc_last *a, const struct hb_allo
 	assert_int_equal(a->nnodes, b->nnodes);
 	for (size_t i = 0; i < a->n; i++) {
 		assert_int_equal(a->total[i], b->total[i]);
-		assert_int_equal(a->single[i], b->single[i]);
 		assert_memory_equal(a->node_units + i * (size_t)a->nnodes, b->node_units + i * (size_t)b->nnodes,
 				    (size_t)a->nnodes * sizeof(int));
 	}
