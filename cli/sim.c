@@ -141,7 +141,13 @@ static void usage(FILE *out)
 		"                       validation runs, its batch split, a 30 s rescale on\n"
 		"                       every allocation change including the first, arrivals\n"
 		"                       at a round's time taking part in it, no reconfiguration\n"
-		"                       or GNS cost (explicit knobs still win)\n"
+		"                       or GNS cost (explicit knobs still win); easyscale: those\n"
+		"                       of EasyScale's trace simulator (EasyScale_info_for_SC23,\n"
+		"                       simulator/) for easyscale, easyscale-homo and yarn-cs:\n"
+		"                       its plan database and waste rule, compute-only steps,\n"
+		"                       progress in samples, 20 s before a job's first step,\n"
+		"                       jobs started and grown only at 60 s rounds, yarn-cs one\n"
+		"                       job at a time (docs/easyscale-fidelity.md)\n"
 		"  --reconfig-cost S    in-place reconfiguration cost in s\n"
 		"  --gns-overhead F     Pollux GNS monitoring overhead fraction (e.g. 0.143)\n"
 		"  --no-similarity-cost do not charge the similarity all-reduce every p\n"
@@ -172,7 +178,8 @@ static void usage(FILE *out)
 		"  --trace FILE         job trace: Philly log or philly.csv, a Pollux\n"
 		"                       workload CSV, a job-spec CSV or JSON (docs/jobspec.md)\n"
 		"  --format F           auto (default), philly-log, philly-csv,\n"
-		"                       pollux-workload, jobspec-csv, jobspec-json\n"
+		"                       pollux-workload, easyscale-workload, jobspec-csv,\n"
+		"                       jobspec-json\n"
 		"  --load F             divide arrival times by F (2 = twice the load)\n"
 		"  --max-jobs N         the first N jobs the filters keep (file order)\n"
 		"  --from S, --to S     keep arrivals in [S, T) s after the trace origin\n"
@@ -455,7 +462,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		case OPT_FORMAT:
 			if (hb_trace_format_parse(optarg, &a->format, &err) < 0 || a->format == HB_TRACE_SYNTHETIC)
 				return hb_cli_usage(cli, "sim", "--format: '%s' is not a trace file format (auto, philly-log, "
-							 "philly-csv, pollux-workload, jobspec-csv, jobspec-json)",
+							 "philly-csv, pollux-workload, easyscale-workload, jobspec-csv, jobspec-json)",
 						    optarg);
 			a->trace_opts = 1;
 			break;
@@ -506,7 +513,8 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 			break;
 		case OPT_FIDELITY:
 			if (hb_fidelity_parse(optarg, &a->fidelity) < 0)
-				return hb_cli_usage(cli, "sim", "--fidelity: unknown mode '%s' (none or pollux)", optarg);
+				return hb_cli_usage(cli, "sim", "--fidelity: unknown mode '%s' (none, pollux or easyscale)",
+						    optarg);
 			break;
 		case OPT_RESTART:
 			if (parse_nonneg(cli, "--restart-cost", optarg, 1e7, &a->restart_s))
@@ -866,7 +874,13 @@ static int trace_setup(struct trace_cmd *c, const struct sim_args *a, const stru
 	for (int i = 0; i < np; i++) {
 		struct hb_trace_run *ru = &c->runs[i];
 
+		const struct hb_agent_ops *agent;
+		const struct hb_arbiter_ops *shared_arb;
+		const char *why;
+
 		hb_strlcpy(ru->policy, pol[i]->name, sizeof(ru->policy));
+		if (hb_policy_fidelity(pol[i], so->fidelity, &agent, &shared_arb, &why) < 0)
+			return hb_input_error(err, "--policy %s: %s", pol[i]->name, why);
 		if (!pol[i]->shared) {
 			snprintf(ru->why, sizeof(ru->why),
 				 "policy %s has no shared-cluster arbiter yet (policies with one: %.400s)", pol[i]->name,
@@ -876,12 +890,12 @@ static int trace_setup(struct trace_cmd *c, const struct sim_args *a, const stru
 		if (hb_sim_init(&c->sims[i], &c->cat, cl, c->db, pol[i]->name, so, err) < 0)
 			return -1;
 		c->inited[i] = 1;
-		hb_sim_set_arbiter(&c->sims[i], pol[i]->shared);
+		hb_sim_set_arbiter(&c->sims[i], shared_arb);
 		/* Streamed (hb_trace_run_stream attaches the sink before the run):
 		 * from here on, so that jobs get their per-node arrays at arrival
 		 * rather than all of them now. */
 		hb_sim_stream(&c->sims[i], NULL);
-		if (hb_replay_build(&c->sims[i], &c->rp, pol[i]->agent, a->trace, err) < 0)
+		if (hb_replay_build(&c->sims[i], &c->rp, agent, a->trace, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -1159,7 +1173,13 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	char gnuplot[PATH_MAX], gpdir[PATH_MAX];
 	int rc, nran, can_plot = 0, nshared = 0, published = 0;
 
-	if (np == 0)
+	if (np == 0 && so.fidelity == HB_FIDELITY_EASYSCALE) {
+		/* the artifact's three (run.sh) */
+		static const char *const es[] = { "yarn-cs", "easyscale-homo", "easyscale" };
+
+		for (np = 0; np < 3; np++)
+			pol[np] = hb_policy_find(es[np]);
+	} else if (np == 0)
 		np = default_trace_policies(pol);
 	else
 		memcpy(pol, pol_in, sizeof(*pol) * (size_t)np);
@@ -1204,6 +1224,10 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	}
 	/* Every replay has its jobs now: the trace's records go. */
 	hb_replay_drop_jobs(&c.rp);
+	if (c.rp.merged > 0)
+		hb_warn(&cli->log, "%s: %ld %s an earlier row's name: each replaces that row's values and keeps its "
+				   "place, as EasyScale's simulator reads its workloads (an OrderedDict by name)",
+			a->trace, c.rp.merged, c.rp.merged == 1 ? "row repeats" : "rows repeat");
 	if (c.rp.oversize > 0)
 		hb_warn(&cli->log, "%s: %ld jobs ask for more GPUs than the %d of %s (up to %d): skipped, counted as "
 				   "dropped",
@@ -1520,6 +1544,17 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 	/* The artifact's progress comes with its mechanics, and back. */
 	if (a.progress == HB_PROGRESS_POLLUX_ARTIFACT)
 		a.fidelity = HB_FIDELITY_POLLUX;
+	if (a.fidelity == HB_FIDELITY_EASYSCALE) {
+		if (a.have_progress && a.progress != HB_PROGRESS_SAMPLES)
+			return hb_cli_usage(cli, "sim", "--fidelity easyscale charges progress in samples as EasyScale's "
+					    "simulator does (Job.total_progress), not '%s'", hb_progress_name(a.progress));
+		if (!a.trace || a.easyscale_comm >= 0 || a.easyscale_artifact || a.yarn_head_only || a.capacity)
+			return hb_cli_usage(cli, "sim", "--fidelity easyscale replays a trace (--trace) with the artifact's "
+					    "own mechanics: --easyscale-comm, --easyscale-restart, --yarn-head-only and "
+					    "--capacity do not apply");
+		a.progress = HB_PROGRESS_SAMPLES;
+		a.no_fairness = 1; /* rho's isolated runs have no round-based artifact arbiter to run under */
+	}
 	if (a.fidelity == HB_FIDELITY_POLLUX) {
 		if (a.have_progress && a.progress != HB_PROGRESS_POLLUX_ARTIFACT)
 			return hb_cli_usage(cli, "sim", "--fidelity pollux charges progress as Pollux's simulator does "

@@ -272,6 +272,8 @@ int hb_fidelity_parse(const char *s, int *out)
 		*out = HB_FIDELITY_NONE;
 	else if (strcmp(s, "pollux") == 0)
 		*out = HB_FIDELITY_POLLUX;
+	else if (strcmp(s, "easyscale") == 0)
+		*out = HB_FIDELITY_EASYSCALE;
 	else
 		return -1;
 	return 0;
@@ -279,5 +281,5 @@ int hb_fidelity_parse(const char *s, int *out)
 
 const char *hb_fidelity_name(int f)
 {
-	return f == HB_FIDELITY_POLLUX ? "pollux" : "none";
+	return f == HB_FIDELITY_POLLUX ? "pollux" : f == HB_FIDELITY_EASYSCALE ? "easyscale" : "none";
 }

@@ -131,6 +131,40 @@ int hb_replay_from_specs(const struct hb_catalog *cat, const struct hb_cluster *
 	return 0;
 }
 
+/* EasyScale's artifact keeps its jobs in an OrderedDict by name, in file
+ * order: its jobs are the file's rows in file order, a name given again
+ * keeping its first place with the later row's values (and that row's
+ * line, for messages).  The rows drained sorted by arrival go back to file
+ * order here; *merged counts the rows folded into an earlier one. */
+static int by_record(const void *a, const void *b)
+{
+	const struct hb_jobspec *x = a, *y = b;
+
+	return (x->record > y->record) - (x->record < y->record);
+}
+
+static long artifact_order(struct hb_jobspec *specs, long n)
+{
+	long k = 0, merged = 0;
+
+	if (n > 1)
+		qsort(specs, (size_t)n, sizeof(*specs), by_record);
+	for (long i = 0; i < n; i++) {
+		long at = -1;
+
+		for (long q = 0; q < k && at < 0; q++)
+			if (strcmp(specs[q].name, specs[i].name) == 0)
+				at = q;
+		if (at >= 0) {
+			specs[at] = specs[i];
+			merged++;
+		} else {
+			specs[k++] = specs[i];
+		}
+	}
+	return merged;
+}
+
 int hb_replay_read(const struct hb_catalog *cat, const struct hb_cluster *cl, const char *path,
 		   enum hb_trace_format fmt, const struct hb_trace_options *topt, const struct hb_replay_opts *ro,
 		   struct hb_replay *rp, struct hb_error *err)
@@ -139,7 +173,7 @@ int hb_replay_read(const struct hb_catalog *cat, const struct hb_cluster *cl, co
 	struct hb_trace_stats stats;
 	struct hb_jobspec *specs = NULL;
 	enum hb_trace_format got;
-	long n = 0;
+	long n = 0, merged = 0;
 	int rc;
 
 	memset(rp, 0, sizeof(*rp));
@@ -151,11 +185,16 @@ int hb_replay_read(const struct hb_catalog *cat, const struct hb_cluster *cl, co
 	hb_trace_close(r);
 	if (rc < 0)
 		return -1;
+	if (got == HB_TRACE_EASYSCALE_WORKLOAD) {
+		merged = artifact_order(specs, n);
+		n -= merged;
+	}
 	rc = hb_replay_from_specs(cat, cl, specs, n, got, path, ro, rp, err);
 	free(specs);
 	if (rc < 0)
 		return -1;
 	rp->stats = stats;
+	rp->merged = merged;
 	return 0;
 }
 

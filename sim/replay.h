@@ -50,12 +50,15 @@ struct hb_replay_opts {
 void hb_replay_opts_init(struct hb_replay_opts *o);
 
 struct hb_replay {
-	struct hb_replay_job *jobs;    /* by arrival (ties keep trace order), owned */
+	struct hb_replay_job *jobs;    /* by arrival (ties keep trace order), owned; easyscale-workload:
+					  in file order, as the artifact's simulator keeps them */
 	long njobs;
 	long read;                     /* jobs the trace reader returned (after its filters) */
 	long oversize;                 /* skipped: more GPUs than the cluster */
 	int max_oversize_gpus;         /* largest such request, 0 if none */
 	long assigned;                 /* models drawn for jobs the trace gave none */
+	long merged;                   /* easyscale-workload rows whose name an earlier row had: folded
+					  into it as the artifact's OrderedDict does (its place, their values) */
 	struct hb_trace_stats stats;   /* the reader's counters (zero for hb_replay_from_specs) */
 	enum hb_trace_format format;   /* the trace's format */
 	double load;                   /* the load factor applied */

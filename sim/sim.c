@@ -1331,10 +1331,11 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 	for (int j = 0; j < sim->njobs; j++) {
 		double at = sim->jobs[j].arrival_s;
 
-		/* Pollux fidelity: a job submitted at a round's time takes part in
-		 * that round (the artifact steps to t, then schedules every job
-		 * with submission_time <= t); arrivals otherwise pop after rounds. */
-		if (sim->opts.fidelity == HB_FIDELITY_POLLUX && at > 0)
+		/* Pollux and EasyScale fidelity: a job submitted at a round's time
+		 * takes part in that round (both artifacts step to t, then
+		 * schedule every job with submission_time <= t); arrivals
+		 * otherwise pop after rounds. */
+		if ((sim->opts.fidelity == HB_FIDELITY_POLLUX || sim->opts.fidelity == HB_FIDELITY_EASYSCALE) && at > 0)
 			at = nextafter(at, 0.0);
 		if (hb_engine_schedule(&sim->eng, at, HB_EV_ARRIVAL, j, 0, err) < 0)
 			return -1;

@@ -45,6 +45,7 @@ static const char *const format_names[HB_TRACE_NFORMATS] = {
 	[HB_TRACE_JOBSPEC_CSV] = "jobspec-csv",
 	[HB_TRACE_JOBSPEC_JSON] = "jobspec-json",
 	[HB_TRACE_SYNTHETIC] = "synthetic",
+	[HB_TRACE_EASYSCALE_WORKLOAD] = "easyscale-workload",
 };
 
 static const char *const skip_names[HB_SKIP_NREASONS] = {
@@ -74,7 +75,7 @@ int hb_trace_format_parse(const char *name, enum hb_trace_format *out, struct hb
 		}
 	}
 	return hb_input_error(err,
-			      "unknown trace format '%s' (known: auto, philly-log, philly-csv, pollux-workload, "
+			      "unknown trace format '%s' (known: auto, philly-log, philly-csv, pollux-workload, easyscale-workload, "
 			      "jobspec-csv, jobspec-json)",
 			      name);
 }
@@ -268,6 +269,10 @@ int hb_trace_detect(const char *path, enum hb_trace_format *out, struct hb_error
 			*out = HB_TRACE_PHILLY_CSV;
 			return 0;
 		}
+		if (header_has(cols, ncol, "application") && header_has(cols, ncol, "max_parallelism")) {
+			*out = HB_TRACE_EASYSCALE_WORKLOAD;
+			return 0;
+		}
 		if (header_has(cols, ncol, "application") && header_has(cols, ncol, "num_replicas")) {
 			*out = HB_TRACE_POLLUX_WORKLOAD;
 			return 0;
@@ -287,7 +292,8 @@ int hb_trace_detect(const char *path, enum hb_trace_format *out, struct hb_error
 	return hb_input_error(err,
 			      "%s:1: cannot tell the trace format from the header: expected the columns of "
 			      "philly-csv (timestamp,duration,num_gpus,gpu_time,cluster), pollux-workload "
-			      "(name,time,application,num_replicas,batch_size) or jobspec-csv "
+			      "(name,time,application,num_replicas,batch_size), easyscale-workload "
+			      "(name,time,application,max_parallelism,batch_size,epochs,...) or jobspec-csv "
 			      "(name,arrival_s,model,gpus,...), or a JSON document",
 			      path);
 }
@@ -303,6 +309,8 @@ static const struct hb_trace_ops *ops_for(enum hb_trace_format fmt)
 		return &hb_trace_philly_csv_ops;
 	case HB_TRACE_POLLUX_WORKLOAD:
 		return &hb_trace_pollux_workload_ops;
+	case HB_TRACE_EASYSCALE_WORKLOAD:
+		return &hb_trace_easyscale_workload_ops;
 	case HB_TRACE_JOBSPEC_CSV:
 		return &hb_trace_jobspec_csv_ops;
 	case HB_TRACE_JOBSPEC_JSON:

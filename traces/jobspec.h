@@ -29,6 +29,7 @@
  *   philly-log       Microsoft's cluster_job_log (philly_log.c)
  *   philly-csv       Pollux's derived philly.csv (philly_csv.c)
  *   pollux-workload  Pollux's workload-N.csv (pollux_workload.c)
+ *   easyscale-workload  EasyScale's artifact workloads (easyscale_workload.c)
  *   jobspec-csv      name,arrival_s,model,gpus[,batch,duration_s,...] (jobspec_csv.c)
  *   jobspec-json     {"jobs": [{"name": ..., ...}]} (jobspec_json.c)
  *   synthetic        the seeded generator (synthetic.h), never a file
@@ -95,6 +96,7 @@ enum hb_trace_format {
 	HB_TRACE_JOBSPEC_CSV,       /* docs/jobspec.md */
 	HB_TRACE_JOBSPEC_JSON,      /* docs/jobspec.md */
 	HB_TRACE_SYNTHETIC,         /* synthetic.h; not a file format */
+	HB_TRACE_EASYSCALE_WORKLOAD, /* name,time,application,max_parallelism,batch_size,epochs,... */
 	HB_TRACE_NFORMATS
 };
 

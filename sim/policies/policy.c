@@ -7,6 +7,8 @@
  */
 #include <string.h>
 
+#include "easyscale_artifact.h"
+#include "fidelity.h"
 #include "policy.h"
 #include "strutil.h"
 #include "suggest.h"
@@ -31,6 +33,30 @@ const struct hb_policy hb_policies[] = {
 	{ "yarn-cs", &hb_agent_static, &hb_arbiter_yarn_cs, "YARN-CS: FIFO gang scheduling, each job on one GPU type; fixed GPUs and batch" },
 	{ NULL, NULL, NULL, NULL },
 };
+
+int hb_policy_fidelity(const struct hb_policy *p, int fidelity, const struct hb_agent_ops **agent,
+		       const struct hb_arbiter_ops **shared, const char **why)
+{
+	*agent = p->agent;
+	*shared = p->shared;
+	*why = NULL;
+	if (fidelity != HB_FIDELITY_EASYSCALE)
+		return 0;
+	*agent = &hb_agent_esa;
+	if (p->shared == &hb_arbiter_easyscale)
+		*shared = &hb_arbiter_esa;
+	else if (p->shared == &hb_arbiter_easyscale_homo)
+		*shared = &hb_arbiter_esa_homo;
+	else if (p->shared == &hb_arbiter_yarn_cs)
+		*shared = &hb_arbiter_esa_fifo;
+	else {
+		*agent = p->agent;
+		*why = "--fidelity easyscale runs the policies of EasyScale's artifact: easyscale, easyscale-homo "
+		       "and yarn-cs";
+		return -1;
+	}
+	return 0;
+}
 
 const struct hb_policy *hb_policy_find(const char *name)
 {

@@ -60,6 +60,15 @@ extern const struct hb_arbiter_ops hb_arbiter_yarn_cs;
 
 /* ---- the registry (policy.c) ------------------------------------------------ */
 
+/* The (agent, shared arbiter) a policy runs under a fidelity mode (enum
+ * hb_fidelity): its own, or the artifact's mechanics where the mode has
+ * them (--fidelity easyscale: easyscale, easyscale-homo, yarn-cs run
+ * easyscale_artifact.h).  0, or -1 when the mode has none for the policy
+ * (*why then names the policies it has). */
+struct hb_policy;
+int hb_policy_fidelity(const struct hb_policy *p, int fidelity, const struct hb_agent_ops **agent,
+		       const struct hb_arbiter_ops **shared, const char **why);
+
 struct hb_policy {
 	const char *name;             /* "jabas" */
 	const struct hb_agent_ops *agent;

@@ -1,0 +1,690 @@
+/*
+ * easyscale_artifact.c: EasyScale's trace experiment as its artifact's
+ * simulator runs it (easyscale_artifact.h says what follows which file
+ * and function).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "easyscale.h"           /* hb_es_place */
+#include "easyscale_artifact.h"
+#include "es_artifact.h"
+#include "fidelity.h"
+#include "policy.h"
+#include "sim.h"
+
+enum esa_mode { ESA_HETER = 0, ESA_HOMO = 1, ESA_FIFO = 2 };
+
+/* Plans shared by the jobs of one (perf, maxP): most jobs of a trace have
+ * a few applications, batches and maxP values. */
+struct esa_cached {
+	double perf[HB_ESA_MAX_TYPES];
+	int mp;
+	struct hb_esa_plans plans;
+};
+
+/* One job as the artifact's Job sees it. */
+struct esa_job {
+	int init;                     /* the fields below are set */
+	int arrived;                  /* submitted (active once it arrived and until it is done) */
+	int mp, b;                    /* maxP and the per-EST batch */
+	int pref;                     /* preferred GPU type (perf index) */
+	int d2;                       /* enable_heterogeneous_deterministic */
+	double gpu_s[HB_ESA_MAX_TYPES]; /* one GPU's iteration at b, per type */
+	const struct hb_esa_plans *plans; /* its plan list: the shared one, or `own` when filtered */
+	struct hb_esa_plans own;      /* filtered copy (owned), empty when the shared list is used */
+	int has;                      /* holds a plan (started, not suspended) */
+	struct hb_esa_plan cur;       /* the plan it runs (its placement, threads, speedup, waste) */
+	int multi;                    /* has held two GPU types at once */
+};
+
+struct esa_prop {
+	int job, type, k;             /* add k GPUs of type to job */
+	double inc;                   /* inc_perf */
+	long ord;                     /* submission order (stable sort) */
+	struct hb_esa_plan plan;      /* the plan it becomes (tmp) */
+};
+
+struct esa_state {
+	int mode;                     /* enum esa_mode */
+	int ntypes;
+	int nums[HB_ESA_MAX_TYPES];   /* the cluster's GPUs per type (Cluster.gpu_nums) */
+	struct esa_job *jobs;         /* per job id */
+	int njobs, nnodes;
+	struct esa_cached *cache;
+	int ncache, capcache;
+	int *scratch;                 /* nnodes */
+	int *add;                     /* nnodes */
+	int head;                     /* yarn-cs: the job running, -1 none */
+	struct hb_esa_stats stats;
+};
+
+/* ---- state ------------------------------------------------------------------ */
+
+static void esa_free(struct hb_sim *sim)
+{
+	struct esa_state *st = sim->arbiter_state;
+
+	if (st) {
+		for (int j = 0; j < st->njobs; j++)
+			hb_esa_plans_free(&st->jobs[j].own);
+		for (int c = 0; c < st->ncache; c++)
+			hb_esa_plans_free(&st->cache[c].plans);
+		free(st->cache);
+		free(st->jobs);
+		free(st->scratch);
+		free(st->add);
+		free(st);
+	}
+	sim->arbiter_state = NULL;
+}
+
+static int is_esa(const struct hb_sim *sim)
+{
+	return sim->arbiter == &hb_arbiter_esa || sim->arbiter == &hb_arbiter_esa_homo ||
+	       sim->arbiter == &hb_arbiter_esa_fifo;
+}
+
+static struct esa_state *state(struct hb_sim *sim, int mode, struct hb_error *err)
+{
+	struct esa_state *st = sim->arbiter_state;
+	const struct hb_cluster *cl = sim->cl;
+
+	if (st)
+		return st;
+	if (!(st = calloc(1, sizeof(*st)))) {
+		hb_runtime_error(err, "easyscale fidelity: out of memory");
+		return NULL;
+	}
+	sim->arbiter_state = st;
+	st->mode = mode;
+	st->njobs = sim->njobs;
+	st->nnodes = cl->nnodes;
+	st->head = -1;
+	st->jobs = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1), sizeof(*st->jobs));
+	st->scratch = calloc((size_t)(cl->nnodes > 0 ? cl->nnodes : 1), sizeof(int));
+	st->add = calloc((size_t)(cl->nnodes > 0 ? cl->nnodes : 1), sizeof(int));
+	if (!st->jobs || !st->scratch || !st->add) {
+		esa_free(sim);
+		hb_runtime_error(err, "easyscale fidelity: out of memory");
+		return NULL;
+	}
+	return st;
+}
+
+/* One GPU's iteration at batch b on type g (Application.get_gpu_time):
+ * linear between the profiled batches that fit, extrapolated from the end
+ * segments; exact at a profiled batch. */
+static int gpu_time(const struct hb_sim_job *job, int g, double b, double *out, struct hb_error *err)
+{
+	const struct hb_perf *p = job->perf;
+	const struct hb_perf_comm none = { 0.0, 0.0 };
+	double *xs = malloc(sizeof(double) * (size_t)(p->gpus[g].nlbs > 0 ? 2 * p->gpus[g].nlbs : 2)), *ys;
+	int n = 0, k;
+
+	if (!xs)
+		return hb_runtime_error(err, "easyscale fidelity: out of memory");
+	ys = xs + (p->gpus[g].nlbs > 0 ? p->gpus[g].nlbs : 1);
+	for (int i = 0; i < p->gpus[g].nlbs; i++) { /* sorted by local_bs (hb_perf_prepare) */
+		const struct hb_perf_lbs *l = &p->gpus[g].lbs[i];
+		struct hb_perf_coef c;
+
+		if (l->n_cap < 1 || hb_perf_coef_eval(p, l, &none, 1, 1.0, &c, NULL) != 0)
+			continue;
+		xs[n] = l->local_bs;
+		ys[n] = c.base_s;
+		n++;
+	}
+	for (k = 0; k < n; k++)
+		if (xs[k] == b) {
+			*out = ys[k];
+			free(xs);
+			return 0;
+		}
+	if (n < 2) {
+		free(xs);
+		return hb_input_error(err, "easyscale fidelity: %s on %s: %d profiled batch%s that fit%s; the artifact "
+					   "interpolates one GPU's step time over two or more",
+				      job->model->name, p->gpus[g].name, n, n == 1 ? "" : "es", n == 1 ? "s" : "");
+	}
+	/* the segment that holds b, or the end segment beyond which it lies */
+	for (k = 1; k < n - 1 && xs[k] < b; k++)
+		;
+	*out = ys[k - 1] + (ys[k] - ys[k - 1]) * (b - xs[k - 1]) / (xs[k] - xs[k - 1]);
+	if (!(*out > 0)) {
+		double x0 = xs[k - 1], x1 = xs[k];
+
+		free(xs);
+		return hb_input_error(err, "easyscale fidelity: %s on %s: step time %g s at batch %g (extrapolated "
+					   "from batches %g and %g)", job->model->name, p->gpus[g].name, *out, b, x0, x1);
+	}
+	free(xs);
+	return 0;
+}
+
+static const struct hb_esa_plans *cached_plans(struct esa_state *st, const double *perf, int mp,
+					       struct hb_error *err)
+{
+	struct esa_cached *c;
+
+	for (int i = 0; i < st->ncache; i++)
+		if (st->cache[i].mp == mp && memcmp(st->cache[i].perf, perf, sizeof(double) * (size_t)st->ntypes) == 0)
+			return &st->cache[i].plans;
+	if (st->ncache == st->capcache) {
+		int cap = st->capcache ? 2 * st->capcache : 16;
+		struct esa_cached *n = realloc(st->cache, sizeof(*n) * (size_t)cap);
+
+		if (!n) {
+			hb_runtime_error(err, "easyscale fidelity: out of memory");
+			return NULL;
+		}
+		st->cache = n;
+		st->capcache = cap;
+	}
+	c = &st->cache[st->ncache];
+	memset(c, 0, sizeof(*c));
+	memcpy(c->perf, perf, sizeof(double) * (size_t)st->ntypes);
+	c->mp = mp;
+	if (hb_esa_plans_build(perf, st->nums, st->ntypes, mp, &c->plans) < 0) {
+		hb_runtime_error(err, "easyscale fidelity: plan database for maxP %d: out of memory", mp);
+		return NULL;
+	}
+	st->ncache++;
+	return &c->plans;
+}
+
+static int job_init(struct hb_sim *sim, struct esa_state *st, struct hb_sim_job *job, struct hb_error *err)
+{
+	struct esa_job *js = &st->jobs[job->id];
+	const struct hb_perf *p = job->perf;
+	double perf[HB_ESA_MAX_TYPES];
+	const struct hb_esa_plans *all;
+
+	if (js->init)
+		return 0;
+	if (p->ngpus > HB_ESA_MAX_TYPES)
+		return hb_input_error(err, "easyscale fidelity: cluster %s has %d GPU types; the artifact's planner "
+					   "is run on at most %d", sim->cl->name, p->ngpus, HB_ESA_MAX_TYPES);
+	if (!st->ntypes) {
+		st->ntypes = p->ngpus;
+		for (int i = 0; i < p->nnodes; i++)
+			st->nums[p->nodes[i].gpu] += sim->cl->nodes[i].ngpus;
+	}
+	js->mp = job->req_gpus;
+	if (js->mp < 1 || job->req_batch < 1 || job->req_batch % js->mp)
+		return hb_input_error(err, "easyscale fidelity: job %s: global batch %ld is not maxP %d x a per-EST "
+					   "batch (the artifact's batch_size x max_parallelism)", job->name,
+				      job->req_batch, js->mp);
+	js->b = (int)(job->req_batch / js->mp);
+	js->pref = -1;
+	for (int g = 0; g < p->ngpus; g++)
+		if (strcmp(p->gpus[g].name, job->pref_gpu) == 0)
+			js->pref = g;
+	if (js->pref < 0)
+		return hb_input_error(err, "easyscale fidelity: job %s: preferred GPU type '%s' is not in cluster %s "
+					   "(the artifact's jobs each name one: preferred_gpu)", job->name,
+				      job->pref_gpu, sim->cl->name);
+	js->d2 = job->d2 >= 0 ? job->d2 : strcmp(job->model->arch.cls, "cnn") != 0;
+	for (int g = 0; g < p->ngpus; g++)
+		if (gpu_time(job, g, js->b, &js->gpu_s[g], err) < 0)
+			return -1;
+	/* Application.get_proposals: perf relative to the last type */
+	for (int g = 0; g < p->ngpus; g++)
+		perf[g] = js->gpu_s[p->ngpus - 1] / js->gpu_s[g];
+	if (!(all = cached_plans(st, perf, js->mp, err)))
+		return -1;
+	js->plans = all;
+	if (st->mode != ESA_HETER || !js->d2 || st->mode == ESA_FIFO) {
+		int total = st->mode == ESA_FIFO ? js->mp : 0;
+
+		js->own.v = malloc(sizeof(*js->own.v) * (size_t)(all->n > 0 ? all->n : 1));
+		if (!js->own.v)
+			return hb_runtime_error(err, "easyscale fidelity: out of memory");
+		memcpy(js->own.v, all->v, sizeof(*all->v) * (size_t)all->n);
+		js->own.n = all->n;
+		js->own.ntypes = all->ntypes;
+		hb_esa_plans_keep_type(&js->own, js->pref, total);
+		js->plans = &js->own;
+	}
+	if (js->plans->n == 0)
+		return hb_input_error(err, "easyscale fidelity: job %s: no plan for maxP %d on %s alone (the cluster "
+					   "has %d GPUs of it)%s", job->name, js->mp, p->gpus[js->pref].name,
+				      st->nums[js->pref],
+				      st->mode == ESA_FIFO ? "; yarn-cs gives maxP GPUs of the preferred type" : "");
+	js->init = 1;
+	return 0;
+}
+
+/* ---- what the agent reads --------------------------------------------------- */
+
+static const struct esa_job *job_of(const struct hb_sim *sim, const struct hb_sim_job *job)
+{
+	const struct esa_state *st = sim->arbiter_state;
+
+	if (!is_esa(sim) || !st || job->id < 0 || job->id >= st->njobs || !st->jobs[job->id].init ||
+	    !st->jobs[job->id].has)
+		return NULL;
+	return &st->jobs[job->id];
+}
+
+void hb_esa_get_stats(const struct hb_sim *sim, struct hb_esa_stats *out)
+{
+	const struct esa_state *st = sim->arbiter_state;
+
+	memset(out, 0, sizeof(*out));
+	if (is_esa(sim) && st)
+		*out = st->stats;
+}
+
+/* ---- the agent ---------------------------------------------------------------- */
+
+/* "v100-32gb x4 (3 ESTs) + t4 x2 (1 EST), maxP 16 x b 8" */
+static void layout_text(const struct hb_perf *p, const struct esa_job *js, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int g = 0; g < p->ngpus; g++)
+		if (js->cur.n[g] > 0)
+			len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s x%d (%d EST%s)",
+						len ? " + " : "", p->gpus[g].name, js->cur.n[g], js->cur.threads[g],
+						js->cur.threads[g] == 1 ? "" : "s");
+	if (len < size)
+		snprintf(buf + len, size - len, ", maxP %d x b %d", js->mp, js->b);
+}
+
+static int esa_apply(struct hb_sim *sim, struct hb_sim_job *job, int how, struct hb_error *err)
+{
+	const struct esa_job *js = job_of(sim, job);
+	struct hb_job_config cfg;
+	char why[160];
+	double pause;
+	int rc;
+
+	if (!js)
+		return hb_input_error(err, "easyscale fidelity: job %s has no plan: the agent runs under the "
+					   "fidelity arbiters only (sim --fidelity easyscale)", job->name);
+	hb_job_config_init(&cfg, job->perf->nnodes);
+	if (!cfg.alloc)
+		return hb_runtime_error(err, "easyscale fidelity %s: out of memory", job->name);
+	memcpy(cfg.alloc, job->grant, sizeof(int) * (size_t)job->perf->nnodes);
+	cfg.ngpus = job->ngrant;
+	cfg.global_bs = (long)js->mp * js->b;
+	cfg.local_bs = js->b;
+	cfg.iter_s = hb_esa_comp_s(&js->cur, js->gpu_s, job->perf->ngpus);
+	layout_text(job->perf, js, cfg.layout, sizeof(cfg.layout));
+	/* Job.step: rescale_time 20 s counts down once, before the first step */
+	pause = how == HB_APPLY_START && !job->started ? HB_ESA_START_S : 0.0;
+	snprintf(why, sizeof(why), "easyscale fidelity: plan speedup %.4f, waste %.1f %%, step %.4f s",
+		 js->cur.speedup, 100.0 * js->cur.waste, cfg.iter_s);
+	rc = hb_sim_apply_cost(sim, job, &cfg, how, pause, why, err);
+	hb_job_config_free(&cfg);
+	return rc;
+}
+
+static int esa_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	return esa_apply(sim, job, HB_APPLY_START, err);
+}
+
+static int esa_on_grant(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	return esa_apply(sim, job, job->started ? HB_APPLY_RESTART : HB_APPLY_START, err);
+}
+
+const struct hb_agent_ops hb_agent_esa = {
+	.name = "easyscale-artifact",
+	.summary = "EasyScale's artifact: maxP ESTs at a fixed batch, the arbiter's plan, compute-only step",
+	.start = esa_start,
+	.on_grant = esa_on_grant,
+};
+
+/* ---- the arbiters ------------------------------------------------------------- */
+
+static int arrival(struct hb_sim *sim, struct hb_sim_job *job, int mode, struct hb_error *err)
+{
+	struct esa_state *st = state(sim, mode, err);
+
+	if (!st)
+		return -1;
+	if (job->id < 0 || job->id >= st->njobs)
+		return hb_runtime_error(err, "easyscale fidelity: job %s (id %d) was added after the run started",
+					job->name, job->id);
+	if (job->agent != &hb_agent_esa)
+		return hb_input_error(err, "easyscale fidelity: job %s runs agent %s, not the artifact's",
+				      job->name, job->agent->name);
+	if (job_init(sim, st, job, err) < 0)
+		return -1;
+	st->jobs[job->id].arrived = 1;
+	return 0; /* the next round decides (Cluster.step) */
+}
+
+static int esa_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	return arrival(sim, job, ESA_HETER, err);
+}
+
+static int esa_homo_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	return arrival(sim, job, ESA_HOMO, err);
+}
+
+static int esa_fifo_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	return arrival(sim, job, ESA_FIFO, err);
+}
+
+static int esa_finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	struct esa_state *st = sim->arbiter_state;
+
+	(void)err;
+	if (st && job->id >= 0 && job->id < st->njobs)
+		st->jobs[job->id].has = 0; /* its GPUs wait for the next round */
+	return 0;
+}
+
+static double esa_round_s(const struct hb_sim *sim)
+{
+	(void)sim;
+	return HB_ESA_ROUND_S;
+}
+
+static int active(const struct hb_sim *sim, const struct esa_state *st, int j)
+{
+	return st->jobs[j].arrived && sim->jobs[j].state != HB_JOB_DONE;
+}
+
+static int gpus_of(const int *n, int ntypes)
+{
+	int s = 0;
+
+	for (int t = 0; t < ntypes; t++)
+		s += n[t];
+	return s;
+}
+
+/* Place plan counts n of job (on top of its grant for the types that grow)
+ * into st->scratch: the new grant. */
+static int place(struct hb_sim *sim, struct esa_state *st, struct hb_sim_job *job, const int *from, const int *n,
+		 struct hb_error *err)
+{
+	memset(st->add, 0, sizeof(int) * (size_t)st->nnodes);
+	for (int t = 0; t < st->ntypes; t++) {
+		int have = 0;
+
+		for (int i = 0; i < st->nnodes; i++)
+			if (job->perf->nodes[i].gpu == t)
+				have += from ? from[i] : 0;
+		if (n[t] < have)
+			return hb_runtime_error(err, "easyscale fidelity: job %s would shrink on %s", job->name,
+						job->perf->gpus[t].name);
+		if (n[t] > have && hb_es_place(job->perf, sim->free_gpus, from, t, n[t] - have, st->add) < 0)
+			return hb_runtime_error(err, "easyscale fidelity: %d free GPUs of %s do not place for job %s",
+						n[t] - have, job->perf->gpus[t].name, job->name);
+	}
+	for (int i = 0; i < st->nnodes; i++)
+		st->scratch[i] = (from ? from[i] : 0) + st->add[i];
+	return 0;
+}
+
+static void note_types(struct esa_state *st, struct esa_job *js)
+{
+	int used = 0;
+
+	for (int t = 0; t < st->ntypes; t++)
+		used += js->cur.n[t] > 0;
+	if (used > 1 && !js->multi) {
+		js->multi = 1;
+		st->stats.multi_type_jobs++;
+	}
+}
+
+/* Job.submit_proposals: per type, the best increment (into props). */
+static int submit(struct esa_state *st, int j, struct esa_prop *props, int *np)
+{
+	struct esa_job *js = &st->jobs[j];
+	const struct hb_esa_plan *cur = &js->cur;
+	int have = gpus_of(cur->n, st->ntypes), best[HB_ESA_MAX_TYPES], refused[HB_ESA_MAX_TYPES] = { 0 };
+	double inc[HB_ESA_MAX_TYPES];
+	struct hb_esa_plan tmp[HB_ESA_MAX_TYPES];
+
+	for (int t = 0; t < st->ntypes; t++)
+		best[t] = 0;
+	for (int i = 0; i < js->plans->n; i++) {
+		const struct hb_esa_plan *p = &js->plans->v[i];
+		int g = -1, wasted;
+
+		if (p->speedup < cur->speedup || gpus_of(p->n, st->ntypes) > 2 * have)
+			continue;
+		/* judge(): more GPUs of exactly one type g, no more of the others */
+		for (int t = 0; t < st->ntypes; t++)
+			if (p->n[t] > cur->n[t]) {
+				g = t;
+				break;
+			}
+		for (int t = 0; g >= 0 && t < st->ntypes; t++)
+			if (t != g && p->n[t] > cur->n[t])
+				g = -1;
+		if (g < 0)
+			continue;
+		wasted = p->waste > HB_ESA_MAX_WASTE;
+		{
+			struct hb_esa_plan x = *p;
+			double v;
+			int k = p->n[g] - cur->n[g];
+
+			memcpy(x.n, cur->n, sizeof(x.n));
+			x.n[g] = p->n[g];
+			if (gpus_of(x.n, st->ntypes) > 2 * have)
+				continue;
+			if (wasted) {
+				st->stats.waste_refused++;
+				refused[g] = 1;
+				continue;
+			}
+			v = (p->speedup / cur->speedup - 1.0) / k + 1.0;
+			if (!best[g] || v > inc[g]) { /* sorted by inc_perf, stable: the first of equals */
+				best[g] = 1;
+				inc[g] = v;
+				tmp[g] = x;
+			}
+		}
+	}
+	for (int t = 0; t < st->ntypes; t++) {
+		if (refused[t] && !best[t])
+			st->stats.waste_blocked++;
+		if (!best[t])
+			continue;
+		props[*np] = (struct esa_prop){ j, t, tmp[t].n[t] - cur->n[t], inc[t], *np, tmp[t] };
+		(*np)++;
+		st->stats.proposals++;
+	}
+	return 0;
+}
+
+static int cmp_prop(const void *a, const void *b)
+{
+	const struct esa_prop *x = a, *y = b;
+
+	if (x->inc != y->inc)
+		return x->inc > y->inc ? -1 : 1;
+	return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/* EasyPolicy.optimize_v3 */
+static int round_easy(struct hb_sim *sim, struct esa_state *st, struct hb_error *err)
+{
+	int remaining[HB_ESA_MAX_TYPES], *init = NULL, ninit = 0, np = 0, rc = -1, any = 0;
+	struct esa_prop *props = NULL;
+	unsigned char *done = NULL;
+
+	memcpy(remaining, st->nums, sizeof(remaining));
+	init = malloc(sizeof(int) * (size_t)(st->njobs > 0 ? st->njobs : 1));
+	props = malloc(sizeof(*props) * (size_t)(st->njobs > 0 ? st->njobs : 1) * HB_ESA_MAX_TYPES);
+	done = calloc((size_t)(st->njobs > 0 ? st->njobs : 1), 1);
+	if (!init || !props || !done) {
+		hb_runtime_error(err, "easyscale fidelity: out of memory");
+		goto out;
+	}
+	for (int j = 0; j < st->njobs; j++) {
+		struct esa_job *js = &st->jobs[j];
+
+		if (!active(sim, st, j))
+			continue;
+		any = 1;
+		if (!js->has) {
+			init[ninit++] = j;
+			continue;
+		}
+		for (int t = 0; t < st->ntypes; t++)
+			remaining[t] -= js->cur.n[t];
+		submit(st, j, props, &np);
+	}
+	st->stats.rounds += any;
+	if (np > 1)
+		qsort(props, (size_t)np, sizeof(*props), cmp_prop);
+	for (int q = 0; q < ninit; q++) {
+		struct hb_sim_job *job = &sim->jobs[init[q]];
+		struct esa_job *js = &st->jobs[init[q]];
+		const struct hb_esa_plan *p = &js->plans->v[js->plans->n - 1];
+		int fits = 1;
+
+		for (int t = 0; t < st->ntypes; t++)
+			fits &= p->n[t] <= remaining[t];
+		if (!fits)
+			continue;
+		for (int t = 0; t < st->ntypes; t++)
+			remaining[t] -= p->n[t];
+		done[init[q]] = 1;
+		js->cur = *p;
+		js->has = 1;
+		note_types(st, js);
+		if (place(sim, st, job, NULL, p->n, err) < 0 ||
+		    (job->state == HB_JOB_PENDING ? hb_sim_start_job(sim, job, st->scratch, err)
+						  : hb_sim_regrant(sim, job, st->scratch, err)) < 0)
+			goto out;
+	}
+	for (int q = 0; q < np; q++) {
+		struct esa_prop *p = &props[q];
+		struct hb_sim_job *job = &sim->jobs[p->job];
+		struct esa_job *js = &st->jobs[p->job];
+
+		if (done[p->job] || remaining[p->type] < p->k)
+			continue;
+		remaining[p->type] -= p->k;
+		done[p->job] = 1;
+		st->stats.granted++;
+		if (place(sim, st, job, job->grant, p->plan.n, err) < 0)
+			goto out;
+		js->cur = p->plan;
+		note_types(st, js);
+		hb_sim_note(sim, job, "grant", "easyscale fidelity: +%d %s (inc_perf %.4f)", p->k,
+			    job->perf->gpus[p->type].name, p->inc);
+		{
+			int *grant = malloc(sizeof(int) * (size_t)st->nnodes);
+
+			if (!grant) {
+				hb_runtime_error(err, "easyscale fidelity: out of memory");
+				goto out;
+			}
+			memcpy(grant, st->scratch, sizeof(int) * (size_t)st->nnodes);
+			rc = hb_sim_regrant(sim, job, grant, err);
+			free(grant);
+			if (rc < 0)
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(init);
+	free(props);
+	free(done);
+	return rc;
+}
+
+/* FifoPolicy.optimize: the first active job, alone. */
+static int round_fifo(struct hb_sim *sim, struct esa_state *st, struct hb_error *err)
+{
+	int head = -1;
+
+	for (int j = 0; j < st->njobs && head < 0; j++)
+		if (active(sim, st, j))
+			head = j;
+	if (head < 0)
+		return 0;
+	st->stats.rounds++;
+	if (st->head >= 0 && st->head != head && st->jobs[st->head].has) {
+		/* an earlier job in trace order arrived: the artifact's
+		 * allocation no longer names the old head, which stops */
+		int *none = calloc((size_t)st->nnodes, sizeof(int));
+		int rc;
+
+		if (!none)
+			return hb_runtime_error(err, "easyscale fidelity: out of memory");
+		st->jobs[st->head].has = 0;
+		rc = hb_sim_regrant(sim, &sim->jobs[st->head], none, err);
+		free(none);
+		if (rc < 0)
+			return -1;
+	}
+	st->head = head;
+	if (!st->jobs[head].has) {
+		struct hb_sim_job *job = &sim->jobs[head];
+		struct esa_job *js = &st->jobs[head];
+
+		js->cur = js->plans->v[0];
+		js->has = 1;
+		if (place(sim, st, job, NULL, js->cur.n, err) < 0)
+			return -1;
+		return job->state == HB_JOB_PENDING ? hb_sim_start_job(sim, job, st->scratch, err)
+						    : hb_sim_regrant(sim, job, st->scratch, err);
+	}
+	return 0;
+}
+
+static int esa_round(struct hb_sim *sim, struct hb_error *err)
+{
+	struct esa_state *st = sim->arbiter_state;
+
+	if (!st)
+		return 0; /* no job has arrived yet */
+	return st->mode == ESA_FIFO ? round_fifo(sim, st, err) : round_easy(sim, st, err);
+}
+
+#define ESA_NO_CAPACITY "the artifact's simulator has no capacity that comes and goes (Cluster.gpu_nums is fixed)"
+
+const struct hb_arbiter_ops hb_arbiter_esa = {
+	.name = "easyscale",
+	.summary = "EasyScale as its artifact simulates it (EasyPolicy.optimize_v3)",
+	.on_arrival = esa_arrival,
+	.on_finish = esa_finish,
+	.round_s = esa_round_s,
+	.on_round = esa_round,
+	.free_state = esa_free,
+	.no_capacity = ESA_NO_CAPACITY,
+};
+
+const struct hb_arbiter_ops hb_arbiter_esa_homo = {
+	.name = "easyscale-homo",
+	.summary = "EasyScale_homo as its artifact simulates it (EasyPolicy(force_homo=True))",
+	.on_arrival = esa_homo_arrival,
+	.on_finish = esa_finish,
+	.round_s = esa_round_s,
+	.on_round = esa_round,
+	.free_state = esa_free,
+	.no_capacity = ESA_NO_CAPACITY,
+};
+
+const struct hb_arbiter_ops hb_arbiter_esa_fifo = {
+	.name = "yarn-cs",
+	.summary = "YARN-CS as the EasyScale artifact simulates it (FifoPolicy: one job at a time)",
+	.on_arrival = esa_fifo_arrival,
+	.on_finish = esa_finish,
+	.round_s = esa_round_s,
+	.on_round = esa_round,
+	.free_state = esa_free,
+	.no_capacity = ESA_NO_CAPACITY,
+};
