@@ -118,6 +118,7 @@ int hb_replay_from_specs(const struct hb_catalog *cat, const struct hb_cluster *
 					      s.gpu_type);
 		}
 		hb_strlcpy(j->gpu_type, s.gpu_type, sizeof(j->gpu_type));
+		hb_strlcpy(j->app, s.app, sizeof(j->app));
 		j->d2 = s.d2 == HB_D2_YES ? 1 : s.d2 == HB_D2_NO ? 0 : -1;
 		j->epochs = s.epochs;
 		hb_strlcpy(j->name, s.name, sizeof(j->name));
@@ -216,6 +217,7 @@ int hb_replay_build(struct hb_sim *sim, const struct hb_replay *rp, const struct
 			hb_strlcpy(sim->jobs[id].name, j->name, sizeof(sim->jobs[id].name));
 		hb_sim_job_request(&sim->jobs[id], j->gpus, j->batch);
 		hb_sim_job_prefs(&sim->jobs[id], j->gpu_type, j->d2);
+		hb_strlcpy(sim->jobs[id].app, j->app, sizeof(sim->jobs[id].app));
 		if (j->epochs > 0 && hb_sim_job_epochs(&sim->jobs[id], j->epochs, err) < 0) {
 			char pos[512];
 

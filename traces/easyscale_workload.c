@@ -133,6 +133,7 @@ static int next_wl(void *state, struct hb_jobspec *job, int *skip, struct hb_err
 			   "not an application of the artifact (resnet50, vgg19, shufflenetv2, swintransformer, yolov3, "
 			   "bert, electra, ncf)", err);
 	hb_strlcpy(job->model, apps[k].model, sizeof(job->model));
+	hb_strlcpy(job->app, apps[k].app, sizeof(job->app));
 	if (!(epochs > 0))
 		return bad(where, "epochs", c->field[p->idx[C_EPOCHS]], "not a positive number of epochs", err);
 	job->epochs = epochs / 100.0; /* the artifact's datasets are 1 % of the catalog's */

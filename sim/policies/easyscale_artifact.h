@@ -13,9 +13,11 @@
  *  - its step time is Application.get_comp_time: max over GPU types of
  *    t_type(b) x the plan's ESTs per GPU of that type (threads), no
  *    all-reduce, no D2 or context-switch cost; t_type(b) is one GPU's
- *    iteration time at batch b from the profile, linear in b between the
- *    profiled batches and extrapolated beyond them (Application.get_gpu_time:
- *    interp1d, fill_value "extrapolate");
+ *    iteration time at batch b: the artifact's own measurement for its
+ *    application on V100, P100 and T4 (overall-overhead/overhead.csv, at
+ *    its batch; at another batch scaled by the profile's ratio), else the
+ *    profile, linear in b between the profiled batches and extrapolated
+ *    beyond them (Application.get_gpu_time: interp1d, "extrapolate");
  *  - the plans are the artifact's database (solver/es_artifact.h) for maxP
  *    on the whole cluster, with perf = t_slowest / t_type, the slowest type
  *    the cluster's last (V100, P100, T4 on `easyscale`, as [A]);
