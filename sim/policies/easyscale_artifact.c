@@ -54,7 +54,7 @@ struct esa_state {
 	int nums[HB_ESA_MAX_TYPES];   /* the cluster's GPUs per type (Cluster.gpu_nums) */
 	struct esa_job *jobs;         /* per job id */
 	int njobs, nnodes;
-	struct esa_cached *cache;
+	struct esa_cached **cache;    /* each entry allocated alone: jobs point into them */
 	int ncache, capcache;
 	int *scratch;                 /* nnodes */
 	int *add;                     /* nnodes */
@@ -77,8 +77,10 @@ static void esa_free(struct hb_sim *sim)
 				st->stats.waste_refused, st->stats.waste_blocked, st->stats.multi_type_jobs);
 		for (int j = 0; j < st->njobs; j++)
 			hb_esa_plans_free(&st->jobs[j].own);
-		for (int c = 0; c < st->ncache; c++)
-			hb_esa_plans_free(&st->cache[c].plans);
+		for (int c = 0; c < st->ncache; c++) {
+			hb_esa_plans_free(&st->cache[c]->plans);
+			free(st->cache[c]);
+		}
 		free(st->cache);
 		free(st->jobs);
 		free(st->scratch);
@@ -233,11 +235,11 @@ static const struct hb_esa_plans *cached_plans(struct esa_state *st, const doubl
 	struct esa_cached *c;
 
 	for (int i = 0; i < st->ncache; i++)
-		if (st->cache[i].mp == mp && memcmp(st->cache[i].perf, perf, sizeof(double) * (size_t)st->ntypes) == 0)
-			return &st->cache[i].plans;
+		if (st->cache[i]->mp == mp && memcmp(st->cache[i]->perf, perf, sizeof(double) * (size_t)st->ntypes) == 0)
+			return &st->cache[i]->plans;
 	if (st->ncache == st->capcache) {
 		int cap = st->capcache ? 2 * st->capcache : 16;
-		struct esa_cached *n = realloc(st->cache, sizeof(*n) * (size_t)cap);
+		struct esa_cached **n = realloc(st->cache, sizeof(*n) * (size_t)cap);
 
 		if (!n) {
 			hb_runtime_error(err, "easyscale fidelity: out of memory");
@@ -246,15 +248,19 @@ static const struct hb_esa_plans *cached_plans(struct esa_state *st, const doubl
 		st->cache = n;
 		st->capcache = cap;
 	}
-	c = &st->cache[st->ncache];
-	memset(c, 0, sizeof(*c));
+	if (!(c = calloc(1, sizeof(*c)))) {
+		hb_runtime_error(err, "easyscale fidelity: out of memory");
+		return NULL;
+	}
 	memcpy(c->perf, perf, sizeof(double) * (size_t)st->ntypes);
 	c->mp = mp;
 	if (hb_esa_plans_build(perf, st->nums, st->ntypes, mp, &c->plans) < 0) {
-		hb_runtime_error(err, "easyscale fidelity: plan database for maxP %d: out of memory", mp);
+		free(c);
+		hb_runtime_error(err, "easyscale fidelity: plan database for maxP %d on %d GPU types: out of memory or "
+				 "above 2^20 plans a candidate", mp, st->ntypes);
 		return NULL;
 	}
-	st->ncache++;
+	st->cache[st->ncache++] = c;
 	return &c->plans;
 }
 
@@ -299,7 +305,7 @@ static int job_init(struct hb_sim *sim, struct esa_state *st, struct hb_sim_job 
 	if (!(all = cached_plans(st, perf, js->mp, err)))
 		return -1;
 	js->plans = all;
-	if (st->mode != ESA_HETER || !js->d2 || st->mode == ESA_FIFO) {
+	if (st->mode != ESA_HETER || !js->d2) { /* get_placement_proposals keeps the filtered list */
 		int total = st->mode == ESA_FIFO ? js->mp : 0;
 
 		js->own.v = malloc(sizeof(*js->own.v) * (size_t)(all->n > 0 ? all->n : 1));
@@ -506,7 +512,7 @@ static void note_types(struct esa_state *st, struct esa_job *js)
 }
 
 /* Job.submit_proposals: per type, the best increment (into props). */
-static int submit(struct esa_state *st, int j, struct esa_prop *props, int *np)
+static void submit(struct esa_state *st, int j, struct esa_prop *props, int *np)
 {
 	struct esa_job *js = &st->jobs[j];
 	const struct hb_esa_plan *cur = &js->cur;
@@ -565,7 +571,6 @@ static int submit(struct esa_state *st, int j, struct esa_prop *props, int *np)
 		(*np)++;
 		st->stats.proposals++;
 	}
-	return 0;
 }
 
 static int cmp_prop(const void *a, const void *b)

@@ -72,8 +72,8 @@ struct hb_esa_stats {
 	long granted;                /* increments granted */
 	long waste_refused;          /* plans refused by the waste rule alone (speedup and size passed,
 					and they add GPUs of one type only) */
-	long waste_blocked;          /* job-rounds where the waste rule refused every such plan of a type
-					that had one (the job could not grow on that type because of it) */
+	long waste_blocked;          /* (job, round, type) where the waste rule refused every such plan of
+					the type (the job could not grow on it because of the rule) */
 	long multi_type_jobs;        /* jobs that held GPUs of two types or more at some point */
 };
 

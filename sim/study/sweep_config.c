@@ -140,7 +140,7 @@ static int parse_trace(const cJSON *root, const char *file, const char *dir, str
 		fmtv = cJSON_GetObjectItemCaseSensitive((cJSON *)tr, "format");
 		if (hb_trace_format_parse(fmt, &t->format, err) < 0 || t->format == HB_TRACE_SYNTHETIC)
 			return hb_sw_bad(err, file, pre, "format", fmtv,
-				   "not a trace file format (auto, philly-log, philly-csv, pollux-workload, "
+				   "not a trace file format (auto, philly-log, philly-csv, pollux-workload, easyscale-workload, "
 				   "jobspec-csv, jobspec-json)");
 		cJSON_AddStringToObject(te, "file", t->file_echo);
 		cJSON_AddStringToObject(te, "format", fmt);
