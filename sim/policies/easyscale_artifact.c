@@ -651,19 +651,9 @@ static int round_easy(struct hb_sim *sim, struct esa_state *st, struct hb_error 
 		note_types(st, js);
 		hb_sim_note(sim, job, "grant", "easyscale fidelity: +%d %s (inc_perf %.4f)", p->k,
 			    job->perf->gpus[p->type].name, p->inc);
-		{
-			int *grant = malloc(sizeof(int) * (size_t)st->nnodes);
-
-			if (!grant) {
-				hb_runtime_error(err, "easyscale fidelity: out of memory");
-				goto out;
-			}
-			memcpy(grant, st->scratch, sizeof(int) * (size_t)st->nnodes);
-			rc = hb_sim_regrant(sim, job, grant, err);
-			free(grant);
-			if (rc < 0)
-				goto out;
-		}
+		/* the new grant is st->scratch, which nothing the regrant calls touches */
+		if (hb_sim_regrant(sim, job, st->scratch, err) < 0)
+			goto out;
 	}
 	rc = 0;
 out:

@@ -360,6 +360,124 @@ static void test_fifo_timeline(void **state)
 	assert_true(fabs(jct2 - (120 + 20 + 2 * run - 100)) <= 0.9);
 }
 
+/* Job.submit_proposals + EasyPolicy.optimize_v3 for one job alone (every
+ * increment fits): written again here from the artifact's code over the
+ * same plan database, the placements it goes through, round by round. */
+static int oracle_growth(const struct hb_esa_plans *p, int rounds, struct hb_esa_plan *seq)
+{
+	struct hb_esa_plan cur = p->v[p->n - 1]; /* get_placement_proposals()[-1] */
+	int n = 0;
+
+	seq[n++] = cur;
+	for (int r = 0; r < rounds; r++) {
+		int have = 0, found = 0;
+		double best_inc = 0;
+		struct hb_esa_plan best;
+
+		for (int t = 0; t < 3; t++)
+			have += cur.n[t];
+		for (int g = 0; g < 3; g++) { /* available_proposals[gpu], then its best */
+			int got = 0;
+			double inc_g = 0;
+			struct hb_esa_plan tmp_g;
+
+			for (int i = 0; i < p->n; i++) {
+				const struct hb_esa_plan *q = &p->v[i];
+				struct hb_esa_plan tmp = *q;
+				int ok = q->n[g] > cur.n[g], sum = 0, tsum = 0;
+				double inc;
+
+				for (int t = 0; t < 3; t++) {
+					sum += q->n[t];
+					if (t != g && q->n[t] > cur.n[t])
+						ok = 0;
+				}
+				if (q->speedup < cur.speedup || q->waste > 0.30 || sum > 2 * have || !ok)
+					continue;
+				memcpy(tmp.n, cur.n, sizeof(tmp.n));
+				tmp.n[g] = q->n[g];
+				for (int t = 0; t < 3; t++)
+					tsum += tmp.n[t];
+				if (tsum > 2 * have)
+					continue;
+				inc = (q->speedup / cur.speedup - 1) / (q->n[g] - cur.n[g]) + 1;
+				if (!got || inc > inc_g) {
+					got = 1;
+					inc_g = inc;
+					tmp_g = tmp;
+				}
+			}
+			if (got && (!found || inc_g > best_inc)) { /* sorted by inc_perf, stable */
+				found = 1;
+				best_inc = inc_g;
+				best = tmp_g;
+			}
+		}
+		if (!found)
+			break;
+		cur = best;
+		seq[n++] = cur;
+	}
+	return n;
+}
+
+static void test_growth_one_job(void **state)
+{
+	/* one D2 BERT job, maxP 16 x b 8, alone on easyscale: it starts on
+	 * the last plan and takes the best increment every round until none
+	 * qualifies; each configuration's step is get_comp_time over the
+	 * artifact's BERT times */
+	double gpu_s[3] = { 0.4413, 0.6069, 0.6811 }, perf[3];
+	int nums[3] = { 32, 16, 16 };
+	struct hb_esa_plans p;
+	struct hb_esa_plan seq[64];
+	char cmd[2048], line[4096];
+	const char *path = write_file("grow.csv", HEADER "g,30,bert,16,8,3000,1,v100\n"), *hb = getenv("HETBATCH");
+	FILE *f;
+	int n, k = 0;
+
+	(void)state;
+	for (int t = 0; t < 3; t++)
+		perf[t] = gpu_s[2] / gpu_s[t];
+	assert_int_equal(hb_esa_plans_build(perf, nums, 3, 16, &p), 0);
+	n = oracle_growth(&p, 60, seq);
+	assert_true(n >= 3);
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' -q sim --cluster easyscale --trace '%s' --fidelity easyscale --policy easyscale --events all "
+		 "--out '%s/grow' --force >/dev/null && grep -E ',(start|restart),' '%s/grow/events.csv'",
+		 hb, path, tmpdir, tmpdir);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		int got[3] = { 0, 0, 0 };
+		const char *a = strstr(line, "alloc "), *s = strstr(line, "iter_s ");
+		double iter;
+
+		assert_non_null(a);
+		assert_non_null(s);
+		for (a += 6; *a && *a != ','; ) {
+			char node[64];
+			int c, used;
+
+			if (sscanf(a, "%63[^=]=%d%n", node, &c, &used) != 2)
+				break;
+			got[strncmp(node, "v100", 4) == 0 ? 0 : strncmp(node, "p100", 4) == 0 ? 1 : 2] += c;
+			a += used;
+			while (*a == ' ')
+				a++;
+		}
+		iter = strtod(s + 7, NULL);
+		assert_true(k < n);
+		for (int t = 0; t < 3; t++)
+			assert_int_equal(got[t], seq[k].n[t]);
+		assert_true(fabs(iter - hb_esa_comp_s(&seq[k], gpu_s, 3)) < 1e-6);
+		k++;
+	}
+	assert_int_equal(pclose(f), 0);
+	assert_int_equal(k, n);
+	hb_esa_plans_free(&p);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -384,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_filters_and_step),
 		cmocka_unit_test(test_reader),
 		cmocka_unit_test(test_fifo_timeline),
+		cmocka_unit_test(test_growth_one_job),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
