@@ -38,18 +38,18 @@ printf '%-44s %9s %9s %9s %9s %10s\n' "run" "median" "min" "max" "CPU s" "peak M
 		--restart-cost 30 --no-fairness --policy pollux,tiresias,optimus
 	$M "pollux-t4 workload-1, --fidelity pollux" "$REPS" -- $H -q sim --cluster pollux-t4 --trace "$W1" \
 		--db "$TMP/t4.db" --no-fairness --fidelity pollux --policy pollux,tiresias,optimus
-	$M "easyscale seed-1 workload, native" "$REPS" -- $H -q sim --cluster easyscale --trace "$ES" --no-fairness \
+	$M "easyscale seed-1, native" "$REPS" -- $H -q sim --cluster easyscale --trace "$ES" --no-fairness \
 		--policy yarn-cs,easyscale-homo,easyscale
-	$M "easyscale seed-1 workload, --fidelity easyscale" "$REPS" -- $H -q sim --cluster easyscale --trace "$ES" \
+	$M "easyscale seed-1, --fidelity easyscale" "$REPS" -- $H -q sim --cluster easyscale --trace "$ES" \
 		--fidelity easyscale --policy yarn-cs,easyscale-homo,easyscale
 } | tee "$TMP/rows"
 python3 - "$TMP/rows" <<'PY'
 import sys
 rows = {}
 for line in open(sys.argv[1]):
-    label, rest = line[:44].strip(), line[44:].split()
-    rows[label] = float(rest[3])
-for what in ("pollux-t4 workload-1", "easyscale seed-1 workload"):
+    f = line.split()  # LABEL... median min max CPU peak
+    rows[" ".join(f[:-5])] = float(f[-2])
+for what in ("pollux-t4 workload-1", "easyscale seed-1"):
     nat = rows[what + ", native"]
     fid = [v for k, v in rows.items() if k.startswith(what + ", --fidelity")][0]
     print("%s: fidelity / native CPU %.2fx (target <= 2x)" % (what, fid / nat if nat > 0 else float("nan")))
