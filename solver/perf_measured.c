@@ -39,6 +39,39 @@ static int placement_key(const int *counts, int n, char *key, size_t size, int *
 	return k > 0 ? 0 : -1;
 }
 
+/* The artifact's key (applications.py get_throughput): the nonzero counts in
+ * their order, at their lexicographically least rotation; -1 as
+ * placement_key. */
+static int rotation_key(const int *counts, int n, char *key, size_t size, int *nodes, int *replicas)
+{
+	int v[64], k = 0, best = 0;
+
+	*nodes = *replicas = 0;
+	for (int i = 0; i < n; i++) {
+		if (counts[i] <= 0)
+			continue;
+		if (counts[i] > 9 || k == 64 || (size_t)k + 1 >= size)
+			return -1;
+		v[k++] = counts[i];
+		*replicas += counts[i];
+	}
+	*nodes = k;
+	for (int r = 1; r < k; r++)
+		for (int i = 0; i < k; i++) {
+			const int a = v[(r + i) % k], b = v[(best + i) % k];
+
+			if (a != b) {
+				if (a < b)
+					best = r;
+				break;
+			}
+		}
+	for (int i = 0; i < k; i++)
+		key[i] = (char)('0' + v[(best + i) % k]);
+	key[k] = '\0';
+	return k > 0 ? 0 : -1;
+}
+
 /* The set of (key, nodes, replicas) in *sets, added when new; NULL on OOM. */
 static struct hb_meas_set *set_of(struct hb_meas_set **sets, int *n, const char *key, int nodes, int replicas)
 {
@@ -228,6 +261,16 @@ int hb_perf_measured_load(struct hb_profdb *db, const char *model, const char *g
 			hb_runtime_error(err, "measured profiles of %s: out of memory", model);
 			goto out;
 		}
+		/* as the artifact reads the row: its own digits (they are its
+		 * least rotations; another rotation would never be looked up) */
+		for (int d = 0; d < n; d++)
+			key[d] = (char)('0' + counts[d]);
+		key[n] = '\0';
+		if (!(s = set_of(&m->aplace, &m->naplace, key, nodes, replicas)) ||
+		    add_point(s, pr[i].local_bs, pr[i].step_s, pr[i].sync_s) < 0) {
+			hb_runtime_error(err, "measured profiles of %s: out of memory", model);
+			goto out;
+		}
 	}
 	for (int i = 0; i < ns; i++) {
 		struct hb_meas_set *s;
@@ -242,6 +285,8 @@ int hb_perf_measured_load(struct hb_profdb *db, const char *model, const char *g
 	}
 	for (int i = 0; i < m->nplace; i++)
 		finish_set(&m->place[i]);
+	for (int i = 0; i < m->naplace; i++)
+		finish_set(&m->aplace[i]);
 	for (int i = 0; i < m->nscal; i++)
 		finish_set(&m->scal[i]);
 	if (m->nplace + m->nscal > 0 && collect_nd(m, pr, np, sr, ns, gpu, err) < 0)
@@ -281,6 +326,9 @@ void hb_perf_measured_free(struct hb_perf_measured *m)
 		return;
 	for (int i = 0; i < m->nplace; i++)
 		free(m->place[i].pts);
+	for (int i = 0; i < m->naplace; i++)
+		free(m->aplace[i].pts);
+	free(m->aplace);
 	for (int i = 0; i < m->nscal; i++)
 		free(m->scal[i].pts);
 	free(m->place);
@@ -320,12 +368,57 @@ static int interp(const struct hb_meas_set *s, int local_bs, double *step, doubl
 int hb_perf_measured_step(const struct hb_perf_measured *m, const int *counts, int n, int local_bs, int ga_steps,
 			  double *iter_s)
 {
+	return hb_perf_measured_step_ordered(m, counts, n, HB_PLACE_DESCENDING, local_bs, ga_steps, iter_s);
+}
+
+/* The artifact's lookup: the placement at its least rotation of counts in
+ * order, else the 3-D interpolation over (nodes capped at 16, replicas,
+ * local_bs). */
+static int artifact_step(const struct hb_perf_measured *m, const int *counts, int n, enum hb_place_order order,
+			 int local_bs, double *step, double *sync)
+{
+	char key[24];
+	int v[64], k = 0, nodes = 0, replicas = 0;
+	double q[3], val[HB_INTERP3_NVAL];
+
+	for (int i = 0; i < n; i++)
+		if (counts[i] > 0) {
+			if (k < 64)
+				v[k] = counts[i];
+			k++;
+			nodes++;
+			replicas += counts[i];
+		}
+	if (order == HB_PLACE_DESCENDING && k <= 64)
+		qsort(v, (size_t)k, sizeof(int), cmp_desc);
+	if (k <= 64 && rotation_key(v, k, key, sizeof(key), &nodes, &replicas) == 0)
+		for (int i = 0; i < m->naplace; i++)
+			if (strcmp(m->aplace[i].key, key) == 0 && interp(&m->aplace[i], local_bs, step, sync))
+				return 1;
+	q[0] = nodes < 16 ? nodes : 16;
+	q[1] = replicas;
+	q[2] = local_bs;
+	if (!m->nd || !hb_interp3_eval(m->nd, q, val))
+		return 0;
+	*step = val[0];
+	*sync = val[1];
+	return 1;
+}
+
+int hb_perf_measured_step_ordered(const struct hb_perf_measured *m, const int *counts, int n, enum hb_place_order order,
+				  int local_bs, int ga_steps, double *iter_s)
+{
 	char key[24];
 	int nodes = 0, replicas = 0, have_key;
 	double step, sync;
 
 	if (!m || ga_steps < 0)
 		return 0;
+	if (m->artifact) {
+		if (!artifact_step(m, counts, n, order, local_bs, &step, &sync))
+			return 0;
+		goto found;
+	}
 	have_key = placement_key(counts, n, key, sizeof(key), &nodes, &replicas) == 0;
 	if (!have_key) {
 		/* A node with more than 9 GPUs: only (nodes, replicas) can match. */
@@ -339,15 +432,6 @@ int hb_perf_measured_step(const struct hb_perf_measured *m, const int *counts, i
 	for (int i = 0; have_key && i < m->nplace; i++)
 		if (strcmp(m->place[i].key, key) == 0 && interp(&m->place[i], local_bs, &step, &sync))
 			goto found;
-	if (m->artifact) {
-		double q[3] = { nodes < 16 ? nodes : 16, replicas, local_bs }, v[HB_INTERP3_NVAL];
-
-		if (!m->nd || !hb_interp3_eval(m->nd, q, v))
-			return 0;
-		step = v[0];
-		sync = v[1];
-		goto found;
-	}
 	for (int i = 0; i < m->nscal; i++)
 		if (m->scal[i].nodes == nodes && m->scal[i].replicas == replicas &&
 		    interp(&m->scal[i], local_bs, &step, &sync))

@@ -13,6 +13,11 @@
  * artifact falls back to a 3-D linear interpolation over (nodes, replicas,
  * m) instead of 2 and 3; with `artifact` set (Pollux fidelity) so does this
  * lookup (interp3.h), nodes capped at 16 as there.
+ * The artifact itself keys step 1 by the placement's order: GPUs per node
+ * in the order of the job's allocation list, normalised to its
+ * lexicographically least rotation ("31" = "13", but "2424" != "2244",
+ * both measured, 6 % apart for DeepSpeech2); with `artifact` set,
+ * hb_perf_measured_step_ordered looks the measured rows up that way.
  * With accumulation s, the artifact's iteration is step + s (step - sync):
  * the extra micro-steps repeat the compute, not the synchronisation.
  */
@@ -48,6 +53,10 @@ struct hb_perf_measured {
 	 * lookup, i.e. a measured placement, else the 3-D interpolation below
 	 * (no scalability step of its own, no perf-model fallback inside it). */
 	int artifact;
+	/* The placements keyed as the artifact reads them (each row's own
+	 * digits, not merged across rotations); owned. */
+	struct hb_meas_set *aplace;
+	int naplace;
 	/* The artifact's point set over (nodes, replicas, local batch): every
 	 * placement triple's mean, ascending, then the scalability rows in the
 	 * order they were imported.  Kept from the load (nd_n points, owned)
@@ -73,6 +82,19 @@ void hb_perf_measured_free(struct hb_perf_measured *m);
  * *iter_s set, or 0 when no measurement covers it. */
 int hb_perf_measured_step(const struct hb_perf_measured *m, const int *counts, int n, int local_bs, int ga_steps,
 			  double *iter_s);
+
+/* The order of counts[] as the artifact's allocation list holds it. */
+enum hb_place_order {
+	HB_PLACE_DESCENDING, /* most GPUs first: its Tiresias and Optimus (Counter.most_common picks) */
+	HB_PLACE_AS_GIVEN    /* counts[] as passed, here node order: its Pollux (_state_to_allocations) */
+};
+
+/* hb_perf_measured_step, but with `artifact` set the placement is counts'
+ * nonzero entries in `order`, at their least rotation, matched against the
+ * rows as the artifact reads them (applications.py get_throughput).  Without
+ * `artifact` the same as hb_perf_measured_step. */
+int hb_perf_measured_step_ordered(const struct hb_perf_measured *m, const int *counts, int n, enum hb_place_order order,
+				  int local_bs, int ga_steps, double *iter_s);
 
 /* The measured layout nearest to counts (in |ln nodes ratio| + |ln GPUs
  * ratio|, ties to placements, then to the first loaded) among those

@@ -537,7 +537,7 @@ static int make_config(struct hb_sim *sim, struct hb_sim_job *job, const int *al
 		return hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
 	memcpy(cfg->alloc, alloc, sizeof(int) * (size_t)sim->cl->nnodes);
 	if (alloc_shape(job, alloc, &nodes, &gpus, err) < 0 ||
-	    (job->fid ? hb_agent_fid_iter_s(job, alloc, local_bs, accum_steps, &cfg->iter_s, NULL, err)
+	    (job->fid ? hb_agent_fid_iter_s(job, alloc, 1, local_bs, accum_steps, &cfg->iter_s, NULL, err)
 		      : hb_ddp_iter_time(job->perf, alloc, local_bs, accum_steps, &cfg->iter_s, NULL, err)) < 0) {
 		hb_job_config_free(cfg);
 		return -1;
@@ -772,7 +772,7 @@ static int measure(struct hb_sim *sim, struct hb_sim_job *job, const struct poll
 	if (job->fid) {
 		/* Pollux fidelity: the artifact's agent records the true step and
 		 * sync times of what it ran, noise-free (Job.update_params). */
-		if (hb_agent_fid_iter_s(job, alloc, local_bs, accum_steps, &iter_s, &compute_s, err) < 0)
+		if (hb_agent_fid_iter_s(job, alloc, 1, local_bs, accum_steps, &iter_s, &compute_s, err) < 0)
 			return -1;
 		*iter_out = iter_s;
 		*compute_out = compute_s;

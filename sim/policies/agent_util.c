@@ -71,17 +71,19 @@ int hb_agent_ddp_config(const struct hb_perf *perf, const int *alloc, long targe
 	return 0;
 }
 
-int hb_agent_fid_iter_s(const struct hb_sim_job *job, const int *alloc, int atomic, int accum, double *iter_s,
-			double *accum_s, struct hb_error *err)
+int hb_agent_fid_iter_s(const struct hb_sim_job *job, const int *alloc, int node_order, int atomic, int accum,
+			double *iter_s, double *accum_s, struct hb_error *err)
 {
 	const struct hb_perf *perf = job->perf;
 	double t0, t1;
 	int slowest;
 
-	if (hb_perf_measured_step(perf->measured, alloc, perf->nnodes, atomic, accum, iter_s)) {
+	const enum hb_place_order order = node_order ? HB_PLACE_AS_GIVEN : HB_PLACE_DESCENDING;
+
+	if (hb_perf_measured_step_ordered(perf->measured, alloc, perf->nnodes, order, atomic, accum, iter_s)) {
 		/* step - sync: what one extra micro-step costs (Job.step's accum_time). */
-		if (accum_s && hb_perf_measured_step(perf->measured, alloc, perf->nnodes, atomic, 0, &t0) &&
-		    hb_perf_measured_step(perf->measured, alloc, perf->nnodes, atomic, 1, &t1))
+		if (accum_s && hb_perf_measured_step_ordered(perf->measured, alloc, perf->nnodes, order, atomic, 0, &t0) &&
+		    hb_perf_measured_step_ordered(perf->measured, alloc, perf->nnodes, order, atomic, 1, &t1))
 			*accum_s = t1 - t0;
 		return 0;
 	}
@@ -115,7 +117,7 @@ int hb_agent_fid_config(const struct hb_sim_job *job, const int *alloc, long tar
 	/* The artifact's lookup (perf->measured->artifact): a measured
 	 * placement, else its 3-D interpolation; the perf model only where
 	 * neither covers the layout. */
-	if (hb_agent_fid_iter_s(job, alloc, atomic, accum, &cfg->iter_s, NULL, err) < 0) {
+	if (hb_agent_fid_iter_s(job, alloc, 0, atomic, accum, &cfg->iter_s, NULL, err) < 0) {
 		hb_error_prefix(err, "%s: B_L %d x %d GPUs, GA %d", job->name, atomic, n, accum);
 		return -1;
 	}

@@ -66,10 +66,13 @@ int hb_agent_fid_config(const struct hb_sim_job *job, const int *alloc, long tar
 			struct hb_error *err);
 
 /* The artifact's true iteration time of (alloc, atomic, accum): a measured
- * placement or its 3-D interpolation, else the perf model; *step and *sync
- * (may be NULL) receive the one-micro-step time and its synchronisation. */
-int hb_agent_fid_iter_s(const struct hb_sim_job *job, const int *alloc, int atomic, int accum, double *iter_s,
-			double *accum_s, struct hb_error *err);
+ * placement or its 3-D interpolation, else the perf model; *accum_s (may be
+ * NULL) receives what one extra micro-step costs.  The artifact keys a
+ * placement by the order of the job's allocation list (perf_measured.h):
+ * node_order 1 for its Pollux (GPUs listed by node), 0 for its Tiresias and
+ * Optimus (most free GPUs first, so descending). */
+int hb_agent_fid_iter_s(const struct hb_sim_job *job, const int *alloc, int node_order, int atomic, int accum,
+			double *iter_s, double *accum_s, struct hb_error *err);
 
 /* GNS monitoring cost of one iteration for Pollux-family agents:
  * hb_sim_gns_overhead(sim, job) (a fraction of the iteration time, sim.c)

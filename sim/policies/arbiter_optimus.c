@@ -236,7 +236,7 @@ static double fid_step_s(const struct hb_sim *sim, struct optimus_state *st, con
 
 	canonical_alloc(sim, st, k, st->alloc);
 	hb_fid_batch(job_batch(job), k, job->fid->max_local, job->max_gbs, 0, &atomic, &accum);
-	return hb_agent_fid_iter_s(job, st->alloc, atomic, accum, &t, NULL, &ignored) == 0 ? t : INFINITY;
+	return hb_agent_fid_iter_s(job, st->alloc, 0, atomic, accum, &t, NULL, &ignored) == 0 ? t : INFINITY;
 }
 
 /* The DDP plan of job's batch on the canonical k-GPU allocation, memoised

@@ -3,7 +3,10 @@
  * one layout, the local batch is interpolated linearly, accumulation adds
  * (step - sync) per extra micro-step, (nodes, replicas) from scalability
  * rows cover what no placement does, and a layout nothing covers gets the
- * model scaled by measured / model at the nearest measured layout. */
+ * model scaled by measured / model at the nearest measured layout.  In the
+ * artifact's mode the placement is keyed as Pollux's simulator keys it:
+ * the allocation list's order at its least rotation, so "2244" and "2424"
+ * stay apart. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,13 +29,13 @@ static char path[64];
 static struct hb_catalog cat;
 static struct hb_profdb *db;
 
-static void put_place(const char *placement, int lbs, double step, double sync)
+static void put_place_of(const char *model, const char *placement, int lbs, double step, double sync)
 {
 	struct hb_placement_row r;
 	struct hb_error err = { 0 };
 
 	memset(&r, 0, sizeof(r));
-	hb_strlcpy(r.model, "cifar10", sizeof(r.model));
+	hb_strlcpy(r.model, model, sizeof(r.model));
 	hb_strlcpy(r.gpu, "t4", sizeof(r.gpu));
 	hb_strlcpy(r.placement, placement, sizeof(r.placement));
 	hb_strlcpy(r.source, "import:pollux", sizeof(r.source));
@@ -40,6 +43,11 @@ static void put_place(const char *placement, int lbs, double step, double sync)
 	r.step_s = step;
 	r.sync_s = sync;
 	assert_int_equal(hb_profdb_put_placement(db, &r, &err), 0);
+}
+
+static void put_place(const char *placement, int lbs, double step, double sync)
+{
+	put_place_of("cifar10", placement, lbs, step, sync);
 }
 
 static void put_scal(int nodes, int replicas, int lbs, double step, double sync)
@@ -199,10 +207,54 @@ static void test_measured_ground_truth(void **state)
 	hb_perf_free(&p);
 }
 
+/* The artifact's key (applications.py get_throughput): the placement in the
+ * allocation list's order, at its least rotation.  Its Tiresias and Optimus
+ * list the most free GPUs first (descending), its Pollux by node. */
+static void test_artifact_rotation_key(void **state)
+{
+	struct hb_error err = { 0 };
+	struct hb_perf_measured *m = NULL;
+	int by_node[5] = { 4, 0, 2, 4, 2 }, sorted[4] = { 2, 2, 4, 4 }, a31[2] = { 3, 1 }, a22[2] = { 2, 2 };
+	double t;
+
+	(void)state;
+	assert_int_equal(hb_profdb_begin(db, &err), 0);
+	put_place_of("yolov3", "2244", 40, 1.00, 0.30);
+	put_place_of("yolov3", "2244", 80, 2.00, 0.50);
+	put_place_of("yolov3", "2424", 40, 0.80, 0.20);
+	put_place_of("yolov3", "2424", 80, 1.60, 0.40);
+	put_place_of("yolov3", "13", 40, 0.50, 0.10);
+	put_place_of("yolov3", "31", 40, 0.70, 0.10); /* never the artifact's key */
+	assert_int_equal(hb_profdb_commit(db, &err), 0);
+	assert_int_equal(hb_perf_measured_load(db, "yolov3", "t4", &m, &err), 0);
+	assert_non_null(m);
+	/* hetbatch's own lookup: one layout per multiset, rows averaged */
+	assert_int_equal(hb_perf_measured_step(m, by_node, 5, 60, 0, &t), 1);
+	assert_float_equal(t, (1.5 + 1.2) / 2, 1e-12);
+	assert_int_equal(hb_perf_measured_use_artifact(m, &err), 0);
+	/* by node 4 2 4 2 -> "2424", halfway between 40 and 80 */
+	assert_int_equal(hb_perf_measured_step_ordered(m, by_node, 5, HB_PLACE_AS_GIVEN, 60, 0, &t), 1);
+	assert_float_equal(t, 1.2, 1e-12);
+	/* descending 4 4 2 2 -> "2244"; one extra micro-step adds step - sync */
+	assert_int_equal(hb_perf_measured_step_ordered(m, by_node, 5, HB_PLACE_DESCENDING, 60, 1, &t), 1);
+	assert_float_equal(t, 1.5 + (1.5 - 0.4), 1e-12);
+	assert_int_equal(hb_perf_measured_step(m, by_node, 5, 60, 0, &t), 1);
+	assert_float_equal(t, 1.5, 1e-12);
+	assert_int_equal(hb_perf_measured_step_ordered(m, sorted, 4, HB_PLACE_AS_GIVEN, 60, 0, &t), 1);
+	assert_float_equal(t, 1.5, 1e-12);
+	/* 3 1 -> "13": the "31" row is never read */
+	assert_int_equal(hb_perf_measured_step_ordered(m, a31, 2, HB_PLACE_AS_GIVEN, 40, 0, &t), 1);
+	assert_float_equal(t, 0.50, 1e-12);
+	/* nothing measured and too few points for the 3-D interpolation */
+	assert_int_equal(hb_perf_measured_step_ordered(m, a22, 2, HB_PLACE_AS_GIVEN, 40, 0, &t), 0);
+	hb_perf_measured_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_measured_ground_truth),
+		cmocka_unit_test(test_artifact_rotation_key),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
