@@ -100,9 +100,15 @@
  *    the job does not run (geometric, the same distribution as a coin per
  *    cell; tests/arbiter_pollux checks the rates).
  *  - Search work: a search ends after the generation in which its
- *    evaluations x J x N cells reach 2e6 (POLLUX_SEARCH_CELLS).  Pollux's
- *    own workloads reach it only with 13 jobs or more, in their later
- *    generations (36 jobs x 16 nodes x 10,000 evaluations = 5.8e6); a
+ *    evaluations x J x N cells reach 2e6 (POLLUX_SEARCH_CELLS), on clusters
+ *    of more than 16 nodes (hb_pollux_search_cells).  On at most 16 nodes,
+ *    the artifact's own cluster size, a search may do the artifact's whole
+ *    work, 100 x 100 evaluations x J x N cells: there the cap bound from 13
+ *    jobs on, and at twice the job load (the artifact's workloads-2.0, 30 to
+ *    90 jobs at once) it cut the search to 12-25 generations (issue 37).
+ *    Pollux's own workloads at load 1 reach it only with 13 jobs or more,
+ *    in their later generations (36 jobs x 16 nodes x 10,000 evaluations =
+ *    5.8e6); a
  *    Philly-size round (100+ jobs x 384 columns) gets one generation, and
  *    the next round's warm start continues from its front.  4e6 -> 2e6
  *    (issue 14's ten-minute bound on the whole philly.csv): 757 -> 570 s
@@ -249,7 +255,8 @@
 #define POLLUX_STALE_GENERATIONS 5 /* x (jobs + 1): generations without a better FITNESS end the search */
 /* Work of one search, in matrix cells evaluated (J x N per evaluation, what
  * the artifact's numpy evaluation reads): above it the search ends after the
- * generation that crosses it.  Pollux's own workloads (16 nodes, at most 36
+ * generation that crosses it, on clusters of more than 16 nodes
+ * (hb_pollux_search_cells).  Pollux's own workloads (16 nodes, at most 36
  * jobs: 576 cells x 10,000 evaluations) reach it only with 13 jobs or more
  * in their later generations; a Philly-size round (100+ jobs x 384 columns)
  * gets one generation, continued by the next round's warm start.  Search
@@ -274,6 +281,18 @@ void hb_pollux_ga_opts_default(struct hb_pollux_ga_opts *o)
 	o->max_mating_rounds = POLLUX_MATING_ROUNDS;
 	o->stale_generations = POLLUX_STALE_GENERATIONS;
 	o->max_cell_evals = POLLUX_SEARCH_CELLS;
+}
+
+double hb_pollux_search_cells(int cluster_nodes, int njobs, int ncols, const struct hb_pollux_ga_opts *o)
+{
+	/* The artifact's whole search: every generation's population of J x N
+	 * matrices (pymoo evaluates pop_size per generation, the first
+	 * included). */
+	const double full = (double)o->pop_size * o->generations * njobs * ncols;
+
+	if (o->max_cell_evals <= 0)
+		return o->max_cell_evals;
+	return cluster_nodes <= POLLUX_MAX_NODES && full > o->max_cell_evals ? full : o->max_cell_evals;
 }
 
 /* ---- genomes -------------------------------------------------------------- */
@@ -2521,6 +2540,7 @@ static int pollux_round(struct hb_sim *sim, struct hb_error *err)
 	struct round r = { sim, NULL, 0, NULL, 0, NULL };
 	struct hb_pollux_problem pb;
 	struct hb_pollux_result res = { 0 };
+	struct hb_pollux_ga_opts ga;
 	struct last_job *cur = NULL;
 	int N = sim->cl->nnodes, *base = NULL, *maxr = NULL, *init = NULL, *capacity = NULL, *full = NULL;
 	size_t *init_off = NULL; /* warm_start's offsets into init */
@@ -2596,7 +2616,9 @@ static int pollux_round(struct hb_sim *sim, struct hb_error *err)
 	pb.pool = sim->pool; /* round_speedup_cells allows it (round_job) */
 	if (warm_start(st, &r, &init, &init_off) < 0)
 		goto oom;
-	if (hb_pollux_search_packed(&pb, init, init_off, init ? st->nfront : 0, NULL, &st->rng, &res, err) < 0)
+	hb_pollux_ga_opts_default(&ga);
+	ga.max_cell_evals = hb_pollux_search_cells(N, pb.njobs, pb.nnodes, &ga);
+	if (hb_pollux_search_packed(&pb, init, init_off, init ? st->nfront : 0, &ga, &st->rng, &res, err) < 0)
 		goto done;
 	st->searched++;
 	if (keep_front(st, &r, &res) < 0)

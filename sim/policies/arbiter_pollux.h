@@ -70,6 +70,13 @@ struct hb_pollux_ga_opts {
 
 void hb_pollux_ga_opts_default(struct hb_pollux_ga_opts *o);
 
+/* The search-work cap (max_cell_evals) for one round of njobs rows over
+ * ncols columns on a cluster of cluster_nodes nodes: o's cap, raised to the
+ * artifact's whole search (pop_size x generations x njobs x ncols cells)
+ * when the cluster has at most 16 nodes, the artifact's own size; <= 0
+ * stays "no limit". */
+double hb_pollux_search_cells(int cluster_nodes, int njobs, int ncols, const struct hb_pollux_ga_opts *o);
+
 /* FITNESS and UTILITY of one allocation (which need not be feasible). */
 int hb_pollux_evaluate(const struct hb_pollux_problem *pb, const int *alloc, double *fitness, double *utility,
 		       struct hb_error *err);

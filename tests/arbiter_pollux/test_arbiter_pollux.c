@@ -1596,9 +1596,33 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The search-work cap (issue 37): on a cluster of at most 16 nodes, the
+ * artifact's, a search may do the artifact's whole 100 x 100 evaluations of
+ * J x N cells; larger clusters keep the 2e6-cell cap; "no limit" stays. */
+static void test_search_cells_scale(void **state)
+{
+	struct hb_pollux_ga_opts o;
+
+	(void)state;
+	hb_pollux_ga_opts_default(&o);
+	/* Pollux's cluster: 12 jobs fit under the cap, 60 get the whole search */
+	assert_true(hb_pollux_search_cells(16, 12, 16, &o) == o.max_cell_evals);
+	assert_true(hb_pollux_search_cells(16, 60, 16, &o) == 100.0 * 100 * 60 * 16);
+	/* a Philly-size cluster keeps the cap whatever the round's columns */
+	assert_true(hb_pollux_search_cells(552, 60, 16, &o) == o.max_cell_evals);
+	assert_true(hb_pollux_search_cells(552, 100, 384, &o) == o.max_cell_evals);
+	/* the whole search scales with the settings */
+	o.generations = 10;
+	assert_true(hb_pollux_search_cells(8, 60, 8, &o) == o.max_cell_evals);
+	assert_true(hb_pollux_search_cells(8, 600, 8, &o) == 100.0 * 10 * 600 * 8);
+	o.max_cell_evals = 0;
+	assert_true(hb_pollux_search_cells(16, 60, 16, &o) == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_search_cells_scale),
 		cmocka_unit_test(test_fitness_by_hand),
 		cmocka_unit_test(test_fitness_matches_goodput_h),
 		cmocka_unit_test(test_repair_always_feasible),
