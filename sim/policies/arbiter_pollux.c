@@ -104,8 +104,9 @@
  *    of more than 16 nodes (hb_pollux_search_cells).  On at most 16 nodes,
  *    the artifact's own cluster size, a search may do the artifact's whole
  *    work, 100 x 100 evaluations x J x N cells: there the cap bound from 13
- *    jobs on, and at twice the job load (the artifact's workloads-2.0, 30 to
- *    90 jobs at once) it cut the search to 12-25 generations (issue 37).
+ *    jobs on, and at twice the job load (the artifact's workloads-2.0, up
+ *    to 65-84 jobs at once) it cut a search of J jobs to 2e6 / (16 J)
+ *    evaluations, 15 to 60 generations for 20 to 84 jobs (issue 37).
  *    Pollux's own workloads at load 1 reach it only with 13 jobs or more,
  *    in their later generations (36 jobs x 16 nodes x 10,000 evaluations =
  *    5.8e6); a
