@@ -1173,16 +1173,21 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	char gnuplot[PATH_MAX], gpdir[PATH_MAX];
 	int rc, nran, can_plot = 0, nshared = 0, published = 0;
 
-	if (np == 0 && so.fidelity == HB_FIDELITY_EASYSCALE) {
-		/* the artifact's three (run.sh) */
-		static const char *const es[] = { "yarn-cs", "easyscale-homo", "easyscale" };
+	if (np == 0) {
+		/* under a fidelity mode that has its own policies, those of them */
+		int n = default_trace_policies(pol);
 
-		for (np = 0; np < 3; np++)
-			pol[np] = hb_policy_find(es[np]);
-	} else if (np == 0)
-		np = default_trace_policies(pol);
-	else
+		for (int i = 0; i < n; i++) {
+			const struct hb_agent_ops *ag;
+			const struct hb_arbiter_ops *arb;
+			const char *why;
+
+			if (hb_policy_fidelity(pol[i], so.fidelity, &ag, &arb, &why) == 0)
+				pol[np++] = pol[i];
+		}
+	} else {
 		memcpy(pol, pol_in, sizeof(*pol) * (size_t)np);
+	}
 	for (int i = 0; i < np; i++)
 		nshared += pol[i]->shared != NULL;
 	if (nshared == 0) {

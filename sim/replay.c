@@ -136,7 +136,8 @@ int hb_replay_from_specs(const struct hb_catalog *cat, const struct hb_cluster *
  * order: its jobs are the file's rows in file order, a name given again
  * keeping its first place with the later row's values (and that row's
  * line, for messages).  The rows drained sorted by arrival go back to file
- * order here; *merged counts the rows folded into an earlier one. */
+ * order here, in place; returns the rows folded into an earlier one
+ * (*n is then smaller by that), or -1 out of memory. */
 static int by_record(const void *a, const void *b)
 {
 	const struct hb_jobspec *x = a, *y = b;
@@ -144,25 +145,55 @@ static int by_record(const void *a, const void *b)
 	return (x->record > y->record) - (x->record < y->record);
 }
 
-static long artifact_order(struct hb_jobspec *specs, long n)
+struct named {
+	const char *name;
+	long i;                       /* place in file order */
+};
+
+static int by_name(const void *a, const void *b)
 {
-	long k = 0, merged = 0;
+	const struct named *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
 
-	if (n > 1)
-		qsort(specs, (size_t)n, sizeof(*specs), by_record);
-	for (long i = 0; i < n; i++) {
-		long at = -1;
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
 
-		for (long q = 0; q < k && at < 0; q++)
-			if (strcmp(specs[q].name, specs[i].name) == 0)
-				at = q;
-		if (at >= 0) {
-			specs[at] = specs[i];
-			merged++;
-		} else {
-			specs[k++] = specs[i];
+static long artifact_order(struct hb_jobspec *specs, long *n)
+{
+	struct named *idx;
+	long merged = 0, k = 0;
+	unsigned char *gone;
+
+	if (*n > 1)
+		qsort(specs, (size_t)*n, sizeof(*specs), by_record);
+	idx = malloc(sizeof(*idx) * (size_t)(*n > 0 ? *n : 1));
+	gone = calloc((size_t)(*n > 0 ? *n : 1), 1);
+	if (!idx || !gone) {
+		free(idx);
+		free(gone);
+		return -1;
+	}
+	for (long i = 0; i < *n; i++)
+		idx[i] = (struct named){ specs[i].name, i };
+	if (*n > 1)
+		qsort(idx, (size_t)*n, sizeof(*idx), by_name);
+	/* each run of one name, in file order: the first row takes the last's
+	 * values (idx names point into specs, which this loop does not move) */
+	for (long i = 0; i < *n; i = k) {
+		for (k = i + 1; k < *n && strcmp(idx[k].name, idx[i].name) == 0; k++)
+			gone[idx[k].i] = 1;
+		if (k - i > 1) {
+			specs[idx[i].i] = specs[idx[k - 1].i];
+			merged += k - i - 1;
 		}
 	}
+	k = 0;
+	for (long i = 0; i < *n; i++)
+		if (!gone[i])
+			specs[k++] = specs[i];
+	*n = k;
+	free(idx);
+	free(gone);
 	return merged;
 }
 
@@ -186,9 +217,9 @@ int hb_replay_read(const struct hb_catalog *cat, const struct hb_cluster *cl, co
 	hb_trace_close(r);
 	if (rc < 0)
 		return -1;
-	if (got == HB_TRACE_EASYSCALE_WORKLOAD) {
-		merged = artifact_order(specs, n);
-		n -= merged;
+	if (got == HB_TRACE_EASYSCALE_WORKLOAD && (merged = artifact_order(specs, &n)) < 0) {
+		free(specs);
+		return hb_runtime_error(err, "%s: out of memory", path);
 	}
 	rc = hb_replay_from_specs(cat, cl, specs, n, got, path, ro, rp, err);
 	free(specs);

@@ -38,7 +38,7 @@ struct hb_replay_job {
 	long record;                   /* trace record: CSV line or JSON element */
 	int assigned;                  /* 1: model drawn by hb_trace_assign_model */
 	char gpu_type[HB_JOB_MODEL_MAX]; /* preferred GPU type (a catalog GPU), "" = none */
-	char app[HB_JOB_MODEL_MAX];    /* the trace's application (hb_jobspec.app), "" = none */
+	char app[HB_JOB_MODEL_MAX];    /* the trace's application name (hb_jobspec.app), "" = none */
 	int d2;                        /* EasyScale D2: 1 allowed, 0 not, -1 from the model */
 	double epochs;                 /* passes over the dataset, 0 = the model's target_epochs */
 };

@@ -178,8 +178,8 @@ struct hb_sim_job {
 	int req_gpus;            /* GPUs the job asks for (0: the arbiter decides) */
 	long req_batch;          /* global batch the job asks for (0: the model's minB_G) */
 	char pref_gpu[HB_NAME_MAX]; /* catalog GPU type the job prefers (EasyScale, YARN-CS), "" = none */
-	char app[HB_NAME_MAX];   /* the trace's application where the catalog model stands in for it
-				    (EasyScale's "vgg19" as resnet50; hb_jobspec.app), "" = none */
+	char app[HB_NAME_MAX];   /* the trace's own application name (hb_jobspec.app: EasyScale's
+				    "vgg19", run as resnet50), "" = none */
 	int d2;                  /* EasyScale D2 (cross-type determinism): 1 allowed, 0 not, -1 from the model */
 	int *grant;              /* GPUs per node the arbiter gives the job, owned */
 	int ngrant;              /* sum of grant */

@@ -378,7 +378,7 @@ static int artifact_step(const struct hb_perf_measured *m, const int *counts, in
 			 int local_bs, double *step, double *sync)
 {
 	char key[24];
-	int v[64], k = 0, nodes = 0, replicas = 0;
+	int v[64], k = 0, replicas = 0, knodes, kreplicas;
 	double q[3], val[HB_INTERP3_NVAL];
 
 	for (int i = 0; i < n; i++)
@@ -386,16 +386,17 @@ static int artifact_step(const struct hb_perf_measured *m, const int *counts, in
 			if (k < 64)
 				v[k] = counts[i];
 			k++;
-			nodes++;
 			replicas += counts[i];
 		}
 	if (order == HB_PLACE_DESCENDING && k <= 64)
 		qsort(v, (size_t)k, sizeof(int), cmp_desc);
-	if (k <= 64 && rotation_key(v, k, key, sizeof(key), &nodes, &replicas) == 0)
+	/* the key's own counts are not needed (and partial when it fails: a
+	 * node of more than 9 GPUs); the interpolation below reads k, replicas */
+	if (k <= 64 && rotation_key(v, k, key, sizeof(key), &knodes, &kreplicas) == 0)
 		for (int i = 0; i < m->naplace; i++)
 			if (strcmp(m->aplace[i].key, key) == 0 && interp(&m->aplace[i], local_bs, step, sync))
 				return 1;
-	q[0] = nodes < 16 ? nodes : 16;
+	q[0] = k < 16 ? k : 16;
 	q[1] = replicas;
 	q[2] = local_bs;
 	if (!m->nd || !hb_interp3_eval(m->nd, q, val))

@@ -74,8 +74,9 @@ struct hb_jobspec {
 	                                   element index; job counter for synthetic jobs */
 	/* EasyScale's job attributes (notes/easyscale.md §3; docs/jobspec.md). */
 	char gpu_type[HB_JOB_MODEL_MAX]; /* preferred catalog GPU type, "" = none (the policy picks) */
-	char app[HB_JOB_MODEL_MAX];     /* the trace's own application where the catalog runs it as
-	                                   `model` (easyscale-workload: "vgg19" as resnet50), else "" */
+	char app[HB_JOB_MODEL_MAX];     /* the trace's own application name, which `model` runs
+	                                   (easyscale-workload: "vgg19" as resnet50, "bert" as
+	                                   bert); "" for formats without one */
 	int d2;                         /* enum hb_jobspec_d2: may the job mix GPU types */
 	double epochs;                  /* passes over the model's dataset to train, 0 = the model's
 	                                   target_epochs (fractions scale the dataset: 1 % of it

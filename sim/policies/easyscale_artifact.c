@@ -48,6 +48,18 @@ struct esa_prop {
 	struct hb_esa_plan plan;      /* the plan it becomes (tmp) */
 };
 
+/* What the run did, logged at its end (-v) for the diagnosis. */
+struct esa_stats {
+	long rounds;                  /* rounds with an active job */
+	long proposals;               /* increments proposed (one per job and type at most) */
+	long granted;                 /* increments granted */
+	long waste_refused;           /* plans refused by the waste rule alone (speedup and size passed,
+					 and they add GPUs of one type only) */
+	long waste_blocked;           /* (job, round, type) where the waste rule refused every such plan
+					 of the type: the job could not grow on it because of the rule */
+	long multi_type_jobs;         /* jobs that held GPUs of two types or more at some point */
+};
+
 struct esa_state {
 	int mode;                     /* enum esa_mode */
 	int ntypes;
@@ -59,7 +71,10 @@ struct esa_state {
 	int *scratch;                 /* nnodes */
 	int *add;                     /* nnodes */
 	int head;                     /* yarn-cs: the job running, -1 none */
-	struct hb_esa_stats stats;
+	int *init;                    /* njobs: a round's jobs without a plan, in job order */
+	struct esa_prop *props;       /* njobs x HB_ESA_MAX_TYPES: a round's proposals */
+	unsigned char *done;          /* njobs: decided this round */
+	struct esa_stats stats;
 };
 
 /* ---- state ------------------------------------------------------------------ */
@@ -71,7 +86,7 @@ static void esa_free(struct hb_sim *sim)
 	if (st) {
 		if (sim->opts.log && st->stats.rounds > 0)
 			hb_info(sim->opts.log, "%s (fidelity easyscale): %ld rounds, %ld increments proposed, %ld granted; "
-				"waste rule: %ld plans refused, %ld job-rounds with every increment of a type refused; "
+				"waste rule: %ld plans refused, %ld (job, round, type) with every increment refused; "
 				"%ld jobs held two GPU types at once",
 				sim->arbiter->name, st->stats.rounds, st->stats.proposals, st->stats.granted,
 				st->stats.waste_refused, st->stats.waste_blocked, st->stats.multi_type_jobs);
@@ -85,6 +100,9 @@ static void esa_free(struct hb_sim *sim)
 		free(st->jobs);
 		free(st->scratch);
 		free(st->add);
+		free(st->init);
+		free(st->props);
+		free(st->done);
 		free(st);
 	}
 	sim->arbiter_state = NULL;
@@ -115,7 +133,10 @@ static struct esa_state *state(struct hb_sim *sim, int mode, struct hb_error *er
 	st->jobs = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1), sizeof(*st->jobs));
 	st->scratch = calloc((size_t)(cl->nnodes > 0 ? cl->nnodes : 1), sizeof(int));
 	st->add = calloc((size_t)(cl->nnodes > 0 ? cl->nnodes : 1), sizeof(int));
-	if (!st->jobs || !st->scratch || !st->add) {
+	st->init = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1), sizeof(int));
+	st->props = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1) * HB_ESA_MAX_TYPES, sizeof(*st->props));
+	st->done = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1), 1);
+	if (!st->jobs || !st->scratch || !st->add || !st->init || !st->props || !st->done) {
 		esa_free(sim);
 		hb_runtime_error(err, "easyscale fidelity: out of memory");
 		return NULL;
@@ -336,15 +357,6 @@ static const struct esa_job *job_of(const struct hb_sim *sim, const struct hb_si
 	    !st->jobs[job->id].has)
 		return NULL;
 	return &st->jobs[job->id];
-}
-
-void hb_esa_get_stats(const struct hb_sim *sim, struct hb_esa_stats *out)
-{
-	const struct esa_state *st = sim->arbiter_state;
-
-	memset(out, 0, sizeof(*out));
-	if (is_esa(sim) && st)
-		*out = st->stats;
 }
 
 /* ---- the agent ---------------------------------------------------------------- */
@@ -585,18 +597,12 @@ static int cmp_prop(const void *a, const void *b)
 /* EasyPolicy.optimize_v3 */
 static int round_easy(struct hb_sim *sim, struct esa_state *st, struct hb_error *err)
 {
-	int remaining[HB_ESA_MAX_TYPES], *init = NULL, ninit = 0, np = 0, rc = -1, any = 0;
-	struct esa_prop *props = NULL;
-	unsigned char *done = NULL;
+	int remaining[HB_ESA_MAX_TYPES], *init = st->init, ninit = 0, np = 0, any = 0;
+	struct esa_prop *props = st->props;
+	unsigned char *done = st->done;
 
 	memcpy(remaining, st->nums, sizeof(remaining));
-	init = malloc(sizeof(int) * (size_t)(st->njobs > 0 ? st->njobs : 1));
-	props = malloc(sizeof(*props) * (size_t)(st->njobs > 0 ? st->njobs : 1) * HB_ESA_MAX_TYPES);
-	done = calloc((size_t)(st->njobs > 0 ? st->njobs : 1), 1);
-	if (!init || !props || !done) {
-		hb_runtime_error(err, "easyscale fidelity: out of memory");
-		goto out;
-	}
+	memset(done, 0, (size_t)st->njobs);
 	for (int j = 0; j < st->njobs; j++) {
 		struct esa_job *js = &st->jobs[j];
 
@@ -633,7 +639,7 @@ static int round_easy(struct hb_sim *sim, struct esa_state *st, struct hb_error 
 		if (place(sim, st, job, NULL, p->n, err) < 0 ||
 		    (job->state == HB_JOB_PENDING ? hb_sim_start_job(sim, job, st->scratch, err)
 						  : hb_sim_regrant(sim, job, st->scratch, err)) < 0)
-			goto out;
+			return -1;
 	}
 	for (int q = 0; q < np; q++) {
 		struct esa_prop *p = &props[q];
@@ -646,21 +652,16 @@ static int round_easy(struct hb_sim *sim, struct esa_state *st, struct hb_error 
 		done[p->job] = 1;
 		st->stats.granted++;
 		if (place(sim, st, job, job->grant, p->plan.n, err) < 0)
-			goto out;
+			return -1;
 		js->cur = p->plan;
 		note_types(st, js);
 		hb_sim_note(sim, job, "grant", "easyscale fidelity: +%d %s (inc_perf %.4f)", p->k,
 			    job->perf->gpus[p->type].name, p->inc);
 		/* the new grant is st->scratch, which nothing the regrant calls touches */
 		if (hb_sim_regrant(sim, job, st->scratch, err) < 0)
-			goto out;
+			return -1;
 	}
-	rc = 0;
-out:
-	free(init);
-	free(props);
-	free(done);
-	return rc;
+	return 0;
 }
 
 /* FifoPolicy.optimize: the first active job, alone. */

@@ -64,19 +64,4 @@ extern const struct hb_arbiter_ops hb_arbiter_esa;       /* easyscale */
 extern const struct hb_arbiter_ops hb_arbiter_esa_homo;  /* easyscale-homo */
 extern const struct hb_arbiter_ops hb_arbiter_esa_fifo;  /* yarn-cs */
 
-/* What the fidelity run did, for the diagnosis (read after hb_sim_run,
- * before hb_sim_free; zeros when the run's arbiter is not one of these). */
-struct hb_esa_stats {
-	long rounds;                 /* rounds with an active job */
-	long proposals;              /* increments proposed (one per job and type at most) */
-	long granted;                /* increments granted */
-	long waste_refused;          /* plans refused by the waste rule alone (speedup and size passed,
-					and they add GPUs of one type only) */
-	long waste_blocked;          /* (job, round, type) where the waste rule refused every such plan of
-					the type (the job could not grow on it because of the rule) */
-	long multi_type_jobs;        /* jobs that held GPUs of two types or more at some point */
-};
-
-void hb_esa_get_stats(const struct hb_sim *sim, struct hb_esa_stats *out);
-
 #endif

@@ -155,7 +155,6 @@ static void test_plans_brute_force(void **state)
 						break;
 					idx[t]++;
 				}
-				/* a pair's subset can also come from a wider product */
 			}
 			if (found > 0) {
 				int hit = -1;
@@ -307,8 +306,8 @@ static void test_reader(void **state)
 	expect_error("x,1,bert,8,8,0,1,v100", "epochs", "0");
 	expect_error("x,1,bert,0,8,40,1,v100", "max_parallelism", "0");
 	expect_error("x,-5,bert,8,8,40,1,v100", "time", "-5");
-	expect_error("x,1,bert,8,,40,1,v100", "batch_size", "");
-	expect_error("x,1,bert,8,8,40,1", "", "");
+	expect_error("x,1,bert,8,,40,1,v100", "field 'batch_size': value ''", "not an integer");
+	expect_error("x,1,bert,8,8,40,1", "expected 8 fields", "found 7");
 }
 
 /* ---- the timeline, through the CLI ------------------------------------------------ */
@@ -354,6 +353,18 @@ static void test_fifo_timeline(void **state)
 
 		assert_true(fabs(mk - (start2 + 20 + run - 100)) <= 0.9); /* hetbatch: from the first arrival */
 		assert_true(fabs(jct2 - ((end1 - 100) + (start2 + 20 + run - 100)) / 2) <= 0.9);
+	}
+	/* job order is file order: "first" (submitted at 200) is the head
+	 * from the 240 round on, so "second" (100), running since 120 + 20 s,
+	 * stops there with 100 s of its work done and resumes at the round
+	 * after "first" ends, without a second 20 s.  Mean of 260 + run - 200
+	 * and (60 ceil((260 + run) / 60) + run - 100 s) - 100. */
+	jct2 = run_jct(HEADER "first,200,bert,8,8,40,1,v100\nsecond,100,bert,8,8,40,1,v100\n", "yarn-cs", &mk);
+	{
+		double end1 = 260 + run, end2 = 60 * ceil(end1 / 60) + run - 100;
+
+		assert_true(fabs(jct2 - ((end1 - 200) + (end2 - 100)) / 2) <= 0.9);
+		assert_true(fabs(mk - (end2 - 100)) <= 0.9);
 	}
 	/* a name given twice: one job, the later row's values (80 epochs) */
 	jct2 = run_jct(HEADER "b,100,bert,8,8,40,1,v100\nb,100,bert,8,8,80,1,v100\n", "yarn-cs", &mk);
