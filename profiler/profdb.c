@@ -161,6 +161,16 @@ enum stmt_id {
 	"(SELECT b.source, b.layer FROM " table " b WHERE " where \
 	" ORDER BY hb_source_rank(b.source), b.layer, b.source LIMIT 1)"
 
+/* The same for every GPU of model ?1 at once, as a table best(gpu, source,
+ * layer) for the reader to join: BEST correlated with each row's GPU ran
+ * its subquery once per row (rows x rows for a model's placements, 75 % of
+ * a Pollux workload's replay on an imported database).  Here the ranking
+ * runs on the distinct (gpu, source, layer) triples only, a handful. */
+#define BEST_PER_GPU(table) \
+	"WITH k AS MATERIALIZED (SELECT DISTINCT gpu, source, layer, hb_source_rank(source) AS rank FROM " table \
+	" WHERE model = ?1), best AS MATERIALIZED (SELECT gpu, source, layer FROM (SELECT gpu, source, layer," \
+	" row_number() OVER (PARTITION BY gpu ORDER BY rank, layer, source) AS n FROM k) WHERE n = 1) "
+
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_ADD_RUN] =
 		"INSERT INTO main.run(kind, host, device, driver, cuda, backend, started_at, tool_version,"
@@ -226,13 +236,16 @@ static const char *const stmt_sql[ST_COUNT] = {
 		"SELECT scope, link, alpha, beta, bandwidth, r2, source FROM allreduce_fit"
 		" WHERE scope = ?1 AND link = ?2 ORDER BY hb_source_rank(source), layer, source LIMIT 1",
 	[ST_GET_PLACEMENTS] =
-		"SELECT model, gpu, placement, local_bs, step_s, sync_s, source FROM placement p"
-		" WHERE model = ?1 AND (source, layer) = " BEST("placement", "b.model = p.model AND b.gpu = p.gpu")
-		" ORDER BY gpu, length(placement), placement, local_bs",
+		BEST_PER_GPU("placement")
+		"SELECT p.model, p.gpu, p.placement, p.local_bs, p.step_s, p.sync_s, p.source FROM placement p"
+		" JOIN best b ON b.gpu = p.gpu AND b.source = p.source AND b.layer = p.layer WHERE p.model = ?1"
+		" ORDER BY p.gpu, length(p.placement), p.placement, p.local_bs",
 	[ST_GET_SCALABILITY] =
-		"SELECT model, gpu, num_nodes, num_replicas, local_bs, step_s, sync_s, source FROM scalability p"
-		" WHERE model = ?1 AND (source, layer) = " BEST("scalability", "b.model = p.model AND b.gpu = p.gpu")
-		" ORDER BY gpu, rowid",
+		BEST_PER_GPU("scalability")
+		"SELECT p.model, p.gpu, p.num_nodes, p.num_replicas, p.local_bs, p.step_s, p.sync_s, p.source"
+		" FROM scalability p"
+		" JOIN best b ON b.gpu = p.gpu AND b.source = p.source AND b.layer = p.layer WHERE p.model = ?1"
+		" ORDER BY p.gpu, p.layer, p.rowid",
 	[ST_GET_GRADSTATS] =
 		"SELECT model, batch, epoch, iteration, progress, metric, grad_sqr, grad_var, source FROM gradstats"
 		" WHERE model = ?1 AND (source, layer) = " BEST("gradstats", "b.model = ?1")

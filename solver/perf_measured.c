@@ -77,8 +77,10 @@ static struct hb_meas_set *set_of(struct hb_meas_set **sets, int *n, const char 
 {
 	struct hb_meas_set *ns;
 
-	for (int i = 0; i < *n; i++)
-		if (strcmp((*sets)[i].key, key) == 0 && (*sets)[i].nodes == nodes && (*sets)[i].replicas == replicas)
+	/* Newest first: the readers' rows come grouped by placement, so the
+	 * set a row belongs to is almost always the last one made. */
+	for (int i = *n - 1; i >= 0; i--)
+		if ((*sets)[i].nodes == nodes && (*sets)[i].replicas == replicas && strcmp((*sets)[i].key, key) == 0)
 			return &(*sets)[i];
 	ns = realloc(*sets, sizeof(**sets) * (size_t)(*n + 1));
 	if (!ns)
