@@ -123,6 +123,21 @@ int hb_cannikin_ctl_observe(struct hb_cannikin_ctl *c, const long *local, const 
 	return 0;
 }
 
+int hb_cannikin_ctl_identified(const struct hb_cannikin_ctl *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct hb_cannikin_ctl_node *nd = &c->node[i];
+		int distinct = 0;
+
+		for (size_t k = 1; k < nd->npts; k++)
+			if (nd->b[k] != nd->b[0])
+				distinct = 1;
+		if (!distinct)
+			return 0;
+	}
+	return 1;
+}
+
 /* y = c0 + c1·x by least squares over the node's points; through the origin
  * when every point has the same x. */
 static void fit_line(const double *x, const double *y, size_t n, double *slope, double *icpt)

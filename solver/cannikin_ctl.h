@@ -95,6 +95,11 @@ int hb_cannikin_ctl_observe(struct hb_cannikin_ctl *c, const long *local, const 
 int hb_cannikin_ctl_model(const struct hb_cannikin_ctl *c, struct hb_optperf_node *nodes,
 			  struct hb_optperf_cluster *cl, struct hb_error *err);
 
+/* 1 when every node has measured at least two distinct local batches, so
+ * both its lines are identified; 0 otherwise (identical GPUs: Eq. 8 repeats
+ * the even split). */
+int hb_cannikin_ctl_identified(const struct hb_cannikin_ctl *c);
+
 /* The split for total next epoch, by phase: even, Eq. 8 from the last
  * epoch's per-sample compute times, or the integer OptPerf split of the
  * fitted model.  local[] gets n entries summing to total. */

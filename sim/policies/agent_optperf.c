@@ -30,6 +30,9 @@
  *    model exists (the candidates are ranked by OptPerf(B)).  Measurements
  *    are exact (the truth is itself linear), so from epoch 3 the fitted
  *    model equals the truth and the choice is the profile's OptPerf.
+ *  - A GPU that measured only one local batch (identical GPUs: Eq. 8
+ *    repeats the even split) leaves its lines unidentified; then the
+ *    profile's model is used, as for AdaptDL (§6).
  *  - When B* is kept (hysteresis) but the model's split of the current B
  *    differs from the split in use (the first model epoch after Eq. 8), the
  *    new split is loaded at the same B (§4.5: OptPerf(B*) and r_opt are
@@ -416,6 +419,14 @@ static int choose_on_model(struct hb_sim *sim, struct hb_sim_job *job, struct op
 	}
 	if (hb_cannikin_ctl_model(&st->ctl, nodes, &model, err) < 0)
 		goto out;
+	/* Identical GPUs get the same batch in epochs 1 and 2, so their fixed
+	 * costs are not identified (a line through the origin makes every B
+	 * equally fast and B would never grow).  On such an allocation Cannikin
+	 * is AdaptDL (§6: "identical to AdaptDL" in homogeneous clusters), and
+	 * AdaptDL's throughput model is what every Pollux-family agent here
+	 * takes from the profile: use the profile's model. */
+	if (!hb_cannikin_ctl_identified(&st->ctl))
+		in.model = &st->truth.cl;
 	if (hb_cannikin_decide(&in, &cfg, split, &d, err) < 0)
 		goto out;
 	if (d.apply) {
