@@ -31,6 +31,7 @@
 #include "fileio.h"
 #include "iidp.h"
 #include "json.h"
+#include "lbbsp.h"            /* hb_even_split, hb_lbbsp_balance: the LB-BSP row */
 #include "optperf_profile.h"
 #include "perfmodel.h"
 #include "profdb.h"
@@ -247,6 +248,13 @@ struct baseline {
 	double op_iter_s;        /* integer split's time */
 	long op_global_bs;
 	char op_why[256];
+	/* On the same OptPerf (Eq. 7) model, so the three splits compare on one
+	 * timeline: the even split (DDP's) and LB-BSP's balanced split. */
+	double even_iter_s;      /* Eq. 7 time of the even split */
+	int have_lbbsp;
+	long *lb_local;          /* LB-BSP's split after it balanced, per GPU */
+	double lb_iter_s;        /* its Eq. 7 time */
+	long lb_rounds;          /* Δ rounds it took from the even split */
 };
 
 struct plans {
@@ -262,6 +270,7 @@ static void baseline_free(struct baseline *b)
 {
 	hb_optperf_input_free(&b->opin);
 	free(b->op_local);
+	free(b->lb_local);
 }
 
 static void plans_free(struct plans *pl)
@@ -297,6 +306,22 @@ static int make_baseline(const struct hb_perf *perf, const int *alloc, long gbs,
 		hb_strlcpy(b->op_why, operr.msg, sizeof(b->op_why));
 	else
 		b->have_optperf = 1;
+	/* LB-BSP from the even split, run to balance (Cannikin Fig. 10 compares
+	 * "each method at its best"); a round bound far above what n nodes and
+	 * B/Δ need. */
+	b->lb_local = calloc(b->opin.cl.n, sizeof(*b->lb_local));
+	if (b->have_optperf && b->lb_local && hb_even_split(&b->opin.cl, gbs, b->lb_local, &operr) == 0) {
+		for (size_t k = 0; k < b->opin.cl.n; k++)
+			real[k] = (double)b->lb_local[k];
+		b->even_iter_s = hb_optperf_iter_time(&b->opin.cl, real);
+		if (hb_lbbsp_balance(&b->opin.cl, HB_LBBSP_DELTA, 100 * (gbs + 1), b->lb_local, &b->lb_rounds,
+				     &operr) == 0) {
+			for (size_t k = 0; k < b->opin.cl.n; k++)
+				real[k] = (double)b->lb_local[k];
+			b->lb_iter_s = hb_optperf_iter_time(&b->opin.cl, real);
+			b->have_lbbsp = 1;
+		}
+	}
 	free(real);
 	return 0;
 }
@@ -432,7 +457,7 @@ static cJSON *gpus_json(const struct hb_catalog *cat, const struct hb_cluster *c
 
 static cJSON *baseline_json(const struct hb_catalog *cat, const struct hb_cluster *cl, const struct baseline *b)
 {
-	cJSON *root = cJSON_CreateObject(), *ddp, *op, *arr;
+	cJSON *root = cJSON_CreateObject(), *ddp, *op, *lb, *mdl, *arr;
 
 	cJSON_AddItemToObject(root, "gpus", gpus_json(cat, cl, b->alloc));
 	cJSON_AddNumberToObject(root, "usd_per_hour", alloc_price(cat, cl, b->alloc));
@@ -458,6 +483,27 @@ static cJSON *baseline_json(const struct hb_catalog *cat, const struct hb_cluste
 		cJSON_AddNumberToObject(op, "real_iter_s", b->opsol.iter_s);
 		cJSON_AddNumberToObject(op, "throughput", (double)b->op_global_bs / b->op_iter_s);
 		cJSON_AddStringToObject(op, "regime", hb_optperf_regime_name(b->opsol.regime));
+		cJSON_AddNumberToObject(op, "even_iter_s", b->even_iter_s);
+		/* The Eq. 3-7 model itself, so a reader can tell which GPUs are
+		 * compute- or communication-bound at any split (scripts/repro/cannikin). */
+		mdl = cJSON_AddObjectToObject(op, "model");
+		cJSON_AddNumberToObject(mdl, "gamma", b->opin.cl.gamma);
+		cJSON_AddNumberToObject(mdl, "overlap_comm_s", b->opin.cl.overlap_comm_s);
+		cJSON_AddNumberToObject(mdl, "last_comm_s", b->opin.cl.last_comm_s);
+		arr = cJSON_AddArrayToObject(mdl, "gpus");
+		for (size_t k = 0; k < b->opin.cl.n; k++) {
+			const struct hb_optperf_node *nd = &b->opin.cl.node[k];
+			cJSON *e = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(e, "node", cl->nodes[b->opin.perf_node[k]].name);
+			cJSON_AddStringToObject(e, "gpu", cat->gpus[cl->nodes[b->opin.perf_node[k]].gpu].name);
+			cJSON_AddNumberToObject(e, "q", nd->fwd_per_sample_s);
+			cJSON_AddNumberToObject(e, "s", nd->fwd_fixed_s);
+			cJSON_AddNumberToObject(e, "k", nd->bwd_per_sample_s);
+			cJSON_AddNumberToObject(e, "m", nd->bwd_fixed_s);
+			cJSON_AddNumberToObject(e, "max_batch", (double)nd->max_batch);
+			cJSON_AddItemToArray(arr, e);
+		}
 		arr = cJSON_AddArrayToObject(op, "local_batches");
 		for (size_t k = 0; k < b->opin.cl.n; k++) {
 			cJSON *e = cJSON_CreateObject();
@@ -466,6 +512,17 @@ static cJSON *baseline_json(const struct hb_catalog *cat, const struct hb_cluste
 			cJSON_AddNumberToObject(e, "local_batch", (double)b->op_local[k]);
 			cJSON_AddItemToArray(arr, e);
 		}
+	}
+	lb = cJSON_AddObjectToObject(root, "lbbsp");
+	cJSON_AddBoolToObject(lb, "found", b->have_lbbsp);
+	if (b->have_lbbsp) {
+		cJSON_AddNumberToObject(lb, "global_batch", (double)b->op_global_bs);
+		cJSON_AddNumberToObject(lb, "iter_s", b->lb_iter_s);
+		cJSON_AddNumberToObject(lb, "rounds", (double)b->lb_rounds);
+		cJSON_AddNumberToObject(lb, "max_compute_s", hb_lbbsp_max_compute(&b->opin.cl, b->lb_local));
+		arr = cJSON_AddArrayToObject(lb, "local_batches");
+		for (size_t k = 0; k < b->opin.cl.n; k++)
+			cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)b->lb_local[k]));
 	}
 	return root;
 }
@@ -561,6 +618,12 @@ static void print_baseline(const struct hb_catalog *cat, const struct hb_cluster
 	}
 	snprintf(name, sizeof(name), "OptPerf%s", suffix);
 	print_row(name, b->have_optperf, b->op_why, b->op_global_bs, b->op_iter_s, usd, detail);
+	if (b->have_lbbsp) {
+		snprintf(detail, sizeof(detail), "delta %ld, %ld rounds from the even split (Eq. 7 %.4f s)",
+			 HB_LBBSP_DELTA, b->lb_rounds, b->even_iter_s);
+		snprintf(name, sizeof(name), "LB-BSP%s", suffix);
+		print_row(name, 1, "", b->op_global_bs, b->lb_iter_s, usd, detail);
+	}
 }
 
 static void print_plans(const struct hb_catalog *cat, const struct hb_cluster *cl, const struct hb_model *m,

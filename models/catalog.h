@@ -40,6 +40,7 @@ struct hb_gpu {
 	double fp32_tflops;            /* effective FP32 TFLOPS (after any power cap) */
 	double nominal_tflops;         /* FP32 TFLOPS of the uncapped card, used for the Eq. 8 price */
 	double tensor_tflops;          /* dense FP16/BF16 tensor-core TFLOPS, 0 if none */
+	double tf32_tflops;            /* dense TF32 tensor-core TFLOPS (Ampere and later), 0 if none */
 	double mem_bytes;              /* device memory usable by one process, bytes */
 	double mem_bw;                 /* memory bandwidth, bytes/s */
 	double price_per_hour;         /* $ per GPU-hour (Eq. 8 unless the data overrides it) */

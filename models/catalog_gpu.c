@@ -30,12 +30,12 @@ double hb_power_cap_perf(double cap)
 	return cbrt(cap);
 }
 
-static const char *const base_keys[] = { "name", "display", "aliases", "fp32_tflops", "tensor_tflops", "mem_bytes",
+static const char *const base_keys[] = { "name", "display", "aliases", "fp32_tflops", "tensor_tflops", "tf32_tflops", "mem_bytes",
 					 "mem_bw", "price_per_hour", "source", "comment", NULL };
 static const char *const variant_keys[] = { "name", "display", "aliases", "base", "power_cap", "perf_scale",
 					    "price_per_hour", "source", "comment", NULL };
 /* Fields a variant takes from its base. */
-static const char *const derived_keys[] = { "fp32_tflops", "tensor_tflops", "mem_bytes", "mem_bw", NULL };
+static const char *const derived_keys[] = { "fp32_tflops", "tensor_tflops", "tf32_tflops", "mem_bytes", "mem_bw", NULL };
 
 static int parse_aliases(const cJSON *obj, const char *where, struct hb_gpu *g, struct hb_error *err)
 {
@@ -96,6 +96,7 @@ static int parse_variant(const struct hb_catalog *cat, const cJSON *obj, const c
 	g->nominal_tflops = base->nominal_tflops;
 	g->fp32_tflops = base->nominal_tflops * perf;
 	g->tensor_tflops = base->tensor_tflops * perf;
+	g->tf32_tflops = base->tf32_tflops * perf;
 	g->mem_bytes = base->mem_bytes;
 	g->mem_bw = base->mem_bw;
 	if (!cJSON_GetObjectItemCaseSensitive(obj, "display"))
@@ -128,6 +129,7 @@ int hb_cat_parse_gpu(const struct hb_catalog *cat, const cJSON *obj, const char 
 		if (hb_json_check_keys(obj, where, base_keys, err) ||
 		    hb_json_num(obj, "fp32_tflops", where, 0.01, 1e4, &g->fp32_tflops, err) ||
 		    hb_json_num_opt(obj, "tensor_tflops", where, 0.0, 1e5, 0.0, &g->tensor_tflops, err) ||
+		    hb_json_num_opt(obj, "tf32_tflops", where, 0.0, 1e5, 0.0, &g->tf32_tflops, err) ||
 		    hb_json_num(obj, "mem_bytes", where, 1048576.0, 1e14, &g->mem_bytes, err) ||
 		    hb_json_num(obj, "mem_bw", where, 1e9, 1e14, &g->mem_bw, err))
 			return -1;
@@ -171,6 +173,8 @@ cJSON *hb_gpu_to_json(const struct hb_gpu *g)
 	} else {
 		hb_jw_num(&w, "fp32_tflops", g->fp32_tflops);
 		hb_jw_num(&w, "tensor_tflops", g->tensor_tflops);
+		if (g->tf32_tflops > 0)
+			hb_jw_num(&w, "tf32_tflops", g->tf32_tflops);
 		hb_jw_num(&w, "mem_bytes", g->mem_bytes);
 		hb_jw_num(&w, "mem_bw", g->mem_bw);
 	}

@@ -89,6 +89,7 @@ uint64_t hb_default_profdb_catalog_hash(const struct hb_catalog *cat)
 		h = fnv_str(h, g->display);
 		h = fnv_num(h, g->fp32_tflops);
 		h = fnv_num(h, g->tensor_tflops);
+		h = fnv_num(h, g->tf32_tflops);
 		h = fnv_num(h, g->mem_bytes);
 		h = fnv_num(h, g->mem_bw);
 	}
@@ -97,6 +98,7 @@ uint64_t hb_default_profdb_catalog_hash(const struct hb_catalog *cat)
 
 		h = fnv_str(h, "model");
 		h = fnv_str(h, m->name);
+		h = fnv_str(h, m->arch.cls);
 		h = fnv_num(h, m->params);
 		h = fnv_num(h, m->flops_per_sample);
 		h = fnv_num(h, m->act_bytes_per_sample);

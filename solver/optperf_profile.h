@@ -6,9 +6,8 @@
  * We fit those two lines per GPU type by least squares (gsl_fit_linear) over
  * the profiled local batches with one VSW: forward = zeta T_fb(1) plus the
  * data time, backward = (1 - zeta) T_fb(1), and the optimizer step and BN
- * sync added to s (they do not grow with the batch).  gamma, the share of
- * backward before the first gradient bucket is ready, is taken as the first
- * bucket's share of the gradient bytes (buckets fill in backward order).  T_o
+ * sync added to s (they do not grow with the batch).  gamma is 0: the perf
+ * model overlaps T_o with the whole backward (optperf_profile.c).  T_o
  * and T_u are the all-reduce times of the perf model's Eq. 3 regression for
  * the allocation; OptPerf has one communication constant per allocation
  * (§1.4), so the slowest node's values are used.  max_batch is each type's

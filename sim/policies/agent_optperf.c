@@ -7,8 +7,8 @@
  * auto-scaler), and before every epoch its adaptive-batch engine takes the
  * total batch B* that maximises goodput B·E(B)/OptPerf(B) over AdaptDL's 50
  * geometric candidates of the batch range, then loads each GPU's share of
- * the optimal split r_opt (§3.1 step 2, §3.2).  This agent does exactly that
- * at the start and at every epoch end (§3.1: "before every epoch"; §7.1
+ * the optimal split r_opt (§3.1 step 2, §3.2).  This agent does that
+ * at every epoch end once it has a model (§3.1: "before every epoch"; §7.1
  * item 6: B and r are re-chosen only at epoch boundaries), so it has no
  * adaptation interval and no periodic round.
  *
@@ -18,14 +18,25 @@
  *    hold without accumulation: Cannikin never mentions gradient
  *    accumulation (§7.2 item 8), so candidates above Σ max_batch are
  *    skipped (AdaptDL gives them goodput 0).
- *  - Performance model: OptPerf's per-GPU lines are fitted to the same
- *    profile the simulator's perf model uses (hb_optperf_from_perf), and
- *    that OptPerf cluster is both Cannikin's prediction and the ground truth
- *    of the iteration time: cfg.iter_s is the Eq. 7 time of the integer
- *    split on it.  Cannikin's two learning epochs (even split, then Eq. 8,
- *    §3.3) are not modelled: like every agent here it starts from the
- *    profiled model, so OptPerf applies from the first epoch (the paper
- *    reaches it by the third, §6 Fig. 9).
+ *  - Performance model and learning (Cannikin §4.2, Fig. 9): the job's
+ *    truth is OptPerf's cluster fitted to the profile the simulator's perf
+ *    model uses (hb_optperf_from_perf); cfg.iter_s is the Eq. 7 time of the
+ *    split on it.  Cannikin itself starts with no model
+ *    (solver/cannikin_ctl.h): epoch 1 runs the job's initial batch (minB_G,
+ *    the user's B₀) with an even split, epoch 2 the same B with Eq. 8's
+ *    split, and from the end of epoch 2 each GPU's lines are fitted to what
+ *    it measured (two distinct local batches per GPU) and B* and r_opt are
+ *    chosen on that fitted model every epoch.  B cannot change before a
+ *    model exists (the candidates are ranked by OptPerf(B)).  Measurements
+ *    are exact (the truth is itself linear), so from epoch 3 the fitted
+ *    model equals the truth and the choice is the profile's OptPerf.
+ *  - A GPU that measured only one local batch (identical GPUs: Eq. 8
+ *    repeats the even split) leaves its lines unidentified; then the
+ *    profile's model is used, as for AdaptDL (§6).
+ *  - When B* is kept (hysteresis) but the model's split of the current B
+ *    differs from the split in use (the first model epoch after Eq. 8), the
+ *    new split is loaded at the same B (§4.5: OptPerf(B*) and r_opt are
+ *    recomputed every epoch).
  *  - Noise scale: Cannikin estimates the GNS with its unbiased
  *    heterogeneous estimator (§4.3-4.4); it is modelled as exact, the true
  *    phi of the shared convergence model (hb_sim_phi) at the current total
@@ -56,6 +67,7 @@
 #include <string.h>
 
 #include "agent_util.h"        /* hb_cannikin_decide, hb_agent_alloc_granted, hb_agent_gns_overhead_s */
+#include "cannikin_ctl.h"      /* Cannikin's controller: even split, Eq. 8, fitted model */
 #include "optperf.h"           /* hb_optperf_choose_batch, hb_optperf_solve, hb_optperf_iter_time */
 #include "optperf_profile.h"   /* hb_optperf_from_perf: OptPerf's cluster from the perf model */
 #include "policy.h"
@@ -91,10 +103,11 @@ static void format_split(const struct hb_perf *perf, const struct hb_optperf_inp
 	}
 }
 
-/* Goodput of total batch b on the OptPerf cluster (the model B* was chosen
- * with); 0 when the GPUs cannot hold b. */
+/* Goodput of total batch b on the OptPerf cluster cl (the model B* was
+ * chosen with); 0 when the GPUs cannot hold b.  real (n entries) receives
+ * the real split, *sol (may be NULL) the solution. */
 static int goodput_of(const struct hb_optperf_cluster *cl, const struct hb_cannikin_input *in, long b, double *real,
-		      double *out, struct hb_error *err)
+		      double *out, struct hb_optperf_solution *solp, struct hb_error *err)
 {
 	struct hb_optperf_solution sol;
 	double lo = 0.0, hi = 0.0;
@@ -109,6 +122,78 @@ static int goodput_of(const struct hb_optperf_cluster *cl, const struct hb_canni
 	if (hb_optperf_solve(cl, b, real, &sol, err) < 0)
 		return -1;
 	*out = (double)b * hb_optperf_efficiency(in->phi, in->m0, (double)b) / sol.iter_s;
+	if (solp)
+		*solp = sol;
+	return 0;
+}
+
+/* The model's integer split of the current batch, when it differs from the
+ * split in use: Cannikin keeps B but loads the new r_opt (§4.5 step 2).
+ * Returns 1 and fills split and d->choice for it, 0 when nothing changes. */
+static int resplit_current(const struct hb_optperf_cluster *mdl, const struct hb_cannikin_input *in, double *real,
+			   long *split, struct hb_cannikin_decision *d, struct hb_error *err)
+{
+	struct hb_optperf_solution sol;
+	double g, *dl = real;
+	int same = 1;
+
+	if (goodput_of(mdl, in, in->cur_gbs, real, &g, &sol, err) < 0)
+		return -1;
+	if (!(g > 0))
+		return 0;
+	if (hb_optperf_round(mdl, in->cur_gbs, real, split, NULL, err) < 0)
+		return -1;
+	for (size_t i = 0; i < mdl->n; i++)
+		if (split[i] != in->cur_local[i])
+			same = 0;
+	if (same)
+		return 0;
+	d->choice.batch = in->cur_gbs;
+	d->choice.iter_s = sol.iter_s;
+	d->choice.efficiency = hb_optperf_efficiency(in->phi, in->m0, (double)in->cur_gbs);
+	d->choice.goodput = g;
+	d->choice.regime = sol.regime;
+	for (size_t i = 0; i < mdl->n; i++)
+		dl[i] = (double)split[i];
+	d->choice.int_iter_s = hb_optperf_iter_time(mdl, dl);
+	return 1;
+}
+
+/* cfg for total batch b and the integer split on the truth op (iter_s is
+ * the truth's Eq. 7 time of the split, whatever model chose it). */
+static int fill_config(const struct hb_cannikin_input *in, const struct hb_optperf_input *op, long b,
+		       const long *split, struct hb_job_config *cfg, struct hb_error *err)
+{
+	double *dl = malloc(op->cl.n * sizeof(double));
+	int equal = 1;
+
+	if (!dl)
+		return hb_runtime_error(err, "cannikin: out of memory for %zu GPUs", op->cl.n);
+	for (size_t i = 0; i < op->cl.n; i++) {
+		dl[i] = (double)split[i];
+		if (split[i] != split[0])
+			equal = 0;
+	}
+	if (cfg->alloc != in->alloc)
+		memcpy(cfg->alloc, in->alloc, sizeof(int) * (size_t)in->perf->nnodes);
+	cfg->ngpus = (int)op->cl.n;
+	cfg->global_bs = b;
+	cfg->local_bs = equal ? (int)split[0] : 0;
+	free(cfg->gpu_local_bs);
+	cfg->gpu_local_bs = NULL;
+	if (!equal) {
+		if (!(cfg->gpu_local_bs = malloc(op->cl.n * sizeof(int)))) {
+			free(dl);
+			return hb_runtime_error(err, "cannikin: out of memory for %zu GPUs", op->cl.n);
+		}
+		for (size_t i = 0; i < op->cl.n; i++)
+			cfg->gpu_local_bs[i] = (int)split[i];
+	}
+	cfg->iter_s = hb_optperf_iter_time(&op->cl, dl);
+	cfg->overhead_per_iter_s = 0.0;
+	cfg->eff_factor = hb_stats_unequal_factor(in->stats, dl, (int)op->cl.n);
+	format_split(in->perf, op, split, b, cfg->layout, sizeof(cfg->layout));
+	free(dl);
 	return 0;
 }
 
@@ -122,16 +207,22 @@ int hb_cannikin_decide(const struct hb_cannikin_input *in, struct hb_job_config 
 		.b_max = in->max_gbs,
 		.n_candidates = HB_OPTPERF_DEFAULT_CANDIDATES,
 	};
+	const struct hb_optperf_cluster *mdl;
 	struct hb_optperf_input op;
 	long *split = NULL;
 	double *dl = NULL;
-	int rc = -1, equal = 1;
+	int rc = -1, resplit = 0;
 
 	memset(d, 0, sizeof(*d));
 	if (!cfg->alloc)
 		return hb_runtime_error(err, "cannikin: the configuration has no allocation array");
 	if (hb_optperf_from_perf(in->perf, in->alloc, &op, err) < 0)
 		return -1;
+	mdl = in->model ? in->model : &op.cl;
+	if (mdl->n != op.cl.n) {
+		hb_input_error(err, "cannikin: the learned model has %zu GPUs, the allocation %zu", mdl->n, op.cl.n);
+		goto out;
+	}
 	{
 		double cap = 0.0;
 
@@ -152,55 +243,55 @@ int hb_cannikin_decide(const struct hb_cannikin_input *in, struct hb_job_config 
 		hb_runtime_error(err, "cannikin: out of memory for %zu GPUs", op.cl.n);
 		goto out;
 	}
-	if (hb_optperf_choose_batch(&op.cl, &gp, NULL, split, &d->choice, err) < 0) {
+	if (hb_optperf_choose_batch(mdl, &gp, NULL, split, &d->choice, err) < 0) {
 		hb_error_prefix(err, "cannikin: batch range [%ld, %ld], phi %.1f", in->min_gbs, in->max_gbs, in->phi);
 		goto out;
 	}
 	if (local)
 		memcpy(local, split, op.cl.n * sizeof(*split));
 	if (in->cur_gbs > 0) {
-		if (goodput_of(&op.cl, in, in->cur_gbs, dl, &d->cur_goodput, err) < 0)
+		int keep;
+
+		if (goodput_of(mdl, in, in->cur_gbs, dl, &d->cur_goodput, NULL, err) < 0)
 			goto out;
-		if (d->choice.batch == in->cur_gbs) {
-			snprintf(d->why, sizeof(d->why), "phi %.0f: B* %ld is the current batch", in->phi,
-				 d->choice.batch);
+		keep = d->choice.batch == in->cur_gbs || !(d->choice.goodput > in->speedup_threshold * d->cur_goodput);
+		if (keep && in->model && in->cur_local) {
+			struct hb_optperf_choice best = d->choice;
+
+			if ((resplit = resplit_current(mdl, in, dl, split, d, err)) < 0)
+				goto out;
+			if (resplit) {
+				if (local)
+					memcpy(local, split, op.cl.n * sizeof(*split));
+				snprintf(d->why, sizeof(d->why),
+					 "phi %.0f: keep B %ld (B* %ld, goodput x%.4f), new r_opt (OptPerf %.4f s, %s)",
+					 in->phi, in->cur_gbs, best.batch,
+					 d->cur_goodput > 0 ? best.goodput / d->cur_goodput : 0.0, d->choice.iter_s,
+					 hb_optperf_regime_name(d->choice.regime));
+				keep = 0;
+			} else {
+				d->choice = best;
+			}
+		}
+		if (keep) {
+			if (d->choice.batch == in->cur_gbs)
+				snprintf(d->why, sizeof(d->why), "phi %.0f: B* %ld is the current batch", in->phi,
+					 d->choice.batch);
+			else
+				snprintf(d->why, sizeof(d->why), "phi %.0f: B* %ld speedup %.4f <= %.2f over B %ld: keep",
+					 in->phi, d->choice.batch,
+					 d->cur_goodput > 0 ? d->choice.goodput / d->cur_goodput : 0.0,
+					 in->speedup_threshold, in->cur_gbs);
 			rc = 0;
 			goto out;
 		}
-		if (!(d->choice.goodput > in->speedup_threshold * d->cur_goodput)) {
-			snprintf(d->why, sizeof(d->why), "phi %.0f: B* %ld speedup %.4f <= %.2f over B %ld: keep", in->phi,
-				 d->choice.batch, d->cur_goodput > 0 ? d->choice.goodput / d->cur_goodput : 0.0,
-				 in->speedup_threshold, in->cur_gbs);
-			rc = 0;
-			goto out;
-		}
 	}
-	for (size_t i = 0; i < op.cl.n; i++) {
-		dl[i] = (double)split[i];
-		if (split[i] != split[0])
-			equal = 0;
-	}
-	if (cfg->alloc != in->alloc)
-		memcpy(cfg->alloc, in->alloc, sizeof(int) * (size_t)in->perf->nnodes);
-	cfg->ngpus = (int)op.cl.n;
-	cfg->global_bs = d->choice.batch;
-	cfg->local_bs = equal ? (int)split[0] : 0;
-	free(cfg->gpu_local_bs);
-	cfg->gpu_local_bs = NULL;
-	if (!equal) {
-		if (!(cfg->gpu_local_bs = malloc(op.cl.n * sizeof(int)))) {
-			hb_runtime_error(err, "cannikin: out of memory for %zu GPUs", op.cl.n);
-			goto out;
-		}
-		for (size_t i = 0; i < op.cl.n; i++)
-			cfg->gpu_local_bs[i] = (int)split[i];
-	}
-	cfg->iter_s = hb_optperf_iter_time(&op.cl, dl);
-	cfg->overhead_per_iter_s = 0.0;
-	cfg->eff_factor = hb_stats_unequal_factor(in->stats, dl, (int)op.cl.n);
-	format_split(in->perf, &op, split, d->choice.batch, cfg->layout, sizeof(cfg->layout));
+	if (fill_config(in, &op, d->choice.batch, split, cfg, err) < 0)
+		goto out;
 	d->apply = 1;
-	if (in->cur_gbs > 0)
+	if (resplit)
+		; /* why was written by the re-split */
+	else if (in->cur_gbs > 0)
 		snprintf(d->why, sizeof(d->why), "phi %.0f: B %ld -> B* %ld, goodput x%.4f (E %.4f, OptPerf %.4f s, %s)",
 			 in->phi, in->cur_gbs, d->choice.batch,
 			 d->cur_goodput > 0 ? d->choice.goodput / d->cur_goodput : 0.0, d->choice.efficiency,
@@ -217,62 +308,200 @@ out:
 	return rc;
 }
 
-/* Choose B* on the job's GPUs and apply it when the rule says so. */
-static int choose(struct hb_sim *sim, struct hb_sim_job *job, const int *alloc, long cur_gbs, int how,
-		  struct hb_error *err)
-{
-	struct hb_cannikin_input in = {
-		.perf = job->perf,
-		.stats = job->stats,
-		.alloc = alloc,
-		.phi = hb_sim_phi(sim, job, (double)(cur_gbs > 0 ? cur_gbs : job->min_gbs)),
-		.m0 = job->stats->m0,
-		.min_gbs = job->min_gbs,
-		.max_gbs = job->max_gbs,
-		.cur_gbs = cur_gbs,
-		.speedup_threshold = HB_CANNIKIN_SPEEDUP_THRESHOLD,
-	};
-	struct hb_cannikin_decision d;
-	struct hb_job_config cfg;
-	int rc = 0;
+/* ---------------------------------------------------------------------------
+ * The agent: Cannikin's controller on the simulated job
+ */
 
+/* Per job: the truth it measures and the controller that learns from it. */
+struct optperf_state {
+	struct hb_optperf_input truth;  /* the profile's OptPerf cluster on the job's GPUs: what "measuring" returns */
+	struct hb_cannikin_ctl ctl;     /* Cannikin's measurements and fitted model */
+	long *local;                    /* split in use, truth.cl.n entries */
+	int *alloc;                     /* the GPUs the state was built for */
+};
+
+static void optperf_free(struct hb_sim_job *job)
+{
+	struct optperf_state *st = job->agent_state;
+
+	if (!st)
+		return;
+	hb_optperf_input_free(&st->truth);
+	hb_cannikin_ctl_free(&st->ctl);
+	free(st->local);
+	free(st->alloc);
+	free(st);
+	job->agent_state = NULL;
+}
+
+/* One epoch's measurements at the split in use: each GPU's a(b) and P(b)
+ * (Eq. 3) and the communication (γ, T_o, T_u), exact: the simulator's truth
+ * is the same Eq. 7 model, so IVW has nothing to weigh here. */
+static int measure(struct optperf_state *st, struct hb_error *err)
+{
+	const struct hb_optperf_cluster *cl = &st->truth.cl;
+	double *a = malloc(cl->n * sizeof(double)), *p = malloc(cl->n * sizeof(double));
+	struct hb_cannikin_comm_obs comm = {
+		.gamma = cl->gamma, .overlap_s = cl->overlap_comm_s, .last_s = cl->last_comm_s,
+	};
+	int rc;
+
+	if (!a || !p) {
+		free(a);
+		free(p);
+		return hb_runtime_error(err, "optperf: out of memory for %zu GPUs", cl->n);
+	}
+	for (size_t i = 0; i < cl->n; i++) {
+		const struct hb_optperf_node *nd = &cl->node[i];
+		double b = (double)st->local[i];
+
+		a[i] = nd->fwd_per_sample_s * b + nd->fwd_fixed_s;
+		p[i] = nd->bwd_per_sample_s * b + nd->bwd_fixed_s;
+	}
+	rc = hb_cannikin_ctl_observe(&st->ctl, st->local, a, p, &comm, 1, err);
+	free(a);
+	free(p);
+	return rc;
+}
+
+/* Apply total b with the controller's split of the current phase. */
+static int apply_phase_split(struct hb_sim *sim, struct hb_sim_job *job, struct optperf_state *st, long b, int how,
+			     struct hb_error *err)
+{
+	struct hb_cannikin_input in = { .perf = job->perf, .stats = job->stats, .alloc = st->alloc };
+	struct hb_job_config cfg;
+	char why[160];
+	int rc;
+
+	if (hb_cannikin_ctl_split(&st->ctl, b, st->local, err) < 0)
+		return -1;
 	hb_job_config_init(&cfg, job->perf->nnodes);
 	if (!cfg.alloc)
 		return hb_runtime_error(err, "optperf %s: out of memory", job->name);
-	if (hb_cannikin_decide(&in, &cfg, NULL, &d, err) < 0) {
-		hb_error_prefix(err, "optperf %s on %s, epoch %ld", job->name, sim->cl->name, job->epoch);
-		rc = -1;
-	} else if (d.apply) {
+	if ((rc = fill_config(&in, &st->truth, b, st->local, &cfg, err)) == 0) {
 		cfg.overhead_per_iter_s = hb_agent_gns_overhead_s(sim, job, cfg.iter_s);
-		rc = hb_sim_apply(sim, job, &cfg, how, d.why, err);
-	} else {
-		hb_sim_note(sim, job, "adapt", "epoch %ld: %s", job->epoch, d.why);
+		snprintf(why, sizeof(why), "epoch %ld: B %ld, %s (no performance model yet, §4.2)", job->epoch + 1, b,
+			 hb_cannikin_ctl_phase(&st->ctl) == HB_CANNIKIN_EVEN ? "even split" : "Eq. 8 split");
+		rc = hb_sim_apply(sim, job, &cfg, how, why, err);
 	}
 	hb_job_config_free(&cfg);
 	return rc;
 }
 
+/* From the third epoch: B* and r_opt on the fitted model (§4.5). */
+static int choose_on_model(struct hb_sim *sim, struct hb_sim_job *job, struct optperf_state *st, struct hb_error *err)
+{
+	struct hb_optperf_node *nodes = calloc(st->truth.cl.n, sizeof(*nodes));
+	struct hb_optperf_cluster model;
+	long cur = job->cfg.global_bs;
+	struct hb_cannikin_input in = {
+		.perf = job->perf,
+		.stats = job->stats,
+		.alloc = st->alloc,
+		.phi = hb_sim_phi(sim, job, (double)cur),
+		.m0 = job->stats->m0,
+		.min_gbs = job->min_gbs,
+		.max_gbs = job->max_gbs,
+		.cur_gbs = cur,
+		.speedup_threshold = HB_CANNIKIN_SPEEDUP_THRESHOLD,
+		.model = &model,
+		.cur_local = st->local,
+	};
+	struct hb_cannikin_decision d;
+	struct hb_job_config cfg;
+	long *split = malloc(st->truth.cl.n * sizeof(*split));
+	int rc = -1;
+
+	hb_job_config_init(&cfg, job->perf->nnodes);
+	if (!nodes || !split || !cfg.alloc) {
+		hb_runtime_error(err, "optperf %s: out of memory", job->name);
+		goto out;
+	}
+	if (hb_cannikin_ctl_model(&st->ctl, nodes, &model, err) < 0)
+		goto out;
+	/* Identical GPUs get the same batch in epochs 1 and 2, so their fixed
+	 * costs are not identified (a line through the origin makes every B
+	 * equally fast and B would never grow).  On such an allocation Cannikin
+	 * is AdaptDL (§6: "identical to AdaptDL" in homogeneous clusters), and
+	 * AdaptDL's throughput model is what every Pollux-family agent here
+	 * takes from the profile: use the profile's model. */
+	if (!hb_cannikin_ctl_identified(&st->ctl))
+		in.model = &st->truth.cl;
+	if (hb_cannikin_decide(&in, &cfg, split, &d, err) < 0)
+		goto out;
+	if (d.apply) {
+		memcpy(st->local, split, st->truth.cl.n * sizeof(*split));
+		cfg.overhead_per_iter_s = hb_agent_gns_overhead_s(sim, job, cfg.iter_s);
+		rc = hb_sim_apply(sim, job, &cfg, HB_APPLY_INPLACE, d.why, err);
+	} else {
+		hb_sim_note(sim, job, "adapt", "epoch %ld: %s", job->epoch, d.why);
+		rc = 0;
+	}
+out:
+	if (rc < 0)
+		hb_error_prefix(err, "optperf %s on %s, epoch %ld", job->name, sim->cl->name, job->epoch);
+	hb_job_config_free(&cfg);
+	free(split);
+	free(nodes);
+	return rc;
+}
+
+/* Epoch 1 runs at the job's initial batch (Cannikin starts from the user's
+ * B₀, Table 5, like AdaptDL), clipped into what the GPUs hold. */
 static int optperf_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
 {
-	int *alloc = malloc(sizeof(int) * (size_t)job->perf->nnodes);
-	int rc;
+	struct optperf_state *st;
+	long b, lo = 0, hi = 0;
 
-	if (!alloc)
-		return hb_runtime_error(err, "optperf %s: out of memory", job->name);
-	if (job->min_gbs < 1 || job->max_gbs < job->min_gbs) {
-		free(alloc);
+	if (job->min_gbs < 1 || job->max_gbs < job->min_gbs)
 		return hb_input_error(err, "optperf %s: global batch bounds [%ld, %ld] are not a range", job->name,
 				      job->min_gbs, job->max_gbs);
+	optperf_free(job);
+	if (!(st = calloc(1, sizeof(*st))) || !(st->alloc = malloc(sizeof(int) * (size_t)job->perf->nnodes))) {
+		free(st);
+		return hb_runtime_error(err, "optperf %s: out of memory", job->name);
 	}
-	hb_agent_alloc_granted(job, alloc);
-	rc = choose(sim, job, alloc, 0, HB_APPLY_START, err);
-	free(alloc);
-	return rc;
+	job->agent_state = st;
+	hb_agent_alloc_granted(job, st->alloc);
+	if (hb_optperf_from_perf(job->perf, st->alloc, &st->truth, err) < 0 ||
+	    hb_cannikin_ctl_init(&st->ctl, &st->truth.cl, err) < 0)
+		goto fail;
+	if (!(st->local = calloc(st->truth.cl.n, sizeof(long)))) {
+		hb_runtime_error(err, "optperf %s: out of memory", job->name);
+		goto fail;
+	}
+	for (size_t i = 0; i < st->truth.cl.n; i++) {
+		lo += st->truth.cl.node[i].min_batch;
+		hi += st->truth.cl.node[i].max_batch;
+	}
+	if (hi < job->min_gbs) {
+		hb_input_error(err,
+			       "optperf %s: the %zu GPUs hold at most %ld samples per iteration (sum of their memory caps), "
+			       "below minB_G %ld, and Cannikin has no gradient accumulation (the paper never uses it)",
+			       job->name, st->truth.cl.n, hi, job->min_gbs);
+		goto fail;
+	}
+	b = job->min_gbs < lo ? lo : job->min_gbs;
+	if (apply_phase_split(sim, job, st, b, HB_APPLY_START, err) < 0)
+		goto fail;
+	return 0;
+fail:
+	hb_error_prefix(err, "optperf %s on %s", job->name, sim->cl->name);
+	optperf_free(job);
+	return -1;
 }
 
 static int optperf_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
 {
-	return choose(sim, job, job->cfg.alloc, job->cfg.global_bs, HB_APPLY_INPLACE, err);
+	struct optperf_state *st = job->agent_state;
+
+	if (!st)
+		return hb_runtime_error(err, "optperf %s: epoch end before start", job->name);
+	if (measure(st, err) < 0)
+		return -1;
+	if (hb_cannikin_ctl_phase(&st->ctl) == HB_CANNIKIN_EQ8)
+		return apply_phase_split(sim, job, st, job->cfg.global_bs, HB_APPLY_INPLACE, err);
+	return choose_on_model(sim, job, st, err);
 }
 
 const struct hb_agent_ops hb_agent_optperf = {
@@ -284,5 +513,5 @@ const struct hb_agent_ops hb_agent_optperf = {
 	.on_adapt = NULL,
 	.on_epoch_end = optperf_on_epoch_end,
 	.on_round = NULL,
-	.free_state = NULL,
+	.free_state = optperf_free,
 };

@@ -133,6 +133,15 @@ struct hb_cannikin_input {
 	long min_gbs, max_gbs;           /* candidate range of the total batch */
 	long cur_gbs;                    /* current total batch; 0 = first choice (no hysteresis) */
 	double speedup_threshold;        /* switch when goodput(B*) > this × goodput(cur_gbs) */
+	/* Optional, Cannikin's learned model (solver/cannikin_ctl.h): when
+	 * set, B* and the split are chosen on it instead of the profile's
+	 * OptPerf cluster, which stays the truth cfg->iter_s is measured on;
+	 * its nodes are alloc's GPUs in the same order. */
+	const struct hb_optperf_cluster *model;
+	/* Optional with model: the split now in use (one entry per GPU).  When
+	 * B stays, the model's split of the current B replaces it if it
+	 * differs (Cannikin recomputes r_opt every epoch, §4.5). */
+	const long *cur_local;
 };
 
 struct hb_cannikin_decision {

@@ -19,6 +19,7 @@ const struct hb_policy hb_policies[] = {
 	{ "pollux", &hb_agent_pollux, &hb_arbiter_pollux, "Pollux: goodput agent; alone, the JABAS port (all GPUs, batch per epoch); shared, PolluxSched" },
 	{ "pollux-as", &hb_agent_pollux_as, NULL, "Pollux-AS: Pollux plus node-by-node auto-scaling (U 2/3, L 1/2)" },
 	{ "optperf", &hb_agent_optperf, &hb_arbiter_fifo, "Cannikin: OptPerf unequal local batches, goodput-chosen batch (shared: its FIFO grant)" },
+	{ "lbbsp", &hb_agent_lbbsp, &hb_arbiter_fifo, "LB-BSP: fixed global batch, delta = 5 re-balancing slowest -> fastest per epoch, overlap ignored (shared: its FIFO grant)" },
 	{ "static", &hb_agent_static, &hb_arbiter_fifo, "static DDP: fixed global batch, equal local batch on all GPUs" },
 	{ "fifo", &hb_agent_static, &hb_arbiter_fifo, "FIFO with gang placement; jobs keep their requested GPUs and batch" },
 	{ "tiresias", &hb_agent_static, &hb_arbiter_tiresias, "Tiresias 2D-LAS (2 queues, 16 GPU-h); fixed GPUs and batch" },

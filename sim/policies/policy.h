@@ -23,6 +23,8 @@ extern const struct hb_agent_ops hb_agent_jabas;
 extern const struct hb_agent_ops hb_agent_pollux;
 extern const struct hb_agent_ops hb_agent_pollux_as;
 extern const struct hb_agent_ops hb_agent_optperf;
+/* LB-BSP: fixed batch, Δ-step re-balancing per epoch (agent_lbbsp.c). */
+extern const struct hb_agent_ops hb_agent_lbbsp;
 extern const struct hb_agent_ops hb_agent_elastic;
 /* IBM IV-B fixed-batch baseline under the elastic arbiter, one agent per batch
  * setting (agent_elastic_fixed.c): the job's own, Max-BS, Min-BS, Random-BS. */
