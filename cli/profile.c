@@ -22,6 +22,7 @@
 #include "catalog.h"
 #include "cli.h"
 #include "default_db.h"
+#include "fileio.h"     /* hb_path_exists */
 #include "interrupt.h"
 #include "profdb.h"
 #include "progress.h"
@@ -81,6 +82,15 @@ static void usage(FILE *out)
 }
 
 /* Which mode argv asks for, before the analytic parser sees it. */
+/* 1 when a --gpus/--models item names a file: it exists, has a '/' or ends
+ * in ".json" (the catalog's resolver then says what is wrong with it). */
+static int looks_like_file(const char *s)
+{
+	size_t n = strlen(s);
+
+	return hb_path_exists(s) || strchr(s, '/') || (n > 5 && hb_strcaseeq(s + n - 5, ".json"));
+}
+
 static int has_option(int argc, char **argv, const char *name)
 {
 	size_t n = strlen(name);
@@ -164,6 +174,7 @@ int cmd_profile(int argc, char **argv, struct hb_cli *cli)
 	const char *dbpath = NULL;
 	char *gpu_arg = NULL, *model_arg = NULL;
 	char *gpus[MAX_NAMES], *models[MAX_NAMES];
+	int gpu_idx[MAX_NAMES], model_idx[MAX_NAMES]; /* a file's entry in cat, -1: a catalog name */
 	int analytic = 0, use_default = 0, do_show = 0, ng = 0, nm = 0, c, rc;
 	struct hb_catalog cat = { 0 };
 	struct hb_error err = { 0 };
@@ -250,24 +261,61 @@ int cmd_profile(int argc, char **argv, struct hb_cli *cli)
 
 	if (hb_catalog_load_builtin(&cat, &err) < 0)
 		return hb_cli_fail(cli, &err);
+	for (int i = 0; i < MAX_NAMES; i++)
+		gpu_idx[i] = model_idx[i] = -1;
+	/* A name or the user's JSON file, as everywhere else a GPU or model
+	 * is named: a file is loaded into cat, and the generator then works
+	 * on its entry by name. */
+	for (int i = 0; i < ng; i++) {
+		const struct hb_gpu *g;
+
+		if (hb_catalog_gpu(&cat, gpus[i]))
+			continue;
+		if (looks_like_file(gpus[i])) {
+			if (hb_catalog_resolve_gpu(&cat, gpus[i], &g, &err) < 0) {
+				hb_error_prefix(&err, "--gpus");
+				hb_catalog_free(&cat);
+				return hb_cli_fail(cli, &err);
+			}
+			gpu_idx[i] = (int)(g - cat.gpus);
+			continue;
+		}
+		char hint[256];
+
+		hb_catalog_suggest(&cat, 'g', gpus[i], hint, sizeof(hint));
+		hb_catalog_free(&cat);
+		return hb_cli_usage(cli, "profile", "--gpus: unknown GPU '%s' (see 'hetbatch catalog gpus')%s",
+				    gpus[i], hint);
+	}
+	for (int j = 0; j < nm; j++) {
+		const struct hb_model *m;
+
+		if (hb_catalog_model(&cat, models[j]))
+			continue;
+		if (looks_like_file(models[j])) {
+			if (hb_catalog_resolve_model(&cat, models[j], &m, &err) < 0) {
+				hb_error_prefix(&err, "--models");
+				hb_catalog_free(&cat);
+				return hb_cli_fail(cli, &err);
+			}
+			model_idx[j] = (int)(m - cat.models);
+			continue;
+		}
+		char hint[256];
+
+		hb_catalog_suggest(&cat, 'm', models[j], hint, sizeof(hint));
+		hb_catalog_free(&cat);
+		return hb_cli_usage(cli, "profile", "--models: unknown model '%s' (see 'hetbatch catalog models')%s",
+				    models[j], hint);
+	}
+	/* The files' entries by name, once every file is in (loading one may
+	 * move the catalog's arrays, never reorder them). */
 	for (int i = 0; i < ng; i++)
-		if (!hb_catalog_gpu(&cat, gpus[i])) {
-			char hint[256];
-
-			hb_catalog_suggest(&cat, 'g', gpus[i], hint, sizeof(hint));
-			hb_catalog_free(&cat);
-			return hb_cli_usage(cli, "profile", "--gpus: unknown GPU '%s' (see 'hetbatch catalog gpus')%s",
-					    gpus[i], hint);
-		}
+		if (gpu_idx[i] >= 0)
+			gpus[i] = cat.gpus[gpu_idx[i]].name;
 	for (int j = 0; j < nm; j++)
-		if (!hb_catalog_model(&cat, models[j])) {
-			char hint[256];
-
-			hb_catalog_suggest(&cat, 'm', models[j], hint, sizeof(hint));
-			hb_catalog_free(&cat);
-			return hb_cli_usage(cli, "profile", "--models: unknown model '%s' (see 'hetbatch catalog models')%s",
-					    models[j], hint);
-		}
+		if (model_idx[j] >= 0)
+			models[j] = cat.models[model_idx[j]].name;
 
 	t0 = hb_now();
 	/* SIGINT/SIGTERM: the generator rolls back (interrupt.h) */
