@@ -112,7 +112,7 @@ static void usage(FILE *out)
 		"  beside it; the prediction rows go into --db.\n"
 		"  --policy P        jabas, simigrad or static (with --schedule: which run\n"
 		"                    of the results directory)\n"
-		"  --model M, --cluster C  catalog names\n"
+		"  --model M, --cluster C  catalog names or JSON files of your own\n"
 		"  --epochs N        epochs to train (default 2)\n"
 		"  --dataset-size N  samples per epoch (default: the model's)\n"
 		"  --interval P, --gamma G, --alpha A, --min-gbs N, --max-gbs N\n"
@@ -652,8 +652,14 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 				struct hb_catalog c0 = { 0 };
 				const struct hb_cluster *cl;
 
-				if (hb_catalog_load_builtin(&c0, &err) == 0 && (cl = hb_catalog_cluster(&c0, ad.cluster)))
-					o.scale = measured_scale(dbpath, c0.gpus[cl->nodes[0].gpu].name, ad.model);
+				struct hb_error ignored = { 0 }; /* a bad name is reported by hb_cli_live_adapt */
+
+				const struct hb_model *m;
+
+				if (hb_catalog_load_builtin(&c0, &ignored) == 0 &&
+				    hb_catalog_resolve_cluster(&c0, ad.cluster, &cl, &ignored) == 0 &&
+				    hb_catalog_resolve_model(&c0, ad.model, &m, &ignored) == 0)
+					o.scale = measured_scale(dbpath, c0.gpus[cl->nodes[0].gpu].name, m->name);
 				hb_catalog_free(&c0);
 				if (!(o.scale > 0))
 					o.scale = 1;

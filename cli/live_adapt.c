@@ -194,13 +194,15 @@ int hb_cli_live_adapt(struct hb_cli *cli, struct hb_live_opts *o, const struct h
 
 	if (hb_catalog_load_builtin(&cat, &err) < 0)
 		return hb_cli_fail(cli, &err);
-	cl = hb_catalog_cluster(&cat, a->cluster);
-	m = hb_catalog_model(&cat, a->model);
-	if (!cl)
-		rc = hb_input_error(&err, "--cluster '%s' is not a catalog cluster (hetbatch catalog clusters)", a->cluster);
-	else if (!m)
-		rc = hb_input_error(&err, "--model '%s' is not a catalog model (hetbatch catalog models)", a->model);
-	else if (a->segment_in)
+	/* A catalog name or the user's JSON file, as sim and plan take them
+	 * (a segment worker resolves the same paths the driver was given). */
+	if (hb_catalog_resolve_cluster(&cat, a->cluster, &cl, &err) < 0) {
+		hb_error_prefix(&err, "--cluster");
+		rc = -1;
+	} else if (hb_catalog_resolve_model(&cat, a->model, &m, &err) < 0) {
+		hb_error_prefix(&err, "--model");
+		rc = -1;
+	} else if (a->segment_in)
 		rc = run_segment(cli, &cat, cl, m, o, a, &err);
 	else
 		rc = drive(cli, &cat, cl, m, o, a, &err);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileio.h"  /* hb_path_exists */
 #include "replay.h"
 #include "rng.h"
 #include "strutil.h"
@@ -43,6 +44,52 @@ void hb_replay_where(enum hb_trace_format fmt, const char *where, long record, c
 		snprintf(buf, size, "%s:%ld", where, record);
 		break;
 	}
+}
+
+/* 1 when a trace's model field names a file rather than a catalog model:
+ * a '/' or a ".json" ending (the catalog's own test for --model FILE). */
+static int model_is_file(const char *m)
+{
+	size_t n = strlen(m);
+
+	return strchr(m, '/') || (n > 5 && hb_strcaseeq(m + n - 5, ".json"));
+}
+
+int hb_replay_load_models(struct hb_catalog *cat, struct hb_jobspec *specs, long n, enum hb_trace_format fmt,
+			  const char *path, int rename, struct hb_error *err)
+{
+	char dir[4096];
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	if (slash && (size_t)(slash - path) < sizeof(dir) - 1) {
+		memcpy(dir, path, (size_t)(slash - path) + 1);
+		dir[slash - path + 1] = '\0';
+	} else {
+		dir[0] = '\0';
+	}
+	for (long i = 0; i < n; i++) {
+		struct hb_jobspec *s = &specs[i];
+		const struct hb_model *m;
+		char file[sizeof(dir) + sizeof(s->model)], pos[512];
+		int beside;
+
+		if (!s->model[0] || hb_catalog_model(cat, s->model) || !model_is_file(s->model))
+			continue;
+		/* Beside the trace first (a trace and its models travel
+		 * together), then as the working directory sees it. */
+		beside = s->model[0] != '/' && dir[0] &&
+			 (size_t)snprintf(file, sizeof(file), "%s%s", dir, s->model) < sizeof(file) && hb_path_exists(file);
+		if (!beside)
+			hb_strlcpy(file, s->model, sizeof(file));
+		if (hb_catalog_resolve_model(cat, file, &m, err) < 0) {
+			hb_replay_where(fmt, path, s->record, pos, sizeof(pos));
+			hb_error_prefix(err, "%s: field 'model'", pos);
+			return -1;
+		}
+		if (rename)
+			hb_strlcpy(s->model, m->name, sizeof(s->model));
+	}
+	return 0;
 }
 
 /* "cifar10, ncf, ..." for an unknown-model message, cut to fit. */
@@ -197,7 +244,7 @@ static long artifact_order(struct hb_jobspec *specs, long *n)
 	return merged;
 }
 
-int hb_replay_read(const struct hb_catalog *cat, const struct hb_cluster *cl, const char *path,
+int hb_replay_read(struct hb_catalog *cat, const struct hb_cluster *cl, const char *path,
 		   enum hb_trace_format fmt, const struct hb_trace_options *topt, const struct hb_replay_opts *ro,
 		   struct hb_replay *rp, struct hb_error *err)
 {
@@ -217,6 +264,10 @@ int hb_replay_read(const struct hb_catalog *cat, const struct hb_cluster *cl, co
 	hb_trace_close(r);
 	if (rc < 0)
 		return -1;
+	if (hb_replay_load_models(cat, specs, n, got, path, 1, err) < 0) {
+		free(specs);
+		return -1;
+	}
 	if (got == HB_TRACE_EASYSCALE_WORKLOAD && (merged = artifact_order(specs, &n)) < 0) {
 		free(specs);
 		return hb_runtime_error(err, "%s: out of memory", path);

@@ -67,10 +67,19 @@ struct hb_replay {
 
 /* Read path (fmt may be HB_TRACE_AUTO; topt may be NULL) into rp for
  * cluster cl.  An unknown model is an input error naming the trace record
- * ("FILE:LINE: field 'model': value 'X': ..."). */
-int hb_replay_read(const struct hb_catalog *cat, const struct hb_cluster *cl, const char *path,
+ * ("FILE:LINE: field 'model': value 'X': ..."); a model field naming a JSON
+ * file is loaded into cat first (hb_replay_load_models). */
+int hb_replay_read(struct hb_catalog *cat, const struct hb_cluster *cl, const char *path,
 		   enum hb_trace_format fmt, const struct hb_trace_options *topt, const struct hb_replay_opts *ro,
 		   struct hb_replay *rp, struct hb_error *err);
+
+/* Load into cat every model file the specs name (a model field with a '/'
+ * or ending in ".json", as --model FILE): a relative path is looked up
+ * beside the trace file `path` first, then from the working directory.
+ * With rename, each such field becomes the loaded entry's name (so the
+ * specs then only make sense with cat).  Errors name the record. */
+int hb_replay_load_models(struct hb_catalog *cat, struct hb_jobspec *specs, long n, enum hb_trace_format fmt,
+			  const char *path, int rename, struct hb_error *err);
 
 /* The same from specs already in memory (sorted by arrival or not: the
  * order is kept); `where` names them in messages (a file name). */

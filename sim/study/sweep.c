@@ -181,28 +181,30 @@ static int build_cluster(struct hb_sweep *sw, int ci, struct hb_error *err)
 		cluster_info(cat, base, base_name, &sw->info[ci]);
 		return 0;
 	}
-	for (int k = 0; k < sc->nadd; k++) {
-		const struct hb_gpu *g = hb_catalog_gpu(cat, sc->add[k].gpu);
-		char key[32];
-
-		snprintf(key, sizeof(key), "add[%d].gpu", k);
-		if (!g) {
-			char hint[256];
-
-			hb_input_error(err, "unknown GPU type (see 'hetbatch catalog gpus')%s",
-				       hb_catalog_suggest(cat, 'g', sc->add[k].gpu, hint, sizeof(hint)));
-			return field_error(err, cfg, ci, key, sc->add[k].gpu);
-		}
-	}
 	snprintf(name, sizeof(name), "%s-v%d", base_name, ci);
 	if (strlen(name) >= HB_NAME_MAX)
 		snprintf(name, sizeof(name), "sweep-v%d", ci);
 	{
-		/* the catalog keys of the added GPUs (the file may use an alias) */
+		/* the catalog keys of the added GPUs: the file may use an alias,
+		 * or name a GPU file of the user's (loaded into cat here) */
 		struct hb_sweep_cluster canon = *sc;
 
-		for (int k = 0; k < canon.nadd; k++)
-			hb_strlcpy(canon.add[k].gpu, hb_catalog_gpu(cat, sc->add[k].gpu)->name, sizeof(canon.add[k].gpu));
+		for (int k = 0; k < sc->nadd; k++) {
+			const struct hb_gpu *g = hb_catalog_gpu(cat, sc->add[k].gpu);
+			char key[32];
+
+			snprintf(key, sizeof(key), "add[%d].gpu", k);
+			if (!g && hb_path_exists(sc->add[k].gpu) && hb_catalog_resolve_gpu(cat, sc->add[k].gpu, &g, err) < 0)
+				return field_error(err, cfg, ci, key, sc->add[k].gpu);
+			if (!g) {
+				char hint[256];
+
+				hb_input_error(err, "unknown GPU type (see 'hetbatch catalog gpus')%s",
+					       hb_catalog_suggest(cat, 'g', sc->add[k].gpu, hint, sizeof(hint)));
+				return field_error(err, cfg, ci, key, sc->add[k].gpu);
+			}
+			hb_strlcpy(canon.add[k].gpu, g->name, sizeof(canon.add[k].gpu));
+		}
 		doc = variant_json(cat, base, &canon, name, err);
 	}
 	if (!doc)
@@ -226,6 +228,59 @@ static int build_cluster(struct hb_sweep *sw, int ci, struct hb_error *err)
 
 /* The profile files: --db's, or the user's database over the default made
  * current for the built-in catalog plus the base clusters' files. */
+/* 1 when array (of catalog entries) has one named name. */
+static int in_array(const cJSON *array, const char *name)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, array) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "name");
+
+		if (cJSON_IsString(v) && strcmp(v->valuestring, name) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Into pcat (the profile database's catalog), every GPU and model of the
+ * clusters' catalogs that it lacks: the user's files an added node group
+ * or the trace named (build_cluster, build_replays), so the database has
+ * their analytic rows too. */
+static int copy_user_entries(const struct hb_sweep *sw, struct hb_catalog *pcat, struct hb_error *err)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON *gpus = doc ? cJSON_AddArrayToObject(doc, "gpus") : NULL;
+	cJSON *models = doc ? cJSON_AddArrayToObject(doc, "models") : NULL;
+	char *text;
+	int n = 0, rc, oom = !gpus || !models;
+
+	for (int ci = 0; ci < sw->cfg->nclusters && !oom; ci++) {
+		const struct hb_catalog *cat = &sw->cats[ci];
+
+		for (int i = 0; i < cat->ngpus && !oom; i++)
+			if (!hb_catalog_gpu(pcat, cat->gpus[i].name) && !in_array(gpus, cat->gpus[i].name)) {
+				cJSON *e = hb_gpu_to_json(&cat->gpus[i]);
+
+				oom = !e || !cJSON_AddItemToArray(gpus, e);
+				n++;
+			}
+		for (int i = 0; i < cat->nmodels && !oom; i++)
+			if (!hb_catalog_model(pcat, cat->models[i].name) && !in_array(models, cat->models[i].name)) {
+				cJSON *e = hb_model_to_json(&cat->models[i]);
+
+				oom = !e || !cJSON_AddItemToArray(models, e);
+				n++;
+			}
+	}
+	text = oom || n == 0 ? NULL : cJSON_PrintUnformatted(doc);
+	cJSON_Delete(doc);
+	if (oom || (n > 0 && !text))
+		return hb_runtime_error(err, "sweep: out of memory");
+	rc = n > 0 ? hb_catalog_load_json(pcat, text, strlen(text), "the sweep's GPU and model files", err) : 0;
+	free(text);
+	return rc;
+}
+
 static int profile_db(struct hb_sweep *sw, const char *db_path, struct hb_error *err)
 {
 	const struct hb_sweep_config *cfg = sw->cfg;
@@ -247,6 +302,8 @@ static int profile_db(struct hb_sweep *sw, const char *db_path, struct hb_error 
 		    hb_catalog_resolve_cluster(&pcat, cfg->clusters[ci].base, &cl, err) < 0)
 			rc = field_error(err, cfg, ci, "base", cfg->clusters[ci].base_echo);
 	}
+	if (rc == 0)
+		rc = copy_user_entries(sw, &pcat, err);
 	if (rc == 0 && hb_profile_files_resolve(&pcat, NULL, &sw->profiles, err) < 0)
 		rc = -1;
 	hb_catalog_free(&pcat);
@@ -298,6 +355,14 @@ static int build_replays(struct hb_sweep *sw, struct hb_error *err)
 		if (rc < 0)
 			return -1;
 		sw->trace_read = file_n;
+		/* Model files the trace names go into every cluster's catalog,
+		 * then the fields take their entries' names. */
+		for (int ci = 0; ci < cfg->nclusters; ci++)
+			if (hb_replay_load_models(&sw->cats[ci], file_specs, file_n, sw->format, t->file,
+						  ci == cfg->nclusters - 1, err) < 0) {
+				free(file_specs);
+				return -1;
+			}
 	} else {
 		sw->format = HB_TRACE_SYNTHETIC;
 	}
@@ -349,7 +414,8 @@ int hb_sweep_setup(struct hb_sweep *sw, const struct hb_sweep_config *cfg, const
 	for (int ci = 0; ci < cfg->nclusters; ci++)
 		if (build_cluster(sw, ci, err) < 0)
 			return -1;
-	if (profile_db(sw, db_path, err) < 0 || build_replays(sw, err) < 0)
+	/* the replays first: they load the model files the trace names */
+	if (build_replays(sw, err) < 0 || profile_db(sw, db_path, err) < 0)
 		return -1;
 	return 0;
 }

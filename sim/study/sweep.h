@@ -69,7 +69,8 @@
 
 /* Nodes added to a base cluster. */
 struct hb_sweep_add {
-	char gpu[HB_NAME_MAX];          /* catalog GPU name (an alias in the file becomes the catalog key) */
+	char gpu[HB_SWEEP_PATH_MAX];    /* catalog GPU name (an alias in the file becomes the catalog key),
+					   or a GPU JSON file resolved against the config's directory */
 	int nodes;                      /* nodes of this kind, >= 1 */
 	int gpus_per_node;              /* >= 1 */
 };

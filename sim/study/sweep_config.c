@@ -270,6 +270,15 @@ static int parse_cluster(const cJSON *c, int ci, const char *file, const char *d
 				cJSON_Delete(ae);
 				return -1;
 			}
+			if (looks_like_file(a->gpu)) {
+				char echo[HB_SWEEP_PATH_MAX];
+
+				if (hb_sw_get_file(it, "gpu", file, apre, dir, a->gpu, sizeof(a->gpu), echo, sizeof(echo),
+						   err) < 0) {
+					cJSON_Delete(ae);
+					return -1;
+				}
+			}
 			a->nodes = (int)nodes;
 			a->gpus_per_node = (int)per;
 			cJSON_AddStringToObject(o, "gpu", a->gpu);
