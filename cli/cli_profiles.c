@@ -1,6 +1,7 @@
 /*
  * cli_profiles.c: the -v lines on profile sources (see cli_profiles.h).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli_profiles.h"
@@ -60,4 +61,44 @@ void hb_cli_log_profiles(const struct hb_cli *cli, struct hb_profdb *db, const s
 				log_pair(cli, db, cat->gpus[cl->nodes[k].gpu].name, models[mi]->name);
 		}
 	}
+}
+
+int hb_cli_profile_uses(struct hb_profdb *db, const struct hb_catalog *cat, const struct hb_cluster *cl,
+			const struct hb_model *const *models, int nmodels, struct hb_profile_use **out, int *n,
+			struct hb_error *err)
+{
+	struct hb_profile_use *u = calloc((size_t)(cl->nnodes > 0 ? cl->nnodes : 1) * (size_t)(nmodels > 0 ? nmodels : 1),
+					  sizeof(*u));
+	int k = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!u)
+		return hb_runtime_error(err, "out of memory");
+	for (int mi = 0; mi < nmodels; mi++)
+		for (int i = 0; i < cl->nnodes; i++) {
+			int seen = 0;
+
+			if (cl->nodes[i].gpu < 0 || cl->nodes[i].gpu >= cat->ngpus)
+				continue;
+			for (int j = 0; j < i && !seen; j++)
+				seen = cl->nodes[j].gpu == cl->nodes[i].gpu;
+			if (seen)
+				continue;
+			if (hb_profdb_profile_use(db, cat->gpus[cl->nodes[i].gpu].name, models[mi]->name, &u[k], err) < 0) {
+				free(u);
+				return -1;
+			}
+			k++;
+		}
+	*out = u;
+	*n = k;
+	return 0;
+}
+
+void hb_cli_note_user_db(const struct hb_cli *cli, const char *path)
+{
+	hb_warn(&cli->log, "plan, sim, sweep and live without --db now read %s: for every GPU x model it holds, its "
+		"rows replace the analytic profiles (results name the source under \"profiles\"; --db FILE "
+		"chooses another database)", path);
 }

@@ -8,6 +8,7 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "cli_profiles.h" /* hb_cli_note_user_db */
 #include "default_db.h" /* defines: hb_user_profdb_for_writing, hb_is_user_profdb */
 #include "fileio.h"     /* defines: hb_path_exists */
 #include "import.h"
@@ -183,7 +184,9 @@ int cmd_import(int argc, char **argv, struct hb_cli *cli)
 		return hb_cli_fail(cli, &err);
 	}
 	print_stats(cli, kind, path, db_path, &stats);
-	if (db_path != user_db && !hb_is_user_profdb(db_path)) {
+	if (db_path == user_db || hb_is_user_profdb(db_path)) {
+		hb_cli_note_user_db(cli, db_path);
+	} else {
 		/* issue 17 item 1: say where later commands will not look */
 		char where[4096];
 		struct hb_error e2 = { 0 };

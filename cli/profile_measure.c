@@ -21,6 +21,7 @@
 #include "analytic.h"
 #include "catalog.h"
 #include "cli.h"
+#include "cli_profiles.h" /* hb_cli_note_user_db */
 #include "default_db.h" /* defines: hb_user_profdb_for_writing */
 #include "interrupt.h"
 #include "measure.h"
@@ -312,6 +313,8 @@ int hb_cmd_profile_measure(int argc, char **argv, struct hb_cli *cli)
 		       st.dropped);
 	printf("multi-GPU all-reduce curves: mpirun -np N hetbatch profile allreduce --backend %s, or hetbatch "
 	       "import nccl-tests\n", req.backend);
+	if (dbpath == user_db)
+		hb_cli_note_user_db(cli, dbpath);
 	return 0;
 }
 

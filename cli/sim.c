@@ -1167,6 +1167,8 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	struct hb_sim_opts so = *so_in;
 	struct trace_cmd c;
 	struct hb_trace_results res;
+	struct hb_profile_use *uses = NULL; /* what each GPU type x model read (hb_cli_profile_uses) */
+	int nuses = 0;
 	struct hb_results_stream *out = NULL;
 	struct hb_outset os = { 0 };
 	struct hb_error err = { 0 }, first_fail = { 0 };
@@ -1211,12 +1213,18 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 		rc = hb_cli_fail(cli, &err);
 		goto out;
 	}
-	if (cli->log.level >= HB_LOG_INFO) {
-		/* -v: the profile sources of every model the replay runs */
+	{
+		/* The profile of every model the replay runs: -v names each
+		 * source, the results record them (issue 39). */
 		const struct hb_model **used = calloc((size_t)c.cat.nmodels + 1, sizeof(*used));
 		int nused = 0;
 
-		for (long j = 0; used && j < c.rp.njobs; j++) {
+		if (!used) {
+			hb_runtime_error(&err, "out of memory");
+			rc = hb_cli_fail(cli, &err);
+			goto out;
+		}
+		for (long j = 0; j < c.rp.njobs; j++) {
 			int seen = 0;
 
 			for (int k = 0; k < nused && !seen; k++)
@@ -1224,8 +1232,13 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 			if (!seen && nused < c.cat.nmodels)
 				used[nused++] = c.rp.jobs[j].model;
 		}
-		hb_cli_log_profiles(cli, c.db, &c.cat, cl, used, used ? nused : 0);
+		hb_cli_log_profiles(cli, c.db, &c.cat, cl, used, nused);
+		rc = hb_cli_profile_uses(c.db, &c.cat, cl, used, nused, &uses, &nuses, &err);
 		free(used);
+		if (rc < 0) {
+			rc = hb_cli_fail(cli, &err);
+			goto out;
+		}
 	}
 	/* Every replay has its jobs now: the trace's records go. */
 	hb_replay_drop_jobs(&c.rp);
@@ -1276,6 +1289,8 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	res.fairness = !a->no_fairness;
 	res.record_wall = a->record_wall;
 	res.events = a->events;
+	res.profiles = uses;
+	res.nprofiles = nuses;
 	if (a->json) {
 		cJSON *doc = hb_trace_results_json(&res);
 		int bad = hb_json_print(stdout, doc, &err);
@@ -1311,6 +1326,7 @@ out:
 	hb_results_stream_abort(out); /* nothing half-written: no file, no directory it made */
 	hb_outset_abort(&os);
 	trace_cmd_free(&c);
+	free(uses);
 	if (hb_interrupted())
 		rc = published ? hb_cli_interrupted(cli, "sim", "the results were complete: %s holds the new set", a->out)
 		     : a->out ? hb_cli_interrupted(cli, "sim", "nothing written; %s left as it was", a->out)
@@ -1327,10 +1343,13 @@ struct sim_cmd {
 	int *inited;                   /* 1 where sims[i] needs hb_sim_free */
 	struct hb_run_result *runs;
 	int nruns;
+	struct hb_profile_use *uses;   /* what each GPU type x model read (hb_cli_profile_uses) */
+	int nuses;
 };
 
 static void sim_cmd_free(struct sim_cmd *c)
 {
+	free(c->uses);
 	for (int i = 0; i < c->nruns; i++)
 		if (c->inited && c->inited[i])
 			hb_sim_free(&c->sims[i]);
@@ -1373,6 +1392,8 @@ static int setup(const struct hb_cli *cli, struct sim_cmd *c, const struct sim_a
 	if (hb_default_profdb(&c->cat, a->db, &c->db, err) < 0)
 		return -1;
 	hb_cli_log_profiles(cli, c->db, &c->cat, cl, models, nm);
+	if (hb_cli_profile_uses(c->db, &c->cat, cl, models, nm, &c->uses, &c->nuses, err) < 0)
+		return -1;
 	c->nruns = nm * np;
 	c->sims = calloc((size_t)c->nruns, sizeof(*c->sims));
 	c->inited = calloc((size_t)c->nruns, sizeof(*c->inited));
@@ -1626,6 +1647,8 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 	res.nruns = c.nruns;
 	res.record_wall = a.record_wall;
 	res.events = a.events;
+	res.profiles = c.uses;
+	res.nprofiles = c.nuses;
 	if (a.json) {
 		cJSON *doc = hb_results_summary_json(&res);
 		int bad = hb_json_print(stdout, doc, &err);

@@ -20,6 +20,7 @@
  * readers name the bare table, which is the TEMP view (section 2).
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@
 #include <sqlite3.h>
 
 #include "db.h"
+#include "default_db.h" /* hb_is_default_profdb */
 #include "hb_config.h"   /* HB_VERSION, recorded in run.tool_version */
 #include "profdb.h"
 #include "strutil.h"
@@ -1285,6 +1287,86 @@ int hb_profdb_compute_origin(struct hb_profdb *db, const char *gpu, const char *
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_error(db, err, "read compute");
+}
+
+/* FNV-1a 64 over a printed value and a separator. */
+static uint64_t fnv_add(uint64_t h, const char *fmt, ...)
+{
+	char buf[128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	for (const char *c = buf; *c; c++) {
+		h ^= (unsigned char)*c;
+		h *= 0x100000001b3ULL;
+	}
+	h ^= (unsigned char)'|';
+	return h * 0x100000001b3ULL;
+}
+
+int hb_profdb_profile_use(struct hb_profdb *db, const char *gpu, const char *model, struct hb_profile_use *out,
+			  struct hb_error *err)
+{
+	struct hb_profdb_origin o;
+	struct hb_compute_row *cr = NULL;
+	struct hb_memory_row *mr = NULL;
+	struct hb_placement_row *pr = NULL;
+	struct hb_scalability_row *sr = NULL;
+	int found, nc = 0, nm = 0, np = 0, ns = 0, rc = -1;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	memset(out, 0, sizeof(*out));
+	hb_strlcpy(out->gpu, gpu, sizeof(out->gpu));
+	hb_strlcpy(out->model, model, sizeof(out->model));
+	if (hb_profdb_compute_origin(db, gpu, model, &o, &found, err) < 0 ||
+	    hb_profdb_get_compute(db, gpu, model, &cr, &nc, err) < 0 ||
+	    hb_profdb_get_memory(db, gpu, model, &mr, &nm, err) < 0 ||
+	    hb_profdb_get_placements(db, model, &pr, &np, err) < 0 ||
+	    hb_profdb_get_scalability(db, model, &sr, &ns, err) < 0)
+		goto out;
+	if (found) {
+		const char *slash = o.path ? strrchr(o.path, '/') : NULL;
+
+		hb_strlcpy(out->source, o.source, sizeof(out->source));
+		hb_strlcpy(out->file, slash ? slash + 1 : o.path ? o.path : "", sizeof(out->file));
+		out->layer = o.layer;
+		out->builtin = o.path && hb_is_default_profdb(o.path);
+		out->run_id = o.run_id;
+		out->rows = o.rows;
+	}
+	for (int i = 0; i < nc; i++) {
+		const struct hb_compute_row *r = &cr[i];
+
+		h = fnv_add(h, "c %d %d %s", r->local_bs, r->n_vsw, r->source);
+		h = fnv_add(h, "%.17g %.17g %.17g %.17g", r->fwd_s, r->bwd_s, r->data_s, r->update_s);
+		h = fnv_add(h, "%.17g %.17g %.17g %.17g", r->copy_s, r->bn_s, r->total_s, r->mem_bytes);
+	}
+	for (int i = 0; i < nm; i++)
+		h = fnv_add(h, "m %d %d %s", mr[i].local_bs, mr[i].max_vsw, mr[i].source);
+	for (int i = 0; i < np; i++) {
+		if (strcmp(pr[i].gpu, gpu) != 0)
+			continue;
+		out->measured++;
+		h = fnv_add(h, "p %s %d %.17g %.17g %s", pr[i].placement, pr[i].local_bs, pr[i].step_s, pr[i].sync_s,
+			    pr[i].source);
+	}
+	for (int i = 0; i < ns; i++) {
+		if (strcmp(sr[i].gpu, gpu) != 0)
+			continue;
+		out->measured++;
+		h = fnv_add(h, "s %d %d %d %.17g %.17g %s", sr[i].num_nodes, sr[i].num_replicas, sr[i].local_bs,
+			    sr[i].step_s, sr[i].sync_s, sr[i].source);
+	}
+	out->digest = h;
+	rc = 0;
+out:
+	free(cr);
+	free(mr);
+	free(pr);
+	free(sr);
+	return rc;
 }
 
 int hb_profdb_get_memory(struct hb_profdb *db, const char *gpu, const char *model,

@@ -105,6 +105,28 @@ struct hb_profdb_origin {
 int hb_profdb_compute_origin(struct hb_profdb *db, const char *gpu, const char *model,
 			     struct hb_profdb_origin *out, int *found, struct hb_error *err);
 
+/* What a result records of the profile it was made from, per GPU type x
+ * model (issue 39): where the compute rows came from, and a digest of every
+ * row a reader takes for the pair, so two results made from different
+ * profiles never look alike even when the files have the same names. */
+struct hb_profile_use {
+	char gpu[64];
+	char model[64];
+	char source[32];    /* the compute rows' source; "" when there are none */
+	char file[256];     /* base name of the layer's file holding them ("" when none) */
+	int layer;          /* that layer (0 = the first file) */
+	int builtin;        /* 1: that file is the cached analytic database (default_db.h) */
+	int64_t run_id;     /* run of the first compute row, 0 if none */
+	long rows;          /* compute rows */
+	long measured;      /* Pollux-style measured rows of the GPU: placement + scalability */
+	uint64_t digest;    /* FNV-1a 64 over the compute, memory, placement and scalability rows
+			       readers take for the pair, values printed with %.17g */
+};
+
+/* Fill *out for (gpu, model). */
+int hb_profdb_profile_use(struct hb_profdb *db, const char *gpu, const char *model, struct hb_profile_use *out,
+			  struct hb_error *err);
+
 int hb_profdb_begin(struct hb_profdb *db, struct hb_error *err);
 int hb_profdb_commit(struct hb_profdb *db, struct hb_error *err);
 void hb_profdb_rollback(struct hb_profdb *db);

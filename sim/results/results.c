@@ -408,6 +408,8 @@ int hb_res_trace_view_init(struct trace_view *tv, const struct hb_trace_results 
 	tv->base.runs = tv->bruns;
 	tv->base.nruns = tr->nruns;
 	tv->base.record_wall = tr->record_wall;
+	tv->base.profiles = tr->profiles;
+	tv->base.nprofiles = tr->nprofiles;
 	return 0;
 }
 

@@ -64,6 +64,7 @@
 #include <cjson/cJSON.h>
 
 #include "metrics.h"
+#include "profdb.h" /* struct hb_profile_use */
 #include "sim.h"
 
 #define HB_RESULTS_FORMAT "hetbatch-sim-results/1"  /* meta.format and summary.json "format" */
@@ -127,6 +128,8 @@ struct hb_results {
 	int nruns;
 	int record_wall;             /* 1: store wall_s in runs.wall_s (files then differ run to run) */
 	enum hb_events_level events; /* what of the records is written (default all) */
+	const struct hb_profile_use *profiles; /* per GPU type x model the runs read (borrowed); NULL: none */
+	int nprofiles;
 };
 
 /* ---- knobs ------------------------------------------------------------- */
@@ -309,6 +312,8 @@ struct hb_trace_results {
 	int fairness;                   /* 1: rho was computed */
 	int record_wall;                /* 1: store decision times in cluster_summary.sched_ms_per_round */
 	enum hb_events_level events;    /* what of the records is written (default all) */
+	const struct hb_profile_use *profiles; /* per GPU type x model the runs read (borrowed); NULL: none */
+	int nprofiles;
 };
 
 /* The comparison table (one row per policy), the per-model JCT table,
@@ -317,6 +322,15 @@ void hb_trace_results_print(FILE *out, const struct hb_trace_results *r);
 
 /* summary.json's document; NULL when out of memory. */
 cJSON *hb_trace_results_json(const struct hb_trace_results *r);
+
+/* The "profiles" array of summary.json (one object per hb_profile_use: gpu,
+ * model, source, file, run_id, rows, measured_rows, digest as 16 hex
+ * digits); NULL when out of memory. */
+cJSON *hb_results_profiles_json(const struct hb_profile_use *u, int n);
+/* The line above a table naming the profiles when any is not the built-in
+ * analytic one ("profiles: t4 x cifar10 import:pollux (profiles.db, run 3),
+ * ..."), or nothing; wrapped at the pairs. */
+void hb_results_print_profiles(FILE *out, const struct hb_profile_use *u, int n);
 
 /* Policies with a block in trace-<what>.dat ("jct", "util" or "rho"), space
  * separated into buf, in block order; returns how many. */

@@ -16,6 +16,10 @@
 
 static const char *const schema =
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+	/* What profile each GPU type x model read (profdb.h, hb_profile_use). */
+	"CREATE TABLE profiles(gpu TEXT NOT NULL, model TEXT NOT NULL, source TEXT NOT NULL, file TEXT NOT NULL,"
+	" builtin INTEGER NOT NULL, run_id INTEGER, rows INTEGER NOT NULL, measured_rows INTEGER NOT NULL,"
+	" digest TEXT NOT NULL, PRIMARY KEY(gpu, model));"
 	"CREATE TABLE runs(run_id INTEGER PRIMARY KEY, cluster TEXT NOT NULL, model TEXT NOT NULL,"
 	" policy TEXT NOT NULL, seed INTEGER NOT NULL, knobs_json TEXT NOT NULL,"
 	" wall_s REAL,"           /* NULL unless asked for: it would break reproducibility */
@@ -403,6 +407,38 @@ out:
 	return rc;
 }
 
+/* ---- profiles ---------------------------------------------------------------------------- */
+
+static int db_profiles(sqlite3 *db, const struct hb_results *r, struct hb_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = 0;
+
+	if (r->nprofiles == 0)
+		return 0;
+	if (hb_db_prepare(db, "INSERT INTO profiles VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &st, err) < 0)
+		return -1;
+	for (int i = 0; i < r->nprofiles && rc == 0; i++) {
+		const struct hb_profile_use *u = &r->profiles[i];
+		char hex[24];
+
+		snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)u->digest);
+		bind_text(st, 1, u->gpu);
+		bind_text(st, 2, u->model);
+		bind_text(st, 3, u->source);
+		bind_text(st, 4, u->file);
+		sqlite3_bind_int(st, 5, u->builtin);
+		if (u->run_id)
+			sqlite3_bind_int64(st, 6, u->run_id);
+		sqlite3_bind_int64(st, 7, u->rows);
+		sqlite3_bind_int64(st, 8, u->measured);
+		bind_text(st, 9, hex);
+		rc = step(db, st, err);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 /* ---- the end ---------------------------------------------------------------------------- */
 
 /* The database's end: meta, runs, jobs and the summary tables (a trace
@@ -436,6 +472,8 @@ int hb_res_db_finish(sqlite3 *db, const struct hb_results *r, const struct srow 
 		goto out;
 	/* Only a reduced file says so: the default's files stay as they were. */
 	if (lv != HB_EVENTS_ALL && db_meta(db, st[ST_META], "events", hb_events_level_name(lv), err) < 0)
+		goto out;
+	if (db_profiles(db, r, err) < 0)
 		goto out;
 	for (int i = 0; i < r->nruns; i++) {
 		size_t ne = i < ncount ? count[2 * i] : 0, ns = i < ncount ? count[2 * i + 1] : 0;

@@ -63,6 +63,51 @@ static cJSON *row_json(const struct srow *s)
 	return o;
 }
 
+cJSON *hb_results_profiles_json(const struct hb_profile_use *u, int n)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (int i = 0; arr && i < n; i++) {
+		cJSON *o = cJSON_CreateObject();
+		char hex[24];
+
+		if (!o || !cJSON_AddItemToArray(arr, o)) {
+			cJSON_Delete(o);
+			cJSON_Delete(arr);
+			return NULL;
+		}
+		snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)u[i].digest);
+		cJSON_AddStringToObject(o, "gpu", u[i].gpu);
+		cJSON_AddStringToObject(o, "model", u[i].model);
+		cJSON_AddStringToObject(o, "source", u[i].source);
+		cJSON_AddStringToObject(o, "file", u[i].file);
+		cJSON_AddBoolToObject(o, "builtin", u[i].builtin);
+		cJSON_AddNumberToObject(o, "run_id", (double)u[i].run_id);
+		cJSON_AddNumberToObject(o, "rows", (double)u[i].rows);
+		cJSON_AddNumberToObject(o, "measured_rows", (double)u[i].measured);
+		if (!cJSON_AddStringToObject(o, "digest", hex)) {
+			cJSON_Delete(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+/* root's "profiles" (only when the command recorded them); 0 when out of memory. */
+static int add_profiles(cJSON *root, const struct hb_profile_use *u, int n)
+{
+	cJSON *arr;
+
+	if (!u)
+		return 1;
+	arr = hb_results_profiles_json(u, n);
+	if (!arr || !cJSON_AddItemToObject(root, "profiles", arr)) {
+		cJSON_Delete(arr);
+		return 0;
+	}
+	return 1;
+}
+
 cJSON *hb_res_summary_json_rows(const struct hb_results *r, const struct srow *rows, size_t nrows)
 {
 	const char *models[256];
@@ -81,6 +126,10 @@ cJSON *hb_res_summary_json_rows(const struct hb_results *r, const struct srow *r
 	knobs = hb_res_knobs_json(r);
 	if (!knobs || !cJSON_AddItemToObject(root, "knobs", knobs)) {
 		cJSON_Delete(knobs);
+		cJSON_Delete(root);
+		return NULL;
+	}
+	if (!add_profiles(root, r->profiles, r->nprofiles)) {
 		cJSON_Delete(root);
 		return NULL;
 	}
@@ -267,6 +316,10 @@ cJSON *hb_trace_results_json(const struct hb_trace_results *r)
 	cJSON_AddBoolToObject(root, "fairness", r->fairness);
 	if (!cJSON_AddItemToObject(root, "knobs", knobs)) {
 		cJSON_Delete(knobs);
+		cJSON_Delete(root);
+		return NULL;
+	}
+	if (!add_profiles(root, r->profiles, r->nprofiles)) {
 		cJSON_Delete(root);
 		return NULL;
 	}

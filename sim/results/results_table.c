@@ -20,6 +20,56 @@ static void print_rel(FILE *out, double v)
 		fprintf(out, " %7s", "-");
 }
 
+void hb_results_print_profiles(FILE *out, const struct hb_profile_use *u, int n)
+{
+	int any = 0, col = 0;
+
+	for (int i = 0; i < n && !any; i++)
+		any = !u[i].builtin || strcmp(u[i].source, "analytic") != 0;
+	if (!any)
+		return;
+	fputs("profiles:", out);
+	col = 9;
+	for (int i = 0; i < n; i++) {
+		char item[512];
+		int len;
+
+		if (!u[i].source[0])
+			len = snprintf(item, sizeof(item), " %s x %s none", u[i].gpu, u[i].model);
+		else if (u[i].run_id)
+			len = snprintf(item, sizeof(item), " %s x %s %s (%s, run %lld)", u[i].gpu, u[i].model, u[i].source,
+				       u[i].file, (long long)u[i].run_id);
+		else
+			len = snprintf(item, sizeof(item), " %s x %s %s (%s)", u[i].gpu, u[i].model, u[i].source, u[i].file);
+		if (col > 9 && col + len + 1 > 118) {
+			fputs(",\n         ", out);
+			col = 9;
+		} else if (i) {
+			fputc(',', out);
+			col++;
+		}
+		fputs(item, out);
+		col += len;
+	}
+	fputc('\n', out);
+}
+
+/* The profiles line of one model's table (the pairs of that model). */
+static void print_model_profiles(FILE *out, const struct hb_results *r, const char *model)
+{
+	int first = -1, n = 0;
+
+	for (int i = 0; i < r->nprofiles; i++)
+		if (strcmp(r->profiles[i].model, model) == 0) {
+			if (first < 0)
+				first = i;
+			n++;
+		}
+	/* hb_cli_profile_uses writes a model's pairs together */
+	if (first >= 0)
+		hb_results_print_profiles(out, r->profiles + first, n);
+}
+
 void hb_results_print(FILE *out, const struct hb_results *r)
 {
 	const char *models[256];
@@ -41,6 +91,7 @@ void hb_results_print(FILE *out, const struct hb_results *r)
 		hb_results_knob_line(r, models[mi], line, sizeof(line));
 		fprintf(out, "%scluster %s, model %s, seed %llu; %s  (* = non-default)\n", mi ? "\n" : "", r->cluster,
 			models[mi], (unsigned long long)r->seed, line);
+		print_model_profiles(out, r, models[mi]);
 		snprintf(th, sizeof(th), "t/%.5s", refname);
 		snprintf(ch, sizeof(ch), "$/%.5s", refname);
 		fprintf(out, "%-12s %9s %10s %9s %6s %11s %9s %9s %8s %8s %7s %7s %8s\n", "policy", "time(h)", "cost($)",
@@ -117,6 +168,7 @@ void hb_trace_results_print(FILE *out, const struct hb_trace_results *r)
 		fprintf(out, " (%ld models drawn by GPU-time class)", r->assigned);
 	fprintf(out, ", seed %llu, load %g, filters: %s\n%s  (* = non-default)\n", (unsigned long long)r->seed, r->load,
 		r->filters, line);
+	hb_results_print_profiles(out, r->profiles, r->nprofiles);
 	fprintf(out, "%-12s %5s %5s %5s %8s %8s %8s %9s %8s %9s %9s %6s %8s %7s %7s %9s %8s\n", "policy", "jobs", "done",
 		"drop", "JCT(h)", "med(h)", "p99(h)", "makespan", "queue(h)", "GPU-h", "cost($)", "util%", "rst/job",
 		"rho50", "rho99", "ms/round", "wall(s)");
