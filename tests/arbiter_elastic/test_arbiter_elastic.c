@@ -376,7 +376,8 @@ static void test_fixed_batch_job_runs_on_fixed_count(void **state)
  * 4 + 4 (S: 3.82 + 2.78 beats 7 + 1 and 6 + 2); C (resnet50-cifar100, short;
  * per-GPU batch at most 32, the catalog's max_lbs) arrives and takes 1 of B's
  * GPUs (A 4, B 3, C 1: its S(2) does not pay for the GPU B loses): A keeps
- * its GPUs and is not restarted, B is resized once and finishes first.  When
+ * its GPUs and is not restarted, B is resized once and finishes first, and
+ * C grows into B's GPUs at the next tick.  When
  * B and C are gone A grows to 8 GPUs, at the next tick after the last of
  * them finished, not before. */
 static void test_respread_and_no_restart_when_unchanged(void **state)
@@ -408,7 +409,8 @@ static void test_respread_and_no_restart_when_unchanged(void **state)
 	assert_int_equal(b->restarts, 1);
 	assert_int_equal(b->ngrant, 3);
 	assert_true(b->finish_s < c->finish_s);
-	assert_int_equal(c->ngrant, 1);
+	assert_int_equal(count_events(&sim, 2, "resize"), 1);
+	assert_true(fabs(first_event_after(&sim, 2, "resize", 0.0) - tick_after(b->finish_s)) < 1e-9);
 	/* A was never touched until B and C were gone: one resize, one restart,
 	 * its growth to the whole cluster at the tick after the last finish. */
 	assert_int_equal(count_events(&sim, 0, "resize"), 1);
@@ -590,8 +592,10 @@ static void test_jsa_input_from_perf_model(void **state)
 		fail_msg("%s", err.msg);
 	assert_int_equal(e.k_max, 8);
 	assert_int_equal(e.k_only, 0);
-	assert_int_equal(e.per_gpu_max, (long)fmin(hb_perf_max_lbs(sim.jobs[id].perf, 0),
-						   hb_perf_max_lbs(sim.jobs[id].perf, 1)));
+	/* The smallest memory's limit, capped at the model's own (max_lbs). */
+	assert_int_equal(e.per_gpu_max, (long)fmin(fmin(hb_perf_max_lbs(sim.jobs[id].perf, 0),
+							hb_perf_max_lbs(sim.jobs[id].perf, 1)),
+						   m_v->max_lbs > 0 ? (double)m_v->max_lbs : INFINITY));
 	one[0] = 1, one[1] = 0;
 	if (hb_ddp_iter_time(sim.jobs[id].perf, one, (int)e.per_gpu_max, 0, &tv, NULL, &err) < 0)
 		fail_msg("%s", err.msg);
