@@ -80,7 +80,7 @@ void hb_synth_options_init(struct hb_synth_options *o)
  * it).  The epochs are the catalog's target_epochs, sized there so that
  * the model alone on one P100 at its per-GPU limit runs length_min. */
 #define EPOCHS_CAT1 9.6077
-#define EPOCHS_CAT2 19.265
+#define EPOCHS_CAT2 7.2503
 #define EPOCHS_CAT3 177.01
 #define EPOCHS_CAT4 17.646
 static const struct hb_synth_ibm_category ibm_table[HB_SYNTH_IBM_NCAT] = {
