@@ -204,7 +204,8 @@ static void usage(FILE *out)
 		"                       GPU-time class, none, or \"cifar10:0.5,bert:0.5\");\n"
 		"                       ibm: pattern (bursty; high, low), categories (1,2,3,4),\n"
 		"                       batch (random = Random-BS; max, min), kmax (the\n"
-		"                       40-GPU calibration; burst-* and hours as above).\n"
+		"                       40-GPU calibration), length (min; 0 = IV-G's per\n"
+		"                       category; IV-A: 30); burst-* and hours as above.\n"
 		"                       --load multiplies the arrival rate\n"
 		"  --elastic-interval S seconds between the elastic policy's scaling decisions\n"
 		"                       (IBM's Delta; default 600; 0 = at every arrival and\n"
@@ -785,10 +786,10 @@ static void filters_text(const struct sim_args *a, char *buf, size_t size)
 		if (y->arrival == HB_SYNTH_PHILLY_WINDOW)
 			ADD(" (hour %g + %g h, %ld jobs)", y->window_start_h, y->window_hours, y->jobs_per_window);
 		else if (y->arrival == HB_SYNTH_IBM)
-			ADD(" (pattern %s, categories 0x%x, batch %s, kmax %g: high %.4g/h) for %g h",
+			ADD(" (pattern %s, categories 0x%x, batch %s, kmax %g, length %g: high %.4g/h) for %g h",
 			    y->ibm_pattern == HB_SYNTH_IBM_HIGH ? "high" : y->ibm_pattern == HB_SYNTH_IBM_LOW ? "low" : "bursty",
 			    y->ibm_categories, y->ibm_batch == HB_SYNTH_IBM_MAX_BS ? "max" : y->ibm_batch == HB_SYNTH_IBM_MIN_BS ? "min" : "random",
-			    y->ibm_kmax, hb_synth_ibm_high_rate(y), y->window_s / 3600.0);
+			    y->ibm_kmax, y->ibm_length_min, hb_synth_ibm_high_rate(y), y->window_s / 3600.0);
 		else
 			ADD(" at %g/h for %g h", y->rate_per_hour, y->window_s / 3600.0);
 		if (y->arrival == HB_SYNTH_IBM && y->ibm_pattern == HB_SYNTH_IBM_LOW)

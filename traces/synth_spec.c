@@ -165,11 +165,13 @@ int hb_synth_option_set(struct hb_synth_options *o, const char *key, const char 
 		return word(key, value, ibm_batches, 3, &o->ibm_batch, err);
 	if (strcmp(key, "kmax") == 0)
 		return number(key, value, 0, 1e6, 1, &o->ibm_kmax, err);
+	if (strcmp(key, "length") == 0)
+		return number(key, value, 0, 1e6, 0, &o->ibm_length_min, err);
 	if (strcmp(key, "categories") == 0)
 		return categories(value, &o->ibm_categories, err);
 	return hb_input_error(err, "unknown synthetic option '%s' (arrival, rate, hours, jobs, burst-high, burst-low, "
 				   "burst-ratio, sizes, pollux-filter, window-start, window-hours, window-jobs, mix; "
-				   "ibm: pattern, categories, batch, kmax; or the sweep configuration's names, "
+				   "ibm: pattern, categories, batch, kmax, length; or the sweep configuration's names, "
 				   "docs/sweep.md)",
 			      key);
 }

@@ -76,12 +76,18 @@ void hb_synth_options_init(struct hb_synth_options *o)
 
 /* Table I of the paper (dataset, model, batch range), the single-GPU lengths
  * of IV-G/IV-I, and the catalog model that stands for each (models.json,
- * family "ibm"; tests/traces checks the ranges and units against it). */
+ * family "ibm"; tests/traces checks the ranges, units and epochs against
+ * it).  The epochs are the catalog's target_epochs, sized there so that
+ * the model alone on one P100 at its per-GPU limit runs length_min. */
+#define EPOCHS_CAT1 9.6077
+#define EPOCHS_CAT2 7.2503
+#define EPOCHS_CAT3 177.01
+#define EPOCHS_CAT4 17.646
 static const struct hb_synth_ibm_category ibm_table[HB_SYNTH_IBM_NCAT] = {
-	{ 1, "resnet50-cifar100", 32, 256, 8, 16.0 },
-	{ 2, "alexnet-cifar100", 16, 256, 8, 21.0 },
-	{ 3, "vgg11bn-cifar100", 16, 1024, 8, 41.0 },
-	{ 4, "alexnet-food101", 128, 128, 16, 27.0 },
+	{ 1, "resnet50-cifar100", 32, 256, 8, 16.0, EPOCHS_CAT1 },
+	{ 2, "alexnet-cifar100", 16, 256, 8, 21.0, EPOCHS_CAT2 },
+	{ 3, "vgg11bn-cifar100", 16, 1024, 8, 41.0, EPOCHS_CAT3 },
+	{ 4, "alexnet-food101", 128, 128, 16, 27.0, EPOCHS_CAT4 },
 };
 
 const struct hb_synth_ibm_category *hb_synth_ibm_categories(void)
@@ -96,7 +102,7 @@ double hb_synth_ibm_high_rate(const struct hb_synth_options *o)
 
 	for (int i = 0; i < HB_SYNTH_IBM_NCAT; i++)
 		if (o->ibm_categories & (1u << i)) {
-			sum += ibm_table[i].length_min;
+			sum += o->ibm_length_min > 0 ? o->ibm_length_min : ibm_table[i].length_min;
 			n++;
 		}
 	/* lambda = 1 / E[L] per minute; high = k_max lambda (IV-A). */
@@ -517,6 +523,11 @@ static void ibm_job(struct synth *s, struct hb_jobspec *j)
 	else
 		j->batch = c->unit * (hi > lo ? lo + (long)hb_rng_below(&s->mix, (uint64_t)(hi - lo + 1)) : lo);
 	j->duration_s = c->length_min * 60.0;
+	if (s->opt.ibm_length_min > 0) {
+		/* IV-A: the same single-GPU length for every category. */
+		j->epochs = c->epochs * s->opt.ibm_length_min / c->length_min;
+		j->duration_s = s->opt.ibm_length_min * 60.0;
+	}
 	j->gpu_time_s = j->duration_s;
 	j->wait_s = -1.0;
 }
@@ -611,6 +622,9 @@ static int check(const struct hb_synth_options *o, struct hb_error *err)
 						   "instead", o->rate_given ? "rate" : o->mix_given ? "mix" : "sizes");
 		if (!(o->ibm_kmax > 0.0) || !isfinite(o->ibm_kmax))
 			return hb_input_error(err, "synthetic ibm: kmax %g must be a positive number", o->ibm_kmax);
+		if (!(o->ibm_length_min >= 0.0) || !isfinite(o->ibm_length_min))
+			return hb_input_error(err, "synthetic ibm: length %g must be 0 (the categories' own) or a "
+						   "positive number of minutes", o->ibm_length_min);
 		if ((o->ibm_categories & HB_SYNTH_IBM_ALL_CATEGORIES) == 0 || (o->ibm_categories & ~HB_SYNTH_IBM_ALL_CATEGORIES))
 			return hb_input_error(err, "synthetic ibm: categories 0x%x: choose at least one of 1..%d",
 					      o->ibm_categories, HB_SYNTH_IBM_NCAT);

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 #include <unistd.h>
 
+#include "analytic.h"
 #include "capacity.h"
 #include "ddp.h"
 #include "default_db.h"
@@ -376,7 +377,8 @@ static void test_fixed_batch_job_runs_on_fixed_count(void **state)
  * 4 + 4 (S: 3.82 + 2.78 beats 7 + 1 and 6 + 2); C (resnet50-cifar100, short;
  * per-GPU batch at most 32, the catalog's max_lbs) arrives and takes 1 of B's
  * GPUs (A 4, B 3, C 1: its S(2) does not pay for the GPU B loses): A keeps
- * its GPUs and is not restarted, B is resized once and finishes first.  When
+ * its GPUs and is not restarted, B is resized once and finishes first, and
+ * C grows into B's GPUs at the next tick.  When
  * B and C are gone A grows to 8 GPUs, at the next tick after the last of
  * them finished, not before. */
 static void test_respread_and_no_restart_when_unchanged(void **state)
@@ -408,7 +410,8 @@ static void test_respread_and_no_restart_when_unchanged(void **state)
 	assert_int_equal(b->restarts, 1);
 	assert_int_equal(b->ngrant, 3);
 	assert_true(b->finish_s < c->finish_s);
-	assert_int_equal(c->ngrant, 1);
+	assert_int_equal(count_events(&sim, 2, "resize"), 1);
+	assert_true(fabs(first_event_after(&sim, 2, "resize", 0.0) - tick_after(b->finish_s)) < 1e-9);
 	/* A was never touched until B and C were gone: one resize, one restart,
 	 * its growth to the whole cluster at the tick after the last finish. */
 	assert_int_equal(count_events(&sim, 0, "resize"), 1);
@@ -590,8 +593,10 @@ static void test_jsa_input_from_perf_model(void **state)
 		fail_msg("%s", err.msg);
 	assert_int_equal(e.k_max, 8);
 	assert_int_equal(e.k_only, 0);
-	assert_int_equal(e.per_gpu_max, (long)fmin(hb_perf_max_lbs(sim.jobs[id].perf, 0),
-						   hb_perf_max_lbs(sim.jobs[id].perf, 1)));
+	/* The smallest memory's limit, capped at the model's own (max_lbs). */
+	assert_int_equal(e.per_gpu_max, (long)fmin(fmin(hb_perf_max_lbs(sim.jobs[id].perf, 0),
+							hb_perf_max_lbs(sim.jobs[id].perf, 1)),
+						   m_v->max_lbs > 0 ? (double)m_v->max_lbs : INFINITY));
 	one[0] = 1, one[1] = 0;
 	if (hb_ddp_iter_time(sim.jobs[id].perf, one, (int)e.per_gpu_max, 0, &tv, NULL, &err) < 0)
 		fail_msg("%s", err.msg);
@@ -829,6 +834,106 @@ static void test_capacity_withdrawal(void **state)
 	remove(path);
 }
 
+/* The JSA entry of model m on cluster c under agent a (a fixed-batch agent
+ * gives the factors of its fixed batch, elastic-fixed-min those at b_min). */
+static void ibm_entry(const struct hb_cluster *c, const struct hb_model *m, const struct hb_agent_ops *a,
+		      struct hb_sim *sim, struct hb_elastic_entry *e)
+{
+	struct hb_sim_opts o;
+	struct hb_error err = { 0 };
+	int id;
+
+	hb_sim_opts_default(&o);
+	o.quiet = 1;
+	if (hb_sim_init(sim, &cat, c, db, "elastic", &o, &err) < 0 || hb_sim_add_job(sim, m, a, 0.0, &id, &err) < 0 ||
+	    hb_elastic_entry_build(sim, &sim->jobs[id], e, &err) < 0)
+		fail_msg("%s", err.msg);
+}
+
+/* Largest S(k) of an entry. */
+static double best_factor(const struct hb_elastic_entry *e)
+{
+	double best = -INFINITY;
+
+	for (int k = 1; k <= e->sc.k_max; k++)
+		best = fmax(best, e->sc.speedup[k]);
+	return best;
+}
+
+/* The IBM testbed's all-reduce (link classes ffdl-pcie3-x16 and
+ * ffdl-eth-10g, models/analytic.c) is derived from the paper's category 1
+ * numbers, with t_p the one-GPU step at c_1 = 32:
+ *   Table II, 2 GPUs at 32 per GPU, factor 1.66: t_comm(2) = (2/1.66 - 1) t_p;
+ *   IV-D, 5 GPUs at 32 per GPU 1.6x the 2-GPU run at 16 per GPU (Table II:
+ *   1.3): t_comm(5) = (160 / (1.6 x 1.3 x 32) - 1) t_p.
+ * The JSA must give them back within 1 % (the factors are rounded to four
+ * digits), and with them Table II's 1.66 and 1.6 x 1.3 = 2.08 as the
+ * scaling factors of 64 on 2 GPUs and 160 on 5.  Other clusters keep the
+ * generic families (cannikin-a: eth-10g, pcie3-x16).  IV-E's statement that
+ * category 1's best factor at its minimum batch is 1.3x category 2's, which
+ * fixed c_2 = 16 with Table II's 1.3 for category 1, comes out 1.16 here:
+ * our 2-GPU factor at 16 per GPU is 1.16, not Table II's 1.3 (a prediction
+ * of the compute model, whose step at 16 is 0.66 of the step at 32 where
+ * Table II implies 0.56); the check allows 15 %. */
+static void test_ibm_links_from_paper(void **state)
+{
+	const struct hb_cluster *ibm = hb_catalog_cluster(&cat, "ibm-p100");
+	const struct hb_cluster *ibm400 = hb_catalog_cluster(&cat, "ibm-p100-400");
+	const struct hb_cluster *other = hb_catalog_cluster(&cat, "cannikin-a");
+	const struct hb_model *m_a = hb_catalog_model(&cat, "alexnet-cifar100");
+	struct hb_sim sim;
+	struct hb_elastic_entry e, e1, e2;
+	double tp, r2, r5, want2 = 2.0 / 1.66 - 1.0, want5 = 160.0 / (1.6 * 1.3 * 32.0) - 1.0;
+
+	(void)state;
+	assert_non_null(ibm);
+	assert_non_null(ibm400);
+	assert_non_null(other);
+	assert_non_null(m_a);
+	for (int i = 0; i < ibm->nnodes; i++) {
+		assert_string_equal(ibm->nodes[i].intra_link, "ffdl-pcie3-x16");
+		assert_string_equal(ibm->nodes[i].inter_link, "ffdl-eth-10g");
+	}
+	for (int i = 0; i < ibm400->nnodes; i++) {
+		assert_string_equal(ibm400->nodes[i].intra_link, "ffdl-pcie3-x16");
+		assert_string_equal(ibm400->nodes[i].inter_link, "ffdl-eth-10g");
+	}
+	assert_string_equal(other->nodes[0].inter_link, "eth-10g");
+	assert_string_equal(hb_analytic_link_of("eth-10g")->prefix, "eth");
+	assert_string_equal(hb_analytic_link_of("pcie3-x16")->prefix, "pcie");
+	assert_string_equal(hb_analytic_link_of("ffdl-eth-10g")->prefix, "ffdl-eth");
+	assert_string_equal(hb_analytic_link_of("ffdl-pcie3-x16")->prefix, "ffdl-pcie");
+
+	ibm_entry(ibm, m_r, &hb_agent_elastic, &sim, &e);
+	assert_int_equal(e.per_gpu_max, 32);
+	assert_int_equal(e.sc.batch[2], 64);
+	assert_int_equal(e.sc.batch[5], 160);
+	tp = (double)e.per_gpu_max / e.sc.base_rate;
+	r2 = e.sc.iter_s[2] / tp - 1.0;
+	r5 = e.sc.iter_s[5] / tp - 1.0;
+	print_message("ibm-p100, %s: t_proc(32) %.4f s, t_comm(2) %.4f t_proc (paper %.4f), t_comm(5) %.4f (paper "
+		      "%.4f); S(2) %.3f, S(5) %.3f\n", m_r->name, tp, r2, want2, r5, want5, e.sc.speedup[2],
+		      e.sc.speedup[5]);
+	assert_true(fabs(r2 - want2) <= 0.01 * want2);
+	assert_true(fabs(r5 - want5) <= 0.01 * want5);
+	assert_true(fabs(e.sc.speedup[2] - 1.66) <= 0.01 * 1.66);
+	assert_true(fabs(e.sc.speedup[5] - 1.6 * 1.3) <= 0.01 * 1.6 * 1.3);
+	hb_elastic_entry_free(&e);
+	hb_sim_free(&sim);
+
+	/* IV-E: best factors at the minimum batch (elastic-fixed-min). */
+	ibm_entry(ibm, m_r, &hb_agent_elastic_fixed_min, &sim, &e1);
+	hb_sim_free(&sim);
+	ibm_entry(ibm, m_a, &hb_agent_elastic_fixed_min, &sim, &e2);
+	hb_sim_free(&sim);
+	assert_int_equal(e2.per_gpu_max, 16);
+	print_message("IV-E: best factor at b_min, category 1 %.3f, category 2 %.3f: ratio %.3f (paper 1.3)\n",
+		      best_factor(&e1), best_factor(&e2), best_factor(&e1) / best_factor(&e2));
+	assert_true(fabs(best_factor(&e1) / best_factor(&e2) - 1.3) <= 0.15 * 1.3);
+	hb_elastic_entry_free(&e1);
+	hb_elastic_entry_free(&e2);
+}
+
 static int setup(void **state)
 {
 	static const char doc[] =
@@ -883,6 +988,7 @@ int main(void)
 		cmocka_unit_test(test_agent_alone_uses_best_count),
 		cmocka_unit_test(test_jsa_input_from_perf_model),
 		cmocka_unit_test(test_capacity_withdrawal),
+		cmocka_unit_test(test_ibm_links_from_paper),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

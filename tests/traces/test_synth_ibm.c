@@ -87,6 +87,8 @@ static void test_table_matches_catalog(void **state)
 		assert_int_equal(m->max_gbs, t[i].b_max);
 		assert_int_equal(m->min_lbs, t[i].unit);
 		assert_true(t[i].length_min == len[i]);
+		/* length=MIN scales these epochs: they must be the model's. */
+		assert_true(t[i].epochs == m->target_epochs);
 	}
 	hb_catalog_free(&cat);
 }
@@ -108,6 +110,43 @@ static void test_rate(void **state)
 	assert_true(o.ibm_kmax == HB_SYNTH_IBM_KMAX_40 && HB_SYNTH_IBM_KMAX_40 > 0);
 	assert_int_equal(o.ibm_pattern, HB_SYNTH_IBM_BURSTY);
 	assert_int_equal(o.ibm_batch, HB_SYNTH_IBM_RANDOM_BS);
+}
+
+/* IV-A's micro-benchmarks (length=30): every job trains length / L_c of
+ * its model's epochs, so all categories run 30 min alone on one GPU, and
+ * lambda = 1 / 30 min whatever the categories; without length the epochs
+ * are the model's own (jobspec epochs 0). */
+static void test_length(void **state)
+{
+	struct hb_synth_options o;
+	struct hb_jobspec *j = NULL;
+	long n;
+	int seen[HB_SYNTH_IBM_NCAT] = { 0 };
+
+	(void)state;
+	opts(&o, (const char *const[]){ "kmax=10", "length=30", NULL });
+	assert_true(fabs(hb_synth_ibm_high_rate(&o) - 10 * 60.0 / 30) < 1e-12);
+	opts(&o, (const char *const[]){ "kmax=10", "length=30", "categories=3", NULL });
+	assert_true(fabs(hb_synth_ibm_high_rate(&o) - 10 * 60.0 / 30) < 1e-12);
+	opts(&o, (const char *const[]){ "pattern=high", "hours=0", "jobs=200", "length=30", NULL });
+	n = gen(&o, &j);
+	for (long i = 0; i < n; i++) {
+		const struct hb_synth_ibm_category *c = cat_of(j[i].model);
+
+		assert_true(fabs(j[i].epochs - c->epochs * 30.0 / c->length_min) <= 1e-12 * j[i].epochs);
+		assert_true(j[i].duration_s == 1800.0);
+		seen[c->id - 1] = 1;
+	}
+	for (int c = 0; c < HB_SYNTH_IBM_NCAT; c++)
+		assert_true(seen[c]);
+	free(j);
+	opts(&o, (const char *const[]){ "pattern=high", "hours=0", "jobs=50", NULL });
+	n = gen(&o, &j);
+	for (long i = 0; i < n; i++) {
+		assert_true(j[i].epochs == 0.0);
+		assert_true(j[i].duration_s == cat_of(j[i].model)->length_min * 60.0);
+	}
+	free(j);
 }
 
 /* Each job's category is uniform over the chosen ones. */
@@ -301,6 +340,7 @@ static void test_bad_options(void **state)
 		{ "kmax=-3", "-3" },            { "kmax=abc", "abc" },         { "categories=5", "categories" },
 		{ "categories=1,1", "1,1" },    { "categories=", "categories" }, { "categories=1,", "1," },
 		{ "categories=12", "12" },      { "categories=0", "0" },       { "pattern=", "pattern" },
+		{ "length=-1", "length" },      { "length=x", "x" },
 	};
 	static const char *const at_open[][2] = {
 		{ "rate=30", "rate" }, { "mix=cifar10", "mix" }, { "sizes=/nonexistent.csv", "sizes" },
@@ -382,6 +422,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table_matches_catalog),
 		cmocka_unit_test(test_rate),
+		cmocka_unit_test(test_length),
 		cmocka_unit_test(test_category_mix),
 		cmocka_unit_test(test_batch_settings),
 		cmocka_unit_test(test_arrivals_high_low),
