@@ -24,7 +24,7 @@
 
 /* Bump whenever a constant or formula changes: cached default databases
  * built by an older generator are then rebuilt (profiler/default_db.c). */
-#define HB_ANALYTIC_VERSION 3
+#define HB_ANALYTIC_VERSION 4
 
 /* The artifact's memory profiler caps n_max at min(cores/GPUs, 10); 10 is
  * PyTorch's autograd thread-pool limit (notes/jabas.md 2.3).  The catalog
@@ -38,7 +38,8 @@
 /* Constants of one GPU architecture (calibrated or assumed; analytic.c says
  * which).  Tables of these are static const data inside analytic.c. */
 struct hb_analytic_arch {
-	const char *name;        /* "volta", "pascal", "turing", "ampere", "ga10x", "hopper", "ada", "generic" */
+	const char *name;        /* "volta", "pascal", "turing", "turing-tu102", "ampere", "ga10x", "hopper",
+	                            "ada", "cpu", "generic" */
 	double eff_fp32;         /* large-batch fraction of FP32 peak reached by fwd+bwd */
 	double eff_tensor;       /* same for 16-bit models on tensor cores */
 	double eff_tf32;         /* same for FP32 CNNs whose convolutions run as TF32 (0: none) */

@@ -310,6 +310,28 @@ static void clean_stale(const char *path)
 	}
 }
 
+/* The cache directory also holds the files of older generator versions
+ * (DB_NAME_FMT carries the version, so an upgraded hetbatch builds its own
+ * file beside them and never reads theirs).  Those files stay: an older
+ * hetbatch sharing the cache still uses its own, and deleting it would only
+ * make that one rebuild.  Their dead builders' temporaries are garbage to
+ * every version, so they go like this version's. */
+static void clean_stale_older(const char *path)
+{
+	char dir[4096], stem[64];
+	char *slash;
+
+	hb_strlcpy(dir, path, sizeof(dir));
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return;
+	*slash = '\0';
+	for (int v = 1; v < HB_ANALYTIC_VERSION; v++) {
+		snprintf(stem, sizeof(stem), DB_NAME_FMT, v);
+		hb_tmp_clean_stale(dir, stem);
+	}
+}
+
 /* mkdir -p of the directory part of path. */
 static int make_parent(const char *path, struct hb_error *err)
 {
@@ -340,6 +362,8 @@ int hb_default_profdb_ensure(const struct hb_catalog *cat, const char *path, int
 			return hb_input_error(err, "%s: path too long", path);
 	} else if (hb_default_profdb_path(info->path, sizeof(info->path), err) < 0) {
 		return -1;
+	} else {
+		clean_stale_older(info->path);
 	}
 	clean_stale(info->path);
 	if (!force && is_current(cat, info->path, info->reason, sizeof(info->reason)))

@@ -177,7 +177,7 @@ int hb_cannikin_ctl_model(const struct hb_cannikin_ctl *c, struct hb_optperf_nod
 			  struct hb_optperf_cluster *cl, struct hb_error *err)
 {
 	if (hb_cannikin_ctl_phase(c) != HB_CANNIKIN_MODEL)
-		return hb_input_error(err, "cannikin controller: %ld epoch(s) measured; the model needs two (§4.2)",
+		return hb_input_error(err, "cannikin controller: %ld epoch(s) measured; the model needs two (Cannikin §4.2)",
 				      c->epochs);
 	for (size_t i = 0; i < c->n; i++) {
 		const struct hb_cannikin_ctl_node *nd = &c->node[i];

@@ -1,6 +1,7 @@
 /*
- * optperf.c: exact OptPerf solver (notes/cannikin.md §2.3 with memory caps),
- * integer rounding, and the goodput-optimal total batch (§3.2).
+ * optperf.c: exact OptPerf solver (Cannikin §3.3 and Appendix A, with
+ * memory caps), integer rounding, and the goodput-optimal total batch
+ * (Cannikin §4.1).
  *
  * The solver works on each node's two affine branches (compute and
  * communication, optperf.h).  For a candidate iteration time T, node i can
@@ -10,10 +11,11 @@
  * τ_i and saturation time T_i(max_batch).  OptPerf(B) is the smallest T with
  * F(T) >= B.  Sorting the breakpoints and binary-searching them with direct
  * O(n) evaluations of F costs O(n log n); on the final segment every node's
- * branch is fixed, and T follows in closed form (§2.2's T_comb, with capped
- * nodes contributing their cap).  Evaluating F directly at each probe, rather
- * than updating prefix sums, keeps the result exact to rounding even when
- * nodes' 1/slope differ by orders of magnitude.
+ * branch is fixed, and T follows in closed form (§4.2's T_comb, the equal
+ * time of Appendix A.3, with capped nodes contributing their cap).
+ * Evaluating F directly at each probe, rather than updating prefix sums,
+ * keeps the result exact to rounding even when nodes' 1/slope differ by
+ * orders of magnitude.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -54,7 +56,8 @@ static double lin_time(const struct lin_node *ln, double b)
 	return c >= m ? c : m;
 }
 
-/* (1-γ)·P_i(b) - T_o: >= 0 exactly when the node is compute-bottleneck (§1.5). */
+/* (1-γ)·P_i(b) - T_o: >= 0 exactly when the node is compute-bottleneck
+ * (Cannikin §3.2.3). */
 static double bottleneck_margin(const struct hb_optperf_cluster *cl, size_t i, double b)
 {
 	const struct hb_optperf_node *nd = &cl->node[i];
@@ -74,7 +77,7 @@ static void lin_from_node(const struct hb_optperf_cluster *cl, size_t i, struct 
 	ln->lo = (double)nd->min_batch;
 	ln->cap = (double)nd->max_batch;
 	/* The margin grows with b, so the node is communication-bottleneck below
-	 * the switch batch b_bp and compute-bottleneck above it (§2.3).  A flat
+	 * the switch batch b_bp and compute-bottleneck above it.  A flat
 	 * communication branch (delta = 0: q_i = 0 and γ = 0) lies entirely
 	 * below T_lo, so only the compute branch matters there. */
 	if (bottleneck_margin(cl, i, ln->lo) >= 0 || ln->delta == 0) {
@@ -368,7 +371,7 @@ double hb_optperf_iter_time(const struct hb_optperf_cluster *cl, const double *b
 }
 
 /* ---------------------------------------------------------------------------
- * Integer rounding (§7.2 item 6)
+ * Integer rounding (the paper's split is real; optperf.h)
  */
 
 /* Binary heap of node indices ordered by key, ties to the lower index, so
@@ -514,7 +517,7 @@ int hb_optperf_round(const struct hb_optperf_cluster *cl, long total_batch, cons
 }
 
 /* ---------------------------------------------------------------------------
- * Goodput-optimal total batch (§3.2)
+ * Goodput-optimal total batch (Cannikin §4.1)
  */
 
 double hb_optperf_efficiency(double phi, double m0, double batch)
@@ -566,8 +569,9 @@ static int check_goodput(const struct hb_optperf_goodput *gp, struct hb_error *e
 	return 0;
 }
 
-/* The note recommends only AdaptDL's candidate grid (§3.2), so B* is the best
- * grid point; no refinement between grid points. */
+/* Cannikin ranks only the adaptive batch engine's candidates (§4.1, §4.5
+ * "Total batch size selection"), so B* is the best grid point; no refinement
+ * between grid points. */
 int hb_optperf_choose_batch(const struct hb_optperf_cluster *cl,
 			    const struct hb_optperf_goodput *gp, double *batch, long *local,
 			    struct hb_optperf_choice *out, struct hb_error *err)

@@ -2,7 +2,7 @@
  * optperf.h: Cannikin's OptPerf, the fastest iteration of one synchronous
  * data-parallel step on heterogeneous GPUs, and the goodput-optimal total batch.
  *
- * Model (notes/cannikin.md §1.3-1.6, Eq. 3-7).  Node i with local batch b runs
+ * Model (Cannikin §3.2-3.3, Eq. 3-7).  Node i with local batch b runs
  *   a_i(b) = q_i·b + s_i   (data loading + forward + parameter update)
  *   P_i(b) = k_i·b + m_i   (backpropagation)
  * and its first gradient bucket is ready at syncStart_i = a_i + γ·P_i.  With
@@ -14,30 +14,36 @@
  * and the iteration takes T = max_i T_i(b_i) (Eq. 7).  In the brief's words the
  * compute model is a_i·b + c_i with a_i = α_i, c_i = β_i.  Node i is
  * compute-bottleneck at b when (1-γ)·P_i(b) >= T_o, communication-bottleneck
- * otherwise (§1.5).
+ * otherwise (§3.2.3, Eq. 4-6).  The paper's Appendix A takes a_i as a
+ * constant; Eq. 3 makes it linear in b, which changes only the slopes.
  *
  * OptPerf(B) = min over splits Σ b_i = B, min_batch_i <= b_i <= max_batch_i of
- * max_i T_i(b_i).  This is a linear programme (§2.3), solved exactly: each T_i
+ * max_i T_i(b_i).  This is a linear programme (§3.3 calls it a mixed
+ * integer one, the integer being each node's branch; writing T_i as the max
+ * of both branches, as above, removes that choice), solved exactly: each T_i
  * is convex, piecewise linear and increasing, so the optimum is the smallest T
  * with Σ_i b_i(T) >= B where b_i(T) is the largest batch node i finishes by T.
  * That sum is piecewise linear in T with at most 2n breakpoints (each node's
  * switch from communication- to compute-bottleneck, τ_i, and the time its
  * cap binds); the solver sorts them and binary-searches the segment holding
- * B, then solves that segment in closed form (the §2.2 T_comb formula over the
- * uncapped nodes).  O(n log n) per solve.  The paper's printed Algorithm 1 is
- * not used: it is incomplete and its communication-side pre-classification is
- * unsound (§2.4).
+ * B, then solves that segment in closed form (Appendix A.3's equal-time
+ * condition, T_comb, over the uncapped nodes).  O(n log n) per solve.  The
+ * paper's Algorithm 1 (§4.2) is not used: as printed its loop never narrows
+ * its bounds, and pre-classifying a node that is communication-bound in both
+ * of its checks as communication-bound is unsound (random instances find
+ * such nodes compute-bound at the optimum).
  *
- * Nodes with b_i = 0 still join the all-reduce, so T >= max_i T_i(min_batch_i)
- * always (§7.2 item 7).  When that bound is what sets OptPerf (a node's fixed
- * costs dominate), many splits are optimal; the solver then reports one in
- * which every node has the same fraction of its slack (see floor_bound).
+ * Nodes with b_i = 0 still join the all-reduce (the paper does not say what
+ * happens to a node too slow to get a sample), so T >= max_i T_i(min_batch_i)
+ * always.  When that bound is what sets OptPerf (a node's fixed costs
+ * dominate), many splits are optimal; the solver then reports one in which
+ * every node has the same fraction of its slack (see floor_bound).
  *
- * Integer batches (§7.2 item 6): hb_optperf_round floors the real split and
- * hands out the remaining samples one at a time to the node whose time after
- * taking one more sample is smallest.  Started from the real optimum this
- * greedy is the exact integer min-max optimum, and its iteration time is at
- * most one sample's time (max_i α_i) above OptPerf(B).
+ * Integer batches (the paper's split is real): hb_optperf_round floors the
+ * real split and hands out the remaining samples one at a time to the node
+ * whose time after taking one more sample is smallest.  Started from the
+ * real optimum this greedy is the exact integer min-max optimum, and its
+ * iteration time is at most one sample's time (max_i α_i) above OptPerf(B).
  *
  * All functions are re-entrant; they allocate O(n) scratch memory per call.
  */
@@ -53,7 +59,8 @@
 #define HB_OPTPERF_MAX_NODES ((size_t)1 << 20)
 #define HB_OPTPERF_MAX_BATCH 2147483647L /* per node; pass it for "no memory cap" */
 
-/* Default number of total-batch candidates (AdaptDL's np.geomspace, §3.2). */
+/* Default number of total-batch candidates (AdaptDL's np.geomspace in
+ * adaptdl/goodput.py GoodputFunction.optimize, which Cannikin §4.1 uses). */
 #define HB_OPTPERF_DEFAULT_CANDIDATES 50
 
 /* One GPU (data-parallel worker).  Times in seconds, batches in samples. */
@@ -67,7 +74,8 @@ struct hb_optperf_node {
 };
 
 /* A job on an allocation: its nodes and the cluster-wide communication model
- * (T_comm = T_o + T_u is one learned constant per allocation, §1.4). */
+ * (T_comm = T_o + T_u is one learned constant per allocation, Cannikin
+ * §3.2.2). */
 struct hb_optperf_cluster {
 	size_t n;                            /* number of nodes, 1..HB_OPTPERF_MAX_NODES */
 	const struct hb_optperf_node *node;  /* n nodes */
@@ -76,7 +84,8 @@ struct hb_optperf_cluster {
 	double last_comm_s;                  /* T_u >= 0: all-reduce time of the last bucket (never overlapped) */
 };
 
-/* §2.1's three cases, judged at the optimum split over all nodes. */
+/* The three cases of Cannikin §3.3 and Appendix A.1-A.3, judged at the
+ * optimum split over all nodes. */
 enum hb_optperf_regime {
 	HB_OPTPERF_COMPUTE_BOUND = 0, /* every node has (1-γ)P_i(b_i) >= T_o: equal t_compute */
 	HB_OPTPERF_COMM_BOUND = 1,    /* every node has (1-γ)P_i(b_i) < T_o: equal syncStart */
@@ -85,7 +94,7 @@ enum hb_optperf_regime {
 
 struct hb_optperf_solution {
 	double iter_s;                 /* OptPerf(B): predicted iteration time, T_comb + T_u */
-	enum hb_optperf_regime regime; /* which §2.1 case the optimum is in */
+	enum hb_optperf_regime regime; /* which Appendix A case the optimum is in */
 	size_t n_compute;              /* nodes compute-bottleneck at their b_i */
 	size_t n_comm;                 /* nodes communication-bottleneck at their b_i */
 	size_t n_at_cap;               /* nodes held at max_batch (they may finish early) */
@@ -93,7 +102,7 @@ struct hb_optperf_solution {
 	                                * costs set the time and the split is not unique */
 };
 
-/* Goodput inputs (notes/cannikin.md §3.2, Pollux Eq. 6). */
+/* Goodput inputs (Cannikin §4.1: AdaptDL's goodput; Pollux Eq. 6). */
 struct hb_optperf_goodput {
 	double phi;          /* gradient noise scale φ >= 0, in samples */
 	double m0;           /* B₀ (Pollux M0) > 0: batch at which efficiency is 1 */
@@ -146,7 +155,7 @@ double hb_optperf_efficiency(double phi, double m0, double batch);
 int hb_optperf_candidates(long b_min, long b_max, size_t count, long *out, size_t *n_out,
 			  struct hb_error *err);
 
-/* Goodput-optimal total batch over the candidate grid (§3.2): maximise
+/* Goodput-optimal total batch over the candidate grid (Cannikin §4.1): maximise
  * B·E(B)/OptPerf(B); ties go to the smaller B.  Candidates the cluster cannot
  * hold (outside [Σ min_batch, Σ max_batch]) are skipped, as AdaptDL gives them
  * goodput 0; it is an error when none is left.  batch (real) and local

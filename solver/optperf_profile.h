@@ -2,7 +2,7 @@
  * optperf_profile.h: OptPerf inputs from the profile-driven perf model.
  *
  * Cannikin models each worker (one GPU) as a(b) = q b + s (data, forward,
- * parameter update) and P(b) = k b + m (backward), notes/cannikin.md §1.3.
+ * parameter update) and P(b) = k b + m (backward), Cannikin §3.2.1, Eq. 3.
  * We fit those two lines per GPU type by least squares (gsl_fit_linear) over
  * the profiled local batches with one VSW: forward = zeta T_fb(1) plus the
  * data time, backward = (1 - zeta) T_fb(1), and the optimizer step and BN
@@ -10,7 +10,7 @@
  * model overlaps T_o with the whole backward (optperf_profile.c).  T_o
  * and T_u are the all-reduce times of the perf model's Eq. 3 regression for
  * the allocation; OptPerf has one communication constant per allocation
- * (§1.4), so the slowest node's values are used.  max_batch is each type's
+ * (Cannikin §3.2.2), so the slowest node's values are used.  max_batch is each type's
  * largest profiled local batch (memory cap).
  */
 #ifndef HB_OPTPERF_PROFILE_H

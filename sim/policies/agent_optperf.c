@@ -1,23 +1,24 @@
 /*
- * agent_optperf.c: Cannikin (notes/cannikin.md), adaptive total batch with
+ * agent_optperf.c: Cannikin (Nie et al., Middleware '24), adaptive total batch with
  * OptPerf's unequal local batches on every GPU of the cluster.
  *
- * Cannikin is a library on top of AdaptDL (§3.6): the job keeps the GPUs it
+ * Cannikin is built on AdaptDL (Cannikin §4.5): the job keeps the GPUs it
  * was given (here, on a dedicated cluster, all of them; Cannikin has no
  * auto-scaler), and before every epoch its adaptive-batch engine takes the
  * total batch B* that maximises goodput B·E(B)/OptPerf(B) over AdaptDL's 50
  * geometric candidates of the batch range, then loads each GPU's share of
- * the optimal split r_opt (§3.1 step 2, §3.2).  This agent does that
- * at every epoch end once it has a model (§3.1: "before every epoch"; §7.1
- * item 6: B and r are re-chosen only at epoch boundaries), so it has no
+ * the optimal split r_opt (Cannikin §4.1, Fig. 4; the candidates are
+ * AdaptDL's, adaptdl/goodput.py GoodputFunction.optimize).  This agent does
+ * that at every epoch end once it has a model (§4.1: "before the start of
+ * each epoch"; B and r change only at epoch boundaries), so it has no
  * adaptation interval and no periodic round.
  *
- * Decisions where the note leaves a choice:
+ * Decisions where the paper leaves a choice:
  *  - Batch range [minB_G, maxB_G] of the job on this cluster (the same
- *    range JABAS gives Pollux, jabas.md §6 Table 4), clipped by what the GPUs
- *    hold without accumulation: Cannikin never mentions gradient
- *    accumulation (§7.2 item 8), so candidates above Σ max_batch are
- *    skipped (AdaptDL gives them goodput 0).
+ *    range JABAS gives Pollux, JABAS §7.1 Table 4), clipped by what the GPUs
+ *    hold without accumulation: the paper never mentions gradient
+ *    accumulation, so candidates above Σ max_batch are skipped (AdaptDL
+ *    gives them goodput 0).
  *  - Performance model and learning (Cannikin §4.2, Fig. 9): the job's
  *    truth is OptPerf's cluster fitted to the profile the simulator's perf
  *    model uses (hb_optperf_from_perf); cfg.iter_s is the Eq. 7 time of the
@@ -42,22 +43,24 @@
  *    phi of the shared convergence model (hb_sim_phi) at the current total
  *    batch (minB_G at the start), with B₀ = the model's m0.  Weighted
  *    aggregation (Eq. 9) makes a step statistically the same as a
- *    homogeneous step at the same total B (§4.1, §7.1 item 8), so E(B) is
+ *    homogeneous step at the same total B (§4.3, §5.2.1), so E(B) is
  *    the shared model's; the unequal-batch what-if penalty
  *    (hb_stats_unequal_factor, 1 unless --unequal-k) is the only difference.
  *  - Hysteresis: B changes only when goodput(B*) exceeds the current
- *    batch's goodput by AdaptDL's factor 1.05, which Cannikin's loader keeps
- *    (§3.2 [C]).  Nothing in the note says Cannikin never decreases B (that
- *    is JABAS's observation of Pollux, jabas.md §5), so B may go down when
- *    the goodput says so.
+ *    batch's goodput by AdaptDL's factor 1.05 (adaptdl/torch/data.py,
+ *    AdaptiveDataLoaderHelper._speedup_threshold), which Cannikin's loader
+ *    keeps.  Nothing in the paper says Cannikin never decreases B (that is
+ *    JABAS's observation of Pollux, JABAS §2.1), so B may go down when the
+ *    goodput says so.
  *  - GNS monitoring overhead: charged (hb_sim_gns_overhead, a fraction of
  *    the iteration time).  Cannikin needs no extra gradient all-reduce: each
  *    node combines its local |g_i|² (before the all-reduce) with the global
  *    |g|² (after it) and only scalars are all-reduced (§4.3-4.4).  That is
  *    the same mechanism as AdaptDL's, whose per-replica norms are gathered by
- *    backward hooks before the all-reduce (pollux.md §1.3), and JABAS
- *    measured that monitoring at 14.3 % of ResNet-50's training time
- *    (jabas.md §7.7); Cannikin inherits it with its AdaptDL base and adds
+ *    backward hooks before the all-reduce (adaptdl/torch/adascale.py,
+ *    AdaScale._backward_hook), and JABAS measured that monitoring at 14.3 %
+ *    of ResNet-50's training time (JABAS §7.7); Cannikin inherits it with its
+ *    AdaptDL base and adds
  *    the Theorem 4.1 weights, an n×n solve once per configuration.
  *  - A new B on the same GPUs is applied in place (HB_APPLY_INPLACE):
  *    AdaptDL changes the batch without a restart.
@@ -128,7 +131,8 @@ static int goodput_of(const struct hb_optperf_cluster *cl, const struct hb_canni
 }
 
 /* The model's integer split of the current batch, when it differs from the
- * split in use: Cannikin keeps B but loads the new r_opt (§4.5 step 2).
+ * split in use: Cannikin keeps B but loads the new r_opt (§4.5, "Total batch
+ * size selection": r_opt follows the updated performance metrics).
  * Returns 1 and fills split and d->choice for it, 0 when nothing changes. */
 static int resplit_current(const struct hb_optperf_cluster *mdl, const struct hb_cannikin_input *in, double *real,
 			   long *split, struct hb_cannikin_decision *d, struct hb_error *err)
@@ -232,7 +236,7 @@ int hb_cannikin_decide(const struct hb_cannikin_input *in, struct hb_job_config 
 			hb_input_error(err,
 				       "cannikin: the %zu GPUs hold at most %.0f samples per iteration (sum of their "
 				       "memory caps), below minB_G %ld, and Cannikin has no gradient accumulation "
-				       "(notes/cannikin.md §7.2 item 8)",
+				       "(the paper never uses it)",
 				       op.cl.n, cap, in->min_gbs);
 			goto out;
 		}

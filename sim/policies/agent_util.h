@@ -117,11 +117,11 @@ int hb_simigrad_decide(const struct hb_perf *perf, const int *alloc, const struc
 		       double target, long cur_gbs, double phi, struct hb_job_config *cfg,
 		       struct hb_simigrad_decision *d, struct hb_error *err);
 
-/* ---- Cannikin's choice (notes/cannikin.md §3) ------------------------------ */
+/* ---- Cannikin's choice (Cannikin §4.1, §4.5) ----------------------------- */
 
 /* Switch B only when the predicted goodput beats the current one by this
- * factor: AdaptDL's _speedup_threshold, kept by Cannikin's loader
- * (notes/cannikin.md §3.2 [C]). */
+ * factor: AdaptDL's (adaptdl/torch/data.py,
+ * AdaptiveDataLoaderHelper._speedup_threshold), kept by Cannikin's loader. */
 #define HB_CANNIKIN_SPEEDUP_THRESHOLD 1.05
 
 struct hb_cannikin_input {
@@ -161,7 +161,7 @@ struct hb_cannikin_decision {
  * split, overhead 0.  local (may be NULL; one entry per GPU of alloc, in
  * node order) receives the split whether or not it is applied.  Fails with
  * HB_EINPUT when the GPUs' memory caps sum below min_gbs: Cannikin has no
- * gradient accumulation (notes/cannikin.md §7.2 item 8). */
+ * gradient accumulation (the paper never uses it). */
 int hb_cannikin_decide(const struct hb_cannikin_input *in, struct hb_job_config *cfg, long *local,
 		       struct hb_cannikin_decision *d, struct hb_error *err);
 

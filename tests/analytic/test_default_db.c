@@ -2,7 +2,8 @@
  * The cached default profile database (profiler/default_db.h): where it
  * lives, built once and then reused, rebuilt when the catalog, the
  * generator version record or the file itself is wrong, never left
- * half-built, and opened read-only for commands.
+ * half-built, and opened read-only for commands; an older version's file in
+ * the cache (an upgrade) is neither read nor in the way.
  */
 #include <dirent.h>
 #include <math.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -289,6 +291,95 @@ static void test_explicit_paths(void **state)
 	rmdir(path);
 }
 
+static void copy_file(const char *from, const char *to)
+{
+	char buf[1 << 16];
+	size_t n;
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+
+	assert_non_null(in);
+	assert_non_null(out);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A pid that is not running: a child that has exited and been reaped. */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	return pid;
+}
+
+/* Upgrading: the cache holds the previous version's database (its own name
+ * and generator record) and the temporaries of a killed builder of it.  The
+ * command builds and uses this version's file, removes the dead builder's
+ * temporaries, and leaves the old file (an older hetbatch may share the
+ * cache) and a live builder's temporary alone. */
+static void test_older_version_in_cache(void **state)
+{
+	struct hb_error err = { 0 };
+	struct hb_default_db_info info;
+	struct hb_profdb *db;
+	char old[512], dead[600], dead_j[600], live[600], sql[128], name[64];
+	long count;
+	pid_t pid;
+
+	(void)state;
+	if (HB_ANALYTIC_VERSION < 2)
+		skip();
+	assert_int_equal(hb_default_profdb_ensure(&small, NULL, 0, &info, &err), 0);
+	snprintf(old, sizeof(old), "%s/profiles-analytic-v%d.db", dir, HB_ANALYTIC_VERSION - 1);
+	copy_file(info.path, old);
+	snprintf(sql, sizeof(sql), "UPDATE analytic_meta SET value = '%d' WHERE key = 'generator_version';",
+		 HB_ANALYTIC_VERSION - 1);
+	exec_sql(old, sql);
+	assert_int_equal(unlink(info.path), 0);
+	pid = dead_pid();
+	snprintf(dead, sizeof(dead), "%s.tmp.%ld", old, (long)pid);
+	snprintf(dead_j, sizeof(dead_j), "%s.tmp.%ld-journal", old, (long)pid);
+	snprintf(live, sizeof(live), "%s.tmp.%ld", old, (long)getppid());
+	write_text(dead, "half a database");
+	write_text(dead_j, "its journal");
+	write_text(live, "a builder still at work");
+
+	assert_int_equal(hb_default_profdb_ensure(&small, NULL, 0, &info, &err), 0);
+	assert_int_equal(info.rebuilt, 1);
+	assert_string_equal(info.reason, "missing");
+	snprintf(name, sizeof(name), "/profiles-analytic-v%d.db", HB_ANALYTIC_VERSION);
+	assert_non_null(strstr(info.path, name));
+	assert_false(hb_path_exists(dead));
+	assert_false(hb_path_exists(dead_j));
+	assert_true(hb_path_exists(live));
+	assert_true(hb_path_exists(old));
+
+	/* a reading command gets this version's rows, and the next call
+	 * reuses the file */
+	assert_int_equal(hb_default_profdb(&small, NULL, &db, &err), 0);
+	assert_int_equal(hb_profdb_count(db, "compute", &count, &err), 0);
+	assert_true(count > 0);
+	hb_profdb_close(db);
+	assert_int_equal(hb_default_profdb_ensure(&small, NULL, 0, &info, &err), 0);
+	assert_int_equal(info.rebuilt, 0);
+	unlink(live);
+	unlink(old);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,6 +388,7 @@ int main(void)
 		cmocka_unit_test(test_rebuild_when_catalog_changes),
 		cmocka_unit_test(test_rebuild_on_stale_version_or_damage),
 		cmocka_unit_test(test_explicit_paths),
+		cmocka_unit_test(test_older_version_in_cache),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -613,9 +613,12 @@ static void test_resize_grant_refuses_held_gpus(void **state)
 	hb_sim_free(&sim);
 }
 
-/* Before the shared mode, `hetbatch sim --cluster jabas-a --model resnet50
- * --policy jabas --seed 1` (dedicated arbiter, full-length job) finished at
- * 32105.0045894521 s with 16 restarts and 75560 iterations; it must still. */
+/* `hetbatch sim --cluster jabas-a --model resnet50 --policy jabas --seed 1`
+ * (dedicated arbiter, full-length job) under the shared-mode engine must
+ * finish where the dedicated engine did.  The numbers are those of the
+ * analytic profiles they ran on: 32105.0045894521 s, 16 restarts and 75560
+ * iterations until analytic v3; 33896.586... s, 3 restarts and 74996
+ * iterations since v4 (TITAN RTX at the TU102 rate), the value below. */
 static void test_dedicated_unchanged(void **state)
 {
 	const struct hb_cluster *a = hb_catalog_cluster(&cat, "jabas-a");
@@ -626,9 +629,11 @@ static void test_dedicated_unchanged(void **state)
 	assert_non_null(a);
 	resnet->target_epochs = full_epochs;
 	run(&sim, a, &hb_arbiter_dedicated, &hb_agent_jabas, js, 1, 1);
-	assert_true(fabs(sim.jobs[0].finish_s - 32105.0045894521) <= 1e-9 * 32105.0);
-	assert_int_equal(sim.jobs[0].restarts, 16);
-	assert_true(sim.jobs[0].iters == 75560.0);
+	printf("jabas-a resnet50 jabas, dedicated: finish %.10f s, %d restarts, %.0f iterations\n",
+	       sim.jobs[0].finish_s, sim.jobs[0].restarts, sim.jobs[0].iters);
+	assert_true(fabs(sim.jobs[0].finish_s - 33896.5860667570) <= 1e-9 * 33896.0);
+	assert_int_equal(sim.jobs[0].restarts, 3);
+	assert_true(sim.jobs[0].iters == 74996.0);
 	hb_sim_free(&sim);
 	resnet->target_epochs = short_epochs;
 }

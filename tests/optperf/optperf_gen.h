@@ -5,7 +5,7 @@
  * 0.2 ms backward per sample on the fastest node, nodes up to 8x slower,
  * millisecond fixed costs, all-reduce times from microseconds to a second,
  * memory caps of 8 to 1024 samples.  Each kind forces one situation so a test
- * can count on covering it (notes/cannikin.md §2.1 regimes).
+ * can count on covering it (the three regimes of Cannikin §3.3, Appendix A).
  */
 #ifndef OPTPERF_GEN_H
 #define OPTPERF_GEN_H

@@ -227,7 +227,7 @@ static void test_homogeneous_equal_split(void **state)
 	}
 }
 
-/* Compute-bound: all t_compute equal (§2.2 first closed form), so a node
+/* Compute-bound: all t_compute equal (Appendix A.1, in closed form), so a node
  * twice as fast per sample (same fixed costs) takes twice the batch. */
 static void test_twice_as_fast(void **state)
 {
@@ -257,7 +257,7 @@ static void test_twice_as_fast(void **state)
 	assert_true(rel_diff(sol.iter_s, t_star + 3e-3) <= 1e-12);
 }
 
-/* Communication-bound: all syncStart equal (§2.2 second closed form). */
+/* Communication-bound: all syncStart equal (Appendix A.2, in closed form). */
 static void test_comm_bound_closed_form(void **state)
 {
 	struct hb_optperf_node node[3] = {
@@ -292,7 +292,7 @@ static void test_comm_bound_closed_form(void **state)
 }
 
 /* Mixed: node 0 has a long fixed backward pass (always compute-bound), node 1
- * a short one (always communication-bound).  §2.2's T_comb formula. */
+ * a short one (always communication-bound).  Appendix A.3's T_comb. */
 static void test_mixed_closed_form(void **state)
 {
 	const double g = 0.5, t_o = 0.01, t_u = 2e-3;

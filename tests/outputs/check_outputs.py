@@ -21,6 +21,7 @@ Exit 77 without $HETBATCH (run through meson).
 """
 import glob
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -256,15 +257,28 @@ def test_sigkill(tmp):
     p.wait()
     check(snapshot(d) == before, "sigkill: the old set kept")
     check(len(leftovers(d)) >= 1, "sigkill: a staging directory is left (the next run owns it)")
-    # a dead builder's temporaries in the cache
+    # a dead builder's temporaries in the cache: beside the database this
+    # hetbatch uses (-v names it) and beside the previous analytic
+    # version's, which an upgrade leaves in the cache (a test cache kept
+    # across builds holds one too)
     cache = os.environ.get("HETBATCH_CACHE")
     planted = []
-    for db in glob.glob(os.path.join(cache, "*.db")) if cache else []:
-        for suffix in ("", "-journal"):
-            path = "%s.tmp.%d%s" % (db, dead_pid(), suffix)
-            with open(path, "w") as f:
-                f.write("half a database")
-            planted.append(path)
+    rc, _, err = run(["-v", "plan", "--cluster", "demo", "--model", "resnet50", "--gbs", "256"], tmp)
+    used = re.search(r"info: profile database: (\S+)", err)
+    check(rc == 0 and used is not None, "sigkill: -v names the profile database (%d %r)" % (rc, err[:300]))
+    if cache and used:
+        cur = used.group(1)
+        m = re.search(r"profiles-analytic-v(\d+)\.db$", cur)
+        check(m is not None and os.path.dirname(cur) == cache.rstrip("/"), "sigkill: the default database %s" % cur)
+        names = [cur]
+        if m and int(m.group(1)) > 1:
+            names.append(os.path.join(cache, "profiles-analytic-v%d.db" % (int(m.group(1)) - 1)))
+        for db in names:
+            for suffix in ("", "-journal"):
+                path = "%s.tmp.%d%s" % (db, dead_pid(), suffix)
+                with open(path, "w") as f:
+                    f.write("half a database")
+                planted.append(path)
     rc, _, err = run(QUICK[:3] + ["--model", "gnmt", "--policy", "jabas", "--out", "kill"], tmp)
     check(rc == 0, "sigkill: the next run succeeds (%d %r)" % (rc, err))
     check(leftovers(d) == [], "sigkill: the next run removed the leftovers: %s" % leftovers(d))
