@@ -18,6 +18,10 @@
  * The auto-scaler takes argmin_G T(G), ties to the later candidate ("<=";
  * candidates are enumerated from fewer units up, so ties go to more GPUs).
  * The objective is epoch time, not cost; callers may rank by cost too.
+ *
+ * The first point may be solved by a rule of its own (struct
+ * hb_jabas_first), as the artifact solves it; the others are Algorithm 1
+ * requests (notes §4.3 "rounded as in §3").
  */
 #ifndef HB_AUTOSCALE_H
 #define HB_AUTOSCALE_H
@@ -34,6 +38,28 @@ struct hb_epoch_estimate {
 	double first_iter_s; /* iteration time of the first point */
 };
 
+/* How the walk solves its first trajectory point; NULL: as the others
+ * (Algorithm 1, every B_L, rounded).  The two decisions of JABAS read the
+ * artifact this way:
+ *  - initial phase (no B_L yet): m_rule HB_IIDP_M_EXACT, local_bs 0: every
+ *    candidate runs B_G^init itself at some B_L, the artifact's initial
+ *    configuration solver (unist-ssl/JABAS jabas/config/api/
+ *    configuration_solver.py; iidp.h HB_IIDP_M_EXACT).  Rounded, a
+ *    candidate that rounds B_G^init up runs more samples per iteration
+ *    and wins on that alone.
+ *  - epoch end: m_rule HB_IIDP_M_ROUND, local_bs = the job's B_L: "current
+ *    LBS and GBS must be preserved for next epoch" (jabas/config/
+ *    configurator.py, AutoScalingConfigurator.estimate_epoch_time: the
+ *    current B_G takes the current B_L only, n_w = B_G // B_L, and a
+ *    candidate that cannot run them is out).  The current B_G is 2 M B_L
+ *    at that B_L, so the rule keeps it exactly.
+ * Either way the point's candidates are a subset of Algorithm 1's, so the
+ * lower bound below holds (autoscale.c). */
+struct hb_jabas_first {
+	int m_rule;          /* enum hb_iidp_m_rule: HB_IIDP_M_ROUND or HB_IIDP_M_EXACT */
+	int local_bs;        /* > 0: only this B_L; 0: every candidate B_L */
+};
+
 /* traj: ntraj >= 1 target global batches; p: iterations per adaptation
  * block; done_in_block: iterations of the first block already run (0 at an
  * epoch start); dataset: samples per epoch. */
@@ -44,8 +70,8 @@ int hb_jabas_epoch_time(struct hb_iidp_solver *s, const int *alloc, const long *
  * only in which identical nodes they use, and jobs of one model, share them
  * (hb_jabas_epoch_time builds the shape of alloc and calls this). */
 int hb_jabas_epoch_time_shape(struct hb_iidp_solver *s, const struct hb_iidp_shape *shape, const long *traj,
-			      int ntraj, long p, long done_in_block, double dataset, struct hb_epoch_estimate *out,
-			      struct hb_error *err);
+			      int ntraj, long p, long done_in_block, double dataset, const struct hb_jabas_first *first,
+			      struct hb_epoch_estimate *out, struct hb_error *err);
 
 /* A lower bound on hb_jabas_epoch_time_shape's epoch_s for a shape whose
  * answers b bounds (hb_iidp_shape_bound), from the trajectory alone: any
@@ -65,14 +91,15 @@ struct hb_jabas_rank_item {
 	double lb;           /* scratch: the shape's epoch lower bound */
 };
 /* The auto-scaler's argmin over n shapes: the least (epoch_s, -last) over
- * the feasible estimates of traj (the arguments of hb_jabas_epoch_time_shape):
+ * the feasible estimates of traj (the arguments of hb_jabas_epoch_time_shape,
+ * first included):
  * *best = the winner's last (-1 when none is feasible) and *best_s its
  * epoch time (INFINITY then), solving only the shapes whose lower bound does not
  * exceed the best time found (exact: the same answer as estimating every
  * shape).  items is reordered.  *solved (may be NULL) counts the estimates
  * made.  An estimate's error is prefixed with the shape's last. */
 int hb_jabas_rank_shapes(struct hb_iidp_solver *s, struct hb_jabas_rank_item *items, size_t n, const long *traj,
-			 int ntraj, long p, long done_in_block, double dataset, long *best, double *best_s,
-			 size_t *solved, struct hb_error *err);
+			 int ntraj, long p, long done_in_block, double dataset, const struct hb_jabas_first *first,
+			 long *best, double *best_s, size_t *solved, struct hb_error *err);
 
 #endif
