@@ -47,12 +47,21 @@ struct hb_epoch_estimate {
  *    configuration_solver.py; iidp.h HB_IIDP_M_EXACT).  Rounded, a
  *    candidate that rounds B_G^init up runs more samples per iteration
  *    and wins on that alone.
- *  - epoch end: m_rule HB_IIDP_M_ROUND, local_bs = the job's B_L: "current
- *    LBS and GBS must be preserved for next epoch" (jabas/config/
- *    configurator.py, AutoScalingConfigurator.estimate_epoch_time: the
- *    current B_G takes the current B_L only, n_w = B_G // B_L, and a
- *    candidate that cannot run them is out).  The current B_G is 2 M B_L
- *    at that B_L, so the rule keeps it exactly.
+ *  - epoch end: m_rule HB_IIDP_M_EXACT, local_bs 0: every candidate runs
+ *    the job's current B_G itself, and the restart runs it ("current LBS
+ *    and GBS must be preserved for next epoch", jabas/config/
+ *    configurator.py, AutoScalingConfigurator.estimate_epoch_time).
+ *    Rounded, the restart could move B_G (ResNet-50 on cluster B: 1088 at
+ *    B_L 32 became 1024 at B_L 64) and a candidate rounding it up won on
+ *    more samples per iteration, as at the start.  The artifact also pins
+ *    the current B_L (local_bs = the job's, n_w = B_G // B_L, a candidate
+ *    of more than n_w GPUs out); that part is not taken: the adaptation
+ *    steps favour one VSW at a large B_L, so n_w stays at the GPUs held
+ *    and the job can hardly ever grow.  Measured on jabas-fig10 (seed 1),
+ *    GNMT's mean GPUs fell to 6.3 (A) and 4.6 (B) with it (3.4 on B under
+ *    --progress similarity), where the paper reports 9.1 and 7 (sec. 7.2);
+ *    with B_G alone kept they are 10.7 and 8.8 (9.4 and 8.5).  A fixed B_L
+ *    (local_bs > 0) remains available to callers.
  * Either way the point's candidates are a subset of Algorithm 1's, so the
  * lower bound below holds (autoscale.c). */
 struct hb_jabas_first {

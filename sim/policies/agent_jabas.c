@@ -1505,10 +1505,12 @@ static int jabas_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct
 	int rc = -1, max_gpus = 0;
 	double best_s;
 	const long done = done_in_block(job, st->p);
-	/* The current B_G keeps the current B_L on every candidate (autoscale.h
-	 * struct hb_jabas_first, the artifact's estimate_epoch_time): a
-	 * candidate that cannot run them is out, and the restart runs them. */
-	const struct hb_jabas_first keep = { HB_IIDP_M_ROUND, job->cfg.local_bs }, *first = &keep;
+	/* The current B_G itself on every candidate (autoscale.h struct
+	 * hb_jabas_first: the artifact preserves it, not rounded), at any B_L
+	 * (the artifact also pins B_L: autoscale.h says why not); the restart
+	 * runs it. */
+	static const struct hb_jabas_first keep = { HB_IIDP_M_EXACT, 0 };
+	const struct hb_jabas_first *first = &keep;
 	struct q_task q = { sim, job, st, 0, 0, { 0 } };
 
 	/* The offer bounds this decision: Q over it, built beside the
@@ -1538,8 +1540,8 @@ static int jabas_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct
 	if (pick_allocation(job, st, traj, ntraj, done, first, &best, &best_s, err) < 0)
 		goto out;
 	if (best < 0 && st->shared && job->cfg.ngpus > max_gpus) {
-		/* Must shrink: rank on the current B_G alone, at the current B_L,
-		 * else at any (the job must leave GPUs it cannot keep). */
+		/* Must shrink: rank on the current B_G alone, run exactly, else
+		 * rounded (the job must leave GPUs it cannot keep). */
 		hb_sim_note(sim, job, "autoscale", "epoch %ld: no allocation within %d GPUs runs the forecast (B_G %ld..%ld): "
 			    "ranking on B_G %ld", job->epoch, max_gpus, traj[0], traj[ntraj - 1], traj[0]);
 		ntraj = 1;
