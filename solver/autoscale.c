@@ -40,8 +40,9 @@ int hb_jabas_epoch_time_shape(struct hb_iidp_solver *s, const struct hb_iidp_sha
 	for (int k = 0; k < ntraj && rem > 0; k++) {
 		struct hb_iidp_request req = { .global_bs = traj[k], .m_rule = HB_IIDP_M_ROUND };
 
-		/* the first point by its own rule (struct hb_jabas_first) */
-		if (k == 0 && first) {
+		/* the first point, and any point of its value, by the first
+		 * point's rule (struct hb_jabas_first) */
+		if (first && traj[k] == traj[0]) {
 			req.m_rule = first->m_rule;
 			req.local_bs = first->local_bs;
 		}
@@ -53,9 +54,9 @@ int hb_jabas_epoch_time_shape(struct hb_iidp_solver *s, const struct hb_iidp_sha
 					      traj[k]);
 		if (k == ntraj - 1)
 			steps = (long)floor(rem / (double)traj[k]) + 1;
-		/* The answer is a function of the point: a repeated point (a flat
-		 * forecast) reuses it, unless the first point had its own rule. */
-		if (k == 0 || traj[k] != last_bs || (k == 1 && first)) {
+		/* The answer is a function of the point (its rule follows from
+		 * its value): a repeated point (a flat forecast) reuses it. */
+		if (k == 0 || traj[k] != last_bs) {
 			if (hb_iidp_solve_summary(s, shape, &req, &r, err) < 0)
 				return -1;
 			last_bs = traj[k];
@@ -116,11 +117,12 @@ static long traj_max(const long *traj, int ntraj, double dataset)
  * doubles, the bound too: it is lowered by a relative 1e-9, far above the
  * rounding of a few dozen sums and products.
  *
- * A first point solved by its own rule (struct hb_jabas_first: exact, or
- * one fixed B_L) has a subset of Algorithm 1's candidates (B_L, M) for that
- * point, with the same M, so its answer's throughput is at most F too, and
- * its realised B_G, one of those candidates' 2 M B_L, is at least b_min
- * when it is the last point: the bound holds for it unchanged.
+ * A point solved by the first point's rule (struct hb_jabas_first: exact,
+ * or one fixed B_L; the first and any point of its value) has a subset of
+ * Algorithm 1's candidates (B_L, M) for that point, with the same M, so its
+ * answer's throughput is at most F too, and its realised B_G, one of those
+ * candidates' 2 M B_L, is at least b_min when it is the last point: the
+ * bound holds for it unchanged.
  *
  * This is hb_jabas_epoch_lower_bound with the trajectory's traj_max given:
  * a ranking bounds every shape on one trajectory.  mb, when not NULL, is b

@@ -38,9 +38,22 @@ struct hb_epoch_estimate {
 	double first_iter_s; /* iteration time of the first point */
 };
 
-/* How the walk solves its first trajectory point; NULL: as the others
- * (Algorithm 1, every B_L, rounded).  The two decisions of JABAS read the
- * artifact this way:
+/* How the walk solves its first trajectory point and every later point of
+ * the same value; NULL: as the others (Algorithm 1, every B_L, rounded).
+ * A later point equal to the first is the current B_G held on: the job
+ * keeps the configuration it restarted with until the similarity rule
+ * moves B_G (agent_jabas.c applies a new one only when B_G changes), and
+ * the artifact's estimate pins every point equal to the current B_G, not
+ * just the first (AutoScalingConfigurator.estimate_epoch_time: "if
+ * global_batch_size == self.current_global_batch_size").  Pinning the
+ * first point alone charged a candidate the exact configuration for the
+ * first block's p - done iterations and Algorithm 1's rounded one after,
+ * so which candidate won depended on where in its block the epoch ended:
+ * NCF at maxB_G 32,768 on the pollux-t4 trace (tests/trace_replay/
+ * small.csv) went 4 -> 16 -> 4 -> 16 -> 4 GPUs over five epochs (the
+ * 4-GPU candidate at 0.0399 s/iteration exact, 0.0276 rounded to 32,448,
+ * which the job never runs: at maxB_G its B_G does not move).
+ * The two decisions of JABAS read the artifact this way:
  *  - initial phase (no B_L yet): m_rule HB_IIDP_M_EXACT, local_bs 0: every
  *    candidate runs B_G^init itself at some B_L, the artifact's initial
  *    configuration solver (unist-ssl/JABAS jabas/config/api/
@@ -62,7 +75,7 @@ struct hb_epoch_estimate {
  *    --progress similarity), where the paper reports 9.1 and 7 (sec. 7.2);
  *    with B_G alone kept they are 10.7 and 8.8 (9.4 and 8.5).  A fixed B_L
  *    (local_bs > 0) remains available to callers.
- * Either way the point's candidates are a subset of Algorithm 1's, so the
+ * Either way the points' candidates are a subset of Algorithm 1's, so the
  * lower bound below holds (autoscale.c). */
 struct hb_jabas_first {
 	int m_rule;          /* enum hb_iidp_m_rule: HB_IIDP_M_ROUND or HB_IIDP_M_EXACT */
