@@ -213,20 +213,30 @@ void hb_live_policy_close(struct hb_live_policy *pol)
 	pol->ncand = 0;
 }
 
-/* argmin over Q of the predicted epoch time of traj; ties to the later
- * candidate (more GPUs), as agent_jabas.c pick_allocation. */
+/* argmin over Q of the predicted epoch time of traj, its first point run
+ * exactly (autoscale.h struct hb_jabas_first: B_G^init at the start, the
+ * current B_G at an epoch end), else rounded as Algorithm 1 where no
+ * candidate can; ties to the later candidate (more GPUs), as agent_jabas.c
+ * pick_allocation. */
 static int pick_allocation(struct hb_live_policy *pol, const long *traj, size_t ntraj, long done, long *best,
 			   double *best_s, struct hb_error *err)
 {
+	static const struct hb_jabas_first exact = { HB_IIDP_M_EXACT, 0 };
 	int n = pol->cl->nnodes;
 
 	*best = -1;
 	*best_s = INFINITY;
+	for (int pass = 0; pass < 2 && *best < 0; pass++)
 	for (size_t i = 0; i < pol->ncand; i++) {
 		struct hb_epoch_estimate est;
+		struct hb_iidp_shape sh = { 0 };
+		int rc = hb_iidp_shape_of(pol->solver, pol->cand_alloc + i * (size_t)n, &sh, err);
 
-		if (hb_jabas_epoch_time(pol->solver, pol->cand_alloc + i * (size_t)n, traj, (int)ntraj, pol->par.p,
-					done, pol->par.dataset, &est, err) < 0)
+		if (rc == 0)
+			rc = hb_jabas_epoch_time_shape(pol->solver, &sh, traj, (int)ntraj, pol->par.p, done,
+						       pol->par.dataset, pass == 0 ? &exact : NULL, &est, err);
+		hb_iidp_shape_free(&sh);
+		if (rc < 0)
 			return -1;
 		if (est.feasible && est.epoch_s <= *best_s) {
 			*best = (long)i;
@@ -279,12 +289,19 @@ int hb_live_policy_config(struct hb_live_policy *pol, struct hb_live_pstate *st,
 	int rc;
 
 	if (pol->par.kind == HB_LIVE_JABAS) {
+		/* B_G itself where it can run (pick_allocation's rule), else rounded */
 		struct hb_iidp_request req = { .alloc = st->alloc, .global_bs = st->global_bs,
-					       .m_rule = HB_IIDP_M_ROUND };
+					       .m_rule = HB_IIDP_M_EXACT };
 		struct hb_iidp_result r;
 
 		if (hb_iidp_solve(pol->solver, &req, &r, err) < 0)
 			return -1;
+		if (!r.found) {
+			hb_iidp_result_free(&r);
+			req.m_rule = HB_IIDP_M_ROUND;
+			if (hb_iidp_solve(pol->solver, &req, &r, err) < 0)
+				return -1;
+		}
 		if (!r.found) {
 			rc = hb_input_error(err, "live jabas: no IIDP configuration of B_G %ld on %d GPUs of %s: %s",
 					    st->global_bs, alloc_gpus(st->alloc, st->nnodes), pol->cl->name, r.why);

@@ -75,6 +75,10 @@
  *     buffer; UNFUSED for the temporaries of per-op PyTorch optimizers).
  *     With ZeRO-Offload (opt_offload) the step is gradients to the host,
  *     Adam on the CPU and weights back: 2 pb N / HOST_BW + N / CPU_ADAM_RATE.
+ *     That is one GPU's step, the whole model's, as a one-GPU profiler
+ *     measures it; on N_G GPUs ZeRO-Offload partitions it over the ranks
+ *     and the perf model charges each GPU 1/N_G of it (solver/perfmodel.h).
+ *     The host constants are then one rank's share of the host.
  *  7. Weight copy to the other n-1 VSWs:
  *         (n-1) (T_COPY_FIXED + 2 pb N / (BW BW_EFF)).
  *  8. Memory = optimizer state (S N, 0 when offloaded) + DDP's bucket copy of

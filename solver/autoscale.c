@@ -16,14 +16,14 @@ int hb_jabas_epoch_time(struct hb_iidp_solver *s, const int *alloc, const long *
 	int rc = hb_iidp_shape_of(s, alloc, &sh, err);
 
 	if (rc == 0)
-		rc = hb_jabas_epoch_time_shape(s, &sh, traj, ntraj, p, done_in_block, dataset, out, err);
+		rc = hb_jabas_epoch_time_shape(s, &sh, traj, ntraj, p, done_in_block, dataset, NULL, out, err);
 	hb_iidp_shape_free(&sh);
 	return rc;
 }
 
 int hb_jabas_epoch_time_shape(struct hb_iidp_solver *s, const struct hb_iidp_shape *shape, const long *traj,
-			      int ntraj, long p, long done_in_block, double dataset, struct hb_epoch_estimate *out,
-			      struct hb_error *err)
+			      int ntraj, long p, long done_in_block, double dataset, const struct hb_jabas_first *first,
+			      struct hb_epoch_estimate *out, struct hb_error *err)
 {
 	double rem = dataset;
 	struct hb_iidp_summary r = { 0 };
@@ -34,8 +34,18 @@ int hb_jabas_epoch_time_shape(struct hb_iidp_solver *s, const struct hb_iidp_sha
 	if (ntraj < 1 || p < 1 || dataset <= 0 || done_in_block < 0 || done_in_block >= p)
 		return hb_input_error(err, "auto-scaler: bad trajectory (points %d, p %ld, done %ld, dataset %g)",
 				      ntraj, p, done_in_block, dataset);
+	if (first && ((first->m_rule != HB_IIDP_M_ROUND && first->m_rule != HB_IIDP_M_EXACT) || first->local_bs < 0))
+		return hb_input_error(err, "auto-scaler: first point: rule %d, local batch %d (want Algorithm 1 or "
+				      "exact, local batch >= 0)", first->m_rule, first->local_bs);
 	for (int k = 0; k < ntraj && rem > 0; k++) {
 		struct hb_iidp_request req = { .global_bs = traj[k], .m_rule = HB_IIDP_M_ROUND };
+
+		/* the first point, and any point of its value, by the first
+		 * point's rule (struct hb_jabas_first) */
+		if (first && traj[k] == traj[0]) {
+			req.m_rule = first->m_rule;
+			req.local_bs = first->local_bs;
+		}
 		long steps = k == 0 ? p - done_in_block : p;
 		double bg;
 
@@ -44,8 +54,8 @@ int hb_jabas_epoch_time_shape(struct hb_iidp_solver *s, const struct hb_iidp_sha
 					      traj[k]);
 		if (k == ntraj - 1)
 			steps = (long)floor(rem / (double)traj[k]) + 1;
-		/* The answer is a function of the point: a repeated point (a flat
-		 * forecast) reuses it. */
+		/* The answer is a function of the point (its rule follows from
+		 * its value): a repeated point (a flat forecast) reuses it. */
 		if (k == 0 || traj[k] != last_bs) {
 			if (hb_iidp_solve_summary(s, shape, &req, &r, err) < 0)
 				return -1;
@@ -107,6 +117,13 @@ static long traj_max(const long *traj, int ntraj, double dataset)
  * doubles, the bound too: it is lowered by a relative 1e-9, far above the
  * rounding of a few dozen sums and products.
  *
+ * A point solved by the first point's rule (struct hb_jabas_first: exact,
+ * or one fixed B_L; the first and any point of its value) has a subset of
+ * Algorithm 1's candidates (B_L, M) for that point, with the same M, so its
+ * answer's throughput is at most F too, and its realised B_G, one of those
+ * candidates' 2 M B_L, is at least b_min when it is the last point: the
+ * bound holds for it unchanged.
+ *
  * This is hb_jabas_epoch_lower_bound with the trajectory's traj_max given:
  * a ranking bounds every shape on one trajectory.  mb, when not NULL, is b
  * with its memo, whose answers are the same (iidp.h). */
@@ -154,8 +171,8 @@ static int cmp_rank(const void *a, const void *b)
  * visiting by ascending bound, the first such shape ends the scan (the
  * rest are above it too) and a good shape is usually found early. */
 int hb_jabas_rank_shapes(struct hb_iidp_solver *s, struct hb_jabas_rank_item *items, size_t n, const long *traj,
-			 int ntraj, long p, long done_in_block, double dataset, long *best, double *best_s,
-			 size_t *solved, struct hb_error *err)
+			 int ntraj, long p, long done_in_block, double dataset, const struct hb_jabas_first *first,
+			 long *best, double *best_s, size_t *solved, struct hb_error *err)
 {
 	size_t nsolved = 0;
 	const long xmax = traj_max(traj, ntraj, dataset);
@@ -172,7 +189,8 @@ int hb_jabas_rank_shapes(struct hb_iidp_solver *s, struct hb_jabas_rank_item *it
 		if (r->lb > *best_s)
 			break;
 		nsolved++;
-		if (hb_jabas_epoch_time_shape(s, r->shape, traj, ntraj, p, done_in_block, dataset, &est, err) < 0) {
+		if (hb_jabas_epoch_time_shape(s, r->shape, traj, ntraj, p, done_in_block, dataset, first, &est,
+					      err) < 0) {
 			hb_error_prefix(err, "candidate %zu", r->last);
 			return -1;
 		}

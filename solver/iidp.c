@@ -1755,7 +1755,7 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 	struct lcand *c = NULL;
 	double bf = -1.0;
 	/* why no B_L became a candidate, formatted after the scan */
-	enum { WHY_NONE, WHY_RUNTIME, WHY_FEW_WORKERS, WHY_BOUNDS } why = WHY_NONE;
+	enum { WHY_NONE, WHY_RUNTIME, WHY_FEW_WORKERS, WHY_BOUNDS, WHY_EXACT } why = WHY_NONE;
 	int why_b = 0;
 	long why_m = 0;
 
@@ -1765,6 +1765,8 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 	s->hcomm_ok = 0; /* a new allocation: its communication is not known yet */
 	if (req->global_bs <= 0)
 		return hb_input_error(err, "IIDP solver: global batch %ld must be > 0", req->global_bs);
+	if (req->m_rule != HB_IIDP_M_ROUND && req->m_rule != HB_IIDP_M_RUNTIME && req->m_rule != HB_IIDP_M_EXACT)
+		return hb_input_error(err, "IIDP solver: unknown worker-count rule %d", req->m_rule);
 	if (req->m_rule == HB_IIDP_M_RUNTIME && req->cur_global_bs <= 0)
 		return hb_input_error(err, "IIDP solver: the run-time rule needs the current global batch (got %ld)",
 				      req->cur_global_bs);
@@ -1797,7 +1799,15 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 				continue;
 			}
 			M = nw / 2;
+		} else if (req->m_rule == HB_IIDP_M_EXACT && req->global_bs % (2L * b) != 0) {
+			/* B_G is not 2 M B_L at this B_L: skipped, a larger one may divide it */
+			if (nc == 0) {
+				why = WHY_EXACT;
+				why_b = b;
+			}
+			continue;
 		} else {
+			/* exact: M = B_G / (2 B_L), which is also round(B_G / B_L / 2) */
 			M = hb_iidp_round_m(req->global_bs, b);
 			if (M < nh) {
 				if (nc == 0) {
@@ -1846,6 +1856,11 @@ static int solve_hinted(struct hb_iidp_solver *s, const struct hb_iidp_request *
 	case WHY_BOUNDS:
 		snprintf(out->why, sizeof(out->why), "B_G %ld at B_L %d is outside the model's bounds [%ld, %ld]",
 			 2 * why_m * why_b, why_b, pf->min_gbs, pf->max_gbs);
+		break;
+	case WHY_EXACT:
+		snprintf(out->why, sizeof(out->why),
+			 "exact rule: B_G %ld is not 2 M B_L with M >= N_H = %d at any B_L (last tried %d)",
+			 req->global_bs, nh, why_b);
 		break;
 	}
 	maybe_flush(s);
@@ -2143,10 +2158,11 @@ static void shape_key(const struct hb_iidp_request *req, const struct hb_iidp_sh
 {
 	key[0] = req->global_bs;
 	key[1] = req->cur_global_bs;
-	/* A solve reads the rule as "run-time or not", and only the fast
-	 * method is cached. */
+	/* A solve reads the rule as run-time, exact or Algorithm 1, and only
+	 * the fast method is cached (bit 34 is SHAPE_KEY_BOUND's). */
 	key[2] = (long)((uint64_t)(uint32_t)req->local_bs | (uint64_t)(req->m_rule == HB_IIDP_M_RUNTIME) << 32 |
-			(uint64_t)(req->method == HB_IIDP_FAST) << 33);
+			(uint64_t)(req->method == HB_IIDP_FAST) << 33 |
+			(uint64_t)(req->m_rule == HB_IIDP_M_EXACT) << 35);
 	memcpy(key + 3, sh->akey, (size_t)sh->nakey * sizeof(long));
 }
 

@@ -116,7 +116,19 @@ long hb_iidp_runtime_workers(long cur_global_bs, long target_global_bs, int loca
 enum hb_iidp_m_rule {
 	HB_IIDP_M_ROUND = 0,    /* Algorithm 1: M = round(B_G/B_L/2); stop at the first B_L with M < N_H */
 	HB_IIDP_M_RUNTIME = 1,  /* §4.1: parity rule relative to the current B_G; skip B_L that fail it */
+	HB_IIDP_M_EXACT = 2,    /* initial phase: B_G itself, only B_L with B_G = 2 M B_L, M >= N_H (below) */
 };
+/* HB_IIDP_M_EXACT is how the artifact's configuration solver picks the
+ * initial configuration (unist-ssl/JABAS jabas/config/api/
+ * configuration_solver.py, main): for each B_L, n_w = int(B_G / B_L)
+ * workers, and a B_L with B_L n_w != B_G is skipped ("GBS != LBS * M ==>
+ * skip"), as is one whose DP answer has another worker count (an odd n_w:
+ * IIDP's DP solves n_w // 2 per group, iidp/config/configurator.py,
+ * DynamicProgrammingSolver.solve).  So every configuration it compares
+ * runs B_G itself, never a rounded one, and the candidates differ in time
+ * only.  M = B_G / (2 B_L) then equals Algorithm 1's round(B_G / B_L / 2):
+ * an exact request's candidates are a subset of the Algorithm 1 request's
+ * (every bound on those holds for it). */
 
 enum hb_iidp_method {
 	HB_IIDP_FAST = 0,       /* parametric search (default) */

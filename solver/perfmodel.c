@@ -427,6 +427,7 @@ int hb_perf_load(struct hb_profdb *db, const struct hb_catalog *cat, const struc
 	}
 	hb_perf_init(p, model->name, opts->min_lbs > 0 ? opts->min_lbs : (int)model->min_lbs);
 	p->sync_request = opts->sync;
+	p->zero_offload = model->opt_offload != 0;
 	p->artifact_rounding = opts->artifact_rounding;
 	for (int i = 0; i < cl->nnodes; i++) {
 		const struct hb_node *nd = &cl->nodes[i];
@@ -710,6 +711,8 @@ int hb_perf_comm_eval_n(const struct hb_perf *p, int node, int ng, int nn, struc
 	if (node < 0 || node >= p->nnodes)
 		return hb_input_error(err, "perf model %s: node index %d out of range", p->model, node);
 	out->overlap_s = out->last_s = 0.0;
+	/* every GPU of the allocation is a data-parallel rank of ZeRO-Offload */
+	out->zero_ranks = p->zero_offload ? ng : 0;
 	if (ng < 2)
 		return 0; /* one GPU: no all-reduce runs at all */
 	ar = nn > 1 ? &p->nodes[node].inter : &p->nodes[node].intra;
@@ -733,7 +736,7 @@ int hb_perf_comm_eval_n(const struct hb_perf *p, int node, int ng, int nn, struc
 int hb_perf_coef_eval(const struct hb_perf *p, const struct hb_perf_lbs *l, const struct hb_perf_comm *c,
 		      int n_vsw, double tau, struct hb_perf_coef *out, struct hb_error *err)
 {
-	double fb, fwd, bwd, data;
+	double fb, fwd, bwd, data, update = l->update_s;
 
 	if (n_vsw < 1 || n_vsw > l->n_cap)
 		return hb_input_error(err, "perf model %s, local batch %d: n_vsw %d outside [1, %d]", p->model,
@@ -742,8 +745,11 @@ int hb_perf_coef_eval(const struct hb_perf *p, const struct hb_perf_lbs *l, cons
 	fwd = fb * l->zeta;
 	bwd = fb * (1.0 - l->zeta);
 	data = hb_perf_data_s(l, n_vsw);
+	/* ZeRO-Offload: this GPU's partition of the step (perfmodel.h) */
+	if (c->zero_ranks > 1)
+		update /= c->zero_ranks;
 	out->base_s = data + l->bn_s * n_vsw + fwd + (bwd > c->overlap_s ? bwd : c->overlap_s) + c->last_s +
-		      tau * (l->update_s + l->copy1_s * (n_vsw - 1));
+		      tau * (update + l->copy1_s * (n_vsw - 1));
 	out->step_s = data + fwd + bwd;
 	return 0;
 }

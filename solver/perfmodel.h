@@ -14,6 +14,22 @@
  *   t = data(n) + bn n + (data(n) + fwd + bwd) n_GA + fwd
  *       + max(bwd, sum_{i<l} t_ar(b_i)) + t_ar(b_l) + tau (update + copy1 (n-1))
  *
+ * where update is the profile's, one GPU's optimizer step, except under
+ * ZeRO-Offload (the model's opt_offload, struct hb_perf zero_offload):
+ * there it is update / N_G.  ZeRO-Offload (Ren et al., USENIX ATC '21, §4,
+ * the multi-GPU schedule) partitions the gradients and optimizer states
+ * over the data-parallel ranks: each rank moves only its 1/N_G of the
+ * reduced gradients to host memory, its CPU Adam updates only that
+ * partition, and the updated parameters come back by an all-gather.  A
+ * one-GPU profile (the analytic model's, models/analytic.c assumption 6,
+ * or a measured one) holds the whole model's step; on N_G GPUs each runs
+ * 1/N_G of it.  The reduce-scatter and all-gather move what the
+ * all-reduce they replace moves (ZeRO's stage 2 keeps data parallelism's
+ * volume, Rajbhandari et al., SC '20, §7), so the communication terms
+ * stay as they are.  Assumed: each rank keeps the host share (CPU cores,
+ * PCIe link) the one-GPU profile had; ranks that share a node's sockets
+ * would take longer (up to the node's GPUs times the CPU part).
+ *
  * which we store per (node, B_L, n) as two coefficients, t = base + n_GA step,
  * so every caller (solver, DDP baseline, tests) evaluates the very same
  * floating-point expression: hb_perf_iter_s().  The intra-node regression and
@@ -138,6 +154,8 @@ struct hb_perf {
 	 * to a B_L step (jabas's ncf at 65,536 with maxB_G 32,768, static's
 	 * cifar10 at 4,224 with 4,096: issue 16 item 8). */
 	long min_gbs, max_gbs;
+	int zero_offload;           /* 1: ZeRO-Offload optimizer (the model's opt_offload): each GPU's
+				       step is update / N_G (header comment); hb_perf_load sets it */
 	/* Derived by hb_perf_prepare(): */
 	int sync;                   /* HB_SYNC_OWS or HB_SYNC_SWS */
 	double tau;                 /* 1 (SWS) or b_l / sum b (OWS) */
@@ -152,6 +170,9 @@ struct hb_perf {
 struct hb_perf_comm {
 	double overlap_s;  /* sum of t_ar(b_i), i < l: hidden behind backward when shorter */
 	double last_s;     /* t_ar(b_l): always exposed */
+	int zero_ranks;    /* ZeRO-Offload: ranks (N_G) the optimizer step is partitioned over, each
+			      GPU running 1/zero_ranks of the profile's update; 0 or 1: the whole
+			      step (no offload, one GPU, or a caller's { 0, 0 } "no communication") */
 };
 
 /* Iteration time of one GPU for a fixed (B_L, n_vsw) as a line in n_GA. */

@@ -131,7 +131,7 @@ static int type_terms(const struct hb_sim_job *job, int g, int b, struct hb_est_
 {
 	const struct hb_perf *p = job->perf;
 	const struct hb_perf_lbs *l = hb_perf_find_lbs(p, g, b);
-	struct hb_perf_comm none = { 0.0, 0.0 };
+	struct hb_perf_comm none = { 0.0, 0.0, 0 };
 	struct hb_perf_coef k;
 	double copy;
 
@@ -238,7 +238,7 @@ static int alloc_terms(const struct hb_sim_job *job, const struct hb_es_job *ej,
 	*total = 0;
 	for (int i = 0; i < p->nnodes; i++) {
 		const struct hb_perf_lbs *l;
-		struct hb_perf_comm c, zero = { 0.0, 0.0 };
+		struct hb_perf_comm c, zero = { 0.0, 0.0, 0 };
 		struct hb_perf_coef with, none;
 		int g = p->nodes[i].gpu;
 

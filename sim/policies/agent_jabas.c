@@ -202,6 +202,7 @@ struct pick_memo_entry {
 	uint64_t hash;           /* 0: empty */
 	size_t n, ntraj;         /* items, trajectory points */
 	long done;               /* done_in_block */
+	struct hb_jabas_first first; /* the first point's rule (zero: none, Algorithm 1) */
 	size_t *key;             /* [n]: the items' store entries */
 	long *traj;              /* [ntraj] */
 	long best;               /* the answer */
@@ -360,12 +361,19 @@ static int config_from_result(struct hb_sim *sim, struct hb_sim_job *job, const 
 	return 0;
 }
 
-/* Solve B_G on alloc with Algorithm 1's M rule and build the configuration;
- * *found = 0 when the allocation has none. */
+/* Solve B_G on alloc as the ranking solved its first point (first; NULL:
+ * Algorithm 1's M rule, any B_L) and build the configuration; *found = 0
+ * when the allocation has none. */
 static int config_round(struct hb_sim *sim, struct hb_sim_job *job, const struct jabas_state *st, const int *alloc,
-			long global_bs, struct hb_job_config *cfg, int *found, struct hb_error *err)
+			long global_bs, const struct hb_jabas_first *first, struct hb_job_config *cfg, int *found,
+			struct hb_error *err)
 {
 	struct hb_iidp_request req = { .alloc = alloc, .global_bs = global_bs, .m_rule = HB_IIDP_M_ROUND };
+
+	if (first) {
+		req.m_rule = first->m_rule;
+		req.local_bs = first->local_bs;
+	}
 	struct hb_iidp_result r;
 	int rc;
 
@@ -1024,10 +1032,12 @@ static void keep_nodes(struct jabas_state *st, const int *cur, int *alloc)
 }
 
 /* The ranking memo's hash of its inputs (struct pick_memo). */
-static uint64_t pick_hash(const struct q_shapes *qs, const long *traj, size_t ntraj, long done)
+static uint64_t pick_hash(const struct q_shapes *qs, const long *traj, size_t ntraj, long done,
+			  const struct hb_jabas_first *first)
 {
 	uint64_t x = HASH_SEED;
 
+	x = hash_mix(hash_mix(x, (uint64_t)first->m_rule), (uint64_t)first->local_bs);
 	for (size_t j = 0; j < qs->n; j++)
 		x = hash_mix(x, (uint64_t)qs->ent[j]);
 	for (size_t k = 0; k < ntraj; k++)
@@ -1037,12 +1047,14 @@ static uint64_t pick_hash(const struct q_shapes *qs, const long *traj, size_t nt
 }
 
 static const struct pick_memo_entry *pick_find(const struct pick_memo *m, const struct q_shapes *qs, uint64_t h,
-					       const long *traj, size_t ntraj, long done)
+					       const long *traj, size_t ntraj, long done,
+					       const struct hb_jabas_first *first)
 {
 	for (int i = 0; i < PICK_MEMO_MAX; i++) {
 		const struct pick_memo_entry *e = &m->e[i];
 
 		if (e->hash == h && e->n == qs->n && e->ntraj == ntraj && e->done == done &&
+		    e->first.m_rule == first->m_rule && e->first.local_bs == first->local_bs &&
 		    (qs->n == 0 || memcmp(e->key, qs->ent, qs->n * sizeof(size_t)) == 0) &&
 		    (ntraj == 0 || memcmp(e->traj, traj, ntraj * sizeof(long)) == 0))
 			return e;
@@ -1052,7 +1064,7 @@ static const struct pick_memo_entry *pick_find(const struct pick_memo *m, const 
 
 /* Keep an answer; without memory it is just not kept. */
 static void pick_save(struct pick_memo *m, const struct q_shapes *qs, uint64_t h, const long *traj, size_t ntraj,
-		      long done, long best, double best_s)
+		      long done, const struct hb_jabas_first *first, long best, double best_s)
 {
 	struct pick_memo_entry *e = &m->e[m->next];
 	size_t *key = malloc((qs->n + 1) * sizeof(size_t));
@@ -1069,8 +1081,8 @@ static void pick_save(struct pick_memo *m, const struct q_shapes *qs, uint64_t h
 		memcpy(key, qs->ent, qs->n * sizeof(size_t));
 	if (ntraj)
 		memcpy(tr, traj, ntraj * sizeof(long));
-	*e = (struct pick_memo_entry){ .hash = h, .n = qs->n, .ntraj = ntraj, .done = done, .key = key,
-				       .traj = tr, .best = best, .best_s = best_s };
+	*e = (struct pick_memo_entry){ .hash = h, .n = qs->n, .ntraj = ntraj, .done = done, .first = *first,
+				       .key = key, .traj = tr, .best = best, .best_s = best_s };
 	m->next = (m->next + 1) % PICK_MEMO_MAX;
 }
 
@@ -1085,8 +1097,11 @@ static void pick_save(struct pick_memo *m, const struct q_shapes *qs, uint64_t h
  * exceeds the best time found.  A ranking of the same inputs as one of the
  * job's last ones is that one's answer (struct pick_memo). */
 static int pick_allocation(struct hb_sim_job *job, struct jabas_state *st, const long *traj, size_t ntraj,
-			   long done_in_block, long *best, double *best_s, struct hb_error *err)
+			   long done_in_block, const struct hb_jabas_first *first, long *best, double *best_s,
+			   struct hb_error *err)
 {
+	static const struct hb_jabas_first none = { HB_IIDP_M_ROUND, 0 }; /* the memo's key of NULL */
+	const struct hb_jabas_first *fk = first ? first : &none;
 	struct q_shapes *qs = &st->qs;
 	/* A trajectory of one point runs it to the end of the data
 	 * (hb_jabas_epoch_time_shape: the last point's steps are
@@ -1096,8 +1111,8 @@ static int pick_allocation(struct hb_sim_job *job, struct jabas_state *st, const
 	 * time (8.5 % of the rankings on two Philly days, whose hits rose
 	 * from 83 to 8.5 k). */
 	const long done = ntraj == 1 ? 0 : done_in_block;
-	const uint64_t h = pick_hash(qs, traj, ntraj, done);
-	const struct pick_memo_entry *hit = pick_find(&st->picks, qs, h, traj, ntraj, done);
+	const uint64_t h = pick_hash(qs, traj, ntraj, done, fk);
+	const struct pick_memo_entry *hit = pick_find(&st->picks, qs, h, traj, ntraj, done, fk);
 
 #ifndef JABAS_QMEMO_VERIFY
 	if (hit) {
@@ -1112,7 +1127,7 @@ static int pick_allocation(struct hb_sim_job *job, struct jabas_state *st, const
 		qs->order[j].last = j;
 	}
 	if (hb_jabas_rank_shapes(job->solver, qs->order, qs->n, traj, (int)ntraj, st->p, done_in_block,
-				 job->model->dataset_size, best, best_s, NULL, err) < 0) {
+				 job->model->dataset_size, first, best, best_s, NULL, err) < 0) {
 		hb_error_prefix(err, "jabas %s", job->name);
 		return -1;
 	}
@@ -1128,7 +1143,7 @@ static int pick_allocation(struct hb_sim_job *job, struct jabas_state *st, const
 		return 0;
 	}
 #endif
-	pick_save(&st->picks, qs, h, traj, ntraj, done, *best, *best_s);
+	pick_save(&st->picks, qs, h, traj, ntraj, done, fk, *best, *best_s);
 	return 0;
 }
 
@@ -1137,6 +1152,7 @@ static int jabas_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_err
 	struct jabas_state *st = calloc(1, sizeof(*st));
 	struct hb_job_config cfg;
 	long init_bs = job->min_gbs, best;
+	const struct hb_jabas_first exact = { HB_IIDP_M_EXACT, 0 }, *first = &exact;
 	double best_s;
 	int found, rc;
 
@@ -1165,14 +1181,27 @@ static int jabas_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_err
 
 	/* Initial phase (§4.3, §10.13): B_G^init for the whole epoch.  A
 	 * one-point trajectory is that constant trajectory: the estimate's last
-	 * point runs to the end of the epoch. */
-	if (pick_allocation(job, st, &init_bs, 1, 0, &best, &best_s, err) < 0)
+	 * point runs to the end of the epoch.  Every candidate runs B_G^init
+	 * itself (autoscale.h struct hb_jabas_first: the artifact's initial
+	 * configuration solver), so the argmin is the fastest iteration at that
+	 * batch.  Only where no candidate can (no B_L gives B_G^init = 2 M B_L
+	 * with M >= N_H, which the artifact answers "No solution") is
+	 * B_G^init rounded as Algorithm 1 rounds it. */
+	if (pick_allocation(job, st, &init_bs, 1, 0, &exact, &best, &best_s, err) < 0)
 		return -1;
+	if (best < 0) {
+		first = NULL;
+		if (pick_allocation(job, st, &init_bs, 1, 0, NULL, &best, &best_s, err) < 0)
+			return -1;
+		if (best >= 0)
+			hb_sim_note(sim, job, "autoscale", "no allocation runs B_G^init %ld exactly (B_G = 2 M B_L, M >= N_H): "
+				    "rounded as Algorithm 1", init_bs);
+	}
 	if (best < 0)
 		return hb_input_error(err, "jabas %s: no allocation of %s can run B_G %ld", job->name,
 				      sim->cl->name, init_bs);
-	if (config_round(sim, job, st, cand_expand(st, (size_t)best, st->work + st->nnodes), init_bs, &cfg, &found,
-			 err) < 0)
+	if (config_round(sim, job, st, cand_expand(st, (size_t)best, st->work + st->nnodes), init_bs, first, &cfg,
+			 &found, err) < 0)
 		return -1;
 	if (!found)
 		return hb_runtime_error(err, "jabas %s: candidate %ld has an epoch estimate but no configuration",
@@ -1476,6 +1505,12 @@ static int jabas_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct
 	int rc = -1, max_gpus = 0;
 	double best_s;
 	const long done = done_in_block(job, st->p);
+	/* The current B_G itself on every candidate (autoscale.h struct
+	 * hb_jabas_first: the artifact preserves it, not rounded), at any B_L
+	 * (the artifact also pins B_L: autoscale.h says why not); the restart
+	 * runs it. */
+	static const struct hb_jabas_first keep = { HB_IIDP_M_EXACT, 0 };
+	const struct hb_jabas_first *first = &keep;
 	struct q_task q = { sim, job, st, 0, 0, { 0 } };
 
 	/* The offer bounds this decision: Q over it, built beside the
@@ -1502,15 +1537,21 @@ static int jabas_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct
 			    job->epoch, alloc_ngpus(st->work, st->nnodes), sim->cl->ngpus, max_gpus, job->ngrant,
 			    st->ncand_cap);
 	}
-	if (pick_allocation(job, st, traj, ntraj, done, &best, &best_s, err) < 0)
+	if (pick_allocation(job, st, traj, ntraj, done, first, &best, &best_s, err) < 0)
 		goto out;
 	if (best < 0 && st->shared && job->cfg.ngpus > max_gpus) {
-		/* Must shrink: rank on the current B_G alone. */
+		/* Must shrink: rank on the current B_G alone, run exactly, else
+		 * rounded (the job must leave GPUs it cannot keep). */
 		hb_sim_note(sim, job, "autoscale", "epoch %ld: no allocation within %d GPUs runs the forecast (B_G %ld..%ld): "
 			    "ranking on B_G %ld", job->epoch, max_gpus, traj[0], traj[ntraj - 1], traj[0]);
 		ntraj = 1;
-		if (pick_allocation(job, st, traj, ntraj, done, &best, &best_s, err) < 0)
+		if (pick_allocation(job, st, traj, ntraj, done, first, &best, &best_s, err) < 0)
 			goto out;
+		if (best < 0) {
+			first = NULL;
+			if (pick_allocation(job, st, traj, ntraj, done, NULL, &best, &best_s, err) < 0)
+				goto out;
+		}
 	}
 	if (best < 0) {
 		hb_sim_note(sim, job, "autoscale", "epoch %ld: no allocation runs the forecast (B_G %ld..): keep",
@@ -1529,7 +1570,7 @@ static int jabas_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct
 			int found;
 			char why[160];
 
-			if (config_round(sim, job, st, alloc, traj[0], &cfg, &found, err) < 0)
+			if (config_round(sim, job, st, alloc, traj[0], first, &cfg, &found, err) < 0)
 				goto out;
 			if (found) {
 				snprintf(why, sizeof(why), "auto-scale: %d -> %d GPUs, predicted epoch %.1f s",

@@ -150,7 +150,7 @@ static struct esa_state *state(struct hb_sim *sim, int mode, struct hb_error *er
 static int gpu_time(const struct hb_sim_job *job, int g, double b, double *out, struct hb_error *err)
 {
 	const struct hb_perf *p = job->perf;
-	const struct hb_perf_comm none = { 0.0, 0.0 };
+	const struct hb_perf_comm none = { 0.0, 0.0, 0 };
 	double *xs = malloc(sizeof(double) * (size_t)(p->gpus[g].nlbs > 0 ? 2 * p->gpus[g].nlbs : 2)), *ys;
 	int n = 0, k;
 

@@ -616,9 +616,10 @@ static void test_resize_grant_refuses_held_gpus(void **state)
 /* `hetbatch sim --cluster jabas-a --model resnet50 --policy jabas --seed 1`
  * (dedicated arbiter, full-length job) under the shared-mode engine must
  * finish where the dedicated engine did.  The numbers are those of the
- * analytic profiles they ran on: 32105.0045894521 s, 16 restarts and 75560
- * iterations until analytic v3; 33896.586... s, 3 restarts and 74996
- * iterations since v4 (TITAN RTX at the TU102 rate), the value below. */
+ * analytic profiles and rules they ran on: 32105.0045894521 s, 16 restarts
+ * and 75560 iterations until analytic v3; since issue 38 (TITAN RTX at the
+ * TU102 rate; the start runs B_G^init and an epoch end the current B_G
+ * exactly, autoscale.h struct hb_jabas_first) the value below. */
 static void test_dedicated_unchanged(void **state)
 {
 	const struct hb_cluster *a = hb_catalog_cluster(&cat, "jabas-a");

@@ -105,9 +105,14 @@ static void test_gpu_spot_values(void **state)
 	hb_catalog_free(&cat);
 }
 
+/* JABAS cluster C's capped A6000s run at the speeds measured on the A40
+ * (same GA102 die and 300 W board power) by Zeus (NSDI '23 artifact,
+ * summary_power_a40.csv, BERT-base: catalog_gpu.c), not at the cap^(1/3)
+ * model's, which stays the default of a variant without perf_scale. */
 static void test_power_capped_variants(void **state)
 {
 	static const double caps[] = { 0.75, 0.50, 0.25 };
+	static const double measured[] = { 0.947, 0.574, 0.250 };
 	static const char *const names[] = { "rtx-a6000-pc75", "rtx-a6000-pc50", "rtx-a6000-pc25" };
 	struct hb_catalog cat;
 	double prev = 38.7;
@@ -124,14 +129,15 @@ static void test_power_capped_variants(void **state)
 		assert_non_null(g);
 		assert_string_equal(g->base, "rtx-a6000");
 		assert_float_equal(g->power_cap, caps[i], 0);
-		assert_float_equal(g->fp32_tflops, 38.7 * cbrt(caps[i]), 1e-9);
+		assert_float_equal(g->fp32_tflops, 38.7 * measured[i], 1e-9);
+		assert_true(fabs(measured[i] - cbrt(caps[i])) > 0.03);
 		assert_true(g->fp32_tflops < prev); /* slower at each deeper cap */
 		prev = g->fp32_tflops;
 		assert_float_equal(g->nominal_tflops, 38.7, 0);
 		/* Priced at nominal TFLOPS (notes/jabas.md 10 item 14). */
 		assert_float_equal(g->price_per_hour, b->price_per_hour, 0);
 		assert_float_equal(g->mem_bytes, b->mem_bytes, 0);
-		assert_float_equal(g->tensor_tflops, b->tensor_tflops * cbrt(caps[i]), 1e-9);
+		assert_float_equal(g->tensor_tflops, b->tensor_tflops * measured[i], 1e-9);
 	}
 	hb_catalog_free(&cat);
 }

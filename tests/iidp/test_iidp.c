@@ -577,6 +577,99 @@ static void test_solver_vs_enumeration(void **state)
 	hb_iidp_solver_free(s);
 }
 
+/* The initial phase's exact rule (iidp.h HB_IIDP_M_EXACT, the artifact's
+ * configuration_solver.py main: B_L n_w must equal B_G, n_w even, else the
+ * B_L is skipped) against an enumeration of the B_L that divide B_G and
+ * their assignments: the same best throughput and B_L, and the answer runs
+ * B_G itself.  Where no B_L divides, none, with the rule named; Algorithm 1
+ * rounds the same B_G and finds one, so the shape cache keeps the two
+ * rules apart. */
+static void test_exact_rule_vs_enumeration(void **state)
+{
+	const struct hb_perf *p = *state;
+	struct hb_iidp_solver *s;
+	struct hb_error err = { 0 };
+	static const long gbs[] = { 128, 160, 192, 256, 288, 320, 384, 448, 512, 640, 768, 1000 };
+	int found = 0, none = 0;
+
+	assert_int_equal(hb_iidp_solver_new(p, &s, &err), 0);
+	for (int a = 0; a <= 4; a += 2) {
+		for (int b = 0; b <= 4; b += 2) {
+			int alloc[2] = { a, b }, pn[4], np = 0;
+			if (a + b == 0)
+				continue;
+			for (int i = 0; i < a / 2; i++)
+				pn[np++] = 0;
+			for (int i = 0; i < b / 2; i++)
+				pn[np++] = 1;
+			for (unsigned g = 0; g < sizeof(gbs) / sizeof(gbs[0]); g++) {
+				struct hb_iidp_request req = { alloc, gbs[g], HB_IIDP_M_EXACT, 0, 0, HB_IIDP_FAST };
+				struct hb_iidp_result r;
+				double bestf = -1;
+				int bestl = 0, *lbs, nl;
+
+				assert_int_equal(hb_iidp_solve(s, &req, &r, &err), 0);
+				assert_int_equal(hb_perf_alloc_lbs(p, alloc, &lbs, &nl, &err), 0);
+				for (int i = 0; i < nl; i++) {
+					long M = gbs[g] / (2L * lbs[i]);
+					double t = INFINITY, f;
+					if (gbs[g] % (2L * lbs[i]) != 0 || M < np)
+						continue;
+					enum_alloc_rec(p, alloc, pn, np, 0, (int)M, lbs[i], -INFINITY, &t);
+					f = 2.0 * (double)M * lbs[i] / t;
+					if (f > bestf) {
+						bestf = f;
+						bestl = lbs[i];
+					}
+				}
+				free(lbs);
+				assert_int_equal(r.found, bestf > 0);
+				if (r.found) {
+					assert_int_equal(r.global_bs, gbs[g]);
+					assert_int_equal(r.local_bs, bestl);
+					assert_true(fabs(r.throughput - bestf) <= 1e-9 * bestf);
+					found++;
+				} else {
+					/* not 2 M B_L at any B_L, or M < N_H where it is */
+					assert_true(strstr(r.why, "exact rule") || strstr(r.why, "N_H"));
+					none += strstr(r.why, "exact rule") != NULL;
+				}
+				hb_iidp_result_free(&r);
+			}
+		}
+	}
+	assert_true(found >= 20 && none >= 5);
+	{
+		/* B_G 160 on the V100 node: no B_L of 32..128 gives 160 = 2 M B_L;
+		 * Algorithm 1 rounds it (B_L 32, M = round(2.5) = 2: 128), and a
+		 * summary of each rule on one shape answers as its solve. */
+		int v100[2] = { 4, 0 };
+		struct hb_iidp_request ex = { v100, 160, HB_IIDP_M_EXACT, 0, 0, HB_IIDP_FAST };
+		struct hb_iidp_request al = { v100, 160, HB_IIDP_M_ROUND, 0, 0, HB_IIDP_FAST };
+		struct hb_iidp_shape sh = { 0 };
+		struct hb_iidp_summary sa, se;
+
+		assert_int_equal(hb_iidp_shape_of(s, v100, &sh, &err), 0);
+		for (int rep = 0; rep < 2; rep++) { /* a miss, then a hit */
+			assert_int_equal(hb_iidp_solve_summary(s, &sh, &al, &sa, &err), 0);
+			assert_int_equal(hb_iidp_solve_summary(s, &sh, &ex, &se, &err), 0);
+			assert_true(sa.found);
+			assert_int_equal(sa.global_bs, 128);
+			assert_false(se.found);
+		}
+		/* an unknown rule is an input error */
+		ex.m_rule = 7;
+		{
+			struct hb_iidp_result r;
+
+			assert_int_equal(hb_iidp_solve(s, &ex, &r, &err), -1);
+			assert_non_null(strstr(err.msg, "rule 7"));
+		}
+		hb_iidp_shape_free(&sh);
+	}
+	hb_iidp_solver_free(s);
+}
+
 /* A random heterogeneous profile: 2-3 GPU types of different speed and
  * memory (so maxB_L differs), 2-3 nodes of 2 or 4 GPUs. */
 /* want_nodes > 0: that many nodes instead of the drawn 2-3 (the draws stay
@@ -692,6 +785,12 @@ static void test_solve_fast_vs_dp_random(void **state)
 			req.cur_global_bs = 16 + (long)hb_rng_below(&r, 3000);
 			req.local_bs = 0;
 			req.method = HB_IIDP_FAST;
+			/* every fourth Algorithm 1 request exact, on a multiple of
+			 * 16 so that some B_L divide it */
+			if (q % 4 == 2) {
+				req.m_rule = HB_IIDP_M_EXACT;
+				req.global_bs = 16 * (1 + req.global_bs / 16);
+			}
 			assert_int_equal(hb_iidp_solve(s, &req, &a, &err), 0);
 			req.method = HB_IIDP_DP;
 			assert_int_equal(hb_iidp_solve(s, &req, &b, &err), 0);
@@ -1266,6 +1365,10 @@ static void test_shape_summary_oracle(void **state)
 			req.cur_global_bs = 16 + (long)hb_rng_below(&r, 3000);
 			req.method = HB_IIDP_FAST;
 			req.alloc = alloc;
+			if (q % 4 == 2) { /* exact, where some B_L may divide B_G */
+				req.m_rule = HB_IIDP_M_EXACT;
+				req.global_bs = 16 * (1 + req.global_bs / 16);
+			}
 			assert_int_equal(hb_iidp_solve(nc, &req, &o, &err), 0);
 			assert_int_equal(hb_iidp_shape_of(s, alloc, &sh, &err), 0);
 			assert_int_equal(hb_iidp_shape_of(s, moved, &sh2, &err), 0);
@@ -1404,6 +1507,10 @@ static void test_answer_key_relayout(void **state)
 			req.cur_global_bs = 16 + (long)hb_rng_below(&r, 3000);
 			req.method = HB_IIDP_FAST;
 			req.alloc = alloc;
+			if (q % 4 == 2) { /* exact, where some B_L may divide B_G */
+				req.m_rule = HB_IIDP_M_EXACT;
+				req.global_bs = 16 * (1 + req.global_bs / 16);
+			}
 			assert_int_equal(hb_iidp_solve(nc, &req, &o1, &err), 0);
 			req.alloc = other;
 			assert_int_equal(hb_iidp_solve(nc, &req, &o2, &err), 0);
@@ -1614,8 +1721,15 @@ static void test_shape_bound_random(void **state)
 				long pb = 1 + (long)hb_rng_below(&r, 60), done = (long)hb_rng_below(&r, (uint64_t)pb);
 				double D = 500.0 + (double)hb_rng_below(&r, 300000), lb;
 				struct hb_epoch_estimate e;
+				/* the first point by each rule (autoscale.h): the
+				 * bound holds for all of them */
+				const struct hb_jabas_first firsts[3] = {
+					{ HB_IIDP_M_ROUND, 0 }, { HB_IIDP_M_EXACT, 0 },
+					{ HB_IIDP_M_ROUND, 8 * (1 + (int)hb_rng_below(&r, 8)) } };
+				const int fi = (int)hb_rng_below(&r, 4);
 
-				assert_int_equal(hb_jabas_epoch_time_shape(s, &sh, traj, ntraj, pb, done, D, &e, &err), 0);
+				assert_int_equal(hb_jabas_epoch_time_shape(s, &sh, traj, ntraj, pb, done, D,
+									   fi < 3 ? &firsts[fi] : NULL, &e, &err), 0);
 				lb = hb_jabas_epoch_lower_bound(&b, traj, ntraj, D);
 				assert_true(lb >= 0.0);
 				if (isinf(lb))
@@ -1725,6 +1839,13 @@ static void test_rank_shapes_oracle(void **state)
 			double best_s = INFINITY, got_s, D = 500.0 + (double)hb_rng_below(&r, 300000);
 			size_t solved;
 
+			/* the first point by each rule (autoscale.h), or none */
+			const struct hb_jabas_first firsts[3] = {
+				{ HB_IIDP_M_ROUND, 0 }, { HB_IIDP_M_EXACT, 0 },
+				{ HB_IIDP_M_ROUND, 8 * (1 + (int)hb_rng_below(&r, 8)) } };
+			const int fi = (int)hb_rng_below(&r, 4);
+			const struct hb_jabas_first *first = fi < 3 ? &firsts[fi] : NULL;
+
 			memset(sh, 0, sizeof(sh));
 			memset(b, 0, sizeof(b));
 			ntraj = random_traj(&r, traj);
@@ -1735,14 +1856,15 @@ static void test_rank_shapes_oracle(void **state)
 				assert_int_equal(hb_iidp_shape_of(s, alloc, &sh[j], &err), 0);
 				assert_int_equal(hb_iidp_shape_bound(s, &sh[j], &b[j], &err), 0);
 				items[j] = (struct hb_jabas_rank_item){ .shape = &sh[j], .bound = &b[j], .last = (size_t)j };
-				assert_int_equal(hb_jabas_epoch_time_shape(o, &sh[j], traj, ntraj, pb, done, D, &e, &err), 0);
+				assert_int_equal(hb_jabas_epoch_time_shape(o, &sh[j], traj, ntraj, pb, done, D, first, &e,
+									   &err), 0);
 				if (e.feasible && e.epoch_s <= best_s) {
 					best = j;
 					best_s = e.epoch_s;
 				}
 			}
-			assert_int_equal(hb_jabas_rank_shapes(s, items, (size_t)n, traj, ntraj, pb, done, D, &got, &got_s,
-							      &solved, &err), 0);
+			assert_int_equal(hb_jabas_rank_shapes(s, items, (size_t)n, traj, ntraj, pb, done, D, first, &got,
+							      &got_s, &solved, &err), 0);
 			assert_int_equal(got, best);
 			assert_true(got_s == best_s || (isinf(got_s) && isinf(best_s)));
 			total += (size_t)n;
@@ -1903,6 +2025,7 @@ int main(void)
 		cmocka_unit_test(test_runtime_solve),
 		cmocka_unit_test(test_infeasible),
 		cmocka_unit_test(test_solver_vs_enumeration),
+		cmocka_unit_test(test_exact_rule_vs_enumeration),
 		cmocka_unit_test(test_solve_fast_vs_dp_random),
 		cmocka_unit_test(test_shape_summary_oracle),
 		cmocka_unit_test(test_summary_shared_by_interval),

@@ -167,6 +167,49 @@ static void test_comm_scope(void **state)
 	assert_abs(c.overlap_s + c.last_s, 0.0, 0.0);
 }
 
+/* ZeRO-Offload (Ren et al., USENIX ATC '21, §4, the multi-GPU schedule)
+ * partitions gradients and optimizer states over the data-parallel ranks:
+ * each rank's CPU Adam updates 1/N_G of the parameters, so each GPU's
+ * optimizer step is the one-GPU profile's update / N_G, and everything else
+ * of the iteration stays (perfmodel.h).  On 1, 4 and 8 GPUs, SWS (tau = 1,
+ * the step fully exposed), with and without VSW copies: the offloaded
+ * iteration is the plain one less update (1 - 1/N_G); one GPU pays it
+ * whole, and a caller's { 0, 0, 0 } communication means the whole step. */
+static void test_zero_offload_partitioned_update(void **state)
+{
+	struct hb_perf p;
+	struct hb_error err = { 0 };
+	static const int allocs[3][2] = { { 1, 0 }, { 4, 0 }, { 4, 4 } };
+	static const int ng[3] = { 1, 4, 8 };
+
+	(void)state;
+	assert_int_equal(qs_build(&p, HB_SYNC_SWS, &err), 0);
+	for (int a = 0; a < 3; a++) {
+		for (int n = 1; n <= 3; n += 2) {
+			const struct hb_perf_lbs *l = hb_perf_find_lbs(&p, QS_V100, 32);
+			struct hb_perf_comm c;
+			struct hb_perf_coef k;
+			double plain, off;
+
+			assert_non_null(l);
+			p.zero_offload = 0;
+			assert_int_equal(hb_perf_iter_time(&p, allocs[a], QS_V100, 32, n, 1, &plain, &err), 0);
+			assert_int_equal(hb_perf_comm_eval(&p, allocs[a], QS_V100, &c, &err), 0);
+			assert_int_equal(c.zero_ranks, 0);
+			p.zero_offload = 1;
+			assert_int_equal(hb_perf_iter_time(&p, allocs[a], QS_V100, 32, n, 1, &off, &err), 0);
+			assert_int_equal(hb_perf_comm_eval(&p, allocs[a], QS_V100, &c, &err), 0);
+			assert_int_equal(c.zero_ranks, ng[a]);
+			assert_abs(off, plain - l->update_s * (1.0 - 1.0 / ng[a]), 1e-12);
+			/* no communication given: the whole step */
+			c = (struct hb_perf_comm){ 0.0, 0.0, 0 };
+			assert_int_equal(hb_perf_coef_eval(&p, l, &c, n, p.tau, &k, &err), 0);
+			assert_true(k.base_s >= l->update_s);
+		}
+	}
+	hb_perf_free(&p);
+}
+
 /* The artifact's OWS/SWS rule: int(mean of non-last buckets, MiB) / 25 > 1.5. */
 static void test_sync_rule(void **state)
 {
@@ -334,6 +377,7 @@ int main(void)
 		cmocka_unit_test(test_table_mode),
 		cmocka_unit_test(test_comm_scope),
 		cmocka_unit_test(test_sync_rule),
+		cmocka_unit_test(test_zero_offload_partitioned_update),
 		cmocka_unit_test(test_sws_tau),
 		cmocka_unit_test(test_candidate_lbs),
 		cmocka_unit_test(test_input_errors),

@@ -49,6 +49,20 @@ static void solve(struct fx *f, const int *alloc, long gbs, long *bg, double *t)
 	hb_iidp_result_free(&r);
 }
 
+/* solve() by another worker-count rule; *found = 0 when it has no answer. */
+static void solve_rule(struct fx *f, const int *alloc, long gbs, int rule, int *found, long *bg, double *t)
+{
+	struct hb_iidp_request req = { .alloc = alloc, .global_bs = gbs, .m_rule = rule };
+	struct hb_iidp_result r;
+	struct hb_error err = { 0 };
+
+	assert_int_equal(hb_iidp_solve(f->s, &req, &r, &err), 0);
+	*found = r.found;
+	*bg = r.global_bs;
+	*t = r.iter_s;
+	hb_iidp_result_free(&r);
+}
+
 static void test_single_point_is_whole_epoch(void **state)
 {
 	struct fx *f = *state;
@@ -114,12 +128,64 @@ static void test_short_epoch_stops_early_and_infeasible(void **state)
 	assert_int_equal(err.code, HB_EINPUT);
 }
 
+/* The first point's rule (autoscale.h struct hb_jabas_first) solves every
+ * point of the first point's value, not the first alone: the job holds the
+ * current B_G's configuration until B_G moves, and the artifact pins every
+ * point equal to the current B_G (AutoScalingConfigurator.estimate_epoch_
+ * time).  On batches where Algorithm 1 rounds to another B_G or time than
+ * the exact rule, the walk of [b, b, c] must be 70 + 100 steps of b's exact
+ * answer, then c by Algorithm 1; solving the repeated b by Algorithm 1
+ * fails it. */
+static void test_first_rule_holds_for_repeated_point(void **state)
+{
+	struct fx *f = *state;
+	static const int allocs[3][2] = { { 4, 0 }, { 4, 4 }, { 0, 4 } };
+	const struct hb_jabas_first exact = { HB_IIDP_M_EXACT, 0 };
+	int checked = 0;
+
+	for (int a = 0; a < 3; a++) {
+		for (long b = 64; b <= 2048; b += 32) {
+			long be, br, bc, last, c = b + 96, traj[3] = { b, b, c };
+			double te, tr, tc, D = 1e6, rem = D, T = 0;
+			int fe, fr, fc;
+			struct hb_iidp_shape sh = { 0 };
+			struct hb_epoch_estimate e;
+			struct hb_error err = { 0 };
+
+			solve_rule(f, allocs[a], b, HB_IIDP_M_EXACT, &fe, &be, &te);
+			solve_rule(f, allocs[a], b, HB_IIDP_M_ROUND, &fr, &br, &tr);
+			solve_rule(f, allocs[a], c, HB_IIDP_M_ROUND, &fc, &bc, &tc);
+			if (!fe || !fr || !fc || (br == be && tr == te))
+				continue;
+			assert_int_equal(be, b);
+			T = 70 * te + 100 * te;
+			rem -= 170.0 * (double)b;
+			/* the last point: floor(rem / c) + 1 steps, fewer if its
+			 * realised bc would overshoot the epoch */
+			last = (long)floor(rem / (double)c) + 1;
+			if (rem - (double)bc * (double)last < 0)
+				last = (long)floor(rem / (double)bc) + 1;
+			T += tc * (double)last;
+			assert_int_equal(hb_iidp_shape_of(f->s, allocs[a], &sh, &err), 0);
+			assert_int_equal(hb_jabas_epoch_time_shape(f->s, &sh, traj, 3, 100, 30, D, &exact, &e, &err), 0);
+			hb_iidp_shape_free(&sh);
+			assert_true(e.feasible);
+			assert_int_equal(e.iterations, 170 + last);
+			assert_true(fabs(e.epoch_s - T) <= 1e-9 * T);
+			checked++;
+		}
+	}
+	/* batches where the rules differ exist on this profile */
+	assert_true(checked >= 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_single_point_is_whole_epoch),
 		cmocka_unit_test(test_multi_point_walk),
 		cmocka_unit_test(test_short_epoch_stops_early_and_infeasible),
+		cmocka_unit_test(test_first_rule_holds_for_repeated_point),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
