@@ -6,6 +6,20 @@
 
 #include "cli_profiles.h"
 
+/* 1 when node k of cl is the first of its GPU type (each type once, in
+ * node order), 0 for a later one or a GPU outside the catalog. */
+static int first_of_type(const struct hb_catalog *cat, const struct hb_cluster *cl, int k)
+{
+	const int g = cl->nodes[k].gpu;
+
+	if (g < 0 || g >= cat->ngpus)
+		return 0;
+	for (int j = 0; j < k; j++)
+		if (cl->nodes[j].gpu == g)
+			return 0;
+	return 1;
+}
+
 /* One line: where gpu x model's compute rows came from. */
 static void log_pair(const struct hb_cli *cli, struct hb_profdb *db, const char *gpu, const char *model)
 {
@@ -49,18 +63,10 @@ void hb_cli_log_profiles(const struct hb_cli *cli, struct hb_profdb *db, const s
 				l == 0 ? " (preferred where sources rank equal)" : "", hb_profdb_layer_path(db, l));
 	if (!cl)
 		return;
-	for (int mi = 0; mi < nmodels; mi++) {
-		for (int k = 0; k < cl->nnodes; k++) {
-			int seen = 0;
-
-			if (cl->nodes[k].gpu < 0 || cl->nodes[k].gpu >= cat->ngpus)
-				continue;
-			for (int j = 0; j < k && !seen; j++)
-				seen = cl->nodes[j].gpu == cl->nodes[k].gpu;
-			if (!seen)
+	for (int mi = 0; mi < nmodels; mi++)
+		for (int k = 0; k < cl->nnodes; k++)
+			if (first_of_type(cat, cl, k))
 				log_pair(cli, db, cat->gpus[cl->nodes[k].gpu].name, models[mi]->name);
-		}
-	}
 }
 
 int hb_cli_profile_uses(struct hb_profdb *db, const struct hb_catalog *cat, const struct hb_cluster *cl,
@@ -77,13 +83,7 @@ int hb_cli_profile_uses(struct hb_profdb *db, const struct hb_catalog *cat, cons
 		return hb_runtime_error(err, "out of memory");
 	for (int mi = 0; mi < nmodels; mi++)
 		for (int i = 0; i < cl->nnodes; i++) {
-			int seen = 0;
-
-			if (cl->nodes[i].gpu < 0 || cl->nodes[i].gpu >= cat->ngpus)
-				continue;
-			for (int j = 0; j < i && !seen; j++)
-				seen = cl->nodes[j].gpu == cl->nodes[i].gpu;
-			if (seen)
+			if (!first_of_type(cat, cl, i))
 				continue;
 			if (hb_profdb_profile_use(db, cat->gpus[cl->nodes[i].gpu].name, models[mi]->name, &u[k], err) < 0) {
 				free(u);
