@@ -35,6 +35,7 @@
 #include "optperf_profile.h"
 #include "perfmodel.h"
 #include "profdb.h"
+#include "results.h"          /* hb_results_profiles_json */
 #include "strutil.h"
 
 #define PLAN_FORMAT "hetbatch-plan/1"
@@ -525,6 +526,27 @@ static cJSON *baseline_json(const struct hb_catalog *cat, const struct hb_cluste
 			cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)b->lb_local[k]));
 	}
 	return root;
+}
+
+/* The plan's "profile_sources": what each GPU type x the model read (as
+ * sim's summary.json "profiles": source, file, run, rows, digest). */
+static int add_profile_sources(cJSON *root, struct hb_profdb *db, const struct hb_catalog *cat,
+			       const struct hb_cluster *cl, const struct hb_model *m, struct hb_error *err)
+{
+	const struct hb_model *ms[1] = { m };
+	struct hb_profile_use *u;
+	cJSON *arr;
+	int n;
+
+	if (hb_cli_profile_uses(db, cat, cl, ms, 1, &u, &n, err) < 0)
+		return -1;
+	arr = hb_results_profiles_json(u, n);
+	free(u);
+	if (!arr || !cJSON_AddItemToObject(root, "profile_sources", arr)) {
+		cJSON_Delete(arr);
+		return hb_runtime_error(err, "out of memory");
+	}
+	return 0;
 }
 
 static cJSON *plan_json(const struct hb_catalog *cat, const struct hb_cluster *cl, const struct hb_model *m,
@@ -1022,6 +1044,8 @@ int cmd_plan(int argc, char **argv, struct hb_cli *cli)
 		goto fail;
 	have_plans = 1;
 	json = plan_json(&cat, cl, m, &perf, alloc, &o, db_path, &pl);
+	if (json && add_profile_sources(json, db, &cat, cl, m, &err) < 0)
+		goto fail;
 	if (o.out && hb_json_write_file(o.out, json, &err) < 0)
 		goto fail;
 	if (o.json) {

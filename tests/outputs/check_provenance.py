@@ -7,6 +7,7 @@
    `profiles:` line; two runs write identical summaries.
 2. On a database of the user's own (`--db`, analytic rows too): the same
    digests (the same rows) but `builtin` false, and the table names it.
+   `plan --json` records the same under "profile_sources".
 3. After `import pollux` into the user database (when ../shared is there):
    import says later commands read it; `sim` without --db then records
    `import:pollux` with measured rows and a digest unlike the built-in one,
@@ -62,6 +63,11 @@ def main():
         run(*sim, "--out", os.path.join(tmp, "a2"), env=env)
         with open(os.path.join(tmp, "a2", "summary.json")) as f:
             check(json.load(f) == doc_a, "the same inputs gave another summary.json")
+
+        p = run("-q", "plan", "--cluster", "pollux-t4", "--model", "cifar10", "--gbs", "512", "--json", env=env)
+        ps = json.loads(p.stdout)["profile_sources"]
+        check(len(ps) == 1 and ps[0]["digest"] == a[("t4", "cifar10")][7] and ps[0]["builtin"],
+              "plan's profile_sources %s against sim's %s" % (ps, a[("t4", "cifar10")]))
 
         mine = os.path.join(tmp, "mine.db")
         run("-q", "profile", "--analytic", "--db", mine, "--gpus", "t4", env=env)
