@@ -6,20 +6,6 @@
 
 #include "cli_profiles.h"
 
-/* 1 when node k of cl is the first of its GPU type (each type once, in
- * node order), 0 for a later one or a GPU outside the catalog. */
-static int first_of_type(const struct hb_catalog *cat, const struct hb_cluster *cl, int k)
-{
-	const int g = cl->nodes[k].gpu;
-
-	if (g < 0 || g >= cat->ngpus)
-		return 0;
-	for (int j = 0; j < k; j++)
-		if (cl->nodes[j].gpu == g)
-			return 0;
-	return 1;
-}
-
 /* One line: where gpu x model's compute rows came from. */
 static void log_pair(const struct hb_cli *cli, struct hb_profdb *db, const char *gpu, const char *model)
 {
@@ -65,35 +51,8 @@ void hb_cli_log_profiles(const struct hb_cli *cli, struct hb_profdb *db, const s
 		return;
 	for (int mi = 0; mi < nmodels; mi++)
 		for (int k = 0; k < cl->nnodes; k++)
-			if (first_of_type(cat, cl, k))
+			if (hb_cluster_first_of_type(cat, cl, k))
 				log_pair(cli, db, cat->gpus[cl->nodes[k].gpu].name, models[mi]->name);
-}
-
-int hb_cli_profile_uses(struct hb_profdb *db, const struct hb_catalog *cat, const struct hb_cluster *cl,
-			const struct hb_model *const *models, int nmodels, struct hb_profile_use **out, int *n,
-			struct hb_error *err)
-{
-	struct hb_profile_use *u = calloc((size_t)(cl->nnodes > 0 ? cl->nnodes : 1) * (size_t)(nmodels > 0 ? nmodels : 1),
-					  sizeof(*u));
-	int k = 0;
-
-	*out = NULL;
-	*n = 0;
-	if (!u)
-		return hb_runtime_error(err, "out of memory");
-	for (int mi = 0; mi < nmodels; mi++)
-		for (int i = 0; i < cl->nnodes; i++) {
-			if (!first_of_type(cat, cl, i))
-				continue;
-			if (hb_profdb_profile_use(db, cat->gpus[cl->nodes[i].gpu].name, models[mi]->name, &u[k], err) < 0) {
-				free(u);
-				return -1;
-			}
-			k++;
-		}
-	*out = u;
-	*n = k;
-	return 0;
 }
 
 void hb_cli_note_user_db(const struct hb_cli *cli, const char *path)

@@ -29,11 +29,4 @@ void hb_cli_log_profile_pairs(const struct hb_cli *cli, struct hb_profdb *db, co
  * replaces (issue 39: results moved after an import without a word). */
 void hb_cli_note_user_db(const struct hb_cli *cli, const char *path);
 
-/* The profile each run reads, for the result files (issue 39): per GPU type
- * of cl (each once) x models[0..nmodels), in that order, into a new array
- * *out (free() it) of *n entries. */
-int hb_cli_profile_uses(struct hb_profdb *db, const struct hb_catalog *cat, const struct hb_cluster *cl,
-			const struct hb_model *const *models, int nmodels, struct hb_profile_use **out, int *n,
-			struct hb_error *err);
-
 #endif

@@ -538,7 +538,7 @@ static int add_profile_sources(cJSON *root, struct hb_profdb *db, const struct h
 	cJSON *arr;
 	int n;
 
-	if (hb_cli_profile_uses(db, cat, cl, ms, 1, &u, &n, err) < 0)
+	if (hb_profdb_cluster_uses(db, cat, cl, ms, 1, &u, &n, err) < 0)
 		return -1;
 	arr = hb_results_profiles_json(u, n);
 	free(u);

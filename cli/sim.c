@@ -1168,7 +1168,7 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	struct hb_sim_opts so = *so_in;
 	struct trace_cmd c;
 	struct hb_trace_results res;
-	struct hb_profile_use *uses = NULL; /* what each GPU type x model read (hb_cli_profile_uses) */
+	struct hb_profile_use *uses = NULL; /* what each GPU type x model read (hb_profdb_cluster_uses) */
 	int nuses = 0;
 	struct hb_results_stream *out = NULL;
 	struct hb_outset os = { 0 };
@@ -1234,7 +1234,7 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 				used[nused++] = c.rp.jobs[j].model;
 		}
 		hb_cli_log_profiles(cli, c.db, &c.cat, cl, used, nused);
-		rc = hb_cli_profile_uses(c.db, &c.cat, cl, used, nused, &uses, &nuses, &err);
+		rc = hb_profdb_cluster_uses(c.db, &c.cat, cl, used, nused, &uses, &nuses, &err);
 		free(used);
 		if (rc < 0) {
 			rc = hb_cli_fail(cli, &err);
@@ -1344,7 +1344,7 @@ struct sim_cmd {
 	int *inited;                   /* 1 where sims[i] needs hb_sim_free */
 	struct hb_run_result *runs;
 	int nruns;
-	struct hb_profile_use *uses;   /* what each GPU type x model read (hb_cli_profile_uses) */
+	struct hb_profile_use *uses;   /* what each GPU type x model read (hb_profdb_cluster_uses) */
 	int nuses;
 };
 
@@ -1393,7 +1393,7 @@ static int setup(const struct hb_cli *cli, struct sim_cmd *c, const struct sim_a
 	if (hb_default_profdb(&c->cat, a->db, &c->db, err) < 0)
 		return -1;
 	hb_cli_log_profiles(cli, c->db, &c->cat, cl, models, nm);
-	if (hb_cli_profile_uses(c->db, &c->cat, cl, models, nm, &c->uses, &c->nuses, err) < 0)
+	if (hb_profdb_cluster_uses(c->db, &c->cat, cl, models, nm, &c->uses, &c->nuses, err) < 0)
 		return -1;
 	c->nruns = nm * np;
 	c->sims = calloc((size_t)c->nruns, sizeof(*c->sims));

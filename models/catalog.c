@@ -640,6 +640,18 @@ int hb_catalog_resolve_gpu(struct hb_catalog *cat, const char *name_or_path, con
 	return 0;
 }
 
+int hb_cluster_first_of_type(const struct hb_catalog *cat, const struct hb_cluster *cl, int k)
+{
+	const int g = cl->nodes[k].gpu;
+
+	if (g < 0 || g >= cat->ngpus)
+		return 0;
+	for (int j = 0; j < k; j++)
+		if (cl->nodes[j].gpu == g)
+			return 0;
+	return 1;
+}
+
 /* ---------------------------------------------------------- model helpers */
 
 void hb_model_bounds(const struct hb_model *m, const char *cluster, double *gamma, long *min_gbs, long *max_gbs)

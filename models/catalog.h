@@ -223,6 +223,11 @@ int hb_catalog_resolve_cluster(struct hb_catalog *cat, const char *name_or_path,
 int hb_catalog_resolve_gpu(struct hb_catalog *cat, const char *name_or_path,
 			   const struct hb_gpu **out, struct hb_error *err);
 
+/* 1 when node k of cl is the first of its GPU type (so a walk over the
+ * nodes meets each type once, in node order); 0 for a later node of a type
+ * or a GPU index outside cat. */
+int hb_cluster_first_of_type(const struct hb_catalog *cat, const struct hb_cluster *cl, int k);
+
 /* The model's settings on a cluster: gamma and batch bounds after applying a
  * matching override (cluster may be NULL). */
 void hb_model_bounds(const struct hb_model *m, const char *cluster, double *gamma, long *min_gbs,

@@ -30,6 +30,7 @@
 #include <gsl/gsl_fit.h>
 #include <sqlite3.h>
 
+#include "catalog.h"
 #include "db.h"
 #include "default_db.h" /* hb_is_default_profdb */
 #include "hb_config.h"   /* HB_VERSION, recorded in run.tool_version */
@@ -1367,6 +1368,33 @@ out:
 	free(pr);
 	free(sr);
 	return rc;
+}
+
+int hb_profdb_cluster_uses(struct hb_profdb *db, const struct hb_catalog *cat, const struct hb_cluster *cl,
+			   const struct hb_model *const *models, int nmodels, struct hb_profile_use **out, int *n,
+			   struct hb_error *err)
+{
+	struct hb_profile_use *u = calloc((size_t)(cl->nnodes > 0 ? cl->nnodes : 1) * (size_t)(nmodels > 0 ? nmodels : 1),
+					  sizeof(*u));
+	int k = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!u)
+		return hb_runtime_error(err, "out of memory");
+	for (int mi = 0; mi < nmodels; mi++)
+		for (int i = 0; i < cl->nnodes; i++) {
+			if (!hb_cluster_first_of_type(cat, cl, i))
+				continue;
+			if (hb_profdb_profile_use(db, cat->gpus[cl->nodes[i].gpu].name, models[mi]->name, &u[k], err) < 0) {
+				free(u);
+				return -1;
+			}
+			k++;
+		}
+	*out = u;
+	*n = k;
+	return 0;
 }
 
 int hb_profdb_get_memory(struct hb_profdb *db, const char *gpu, const char *model,

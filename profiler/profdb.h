@@ -127,6 +127,15 @@ struct hb_profile_use {
 int hb_profdb_profile_use(struct hb_profdb *db, const char *gpu, const char *model, struct hb_profile_use *out,
 			  struct hb_error *err);
 
+struct hb_catalog;
+struct hb_cluster;
+struct hb_model;
+/* The same per GPU type of cl (each once, in node order) x models[0..n),
+ * model-major, into a new array *out (free() it) of *nout entries. */
+int hb_profdb_cluster_uses(struct hb_profdb *db, const struct hb_catalog *cat, const struct hb_cluster *cl,
+			   const struct hb_model *const *models, int n, struct hb_profile_use **out, int *nout,
+			   struct hb_error *err);
+
 int hb_profdb_begin(struct hb_profdb *db, struct hb_error *err);
 int hb_profdb_commit(struct hb_profdb *db, struct hb_error *err);
 void hb_profdb_rollback(struct hb_profdb *db);

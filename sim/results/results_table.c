@@ -65,7 +65,7 @@ static void print_model_profiles(FILE *out, const struct hb_results *r, const ch
 				first = i;
 			n++;
 		}
-	/* hb_cli_profile_uses writes a model's pairs together */
+	/* hb_profdb_cluster_uses writes a model's pairs together */
 	if (first >= 0)
 		hb_results_print_profiles(out, r->profiles + first, n);
 }

@@ -398,6 +398,42 @@ static int build_replays(struct hb_sweep *sw, struct hb_error *err)
 	return rc;
 }
 
+/* What profile each cluster's replays read (issue 39): per GPU type x
+ * every model any of its replays runs, into sw->info[ci].profiles. */
+static int record_profiles(struct hb_sweep *sw, struct hb_error *err)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	struct hb_profdb *db;
+	int rc = 0;
+
+	if (hb_profile_files_open(&sw->profiles, &db, err) < 0)
+		return -1;
+	for (int ci = 0; ci < cfg->nclusters && rc == 0; ci++) {
+		const struct hb_catalog *cat = &sw->cats[ci];
+		const struct hb_model **used = calloc((size_t)cat->nmodels + 1, sizeof(*used));
+		int nused = 0;
+
+		if (!used) {
+			rc = hb_runtime_error(err, "sweep: out of memory");
+			break;
+		}
+		for (int k = ci * cfg->nloads * cfg->nseeds; k < (ci + 1) * cfg->nloads * cfg->nseeds; k++)
+			for (long j = 0; j < sw->replays[k].njobs; j++) {
+				int seen = 0;
+
+				for (int q = 0; q < nused && !seen; q++)
+					seen = used[q] == sw->replays[k].jobs[j].model;
+				if (!seen && nused < cat->nmodels)
+					used[nused++] = sw->replays[k].jobs[j].model;
+			}
+		rc = hb_profdb_cluster_uses(db, cat, sw->cl[ci], used, nused, &sw->info[ci].profiles,
+					    &sw->info[ci].nprofiles, err);
+		free(used);
+	}
+	hb_profdb_close(db);
+	return rc;
+}
+
 int hb_sweep_setup(struct hb_sweep *sw, const struct hb_sweep_config *cfg, const char *db_path, struct hb_error *err)
 {
 	memset(sw, 0, sizeof(*sw));
@@ -415,7 +451,7 @@ int hb_sweep_setup(struct hb_sweep *sw, const struct hb_sweep_config *cfg, const
 		if (build_cluster(sw, ci, err) < 0)
 			return -1;
 	/* the replays first: they load the model files the trace names */
-	if (build_replays(sw, err) < 0 || profile_db(sw, db_path, err) < 0)
+	if (build_replays(sw, err) < 0 || profile_db(sw, db_path, err) < 0 || record_profiles(sw, err) < 0)
 		return -1;
 	return 0;
 }
@@ -431,6 +467,8 @@ void hb_sweep_free(struct hb_sweep *sw)
 			hb_replay_free(&sw->replays[k]);
 	for (int ci = 0; sw->cats && ci < cfg->nclusters; ci++)
 		hb_catalog_free(&sw->cats[ci]);
+	for (int ci = 0; sw->info && ci < cfg->nclusters; ci++)
+		free(sw->info[ci].profiles);
 	free(sw->replays);
 	free(sw->replay_ok);
 	free(sw->cats);

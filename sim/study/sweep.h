@@ -177,6 +177,8 @@ struct hb_sweep_cluster_info {
 	int nodes;
 	double usd_per_h;               /* price of all its GPUs, $/h */
 	char gpu_mix[512];              /* "4 v100 + 4 p100 + ... + 8 rtx-3090" */
+	struct hb_profile_use *profiles; /* per GPU type x model its replays run (profdb.h), owned */
+	int nprofiles;
 };
 
 struct hb_sweep {

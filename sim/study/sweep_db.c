@@ -32,6 +32,10 @@ static const char *const schema =
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
 	"CREATE TABLE clusters(cluster_id INTEGER PRIMARY KEY, label TEXT NOT NULL, base TEXT NOT NULL,"
 	" name TEXT NOT NULL, gpus INTEGER NOT NULL, nodes INTEGER NOT NULL, usd_per_h REAL, gpu_mix TEXT);"
+	"CREATE TABLE profiles(cluster_id INTEGER NOT NULL REFERENCES clusters(cluster_id), gpu TEXT NOT NULL,"
+	" model TEXT NOT NULL, source TEXT NOT NULL, file TEXT NOT NULL, builtin INTEGER NOT NULL, run_id INTEGER,"
+	" rows INTEGER NOT NULL, measured_rows INTEGER NOT NULL, digest TEXT NOT NULL,"
+	" PRIMARY KEY(cluster_id, gpu, model));"
 	"CREATE TABLE points(id INTEGER PRIMARY KEY, cluster TEXT NOT NULL, cluster_gpus INTEGER NOT NULL,"
 	" cluster_usd_per_h REAL, load REAL NOT NULL, policy TEXT NOT NULL, seed INTEGER NOT NULL,"
 	" status TEXT NOT NULL, reason TEXT, jobs INTEGER, completed INTEGER, dropped INTEGER, jct_mean_h REAL,"
@@ -133,11 +137,12 @@ static int db_agg(sqlite3 *db, sqlite3_stmt *st, const struct hb_sweep *sw, cons
 	return step(db, st, err);
 }
 
-enum { ST_META, ST_CLUSTER, ST_POINT, ST_AGG, ST_N };
+enum { ST_META, ST_CLUSTER, ST_PROFILE, ST_POINT, ST_AGG, ST_N };
 
 static const char *const insert_sql[ST_N] = {
 	"INSERT INTO meta VALUES(?1, ?2)",
 	"INSERT INTO clusters VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	"INSERT INTO profiles VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 	"INSERT INTO points VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
 	" ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
 	"INSERT INTO summary VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
@@ -178,6 +183,26 @@ static int db_fill(sqlite3 *db, sqlite3_stmt **st, const struct hb_sweep *sw, co
 		bind_text(s, 8, in->gpu_mix);
 		if (step(db, s, err) < 0)
 			return -1;
+		for (int k = 0; k < in->nprofiles; k++) {
+			const struct hb_profile_use *u = &in->profiles[k];
+			char hex[24];
+
+			s = st[ST_PROFILE];
+			snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)u->digest);
+			sqlite3_bind_int(s, 1, ci);
+			bind_text(s, 2, u->gpu);
+			bind_text(s, 3, u->model);
+			bind_text(s, 4, u->source);
+			bind_text(s, 5, u->file);
+			sqlite3_bind_int(s, 6, u->builtin);
+			if (u->run_id)
+				sqlite3_bind_int64(s, 7, u->run_id);
+			sqlite3_bind_int64(s, 8, u->rows);
+			sqlite3_bind_int64(s, 9, u->measured);
+			bind_text(s, 10, hex);
+			if (step(db, s, err) < 0)
+				return -1;
+		}
 	}
 	for (int i = 0; i < sw->npoints; i++)
 		if (db_point(db, st[ST_POINT], sw, i, err) < 0)

@@ -7,7 +7,8 @@
    `profiles:` line; two runs write identical summaries.
 2. On a database of the user's own (`--db`, analytic rows too): the same
    digests (the same rows) but `builtin` false, and the table names it.
-   `plan --json` records the same under "profile_sources".
+   `plan --json` records the same under "profile_sources", and a sweep's
+   results.db its `profiles` table per cluster.
 3. After `import pollux` into the user database (when ../shared is there):
    import says later commands read it; `sim` without --db then records
    `import:pollux` with measured rows and a digest unlike the built-in one,
@@ -68,6 +69,15 @@ def main():
         ps = json.loads(p.stdout)["profile_sources"]
         check(len(ps) == 1 and ps[0]["digest"] == a[("t4", "cifar10")][7] and ps[0]["builtin"],
               "plan's profile_sources %s against sim's %s" % (ps, a[("t4", "cifar10")]))
+
+        cfg = os.path.join(tmp, "sw.json")
+        with open(cfg, "w") as f:
+            json.dump({"name": "prov", "trace": {"file": TRACE}, "loads": [1], "policies": ["fifo"], "seeds": [1],
+                       "clusters": [{"base": "pollux-t4", "label": "t4"}]}, f)
+        run("-q", "sweep", cfg, "--out", os.path.join(tmp, "sw"), env=env)
+        with sqlite3.connect("file:%s?mode=ro" % os.path.join(tmp, "sw", "results.db"), uri=True) as c:
+            sp = {(g, m): d for g, m, d in c.execute("SELECT gpu, model, digest FROM profiles WHERE cluster_id = 0")}
+        check(sp == {k: v[7] for k, v in a.items()}, "sweep profiles %s against sim's %s" % (sp, a))
 
         mine = os.path.join(tmp, "mine.db")
         run("-q", "profile", "--analytic", "--db", mine, "--gpus", "t4", env=env)
