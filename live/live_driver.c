@@ -103,6 +103,14 @@ int hb_live_launch(const struct hb_live_drive_opts *d, int nranks, char *const *
 	for (int i = 0; i < nextra; i++)
 		argv[n++] = extra[i];
 	argv[n] = NULL;
+	/* As root, Open MPI's mpirun refuses to start unless told twice; these
+	 * two variables are how (other MPIs ignore them).  The user running
+	 * hetbatch as root already chose to; a launcher of their own may still
+	 * say otherwise with its own flags. */
+	if (getuid() == 0) {
+		setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
+		setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
+	}
 	rc = spawn_wait(argv, err);
 	if (rc < 0)
 		return -1;
