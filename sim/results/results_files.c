@@ -78,10 +78,19 @@ static void put_sep_num(FILE *f, double v)
 	hb_csv_put_num(f, v);
 }
 
-static void write_summary_csv(FILE *f, const struct srow *rows, size_t nrows)
+/* The columns that say which cluster and seed a row is of, last so that
+ * the others keep their places (issue 39: a table must identify itself). */
+static void put_identity(FILE *f, const char *cluster, uint64_t seed)
+{
+	fputc(',', f);
+	hb_csv_put_str(f, cluster);
+	fprintf(f, ",%llu", (unsigned long long)seed);
+}
+
+static void write_summary_csv(FILE *f, const struct hb_results *r, const struct srow *rows, size_t nrows)
 {
 	fputs("run_id,model,policy,job,status,reason,time_h,cost_usd,gpu_hours,mean_gpus,iterations,mean_gbs,"
-	      "final_gbs,restarts,overhead_h,time_rel,cost_rel,ref_policy\n",
+	      "final_gbs,restarts,overhead_h,time_rel,cost_rel,ref_policy,cluster,seed\n",
 	      f);
 	for (size_t i = 0; i < nrows; i++) {
 		const struct srow *s = &rows[i];
@@ -110,6 +119,7 @@ static void write_summary_csv(FILE *f, const struct srow *rows, size_t nrows)
 		}
 		if (s->ref)
 			hb_csv_put_str(f, s->ref);
+		put_identity(f, r->cluster, r->seed);
 		fputc('\n', f);
 	}
 }
@@ -228,7 +238,7 @@ static int write_text_files(struct stage *sg, const struct hb_results *r, const 
 
 	if (!(f = hb_res_stage_open(sg, dir, "summary.csv", err)))
 		return -1;
-	write_summary_csv(f, rows, nrows);
+	write_summary_csv(f, r, rows, nrows);
 	if (!(f = hb_res_stage_open(sg, dir, "summary.json", err)))
 		return -1;
 	json = hb_res_summary_json_rows(r, rows, nrows);
@@ -293,12 +303,20 @@ int hb_results_write(const struct hb_results *r, const char *dir, int plot_data,
 
 /* ---- CSV ------------------------------------------------------------------------------------ */
 
+static void put_trace_identity(FILE *f, const struct hb_trace_results *r)
+{
+	put_identity(f, r->cluster, r->seed);
+	fputc(',', f);
+	hb_csv_put_num(f, r->load);
+	fputc('\n', f);
+}
+
 static void write_cluster_summary_csv(FILE *f, const struct hb_trace_results *r)
 {
 	fputs("run_id,policy,status,reason,jobs,completed,dropped,jct_mean_h,jct_median_h,jct_p99_h,jct_max_h,"
 	      "makespan_h,queue_mean_h,queue_p99_h,gpu_hours,cost_usd,util_mean,restarts_per_job,"
 	      "preemptions_per_job,rho_jobs,rho_median,rho_p99,rho_max,sched_rounds,capacity_withdrawn_gpus,"
-	      "capacity_preemptions,capacity_shrinks\n",
+	      "capacity_preemptions,capacity_shrinks,cluster,seed,load\n",
 	      f);
 	for (int i = 0; i < r->nruns; i++) {
 		const struct hb_trace_run *ru = &r->runs[i];
@@ -309,7 +327,8 @@ static void write_cluster_summary_csv(FILE *f, const struct hb_trace_results *r)
 		if (!ran(ru)) {
 			fputs(",cannot run,", f);
 			hb_csv_put_str(f, ru->why);
-			fputs(",,,,,,,,,,,,,,,,,,,,,,,\n", f);
+			fputs(",,,,,,,,,,,,,,,,,,,,,,", f);
+			put_trace_identity(f, r);
 			continue;
 		}
 		fprintf(f, ",ok,,%d,%d,%ld", s->njobs, s->completed, dropped(r, ru));
@@ -332,9 +351,10 @@ static void write_cluster_summary_csv(FILE *f, const struct hb_trace_results *r)
 		fprintf(f, ",%ld", s->sched_rounds);
 		/* The --capacity counters (capacity.h); empty without a series. */
 		if (s->capacity)
-			fprintf(f, ",%ld,%ld,%ld\n", s->capacity_withdrawn, s->capacity_preemptions, s->capacity_shrinks);
+			fprintf(f, ",%ld,%ld,%ld", s->capacity_withdrawn, s->capacity_preemptions, s->capacity_shrinks);
 		else
-			fputs(",,,\n", f);
+			fputs(",,,", f);
+		put_trace_identity(f, r);
 	}
 }
 

@@ -373,10 +373,11 @@ static void test_csv_files(void **state)
 	slurp(path, &data, &len);
 	assert_string_equal(data,
 			    "run_id,model,policy,job,status,reason,time_h,cost_usd,gpu_hours,mean_gpus,iterations,"
-			    "mean_gbs,final_gbs,restarts,overhead_h,time_rel,cost_rel,ref_policy\n"
-			    "1,toy,jabas,0,ok,,2,8,8,4,2000,1024,1024,1,0.2,1,1,jabas\n"
-			    "2,toy,simigrad,0,ok,,4,16,16,4,4000,512,512,1,0.4,2,2,jabas\n"
-			    "3,toy,pollux,,cannot run,\"OOM: no local batch fits p100, really\",,,,,,,,,,,,jabas\n");
+			    "mean_gbs,final_gbs,restarts,overhead_h,time_rel,cost_rel,ref_policy,cluster,seed\n"
+			    "1,toy,jabas,0,ok,,2,8,8,4,2000,1024,1024,1,0.2,1,1,jabas,toy-cluster,7\n"
+			    "2,toy,simigrad,0,ok,,4,16,16,4,4000,512,512,1,0.4,2,2,jabas,toy-cluster,7\n"
+			    "3,toy,pollux,,cannot run,\"OOM: no local batch fits p100, really\",,,,,,,,,,,,jabas,"
+			    "toy-cluster,7\n");
 	free(data);
 
 	/* 5 + 3 samples; the row of simigrad's second sample */

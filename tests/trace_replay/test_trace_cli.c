@@ -474,7 +474,8 @@ static void test_capacity_columns(void **state)
 	free(s);
 	assert_non_null(doc);
 	s = slurp_in("cap1", "cluster_summary.csv", &len);
-	assert_non_null(strstr(s, ",sched_rounds,capacity_withdrawn_gpus,capacity_preemptions,capacity_shrinks\n"));
+	assert_non_null(strstr(s, ",sched_rounds,capacity_withdrawn_gpus,capacity_preemptions,capacity_shrinks,cluster,"
+				  "seed,load\n"));
 	for (int i = 0; i < 2; i++) {
 		cJSON *pol = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "policies"), i);
 		long w, p, k, ev_p, ev_k;
@@ -501,13 +502,13 @@ static void test_capacity_columns(void **state)
 		assert_int_equal(cJSON_GetObjectItem(pol, "capacity_withdrawn_gpus")->valueint, w);
 		assert_int_equal(cJSON_GetObjectItem(pol, "capacity_preemptions")->valueint, p);
 		assert_int_equal(cJSON_GetObjectItem(pol, "capacity_shrinks")->valueint, k);
-		/* The CSV row ends with the same three. */
+		/* The CSV row ends with the same three, then cluster, seed, load. */
 		snprintf(want, sizeof(want), "\n%d,%s,ok,", i + 1, pols[i]);
 		line = strstr(s, want);
 		assert_non_null(line);
 		line = strchr(line + 1, '\n');
 		assert_non_null(line);
-		snprintf(want, sizeof(want), ",%ld,%ld,%ld\n", w, p, k);
+		snprintf(want, sizeof(want), ",%ld,%ld,%ld,pollux-t4,1,1\n", w, p, k);
 		assert_int_equal(strncmp(line - strlen(want) + 1, want, strlen(want)), 0);
 	}
 	/* The withdrawal (64 -> 16 under a trace that fills the cluster) reaches
@@ -525,7 +526,7 @@ static void test_capacity_columns(void **state)
 			 1);
 	sqlite3_close(db);
 	s = slurp_in("cap2", "cluster_summary.csv", &len);
-	assert_non_null(strstr(s, ",,,\n"));
+	assert_non_null(strstr(s, ",,,pollux-t4,1,1\n"));
 	free(s);
 }
 
