@@ -45,7 +45,7 @@ static void usage(FILE *out)
 		"       mpirun -np N hetbatch profile allreduce --backend cpu|cuda ...\n"
 		"\n"
 		"Measure all-reduce time per tensor size, as JABAS's communication profiler\n"
-		"does (notes/jabas.md 2.3), timed the way nccl-tests times it: per size,\n"
+		"does (JABAS Eq. 3; iidp/profiler/comm), timed as nccl-tests does: per size,\n"
 		"warm-up launches, a barrier, then --iters timed launches; time = mean per\n"
 		"launch on each rank, the max over ranks.  float32 sum, in place.\n"
 		"algbw = bytes / time; busbw = algbw * 2(N-1)/N (nccl-tests' bus bandwidth).\n"

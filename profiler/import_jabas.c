@@ -612,14 +612,16 @@ static int read_comm(struct jabas_ctx *x, const char *path, const char *scope, s
 			       n == 1 ? "" : "s");
 		goto out;
 	}
-	/* The notes' caveat (jabas.md 2.3 item 4): say so when the sizes are
-	 * whole MiB (the profiler's bucket caps) only under another bandwidth. */
+	/* The artifact's shipped inter-node data (iidp/profiler/comm,
+	 * get_comm_profile_data.sh) match K = 7 GB/s while its cluster_info.json
+	 * says 12.5 GB/s: say so when the sizes are whole MiB (the profiler's
+	 * bucket caps) only under another bandwidth. */
 	if (!whole_mib(xs, n, n_gpus, bw))
 		for (size_t k = 0; k < sizeof(known_bw) / sizeof(known_bw[0]); k++)
 			if (known_bw[k] != bw && whole_mib(xs, n, n_gpus, known_bw[k])) {
 				hb_import_warn(x->stats, "%s: the theoretical times match whole-MiB tensors at K = %.4g "
 					       "B/s, not cluster_info.json's %s %.4g B/s; keeping cluster_info's K as "
-					       "the JABAS predictor does (notes/jabas.md 2.3, caveat)",
+					       "the JABAS predictor does (unist-ssl/JABAS, iidp/config/model/throughput)",
 					       path, known_bw[k], bw_field, bw);
 				break;
 			}
