@@ -356,10 +356,10 @@ int cmd_profile(int argc, char **argv, struct hb_cli *cli)
 						  dbpath ? dbpath : "the default database");
 		return hb_cli_fail(cli, &err);
 	}
-	printf("%ld compute, %ld memory, %ld bucket and %ld all-reduce-fit rows for %d GPUs x %d models "
+	printf("%ld compute, %ld memory, %ld bucket and %ld all-reduce-fit rows for %d %s x %d %s "
 	       "(analytic model v%d) in %.2f s\n",
-	       st.compute_rows, st.memory_rows, st.bucket_rows, st.fit_rows, st.gpus, st.models, HB_ANALYTIC_VERSION,
-	       hb_now() - t0);
+	       st.compute_rows, st.memory_rows, st.bucket_rows, st.fit_rows, st.gpus, hb_plural(st.gpus, "GPU", "GPUs"),
+	       st.models, hb_plural(st.models, "model", "models"), HB_ANALYTIC_VERSION, hb_now() - t0);
 	if (st.infeasible > 0)
 		printf("%d GPU x model pairs do not fit even min_lbs with one VSW (memory row max_vsw 0)\n",
 		       st.infeasible);

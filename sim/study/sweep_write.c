@@ -167,8 +167,11 @@ void hb_sweep_print(FILE *out, const struct hb_sweep *sw)
 			width = l > 40 ? 40 : l;
 	}
 	knob_line(&cfg->opts, knobs, sizeof(knobs));
-	fprintf(out, "sweep %s: %d points (%d clusters x %d loads x %d policies x %d seeds), %s %s (%s), %ld jobs read\n",
-		cfg->name, sw->npoints, cfg->nclusters, cfg->nloads, cfg->npolicies, cfg->nseeds,
+	fprintf(out, "sweep %s: %d %s (%d %s x %d %s x %d %s x %d %s), %s %s (%s), %ld jobs read\n", cfg->name,
+		sw->npoints, hb_plural(sw->npoints, "point", "points"), cfg->nclusters,
+		hb_plural(cfg->nclusters, "cluster", "clusters"), cfg->nloads, hb_plural(cfg->nloads, "load", "loads"),
+		cfg->npolicies, hb_plural(cfg->npolicies, "policy", "policies"), cfg->nseeds,
+		hb_plural(cfg->nseeds, "seed", "seeds"),
 		cfg->trace.synthetic ? "workload" : "trace", cfg->trace.synthetic ? "synthetic" : cfg->trace.file_echo,
 		hb_trace_format_name(sw->format), sw->trace_read);
 	fprintf(out, "%s, fairness %s\n", knobs, cfg->fairness ? "on" : "off");

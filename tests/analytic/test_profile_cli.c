@@ -98,7 +98,7 @@ static void test_selection_and_show(void **state)
 	slurp(out, buf, sizeof(buf));
 	/* V100 3+2+1+1 and P100 4+2+1+1+1 compute rows (the artifact's n_max tables) */
 	assert_non_null(strstr(buf, "p.db: 16 compute, 11 memory, 5 bucket and"));
-	assert_non_null(strstr(buf, "for 2 GPUs x 1 models"));
+	assert_non_null(strstr(buf, "for 2 GPUs x 1 model "));
 	assert_non_null(strstr(buf, "v100             resnet50"));
 	assert_non_null(strstr(buf, "pcie3-x16"));
 	assert_int_equal(rows(db, "compute"), 16);
