@@ -361,8 +361,9 @@ int cmd_profile(int argc, char **argv, struct hb_cli *cli)
 	       st.compute_rows, st.memory_rows, st.bucket_rows, st.fit_rows, st.gpus, hb_plural(st.gpus, "GPU", "GPUs"),
 	       st.models, hb_plural(st.models, "model", "models"), HB_ANALYTIC_VERSION, hb_now() - t0);
 	if (st.infeasible > 0)
-		printf("%d GPU x model pairs do not fit even min_lbs with one VSW (memory row max_vsw 0)\n",
-		       st.infeasible);
+		printf("%d of %d GPU x model pairs cannot hold even min_lbs with one VSW in the GPU's memory: each has "
+		       "a memory row saying so (max_vsw 0) and no compute rows, and plans leave it out\n",
+		       st.infeasible, st.gpus * st.models);
 	rc = 0;
 	if (do_show) {
 		printf("\n");
