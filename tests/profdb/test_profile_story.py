@@ -92,6 +92,11 @@ def main():
     layered = json.loads(run(*PLAN, "--json", cwd=tmp).stdout)
     alone = json.loads(run(*PLAN, "--db", q, "--json", cwd=tmp).stdout)
     check(layered.pop("profiles") == user_db and alone.pop("profiles") == q, "profiles fields")
+    # the same rows read (same digests) from differently named files
+    ls, als = layered.pop("profile_sources"), alone.pop("profile_sources")
+    check([(u["gpu"], u["source"], u["digest"]) for u in ls] == [(u["gpu"], u["source"], u["digest"]) for u in als]
+          and {u["file"] for u in ls} == {"profiles.db"} and {u["file"] for u in als} == {"q.db"},
+          "profile_sources: %s against %s" % (ls, als))
     check(layered == alone, "plan on user + analytic == plan on the import alone")
 
     # a GPU the import does not cover keeps the analytic rows (cluster A has 4 types)
