@@ -1370,6 +1370,30 @@ out:
 	return rc;
 }
 
+void hb_profile_use_hex(const struct hb_profile_use *u, char out[17])
+{
+	snprintf(out, 17, "%016llx", (unsigned long long)u->digest);
+}
+
+void hb_profile_use_bind(sqlite3_stmt *st, int first, const struct hb_profile_use *u)
+{
+	char hex[17];
+
+	hb_profile_use_hex(u, hex);
+	sqlite3_bind_text(st, first, u->gpu, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, first + 1, u->model, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, first + 2, u->source, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, first + 3, u->file, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, first + 4, u->builtin);
+	if (u->run_id)
+		sqlite3_bind_int64(st, first + 5, u->run_id);
+	else
+		sqlite3_bind_null(st, first + 5);
+	sqlite3_bind_int64(st, first + 6, u->rows);
+	sqlite3_bind_int64(st, first + 7, u->measured);
+	sqlite3_bind_text(st, first + 8, hex, -1, SQLITE_TRANSIENT);
+}
+
 int hb_profdb_cluster_uses(struct hb_profdb *db, const struct hb_catalog *cat, const struct hb_cluster *cl,
 			   const struct hb_model *const *models, int nmodels, struct hb_profile_use **out, int *n,
 			   struct hb_error *err)

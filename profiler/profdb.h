@@ -127,6 +127,15 @@ struct hb_profile_use {
 int hb_profdb_profile_use(struct hb_profdb *db, const char *gpu, const char *model, struct hb_profile_use *out,
 			  struct hb_error *err);
 
+/* Its digest as 16 hex digits (how results print it) into out. */
+void hb_profile_use_hex(const struct hb_profile_use *u, char out[17]);
+
+struct sqlite3_stmt;
+/* Bind u to st's parameters first .. first + 8 in the results' column order:
+ * gpu, model, source, file, builtin, run_id (NULL when 0), rows,
+ * measured_rows, digest (hex).  Shared by sim's and sweep's results.db. */
+void hb_profile_use_bind(struct sqlite3_stmt *st, int first, const struct hb_profile_use *u);
+
 struct hb_catalog;
 struct hb_cluster;
 struct hb_model;

@@ -419,20 +419,7 @@ static int db_profiles(sqlite3 *db, const struct hb_results *r, struct hb_error 
 	if (hb_db_prepare(db, "INSERT INTO profiles VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &st, err) < 0)
 		return -1;
 	for (int i = 0; i < r->nprofiles && rc == 0; i++) {
-		const struct hb_profile_use *u = &r->profiles[i];
-		char hex[24];
-
-		snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)u->digest);
-		bind_text(st, 1, u->gpu);
-		bind_text(st, 2, u->model);
-		bind_text(st, 3, u->source);
-		bind_text(st, 4, u->file);
-		sqlite3_bind_int(st, 5, u->builtin);
-		if (u->run_id)
-			sqlite3_bind_int64(st, 6, u->run_id);
-		sqlite3_bind_int64(st, 7, u->rows);
-		sqlite3_bind_int64(st, 8, u->measured);
-		bind_text(st, 9, hex);
+		hb_profile_use_bind(st, 1, &r->profiles[i]);
 		rc = step(db, st, err);
 	}
 	sqlite3_finalize(st);

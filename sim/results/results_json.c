@@ -69,14 +69,14 @@ cJSON *hb_results_profiles_json(const struct hb_profile_use *u, int n)
 
 	for (int i = 0; arr && i < n; i++) {
 		cJSON *o = cJSON_CreateObject();
-		char hex[24];
+		char hex[17];
 
 		if (!o || !cJSON_AddItemToArray(arr, o)) {
 			cJSON_Delete(o);
 			cJSON_Delete(arr);
 			return NULL;
 		}
-		snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)u[i].digest);
+		hb_profile_use_hex(&u[i], hex);
 		cJSON_AddStringToObject(o, "gpu", u[i].gpu);
 		cJSON_AddStringToObject(o, "model", u[i].model);
 		cJSON_AddStringToObject(o, "source", u[i].source);

@@ -184,22 +184,9 @@ static int db_fill(sqlite3 *db, sqlite3_stmt **st, const struct hb_sweep *sw, co
 		if (step(db, s, err) < 0)
 			return -1;
 		for (int k = 0; k < in->nprofiles; k++) {
-			const struct hb_profile_use *u = &in->profiles[k];
-			char hex[24];
-
 			s = st[ST_PROFILE];
-			snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)u->digest);
 			sqlite3_bind_int(s, 1, ci);
-			bind_text(s, 2, u->gpu);
-			bind_text(s, 3, u->model);
-			bind_text(s, 4, u->source);
-			bind_text(s, 5, u->file);
-			sqlite3_bind_int(s, 6, u->builtin);
-			if (u->run_id)
-				sqlite3_bind_int64(s, 7, u->run_id);
-			sqlite3_bind_int64(s, 8, u->rows);
-			sqlite3_bind_int64(s, 9, u->measured);
-			bind_text(s, 10, hex);
+			hb_profile_use_bind(s, 2, &in->profiles[k]);
 			if (step(db, s, err) < 0)
 				return -1;
 		}
