@@ -18,9 +18,11 @@ static int cmp_desc(const void *a, const void *b)
 
 /* "4444" from GPU counts per node, descending; -1 when a count has more
  * than one digit (Pollux's strings are one digit per node). */
-static int placement_key(const int *counts, int n, char *key, size_t size, int *nodes, int *replicas)
+/* The nonzero counts into v[64] in their order, their number into *nodes
+ * and sum into *replicas; -1 when one exceeds a digit or the key's size. */
+static int nonzero_counts(const int *counts, int n, size_t size, int *v, int *nodes, int *replicas)
 {
-	int v[64], k = 0;
+	int k = 0;
 
 	*nodes = *replicas = 0;
 	for (int i = 0; i < n; i++) {
@@ -32,6 +34,15 @@ static int placement_key(const int *counts, int n, char *key, size_t size, int *
 		*replicas += counts[i];
 	}
 	*nodes = k;
+	return k;
+}
+
+static int placement_key(const int *counts, int n, char *key, size_t size, int *nodes, int *replicas)
+{
+	int v[64], k = nonzero_counts(counts, n, size, v, nodes, replicas);
+
+	if (k < 0)
+		return -1;
 	qsort(v, (size_t)k, sizeof(int), cmp_desc);
 	for (int i = 0; i < k; i++)
 		key[i] = (char)('0' + v[i]);
@@ -44,18 +55,10 @@ static int placement_key(const int *counts, int n, char *key, size_t size, int *
  * placement_key. */
 static int rotation_key(const int *counts, int n, char *key, size_t size, int *nodes, int *replicas)
 {
-	int v[64], k = 0, best = 0;
+	int v[64], k = nonzero_counts(counts, n, size, v, nodes, replicas), best = 0;
 
-	*nodes = *replicas = 0;
-	for (int i = 0; i < n; i++) {
-		if (counts[i] <= 0)
-			continue;
-		if (counts[i] > 9 || k == 64 || (size_t)k + 1 >= size)
-			return -1;
-		v[k++] = counts[i];
-		*replicas += counts[i];
-	}
-	*nodes = k;
+	if (k < 0)
+		return -1;
 	for (int r = 1; r < k; r++)
 		for (int i = 0; i < k; i++) {
 			const int a = v[(r + i) % k], b = v[(best + i) % k];
