@@ -82,13 +82,11 @@ static void usage(FILE *out)
 }
 
 /* Which mode argv asks for, before the analytic parser sees it. */
-/* 1 when a --gpus/--models item names a file: it exists, has a '/' or ends
- * in ".json" (the catalog's resolver then says what is wrong with it). */
+/* 1 when a --gpus/--models item names a file: it exists, or it looks like
+ * one (the catalog's resolver then says what is wrong with it). */
 static int looks_like_file(const char *s)
 {
-	size_t n = strlen(s);
-
-	return hb_path_exists(s) || strchr(s, '/') || (n > 5 && hb_strcaseeq(s + n - 5, ".json"));
+	return hb_path_exists(s) || hb_catalog_is_file_name(s);
 }
 
 static int has_option(int argc, char **argv, const char *name)

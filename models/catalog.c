@@ -559,6 +559,13 @@ char *hb_catalog_suggest(const struct hb_catalog *cat, char kind, const char *na
 
 /* ---------------------------------------------------------------- resolve */
 
+int hb_catalog_is_file_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	return strchr(s, '/') || (n > 5 && hb_strcaseeq(s + n - 5, ".json"));
+}
+
 static int resolve(struct hb_catalog *cat, enum kind k, const char *name_or_path, int *index,
 		   struct hb_error *err)
 {
@@ -576,9 +583,7 @@ static int resolve(struct hb_catalog *cat, enum kind k, const char *name_or_path
 	if (hb_path_is_dir(name_or_path))
 		return hb_input_error(err, "%s: is a directory, expected a %s JSON file or a catalog %s name", name_or_path,
 				      kind_word[k], kind_word[k]);
-	if (!hb_path_exists(name_or_path) &&
-	    (strchr(name_or_path, '/') ||
-	     (strlen(name_or_path) > 5 && hb_strcaseeq(name_or_path + strlen(name_or_path) - 5, ".json"))))
+	if (!hb_path_exists(name_or_path) && hb_catalog_is_file_name(name_or_path))
 		return hb_input_error(err, "%s: no such file (and no catalog %s of that name)", name_or_path,
 				      kind_word[k]);
 	if (!hb_path_exists(name_or_path)) {

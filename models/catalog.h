@@ -216,6 +216,10 @@ char *hb_catalog_suggest(const struct hb_catalog *cat, char kind, const char *na
  * object, or a document with a one-element "models"/"clusters" array).  A file
  * is loaded into cat and the pointer refers to the copy there.  Unknown names
  * fail with the list of known ones. */
+/* 1 when a name the user gave is meant as a file: it has a '/' or ends in
+ * ".json" (any case).  The resolvers below then report what is wrong with
+ * the file rather than suggest catalog names. */
+int hb_catalog_is_file_name(const char *name_or_path);
 int hb_catalog_resolve_model(struct hb_catalog *cat, const char *name_or_path,
 			     const struct hb_model **out, struct hb_error *err);
 int hb_catalog_resolve_cluster(struct hb_catalog *cat, const char *name_or_path,

@@ -46,15 +46,6 @@ void hb_replay_where(enum hb_trace_format fmt, const char *where, long record, c
 	}
 }
 
-/* 1 when a trace's model field names a file rather than a catalog model:
- * a '/' or a ".json" ending (the catalog's own test for --model FILE). */
-static int model_is_file(const char *m)
-{
-	size_t n = strlen(m);
-
-	return strchr(m, '/') || (n > 5 && hb_strcaseeq(m + n - 5, ".json"));
-}
-
 int hb_replay_load_models(struct hb_catalog *cat, struct hb_jobspec *specs, long n, enum hb_trace_format fmt,
 			  const char *path, int rename, struct hb_error *err)
 {
@@ -73,7 +64,7 @@ int hb_replay_load_models(struct hb_catalog *cat, struct hb_jobspec *specs, long
 		char file[sizeof(dir) + sizeof(s->model)], pos[512];
 		int beside;
 
-		if (!s->model[0] || hb_catalog_model(cat, s->model) || !model_is_file(s->model))
+		if (!s->model[0] || hb_catalog_model(cat, s->model) || !hb_catalog_is_file_name(s->model))
 			continue;
 		/* Beside the trace first (a trace and its models travel
 		 * together), then as the working directory sees it. */

@@ -200,14 +200,6 @@ static int parse_trace(const cJSON *root, const char *file, const char *dir, str
 static const char *const cluster_keys[] = { "base", "label", "add", "comment", NULL };
 static const char *const add_keys[] = { "gpu", "nodes", "gpus_per_node", "comment", NULL };
 
-/* A name is a file when it looks like a path (as `--cluster` decides it). */
-static int looks_like_file(const char *s)
-{
-	size_t n = strlen(s);
-
-	return strchr(s, '/') || (n > 5 && strcmp(s + n - 5, ".json") == 0);
-}
-
 static int parse_cluster(const cJSON *c, int ci, const char *file, const char *dir, struct hb_sweep_cluster *sc,
 			 cJSON *echo, struct hb_error *err)
 {
@@ -225,7 +217,7 @@ static int parse_cluster(const cJSON *c, int ci, const char *file, const char *d
 	if (hb_sw_check_keys(c, file, pre, cluster_keys, err) < 0 ||
 	    hb_sw_get_str(c, "base", file, pre, 1, NULL, sc->base, sizeof(sc->base), err) < 0)
 		return -1;
-	if (looks_like_file(sc->base)) {
+	if (hb_catalog_is_file_name(sc->base)) {
 		char rel[HB_SWEEP_PATH_MAX];
 
 		if (hb_sw_get_file(c, "base", file, pre, dir, rel, sizeof(rel), sc->base_echo, sizeof(sc->base_echo), err) < 0)
@@ -270,7 +262,7 @@ static int parse_cluster(const cJSON *c, int ci, const char *file, const char *d
 				cJSON_Delete(ae);
 				return -1;
 			}
-			if (looks_like_file(a->gpu)) {
+			if (hb_catalog_is_file_name(a->gpu)) {
 				char echo[HB_SWEEP_PATH_MAX];
 
 				if (hb_sw_get_file(it, "gpu", file, apre, dir, a->gpu, sizeof(a->gpu), echo, sizeof(echo),
