@@ -527,6 +527,35 @@ static void enum_alloc_rec(const struct hb_perf *p, const int *alloc, const int 
 	}
 }
 
+/* The brute force both solver tests hold the solver to: over every B_L of
+ * the allocation, M from the rule (HB_IIDP_M_ROUND: Algorithm 1's rounding;
+ * HB_IIDP_M_EXACT: only B_L with 2 M B_L = B_G), every assignment of the M
+ * VSWs; the best throughput (-1: none) and its B_L. */
+static void brute_best(const struct hb_perf *p, const int *alloc, const int *pn, int np, long gbs, int rule,
+		       double *bestf, int *bestl)
+{
+	struct hb_error err = { 0 };
+	int *lbs, nl;
+
+	*bestf = -1;
+	*bestl = 0;
+	assert_int_equal(hb_perf_alloc_lbs(p, alloc, &lbs, &nl, &err), 0);
+	for (int i = 0; i < nl; i++) {
+		long M = rule == HB_IIDP_M_EXACT ? gbs / (2L * lbs[i]) : hb_iidp_round_m(gbs, lbs[i]);
+		double t = INFINITY, f;
+
+		if ((rule == HB_IIDP_M_EXACT && gbs % (2L * lbs[i]) != 0) || M < np)
+			continue;
+		enum_alloc_rec(p, alloc, pn, np, 0, (int)M, lbs[i], -INFINITY, &t);
+		f = 2.0 * (double)M * lbs[i] / t;
+		if (f > *bestf) {
+			*bestf = f;
+			*bestl = lbs[i];
+		}
+	}
+	free(lbs);
+}
+
 static void test_solver_vs_enumeration(void **state)
 {
 	const struct hb_perf *p = *state;
@@ -547,24 +576,11 @@ static void test_solver_vs_enumeration(void **state)
 			for (unsigned g = 0; g < sizeof(gbs) / sizeof(gbs[0]); g++) {
 				struct hb_iidp_request req = { alloc, gbs[g], HB_IIDP_M_ROUND, 0, 0, HB_IIDP_FAST };
 				struct hb_iidp_result r;
-				double bestf = -1;
-				int bestl = 0, *lbs, nl;
+				double bestf;
+				int bestl;
 
 				assert_int_equal(hb_iidp_solve(s, &req, &r, &err), 0);
-				assert_int_equal(hb_perf_alloc_lbs(p, alloc, &lbs, &nl, &err), 0);
-				for (int i = 0; i < nl; i++) {
-					long M = hb_iidp_round_m(gbs[g], lbs[i]);
-					double t = INFINITY, f;
-					if (M < np)
-						break;
-					enum_alloc_rec(p, alloc, pn, np, 0, (int)M, lbs[i], -INFINITY, &t);
-					f = 2.0 * (double)M * lbs[i] / t;
-					if (f > bestf) {
-						bestf = f;
-						bestl = lbs[i];
-					}
-				}
-				free(lbs);
+				brute_best(p, alloc, pn, np, gbs[g], HB_IIDP_M_ROUND, &bestf, &bestl);
 				assert_int_equal(r.found, bestf > 0);
 				if (r.found) {
 					assert_int_equal(r.local_bs, bestl);
@@ -605,24 +621,11 @@ static void test_exact_rule_vs_enumeration(void **state)
 			for (unsigned g = 0; g < sizeof(gbs) / sizeof(gbs[0]); g++) {
 				struct hb_iidp_request req = { alloc, gbs[g], HB_IIDP_M_EXACT, 0, 0, HB_IIDP_FAST };
 				struct hb_iidp_result r;
-				double bestf = -1;
-				int bestl = 0, *lbs, nl;
+				double bestf;
+				int bestl;
 
 				assert_int_equal(hb_iidp_solve(s, &req, &r, &err), 0);
-				assert_int_equal(hb_perf_alloc_lbs(p, alloc, &lbs, &nl, &err), 0);
-				for (int i = 0; i < nl; i++) {
-					long M = gbs[g] / (2L * lbs[i]);
-					double t = INFINITY, f;
-					if (gbs[g] % (2L * lbs[i]) != 0 || M < np)
-						continue;
-					enum_alloc_rec(p, alloc, pn, np, 0, (int)M, lbs[i], -INFINITY, &t);
-					f = 2.0 * (double)M * lbs[i] / t;
-					if (f > bestf) {
-						bestf = f;
-						bestl = lbs[i];
-					}
-				}
-				free(lbs);
+				brute_best(p, alloc, pn, np, gbs[g], HB_IIDP_M_EXACT, &bestf, &bestl);
 				assert_int_equal(r.found, bestf > 0);
 				if (r.found) {
 					assert_int_equal(r.global_bs, gbs[g]);
