@@ -68,6 +68,14 @@ static void usage(FILE *out)
 		"policy): means over the seeds that ran of JCT, queueing, makespan,\n"
 		"GPU-hours, cost and utilisation.\n"
 		"\n"
+		"Every point of a load and seed replays the same jobs: those no cluster\n"
+		"can run are left out everywhere (said before the points run); one a\n"
+		"cluster is too small for, or that does not finish, is censored there:\n"
+		"its JCT runs to the end of the sweep's replays, and the mean over every\n"
+		"job is then a lower bound ('>').  delta%% compares with the first\n"
+		"cluster; results.db's jobs table holds every job of every point\n"
+		"(docs/sweep.md).\n"
+		"\n"
 		"Options:\n"
 		"  -j, --jobs N     run N points at a time on threads (default 1); the\n"
 		"                   files are byte-identical for every N\n"
@@ -249,16 +257,24 @@ static void list_points(const struct hb_sweep *sw)
 		printf("cluster %d: %s = %s (%d GPUs on %d nodes, $%.2f/h): %s\n", ci, cfg->clusters[ci].label,
 		       sw->info[ci].name, sw->info[ci].gpus, sw->info[ci].nodes, sw->info[ci].usd_per_h,
 		       sw->info[ci].gpu_mix);
-	printf("%6s  %-24s %5s %6s %-10s %10s %6s\n", "point", "cluster", "GPUs", "load", "policy", "seed", "jobs");
+	{
+		char line[512];
+
+		hb_sweep_jobset_line(sw, line, sizeof(line));
+		printf("jobs: %s\n", line);
+	}
+	printf("%6s  %-24s %5s %6s %-10s %10s %6s %9s\n", "point", "cluster", "GPUs", "load", "policy", "seed", "jobs",
+	       "too large");
 	for (int id = 0; id < sw->npoints; id++) {
 		struct hb_sweep_point p;
 		int k;
 
 		hb_sweep_point_of(cfg, id, &p);
 		k = (p.cluster * cfg->nloads + p.load) * cfg->nseeds + p.seed;
-		printf("%6d  %-24.24s %5d %6g %-10s %10llu %6ld\n", id, cfg->clusters[p.cluster].label,
+		printf("%6d  %-24.24s %5d %6g %-10s %10llu %6ld %9ld\n", id, cfg->clusters[p.cluster].label,
 		       sw->info[p.cluster].gpus, cfg->loads[p.load], cfg->policies[p.policy]->name,
-		       (unsigned long long)cfg->seeds[p.seed], sw->replays[k].njobs);
+		       (unsigned long long)cfg->seeds[p.seed], hb_sweep_jobset_of(sw, p.load, p.seed)->njobs,
+		       hb_sweep_jobset_of(sw, p.load, p.seed)->njobs - sw->replays[k].njobs);
 	}
 }
 
@@ -580,6 +596,26 @@ static void log_profiles(const struct hb_cli *cli, const struct hb_sweep *sw)
 	hb_profdb_close(db);
 }
 
+/* Before any point runs: jobs no cluster can run (left out of every point)
+ * and jobs only some can (censored there), when there are any. */
+static void report_jobsets(const struct hb_cli *cli, const struct hb_sweep *sw)
+{
+	long excluded = 0, partial = 0;
+	char line[512];
+
+	for (int k = 0; k < sw->cfg->nloads * sw->cfg->nseeds; k++) {
+		excluded += sw->jobsets[k].excluded;
+		partial += sw->jobsets[k].partial;
+	}
+	if (excluded == 0 && partial == 0)
+		return;
+	hb_sweep_jobset_line(sw, line, sizeof(line));
+	if (excluded > 0)
+		hb_warn(&cli->log, "sweep: jobs: %s", line);
+	else
+		hb_info(&cli->log, "sweep: jobs: %s", line);
+}
+
 int cmd_sweep(int argc, char **argv, struct hb_cli *cli)
 {
 	struct sweep_args a;
@@ -604,8 +640,10 @@ int cmd_sweep(int argc, char **argv, struct hb_cli *cli)
 	hb_interrupt_catch();
 	if (hb_sweep_config_load(a.config, cli->seed, &cfg, &err) < 0 || hb_sweep_setup(&sw, &cfg, a.db, &err) < 0)
 		rc = hb_cli_fail(cli, &err);
-	else if (team.rank == 0)
+	else if (team.rank == 0) {
 		log_profiles(cli, &sw);
+		report_jobsets(cli, &sw);
+	}
 	/* The output directory is checked (and locked) before the work. */
 	if (rc == 0 && team.rank == 0 && a.out && !a.dry_run && hb_outset_begin(&os, a.out, "sweep", a.force, &err) < 0)
 		rc = hb_cli_fail(cli, &err);
@@ -631,6 +669,8 @@ int cmd_sweep(int argc, char **argv, struct hb_cli *cli)
 		rc = team.rank == 0 ? hb_cli_fail(cli, &err) : 1;
 		goto out;
 	}
+	if (team.rank == 0 && team.size > 1)
+		hb_sweep_censor(&sw); /* the other ranks' rows are in */
 	rc = team.rank == 0 ? report(cli, &a, &sw, t0, &os, &published) : 0;
 out:
 	hb_outset_abort(&os); /* on failure: DIR keeps its old set */

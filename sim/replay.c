@@ -164,6 +164,7 @@ int hb_replay_from_specs(const struct hb_catalog *cat, const struct hb_cluster *
 		j->gpus = s.gpus;
 		j->batch = s.batch > 0 ? s.batch : 0;
 		j->record = s.record;
+		j->index = i;
 		j->assigned = !specs[i].model[0];
 		rp->njobs++;
 	}

@@ -36,6 +36,8 @@ struct hb_replay_job {
 	int gpus;                      /* requested GPUs (<= cluster GPUs) */
 	long batch;                    /* requested global batch, 0 = the agent's default */
 	long record;                   /* trace record: CSV line or JSON element */
+	long index;                    /* position among the specs replayed (0..read-1): the same job
+					  on every cluster, whichever jobs are set aside (sweep.h) */
 	int assigned;                  /* 1: model drawn by hb_trace_assign_model */
 	char gpu_type[HB_JOB_MODEL_MAX]; /* preferred GPU type (a catalog GPU), "" = none */
 	char app[HB_JOB_MODEL_MAX];    /* the trace's application name (hb_jobspec.app), "" = none */

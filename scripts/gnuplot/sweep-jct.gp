@@ -5,9 +5,12 @@
 #   gnuplot -e "dat='DIR/sweep-load1.dat'; names='fifo tiresias ...'; ttl='...'; gpdir='...'; out='PREFIX'" sweep-jct.gp
 # dat   sweep-load<L>.dat: one block per policy (blocks separated by two blank
 #       lines), rows "usd_per_h gpus jct_mean_h cost_usd \"label\" jct_min_h
-#       jct_max_h cost_min_usd cost_max_usd", clusters by capacity; means,
-#       minima and maxima over the seeds that ran (the error bars span the
-#       seeds' range; one seed draws none)
+#       jct_max_h cost_min_usd cost_max_usd censored", clusters by capacity;
+#       means, minima and maxima over the seeds that ran (the error bars span
+#       the seeds' range; one seed draws none).  The JCT is over every job of
+#       the sweep's job set; where censored > 0 some jobs did not finish there
+#       (too large for the cluster, or still running at the end) and the
+#       point, a lower bound, is circled.
 # names the policies, one word per block, in block order
 # ttl   the title (optional)
 # gpdir the directory of palette.gp (optional: else this script's)
@@ -25,7 +28,7 @@ load gpdir."/palette.gp"
 
 set title ttl
 set xlabel "cluster capacity ($/h of all GPUs)"
-set ylabel "mean job completion time (h)"
+set ylabel "mean job completion time, every job (h)"
 set yrange [0:*]
 set offsets graph 0.05, graph 0.05, graph 0.1, 0
 set grid xtics ytics lc rgb "#dddddd"
@@ -48,7 +51,10 @@ do for [ext in "png svg"] {
 	}
 	set output out.".".ext
 	plot for [i=1:n] dat index (i-1) using ($1 + nudge(i)):3:6:7 with yerrorlines lt i title word(names, i), \
+	     for [i=1:n] dat index (i-1) using ($1 + nudge(i)):(column(10) > 0 ? $3 : NaN) \
+	         with points pt 6 ps 2.4 lc rgb "#cc0000" notitle, \
 	     dat index 0 using 1:(0):5 with labels offset 0,0.8 font "sans,9" textcolor rgb "#555555" notitle, \
-	     NaN with lines lc rgb "white" title "bars: seeds' min..max"
+	     NaN with lines lc rgb "white" title "bars: seeds' min..max", \
+	     NaN with points pt 6 ps 1.6 lc rgb "#cc0000" title "circled: jobs censored (a lower bound)"
 	set output
 }

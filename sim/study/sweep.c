@@ -331,6 +331,51 @@ static int synth_specs(const struct hb_sweep_config *cfg, int li, int si, struct
 	return rc;
 }
 
+/* The job set of (li, si) from the replay of the largest cluster, which
+ * holds every job some cluster can run (sweep.h). */
+static int build_jobset(struct hb_sweep *sw, int li, int si, struct hb_error *err)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	struct hb_sweep_jobset *js = &sw->jobsets[li * cfg->nseeds + si];
+	const struct hb_replay *big;
+	int cbig = 0;
+
+	for (int ci = 1; ci < cfg->nclusters; ci++)
+		if (sw->cl[ci]->ngpus > sw->cl[cbig]->ngpus)
+			cbig = ci;
+	big = &sw->replays[(cbig * cfg->nloads + li) * cfg->nseeds + si];
+	js->read = big->read;
+	js->njobs = big->njobs;
+	js->excluded = big->oversize;
+	js->max_excluded_gpus = big->max_oversize_gpus;
+	js->jobs = calloc((size_t)(big->njobs > 0 ? big->njobs : 1), sizeof(*js->jobs));
+	js->of_spec = malloc((size_t)(big->read > 0 ? big->read : 1) * sizeof(*js->of_spec));
+	if (!js->jobs || !js->of_spec)
+		return hb_runtime_error(err, "sweep: out of memory for the job set of %ld jobs", big->read);
+	for (long k = 0; k < big->read; k++)
+		js->of_spec[k] = -1;
+	for (long k = 0; k < big->njobs; k++) {
+		const struct hb_replay_job *j = &big->jobs[k];
+		struct hb_sweep_job *o = &js->jobs[k];
+
+		hb_strlcpy(o->name, j->name, sizeof(o->name));
+		hb_strlcpy(o->model, j->model->name, sizeof(o->model));
+		o->arrival_s = j->arrival_s;
+		o->gpus = j->gpus;
+		for (int ci = 0; ci < cfg->nclusters; ci++)
+			o->clusters += j->gpus <= sw->cl[ci]->ngpus;
+		js->partial += o->clusters < cfg->nclusters;
+		if (j->index >= 0 && j->index < big->read)
+			js->of_spec[j->index] = k;
+	}
+	return 0;
+}
+
+const struct hb_sweep_jobset *hb_sweep_jobset_of(const struct hb_sweep *sw, int li, int si)
+{
+	return &sw->jobsets[li * sw->cfg->nseeds + si];
+}
+
 static int build_replays(struct hb_sweep *sw, struct hb_error *err)
 {
 	const struct hb_sweep_config *cfg = sw->cfg;
@@ -342,7 +387,8 @@ static int build_replays(struct hb_sweep *sw, struct hb_error *err)
 
 	sw->replays = calloc((size_t)nrp, sizeof(*sw->replays));
 	sw->replay_ok = calloc((size_t)nrp, sizeof(*sw->replay_ok));
-	if (!sw->replays || !sw->replay_ok)
+	sw->jobsets = calloc((size_t)(cfg->nloads * cfg->nseeds), sizeof(*sw->jobsets));
+	if (!sw->replays || !sw->replay_ok || !sw->jobsets)
 		return hb_runtime_error(err, "sweep: out of memory");
 	if (!t->synthetic) {
 		struct hb_trace_reader *r;
@@ -388,6 +434,8 @@ static int build_replays(struct hb_sweep *sw, struct hb_error *err)
 							  &sw->replays[k], err);
 				sw->replay_ok[k] = rc == 0 && sw->replays[k].njobs > 0;
 			}
+			if (rc == 0)
+				rc = build_jobset(sw, li, si, err);
 			if (t->synthetic)
 				free(specs);
 		}
@@ -443,7 +491,8 @@ int hb_sweep_setup(struct hb_sweep *sw, const struct hb_sweep_config *cfg, const
 	sw->cl = calloc((size_t)cfg->nclusters, sizeof(*sw->cl));
 	sw->info = calloc((size_t)cfg->nclusters, sizeof(*sw->info));
 	sw->rows = calloc((size_t)(sw->npoints > 0 ? sw->npoints : 1), sizeof(*sw->rows));
-	if (!sw->cats || !sw->cl || !sw->info || !sw->rows)
+	sw->jobrows = calloc((size_t)(sw->npoints > 0 ? sw->npoints : 1), sizeof(*sw->jobrows));
+	if (!sw->cats || !sw->cl || !sw->info || !sw->rows || !sw->jobrows)
 		return hb_runtime_error(err, "sweep: out of memory");
 	for (int i = 0; i < sw->npoints; i++)
 		sw->rows[i].id = i;
@@ -469,6 +518,14 @@ void hb_sweep_free(struct hb_sweep *sw)
 		hb_catalog_free(&sw->cats[ci]);
 	for (int ci = 0; sw->info && ci < cfg->nclusters; ci++)
 		free(sw->info[ci].profiles);
+	for (int k = 0; sw->jobsets && k < cfg->nloads * cfg->nseeds; k++) {
+		free(sw->jobsets[k].jobs);
+		free(sw->jobsets[k].of_spec);
+	}
+	for (int i = 0; sw->jobrows && i < sw->npoints; i++)
+		free(sw->jobrows[i]);
+	free(sw->jobsets);
+	free(sw->jobrows);
 	free(sw->replays);
 	free(sw->replay_ok);
 	free(sw->cats);
@@ -490,11 +547,11 @@ static void shared_names(char *buf, size_t size)
 			len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", len ? ", " : "", p->name);
 }
 
-static void row_from_summary(struct hb_sweep_row *row, const struct hb_cluster_summary *s, long oversize)
+static void row_from_summary(struct hb_sweep_row *row, const struct hb_cluster_summary *s, long set_jobs)
 {
-	row->jobs = s->njobs;
+	row->jobs = (int32_t)set_jobs;
 	row->completed = s->completed;
-	row->dropped = oversize + s->unfinished;
+	row->dropped = set_jobs - s->completed;
 	row->jct_mean_h = s->jct_s.mean / 3600.0;
 	row->jct_median_h = s->jct_s.median / 3600.0;
 	row->jct_p99_h = s->jct_s.p99 / 3600.0;
@@ -519,10 +576,45 @@ static void blank_numbers(struct hb_sweep_row *row)
 	double *nums[] = { &row->jct_mean_h, &row->jct_median_h, &row->jct_p99_h, &row->jct_max_h, &row->makespan_h,
 			   &row->queue_mean_h, &row->queue_p99_h, &row->gpu_hours, &row->cost_usd, &row->util_mean,
 			   &row->restarts_per_job, &row->preemptions_per_job, &row->rho_median, &row->rho_p99,
-			   &row->rho_max };
+			   &row->rho_max, &row->end_s, &row->jct_all_mean_h, &row->jct_all_p99_h,
+			   &row->jct_delta_pct };
 
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
 		*nums[i] = NAN;
+}
+
+/* What every job of the set did at a point that ran: the replay's jobs
+ * from the finished sim (job k of rp is sim->jobs[k]), the others too large
+ * for the cluster; and the point's simulated end.  -1 out of memory. */
+static int job_rows(struct hb_sweep *sw, int id, const struct hb_sweep_jobset *js, const struct hb_replay *rp,
+		    const struct hb_sim *sim, struct hb_sweep_row *row)
+{
+	struct hb_sweep_jobrow *jr = calloc((size_t)(js->njobs > 0 ? js->njobs : 1), sizeof(*jr));
+	double end = -INFINITY;
+
+	if (!jr)
+		return -1;
+	for (long s = 0; s < js->njobs; s++) {
+		jr[s].job = (int32_t)s;
+		jr[s].state = HB_SWJOB_TOO_LARGE;
+		jr[s].start_s = jr[s].finish_s = NAN;
+		end = fmax(end, js->jobs[s].arrival_s);
+	}
+	for (long k = 0; k < rp->njobs && k < sim->njobs; k++) {
+		const struct hb_sim_job *j = &sim->jobs[k];
+		long s = rp->jobs[k].index >= 0 && rp->jobs[k].index < js->read ? js->of_spec[rp->jobs[k].index] : -1;
+
+		if (s < 0)
+			continue;
+		jr[s].state = j->state == HB_JOB_DONE ? HB_SWJOB_DONE : HB_SWJOB_UNFINISHED;
+		jr[s].start_s = j->started ? j->start_s : NAN;
+		jr[s].finish_s = j->state == HB_JOB_DONE ? j->finish_s : NAN;
+		end = fmax(end, j->state == HB_JOB_DONE ? j->finish_s : j->t_last);
+	}
+	row->too_large = (int32_t)(js->njobs - rp->njobs);
+	row->end_s = isfinite(end) ? end : NAN;
+	sw->jobrows[id] = jr;
+	return 0;
 }
 
 /* Run point id into its row; never fails (a failure is the row's status). */
@@ -533,6 +625,7 @@ static void run_point(struct hb_sweep *sw, struct hb_profdb *db, int id, const s
 	struct hb_sweep_point p;
 	const struct hb_policy *pol;
 	const struct hb_replay *rp;
+	const struct hb_sweep_jobset *js;
 	struct hb_sim_opts so;
 	struct hb_sim sim;
 	struct hb_error err = { 0 };
@@ -543,6 +636,9 @@ static void run_point(struct hb_sweep *sw, struct hb_profdb *db, int id, const s
 	pol = cfg->policies[p.policy];
 	k = (p.cluster * cfg->nloads + p.load) * cfg->nseeds + p.seed;
 	rp = &sw->replays[k];
+	js = hb_sweep_jobset_of(sw, p.load, p.seed);
+	free(sw->jobrows[id]);
+	sw->jobrows[id] = NULL;
 	memset(row, 0, sizeof(*row));
 	row->id = id;
 	blank_numbers(row);
@@ -557,7 +653,9 @@ static void run_point(struct hb_sweep *sw, struct hb_profdb *db, int id, const s
 	}
 	if (!sw->replay_ok[k]) {
 		row->status = HB_SWEEP_CANNOT;
-		row->dropped = rp->oversize;
+		row->jobs = (int32_t)js->njobs;
+		row->dropped = js->njobs;
+		row->too_large = (int32_t)js->njobs;
 		snprintf(row->reason, sizeof(row->reason), "no job to replay (%ld read, %ld larger than the %d GPUs)",
 			 rp->read, rp->oversize, sw->info[p.cluster].gpus);
 		return;
@@ -577,8 +675,11 @@ static void run_point(struct hb_sweep *sw, struct hb_profdb *db, int id, const s
 			ru.ran = 1;
 			ru.sim = &sim;
 			if (hb_trace_run_metrics(&ru, cfg->fairness, 0, &err) == 0) {
-				row->status = HB_SWEEP_OK;
-				row_from_summary(row, &ru.sum, rp->oversize);
+				row_from_summary(row, &ru.sum, js->njobs);
+				if (job_rows(sw, id, js, rp, &sim, row) == 0)
+					row->status = HB_SWEEP_OK;
+				else
+					hb_runtime_error(&err, "sweep: out of memory for %ld job rows", js->njobs);
 			}
 			hb_trace_run_free(&ru);
 		}
@@ -713,6 +814,9 @@ int hb_sweep_run(struct hb_sweep *sw, int rank, int size, int nthreads, const st
 		*err = r.fatal;
 		return -1;
 	}
+	/* complete for one process; a distributed run censors again once the
+	 * other ranks' rows are in */
+	hb_sweep_censor(sw);
 	return 0;
 }
 
@@ -727,39 +831,194 @@ int hb_sweep_nok(const struct hb_sweep *sw)
 
 /* ---- rows between processes ------------------------------------------------------------------ */
 
+/* Job rows travel only with a row that ran OK: row.jobs of them. */
+static size_t point_bytes(const struct hb_sweep *sw, int id)
+{
+	const struct hb_sweep_row *r = &sw->rows[id];
+
+	return sizeof(*r) + (r->status == HB_SWEEP_OK && sw->jobrows[id] ? (size_t)r->jobs * sizeof(struct hb_sweep_jobrow) : 0);
+}
+
 int hb_sweep_pack(const struct hb_sweep *sw, int rank, int size, void **buf, size_t *len, struct hb_error *err)
 {
-	int n = hb_sweep_rank_points(sw, rank, size), k = 0;
-	struct hb_sweep_row *rows = calloc((size_t)(n > 0 ? n : 1), sizeof(*rows));
+	size_t total = 0, off = 0;
+	char *b;
 
 	*buf = NULL;
 	*len = 0;
-	if (!rows)
-		return hb_runtime_error(err, "sweep: out of memory");
 	for (int id = 0; id < sw->npoints; id++)
 		if (id % size == rank)
-			rows[k++] = sw->rows[id];
-	*buf = rows;
-	*len = (size_t)n * sizeof(*rows);
+			total += point_bytes(sw, id);
+	if (!(b = malloc(total > 0 ? total : 1)))
+		return hb_runtime_error(err, "sweep: out of memory for %zu bytes of rows", total);
+	for (int id = 0; id < sw->npoints; id++) {
+		const struct hb_sweep_row *r = &sw->rows[id];
+		size_t n = point_bytes(sw, id) - sizeof(*r);
+
+		if (id % size != rank)
+			continue;
+		memcpy(b + off, r, sizeof(*r));
+		off += sizeof(*r);
+		if (n > 0)
+			memcpy(b + off, sw->jobrows[id], n);
+		off += n;
+	}
+	*buf = b;
+	*len = total;
 	return 0;
 }
 
 int hb_sweep_unpack(struct hb_sweep *sw, const void *buf, size_t len, struct hb_error *err)
 {
-	size_t n = len / sizeof(struct hb_sweep_row);
+	const char *b = buf;
+	size_t off = 0;
 
-	if (len % sizeof(struct hb_sweep_row) != 0)
-		return hb_runtime_error(err, "sweep: %zu bytes of rows are not whole rows of %zu bytes", len,
-					sizeof(struct hb_sweep_row));
-	for (size_t i = 0; i < n; i++) {
+	while (off < len) {
 		struct hb_sweep_row row;
+		struct hb_sweep_jobrow *jr = NULL;
+		const struct hb_sweep_jobset *js;
+		struct hb_sweep_point p;
+		size_t n;
 
-		memcpy(&row, (const char *)buf + i * sizeof(row), sizeof(row));
+		if (len - off < sizeof(row))
+			return hb_runtime_error(err, "sweep: %zu bytes of rows end inside a row of %zu bytes", len,
+						sizeof(row));
+		memcpy(&row, b + off, sizeof(row));
+		off += sizeof(row);
 		if (row.id < 0 || row.id >= sw->npoints || row.status < HB_SWEEP_OK || row.status > HB_SWEEP_FAILED)
 			return hb_runtime_error(err, "sweep: received a row with point id %d and status %d (of %d points)",
 						(int)row.id, (int)row.status, sw->npoints);
+		hb_sweep_point_of(sw->cfg, row.id, &p);
+		js = hb_sweep_jobset_of(sw, p.load, p.seed);
+		if (row.status == HB_SWEEP_OK) {
+			if (row.jobs != js->njobs)
+				return hb_runtime_error(err, "sweep: point %d: received %d job rows, its job set has %ld",
+							(int)row.id, (int)row.jobs, js->njobs);
+			n = (size_t)row.jobs * sizeof(*jr);
+			if (len - off < n)
+				return hb_runtime_error(err, "sweep: point %d: its job rows end after %zu bytes", (int)row.id,
+							len - off);
+			if (!(jr = malloc(n > 0 ? n : 1)))
+				return hb_runtime_error(err, "sweep: out of memory for job rows");
+			memcpy(jr, b + off, n);
+			off += n;
+			for (long k = 0; k < js->njobs; k++)
+				if (jr[k].job != k || jr[k].state < HB_SWJOB_DONE || jr[k].state > HB_SWJOB_TOO_LARGE) {
+					free(jr);
+					return hb_runtime_error(err, "sweep: point %d: job row %ld is malformed", (int)row.id, k);
+				}
+		}
 		row.reason[sizeof(row.reason) - 1] = '\0';
 		sw->rows[row.id] = row;
+		free(sw->jobrows[row.id]);
+		sw->jobrows[row.id] = jr;
 	}
 	return 0;
+}
+
+/* ---- censored JCTs ---------------------------------------------------------------------------- */
+
+double hb_sweep_horizon(const struct hb_sweep *sw, int li, int si)
+{
+	double h = -INFINITY;
+
+	for (int id = 0; id < sw->npoints; id++) {
+		struct hb_sweep_point p;
+
+		hb_sweep_point_of(sw->cfg, id, &p);
+		if (p.load == li && p.seed == si && sw->rows[id].status == HB_SWEEP_OK && isfinite(sw->rows[id].end_s))
+			h = fmax(h, sw->rows[id].end_s);
+	}
+	return isfinite(h) ? h : NAN;
+}
+
+double hb_sweep_job_jct(const struct hb_sweep *sw, int id, const struct hb_sweep_jobrow *jr)
+{
+	struct hb_sweep_point p;
+	const struct hb_sweep_jobset *js;
+	double arrival;
+
+	hb_sweep_point_of(sw->cfg, id, &p);
+	js = hb_sweep_jobset_of(sw, p.load, p.seed);
+	arrival = js->jobs[jr->job].arrival_s;
+	if (jr->state == HB_SWJOB_DONE)
+		return jr->finish_s - arrival;
+	return fmax(0.0, hb_sweep_horizon(sw, p.load, p.seed) - arrival);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+void hb_sweep_censor(struct hb_sweep *sw)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	int per_cluster = cfg->nloads * cfg->npolicies * cfg->nseeds;
+	double *h = malloc((size_t)(cfg->nloads * cfg->nseeds) * sizeof(*h));
+	double *x = NULL;
+	long xmax = 1;
+
+	for (int k = 0; k < cfg->nloads * cfg->nseeds; k++)
+		if (sw->jobsets[k].njobs > xmax)
+			xmax = sw->jobsets[k].njobs;
+	x = malloc((size_t)xmax * sizeof(*x));
+	for (int id = 0; id < sw->npoints; id++) {
+		struct hb_sweep_row *r = &sw->rows[id];
+
+		r->jct_all_mean_h = r->jct_all_p99_h = r->jct_delta_pct = NAN;
+	}
+	if (!h || !x) {
+		/* out of memory: the all-jobs columns stay empty */
+		free(h);
+		free(x);
+		return;
+	}
+	for (int li = 0; li < cfg->nloads; li++)
+		for (int si = 0; si < cfg->nseeds; si++)
+			h[li * cfg->nseeds + si] = hb_sweep_horizon(sw, li, si);
+	for (int id = 0; id < sw->npoints; id++) {
+		struct hb_sweep_row *r = &sw->rows[id];
+		const struct hb_sweep_jobrow *jr = sw->jobrows[id];
+		struct hb_sweep_point p;
+		const struct hb_sweep_jobset *js;
+		double sum = 0, hz, pos;
+		long n;
+
+		if (r->status != HB_SWEEP_OK || !jr)
+			continue;
+		hb_sweep_point_of(cfg, id, &p);
+		js = hb_sweep_jobset_of(sw, p.load, p.seed);
+		hz = h[p.load * cfg->nseeds + p.seed];
+		n = js->njobs;
+		for (long k = 0; k < n; k++) {
+			double a = js->jobs[k].arrival_s;
+
+			x[k] = jr[k].state == HB_SWJOB_DONE ? jr[k].finish_s - a : fmax(0.0, hz - a);
+			sum += x[k];
+		}
+		if (n == 0)
+			continue;
+		qsort(x, (size_t)n, sizeof(*x), cmp_double);
+		r->jct_all_mean_h = sum / (double)n / 3600.0;
+		/* the 0.99 quantile as metrics.h's (linear between order statistics) */
+		pos = 0.99 * (double)(n - 1);
+		{
+			long lo = (long)floor(pos);
+			long hi = lo + 1 < n ? lo + 1 : lo;
+
+			r->jct_all_p99_h = (x[lo] + (pos - (double)lo) * (x[hi] - x[lo])) / 3600.0;
+		}
+	}
+	for (int id = per_cluster; id < sw->npoints; id++) {
+		struct hb_sweep_row *r = &sw->rows[id];
+		const struct hb_sweep_row *b = &sw->rows[id % per_cluster];
+
+		if (isfinite(r->jct_all_mean_h) && isfinite(b->jct_all_mean_h) && b->jct_all_mean_h > 0)
+			r->jct_delta_pct = 100.0 * (r->jct_all_mean_h - b->jct_all_mean_h) / b->jct_all_mean_h;
+	}
+	free(h);
+	free(x);
 }

@@ -137,6 +137,58 @@ struct hb_sweep_point {
 
 void hb_sweep_point_of(const struct hb_sweep_config *cfg, int id, struct hb_sweep_point *p);
 
+/* ---- the jobs every point replays ---------------------------------------------- */
+
+/*
+ * Every point of one (load, seed) replays the same jobs: the trace's (or the
+ * generator's) jobs less those no cluster of the sweep can run (more GPUs
+ * than the largest cluster has), which are reported before the sweep starts
+ * and left out everywhere.  A job only some clusters can run stays in the
+ * set: on a cluster too small for it, and wherever it does not finish, it
+ * counts as not completed, with a censored JCT, the time from its arrival
+ * to the end of the sweep's replays of that (load, seed) (the latest
+ * simulated end of their points).  So a cluster's mean JCT over the set is
+ * over the same jobs as every other cluster's, and a lower bound where
+ * jobs are censored (docs/sweep.md, "The same jobs in every point").
+ */
+struct hb_sweep_job {
+	char name[HB_JOB_NAME_MAX];     /* the trace's job name */
+	char model[HB_NAME_MAX];        /* catalog model (drawn for a trace without models) */
+	double arrival_s;               /* arrival at this load (s) */
+	int gpus;                       /* GPUs it asks for */
+	int clusters;                   /* clusters of the sweep large enough for it (>= 1) */
+};
+
+struct hb_sweep_jobset {
+	struct hb_sweep_job *jobs;      /* in replay order, owned */
+	long njobs;
+	long *of_spec;                  /* job set index of spec k of the replays (hb_replay_job.index),
+					   -1: left out; read entries, owned */
+	long read;                      /* specs the replays were built from */
+	long excluded;                  /* left out: larger than every cluster */
+	int max_excluded_gpus;          /* largest such request, 0 if none */
+	long partial;                   /* in the set but too large for some cluster */
+};
+
+/* What one job did at one point (flat, shipped between processes). */
+enum hb_sweep_job_state {
+	HB_SWJOB_DONE = 0,              /* finished */
+	HB_SWJOB_UNFINISHED = 1,        /* ran or waited but did not finish (censored) */
+	HB_SWJOB_TOO_LARGE = 2,         /* more GPUs than this cluster has: never submitted (censored) */
+};
+
+struct hb_sweep_jobrow {
+	int32_t job;                    /* index in the point's job set */
+	int32_t state;                  /* enum hb_sweep_job_state */
+	double start_s;                 /* first start; NAN when it never started */
+	double finish_s;                /* NAN unless DONE */
+};
+
+struct hb_sweep;
+
+/* The job set of (load li, seed si). */
+const struct hb_sweep_jobset *hb_sweep_jobset_of(const struct hb_sweep *sw, int li, int si);
+
 /* ---- results ------------------------------------------------------------------ */
 
 enum hb_sweep_status {
@@ -151,10 +203,12 @@ enum hb_sweep_status {
 struct hb_sweep_row {
 	int32_t id;                     /* point id */
 	int32_t status;                 /* enum hb_sweep_status */
-	int32_t jobs;                   /* jobs replayed (the cluster's size filter applied) */
+	int32_t jobs;                   /* jobs of the point's job set (the same for every cluster) */
 	int32_t completed;              /* of them, finished */
-	int64_t dropped;                /* larger than the cluster + not finished (as `sim --trace`) */
-	double jct_mean_h, jct_median_h, jct_p99_h, jct_max_h; /* over completed jobs; NAN when none */
+	int64_t dropped;                /* jobs - completed: larger than the cluster + not finished
+					   (their JCTs censored) */
+	double jct_mean_h, jct_median_h, jct_p99_h, jct_max_h; /* over completed jobs (as `sim --trace`);
+					   NAN when none */
 	double makespan_h;              /* last finish - first arrival */
 	double queue_mean_h, queue_p99_h; /* first start - arrival, started jobs */
 	double gpu_hours;               /* GPU-hours held */
@@ -165,6 +219,15 @@ struct hb_sweep_row {
 	int64_t rho_jobs;               /* jobs with a fairness rho (0 without fairness) */
 	double rho_median, rho_p99, rho_max; /* NAN without */
 	int64_t sched_rounds;           /* arbiter rounds */
+	int32_t too_large;              /* jobs of the set larger than this cluster (in dropped) */
+	int32_t pad;
+	double end_s;                   /* simulated end: the last finish or integrated time (s) */
+	/* Over every job of the set, a censored one counted to the end of the
+	 * sweep (above); filled by hb_sweep_censor once every row is in. */
+	double jct_all_mean_h, jct_all_p99_h; /* NAN until then */
+	double jct_delta_pct;           /* jct_all_mean_h against the first cluster's point of the same
+					   load, policy and seed, in %; NAN for the first cluster or
+					   when that point did not run */
 	double wall_s;                  /* wall-clock s of the point: progress lines only, never in files */
 	char reason[512];               /* why not OK */
 };
@@ -191,7 +254,9 @@ struct hb_sweep {
 	long trace_read;                /* jobs the trace gave (file: after the filters; synthetic: first load and seed) */
 	enum hb_trace_format format;    /* the trace's format (HB_TRACE_SYNTHETIC for the generator) */
 	struct hb_profile_files profiles; /* profile files every worker opens read-only (default_db.h) */
+	struct hb_sweep_jobset *jobsets; /* [load * nseeds + seed], owned */
 	struct hb_sweep_row *rows;      /* npoints, in point order, owned */
+	struct hb_sweep_jobrow **jobrows; /* per point: rows[id].jobs entries once it ran OK, else NULL; owned */
 	int npoints;
 };
 
@@ -218,11 +283,22 @@ int hb_sweep_run(struct hb_sweep *sw, int rank, int size, int nthreads, const st
 /* Points of rank among size processes. */
 int hb_sweep_rank_points(const struct hb_sweep *sw, int rank, int size);
 
-/* This rank's rows as bytes (malloc'd, *len bytes), for another process's
- * hb_sweep_unpack; the same build on every process (rows are raw structs). */
+/* This rank's rows and their job rows as bytes (malloc'd, *len bytes), for
+ * another process's hb_sweep_unpack; the same build on every process (rows
+ * are raw structs): per point, its row, then row.jobs job rows when it ran. */
 int hb_sweep_pack(const struct hb_sweep *sw, int rank, int size, void **buf, size_t *len, struct hb_error *err);
-/* Copy the rows of a pack into their slots; checks the size and every id. */
+/* Copy the rows of a pack into their slots; checks the sizes and every id. */
 int hb_sweep_unpack(struct hb_sweep *sw, const void *buf, size_t len, struct hb_error *err);
+
+/* Once every row is in (after hb_sweep_run, and hb_sweep_unpack of every
+ * other process): the censored JCTs, the all-jobs means and the deltas
+ * against the first cluster (the row fields above). */
+void hb_sweep_censor(struct hb_sweep *sw);
+/* The end of the sweep's replays of (load li, seed si): the latest end_s
+ * of their points that ran; NAN when none did. */
+double hb_sweep_horizon(const struct hb_sweep *sw, int li, int si);
+/* JCT of job row jr at point id, censored ones to the horizon (s). */
+double hb_sweep_job_jct(const struct hb_sweep *sw, int id, const struct hb_sweep_jobrow *jr);
 
 /* Points that ran to the end. */
 int hb_sweep_nok(const struct hb_sweep *sw);
@@ -236,12 +312,19 @@ struct hb_sweep_agg {
 	int ok;                         /* of them, ran */
 	double jobs, completed, dropped;/* means over the seeds that ran */
 	double jct_mean_h, jct_p99_h, makespan_h, queue_mean_h, gpu_hours, cost_usd, util_mean;
+	double jct_all_mean_h, jct_all_p99_h; /* over every job of the set, censored ones included */
+	double jct_delta_pct;           /* jct_all_mean_h against the first cluster's of the same load and
+					   policy, in %; NAN for it */
 	double rho_median;              /* NAN without fairness */
 	char reason[512];               /* when ok == 0: the first seed's reason */
 };
 
 /* The aggregates in (cluster, load, policy) order; *agg malloc'd. */
 int hb_sweep_aggregate(const struct hb_sweep *sw, struct hb_sweep_agg **agg, int *n, struct hb_error *err);
+
+/* One line on the job sets: jobs in every point, those left out and those
+ * censored somewhere ("7 jobs in every point; ..."). */
+void hb_sweep_jobset_line(const struct hb_sweep *sw, char *buf, size_t size);
 
 /* The terminal table: one row per (cluster, load, policy). */
 void hb_sweep_print(FILE *out, const struct hb_sweep *sw);

@@ -42,11 +42,21 @@ static const char *const schema =
 	" jct_median_h REAL, jct_p99_h REAL, jct_max_h REAL, makespan_h REAL, queue_mean_h REAL, queue_p99_h REAL,"
 	" gpu_hours REAL, cost_usd REAL, util_mean REAL, restarts_per_job REAL, preemptions_per_job REAL,"
 	" rho_jobs INTEGER, rho_median REAL, rho_p99 REAL, rho_max REAL, sched_rounds INTEGER,"
-	" cluster_id INTEGER NOT NULL REFERENCES clusters(cluster_id));"
+	" cluster_id INTEGER NOT NULL REFERENCES clusters(cluster_id), too_large INTEGER, jct_all_mean_h REAL,"
+	" jct_all_p99_h REAL, jct_delta_pct REAL);"
 	"CREATE TABLE summary(cluster TEXT NOT NULL, load REAL NOT NULL, policy TEXT NOT NULL, seeds INTEGER NOT NULL,"
 	" seeds_ok INTEGER NOT NULL, reason TEXT, jobs REAL, completed REAL, dropped REAL, jct_mean_h REAL, jct_p99_h REAL,"
 	" makespan_h REAL, queue_mean_h REAL, gpu_hours REAL, cost_usd REAL, util_mean REAL, rho_median REAL,"
-	" PRIMARY KEY(cluster, load, policy));";
+	" jct_all_mean_h REAL, jct_all_p99_h REAL, jct_delta_pct REAL, PRIMARY KEY(cluster, load, policy));"
+	"CREATE TABLE jobs(point_id INTEGER NOT NULL REFERENCES points(id), job INTEGER NOT NULL, name TEXT NOT NULL,"
+	" model TEXT NOT NULL, gpus INTEGER NOT NULL, arrival_h REAL NOT NULL, state TEXT NOT NULL, start_h REAL,"
+	" finish_h REAL, jct_h REAL NOT NULL, censored INTEGER NOT NULL, PRIMARY KEY(point_id, job));";
+
+/* "done", "unfinished", "too large" (enum hb_sweep_job_state). */
+static const char *job_state_name(int state)
+{
+	return state == HB_SWJOB_DONE ? "done" : state == HB_SWJOB_UNFINISHED ? "unfinished" : "too large";
+}
 
 static void bind_real(sqlite3_stmt *st, int i, double v)
 {
@@ -111,9 +121,46 @@ static int db_point(sqlite3 *db, sqlite3_stmt *st, const struct hb_sweep *sw, in
 		bind_real(st, 27, r->rho_p99);
 		bind_real(st, 28, r->rho_max);
 		sqlite3_bind_int64(st, 29, r->sched_rounds);
+		sqlite3_bind_int(st, 31, r->too_large);
+		bind_real(st, 32, r->jct_all_mean_h);
+		bind_real(st, 33, r->jct_all_p99_h);
+		bind_real(st, 34, r->jct_delta_pct);
 	}
 	sqlite3_bind_int(st, 30, p.cluster);
 	return step(db, st, err);
+}
+
+/* The job rows of point i (those that ran OK), censored JCTs to the
+ * sweep's end (hb_sweep_job_jct). */
+static int db_jobs(sqlite3 *db, sqlite3_stmt *st, const struct hb_sweep *sw, int i, struct hb_error *err)
+{
+	const struct hb_sweep_row *r = &sw->rows[i];
+	const struct hb_sweep_jobrow *jr = sw->jobrows[i];
+	const struct hb_sweep_jobset *js;
+	struct hb_sweep_point p;
+
+	if (r->status != HB_SWEEP_OK || !jr)
+		return 0;
+	hb_sweep_point_of(sw->cfg, i, &p);
+	js = hb_sweep_jobset_of(sw, p.load, p.seed);
+	for (long k = 0; k < js->njobs; k++) {
+		const struct hb_sweep_job *j = &js->jobs[jr[k].job];
+
+		sqlite3_bind_int(st, 1, i);
+		sqlite3_bind_int64(st, 2, jr[k].job);
+		bind_text(st, 3, j->name);
+		bind_text(st, 4, j->model);
+		sqlite3_bind_int(st, 5, j->gpus);
+		bind_real(st, 6, j->arrival_s / 3600.0);
+		bind_text(st, 7, job_state_name(jr[k].state));
+		bind_real(st, 8, jr[k].start_s / 3600.0);
+		bind_real(st, 9, jr[k].finish_s / 3600.0);
+		bind_real(st, 10, hb_sweep_job_jct(sw, i, &jr[k]) / 3600.0);
+		sqlite3_bind_int(st, 11, jr[k].state != HB_SWJOB_DONE);
+		if (step(db, st, err) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 static int db_agg(sqlite3 *db, sqlite3_stmt *st, const struct hb_sweep *sw, const struct hb_sweep_agg *a,
@@ -129,7 +176,8 @@ static int db_agg(sqlite3 *db, sqlite3_stmt *st, const struct hb_sweep *sw, cons
 	bind_text(st, 6, a->ok ? NULL : a->reason);
 	if (a->ok) {
 		const double v[] = { a->jobs, a->completed, a->dropped, a->jct_mean_h, a->jct_p99_h, a->makespan_h, a->queue_mean_h,
-				     a->gpu_hours, a->cost_usd, a->util_mean, a->rho_median };
+				     a->gpu_hours, a->cost_usd, a->util_mean, a->rho_median, a->jct_all_mean_h,
+				     a->jct_all_p99_h, a->jct_delta_pct };
 
 		for (int k = 0; k < (int)(sizeof(v) / sizeof(v[0])); k++)
 			bind_real(st, 7 + k, v[k]);
@@ -137,15 +185,17 @@ static int db_agg(sqlite3 *db, sqlite3_stmt *st, const struct hb_sweep *sw, cons
 	return step(db, st, err);
 }
 
-enum { ST_META, ST_CLUSTER, ST_PROFILE, ST_POINT, ST_AGG, ST_N };
+enum { ST_META, ST_CLUSTER, ST_PROFILE, ST_POINT, ST_AGG, ST_JOB, ST_N };
 
 static const char *const insert_sql[ST_N] = {
 	"INSERT INTO meta VALUES(?1, ?2)",
 	"INSERT INTO clusters VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 	"INSERT INTO profiles VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 	"INSERT INTO points VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
-	" ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
-	"INSERT INTO summary VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+	" ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)",
+	"INSERT INTO summary VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,"
+	" ?20)",
+	"INSERT INTO jobs VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
 };
 
 static int db_fill(sqlite3 *db, sqlite3_stmt **st, const struct hb_sweep *sw, const struct hb_sweep_agg *agg, int na,
@@ -196,6 +246,9 @@ static int db_fill(sqlite3 *db, sqlite3_stmt **st, const struct hb_sweep *sw, co
 			return -1;
 	for (int k = 0; k < na; k++)
 		if (db_agg(db, st[ST_AGG], sw, &agg[k], err) < 0)
+			return -1;
+	for (int i = 0; i < sw->npoints; i++)
+		if (db_jobs(db, st[ST_JOB], sw, i, err) < 0)
 			return -1;
 	return 0;
 }

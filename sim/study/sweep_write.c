@@ -63,7 +63,7 @@ int hb_sweep_aggregate(const struct hb_sweep *sw, struct hb_sweep_agg **agg, int
 		return hb_runtime_error(err, "sweep: out of memory");
 	for (int k = 0; k < na; k++) {
 		struct hb_sweep_agg *x = &a[k];
-		struct mean m[11];
+		struct mean m[13];
 
 		memset(m, 0, sizeof(m));
 		x->policy = k % cfg->npolicies;
@@ -91,6 +91,8 @@ int hb_sweep_aggregate(const struct hb_sweep *sw, struct hb_sweep_agg **agg, int
 			mean_add(&m[8], r->util_mean);
 			mean_add(&m[9], r->rho_median);
 			mean_add(&m[10], (double)r->dropped);
+			mean_add(&m[11], r->jct_all_mean_h);
+			mean_add(&m[12], r->jct_all_p99_h);
 		}
 		x->jobs = mean_of(&m[0]);
 		x->completed = mean_of(&m[1]);
@@ -103,6 +105,16 @@ int hb_sweep_aggregate(const struct hb_sweep *sw, struct hb_sweep_agg **agg, int
 		x->util_mean = mean_of(&m[8]);
 		x->rho_median = mean_of(&m[9]);
 		x->dropped = mean_of(&m[10]);
+		x->jct_all_mean_h = mean_of(&m[11]);
+		x->jct_all_p99_h = mean_of(&m[12]);
+		x->jct_delta_pct = NAN;
+	}
+	/* against the first cluster's aggregate of the same load and policy */
+	for (int k = cfg->nloads * cfg->npolicies; k < na; k++) {
+		const struct hb_sweep_agg *b = &a[k % (cfg->nloads * cfg->npolicies)];
+
+		if (isfinite(a[k].jct_all_mean_h) && isfinite(b->jct_all_mean_h) && b->jct_all_mean_h > 0)
+			a[k].jct_delta_pct = 100.0 * (a[k].jct_all_mean_h - b->jct_all_mean_h) / b->jct_all_mean_h;
 	}
 	*agg = a;
 	*n = na;
@@ -148,12 +160,67 @@ static void knob_line(const struct hb_sim_opts *o, char *buf, size_t size)
 #undef ADD
 }
 
+/* A censored mean: ">" when some job of it was censored (a lower bound). */
+static void bound_cell(FILE *out, int width, double v, double censored)
+{
+	char b[32];
+
+	if (!isfinite(v)) {
+		fprintf(out, " %*s", width, "-");
+		return;
+	}
+	snprintf(b, sizeof(b), "%s%.2f", censored > 0 ? ">" : "", v);
+	fprintf(out, " %*s", width, b);
+}
+
+static void delta_cell(FILE *out, double v)
+{
+	if (isfinite(v))
+		fprintf(out, " %+6.1f", v);
+	else
+		fprintf(out, " %6s", "-");
+}
+
+void hb_sweep_jobset_line(const struct hb_sweep *sw, char *buf, size_t size)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	long jobs = 0, excluded = 0, partial = 0, read = 0;
+	int nsets = cfg->nloads * cfg->nseeds, maxg = 0;
+
+	for (int k = 0; k < nsets; k++) {
+		const struct hb_sweep_jobset *js = &sw->jobsets[k];
+
+		jobs += js->njobs;
+		excluded += js->excluded;
+		partial += js->partial;
+		read += js->read;
+		if (js->max_excluded_gpus > maxg)
+			maxg = js->max_excluded_gpus;
+	}
+	{
+		size_t len = (size_t)snprintf(buf, size, "%ld %s in every point", nsets ? jobs / nsets : 0,
+					      hb_plural(nsets ? jobs / nsets : 0, "job", "jobs"));
+
+		if (nsets > 1)
+			len += (size_t)snprintf(buf + len, len < size ? size - len : 0,
+						" (mean of %d job sets, one per load and seed)", nsets);
+		if (excluded > 0)
+			len += (size_t)snprintf(buf + len, len < size ? size - len : 0,
+						"; %ld of %ld read left out everywhere: larger than every cluster (up to %d "
+						"GPUs asked)",
+						excluded, read, maxg);
+		if (partial > 0)
+			snprintf(buf + len, len < size ? size - len : 0,
+				 "; %ld too large for some clusters, censored there", partial);
+	}
+}
+
 void hb_sweep_print(FILE *out, const struct hb_sweep *sw)
 {
 	const struct hb_sweep_config *cfg = sw->cfg;
 	struct hb_sweep_agg *agg;
 	struct hb_error err = { 0 };
-	char knobs[512];
+	char knobs[512], line[512];
 	int na, width = 7, nfail = 0;
 
 	if (hb_sweep_aggregate(sw, &agg, &na, &err) < 0) {
@@ -175,10 +242,14 @@ void hb_sweep_print(FILE *out, const struct hb_sweep *sw)
 		cfg->trace.synthetic ? "workload" : "trace", cfg->trace.synthetic ? "synthetic" : cfg->trace.file_echo,
 		hb_trace_format_name(sw->format), sw->trace_read);
 	fprintf(out, "%s, fairness %s\n", knobs, cfg->fairness ? "on" : "off");
-	fprintf(out, "means over the seeds that ran; JCT over completed jobs\n");
-	fprintf(out, "%-*s %5s %7s %6s %-10s %5s %5s %5s %5s %8s %8s %8s %9s %9s %10s %6s", width, "cluster", "GPUs",
-		"$/h", "load", "policy", "seeds", "jobs", "done", "drop", "JCT(h)", "p99(h)", "queue(h)", "makespan",
-		"GPU-h", "cost($)", "util%");
+	hb_sweep_jobset_line(sw, line, sizeof(line));
+	fprintf(out, "jobs: %s\n", line);
+	fprintf(out, "means over the seeds that ran; JCT over every job, a job not done (cens) counted to the sweep's "
+		     "end ('>': a lower bound); delta%% against %s\n",
+		cfg->clusters[0].label);
+	fprintf(out, "%-*s %5s %7s %6s %-10s %5s %5s %5s %5s %8s %8s %6s %8s %9s %9s %10s %6s", width, "cluster", "GPUs",
+		"$/h", "load", "policy", "seeds", "jobs", "done", "cens", "JCT(h)", "p99(h)", "delta%", "queue(h)",
+		"makespan", "GPU-h", "cost($)", "util%");
 	if (cfg->fairness)
 		fprintf(out, " %6s", "rho50");
 	fputc('\n', out);
@@ -195,8 +266,9 @@ void hb_sweep_print(FILE *out, const struct hb_sweep *sw)
 		count(out, a->jobs);
 		count(out, a->completed);
 		count(out, a->dropped);
-		cell(out, 8, 2, a->jct_mean_h);
-		cell(out, 8, 2, a->jct_p99_h);
+		bound_cell(out, 8, a->jct_all_mean_h, a->dropped);
+		bound_cell(out, 8, a->jct_all_p99_h, a->dropped);
+		delta_cell(out, a->jct_delta_pct);
 		cell(out, 8, 2, a->queue_mean_h);
 		cell(out, 9, 2, a->makespan_h);
 		cell(out, 9, 1, a->gpu_hours);
@@ -256,6 +328,10 @@ static cJSON *row_json(const struct hb_sweep *sw, const struct hb_sweep_row *r)
 	hb_json_add_num(o, "jct_median_h", r->jct_median_h);
 	hb_json_add_num(o, "jct_p99_h", r->jct_p99_h);
 	hb_json_add_num(o, "jct_max_h", r->jct_max_h);
+	cJSON_AddNumberToObject(o, "too_large", r->too_large);
+	hb_json_add_num(o, "jct_all_mean_h", r->jct_all_mean_h);
+	hb_json_add_num(o, "jct_all_p99_h", r->jct_all_p99_h);
+	hb_json_add_num(o, "jct_delta_pct", r->jct_delta_pct);
 	hb_json_add_num(o, "makespan_h", r->makespan_h);
 	hb_json_add_num(o, "queue_mean_h", r->queue_mean_h);
 	hb_json_add_num(o, "queue_p99_h", r->queue_p99_h);
@@ -297,6 +373,9 @@ static cJSON *agg_json(const struct hb_sweep *sw, const struct hb_sweep_agg *a)
 	hb_json_add_num(o, "dropped", a->dropped);
 	hb_json_add_num(o, "jct_mean_h", a->jct_mean_h);
 	hb_json_add_num(o, "jct_p99_h", a->jct_p99_h);
+	hb_json_add_num(o, "jct_all_mean_h", a->jct_all_mean_h);
+	hb_json_add_num(o, "jct_all_p99_h", a->jct_all_p99_h);
+	hb_json_add_num(o, "jct_delta_pct", a->jct_delta_pct);
 	hb_json_add_num(o, "makespan_h", a->makespan_h);
 	hb_json_add_num(o, "queue_mean_h", a->queue_mean_h);
 	hb_json_add_num(o, "gpu_hours", a->gpu_hours);
@@ -334,6 +413,34 @@ static int push(cJSON *arr, cJSON *item)
 }
 
 
+/* "job_sets": per load and seed, the jobs every point replays and those
+ * left out (larger than every cluster). */
+static int json_jobsets(cJSON *root, const struct hb_sweep *sw)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	cJSON *arr = cJSON_AddArrayToObject(root, "job_sets");
+
+	if (!arr)
+		return 0;
+	for (int li = 0; li < cfg->nloads; li++)
+		for (int si = 0; si < cfg->nseeds; si++) {
+			const struct hb_sweep_jobset *js = hb_sweep_jobset_of(sw, li, si);
+			cJSON *o = cJSON_CreateObject();
+
+			if (!push(arr, o))
+				return 0;
+			hb_json_add_num(o, "load", cfg->loads[li]);
+			cJSON_AddNumberToObject(o, "seed", (double)cfg->seeds[si]);
+			cJSON_AddNumberToObject(o, "jobs_read", (double)js->read);
+			cJSON_AddNumberToObject(o, "jobs", (double)js->njobs);
+			cJSON_AddNumberToObject(o, "excluded", (double)js->excluded);
+			cJSON_AddNumberToObject(o, "excluded_max_gpus", js->max_excluded_gpus);
+			cJSON_AddNumberToObject(o, "too_large_somewhere", (double)js->partial);
+			hb_json_add_num(o, "horizon_h", hb_sweep_horizon(sw, li, si) / 3600.0);
+		}
+	return 1;
+}
+
 /* What summary.json and the dry-run plan open with: format, name, the
  * configuration as given, and the trace the points replay. */
 static int json_head(cJSON *root, const struct hb_sweep *sw, const char *format)
@@ -350,6 +457,8 @@ static int json_head(cJSON *root, const struct hb_sweep *sw, const char *format)
 		cJSON_AddStringToObject(tr, "format", hb_trace_format_name(sw->format));
 		cJSON_AddNumberToObject(tr, "jobs_read", (double)sw->trace_read);
 	}
+	if (!json_jobsets(root, sw))
+		return 0;
 	return 1;
 }
 
@@ -399,8 +508,12 @@ static cJSON *plan_row_json(const struct hb_sweep *sw, int id)
 	hb_json_add_num(o, "load", cfg->loads[p.load]);
 	cJSON_AddStringToObject(o, "policy", cfg->policies[p.policy]->name);
 	cJSON_AddNumberToObject(o, "seed", (double)cfg->seeds[p.seed]);
-	/* the jobs its replay holds (as the table's "jobs" column) */
-	cJSON_AddNumberToObject(o, "jobs", (double)sw->replays[(p.cluster * cfg->nloads + p.load) * cfg->nseeds + p.seed].njobs);
+	/* the point's job set (the table's "jobs" column) and of them those
+	 * too large for this cluster */
+	cJSON_AddNumberToObject(o, "jobs", (double)hb_sweep_jobset_of(sw, p.load, p.seed)->njobs);
+	cJSON_AddNumberToObject(o, "too_large",
+				(double)(hb_sweep_jobset_of(sw, p.load, p.seed)->njobs -
+					 sw->replays[(p.cluster * cfg->nloads + p.load) * cfg->nseeds + p.seed].njobs));
 	return o;
 }
 
@@ -446,7 +559,8 @@ static void write_csv(FILE *f, const struct hb_sweep *sw)
 	const struct hb_sweep_config *cfg = sw->cfg;
 
 	fputs("id,cluster,cluster_gpus,cluster_usd_per_h,load,policy,seed,status,reason,jobs,completed,dropped,"
-	      "jct_mean_h,jct_median_h,jct_p99_h,jct_max_h,makespan_h,queue_mean_h,queue_p99_h,gpu_hours,cost_usd,"
+	      "jct_mean_h,jct_median_h,jct_p99_h,jct_max_h,too_large,jct_all_mean_h,jct_all_p99_h,jct_delta_pct,"
+	      "makespan_h,queue_mean_h,queue_p99_h,gpu_hours,cost_usd,"
 	      "util_mean,restarts_per_job,preemptions_per_job,rho_jobs,rho_median,rho_p99,rho_max,sched_rounds\n",
 	      f);
 	for (int i = 0; i < sw->npoints; i++) {
@@ -464,7 +578,7 @@ static void write_csv(FILE *f, const struct hb_sweep *sw)
 		put_str(f, hb_sweep_status_name(r->status));
 		put_str(f, r->status == HB_SWEEP_OK ? "" : r->reason);
 		if (r->status != HB_SWEEP_OK) {
-			fputs(",,,,,,,,,,,,,,,,,,,,\n", f);
+			fputs(",,,,,,,,,,,,,,,,,,,,,,,,\n", f);
 			continue;
 		}
 		fprintf(f, ",%d,%d,%lld", (int)r->jobs, (int)r->completed, (long long)r->dropped);
@@ -472,6 +586,10 @@ static void write_csv(FILE *f, const struct hb_sweep *sw)
 		put_num(f, r->jct_median_h);
 		put_num(f, r->jct_p99_h);
 		put_num(f, r->jct_max_h);
+		fprintf(f, ",%d", (int)r->too_large);
+		put_num(f, r->jct_all_mean_h);
+		put_num(f, r->jct_all_p99_h);
+		put_num(f, r->jct_delta_pct);
 		put_num(f, r->makespan_h);
 		put_num(f, r->queue_mean_h);
 		put_num(f, r->queue_p99_h);
@@ -565,9 +683,9 @@ static void seed_range(const struct hb_sweep *sw, int ci, int li, int pi, double
 		hb_sweep_point_of(sw->cfg, i, &p);
 		if (p.cluster != ci || p.load != li || p.policy != pi || r->status != HB_SWEEP_OK)
 			continue;
-		if (isfinite(r->jct_mean_h)) {
-			jct[0] = fmin(jct[0], r->jct_mean_h);
-			jct[1] = fmax(jct[1], r->jct_mean_h);
+		if (isfinite(r->jct_all_mean_h)) {
+			jct[0] = fmin(jct[0], r->jct_all_mean_h);
+			jct[1] = fmax(jct[1], r->jct_all_mean_h);
 		}
 		if (isfinite(r->cost_usd)) {
 			cost[0] = fmin(cost[0], r->cost_usd);
@@ -583,9 +701,10 @@ static void seed_range(const struct hb_sweep *sw, int ci, int li, int pi, double
 }
 
 /* One block per policy with a point that ran: "usd_per_h gpus jct_mean_h
- * cost_usd label jct_min_h jct_max_h cost_min_usd cost_max_usd" (means and
- * the range over the seeds that ran; the range after the label so the first
- * five columns keep their places). */
+ * cost_usd label jct_min_h jct_max_h cost_min_usd cost_max_usd censored"
+ * (means and the range over the seeds that ran; the range after the label
+ * so the first five columns keep their places).  The JCT is over every job
+ * of the set (hb_sweep_censor), a lower bound where censored > 0. */
 static void write_dat(FILE *f, const struct hb_sweep *sw, const struct hb_sweep_agg *agg, int li, const int *order)
 {
 	const struct hb_sweep_config *cfg = sw->cfg;
@@ -593,7 +712,8 @@ static void write_dat(FILE *f, const struct hb_sweep *sw, const struct hb_sweep_
 
 	fprintf(f,
 		"# %s, load %g: per policy, clusters by capacity; means, minima and maxima over the seeds that ran\n"
-		"# usd_per_h gpus jct_mean_h cost_usd label jct_min_h jct_max_h cost_min_usd cost_max_usd\n",
+		"# jct over every job of the set, a job not done counted to the sweep's end (censored jobs: a lower bound)\n"
+		"# usd_per_h gpus jct_mean_h cost_usd label jct_min_h jct_max_h cost_min_usd cost_max_usd censored\n",
 		cfg->name, cfg->loads[li]);
 	for (int pi = 0; pi < cfg->npolicies; pi++) {
 		if (!has_block(agg, cfg, li, pi))
@@ -610,14 +730,14 @@ static void write_dat(FILE *f, const struct hb_sweep *sw, const struct hb_sweep_
 				continue;
 			seed_range(sw, ci, li, pi, jct, cost);
 			fprintf(f, "%.9g %d", sw->info[ci].usd_per_h, sw->info[ci].gpus);
-			fprintf(f, isfinite(a->jct_mean_h) ? " %.9g" : " NaN", a->jct_mean_h);
+			fprintf(f, isfinite(a->jct_all_mean_h) ? " %.9g" : " NaN", a->jct_all_mean_h);
 			fprintf(f, isfinite(a->cost_usd) ? " %.9g" : " NaN", a->cost_usd);
 			fprintf(f, " \"%s\"", cfg->clusters[ci].label);
 			for (int k = 0; k < 2; k++)
 				fprintf(f, isfinite(jct[k]) ? " %.9g" : " NaN", jct[k]);
 			for (int k = 0; k < 2; k++)
 				fprintf(f, isfinite(cost[k]) ? " %.9g" : " NaN", cost[k]);
-			fputc('\n', f);
+			fprintf(f, " %.9g\n", a->dropped);
 		}
 	}
 }

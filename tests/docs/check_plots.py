@@ -82,7 +82,9 @@ def main():
         run(["sweep", os.path.join(ROOT, "examples", "sweep-demo.json"), "--out", "sweep", "--plot"], tmp)
         for what in ("jct", "cost"):
             check_figure(os.path.join(tmp, "sweep", "sweep-load1-" + what))
-        # the error bars: min <= mean <= max over the seeds, in columns 6-9
+        # the error bars: min <= mean <= max over the seeds, in columns 6-9;
+        # column 10 the censored jobs (demo's 4 GPUs cannot run an 8-GPU job
+        # of seed 2: 0.5 on average; none on demo+4 t4)
         dat = os.path.join(tmp, "sweep", "sweep-load1.dat")
         rows = 0
         for line in open(dat) if os.path.isfile(dat) else []:
@@ -90,9 +92,12 @@ def main():
                 continue
             head, tail = line.partition('"')[0], line.rsplit('"', 1)[1]
             f = [float(x) for x in head.split()] + [float(x) for x in tail.split()]
-            if len(f) != 8:
-                fail("%s: %r: expected 4 numbers, the label and 4 numbers" % (dat, line))
+            if len(f) != 9:
+                fail("%s: %r: expected 4 numbers, the label and 5 numbers" % (dat, line))
                 continue
+            label = line.split('"')[1]
+            if f[8] != {"demo": 0.5, "demo+4 t4": 0.0}.get(label, -1):
+                fail("%s: %r: censored jobs %g" % (dat, line, f[8]))
             jct, cost, jlo, jhi, clo, chi = f[2], f[3], f[4], f[5], f[6], f[7]
             if not (jlo <= jct + 1e-9 and jct <= jhi + 1e-9 and clo <= cost + 1e-9 and cost <= chi + 1e-9):
                 fail("%s: %r: the mean is not inside the seeds' range" % (dat, line))

@@ -389,7 +389,32 @@ static void assert_rows_equal(const struct hb_sweep *x, const struct hb_sweep *y
 		if (memcmp(&a, &b, sizeof(a)) != 0)
 			fail_msg("point %d differs: status %d/%d, JCT %.17g/%.17g", i, (int)a.status, (int)b.status,
 				 a.jct_mean_h, b.jct_mean_h);
+		assert_int_equal(x->jobrows[i] != NULL, y->jobrows[i] != NULL);
+		if (x->jobrows[i] &&
+		    memcmp(x->jobrows[i], y->jobrows[i], (size_t)a.jobs * sizeof(struct hb_sweep_jobrow)) != 0)
+			fail_msg("point %d: job rows differ", i);
 	}
+}
+
+/* |a - b| <= tol (cmocka 1.1 has no assert_double_equal). */
+#define assert_close(a, b, tol)                                                                          \
+	do {                                                                                                \
+		double a_ = (a), b_ = (b);                                                                     \
+		if (!(fabs(a_ - b_) <= (tol)))                                                                 \
+			fail_msg("%s = %.17g, %s = %.17g", #a, a_, #b, b_);                                    \
+	} while (0)
+
+/* Bytes of rank's pack: a row per point, job rows with those that ran. */
+static size_t pack_bytes(const struct hb_sweep *sw, int rank, int size)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < sw->npoints; i++)
+		if (i % size == rank)
+			n += sizeof(struct hb_sweep_row) + (sw->rows[i].status == HB_SWEEP_OK
+								    ? (size_t)sw->rows[i].jobs * sizeof(struct hb_sweep_jobrow)
+								    : 0);
+	return n;
 }
 
 #define RUN_CONFIG                                                                                         \
@@ -437,8 +462,9 @@ static void test_run_threads_and_ranks(void **state)
 	for (int i = 0; i < r0.npoints; i++)
 		assert_int_equal(r0.rows[i].status == HB_SWEEP_PENDING, i % 2 == 1);
 	assert_int_equal(hb_sweep_pack(&r1, 1, 2, &buf, &len, &err), 0);
-	assert_int_equal(len, (size_t)hb_sweep_rank_points(&r1, 1, 2) * sizeof(struct hb_sweep_row));
+	assert_int_equal(len, pack_bytes(&r1, 1, 2));
 	assert_int_equal(hb_sweep_unpack(&r0, buf, len, &err), 0);
+	hb_sweep_censor(&r0); /* as cmd_sweep does once every rank's rows are in */
 	assert_rows_equal(&one, &r0);
 	/* a torn or foreign pack is refused */
 	assert_int_equal(hb_sweep_unpack(&r0, buf, len - 1, &err), -1);
@@ -449,6 +475,89 @@ static void test_run_threads_and_ranks(void **state)
 	hb_sweep_free(&three);
 	hb_sweep_free(&r0);
 	hb_sweep_free(&r1);
+	hb_sweep_config_free(&cfg);
+}
+
+/* The censored means against a brute force over the job rows: every job
+ * of a (load, seed) in every point, a censored one counted from its
+ * arrival to the latest end of that (load, seed)'s points. */
+static void test_censored_jcts(void **state)
+{
+	struct hb_sweep_config cfg;
+	struct hb_sweep sw;
+	struct hb_error err;
+	int checked = 0;
+
+	(void)state;
+	setup_run_config(&cfg, &sw);
+	assert_int_equal(hb_sweep_run(&sw, 0, 1, 2, NULL, NULL, NULL, &err), 0);
+	for (int li = 0; li < cfg.nloads; li++)
+		for (int si = 0; si < cfg.nseeds; si++) {
+			const struct hb_sweep_jobset *js = hb_sweep_jobset_of(&sw, li, si);
+			double horizon = -1;
+
+			assert_int_equal(js->njobs, 6);
+			assert_int_equal(js->excluded, 1);
+			assert_int_equal(js->max_excluded_gpus, 24);
+			assert_int_equal(js->partial, 6); /* the 1-GPU cluster runs none of them */
+			for (int i = 0; i < sw.npoints; i++) {
+				struct hb_sweep_point p;
+
+				hb_sweep_point_of(&cfg, i, &p);
+				if (p.load == li && p.seed == si && sw.rows[i].status == HB_SWEEP_OK) {
+					double end = 0;
+
+					for (long k = 0; k < js->njobs; k++) {
+						const struct hb_sweep_jobrow *jr = &sw.jobrows[i][k];
+
+						if (jr->state == HB_SWJOB_DONE && jr->finish_s > end)
+							end = jr->finish_s;
+					}
+					assert_true(sw.rows[i].end_s >= end);
+					if (sw.rows[i].end_s > horizon)
+						horizon = sw.rows[i].end_s;
+				}
+			}
+			if (horizon < 0)
+				continue;
+			assert_close(hb_sweep_horizon(&sw, li, si), horizon, 0);
+			for (int i = 0; i < sw.npoints; i++) {
+				struct hb_sweep_point p;
+				double sum = 0;
+				int done = 0;
+
+				hb_sweep_point_of(&cfg, i, &p);
+				if (p.load != li || p.seed != si || sw.rows[i].status != HB_SWEEP_OK)
+					continue;
+				for (long k = 0; k < js->njobs; k++) {
+					const struct hb_sweep_jobrow *jr = &sw.jobrows[i][k];
+					double a = js->jobs[k].arrival_s;
+					double jct = jr->state == HB_SWJOB_DONE ? jr->finish_s - a : horizon - a;
+
+					assert_int_equal(jr->job, k);
+					assert_true(jct >= 0);
+					assert_close(hb_sweep_job_jct(&sw, i, jr), jct, 1e-9);
+					if (strcmp(js->jobs[k].name, "bert-a") == 0)
+						assert_int_equal(jr->state, p.cluster == 0 ? HB_SWJOB_TOO_LARGE : HB_SWJOB_DONE);
+					sum += jct;
+					done += jr->state == HB_SWJOB_DONE;
+				}
+				assert_int_equal(done, sw.rows[i].completed);
+				assert_close(sw.rows[i].jct_all_mean_h, sum / js->njobs / 3600.0, 1e-12);
+				if (p.cluster > 0) {
+					const struct hb_sweep_row *b = &sw.rows[i % (cfg.nloads * cfg.npolicies * cfg.nseeds)];
+
+					if (b->status == HB_SWEEP_OK)
+						assert_close(sw.rows[i].jct_delta_pct,
+								    100.0 * (sw.rows[i].jct_all_mean_h - b->jct_all_mean_h) /
+									    b->jct_all_mean_h,
+								    1e-9);
+				}
+				checked++;
+			}
+		}
+	assert_true(checked >= 8);
+	hb_sweep_free(&sw);
 	hb_sweep_config_free(&cfg);
 }
 
@@ -474,7 +583,9 @@ static void test_rows_that_cannot_run(void **state)
 			/* one GPU: every job of jobs.csv with 2+ GPUs asks for more */
 			assert_int_equal(r->status, HB_SWEEP_CANNOT);
 			assert_non_null(strstr(r->reason, "no job to replay"));
-			assert_int_equal(r->dropped, 7);
+			assert_int_equal(r->jobs, 6);
+			assert_int_equal(r->dropped, 6);
+			assert_null(sw.jobrows[i]);
 		} else if (p.load == 1) {
 			/* arrivals x 1000 run past max_sim_s */
 			assert_int_equal(r->status, HB_SWEEP_FAILED);
@@ -483,11 +594,22 @@ static void test_rows_that_cannot_run(void **state)
 		} else {
 			assert_int_equal(r->status, HB_SWEEP_OK);
 			assert_string_equal(r->reason, "");
-			/* 7 jobs with 2+ GPUs; demo has 4 GPUs: bert-a (8) and
-			 * cifar-big (24) are dropped, quickstart+4 has 12 */
-			assert_int_equal(r->jobs, p.cluster == 0 ? 5 : 6);
-			assert_int_equal(r->completed, r->jobs);
-			assert_int_equal(r->dropped, p.cluster == 0 ? 2 : 1);
+			/* 7 jobs with 2+ GPUs; cifar-big (24) is larger than
+			 * every cluster (12 at most): left out everywhere;
+			 * demo has 4 GPUs: bert-a (8) is too large there */
+			assert_int_equal(r->jobs, 6);
+			assert_int_equal(r->completed, p.cluster == 0 ? 5 : 6);
+			assert_int_equal(r->dropped, p.cluster == 0 ? 1 : 0);
+			assert_int_equal(r->too_large, p.cluster == 0 ? 1 : 0);
+			assert_non_null(sw.jobrows[i]);
+			/* censored: demo's mean over the set exceeds its mean over completed jobs */
+			if (p.cluster == 0) {
+				assert_true(r->jct_all_mean_h > r->jct_mean_h);
+				assert_true(isnan(r->jct_delta_pct));
+			} else {
+				assert_close(r->jct_all_mean_h, r->jct_mean_h, 1e-12);
+				assert_true(isfinite(r->jct_delta_pct));
+			}
 			assert_true(r->jct_mean_h > 0 && r->jct_mean_h <= r->jct_max_h);
 			assert_true(r->util_mean > 0 && r->util_mean <= 1 + 1e-9);
 			nok++;
@@ -556,6 +678,7 @@ int main(void)
 		cmocka_unit_test(test_base_from_file),
 		cmocka_unit_test(test_run_threads_and_ranks),
 		cmocka_unit_test(test_rows_that_cannot_run),
+		cmocka_unit_test(test_censored_jcts),
 		cmocka_unit_test(test_aggregates),
 	};
 

@@ -209,6 +209,32 @@ static void test_rows(void **state)
 	assert_int_equal(count_rows(db, "SELECT COUNT(*) FROM meta WHERE key = 'config_json' AND value LIKE "
 					"'%\"file\":\"jobs.csv\"%'"),
 			 1);
+	/* the same jobs in every point (issue 39): cifar-big (24 GPUs) fits no
+	 * cluster and is left out; bert-a (8) is too large for demo (4), so
+	 * censored there, to the end of the sweep's replays */
+	assert_int_equal(count_rows(db, "SELECT COUNT(DISTINCT jobs) FROM points WHERE jobs IS NOT NULL"), 1);
+	assert_int_equal(count_rows(db, "SELECT MIN(jobs) FROM points"), 6);
+	assert_int_equal(count_rows(db, "SELECT COUNT(*) FROM jobs"), 12 * 6);
+	assert_int_equal(count_rows(db, "SELECT COUNT(*) FROM jobs WHERE name = 'cifar-big'"), 0);
+	assert_int_equal(count_rows(db, "SELECT COUNT(*) FROM jobs j JOIN points p ON p.id = j.point_id WHERE "
+					"j.name = 'bert-a' AND p.cluster = 'demo' AND j.state = 'too large' AND "
+					"j.censored = 1 AND j.start_h IS NULL AND j.jct_h > 0"),
+			 6);
+	assert_int_equal(count_rows(db, "SELECT COUNT(*) FROM jobs WHERE censored = 0 AND state = 'done' AND "
+					"abs(jct_h - (finish_h - arrival_h)) < 1e-9"),
+			 12 * 6 - 6);
+	/* the delta against the first cluster, and a mean over every job */
+	assert_int_equal(count_rows(db, "SELECT COUNT(*) FROM points WHERE status = 'ok' AND cluster = 'demo' AND "
+					"jct_delta_pct IS NULL AND too_large = 1 AND jct_all_mean_h > jct_mean_h"),
+			 6);
+	assert_int_equal(count_rows(db, "SELECT COUNT(*) FROM points p JOIN points b ON b.cluster = 'demo' AND "
+					"b.load = p.load AND b.policy = p.policy AND b.seed = p.seed WHERE "
+					"p.status = 'ok' AND p.cluster <> 'demo' AND abs(p.jct_delta_pct - 100.0 * "
+					"(p.jct_all_mean_h - b.jct_all_mean_h) / b.jct_all_mean_h) < 1e-6"),
+			 6);
+	assert_int_equal(count_rows(db, "SELECT COUNT(*) FROM summary WHERE jct_all_mean_h IS NOT NULL AND "
+					"(cluster = 'demo') = (jct_delta_pct IS NULL)"),
+			 6);
 	sqlite3_close(db);
 
 	/* sweep.csv: header + 36 rows, the label with a comma quoted */
@@ -323,15 +349,23 @@ static void test_matches_sim_trace(void **state)
 		snprintf(prefix, sizeof(prefix), "%d,%s,", pi + 1, pols[pi]);
 		snprintf(path, sizeof(path), "%s/simref/cluster_summary.csv", S.dir);
 		assert_true(find_line(path, prefix, sim_line, sizeof(sim_line)));
-		assert_true(fields(sweep_line, sf, 40) >= 24);
+		assert_true(fields(sweep_line, sf, 40) >= 28);
 		assert_true(fields(sim_line, tf, 40) >= 19);
 		assert_string_equal(sf[5], pols[pi]);
 		assert_string_equal(sf[6], "2");
 		assert_string_equal(sf[7], "ok");
-		/* jobs .. preemptions_per_job: sweep.csv fields 10-24, cluster_summary.csv 5-19 */
-		for (int k = 0; k < 15; k++)
-			if (strcmp(sf[9 + k], tf[4 + k]) != 0)
-				fail_msg("%s column %d: sweep %s, sim %s", pols[pi], k, sf[9 + k], tf[4 + k]);
+		/* jobs .. jct_max_h: sweep.csv fields 10-16, cluster_summary.csv
+		 * 5-11; makespan_h .. preemptions_per_job: sweep.csv 21-28 (after
+		 * too_large and the all-jobs JCTs), cluster_summary.csv 12-19 */
+		for (int k = 0; k < 15; k++) {
+			int sk = 9 + k + (k >= 7 ? 4 : 0);
+
+			if (strcmp(sf[sk], tf[4 + k]) != 0)
+				fail_msg("%s column %d: sweep %s, sim %s", pols[pi], k, sf[sk], tf[4 + k]);
+		}
+		/* one cluster, every job fits: nothing censored, the all-jobs mean is the mean */
+		assert_string_equal(sf[16], "0");
+		assert_string_equal(sf[17], sf[12]);
 	}
 }
 
@@ -358,6 +392,10 @@ static void test_json_and_dry_run(void **state)
 	assert_true(contains(S.out, "QS, +4 3090 = jabas-quickstart-v1 (12 GPUs on 3 nodes"));
 	assert_false(exists_in(&S, "dry"));
 	assert_true(contains(S.out, "    35  tiny"));
+	/* the jobs no cluster can run, said before anything runs */
+	assert_true(contains(S.out, "jobs: 6 jobs in every point (mean of 4 job sets, one per load and seed); 4 of 28 "
+				    "read left out everywhere: larger than every cluster (up to 24 GPUs asked)"));
+	assert_true(contains(S.err, "warning: sweep: jobs: 6 jobs in every point"));
 }
 
 /* Nothing ran: exit 1, the reasons, no file. */
@@ -373,6 +411,14 @@ static void test_none_ran(void **state)
 	assert_true(contains(S.err, "did not finish within 10 simulated seconds"));
 	assert_true(contains(S.err, "the one point did not run"));
 	assert_false(exists_in(&S, "none"));
+}
+
+static int contains_in(const char *rel, const char *needle)
+{
+	char path[1024];
+
+	snprintf(path, sizeof(path), "%s/%s", S.dir, rel);
+	return contains(path, needle);
 }
 
 static void test_plots(void **state)
@@ -403,7 +449,17 @@ static void test_plots(void **state)
 		assert_non_null(strstr(dat, "# optimus\n"));
 		assert_true(strstr(dat, "\"demo\"") < strstr(dat, "\"QS, +4 3090\""));
 		assert_null(strstr(dat, "\"tiny\""));
+		/* the censored column: one job censored on demo, none on QS+4 */
+		assert_non_null(strstr(dat, " censored\n"));
+		{
+			char *d = strstr(dat, "\"demo\""), *q = strstr(dat, "\"QS, +4 3090\"");
+			char *de = strchr(d, '\n'), *qe = strchr(q, '\n');
+
+			assert_true(de && qe && de[-1] == '1' && de[-2] == ' ' && qe[-1] == '0' && qe[-2] == ' ');
+		}
 		free(dat);
+		/* the figure marks them */
+		assert_true(contains_in("gp/sweep-load1-jct.svg", "jobs censored"));
 	}
 }
 
