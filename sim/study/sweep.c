@@ -348,6 +348,7 @@ static int build_jobset(struct hb_sweep *sw, int li, int si, struct hb_error *er
 	js->njobs = big->njobs;
 	js->excluded = big->oversize;
 	js->max_excluded_gpus = big->max_oversize_gpus;
+	js->horizon_s = NAN;
 	js->jobs = calloc((size_t)(big->njobs > 0 ? big->njobs : 1), sizeof(*js->jobs));
 	js->of_spec = malloc((size_t)(big->read > 0 ? big->read : 1) * sizeof(*js->of_spec));
 	if (!js->jobs || !js->of_spec)
@@ -943,7 +944,7 @@ double hb_sweep_job_jct(const struct hb_sweep *sw, int id, const struct hb_sweep
 	arrival = js->jobs[jr->job].arrival_s;
 	if (jr->state == HB_SWJOB_DONE)
 		return jr->finish_s - arrival;
-	return fmax(0.0, hb_sweep_horizon(sw, p.load, p.seed) - arrival);
+	return fmax(0.0, js->horizon_s - arrival);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -957,7 +958,6 @@ void hb_sweep_censor(struct hb_sweep *sw)
 {
 	const struct hb_sweep_config *cfg = sw->cfg;
 	int per_cluster = cfg->nloads * cfg->npolicies * cfg->nseeds;
-	double *h = malloc((size_t)(cfg->nloads * cfg->nseeds) * sizeof(*h));
 	double *x = NULL;
 	long xmax = 1;
 
@@ -970,15 +970,11 @@ void hb_sweep_censor(struct hb_sweep *sw)
 
 		r->jct_all_mean_h = r->jct_all_p99_h = r->jct_delta_pct = NAN;
 	}
-	if (!h || !x) {
-		/* out of memory: the all-jobs columns stay empty */
-		free(h);
-		free(x);
-		return;
-	}
 	for (int li = 0; li < cfg->nloads; li++)
 		for (int si = 0; si < cfg->nseeds; si++)
-			h[li * cfg->nseeds + si] = hb_sweep_horizon(sw, li, si);
+			sw->jobsets[li * cfg->nseeds + si].horizon_s = hb_sweep_horizon(sw, li, si);
+	if (!x)
+		return; /* out of memory: the all-jobs columns stay empty */
 	for (int id = 0; id < sw->npoints; id++) {
 		struct hb_sweep_row *r = &sw->rows[id];
 		const struct hb_sweep_jobrow *jr = sw->jobrows[id];
@@ -991,7 +987,7 @@ void hb_sweep_censor(struct hb_sweep *sw)
 			continue;
 		hb_sweep_point_of(cfg, id, &p);
 		js = hb_sweep_jobset_of(sw, p.load, p.seed);
-		hz = h[p.load * cfg->nseeds + p.seed];
+		hz = js->horizon_s;
 		n = js->njobs;
 		for (long k = 0; k < n; k++) {
 			double a = js->jobs[k].arrival_s;
@@ -1019,6 +1015,5 @@ void hb_sweep_censor(struct hb_sweep *sw)
 		if (isfinite(r->jct_all_mean_h) && isfinite(b->jct_all_mean_h) && b->jct_all_mean_h > 0)
 			r->jct_delta_pct = 100.0 * (r->jct_all_mean_h - b->jct_all_mean_h) / b->jct_all_mean_h;
 	}
-	free(h);
 	free(x);
 }

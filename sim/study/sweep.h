@@ -168,6 +168,8 @@ struct hb_sweep_jobset {
 	long excluded;                  /* left out: larger than every cluster */
 	int max_excluded_gpus;          /* largest such request, 0 if none */
 	long partial;                   /* in the set but too large for some cluster */
+	double horizon_s;               /* the end of its points' replays (hb_sweep_horizon), set by
+					   hb_sweep_censor; NAN before, or when none ran */
 };
 
 /* What one job did at one point (flat, shipped between processes). */
@@ -297,7 +299,8 @@ void hb_sweep_censor(struct hb_sweep *sw);
 /* The end of the sweep's replays of (load li, seed si): the latest end_s
  * of their points that ran; NAN when none did. */
 double hb_sweep_horizon(const struct hb_sweep *sw, int li, int si);
-/* JCT of job row jr at point id, censored ones to the horizon (s). */
+/* JCT of job row jr at point id, censored ones to its job set's horizon_s
+ * (s; after hb_sweep_censor). */
 double hb_sweep_job_jct(const struct hb_sweep *sw, int id, const struct hb_sweep_jobrow *jr);
 
 /* Points that ran to the end. */

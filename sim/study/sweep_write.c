@@ -436,7 +436,7 @@ static int json_jobsets(cJSON *root, const struct hb_sweep *sw)
 			cJSON_AddNumberToObject(o, "excluded", (double)js->excluded);
 			cJSON_AddNumberToObject(o, "excluded_max_gpus", js->max_excluded_gpus);
 			cJSON_AddNumberToObject(o, "too_large_somewhere", (double)js->partial);
-			hb_json_add_num(o, "horizon_h", hb_sweep_horizon(sw, li, si) / 3600.0);
+			hb_json_add_num(o, "horizon_h", js->horizon_s / 3600.0);
 		}
 	return 1;
 }
