@@ -529,6 +529,8 @@ int hb_profdb_open_layers(const struct hb_profdb_layer *layers, int n, struct hb
 			hb_input_error(err, "%s: path too long", layers[l].path);
 			goto fail;
 		}
+		if (!(layers[l].mode & HB_PROFDB_IMMUTABLE))
+			hb_db_settle_journal(layers[l].path); /* a killed writer's journal (db.h) */
 		/* The URI goes in as a bound parameter: no quoting to get wrong. */
 		snprintf(sql, sizeof(sql), "ATTACH DATABASE ?1 AS %s;", schema);
 		{
@@ -545,6 +547,8 @@ int hb_profdb_open_layers(const struct hb_profdb_layer *layers, int n, struct hb
 				goto fail;
 			}
 		}
+		if (hb_db_check_readable(p->db, schema, layers[l].path, err) < 0)
+			goto fail;
 		hb_strlcpy(p->layer_path[l], layers[l].path, sizeof(p->layer_path[l]));
 		p->nlayers = l + 1;
 		len = strlen(p->label);
