@@ -478,7 +478,9 @@ static int open_flags(int mode)
 {
 	if (mode & HB_PROFDB_IMMUTABLE)
 		return HB_DB_IMMUTABLE;
-	return mode & HB_PROFDB_READONLY ? HB_DB_READONLY : HB_DB_CREATE;
+	if (mode & HB_PROFDB_READONLY)
+		return HB_DB_READONLY;
+	return mode & HB_PROFDB_EXISTING ? 0 : HB_DB_CREATE;
 }
 
 int hb_profdb_open(const char *path, int mode, struct hb_profdb **out, struct hb_error *err)

@@ -68,9 +68,10 @@ enum hb_profdb_mode {
 	HB_PROFDB_READONLY = 1,  /* an existing file, SQLITE_OPEN_READONLY: no lock file, no journal */
 	HB_PROFDB_IMMUTABLE = 2, /* read-only, and nobody changes the file in place while it is open
 				  * (the cached analytic database, replaced only by rename): no locks */
+	HB_PROFDB_EXISTING = 4,  /* read-write, but never create the file (one the caller read) */
 };
 
-/* Open one file.  mode is 0 (read-write) or HB_PROFDB_READONLY /
+/* Open one file.  mode is 0 (read-write), HB_PROFDB_EXISTING or HB_PROFDB_READONLY /
  * HB_PROFDB_IMMUTABLE (an existing file at the current schema version). */
 int hb_profdb_open(const char *path, int mode, struct hb_profdb **out, struct hb_error *err);
 
