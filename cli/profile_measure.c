@@ -288,6 +288,9 @@ int hb_cmd_profile_measure(int argc, char **argv, struct hb_cli *cli)
 	}
 	if (rc == 0)
 		rc = hb_profdb_open(dbpath, 0, &db, &err);
+	/* one measuring run per database at a time (profdb.h) */
+	if (rc == 0 && (rc = hb_profdb_lock_measuring(db, &err)) < 0)
+		hb_profdb_close(db);
 	if (rc == 0) {
 		rc = hb_measure_run(&cat, &req, db, &st, &err);
 		hb_progress_finish(&pr.prog);
