@@ -73,9 +73,11 @@ void hb_db_settle_journal(const char *path)
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
 		sqlite3_busy_timeout(db, 10000);
 		/* The first read of page 1 plays a hot journal back (when this
-		 * process may write the file and its directory) and deletes an
-		 * empty one (a writer killed as it began); a journal of a writer
-		 * still running is left alone, as SQLite checks its lock. */
+		 * process may write the file and its directory).  SQLite leaves
+		 * alone a journal that is not hot: a running writer's (it checks
+		 * the writer's lock) and one whose header was never completed
+		 * (a writer killed before it synced it, the file unchanged),
+		 * which readers ignore and the next writer removes. */
 		if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master;", -1, &st, NULL) == SQLITE_OK) {
 			sqlite3_step(st);
 			sqlite3_finalize(st);
