@@ -62,8 +62,9 @@ int hb_cli_unknown_option(const struct hb_cli *cli, const char *cmd, const char 
 char *hb_cli_suggest(const char *word, const char *const *names, char *buf, size_t size);
 
 /* Commands that write outputs (cli/cli_outputs.c).  After a caught SIGINT
- * or SIGTERM (interrupt.h): "hetbatch CMD: interrupted by SIGINT; WHAT KEPT"
- * on stderr, also with -q; returns 130 (SIGINT) or 143 (SIGTERM).  While a
+ * SIGTERM or SIGHUP (interrupt.h): "hetbatch CMD: interrupted by SIGINT; WHAT
+ * KEPT" on stderr, also with -q; returns 130 (SIGINT), 143 (SIGTERM) or 129
+ * (SIGHUP).  While a
  * signal is pending, hb_cli_fail prints nothing and returns the same code:
  * the error is the interrupt's consequence, and this line says it. */
 int hb_cli_interrupted(struct hb_cli *cli, const char *cmd, const char *fmt, ...) HB_PRINTF(3, 4);

@@ -17,6 +17,9 @@ static void log_pair(const struct hb_cli *cli, struct hb_profdb *db, const char 
 		hb_info(&cli->log, "profile %s x %s: %s", gpu, model, err.msg);
 	else if (!found)
 		hb_info(&cli->log, "profile %s x %s: no compute rows in any database", gpu, model);
+	else if (o.runs > 1)
+		hb_info(&cli->log, "profile %s x %s: %s (%ld rows of %ld runs, %lld to %lld) from %s", gpu, model,
+			o.source, o.rows, o.runs, (long long)o.run_min, (long long)o.run_max, o.path);
 	else if (o.run_id)
 		hb_info(&cli->log, "profile %s x %s: %s (run %lld, %ld rows) from %s", gpu, model, o.source,
 			(long long)o.run_id, o.rows, o.path);

@@ -160,7 +160,7 @@ int cmd_import(int argc, char **argv, struct hb_cli *cli)
 	hb_info(&cli->log, "profile database: %s", db_path);
 	/* A failed import removes the file only if this command created it. */
 	existed = hb_path_exists(db_path);
-	/* SIGINT/SIGTERM: the import's one transaction is rolled back */
+	/* SIGINT/SIGTERM/SIGHUP: the import's one transaction is rolled back */
 	hb_interrupt_catch();
 	if (hb_profdb_open(db_path, 0, &db, &err) < 0) {
 		hb_catalog_free(&cat);

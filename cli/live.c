@@ -55,7 +55,8 @@ static void usage(FILE *out)
 		"error, as JABAS Table 6 does.\n"
 		"\n"
 		"Options:\n"
-		"  --plan FILE       plan from 'hetbatch plan --json' (required)\n"
+		"  --plan FILE       plan from 'hetbatch plan --json' (required); its relative\n"
+		"                    \"profiles\" path is read from the plan's directory\n"
 		"  --method M        iidp (default), ddp or optperf: which row of the plan\n"
 		"  --backend B       cpu (default) or cuda\n"
 		"  --iters N         timed iterations (default 20)\n"
@@ -66,7 +67,8 @@ static void usage(FILE *out)
 		"  --mem-limit SIZE  cpu: memory budget per rank (default: the GPU's catalog\n"
 		"                    memory); suffixes K, M, G\n"
 		"  --db FILE         profile database for the prediction rows (default: the\n"
-		"                    plan's \"profiles\" file); a different one also predicts\n"
+		"                    plan's \"profiles\" file; either must exist, it is never\n"
+		"                    created); a different one also predicts\n"
 		"                    every GPU again from its rows (per GPU: the perf model's\n"
 		"                    iteration time with the slot's local batch, VSWs and GA;\n"
 		"                    critical path: the slowest GPU)\n"
@@ -693,6 +695,17 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 	repredict_db = dbpath && (!p.profiles[0] || strcmp(dbpath, p.profiles) != 0) ? dbpath : NULL;
 	if (!dbpath && p.profiles[0])
 		dbpath = p.profiles;
+	/* A database to read must be there before any rank starts: a missing
+	 * one was created empty at the end (and the run went on at --scale 1). */
+	if (dbpath && !hb_path_exists(dbpath)) {
+		if (dbpath == p.profiles)
+			hb_input_error(&err, "%s: field 'profiles': '%s': no such profile database (a relative path is "
+				       "read from the plan's directory; give --db FILE)", plan_path, dbpath);
+		else
+			hb_input_error(&err, "--db '%s': no such profile database", dbpath);
+		hb_live_plan_free(&p);
+		return hb_cli_fail(cli, &err);
+	}
 	if (!(o.scale > 0)) {
 		o.scale = dbpath ? measured_scale(dbpath, p.slots[0].gpu, p.model) : 0;
 		if (!(o.scale > 0))
@@ -737,8 +750,9 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 				rc = hb_user_profdb_for_writing(user_db, sizeof(user_db), &err);
 				store = user_db;
 			}
+			/* never create the file it read (it was checked above) */
 			if (rc == 0)
-				rc = hb_profdb_open(store, 0, &db, &err);
+				rc = hb_profdb_open(store, store == user_db ? 0 : HB_PROFDB_EXISTING, &db, &err);
 			if (rc == 0)
 				rc = hb_live_store(db, &p, &o, &r, host, &err);
 			hb_profdb_close(db);

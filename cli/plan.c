@@ -549,6 +549,18 @@ static int add_profile_sources(cJSON *root, struct hb_profdb *db, const struct h
 	return 0;
 }
 
+/* The plan's "profiles" path.  live reads a relative one from the plan
+ * file's directory: one relative to here is written absolute when the
+ * plan goes to another directory (--out DIR/FILE). */
+static void plan_profiles_path(const char *db, const char *out, char *buf, size_t size)
+{
+	char abs[4096];
+
+	if (db[0] != '/' && out && strchr(out, '/') && realpath(db, abs))
+		db = abs;
+	hb_strlcpy(buf, db, size);
+}
+
 static cJSON *plan_json(const struct hb_catalog *cat, const struct hb_cluster *cl, const struct hb_model *m,
 			const struct hb_perf *perf, const int *alloc, const struct plan_opts *o, const char *db_path,
 			const struct plans *pl)
@@ -1016,7 +1028,7 @@ int cmd_plan(int argc, char **argv, struct hb_cli *cli)
 		goto fail;
 	if (hb_default_profdb(&cat, o.db, &db, &err) < 0)
 		goto fail;
-	hb_strlcpy(db_path, hb_profdb_path(db), sizeof(db_path));
+	plan_profiles_path(hb_profdb_path(db), o.out, db_path, sizeof(db_path));
 	hb_cli_log_profiles(cli, db, &cat, cl, &m, 1);
 	hb_perf_opts_default(&popts);
 	popts.sync = o.sync;

@@ -316,7 +316,7 @@ int cmd_profile(int argc, char **argv, struct hb_cli *cli)
 			models[j] = cat.models[model_idx[j]].name;
 
 	t0 = hb_now();
-	/* SIGINT/SIGTERM: the generator rolls back (interrupt.h) */
+	/* SIGINT/SIGTERM/SIGHUP: the generator rolls back (interrupt.h) */
 	hb_interrupt_catch();
 	if (use_default) {
 		struct hb_default_db_info info;

@@ -279,7 +279,7 @@ int hb_cmd_profile_measure(int argc, char **argv, struct hb_cli *cli)
 	req.hooks = (struct hb_measure_hooks){ .ctx = &pr, .on_device = on_device, .on_memory = on_memory,
 					       .on_point = on_point, .on_progress = on_progress };
 	t0 = hb_now();
-	/* SIGINT/SIGTERM: stop between points (interrupt.h) */
+	/* SIGINT/SIGTERM/SIGHUP: stop between points (interrupt.h) */
 	hb_interrupt_catch();
 	rc = 0;
 	if (!dbpath) {
@@ -288,6 +288,9 @@ int hb_cmd_profile_measure(int argc, char **argv, struct hb_cli *cli)
 	}
 	if (rc == 0)
 		rc = hb_profdb_open(dbpath, 0, &db, &err);
+	/* one measuring run per database at a time (profdb.h) */
+	if (rc == 0 && (rc = hb_profdb_lock_measuring(db, &err)) < 0)
+		hb_profdb_close(db);
 	if (rc == 0) {
 		rc = hb_measure_run(&cat, &req, db, &st, &err);
 		hb_progress_finish(&pr.prog);

@@ -448,7 +448,8 @@ int hb_cmd_profile_torch(int argc, char **argv, struct hb_cli *cli)
 			goto fail;
 		o.db = user_db;
 	}
-	if (hb_profdb_open(o.db, 0, &db, &err) < 0)
+	/* one measuring run per database at a time (profdb.h) */
+	if (hb_profdb_open(o.db, 0, &db, &err) < 0 || hb_profdb_lock_measuring(db, &err) < 0)
 		goto fail;
 	memset(&run, 0, sizeof(run));
 	hb_strlcpy(run.kind, "profile", sizeof(run.kind));

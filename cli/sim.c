@@ -1618,7 +1618,7 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 	so.threads = a.threads > 0 ? a.threads : a.jobs > 1 ? 1 : hb_pool_online_cpus();
 	if (a.elastic_interval_s >= 0)
 		so.elastic_interval_s = a.elastic_interval_s;
-	/* Stop at a safe point on SIGINT/SIGTERM, keeping nothing half-written. */
+	/* Stop at a safe point on SIGINT/SIGTERM/SIGHUP, keeping nothing half-written. */
 	hb_interrupt_catch();
 	if (a.trace)
 		return sim_trace(cli, &a, pol, np, &so, t0);

@@ -231,7 +231,7 @@ static void progress_line(void *ctx, const struct hb_sweep *sw, const struct hb_
 	const struct hb_sweep_config *cfg = sw->cfg;
 	struct hb_sweep_point p;
 
-	/* after SIGINT/SIGTERM the points stop with it: the command's one line says so */
+	/* after SIGINT/SIGTERM/SIGHUP the points stop with it: the command's one line says so */
 	if (cli->quiet || cli->status == HB_STATUS_NEVER || hb_interrupted())
 		return;
 	hb_sweep_point_of(cfg, row->id, &p);
@@ -636,7 +636,7 @@ int cmd_sweep(int argc, char **argv, struct hb_cli *cli)
 		rc = rc < 0 ? 0 : rc;
 		goto out;
 	}
-	/* Stop at a safe point on SIGINT/SIGTERM, keeping nothing half-written. */
+	/* Stop at a safe point on SIGINT/SIGTERM/SIGHUP, keeping nothing half-written. */
 	hb_interrupt_catch();
 	if (hb_sweep_config_load(a.config, cli->seed, &cfg, &err) < 0 || hb_sweep_setup(&sw, &cfg, a.db, &err) < 0)
 		rc = hb_cli_fail(cli, &err);

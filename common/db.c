@@ -1,6 +1,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "db.h"
 #include "fileio.h" /* hb_path_is_dir */
@@ -58,6 +59,58 @@ static void leave_wal(sqlite3 *db)
 		sqlite3_exec(db, "PRAGMA journal_mode=DELETE;", NULL, NULL, NULL);
 }
 
+void hb_db_settle_journal(const char *path)
+{
+	char journal[4200];
+	struct stat sb;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st;
+
+	if ((size_t)snprintf(journal, sizeof(journal), "%s-journal", path) >= sizeof(journal) ||
+	    lstat(journal, &sb) != 0)
+		return;
+	/* Without SQLITE_OPEN_CREATE: a file that is not there stays so. */
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
+		sqlite3_busy_timeout(db, 10000);
+		/* The first read of page 1 plays a hot journal back (when this
+		 * process may write the file and its directory).  SQLite leaves
+		 * alone a journal that is not hot: a running writer's (it checks
+		 * the writer's lock) and one whose header was never completed
+		 * (a writer killed before it synced it, the file unchanged),
+		 * which readers ignore and the next writer removes. */
+		if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master;", -1, &st, NULL) == SQLITE_OK) {
+			sqlite3_step(st);
+			sqlite3_finalize(st);
+		}
+	}
+	sqlite3_close(db);
+}
+
+int hb_db_check_readable(sqlite3 *db, const char *schema, const char *path, struct hb_error *err)
+{
+	char sql[96];
+	sqlite3_stmt *st;
+	int rc;
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM \"%s\".sqlite_master;", schema);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		rc = sqlite3_extended_errcode(db);
+	else {
+		rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_ROW)
+			rc = sqlite3_extended_errcode(db);
+	}
+	if (rc == SQLITE_READONLY_ROLLBACK)
+		return hb_input_error(err, "%s: a writer was stopped mid-transaction and left %s-journal (a hot "
+				      "journal), which this process may not roll back (it cannot write the file or its "
+				      "directory); repair it as a user who can: sqlite3 '%s' 'PRAGMA quick_check;'",
+				      path, path, path);
+	/* Any other failure (not a database, corrupt) is for the caller's
+	 * own checks to name. */
+	return 0;
+}
+
 int hb_db_open(const char *path, int flags, sqlite3 **out, struct hb_error *err)
 {
 	int ro = (flags & (HB_DB_READONLY | HB_DB_IMMUTABLE)) != 0;
@@ -72,6 +125,12 @@ int hb_db_open(const char *path, int flags, sqlite3 **out, struct hb_error *err)
 		return hb_input_error(err, "%s: is a directory, expected a database file", path);
 	if (flags & HB_DB_CREATE)
 		oflags |= SQLITE_OPEN_CREATE;
+	/* A read-only connection cannot play back a journal a killed writer
+	 * left: every read would fail "attempt to write a readonly database".
+	 * Roll it back first where this process may (db.h).  An immutable
+	 * file is never written in place, so it has no journal of its own. */
+	if (ro && !(flags & HB_DB_IMMUTABLE))
+		hb_db_settle_journal(path);
 	if (sqlite3_open_v2(ro ? uri : path, &db, oflags, NULL) != SQLITE_OK) {
 		int rc = hb_fail(err, (flags & HB_DB_CREATE) ? HB_ERUNTIME : HB_EINPUT, "%s: cannot open database: %s",
 				 path, db ? sqlite3_errmsg(db) : "out of memory");
@@ -80,6 +139,10 @@ int hb_db_open(const char *path, int flags, sqlite3 **out, struct hb_error *err)
 	}
 	sqlite3_extended_result_codes(db, 1);
 	sqlite3_busy_timeout(db, 10000);
+	if (ro && !(flags & HB_DB_IMMUTABLE) && hb_db_check_readable(db, "main", path, err) < 0) {
+		sqlite3_close(db);
+		return -1;
+	}
 	if (!ro)
 		leave_wal(db);
 	if (hb_db_exec(db, "PRAGMA foreign_keys=ON;", err) < 0) {

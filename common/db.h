@@ -16,6 +16,17 @@
  * files.  A file left in WAL mode by an older hetbatch is switched back on
  * its next read-write open (when no other process has it open).
  *
+ * A writer killed inside a transaction (SIGKILL, power loss) leaves
+ * PATH-journal behind, a "hot" journal: the file's old pages, which the
+ * next connection that may write must copy back before anything reads the
+ * file.  A read-only connection cannot, and every read would fail with
+ * "attempt to write a readonly database".  So a read-only open (mode=ro)
+ * that finds a journal first opens the file read-write (never creating
+ * it) just long enough for SQLite to roll the journal back, then opens it
+ * read-only; where this process may not write the file or its directory,
+ * the open fails with one line (exit 2) that says so and names the
+ * command that repairs it.
+ *
  * Read-only opens go through a "file:" URI with mode=ro, or immutable=1
  * for a file nobody changes in place (the cached analytic database, which
  * is only ever replaced by a rename): SQLite then takes no locks at all.
@@ -42,6 +53,14 @@ void hb_db_close(sqlite3 *db);
  * percent-encoding what a URI cannot hold; ATTACH takes it as well.
  * -1 when it does not fit in size. */
 int hb_db_uri(const char *path, int immutable, char *buf, size_t size);
+
+/* Roll back a hot journal beside path where this process may write
+ * (see "A writer killed" above); nothing when there is no journal.  Errors
+ * are left for the read-only open after it to report. */
+void hb_db_settle_journal(const char *path);
+/* After a read-only open or ATTACH of path as schema: -1 (HB_EINPUT) with
+ * the one-line explanation when a hot journal is still there, else 0. */
+int hb_db_check_readable(sqlite3 *db, const char *schema, const char *path, struct hb_error *err);
 
 int hb_db_exec(sqlite3 *db, const char *sql, struct hb_error *err);
 int hb_db_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, struct hb_error *err);

@@ -14,7 +14,7 @@ enum hb_code {
 	HB_OK = 0,       /* no error */
 	HB_ERUNTIME = 1, /* the work failed: I/O, SQLite, numerics, no solution */
 	HB_EINPUT = 2,   /* bad usage or bad input data: fix the input and retry */
-	HB_EINTR = 3,    /* stopped by SIGINT or SIGTERM at a safe point (interrupt.h) */
+	HB_EINTR = 3,    /* stopped by SIGINT, SIGTERM or SIGHUP at a safe point (interrupt.h) */
 };
 
 struct hb_error {

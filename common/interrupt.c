@@ -1,5 +1,5 @@
 /*
- * interrupt.c: the SIGINT/SIGTERM flag (interrupt.h).
+ * interrupt.c: the SIGINT/SIGTERM/SIGHUP flag (interrupt.h).
  */
 #include <signal.h>
 #include <string.h>
@@ -26,8 +26,13 @@ int hb_interrupt_catch(void)
 	 * failing with EINTR; the loops see the flag at their next check.
 	 * SA_RESETHAND: a second signal takes the default action. */
 	sa.sa_flags = SA_RESTART | SA_RESETHAND;
-	for (int i = 0; i < 2; i++) {
-		int sig = i == 0 ? SIGINT : SIGTERM;
+	/* SIGHUP (the terminal or the ssh session went away) is a request
+	 * to stop like SIGTERM: without a handler it killed the writer where
+	 * it stood, leaving staging directories, locks and journals. */
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		int sig = sigs[i];
 		struct sigaction old;
 
 		/* A signal ignored on entry stays ignored: that is how a shell
@@ -52,6 +57,7 @@ const char *hb_signal_name(int sig)
 	switch (sig) {
 	case SIGINT: return "SIGINT";
 	case SIGTERM: return "SIGTERM";
+	case SIGHUP: return "SIGHUP";
 	default: return "a signal";
 	}
 }

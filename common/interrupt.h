@@ -1,7 +1,9 @@
 /*
- * interrupt.h: stopping long work at a safe point on SIGINT or SIGTERM.
+ * interrupt.h: stopping long work at a safe point on SIGINT, SIGTERM or
+ * SIGHUP.
  *
- * hb_interrupt_catch() installs one handler for SIGINT and SIGTERM that
+ * hb_interrupt_catch() installs one handler for SIGINT, SIGTERM and SIGHUP
+ * (a closed terminal or ssh session: handled like SIGTERM) that
  * only stores the signal's number in a `volatile sig_atomic_t` (interrupt.c).
  * That flag is the one piece of process-wide mutable state hetbatch keeps:
  * a signal handler has no other place to write, and nothing else is safe to
@@ -12,7 +14,8 @@
  * return -1 with hb_interrupt_error() (code HB_EINTR).  Their callers' error
  * paths then remove what this process created (staging directories,
  * "*.tmp.PID" files, rolled-back transactions), and cli/ prints one line
- * and exits 128 + the signal: 130 for SIGINT, 143 for SIGTERM.
+ * and exits 128 + the signal: 130 for SIGINT, 143 for SIGTERM, 129 for
+ * SIGHUP.
  *
  * A signal already ignored when the command starts (a background job of a
  * shell, nohup) stays ignored.  The handler is installed with SA_RESETHAND:
@@ -26,16 +29,16 @@
 
 #include "error.h"
 
-/* Catch SIGINT and SIGTERM from now on (0, or -1 with errno). */
+/* Catch SIGINT, SIGTERM and SIGHUP from now on (0, or -1 with errno). */
 int hb_interrupt_catch(void);
 
-/* The signal caught (SIGINT or SIGTERM), 0 if none. */
+/* The signal caught (SIGINT, SIGTERM or SIGHUP), 0 if none. */
 int hb_interrupted(void);
 
 /* Fill err with code HB_EINTR: "WHAT: interrupted by SIGINT"; returns -1. */
 int hb_interrupt_error(struct hb_error *err, const char *what);
 
-/* "SIGINT", "SIGTERM" or "a signal". */
+/* "SIGINT", "SIGTERM", "SIGHUP" or "a signal". */
 const char *hb_signal_name(int sig);
 
 #endif

@@ -52,7 +52,9 @@ struct hb_live_plan {
 	char method[16];         /* "iidp", "ddp", "optperf" */
 	char model[HB_NAME_MAX];
 	char cluster[HB_NAME_MAX];
-	char profiles[512];      /* the database the plan's prediction used */
+	char profiles[512];      /* the database the plan's prediction used, "" if none: a
+				  * relative "profiles" is resolved against the plan file's
+				  * directory (hb_live_plan_load) */
 	char config[512];        /* the plan's own notation of the configuration */
 	long global_batch;       /* samples per iteration over all ranks */
 	int ows;                 /* 1: overlapping weight sync */

@@ -187,6 +187,29 @@ static int load_baseline(struct hb_live_plan *p, const cJSON *root, const char *
 	return for_gpus(p, sec, "baselines_on_requested_gpus.gpus[]", 0, 0, get(b, "local_batches"), pred, err);
 }
 
+/*
+ * The plan's "profiles" path as a path from here: a relative one is
+ * relative to the plan file's directory (where `plan --out` put both), not
+ * to wherever live runs.  A plan in the working directory keeps the path
+ * as written, so it compares equal to the same --db.
+ */
+static int resolve_profiles(struct hb_live_plan *p, const char *value, struct hb_error *err)
+{
+	const char *slash = strrchr(p->path, '/');
+	int n;
+
+	if (!*value)
+		return field_error(p->path, "profiles", "an empty path", err);
+	if (value[0] == '/' || !slash)
+		n = snprintf(p->profiles, sizeof(p->profiles), "%s", value);
+	else
+		n = snprintf(p->profiles, sizeof(p->profiles), "%.*s/%s", (int)(slash - p->path), p->path, value);
+	if (n < 0 || (size_t)n >= sizeof(p->profiles))
+		return hb_input_error(err, "%s: field 'profiles': '%s': path too long (%zu bytes at most, resolved "
+				      "against the plan's directory)", p->path, value, sizeof(p->profiles) - 1);
+	return 0;
+}
+
 int hb_live_plan_load(const char *path, const char *method, struct hb_live_plan *p, struct hb_error *err)
 {
 	char *text = NULL;
@@ -217,7 +240,9 @@ int hb_live_plan_load(const char *path, const char *method, struct hb_live_plan 
 	if (rc == 0)
 		rc = get_str(path, root, "plan", "cluster", p->cluster, sizeof(p->cluster), err);
 	if (rc == 0 && cJSON_IsString(get(root, "profiles")))
-		hb_strlcpy(p->profiles, get(root, "profiles")->valuestring, sizeof(p->profiles));
+		rc = resolve_profiles(p, get(root, "profiles")->valuestring, err);
+	else if (rc == 0 && get(root, "profiles"))
+		rc = field_error(path, "profiles", "not a string (a profile database path)", err);
 	if (rc == 0)
 		rc = strcmp(method, "iidp") == 0 ? load_iidp(p, get(root, "iidp"), err)
 						  : load_baseline(p, root, method, err);

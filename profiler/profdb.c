@@ -24,6 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h> /* flock */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -263,6 +266,7 @@ struct hb_profdb {
 	int nlayers;                    /* databases read as one: main, then l1, l2, ... attached */
 	char layer_path[HB_PROFDB_MAX_LAYERS][4096]; /* their files, preferred first */
 	sqlite3_stmt *st[ST_COUNT];     /* prepared lazily, reset after each use */
+	int lock_fd;                    /* hb_profdb_lock_measuring's flock on layer 0's file, -1: none */
 };
 
 /* Prepared statement for id, reset and with its bindings cleared. */
@@ -478,7 +482,9 @@ static int open_flags(int mode)
 {
 	if (mode & HB_PROFDB_IMMUTABLE)
 		return HB_DB_IMMUTABLE;
-	return mode & HB_PROFDB_READONLY ? HB_DB_READONLY : HB_DB_CREATE;
+	if (mode & HB_PROFDB_READONLY)
+		return HB_DB_READONLY;
+	return mode & HB_PROFDB_EXISTING ? 0 : HB_DB_CREATE;
 }
 
 int hb_profdb_open(const char *path, int mode, struct hb_profdb **out, struct hb_error *err)
@@ -495,6 +501,7 @@ int hb_profdb_open(const char *path, int mode, struct hb_profdb **out, struct hb
 
 		if (!p)
 			return hb_runtime_error(err, "%s: out of memory", path);
+		p->lock_fd = -1;
 		if (open_main(p, path, open_flags(mode), err) < 0 || create_views(p, err) < 0) {
 			hb_profdb_close(p);
 			return -1;
@@ -517,6 +524,7 @@ int hb_profdb_open_layers(const struct hb_profdb_layer *layers, int n, struct hb
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return hb_runtime_error(err, "%s: out of memory", layers[0].path);
+	p->lock_fd = -1;
 	if (open_main(p, layers[0].path, open_flags(layers[0].mode | HB_PROFDB_READONLY), err) < 0)
 		goto fail;
 	for (int l = 1; l < n; l++) {
@@ -529,6 +537,8 @@ int hb_profdb_open_layers(const struct hb_profdb_layer *layers, int n, struct hb
 			hb_input_error(err, "%s: path too long", layers[l].path);
 			goto fail;
 		}
+		if (!(layers[l].mode & HB_PROFDB_IMMUTABLE))
+			hb_db_settle_journal(layers[l].path); /* a killed writer's journal (db.h) */
 		/* The URI goes in as a bound parameter: no quoting to get wrong. */
 		snprintf(sql, sizeof(sql), "ATTACH DATABASE ?1 AS %s;", schema);
 		{
@@ -545,6 +555,8 @@ int hb_profdb_open_layers(const struct hb_profdb_layer *layers, int n, struct hb
 				goto fail;
 			}
 		}
+		if (hb_db_check_readable(p->db, schema, layers[l].path, err) < 0)
+			goto fail;
 		hb_strlcpy(p->layer_path[l], layers[l].path, sizeof(p->layer_path[l]));
 		p->nlayers = l + 1;
 		len = strlen(p->label);
@@ -578,7 +590,34 @@ void hb_profdb_close(struct hb_profdb *db)
 		hb_db_rollback(db->db);
 		hb_db_close(db->db);
 	}
+	/* Only now: closing a descriptor of the file drops every POSIX lock
+	 * this process holds on it, SQLite's included. */
+	if (db->lock_fd >= 0)
+		close(db->lock_fd);
 	free(db);
+}
+
+int hb_profdb_lock_measuring(struct hb_profdb *db, struct hb_error *err)
+{
+	if (db->readonly)
+		return hb_input_error(err, "%s: opened read-only", db->path);
+	if (db->lock_fd >= 0)
+		return 0;
+	db->lock_fd = open(db->path, O_RDONLY | O_CLOEXEC);
+	if (db->lock_fd < 0)
+		return hb_runtime_error(err, "%s: cannot open for locking: %s", db->path, strerror(errno));
+	/* flock, not fcntl: it is separate from SQLite's own byte-range locks
+	 * and goes with the descriptor, so a killed run releases it. */
+	if (flock(db->lock_fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno == EWOULDBLOCK)
+		hb_runtime_error(err, "%s: another measuring run (hetbatch profile --backend) is writing this "
+				 "database; wait for it to end or give this run its own --db", db->path);
+	else
+		hb_runtime_error(err, "%s: cannot lock: %s", db->path, strerror(errno));
+	close(db->lock_fd);
+	db->lock_fd = -1;
+	return -1;
 }
 
 const char *hb_profdb_path(const struct hb_profdb *db)
@@ -1287,7 +1326,28 @@ int hb_profdb_compute_origin(struct hb_profdb *db, const char *gpu, const char *
 		out->path = hb_profdb_layer_path(db, out->layer);
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_error(db, err, "read compute");
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_error(db, err, "read compute");
+	if (!*found)
+		return 0;
+	/* Which runs those rows come from: a run that replaced only some of
+	 * an older run's points leaves a mix, and the reader says so. */
+	if (one_shot(db, "SELECT count(DISTINCT coalesce(run_id, 0)), min(coalesce(run_id, 0)),"
+			 " max(coalesce(run_id, 0)) FROM compute WHERE gpu = ?1 AND model = ?2 AND source = ?3"
+			 " AND layer = ?4", &st, err) < 0)
+		return -1;
+	bind_text(st, 1, gpu);
+	bind_text(st, 2, model);
+	bind_text(st, 3, out->source);
+	sqlite3_bind_int(st, 4, out->layer);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		out->runs = (long)sqlite3_column_int64(st, 0);
+		out->run_min = sqlite3_column_int64(st, 1);
+		out->run_max = sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : db_error(db, err, "read compute runs");
 }
 
 /* FNV-1a 64 over a printed value and a separator. */

@@ -68,9 +68,10 @@ enum hb_profdb_mode {
 	HB_PROFDB_READONLY = 1,  /* an existing file, SQLITE_OPEN_READONLY: no lock file, no journal */
 	HB_PROFDB_IMMUTABLE = 2, /* read-only, and nobody changes the file in place while it is open
 				  * (the cached analytic database, replaced only by rename): no locks */
+	HB_PROFDB_EXISTING = 4,  /* read-write, but never create the file (one the caller read) */
 };
 
-/* Open one file.  mode is 0 (read-write) or HB_PROFDB_READONLY /
+/* Open one file.  mode is 0 (read-write), HB_PROFDB_EXISTING or HB_PROFDB_READONLY /
  * HB_PROFDB_IMMUTABLE (an existing file at the current schema version). */
 int hb_profdb_open(const char *path, int mode, struct hb_profdb **out, struct hb_error *err);
 
@@ -99,6 +100,8 @@ struct hb_profdb_origin {
 	const char *path; /* that layer's file (owned by the handle) */
 	int64_t run_id;   /* run of the first row (smallest local batch), 0 if none */
 	long rows;        /* how many compute rows */
+	long runs;        /* how many distinct runs (no run counts as one) they come from */
+	int64_t run_min, run_max; /* the smallest and largest of those run ids (0: no run) */
 };
 
 /* found = 0 when no layer has a compute row for (gpu, model). */
@@ -144,6 +147,15 @@ struct hb_model;
 int hb_profdb_cluster_uses(struct hb_profdb *db, const struct hb_catalog *cat, const struct hb_cluster *cl,
 			   const struct hb_model *const *models, int n, struct hb_profile_use **out, int *nout,
 			   struct hb_error *err);
+
+/* Measuring runs (profile --backend) commit point by point, so SQLite's
+ * locks never keep two of them apart, and two into one file replaced each
+ * other's rows on the natural key, leaving a mix that readers credited to
+ * one run.  A measuring run takes this lock first: an exclusive flock on
+ * layer 0's file for as long as the handle is open (released by
+ * hb_profdb_close or the process's death).  -1 with a message naming the
+ * file when another run holds it; readers and other writers ignore it. */
+int hb_profdb_lock_measuring(struct hb_profdb *db, struct hb_error *err);
 
 int hb_profdb_begin(struct hb_profdb *db, struct hb_error *err);
 int hb_profdb_commit(struct hb_profdb *db, struct hb_error *err);

@@ -4,8 +4,9 @@
  * counts per node runs, its loss falls, its prediction rows (one per rank
  * and one for the critical path) and its results files exist; DDP and
  * OptPerf rows of a planner-written plan run too; a rank count that does
- * not match the plan, a missing or malformed plan and an unknown method
- * are refused before anything runs.
+ * not match the plan, a missing or malformed plan, an unknown method and
+ * a missing profile database (the plan's "profiles", read from the plan's
+ * directory, or --db) are refused before anything runs.
  *
  * Skipped (77) where mpirun cannot start two processes here.
  */
@@ -64,6 +65,8 @@ static void test_two_node_plan(void **state)
 
 	(void)state;
 	write_file("p2x2.json", plan_2x2);
+	/* the database it reads must exist: live never creates it */
+	assert_int_equal(run("profile --analytic --gpus cpu --models cifar10 --db cpu.db"), 0);
 	rc = mpirun(4, "live --plan p2x2.json --scale 0.05 --iters 12 --warmup 1 --metrics-every 4 --db cpu.db "
 		 "--out res");
 	out = slurp(outf, &len);
@@ -355,12 +358,67 @@ static void test_one_gpu_iidp(void **state)
 	free(err);
 }
 
+/* The plan's "profiles" (issue 40 item 4): a relative path is read from
+ * the plan file's directory; a missing database, relative or absolute, or
+ * a missing --db is refused before any rank starts (exit 2, naming the
+ * plan, the field and the path) and never created; `plan --out DIR/FILE`
+ * writes a path that resolves from DIR. */
+static void test_profiles_path(void **state)
+{
+	char cmd[2048], dbsub[700], *err, *plan;
+	size_t len;
+	double here, there;
+	int rc;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/sub' '%s/sub2' && cp '%s/plan1.json' '%s/sub/p.json' && sed "
+		 "'s|\"profiles\":[^,]*|\"profiles\": \"/nonexistent-hb/x.db\"|' '%s/plan1.json' >'%s/abs.json'",
+		 tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, tmpdir);
+	assert_int_equal(system(cmd), 0);
+	/* sub/cpu.db is not there (./cpu.db is): refused, nothing created */
+	assert_int_equal(run("live --plan sub/p.json --iters 2 --warmup 0"), 2);
+	err = slurp(errf, &len);
+	if (!strstr(err, "sub/p.json: field 'profiles': 'sub/cpu.db': no such profile database"))
+		fail_msg("message: %s", err);
+	free(err);
+	assert_false(exists_in("sub", "cpu.db"));
+	assert_int_equal(run("live --plan abs.json --iters 2 --warmup 0"), 2);
+	err = slurp(errf, &len);
+	assert_non_null(strstr(err, "abs.json: field 'profiles': '/nonexistent-hb/x.db'"));
+	free(err);
+	assert_int_equal(run("live --plan plan1.json --db nope.db --iters 2 --warmup 0"), 2);
+	err = slurp(errf, &len);
+	assert_non_null(strstr(err, "--db 'nope.db': no such profile database"));
+	free(err);
+	assert_false(exists_in("nope.db", NULL));
+	/* there: the run reads and writes sub/cpu.db, not ./cpu.db */
+	snprintf(cmd, sizeof(cmd), "cp '%s/cpu.db' '%s/sub/cpu.db'", tmpdir, tmpdir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(dbsub, sizeof(dbsub), "%s/sub/cpu.db", tmpdir);
+	here = q1("SELECT count(*) FROM prediction");
+	there = cli_query(dbsub, "SELECT count(*) FROM prediction");
+	rc = run("live --plan sub/p.json --iters 2 --warmup 0");
+	if (rc != 0)
+		fail_msg("live exit %d\n%s", rc, slurp(errf, &len));
+	assert_true(q1("SELECT count(*) FROM prediction") == here);
+	assert_true(cli_query(dbsub, "SELECT count(*) FROM prediction") > there);
+	/* a plan written into another directory names its database absolutely */
+	assert_int_equal(run("plan --cluster one.json --model cifar10 --gbs 64 --gpus node0:1 --db cpu.db "
+			     "--out sub2/plan.json"), 0);
+	plan = slurp_in("sub2", "plan.json", &len);
+	snprintf(cmd, sizeof(cmd), "\"profiles\":\t\"%s/cpu.db\"", tmpdir);
+	if (!strstr(plan, cmd))
+		fail_msg("plan --out sub2/plan.json: want %s in\n%s", cmd, plan);
+	free(plan);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_node_plan),
 		cmocka_unit_test(test_planner_rows),
 		cmocka_unit_test(test_one_gpu_iidp),
+		cmocka_unit_test(test_profiles_path),
 		cmocka_unit_test(test_one_worker_noise_scale),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_map_hosts),

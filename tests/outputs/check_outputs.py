@@ -52,6 +52,7 @@ def default_signals():
     in the background may have SIGINT ignored, and hetbatch keeps it so)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 failures = []
@@ -225,6 +226,8 @@ def test_signals(tmp):
     err = interrupt(tmp, LONG + ["--out", "sig"], d, signal.SIGINT, 130, "sim SIGINT")
     check("sig left as it was" in err, "signals: says the set was kept: %r" % err)
     interrupt(tmp, LONG + ["--out", "sig"], d, signal.SIGTERM, 143, "sim SIGTERM")
+    # a closed terminal: like SIGTERM, 128 + 1 (issue 40 item 7)
+    interrupt(tmp, LONG + ["--out", "sig"], d, signal.SIGHUP, 129, "sim SIGHUP")
     # replays on threads: their parts go with the staging directory
     interrupt(tmp, LONG + ["-j", "2", "--out", "sig"], d, signal.SIGINT, 130, "sim -j 2 SIGINT")
     err = interrupt(tmp, LONG, None, signal.SIGINT, 130, "sim without --out")
@@ -244,6 +247,7 @@ def test_signals(tmp):
         f.write(SWEEP_LONG)
     interrupt(tmp, ["sweep", "sl.json", "-j", "2", "--out", "sig"], d, signal.SIGINT, 130, "sweep SIGINT")
     interrupt(tmp, ["sweep", "sl.json", "--out", "sig"], d, signal.SIGTERM, 143, "sweep SIGTERM")
+    interrupt(tmp, ["sweep", "sl.json", "--out", "sig"], d, signal.SIGHUP, 129, "sweep SIGHUP")
 
 
 def test_sigkill(tmp):

@@ -281,7 +281,7 @@ static void test_stale(void **state)
 	assert_false(there(name));
 }
 
-/* The flag: set by SIGINT or SIGTERM once caught; the error says which. */
+/* The flag: set by SIGINT, SIGTERM or SIGHUP once caught; the error says which. */
 static void test_interrupt_flag(void **state)
 {
 	struct hb_error err = { 0 };
@@ -295,6 +295,11 @@ static void test_interrupt_flag(void **state)
 	assert_int_equal(err.code, HB_EINTR);
 	assert_string_equal(err.msg, "sim: interrupted by SIGTERM");
 	assert_string_equal(hb_signal_name(SIGINT), "SIGINT");
+	/* SIGHUP is caught as well, like SIGTERM (exit 129 in cli/) */
+	assert_int_equal(raise(SIGHUP), 0);
+	assert_int_equal(hb_interrupted(), SIGHUP);
+	assert_int_equal(hb_interrupt_error(&err, "sweep"), -1);
+	assert_string_equal(err.msg, "sweep: interrupted by SIGHUP");
 }
 
 int main(void)
