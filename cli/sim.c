@@ -233,7 +233,8 @@ static void usage(FILE *out)
 		"  get one by GPU-time class (Pollux's workload construction) drawn with\n"
 		"  --seed.  Files: results.db, cluster_summary.csv, jobs.csv, by_model.csv,\n"
 		"  utilisation.csv, timeseries.csv, events.csv, summary.json; --plot draws\n"
-		"  trace-jct (JCT CDF), trace-util (utilisation) and trace-rho (rho CDF).\n"
+		"  trace-jct (JCT CDF), trace-util (utilisation from the window start, stacked\n"
+		"  by GPU type on a heterogeneous cluster) and trace-rho (rho CDF).\n"
 		"\n"
 		"Policies (* = has a shared-cluster arbiter for --trace):\n");
 	for (const struct hb_policy *p = hb_policies; p->name; p++)
@@ -1153,6 +1154,16 @@ static int trace_plot(struct hb_cli *cli, const struct hb_trace_results *res, co
 		hb_gp_assign(base, sizeof(base), "dat", path);
 		hb_gp_assign(base, sizeof(base), "names", names);
 		hb_gp_assign(base, sizeof(base), "ttl", title);
+		if (k == 1) { /* util: the GPU types to stack, and where the window starts */
+			char types[2048], num[64];
+
+			hb_trace_results_util_types(res, types, sizeof(types));
+			hb_gp_assign(base, sizeof(base), "types", types);
+			snprintf(num, sizeof(num), "%d", res->cluster_gpus);
+			hb_gp_assign(base, sizeof(base), "gpus", num);
+			snprintf(num, sizeof(num), "%.9g", res->window_s / 3600.0);
+			hb_gp_assign(base, sizeof(base), "x0", num);
+		}
 		if (figure(gnuplot, gpdir, script, dir, "trace", what[k], base, err) < 0)
 			return -1;
 	}
@@ -1280,6 +1291,7 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	hb_strlcpy(res.format, hb_trace_format_name(c.rp.format), sizeof(res.format));
 	filters_text(a, res.filters, sizeof(res.filters));
 	res.load = a->load;
+	res.window_s = isfinite(a->topt.from_s) ? a->topt.from_s / a->load : 0.0;
 	res.read = c.rp.read;
 	res.oversize = c.rp.oversize;
 	res.assigned = c.rp.assigned;
