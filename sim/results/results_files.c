@@ -127,7 +127,8 @@ static void write_summary_csv(FILE *f, const struct hb_results *r, const struct 
 /* timeseries.csv and events.csv: headers, and one row per record (written
  * by the stream as the runs go). */
 const char *const hb_res_timeseries_header =
-	"run_id,model,policy,t_s,job,global_bs,local_bs,ngpus,iter_s,progress_frac,phi,similarity,cost_usd,epoch\n";
+	"run_id,model,policy,t_s,job,global_bs,local_bs,ngpus,iter_s,progress_frac,phi,similarity,cost_usd,epoch,"
+	"step\n";
 const char *const hb_res_events_header = "run_id,model,policy,t_s,job,kind,detail\n";
 
 static void run_prefix(FILE *f, int run_id, const char *model, const char *policy)
@@ -148,7 +149,9 @@ void hb_res_sample_csv_row(FILE *f, int run_id, const char *model, const char *p
 	put_sep_num(f, s->phi);
 	put_sep_num(f, s->similarity);
 	put_sep_num(f, s->cost_usd);
-	fprintf(f, ",%ld\n", s->epoch);
+	/* step: the job's iterations done, so that `hetbatch forecast` reads
+	 * this file as it is (last, the other columns keep their places) */
+	fprintf(f, ",%ld,%.0f\n", s->epoch, floor(s->iters + 0.5));
 }
 
 void hb_res_event_csv_row(FILE *f, int run_id, const char *model, const char *policy,
