@@ -844,6 +844,9 @@ static int schedule_next(struct hb_sim *sim, struct hb_sim_job *job, struct hb_e
 		double need = job->fid->m0 * job->fid->bound[job->epoch + 1] - job->progress;
 		double dt = need > 0 ? nearbyint(need / (b * job->eff) * per_iter_s(job)) : 0.0;
 
+		if (job->duration_s > 0 && job->duration_s - job->run_s < dt)
+			dt = fmax(0.0, ceil(job->duration_s - job->run_s));
+
 		return hb_engine_schedule(&sim->eng, job->t_last + dt, HB_EV_MILESTONE, job->id, job->gen, err);
 	}
 	/* Completion. */
@@ -854,6 +857,12 @@ static int schedule_next(struct hb_sim *sim, struct hb_sim_job *job, struct hb_e
 		n = x;
 	if (job->next_adapt_iter > 0) {
 		x = job->next_adapt_iter - job->iters;
+		if (x < n)
+			n = x;
+	}
+	/* --duration-from-trace: the first whole iteration at or past the stop */
+	if (job->duration_s > 0) {
+		x = ceil((job->duration_s - job->run_s) / per_iter_s(job) - ITER_EPS);
 		if (x < n)
 			n = x;
 	}
@@ -981,8 +990,14 @@ static int finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *e
 	job->gen++;
 	sim->nended++;
 	record_sample(sim, job);
-	hb_sim_note(sim, job, "done", "%.0f iterations, %ld epochs, B_G %ld, $%.2f", job->iters, job->epoch,
-		    job->cfg.global_bs, job->cost_usd);
+	if (job->stopped_at_duration)
+		hb_sim_note(sim, job, "done", "stopped at its recorded run time %.9g s (ran %.9g s), progress %.4f: "
+			    "%.0f iterations, %ld epochs, B_G %ld, $%.2f", job->duration_s, job->run_s,
+			    job->target > 0 ? job->progress / job->target : 0.0, job->iters, job->epoch,
+			    job->cfg.global_bs, job->cost_usd);
+	else
+		hb_sim_note(sim, job, "done", "%.0f iterations, %ld epochs, B_G %ld, $%.2f", job->iters, job->epoch,
+			    job->cfg.global_bs, job->cost_usd);
 	if (sim->arbiter != &hb_arbiter_dedicated)
 		for (int i = 0; i < sim->cl->nnodes; i++)
 			sim->free_gpus[i] += job->grant[i];
@@ -1024,6 +1039,11 @@ static int on_milestone(struct hb_sim *sim, struct hb_sim_job *job, struct hb_er
 
 	if (fabs(job->iters - r) < ITER_EPS)
 		job->iters = r;
+	if (job->duration_s > 0 && job->run_s >= job->duration_s * (1.0 - 1e-12) &&
+	    !(job->progress >= job->target * (1.0 - 1e-12))) {
+		job->stopped_at_duration = 1; /* the trace's run time is up before the target */
+		return finish(sim, job, err);
+	}
 	if (job->fid)
 		return on_fid_epoch(sim, job, err);
 	if (job->progress >= job->target * (1.0 - 1e-12))

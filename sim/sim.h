@@ -227,6 +227,11 @@ struct hb_sim_job {
 	long reconfigs;          /* in-place changes */
 	long adaptations;        /* adaptation points reached */
 	double finish_s;         /* completion time, 0 until done */
+	double duration_s;       /* > 0: the job stops once it has run this long (run_s, at the first
+				    whole iteration past it), counted as completed then (sim
+				    --duration-from-trace: the trace's recorded run time); 0: it
+				    trains to its target */
+	int stopped_at_duration; /* 1: done because run_s reached duration_s, not the target */
 	double last_similarity;  /* last observed Phi, for records */
 };
 

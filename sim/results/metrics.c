@@ -559,6 +559,7 @@ struct ref_run {
 	int gpus;
 	long batch;
 	double target;       /* the job's progress target (per-job epochs) */
+	double duration_s;   /* its stop (--duration-from-trace), 0 = none */
 	const char *pref;    /* its preferred GPU type and D2 flag (EasyScale) */
 	int d2;
 	double jct_s;        /* NAN if it failed */
@@ -590,6 +591,7 @@ static double isolated_jct(const struct hb_sim *sim, const struct hb_sim_job *jo
 		/* The same job: its own epochs and EasyScale attributes. */
 		hb_sim_job_prefs(&ref.jobs[id], job->pref_gpu, job->d2);
 		ref.jobs[id].target = job->target;
+		ref.jobs[id].duration_s = job->duration_s; /* alone, it stops at the same run time */
 		if (hb_sim_run(&ref, &err) == 0)
 			jct = ref.jobs[id].finish_s - ref.jobs[id].arrival_s;
 	}
@@ -661,7 +663,7 @@ int hb_metrics_rho(const struct hb_sim *sim, int show_progress, struct hb_rho_jo
 		for (int k = 0; k < ncache && !c; k++)
 			if (cache[k].model == job->model && cache[k].agent == job->agent && cache[k].gpus == r->ref_gpus &&
 			    cache[k].batch == job->req_batch && cache[k].target == job->target &&
-			    strcmp(cache[k].pref, job->pref_gpu) == 0 && cache[k].d2 == job->d2)
+			    cache[k].duration_s == job->duration_s && strcmp(cache[k].pref, job->pref_gpu) == 0 && cache[k].d2 == job->d2)
 				c = &cache[k];
 		if (!c) {
 			char why[512];
@@ -672,6 +674,7 @@ int hb_metrics_rho(const struct hb_sim *sim, int show_progress, struct hb_rho_jo
 			c->gpus = r->ref_gpus;
 			c->batch = job->req_batch;
 			c->target = job->target;
+			c->duration_s = job->duration_s;
 			c->pref = job->pref_gpu;
 			c->d2 = job->d2;
 			c->jct_s = isolated_jct(sim, job, r->ref_gpus, why, sizeof(why));

@@ -364,7 +364,7 @@ static void write_cluster_summary_csv(FILE *f, const struct hb_trace_results *r)
 static void write_trace_jobs_csv(FILE *f, const struct hb_trace_results *r)
 {
 	fputs("run_id,policy,job,name,model,req_gpus,req_batch,arrival_s,start_s,finish_s,jct_s,queue_s,gpu_hours,"
-	      "cost_usd,restarts,preemptions,mean_gbs,final_gbs,javg,ref_gpus,ref_jct_s,rho\n",
+	      "cost_usd,restarts,preemptions,mean_gbs,final_gbs,javg,ref_gpus,ref_jct_s,rho,stopped_at_duration\n",
 	      f);
 	for (int i = 0; i < r->nruns; i++) {
 		const struct hb_trace_run *ru = &r->runs[i];
@@ -399,7 +399,7 @@ static void write_trace_jobs_csv(FILE *f, const struct hb_trace_results *r)
 				fprintf(f, "%d", t.ref_gpus);
 			put_sep_num(f, t.ref_jct_s);
 			put_sep_num(f, t.rho);
-			fputc('\n', f);
+			fprintf(f, ",%d\n", job->stopped_at_duration);
 		}
 	}
 }

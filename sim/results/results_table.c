@@ -227,6 +227,18 @@ void hb_trace_results_print(FILE *out, const struct hb_trace_results *r)
 			fprintf(out, "%scapacity %s: %ld GPUs withdrawn, %ld jobs preempted and requeued, %ld jobs shrunk\n",
 				shown++ ? "" : "\n", r->runs[i].policy, r->runs[i].sum.capacity_withdrawn,
 				r->runs[i].sum.capacity_preemptions, r->runs[i].sum.capacity_shrinks);
+	for (int i = 0, shown = 0; i < r->nruns; i++) {
+		const struct hb_trace_run *ru = &r->runs[i];
+		int n = 0;
+
+		for (int j = 0; ran(ru) && j < ru->sim->njobs; j++)
+			n += ru->sim->jobs[j].stopped_at_duration;
+		if (n > 0)
+			fprintf(out, "%s%s: %d of the %d completed %s stopped at the trace's run time before the target "
+				     "(--duration-from-trace; jobs.csv stopped_at_duration)\n",
+				shown++ ? "" : "\n", ru->policy, n, ru->sum.completed,
+				ru->sum.completed == 1 ? "job" : "jobs");
+	}
 	if (r->fairness)
 		fprintf(out, "\nrho: JCT here / JCT alone on max(1, round(%d / J)) GPUs, J = mean active jobs over the "
 			     "job's life (metrics.h)\n",
