@@ -578,8 +578,8 @@ int cmd_forecast(int argc, char **argv, struct hb_cli *cli)
 		if (read_series(a.file, &s, &pk, &err) < 0)
 			return hb_cli_fail(cli, &err);
 		if (!pk.from_sim && (a.run >= 0 || a.job >= 0))
-			fprintf(stderr, "%s forecast: warning: %s has no run_id and job columns; --run and --job are "
-					"ignored\n", cli->prog, a.file);
+			hb_warn(&cli->log, "forecast: %s has no run_id and job columns; --run and --job are ignored",
+				a.file);
 		else if (pk.runs_seen)
 			hb_info(&cli->log, "forecast: %s: run %ld, job %ld (the file holds others: --run, --job)", a.file,
 				pk.run, pk.job);
@@ -612,16 +612,15 @@ int cmd_forecast(int argc, char **argv, struct hb_cli *cli)
 	/* The window is a bound of the method, not of the file: say what was
 	 * left out (on stderr, so --json stays one document). */
 	if (fit.have_gpr && fit.gpr_epoch_points > fit.gpr_points)
-		fprintf(stderr,
-			"hetbatch forecast: the GPR fits the last %zu of the current epoch's %zu points (steps %.0f..%.0f); "
+		hb_warn(&cli->log,
+			"forecast: the GPR fits the last %zu of the current epoch's %zu points (steps %.0f..%.0f); "
 			"the %zu before step %.0f are skipped (window %d: JABAS fits one epoch's adaptation points, "
-			"and the fit costs O(n^3))\n",
+			"and the fit costs O(n^3))",
 			fit.gpr_points, fit.gpr_epoch_points, s.step[pl.origin_row + 1 - fit.gpr_points],
 			s.step[pl.origin_row], fit.gpr_epoch_points - fit.gpr_points,
 			s.step[pl.origin_row + 1 - fit.gpr_points], HB_FC_GPR_WINDOW);
 	if ((fit.have_ses || fit.have_holt) && fit.smooth_points < h.n)
-		fprintf(stderr,
-			"hetbatch forecast: SES/Holt fit the last %zu of %zu history points (from step %.0f; window %d)\n",
+		hb_warn(&cli->log, "forecast: SES/Holt fit the last %zu of %zu history points (from step %.0f; window %d)",
 			fit.smooth_points, h.n, s.step[h.n - fit.smooth_points], HB_FC_SMOOTH_WINDOW);
 	for (size_t k = 0; pl.ntarget && k < a.nm; k++)
 		if (hb_mape(s.batch + pl.first_target, pred + k * pl.nq, pl.ntarget, &mape[k], &err) < 0) {

@@ -143,13 +143,13 @@ static void usage(FILE *out)
 		"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.  The --policy driver sets both itself.\n"
 		"\n"
 		"Examples:\n"
-		"  hetbatch profile --backend cpu --models resnet50 --scale 0.02 --db cpu.db\n"
-		"  hetbatch profile --analytic --gpus cpu --models resnet50 --db cpu.db\n"
-		"  hetbatch plan --cluster cpu-2x2 --model resnet50 --gbs 128 --db cpu.db --json > p.json\n"
+		"  hetbatch profile --backend cpu --models cifar10 --scale 0.02 --db cpu.db\n"
+		"  hetbatch profile --analytic --gpus cpu --models cifar10 --db cpu.db\n"
+		"  hetbatch plan --cluster cpu-2x2 --model cifar10 --gbs 128 --db cpu.db --json > p.json\n"
 		"  mpirun --oversubscribe -np 4 hetbatch live --plan p.json --scale 0.02\n"
-		"  hetbatch live --policy jabas --model resnet50 --cluster cpu-2x2 --db cpu.db \\\n"
+		"  hetbatch live --policy jabas --model cifar10 --cluster cpu-2x2 --db cpu.db \\\n"
 		"      --scale 0.02 --dataset-size 4096 --epochs 3 --interval 4 --out run\n"
-		"  hetbatch sim --cluster cpu-2x2 --model resnet50 --policy jabas --db cpu.db --out s\n"
+		"  hetbatch sim --cluster cpu-2x2 --model cifar10 --policy jabas --db cpu.db --out s\n"
 		"  hetbatch live --schedule s --job 0 --db cpu.db --scale 0.02 --out replay\n"
 		"\n"
 		"Exit status: 0 ok, 1 runtime failure (a rank failed: the message names it),\n"
@@ -440,9 +440,9 @@ static void print_table(const struct hb_live_plan *p, const struct hb_live_resul
 	if (r->nmetrics > 0) {
 		const struct hb_live_metric *a = &r->metrics[0], *b = &r->metrics[r->nmetrics - 1];
 
-		printf("gradient similarity %.3f -> %.3f, noise scale %.4g -> %.4g samples (%d measurements; "
+		printf("gradient similarity %.3f -> %.3f, noise scale %.4g -> %.4g samples (%d %s; "
 		       "--out writes them all)\n", a->similarity, b->similarity, a->gns.noise_scale, b->gns.noise_scale,
-		       r->nmetrics);
+		       r->nmetrics, hb_plural(r->nmetrics, "measurement", "measurements"));
 	}
 }
 
@@ -759,8 +759,8 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 				printf("prediction rows: %s\n", store);
 		}
 		if (rc == 0 && out && (rc = write_outputs(out, &p, &o, &r, &err)) == 0)
-			printf("results: %s/live.csv, %s/summary.json%s\n", out, out,
-			       r.nmetrics ? ", metrics.csv" : "");
+			printf("results: %s/live.csv, %s/summary.json%s%s%s\n", out, out, r.nmetrics ? ", " : "",
+			       r.nmetrics ? out : "", r.nmetrics ? "/metrics.csv" : "");
 	}
 	rc = hb_ar_team_agree(&team, rc, &err);
 	if (rc < 0) {

@@ -71,6 +71,8 @@ static void test_two_node_plan(void **state)
 		fail_msg("exit %d\n%s\n%s", rc, out, slurp(errf, &len));
 	assert_non_null(strstr(out, "node0"));
 	assert_non_null(strstr(out, "crit"));
+	/* every file with its directory (issue 39 item 9) */
+	assert_non_null(strstr(out, "results: res/live.csv, res/summary.json, res/metrics.csv\n"));
 	{
 		/* the table's error and live.csv's error_pct are one number, in
 		 * percent (issue 39 item 8) */
