@@ -82,12 +82,24 @@ static int series_push(struct series *s, double step, double batch, long epoch, 
 	return 0;
 }
 
-/* Read and validate FILE: every error names FILE:LINE and the field. */
-static int read_series(const char *path, struct series *s, struct hb_error *err)
+/* Which series of a `hetbatch sim` timeseries.csv to read (--run, --job;
+ * -1: the file's first row's), and what the file held. */
+struct pick {
+	long run, job;          /* chosen; -1 until the first row sets them */
+	int runs_seen;          /* other (run, job) pairs were skipped */
+	int from_sim;           /* the file has run_id and job columns */
+};
+
+/* Read and validate FILE: every error names FILE:LINE and the field.  A
+ * `hetbatch sim` timeseries.csv (run_id, job, global_bs columns) holds the
+ * samples of every run and job: one (pk->run, pk->job) is read, and of
+ * samples at one step (an allocation change and an adaptation together)
+ * the last one, the batch in force from there, is kept. */
+static int read_series(const char *path, struct series *s, struct pick *pk, struct hb_error *err)
 {
-	static const char *const cols[] = { "step", "global_batch", NULL };
+	static const char *const cols[] = { "step", NULL };
 	struct hb_csv c;
-	int idx[2], ecol, rc;
+	int idx[2], ecol, rc, rcol, jcol;
 	long prev_step = 0, prev_epoch = 0;
 
 	memset(s, 0, sizeof(*s));
@@ -95,15 +107,46 @@ static int read_series(const char *path, struct series *s, struct hb_error *err)
 		return -1;
 	if (hb_csv_header(&c, cols, idx, err) < 0)
 		goto fail;
+	idx[1] = hb_csv_column(&c, "global_batch");
+	if (idx[1] < 0)
+		idx[1] = hb_csv_column(&c, "global_bs"); /* sim's timeseries.csv */
+	if (idx[1] < 0) {
+		hb_input_error(err, "%s:1: missing column 'global_batch' (or a sim timeseries.csv's 'global_bs')", path);
+		goto fail;
+	}
 	ecol = hb_csv_column(&c, "epoch");
+	rcol = hb_csv_column(&c, "run_id");
+	jcol = hb_csv_column(&c, "job");
+	pk->from_sim = rcol >= 0 && jcol >= 0;
 	while ((rc = hb_csv_next(&c, err)) == 1) {
 		long step, epoch = 0;
 		double batch;
 		const char *text;
 
-		if (hb_csv_check_width(&c, err) < 0 || hb_csv_long_range(&c, idx[0], 0, LONG_MAX, &step, err) < 0 ||
+		if (hb_csv_check_width(&c, err) < 0)
+			goto fail;
+		if (pk->from_sim) {
+			long run, job;
+
+			if (hb_csv_long(&c, rcol, &run, err) < 0 || hb_csv_long(&c, jcol, &job, err) < 0)
+				goto fail;
+			if (pk->run < 0)
+				pk->run = run;
+			if (pk->job < 0)
+				pk->job = job;
+			if (run != pk->run || job != pk->job) {
+				pk->runs_seen = 1;
+				continue;
+			}
+		}
+		if (hb_csv_long_range(&c, idx[0], 0, LONG_MAX, &step, err) < 0 ||
 		    hb_csv_double(&c, idx[1], &batch, err) < 0)
 			goto fail;
+		if (pk->from_sim && s->n > 0 && step == prev_step) {
+			s->n--; /* the later sample at this step replaces the earlier */
+			prev_step = s->n > 0 ? (long)s->step[s->n - 1] : 0;
+			prev_epoch = s->n > 0 && ecol >= 0 ? s->epoch[s->n - 1] : 0;
+		}
 		if (s->n > 0 && step <= prev_step) {
 			hb_input_error(err, "%s:%ld: field 'step': value '%ld' is not greater than the previous step %ld",
 				       path, c.line, step, prev_step);
@@ -131,7 +174,10 @@ static int read_series(const char *path, struct series *s, struct hb_error *err)
 	if (rc < 0)
 		goto fail;
 	if (s->n == 0) {
-		hb_input_error(err, "%s: no data rows after the header", path);
+		if (pk->from_sim && pk->run >= 0)
+			hb_input_error(err, "%s: no rows of run %ld, job %ld", path, pk->run, pk->job);
+		else
+			hb_input_error(err, "%s: no data rows after the header", path);
 		goto fail;
 	}
 	hb_csv_close(&c);
@@ -148,7 +194,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: hetbatch forecast FILE.csv [--origin STEP] [--interval P] [--epoch-steps N]\n"
-		"                         [--method LIST] [--gpr-x step|interval] [--threads N] [--json]\n"
+		"                         [--method LIST] [--gpr-x step|interval] [--threads N]\n"
+		"                         [--run N] [--job J] [--json]\n"
 		"\n"
 		"Forecast the global batch size over the next epoch with JABAS's forecaster\n"
 		"(0.5 GPR on the current epoch + 0.5 simple exponential smoothing on all history)\n"
@@ -156,7 +203,9 @@ static void usage(FILE *out)
 		"mean absolute percentage error (MAPE) on those rows.\n"
 		"\n"
 		"FILE: CSV with a header and columns step,global_batch[,epoch]; steps strictly\n"
-		"increasing, global_batch > 0, epoch non-decreasing.\n"
+		"increasing, global_batch > 0, epoch non-decreasing.  A 'hetbatch sim --out DIR'\n"
+		"DIR/timeseries.csv works as it is: its step and global_bs columns of one run\n"
+		"and job (--run, --job; default: the file's first), the last sample at a step.\n"
 		"\n"
 		"Options:\n"
 		"  --origin STEP      forecast from this step (default: the last row of the\n"
@@ -170,6 +219,8 @@ static void usage(FILE *out)
 		"                     (steps / P, so the periodicity bounds 0.01..10 are in adaptations)\n"
 		"  --threads N        threads for the fits (the GPR's restarts, SES beside them);\n"
 		"                     1 disables (default: the online CPUs).  Same output for any N\n"
+		"  --run N, --job J   with a sim timeseries.csv: the run_id and job to read\n"
+		"                     (default: those of its first row)\n"
 		"  --json             print JSON instead of a table\n"
 		"  -h, --help         this help\n"
 		"The global --seed N seeds the GPR's random restarts (default 1).\n"
@@ -179,7 +230,9 @@ static void usage(FILE *out)
 		"  hetbatch forecast tests/fixtures/forecast/traj_epochs.csv --origin 2500 \\\n"
 		"      --method ensemble,last --json\n"
 		"  hetbatch --seed 7 forecast tests/fixtures/forecast/traj_plain.csv \\\n"
-		"      --epoch-steps 2000 --gpr-x interval\n");
+		"      --epoch-steps 2000 --gpr-x interval\n"
+		"  hetbatch sim --cluster jabas-a --model resnet50 --policy jabas --out runs/a\n"
+		"  hetbatch forecast runs/a/timeseries.csv\n");
 }
 
 struct fc_args {
@@ -193,6 +246,7 @@ struct fc_args {
 	int gpr_x_interval;
 	int json;
 	int threads;               /* --threads; 0: the online CPUs */
+	long run, job;             /* --run, --job (a sim timeseries.csv); -1: its first row's */
 };
 
 static int parse_args(int argc, char **argv, struct fc_args *a, struct hb_cli *cli, int *done)
@@ -205,6 +259,8 @@ static int parse_args(int argc, char **argv, struct fc_args *a, struct hb_cli *c
 		{ "gpr-x", required_argument, NULL, 'x' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "threads", required_argument, NULL, 't' },
+		{ "run", required_argument, NULL, 'r' },
+		{ "job", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -212,6 +268,7 @@ static int parse_args(int argc, char **argv, struct fc_args *a, struct hb_cli *c
 
 	memset(a, 0, sizeof(*a));
 	a->interval = 100.0;
+	a->run = a->job = -1;
 	for (int m = 0; m < HB_FC_NMETHODS; m++)
 		a->methods[a->nm++] = (enum hb_fc_method)m;
 	*done = 0;
@@ -264,6 +321,12 @@ static int parse_args(int argc, char **argv, struct fc_args *a, struct hb_cli *c
 			break;
 		case 'j':
 			a->json = 1;
+			break;
+		case 'r':
+		case 'J':
+			if (hb_parse_long_range(optarg, ch == 'r' ? 1 : 0, LONG_MAX, ch == 'r' ? &a->run : &a->job) < 0)
+				return hb_cli_usage(cli, "forecast", "%s needs an integer >= %d, got '%s'",
+						    ch == 'r' ? "--run" : "--job", ch == 'r' ? 1 : 0, optarg);
 			break;
 		case 't': {
 			long n;
@@ -509,8 +572,18 @@ int cmd_forecast(int argc, char **argv, struct hb_cli *cli)
 
 	if ((rc = parse_args(argc, argv, &a, cli, &done)) != 0 || done)
 		return rc;
-	if (read_series(a.file, &s, &err) < 0)
-		return hb_cli_fail(cli, &err);
+	{
+		struct pick pk = { .run = a.run, .job = a.job };
+
+		if (read_series(a.file, &s, &pk, &err) < 0)
+			return hb_cli_fail(cli, &err);
+		if (!pk.from_sim && (a.run >= 0 || a.job >= 0))
+			hb_warn(&cli->log, "forecast: %s has no run_id and job columns; --run and --job are ignored",
+				a.file);
+		else if (pk.runs_seen)
+			hb_info(&cli->log, "forecast: %s: run %ld, job %ld (the file holds others: --run, --job)", a.file,
+				pk.run, pk.job);
+	}
 	if (make_plan(&s, &a, &pl, &err) < 0) {
 		rc = hb_cli_fail(cli, &err);
 		goto out;
@@ -539,16 +612,15 @@ int cmd_forecast(int argc, char **argv, struct hb_cli *cli)
 	/* The window is a bound of the method, not of the file: say what was
 	 * left out (on stderr, so --json stays one document). */
 	if (fit.have_gpr && fit.gpr_epoch_points > fit.gpr_points)
-		fprintf(stderr,
-			"hetbatch forecast: the GPR fits the last %zu of the current epoch's %zu points (steps %.0f..%.0f); "
+		hb_warn(&cli->log,
+			"forecast: the GPR fits the last %zu of the current epoch's %zu points (steps %.0f..%.0f); "
 			"the %zu before step %.0f are skipped (window %d: JABAS fits one epoch's adaptation points, "
-			"and the fit costs O(n^3))\n",
+			"and the fit costs O(n^3))",
 			fit.gpr_points, fit.gpr_epoch_points, s.step[pl.origin_row + 1 - fit.gpr_points],
 			s.step[pl.origin_row], fit.gpr_epoch_points - fit.gpr_points,
 			s.step[pl.origin_row + 1 - fit.gpr_points], HB_FC_GPR_WINDOW);
 	if ((fit.have_ses || fit.have_holt) && fit.smooth_points < h.n)
-		fprintf(stderr,
-			"hetbatch forecast: SES/Holt fit the last %zu of %zu history points (from step %.0f; window %d)\n",
+		hb_warn(&cli->log, "forecast: SES/Holt fit the last %zu of %zu history points (from step %.0f; window %d)",
 			fit.smooth_points, h.n, s.step[h.n - fit.smooth_points], HB_FC_SMOOTH_WINDOW);
 	for (size_t k = 0; pl.ntarget && k < a.nm; k++)
 		if (hb_mape(s.batch + pl.first_target, pred + k * pl.nq, pl.ntarget, &mape[k], &err) < 0) {

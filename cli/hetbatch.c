@@ -43,7 +43,7 @@ static int cmd_version(int argc, char **argv, struct hb_cli *cli)
 
 static const struct hb_cmd commands[] = {
 	{ "catalog", cmd_catalog, "list GPU types, DNN models and cluster presets" },
-	{ "profile", cmd_profile, "fill a profile database from the analytic model" },
+	{ "profile", cmd_profile, "fill a profile database: the analytic model, or measured (--backend)" },
 	{ "import", cmd_import, "load published or measured profiles into the profile database" },
 	{ "plan", cmd_plan, "plan one job: IIDP configuration, DDP and OptPerf baselines, auto-scaling" },
 	{ "forecast", cmd_forecast, "forecast the next epoch's global batch trajectory" },
@@ -91,7 +91,8 @@ int hb_cli_usage(const struct hb_cli *cli, const char *cmd, const char *fmt, ...
 {
 	va_list ap;
 
-	fprintf(stderr, "%s%s%s: ", cli->prog, cmd ? " " : "", cmd ? cmd : "");
+	/* one form for every error line: "hetbatch: error: [CMD: ]what" */
+	fprintf(stderr, "%s: error: %s%s", cli->prog, cmd ? cmd : "", cmd ? ": " : "");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -240,7 +241,7 @@ int main(int argc, char **argv)
 			/* a table or --json document that did not reach its reader (a
 			 * full disk, a closed pipe) is not a success */
 			if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
-				fprintf(stderr, "hetbatch %s: error: writing standard output failed\n", argv[1]);
+				fprintf(stderr, "hetbatch: error: %s: writing standard output failed\n", argv[1]);
 				rc = 1;
 			}
 			return rc;

@@ -145,13 +145,13 @@ static void usage(FILE *out)
 		"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.  The --policy driver sets both itself.\n"
 		"\n"
 		"Examples:\n"
-		"  hetbatch profile --backend cpu --models resnet50 --scale 0.02 --db cpu.db\n"
-		"  hetbatch profile --analytic --gpus cpu --models resnet50 --db cpu.db\n"
-		"  hetbatch plan --cluster cpu-2x2 --model resnet50 --gbs 128 --db cpu.db --json > p.json\n"
+		"  hetbatch profile --backend cpu --models cifar10 --scale 0.02 --db cpu.db\n"
+		"  hetbatch profile --analytic --gpus cpu --models cifar10 --db cpu.db\n"
+		"  hetbatch plan --cluster cpu-2x2 --model cifar10 --gbs 128 --db cpu.db --json > p.json\n"
 		"  mpirun --oversubscribe -np 4 hetbatch live --plan p.json --scale 0.02\n"
-		"  hetbatch live --policy jabas --model resnet50 --cluster cpu-2x2 --db cpu.db \\\n"
+		"  hetbatch live --policy jabas --model cifar10 --cluster cpu-2x2 --db cpu.db \\\n"
 		"      --scale 0.02 --dataset-size 4096 --epochs 3 --interval 4 --out run\n"
-		"  hetbatch sim --cluster cpu-2x2 --model resnet50 --policy jabas --db cpu.db --out s\n"
+		"  hetbatch sim --cluster cpu-2x2 --model cifar10 --policy jabas --db cpu.db --out s\n"
 		"  hetbatch live --schedule s --job 0 --db cpu.db --scale 0.02 --out replay\n"
 		"\n"
 		"Exit status: 0 ok, 1 runtime failure (a rank failed: the message names it),\n"
@@ -341,10 +341,21 @@ static double measured_scale(const char *dbpath, const char *gpu, const char *mo
 	return scale;
 }
 
+/* v as a CSV number (%.9g) into b, or empty (JSON: null) when it does not
+ * exist, as docs/outputs.md's conventions say. */
+static const char *num(char b[32], double v, const char *none)
+{
+	if (!isfinite(v))
+		snprintf(b, 32, "%s", none);
+	else
+		snprintf(b, 32, "%.9g", v);
+	return b;
+}
+
 static int write_outputs(const char *dir, const struct hb_live_plan *p, const struct hb_live_opts *o,
 			 const struct hb_live_result *r, struct hb_error *err)
 {
-	char path[4096], *buf;
+	char path[4096], *buf, nb[8][32];
 	size_t cap = 4096 + (size_t)r->nranks * 256, len = 0;
 	int rc;
 
@@ -353,17 +364,18 @@ static int write_outputs(const char *dir, const struct hb_live_plan *p, const st
 	buf = malloc(cap);
 	if (!buf)
 		return hb_runtime_error(err, "live: out of memory");
+	/* error_pct in percent, the unit the table prints (measured / predicted - 1) */
 	len += (size_t)snprintf(buf + len, cap - len, "rank,node,gpu,n_vsw,n_ga,local_batch,predicted_s,measured_s,"
-				"compute_s,error\n");
+				"compute_s,error_pct\n");
 	for (int k = 0; k < r->nranks; k++) {
 		const struct hb_live_slot *s = &p->slots[k];
 
-		len += (size_t)snprintf(buf + len, cap - len, "%d,%s,%s,%d,%d,%d,%.9g,%.9g,%.9g,%.6f\n", k, s->node,
+		len += (size_t)snprintf(buf + len, cap - len, "%d,%s,%s,%d,%d,%d,%.9g,%.9g,%.9g,%.4f\n", k, s->node,
 					s->gpu, s->n_vsw, s->n_ga, s->local_bs, s->pred_iter_s, r->rank_iter_s[k],
-					r->rank_compute_s[k], r->rank_iter_s[k] / s->pred_iter_s - 1);
+					r->rank_compute_s[k], 100 * (r->rank_iter_s[k] / s->pred_iter_s - 1));
 	}
-	len += (size_t)snprintf(buf + len, cap - len, "critical,,,,,,%.9g,%.9g,,%.6f\n", p->pred_iter_s, r->critical_s,
-				r->critical_s / p->pred_iter_s - 1);
+	len += (size_t)snprintf(buf + len, cap - len, "critical,,,,,,%.9g,%.9g,,%.4f\n", p->pred_iter_s, r->critical_s,
+				100 * (r->critical_s / p->pred_iter_s - 1));
 	snprintf(path, sizeof(path), "%s/live.csv", dir);
 	rc = hb_write_file_atomic(path, buf, len, err);
 	if (rc == 0) {
@@ -371,11 +383,11 @@ static int write_outputs(const char *dir, const struct hb_live_plan *p, const st
 				       "{\n  \"plan\": \"%s\",\n  \"method\": \"%s\",\n  \"model\": \"%s\",\n"
 				       "  \"ranks\": %d,\n  \"global_batch\": %ld,\n  \"scale\": %g,\n"
 				       "  \"warmup\": %d,\n  \"iters\": %d,\n  \"predicted_s\": %.9g,\n"
-				       "  \"measured_s\": %.9g,\n  \"error\": %.6f,\n  \"loss_first\": %.9g,\n"
-				       "  \"loss_last\": %.9g\n}\n",
+				       "  \"measured_s\": %.9g,\n  \"error_pct\": %.4f,\n  \"loss_first\": %s,\n"
+				       "  \"loss_last\": %s\n}\n",
 				       p->path, p->method, p->model, r->nranks, p->global_batch, o->scale, o->warmup,
-				       o->iters, p->pred_iter_s, r->critical_s, r->critical_s / p->pred_iter_s - 1,
-				       r->loss_first, r->loss_last);
+				       o->iters, p->pred_iter_s, r->critical_s, 100 * (r->critical_s / p->pred_iter_s - 1),
+				       num(nb[0], r->loss_first, "null"), num(nb[1], r->loss_last, "null"));
 		snprintf(path, sizeof(path), "%s/summary.json", dir);
 		rc = hb_write_file_atomic(path, buf, len, err);
 	}
@@ -393,10 +405,11 @@ static int write_outputs(const char *dir, const struct hb_live_plan *p, const st
 		for (int i = 0; i < r->nmetrics; i++) {
 			const struct hb_live_metric *x = &r->metrics[i];
 
-			len += (size_t)snprintf(m + len, mcap - len, "%ld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s\n",
-						x->iter, x->loss, x->similarity, x->gns.noise_scale, x->gns.grad_sqr,
-						x->gns.trace_sigma, x->gns.b_small, x->gns.b_big,
-						x->differenced ? "differenced" : "workers");
+			len += (size_t)snprintf(m + len, mcap - len, "%ld,%s,%s,%s,%s,%s,%s,%s,%s\n", x->iter,
+						num(nb[0], x->loss, ""), num(nb[1], x->similarity, ""),
+						num(nb[2], x->gns.noise_scale, ""), num(nb[3], x->gns.grad_sqr, ""),
+						num(nb[4], x->gns.trace_sigma, ""), num(nb[5], x->gns.b_small, ""),
+						num(nb[6], x->gns.b_big, ""), x->differenced ? "differenced" : "workers");
 		}
 		snprintf(path, sizeof(path), "%s/metrics.csv", dir);
 		rc = hb_write_file_atomic(path, m, len, err);
@@ -429,9 +442,9 @@ static void print_table(const struct hb_live_plan *p, const struct hb_live_resul
 	if (r->nmetrics > 0) {
 		const struct hb_live_metric *a = &r->metrics[0], *b = &r->metrics[r->nmetrics - 1];
 
-		printf("gradient similarity %.3f -> %.3f, noise scale %.4g -> %.4g samples (%d measurements; "
+		printf("gradient similarity %.3f -> %.3f, noise scale %.4g -> %.4g samples (%d %s; "
 		       "--out writes them all)\n", a->similarity, b->similarity, a->gns.noise_scale, b->gns.noise_scale,
-		       r->nmetrics);
+		       r->nmetrics, hb_plural(r->nmetrics, "measurement", "measurements"));
 	}
 }
 
@@ -760,8 +773,8 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 				printf("prediction rows: %s\n", store);
 		}
 		if (rc == 0 && out && (rc = write_outputs(out, &p, &o, &r, &err)) == 0)
-			printf("results: %s/live.csv, %s/summary.json%s\n", out, out,
-			       r.nmetrics ? ", metrics.csv" : "");
+			printf("results: %s/live.csv, %s/summary.json%s%s%s\n", out, out, r.nmetrics ? ", " : "",
+			       r.nmetrics ? out : "", r.nmetrics ? "/metrics.csv" : "");
 	}
 	rc = hb_ar_team_agree(&team, rc, &err);
 	if (rc < 0) {

@@ -359,9 +359,12 @@ int cmd_profile(int argc, char **argv, struct hb_cli *cli)
 	       st.compute_rows, st.memory_rows, st.bucket_rows, st.fit_rows, st.gpus, hb_plural(st.gpus, "GPU", "GPUs"),
 	       st.models, hb_plural(st.models, "model", "models"), HB_ANALYTIC_VERSION, hb_now() - t0);
 	if (st.infeasible > 0)
-		printf("%d of %d GPU x model pairs cannot hold even min_lbs with one VSW in the GPU's memory: each has "
-		       "a memory row saying so (max_vsw 0) and no compute rows, and plans leave it out\n",
-		       st.infeasible, st.gpus * st.models);
+		/* A property of the pairs, not a failure: said as a note. */
+		printf("note: by the analytic model, %d of the %d GPU x model %s too big for the GPU's memory even at "
+		       "min_lbs with one VSW; %s recorded as such (a memory row with max_vsw 0, no compute rows), "
+		       "and plans skip %s\n",
+		       st.infeasible, st.gpus * st.models, st.gpus * st.models == 1 ? "pair is" : "pairs are",
+		       st.infeasible == 1 ? "it is" : "each is", st.infeasible == 1 ? "it" : "them");
 	rc = 0;
 	if (do_show) {
 		printf("\n");

@@ -170,7 +170,7 @@ static int run_child(char *const argv[], const char *const *envs, int out_fd, lo
 		if (out_fd >= 0)
 			dup2(out_fd, 1);
 		execvp(argv[0], argv);
-		fprintf(stderr, "hetbatch: cannot run %s: %s\n", argv[0], strerror(errno));
+		fprintf(stderr, "hetbatch: error: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
 	for (;;) {
@@ -537,7 +537,7 @@ int hb_cmd_profile_torch(int argc, char **argv, struct hb_cli *cli)
 			goto fail;
 		}
 		if (status != WK_OK && status != WK_OOM) {
-			fprintf(stderr, "hetbatch profile: %s: the worker exited %d: %s\n", o.models[i], status,
+			fprintf(stderr, "hetbatch: error: profile: %s: the worker exited %d: %s\n", o.models[i], status,
 				status == 124 ? "killed after --timeout" : worker_exit_meaning(status));
 			failed++;
 		}
@@ -549,7 +549,7 @@ int hb_cmd_profile_torch(int argc, char **argv, struct hb_cli *cli)
 						   &run, &err);
 
 				if (r < 0) {
-					fprintf(stderr, "hetbatch profile: %s: not stored: %s\n", o.models[i], err.msg);
+					fprintf(stderr, "hetbatch: error: profile: %s: not stored: %s\n", o.models[i], err.msg);
 					failed++;
 				}
 				stored += r > 0;

@@ -214,6 +214,13 @@ static void usage(FILE *out)
 		"                       instead of queueing them\n"
 		"  --no-fairness        skip rho (it simulates every distinct job once more\n"
 		"                       alone on its 1/J share)\n"
+		"  --duration-from-trace  stop each job whose trace records a run time\n"
+		"                       (duration_s; Philly's duration) once it has run that\n"
+		"                       long (at the first whole iteration past it), wherever\n"
+		"                       its training is: it counts as completed then, flagged\n"
+		"                       (jobs.csv stopped_at_duration 1, a line under the\n"
+		"                       table).  Without it such run times are ignored, with a\n"
+		"                       notice: jobs train to their model's target\n"
 		"  --capacity FILE      GPUs that come and go: CSV time_s,gpu,available (from\n"
 		"                       time_s on, that many GPUs of the type are online);\n"
 		"                       elastic policies shrink, gang jobs are preempted and\n"
@@ -233,7 +240,8 @@ static void usage(FILE *out)
 		"  get one by GPU-time class (Pollux's workload construction) drawn with\n"
 		"  --seed.  Files: results.db, cluster_summary.csv, jobs.csv, by_model.csv,\n"
 		"  utilisation.csv, timeseries.csv, events.csv, summary.json; --plot draws\n"
-		"  trace-jct (JCT CDF), trace-util (utilisation) and trace-rho (rho CDF).\n"
+		"  trace-jct (JCT CDF), trace-util (utilisation from the window start, stacked\n"
+		"  by GPU type on a heterogeneous cluster) and trace-rho (rho CDF).\n"
 		"\n"
 		"Policies (* = has a shared-cluster arbiter for --trace):\n");
 	for (const struct hb_policy *p = hb_policies; p->name; p++)
@@ -289,6 +297,7 @@ struct sim_args {
 	struct hb_trace_options topt;  /* filters */
 	double load;
 	int no_fairness, trace_opts;   /* trace_opts: a trace-only option was given */
+	int duration_from_trace;       /* --duration-from-trace: stop jobs at the trace's run time */
 	enum hb_events_level events;   /* --events (default all) */
 	int synth_opts;                /* a --synth option was given */
 	int jobs;                      /* -j N: simulations at a time on threads (default 1) */
@@ -300,7 +309,7 @@ enum {
 	OPT_RESTART, OPT_RECONFIG, OPT_GNS, OPT_NOSIM, OPT_UNEQUAL, OPT_REPLAY, OPT_TRACE, OPT_FORMAT, OPT_LOAD,
 	OPT_MAXJOBS, OPT_FROM, OPT_TO, OPT_VC, OPT_GPUS, OPT_NOFAIR, OPT_SYNTHETIC, OPT_SYNTH, OPT_EDROP,
 	OPT_EINTERVAL, OPT_ATTEMPTS, OPT_STATUS, OPT_PROGRESS, OPT_FIDELITY, OPT_EVENTS, OPT_FORCE,
-	OPT_CAPACITY, OPT_ESCOMM, OPT_ESRESTART, OPT_YARNHEAD, OPT_THREADS,
+	OPT_CAPACITY, OPT_ESCOMM, OPT_ESRESTART, OPT_YARNHEAD, OPT_THREADS, OPT_DURATION,
 };
 
 /* --gpus MIN:MAX, either side may be empty; 2 on a usage error. */
@@ -360,6 +369,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		{ "vc", required_argument, NULL, OPT_VC },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
 		{ "no-fairness", no_argument, NULL, OPT_NOFAIR },
+		{ "duration-from-trace", no_argument, NULL, OPT_DURATION },
 		{ "synthetic", required_argument, NULL, OPT_SYNTHETIC },
 		{ "synth", required_argument, NULL, OPT_SYNTH },
 		{ "elastic-drop", no_argument, NULL, OPT_EDROP },
@@ -427,6 +437,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 			break;
 		case OPT_TRACE: a->trace = optarg; break;
 		case OPT_NOFAIR: a->no_fairness = a->trace_opts = 1; break;
+		case OPT_DURATION: a->duration_from_trace = a->trace_opts = 1; break;
 		case OPT_EDROP: a->elastic_drop = a->trace_opts = 1; break;
 		case OPT_CAPACITY: a->capacity = optarg; a->trace_opts = 1; break;
 		case OPT_YARNHEAD: a->yarn_head_only = a->trace_opts = 1; break;
@@ -567,8 +578,8 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		return hb_cli_usage(cli, "sim", "--capacity: no file '%s'", a->capacity);
 	if (!a->trace && !a->synthetic && a->trace_opts)
 		return hb_cli_usage(cli, "sim", "--format, --load, --max-jobs, --from, --to, --vc, --status, "
-						"--attempts, --gpus, --no-fairness and --elastic-* need --trace "
-						"or --synthetic");
+						"--attempts, --gpus, --no-fairness, --duration-from-trace and "
+						"--elastic-* need --trace or --synthetic");
 	if (!a->cluster || (!a->models && !a->trace && !a->synthetic))
 		return hb_cli_usage(cli, "sim", "--cluster and --model (or --trace, or --synthetic) are required");
 	if (a->synthetic) {
@@ -839,6 +850,7 @@ static int trace_setup(struct trace_cmd *c, const struct sim_args *a, const stru
 	hb_replay_opts_init(&ro);
 	ro.load = a->load;
 	ro.seed = so->seed;
+	ro.duration_from_trace = a->duration_from_trace;
 	if (a->synthetic) {
 		struct hb_synth_options sy = a->synth;
 		struct hb_trace_reader *r = NULL;
@@ -1153,6 +1165,16 @@ static int trace_plot(struct hb_cli *cli, const struct hb_trace_results *res, co
 		hb_gp_assign(base, sizeof(base), "dat", path);
 		hb_gp_assign(base, sizeof(base), "names", names);
 		hb_gp_assign(base, sizeof(base), "ttl", title);
+		if (k == 1) { /* util: the GPU types to stack, and where the window starts */
+			char types[2048], num[64];
+
+			hb_trace_results_util_types(res, types, sizeof(types));
+			hb_gp_assign(base, sizeof(base), "types", types);
+			snprintf(num, sizeof(num), "%d", res->cluster_gpus);
+			hb_gp_assign(base, sizeof(base), "gpus", num);
+			snprintf(num, sizeof(num), "%.9g", res->window_s / 3600.0);
+			hb_gp_assign(base, sizeof(base), "x0", num);
+		}
 		if (figure(gnuplot, gpdir, script, dir, "trace", what[k], base, err) < 0)
 			return -1;
 	}
@@ -1243,6 +1265,10 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	}
 	/* Every replay has its jobs now: the trace's records go. */
 	hb_replay_drop_jobs(&c.rp);
+	if (c.rp.with_duration > 0 && !a->duration_from_trace)
+		hb_warn(&cli->log, "%s records a run time (duration_s) for %ld of its %ld jobs; it is ignored and jobs "
+				   "train to their model's target (--duration-from-trace stops them at it)",
+			a->trace, c.rp.with_duration, c.rp.read - c.rp.oversize);
 	if (c.rp.merged > 0)
 		hb_warn(&cli->log, "%s: %ld %s an earlier row's name: each replaces that row's values and keeps its "
 				   "place, as EasyScale's simulator reads its workloads (an OrderedDict by name)",
@@ -1280,6 +1306,7 @@ static int sim_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	hb_strlcpy(res.format, hb_trace_format_name(c.rp.format), sizeof(res.format));
 	filters_text(a, res.filters, sizeof(res.filters));
 	res.load = a->load;
+	res.window_s = isfinite(a->topt.from_s) ? a->topt.from_s / a->load : 0.0;
 	res.read = c.rp.read;
 	res.oversize = c.rp.oversize;
 	res.assigned = c.rp.assigned;

@@ -203,6 +203,17 @@ static void csv_text(char *dst, size_t n, const char *src)
 	dst[j] = '\0';
 }
 
+/* v as a CSV number into b (%.9g), or empty when it does not exist (NaN,
+ * infinite), as docs/outputs.md's conventions say. */
+static const char *num(char b[32], double v)
+{
+	if (!isfinite(v))
+		b[0] = '\0';
+	else
+		snprintf(b, 32, "%.9g", v);
+	return b;
+}
+
 int hb_live_write_trajectory(const char *dir, const struct hb_live_segment *all, struct hb_error *err)
 {
 	size_t cap = 512 + (size_t)all->nrows * 1400, len = 0;
@@ -212,19 +223,21 @@ int hb_live_write_trajectory(const char *dir, const struct hb_live_segment *all,
 	if (!buf)
 		return hb_runtime_error(err, "live: out of memory");
 	len += (size_t)snprintf(buf, cap, "launch,epoch,iteration,iters,global_batch,gpus,alloc,method,config,"
-				"predicted_s,measured_s,error,block_s,change,change_s,similarity,noise_scale,loss,"
+				"predicted_s,measured_s,error_pct,block_s,change,change_s,similarity,noise_scale,loss,"
 				"decision\n");
 	for (int i = 0; i < all->nrows; i++) {
 		const struct hb_live_row *r = &all->rows[i];
-		char cfg[600], dec[600];
+		char cfg[600], dec[600], n[9][32];
 
 		csv_text(cfg, sizeof(cfg), r->config);
 		csv_text(dec, sizeof(dec), r->decision);
-		len += (size_t)snprintf(buf + len, cap - len, "%d,%ld,%ld,%d,%ld,%d,%s,%s,%s,%.9g,%.9g,%.6f,%.9g,%s,%.9g,"
-					"%.9g,%.9g,%.9g,%s\n", r->segment, r->epoch, r->iteration, r->iters, r->global_bs,
-					r->ngpus, r->alloc, r->method, cfg, r->predicted_s, r->measured_s,
-					r->measured_s / r->predicted_s - 1, r->sum_s, r->change, r->change_s,
-					r->similarity, r->noise_scale, r->loss, dec);
+		/* error_pct: percent, as the tables print it */
+		len += (size_t)snprintf(buf + len, cap - len, "%d,%ld,%ld,%d,%ld,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,"
+					"%s,%s,%s,%s\n", r->segment, r->epoch, r->iteration, r->iters, r->global_bs,
+					r->ngpus, r->alloc, r->method, cfg, num(n[0], r->predicted_s),
+					num(n[1], r->measured_s), num(n[2], 100 * (r->measured_s / r->predicted_s - 1)),
+					num(n[3], r->sum_s), r->change, num(n[4], r->change_s), num(n[5], r->similarity),
+					num(n[6], r->noise_scale), num(n[7], r->loss), dec);
 	}
 	snprintf(path, sizeof(path), "%s/trajectory.csv", dir);
 	rc = hb_write_file_atomic(path, buf, len, err);
@@ -321,9 +334,12 @@ int hb_live_compare_sim(const char *dir, struct hb_live_policy *pol, const char 
 		const struct hb_live_row *r = &all->rows[i];
 		const struct hb_sim_sample *s = sample_at(&sim, (double)r->iteration);
 
-		len += (size_t)snprintf(buf + len, cap - len, "%ld,%ld,%ld,%d,%d,%.9g,%.9g,%.9g,%.9g,%.9g\n", r->iteration,
-					r->global_bs, s ? s->global_bs : 0L, r->ngpus, s ? s->ngpus : 0, r->predicted_s,
-					r->measured_s, s ? s->iter_s : NAN, live_s, sim_time_at(&sim, (double)r->iteration));
+		char n[5][32];
+
+		len += (size_t)snprintf(buf + len, cap - len, "%ld,%ld,%ld,%d,%d,%s,%s,%s,%s,%s\n", r->iteration,
+					r->global_bs, s ? s->global_bs : 0L, r->ngpus, s ? s->ngpus : 0,
+					num(n[0], r->predicted_s), num(n[1], r->measured_s), num(n[2], s ? s->iter_s : NAN),
+					num(n[3], live_s), num(n[4], sim_time_at(&sim, (double)r->iteration)));
 		live_s += r->sum_s + (isfinite(r->change_s) ? r->change_s : 0);
 	}
 	if (all->nrows > 0)

@@ -15,6 +15,7 @@ void hb_replay_opts_init(struct hb_replay_opts *o)
 {
 	o->load = 1.0;
 	o->seed = 1;
+	o->duration_from_trace = 0;
 }
 
 void hb_replay_free(struct hb_replay *rp)
@@ -107,6 +108,7 @@ int hb_replay_from_specs(const struct hb_catalog *cat, const struct hb_cluster *
 	memset(rp, 0, sizeof(*rp));
 	rp->format = fmt;
 	rp->load = ro->load;
+	rp->duration_from_trace = ro->duration_from_trace;
 	rp->read = n;
 	if (!(ro->load > 0))
 		return hb_input_error(err, "replay: load factor %g is not positive", ro->load);
@@ -165,6 +167,8 @@ int hb_replay_from_specs(const struct hb_catalog *cat, const struct hb_cluster *
 		j->batch = s.batch > 0 ? s.batch : 0;
 		j->record = s.record;
 		j->index = i;
+		j->duration_s = s.duration_s > 0 ? s.duration_s : 0.0;
+		rp->with_duration += j->duration_s > 0;
 		j->assigned = !specs[i].model[0];
 		rp->njobs++;
 	}
@@ -292,6 +296,8 @@ int hb_replay_build(struct hb_sim *sim, const struct hb_replay *rp, const struct
 		hb_sim_job_request(&sim->jobs[id], j->gpus, j->batch);
 		hb_sim_job_prefs(&sim->jobs[id], j->gpu_type, j->d2);
 		hb_strlcpy(sim->jobs[id].app, j->app, sizeof(sim->jobs[id].app));
+		if (rp->duration_from_trace)
+			sim->jobs[id].duration_s = j->duration_s;
 		if (j->epochs > 0 && hb_sim_job_epochs(&sim->jobs[id], j->epochs, err) < 0) {
 			char pos[512];
 

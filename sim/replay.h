@@ -43,11 +43,14 @@ struct hb_replay_job {
 	char app[HB_JOB_MODEL_MAX];    /* the trace's application name (hb_jobspec.app), "" = none */
 	int d2;                        /* EasyScale D2: 1 allowed, 0 not, -1 from the model */
 	double epochs;                 /* passes over the dataset, 0 = the model's target_epochs */
+	double duration_s;             /* the run time the trace recorded (hb_jobspec.duration_s), 0 = none */
 };
 
 struct hb_replay_opts {
 	double load;                   /* arrivals are divided by this (2 = twice the load); > 0 */
 	uint64_t seed;                 /* seeds the model draws */
+	int duration_from_trace;       /* 1: every job with a recorded run time stops at it
+					  (sim --duration-from-trace; hb_replay_build) */
 };
 
 void hb_replay_opts_init(struct hb_replay_opts *o);
@@ -65,6 +68,8 @@ struct hb_replay {
 	struct hb_trace_stats stats;   /* the reader's counters (zero for hb_replay_from_specs) */
 	enum hb_trace_format format;   /* the trace's format */
 	double load;                   /* the load factor applied */
+	long with_duration;            /* jobs kept whose trace records a run time (duration_s > 0) */
+	int duration_from_trace;       /* hb_replay_opts.duration_from_trace */
 };
 
 /* Read path (fmt may be HB_TRACE_AUTO; topt may be NULL) into rp for
@@ -98,7 +103,8 @@ void hb_replay_drop_jobs(struct hb_replay *rp);
 
 /* Add every job of rp to sim (fresh, from hb_sim_init with rp's catalog and
  * cluster) with agent: job k of rp becomes sim->jobs[k], named after the
- * trace.  A model the profiles cannot run on the cluster is an input error
+ * trace; with rp->duration_from_trace, a job with a recorded run time gets
+ * it as its stop (hb_sim_job.duration_s).  A model the profiles cannot run on the cluster is an input error
  * naming the record (where as above). */
 int hb_replay_build(struct hb_sim *sim, const struct hb_replay *rp, const struct hb_agent_ops *agent,
 		    const char *where, struct hb_error *err);

@@ -274,11 +274,35 @@ static void record_sample(struct hb_sim *sim, const struct hb_sim_job *job)
 	s->cost_usd = job->cost_usd;
 	s->epoch = job->epoch;
 	s->iters = job->iters;
+	for (int i = 0; job->cfg.ngpus > 0 && job->cfg.alloc && sim->node_slot && i < sim->cl->nnodes; i++)
+		if (job->cfg.alloc[i] > 0)
+			s->type_gpus[sim->node_slot[i]] += (unsigned short)job->cfg.alloc[i];
 	if (s == &one && sim->sink->sample(sim->sink->ctx, s, &sim->sink_err) < 0 && sim->sink_err.code == HB_OK)
 		hb_runtime_error(&sim->sink_err, "simulator: the record sink failed");
 }
 
 /* ---- setup ---------------------------------------------------------------- */
+
+int hb_cluster_type_slots(const struct hb_cluster *cl, int *node_slot, int *slot_gpu)
+{
+	int gpu[HB_SIM_TYPE_SLOTS], n = 0;
+
+	for (int i = 0; i < cl->nnodes; i++) {
+		int k = 0;
+
+		while (k < n && gpu[k] != cl->nodes[i].gpu)
+			k++;
+		if (k == n && n < HB_SIM_TYPE_SLOTS)
+			gpu[n++] = cl->nodes[i].gpu;
+		if (k == HB_SIM_TYPE_SLOTS)
+			k = HB_SIM_TYPE_SLOTS - 1; /* types past the last slot share it */
+		if (node_slot)
+			node_slot[i] = k;
+	}
+	for (int k = 0; slot_gpu && k < n; k++)
+		slot_gpu[k] = gpu[k];
+	return n;
+}
 
 int hb_sim_init(struct hb_sim *sim, const struct hb_catalog *cat, const struct hb_cluster *cl,
 		struct hb_profdb *db, const char *policy, const struct hb_sim_opts *opts, struct hb_error *err)
@@ -312,6 +336,9 @@ int hb_sim_init(struct hb_sim *sim, const struct hb_catalog *cat, const struct h
 	}
 	sim->arbiter = &hb_arbiter_dedicated;
 	sim->free_gpus = calloc((size_t)(cl->nnodes > 0 ? cl->nnodes : 1), sizeof(int));
+	sim->node_slot = calloc((size_t)(cl->nnodes > 0 ? cl->nnodes : 1), sizeof(int));
+	if (sim->node_slot)
+		hb_cluster_type_slots(cl, sim->node_slot, NULL);
 	if (sim->free_gpus)
 		for (int i = 0; i < cl->nnodes; i++)
 			sim->free_gpus[i] = cl->nodes[i].ngpus;
@@ -320,7 +347,7 @@ int hb_sim_init(struct hb_sim *sim, const struct hb_catalog *cat, const struct h
 	sim->stats = calloc((size_t)cat->nmodels, sizeof(*sim->stats));
 	sim->fid = calloc((size_t)cat->nmodels, sizeof(*sim->fid));
 	sim->borrowed = calloc((size_t)cat->nmodels, 1);
-	if (!sim->perf || !sim->solver || !sim->stats || !sim->fid || !sim->borrowed || !sim->free_gpus) {
+	if (!sim->perf || !sim->solver || !sim->stats || !sim->fid || !sim->borrowed || !sim->free_gpus || !sim->node_slot) {
 		hb_sim_free(sim);
 		return hb_runtime_error(err, "simulator: out of memory");
 	}
@@ -354,6 +381,7 @@ void hb_sim_free(struct hb_sim *sim)
 		free(job->grant);
 	}
 	free(sim->free_gpus);
+	free(sim->node_slot);
 	hb_pool_destroy(sim->pool);
 	sim->pool = NULL;
 	if (sim->capacity) {
@@ -816,6 +844,9 @@ static int schedule_next(struct hb_sim *sim, struct hb_sim_job *job, struct hb_e
 		double need = job->fid->m0 * job->fid->bound[job->epoch + 1] - job->progress;
 		double dt = need > 0 ? nearbyint(need / (b * job->eff) * per_iter_s(job)) : 0.0;
 
+		if (job->duration_s > 0 && job->duration_s - job->run_s < dt)
+			dt = fmax(0.0, ceil(job->duration_s - job->run_s));
+
 		return hb_engine_schedule(&sim->eng, job->t_last + dt, HB_EV_MILESTONE, job->id, job->gen, err);
 	}
 	/* Completion. */
@@ -826,6 +857,12 @@ static int schedule_next(struct hb_sim *sim, struct hb_sim_job *job, struct hb_e
 		n = x;
 	if (job->next_adapt_iter > 0) {
 		x = job->next_adapt_iter - job->iters;
+		if (x < n)
+			n = x;
+	}
+	/* --duration-from-trace: the first whole iteration at or past the stop */
+	if (job->duration_s > 0) {
+		x = ceil((job->duration_s - job->run_s) / per_iter_s(job) - ITER_EPS);
 		if (x < n)
 			n = x;
 	}
@@ -953,8 +990,14 @@ static int finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *e
 	job->gen++;
 	sim->nended++;
 	record_sample(sim, job);
-	hb_sim_note(sim, job, "done", "%.0f iterations, %ld epochs, B_G %ld, $%.2f", job->iters, job->epoch,
-		    job->cfg.global_bs, job->cost_usd);
+	if (job->stopped_at_duration)
+		hb_sim_note(sim, job, "done", "stopped at its recorded run time %.9g s (ran %.9g s), progress %.4f: "
+			    "%.0f iterations, %ld epochs, B_G %ld, $%.2f", job->duration_s, job->run_s,
+			    job->target > 0 ? job->progress / job->target : 0.0, job->iters, job->epoch,
+			    job->cfg.global_bs, job->cost_usd);
+	else
+		hb_sim_note(sim, job, "done", "%.0f iterations, %ld epochs, B_G %ld, $%.2f", job->iters, job->epoch,
+			    job->cfg.global_bs, job->cost_usd);
 	if (sim->arbiter != &hb_arbiter_dedicated)
 		for (int i = 0; i < sim->cl->nnodes; i++)
 			sim->free_gpus[i] += job->grant[i];
@@ -996,6 +1039,11 @@ static int on_milestone(struct hb_sim *sim, struct hb_sim_job *job, struct hb_er
 
 	if (fabs(job->iters - r) < ITER_EPS)
 		job->iters = r;
+	if (job->duration_s > 0 && job->run_s >= job->duration_s * (1.0 - 1e-12) &&
+	    !(job->progress >= job->target * (1.0 - 1e-12))) {
+		job->stopped_at_duration = 1; /* the trace's run time is up before the target */
+		return finish(sim, job, err);
+	}
 	if (job->fid)
 		return on_fid_epoch(sim, job, err);
 	if (job->progress >= job->target * (1.0 - 1e-12))

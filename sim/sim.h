@@ -227,10 +227,26 @@ struct hb_sim_job {
 	long reconfigs;          /* in-place changes */
 	long adaptations;        /* adaptation points reached */
 	double finish_s;         /* completion time, 0 until done */
+	double duration_s;       /* > 0: the job stops once it has run this long (run_s, at the first
+				    whole iteration past it), counted as completed then (sim
+				    --duration-from-trace: the trace's recorded run time); 0: it
+				    trains to its target */
+	int stopped_at_duration; /* 1: done because run_s reached duration_s, not the target */
 	double last_similarity;  /* last observed Phi, for records */
 };
 
 /* ---- records (time series and events, kept in memory, written by results.c) */
+
+/* GPU types a sample tells apart (type_gpus below): the cluster's distinct
+ * GPU types in node order, the last slot also taking every type past it
+ * (hb_cluster_type_slots).  Eight covers every built-in cluster. */
+#define HB_SIM_TYPE_SLOTS 8
+
+/* The type slot of every node of cl into node_slot[0..nnodes) and the
+ * catalog GPU of each slot into slot_gpu[0..HB_SIM_TYPE_SLOTS) (either may
+ * be NULL); returns how many slots are used (1..HB_SIM_TYPE_SLOTS, 0 for
+ * a cluster without nodes). */
+int hb_cluster_type_slots(const struct hb_cluster *cl, int *node_slot, int *slot_gpu);
 
 struct hb_sim_sample {
 	double t;                /* s */
@@ -244,7 +260,9 @@ struct hb_sim_sample {
 	double similarity;       /* last observed Phi (0 if none) */
 	double cost_usd;         /* cumulative */
 	long epoch;
-	double iters;            /* the job's iterations done (not written to results files) */
+	double iters;            /* the job's iterations done (timeseries.csv's step, rounded) */
+	unsigned short type_gpus[HB_SIM_TYPE_SLOTS]; /* of ngpus, those of each GPU type slot
+						       (hb_cluster_type_slots); not in results files */
 };
 
 struct hb_sim_event_rec {
@@ -336,6 +354,7 @@ struct hb_sim {
 	const struct hb_arbiter_ops *arbiter; /* dedicated unless set by hb_sim_set_arbiter */
 	void *arbiter_state;            /* owned by the arbiter (free_state) */
 	int *free_gpus;                 /* GPUs per node not granted to any job */
+	int *node_slot;                 /* per node: its GPU type slot (hb_cluster_type_slots), owned */
 	struct hb_engine eng;
 
 	struct hb_rng rng_similarity;   /* HB_STREAM_SIMILARITY */

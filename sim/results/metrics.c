@@ -115,7 +115,7 @@ static int keep_event(const void *r)
 }
 
 static int push_interval(struct hb_gpu_interval **iv, size_t *n, size_t *cap, int job, double t0, double t1,
-			 int gpus)
+			 int gpus, const unsigned short *types)
 {
 	if (!(t1 > t0) || gpus <= 0)
 		return 0;
@@ -128,7 +128,9 @@ static int push_interval(struct hb_gpu_interval **iv, size_t *n, size_t *cap, in
 		*iv = ni;
 		*cap = ncap;
 	}
-	(*iv)[(*n)++] = (struct hb_gpu_interval){ .t0_s = t0, .t1_s = t1, .job = job, .gpus = gpus };
+	(*iv)[*n] = (struct hb_gpu_interval){ .t0_s = t0, .t1_s = t1, .job = job, .gpus = gpus };
+	memcpy((*iv)[*n].type_gpus, types, sizeof((*iv)[*n].type_gpus));
+	(*n)++;
 	return 0;
 }
 
@@ -140,34 +142,39 @@ static int job_intervals(const struct hb_sim *sim, int j, const size_t *s, size_
 	const struct hb_sim_job *job = &sim->jobs[j];
 	size_t a = 0, b = 0;
 	int cur = 0;
+	unsigned short cur_types[HB_SIM_TYPE_SLOTS] = { 0 };
 	double since = 0.0, end;
 
 	while (a < ns || b < ne) {
 		double ta = a < ns ? sim->samples[s[a]].t : INFINITY;
 		double tb = b < ne ? sim->events[e[b]].t : INFINITY;
 		double t = ta < tb ? ta : tb;
-		int v = cur, last_class = K_OTHER, have_sample = 0, sample_gpus = 0;
+		int v = cur, last_class = K_OTHER;
+		const struct hb_sim_sample *sample = NULL;
 
-		for (; a < ns && sim->samples[s[a]].t == t; a++) {
-			have_sample = 1;
-			sample_gpus = sim->samples[s[a]].ngpus;
-		}
+		for (; a < ns && sim->samples[s[a]].t == t; a++)
+			sample = &sim->samples[s[a]];
 		for (; b < ne && sim->events[e[b]].t == t; b++)
 			last_class = event_class(sim->events[e[b]].kind);
 		if (last_class == K_STOP)
 			v = 0;
-		else if (have_sample)
-			v = sample_gpus;
-		if (v != cur) {
-			if (push_interval(iv, n, cap, j, since, t, cur) < 0)
+		else if (sample)
+			v = sample->ngpus;
+		/* a change of types at the same count is a new stretch too */
+		if (v != cur || (v > 0 && sample && memcmp(sample->type_gpus, cur_types, sizeof(cur_types)) != 0)) {
+			if (push_interval(iv, n, cap, j, since, t, cur, cur_types) < 0)
 				return -1;
 			cur = v;
+			if (v > 0 && sample)
+				memcpy(cur_types, sample->type_gpus, sizeof(cur_types));
+			else
+				memset(cur_types, 0, sizeof(cur_types));
 			since = t;
 		}
 	}
 	end = job->state == HB_JOB_DONE ? job->finish_s : job->t_last;
 	if (cur > 0 && end > since)
-		return push_interval(iv, n, cap, j, since, end, cur);
+		return push_interval(iv, n, cap, j, since, end, cur, cur_types);
 	return 0;
 }
 
@@ -212,6 +219,8 @@ struct hb_gpu_acc_job {
 	double t;            /* the instant being collected (valid when open) */
 	int cur;             /* GPUs held since `since` */
 	int sample_gpus;     /* the instant's last sample */
+	unsigned short cur_types[HB_SIM_TYPE_SLOTS];    /* cur by GPU type slot */
+	unsigned short sample_types[HB_SIM_TYPE_SLOTS]; /* sample_gpus by GPU type slot */
 	unsigned char open;  /* records of instant t are being collected */
 	unsigned char have_sample;
 	unsigned char last_class; /* K_OTHER, or the class of the instant's last start/.../done event */
@@ -247,11 +256,16 @@ static int acc_close(struct hb_gpu_acc *a, int j)
 		v = 0;
 	else if (x->have_sample)
 		v = x->sample_gpus;
-	if (v == x->cur)
+	if (v == x->cur &&
+	    !(v > 0 && x->have_sample && memcmp(x->sample_types, x->cur_types, sizeof(x->cur_types)) != 0))
 		return 0;
-	if (push_interval(&a->iv, &a->n, &a->cap, j, x->since, x->t, x->cur) < 0)
+	if (push_interval(&a->iv, &a->n, &a->cap, j, x->since, x->t, x->cur, x->cur_types) < 0)
 		return -1;
 	x->cur = v;
+	if (v > 0 && x->have_sample)
+		memcpy(x->cur_types, x->sample_types, sizeof(x->cur_types));
+	else
+		memset(x->cur_types, 0, sizeof(x->cur_types));
 	x->since = x->t;
 	return 0;
 }
@@ -299,6 +313,7 @@ int hb_gpu_acc_sample(struct hb_gpu_acc *a, const struct hb_sim_sample *s, struc
 		return err->code != HB_OK ? -1 : 0;
 	x->have_sample = 1;
 	x->sample_gpus = s->ngpus;
+	memcpy(x->sample_types, s->type_gpus, sizeof(x->sample_types));
 	return 0;
 }
 
@@ -316,7 +331,7 @@ int hb_gpu_acc_finish(struct hb_gpu_acc *a, const struct hb_sim *sim, struct hb_
 		double end = job->state == HB_JOB_DONE ? job->finish_s : job->t_last;
 
 		if (acc_close(a, j) < 0 ||
-		    (x->cur > 0 && end > x->since && push_interval(&a->iv, &a->n, &a->cap, j, x->since, end, x->cur) < 0))
+		    (x->cur > 0 && end > x->since && push_interval(&a->iv, &a->n, &a->cap, j, x->since, end, x->cur, x->cur_types) < 0))
 			goto oom;
 		x->cur = 0;
 	}
@@ -353,6 +368,7 @@ void hb_util_series_free(struct hb_util_series *u)
 {
 	free(u->t_s);
 	free(u->util);
+	free(u->held);
 	memset(u, 0, sizeof(*u));
 }
 
@@ -373,8 +389,9 @@ int hb_metrics_util_from_intervals(const struct hb_gpu_interval *iv, size_t n, i
 	w = (t1 - t0) / npoints;
 	u->t_s = malloc(sizeof(double) * (size_t)npoints);
 	u->util = calloc((size_t)npoints, sizeof(double));
+	u->held = calloc((size_t)npoints * HB_SIM_TYPE_SLOTS, sizeof(double));
 	gs = u->util; /* GPU-seconds per bin first, divided below */
-	if (!u->t_s || !u->util) {
+	if (!u->t_s || !u->util || !u->held) {
 		hb_util_series_free(u);
 		return hb_runtime_error(err, "metrics: out of memory");
 	}
@@ -397,14 +414,19 @@ int hb_metrics_util_from_intervals(const struct hb_gpu_interval *iv, size_t n, i
 		for (int k = k0; k <= k1; k++) {
 			double lo = fmax(a, u->t_s[k]), hi = fmin(b, k + 1 < npoints ? u->t_s[k + 1] : t1);
 
-			if (hi > lo)
-				gs[k] += (hi - lo) * iv[i].gpus;
+			if (!(hi > lo))
+				continue;
+			gs[k] += (hi - lo) * iv[i].gpus;
+			for (int s = 0; s < HB_SIM_TYPE_SLOTS; s++)
+				u->held[k * HB_SIM_TYPE_SLOTS + s] += (hi - lo) * iv[i].type_gpus[s];
 		}
 	}
 	for (int k = 0; k < npoints; k++) {
 		double hi = k + 1 < npoints ? u->t_s[k + 1] : t1;
 
 		u->util[k] = gs[k] / ((hi - u->t_s[k]) * cluster_gpus);
+		for (int s = 0; s < HB_SIM_TYPE_SLOTS; s++)
+			u->held[k * HB_SIM_TYPE_SLOTS + s] /= hi - u->t_s[k];
 	}
 	u->mean = u->gpu_s / ((t1 - t0) * cluster_gpus);
 	return 0;
@@ -434,7 +456,10 @@ int hb_metrics_utilisation_iv(const struct hb_sim *sim, const struct hb_gpu_inte
 	window(sim, &t0, &t1);
 	if (sim->njobs == 0)
 		t0 = t1 = 0.0;
-	return hb_metrics_util_from_intervals(iv, n, sim->cl->ngpus, t0, t1, npoints, u, err);
+	if (hb_metrics_util_from_intervals(iv, n, sim->cl->ngpus, t0, t1, npoints, u, err) < 0)
+		return -1;
+	u->ntypes = hb_cluster_type_slots(sim->cl, NULL, u->type_gpu);
+	return 0;
 }
 
 int hb_metrics_utilisation(const struct hb_sim *sim, int npoints, struct hb_util_series *u, struct hb_error *err)
@@ -534,6 +559,7 @@ struct ref_run {
 	int gpus;
 	long batch;
 	double target;       /* the job's progress target (per-job epochs) */
+	double duration_s;   /* its stop (--duration-from-trace), 0 = none */
 	const char *pref;    /* its preferred GPU type and D2 flag (EasyScale) */
 	int d2;
 	double jct_s;        /* NAN if it failed */
@@ -565,6 +591,7 @@ static double isolated_jct(const struct hb_sim *sim, const struct hb_sim_job *jo
 		/* The same job: its own epochs and EasyScale attributes. */
 		hb_sim_job_prefs(&ref.jobs[id], job->pref_gpu, job->d2);
 		ref.jobs[id].target = job->target;
+		ref.jobs[id].duration_s = job->duration_s; /* alone, it stops at the same run time */
 		if (hb_sim_run(&ref, &err) == 0)
 			jct = ref.jobs[id].finish_s - ref.jobs[id].arrival_s;
 	}
@@ -636,7 +663,7 @@ int hb_metrics_rho(const struct hb_sim *sim, int show_progress, struct hb_rho_jo
 		for (int k = 0; k < ncache && !c; k++)
 			if (cache[k].model == job->model && cache[k].agent == job->agent && cache[k].gpus == r->ref_gpus &&
 			    cache[k].batch == job->req_batch && cache[k].target == job->target &&
-			    strcmp(cache[k].pref, job->pref_gpu) == 0 && cache[k].d2 == job->d2)
+			    cache[k].duration_s == job->duration_s && strcmp(cache[k].pref, job->pref_gpu) == 0 && cache[k].d2 == job->d2)
 				c = &cache[k];
 		if (!c) {
 			char why[512];
@@ -647,6 +674,7 @@ int hb_metrics_rho(const struct hb_sim *sim, int show_progress, struct hb_rho_jo
 			c->gpus = r->ref_gpus;
 			c->batch = job->req_batch;
 			c->target = job->target;
+			c->duration_s = job->duration_s;
 			c->pref = job->pref_gpu;
 			c->d2 = job->d2;
 			c->jct_s = isolated_jct(sim, job, r->ref_gpus, why, sizeof(why));

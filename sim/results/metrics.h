@@ -52,6 +52,7 @@ struct hb_gpu_interval {
 	double t0_s, t1_s;   /* [t0, t1), t1 > t0 */
 	int job;             /* index in sim->jobs */
 	int gpus;            /* > 0 */
+	unsigned short type_gpus[HB_SIM_TYPE_SLOTS]; /* of gpus, those of each GPU type slot (sim.h) */
 };
 
 /* The stretches of every job, job by job in time order, rebuilt from the
@@ -97,6 +98,10 @@ struct hb_util_series {
 	int npoints;         /* bins (0 when the window is empty) */
 	double *t_s;         /* start of bin k: t0 + k (t1 - t0) / npoints, owned */
 	double *util;        /* mean GPUs held / cluster GPUs over bin k (an exact integral), owned */
+	double *held;        /* npoints x HB_SIM_TYPE_SLOTS: mean GPUs of type slot s held over bin k
+				at held[k * HB_SIM_TYPE_SLOTS + s] (they sum to util[k] x cluster_gpus), owned */
+	int ntypes;          /* type slots in use (hb_cluster_type_slots); 0 when not known */
+	int type_gpu[HB_SIM_TYPE_SLOTS]; /* catalog GPU of each slot in use */
 	double mean;         /* time-average over the whole window (NAN when it is empty) */
 	double gpu_s;        /* integral of GPUs held over the window */
 };

@@ -255,7 +255,9 @@ int hb_results_commit(const struct hb_results *r, struct hb_results_stream *st, 
  *   events.csv, timeseries.csv, summary.json
  *   trace-jct.dat, trace-util.dat, trace-rho.dat
  *                       gnuplot data (only when asked for plots): one block
- *                       per policy, see hb_trace_results_plot_names
+ *                       per policy, see hb_trace_results_plot_names; the
+ *                       utilisation's time is in hours since window_s and
+ *                       its GPUs held are also split by GPU type
  */
 
 #define HB_TRACE_UTIL_POINTS 100   /* bins of the utilisation series */
@@ -302,6 +304,8 @@ struct hb_trace_results {
 	char format[32];                /* trace format name */
 	char filters[512];              /* reader filters in words, "none" */
 	double load;                    /* arrival scaling: arrivals / load */
+	double window_s;                /* simulated time of the arrival window's start (--from / load;
+					   0 without --from): the time axis of trace-util.dat starts there */
 	long read;                      /* jobs the reader returned */
 	long oversize;                  /* of them, skipped as larger than the cluster */
 	long assigned;                  /* of them, models drawn (traces without a model) */
@@ -335,6 +339,11 @@ void hb_results_print_profiles(FILE *out, const struct hb_profile_use *u, int n)
 /* Policies with a block in trace-<what>.dat ("jct", "util" or "rho"), space
  * separated into buf, in block order; returns how many. */
 int hb_trace_results_plot_names(const struct hb_trace_results *r, const char *what, char *buf, size_t size);
+
+/* The cluster's GPU types in trace-util.dat's per-type columns (catalog
+ * names, a '+' after a last slot that also holds the types past it), space
+ * separated into buf; returns how many (0 without a utilisation series). */
+int hb_trace_results_util_types(const struct hb_trace_results *r, char *buf, size_t size);
 
 /* Write the files listed above into dir (created); all or nothing.  For
  * runs whose records were kept in memory (not streamed). */

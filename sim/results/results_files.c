@@ -127,7 +127,8 @@ static void write_summary_csv(FILE *f, const struct hb_results *r, const struct 
 /* timeseries.csv and events.csv: headers, and one row per record (written
  * by the stream as the runs go). */
 const char *const hb_res_timeseries_header =
-	"run_id,model,policy,t_s,job,global_bs,local_bs,ngpus,iter_s,progress_frac,phi,similarity,cost_usd,epoch\n";
+	"run_id,model,policy,t_s,job,global_bs,local_bs,ngpus,iter_s,progress_frac,phi,similarity,cost_usd,epoch,"
+	"step\n";
 const char *const hb_res_events_header = "run_id,model,policy,t_s,job,kind,detail\n";
 
 static void run_prefix(FILE *f, int run_id, const char *model, const char *policy)
@@ -148,7 +149,9 @@ void hb_res_sample_csv_row(FILE *f, int run_id, const char *model, const char *p
 	put_sep_num(f, s->phi);
 	put_sep_num(f, s->similarity);
 	put_sep_num(f, s->cost_usd);
-	fprintf(f, ",%ld\n", s->epoch);
+	/* step: the job's iterations done, so that `hetbatch forecast` reads
+	 * this file as it is (last, the other columns keep their places) */
+	fprintf(f, ",%ld,%.0f\n", s->epoch, floor(s->iters + 0.5));
 }
 
 void hb_res_event_csv_row(FILE *f, int run_id, const char *model, const char *policy,
@@ -361,7 +364,7 @@ static void write_cluster_summary_csv(FILE *f, const struct hb_trace_results *r)
 static void write_trace_jobs_csv(FILE *f, const struct hb_trace_results *r)
 {
 	fputs("run_id,policy,job,name,model,req_gpus,req_batch,arrival_s,start_s,finish_s,jct_s,queue_s,gpu_hours,"
-	      "cost_usd,restarts,preemptions,mean_gbs,final_gbs,javg,ref_gpus,ref_jct_s,rho\n",
+	      "cost_usd,restarts,preemptions,mean_gbs,final_gbs,javg,ref_gpus,ref_jct_s,rho,stopped_at_duration\n",
 	      f);
 	for (int i = 0; i < r->nruns; i++) {
 		const struct hb_trace_run *ru = &r->runs[i];
@@ -396,7 +399,7 @@ static void write_trace_jobs_csv(FILE *f, const struct hb_trace_results *r)
 				fprintf(f, "%d", t.ref_gpus);
 			put_sep_num(f, t.ref_jct_s);
 			put_sep_num(f, t.rho);
-			fputc('\n', f);
+			fprintf(f, ",%d\n", job->stopped_at_duration);
 		}
 	}
 }
@@ -504,14 +507,59 @@ static int cdf_block(FILE *f, double *v, size_t n, double scale)
 	return 0;
 }
 
+/* The first run with a utilisation series (its GPU types are the
+ * cluster's, the same for every run), or NULL. */
+static const struct hb_trace_run *util_run(const struct hb_trace_results *r)
+{
+	for (int i = 0; i < r->nruns; i++)
+		if (has_block(&r->runs[i], PLOT_UTIL) && r->runs[i].util.held)
+			return &r->runs[i];
+	return NULL;
+}
+
+int hb_trace_results_util_types(const struct hb_trace_results *r, char *buf, size_t size)
+{
+	const struct hb_trace_run *ru = util_run(r);
+	size_t len = 0;
+
+	if (size > 0)
+		buf[0] = '\0';
+	if (!ru)
+		return 0;
+	for (int s = 0; s < ru->util.ntypes; s++)
+		len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s%s", s ? " " : "",
+					ru->sim->cat->gpus[ru->util.type_gpu[s]].name,
+					s == HB_SIM_TYPE_SLOTS - 1 ? "+" : "");
+	return ru->util.ntypes;
+}
+
+/* One row of trace-util.dat: hours since the window start, utilisation in
+ * percent, GPUs held, and GPUs held of each type (bin k's means). */
+static void util_row(FILE *f, const struct hb_trace_results *r, const struct hb_util_series *u, double t, int k)
+{
+	fprintf(f, "%.9g %.9g %.9g", (t - r->window_s) / 3600.0, 100.0 * u->util[k], u->util[k] * u->cluster_gpus);
+	for (int s = 0; u->held && s < u->ntypes; s++)
+		fprintf(f, " %.9g", u->held[k * HB_SIM_TYPE_SLOTS + s]);
+	fputc('\n', f);
+}
+
 /* trace-<what>.dat: one block per policy of hb_trace_results_plot_names. */
 static int write_trace_dat(FILE *f, const struct hb_trace_results *r, int kind, struct hb_error *err)
 {
-	static const char *const cols[] = { "jct_h cdf", "t_h util_pct", "rho cdf" };
+	static const char *const cols[] = { "jct_h cdf", "t_h util_pct gpus", "rho cdf" };
 	int block = 0;
 
-	fprintf(f, "# hetbatch sim --trace %s on %s, seed %llu, load %g; columns: %s\n", r->trace, r->cluster,
+	fprintf(f, "# hetbatch sim --trace %s on %s, seed %llu, load %g; columns: %s", r->trace, r->cluster,
 		(unsigned long long)r->seed, r->load, cols[kind]);
+	if (kind == PLOT_UTIL) {
+		char types[HB_SIM_TYPE_SLOTS * (HB_NAME_MAX + 2)];
+
+		if (hb_trace_results_util_types(r, types, sizeof(types)) > 0)
+			fprintf(f, ", then GPUs held of each type: %s", types);
+		fprintf(f, "\n# t_h: hours since the window start, %.9g h of simulated time (the trace's arrival "
+			   "times / load)", r->window_s / 3600.0);
+	}
+	fputc('\n', f);
 	for (int i = 0; i < r->nruns; i++) {
 		const struct hb_trace_run *ru = &r->runs[i];
 		double *v;
@@ -523,9 +571,9 @@ static int write_trace_dat(FILE *f, const struct hb_trace_results *r, int kind, 
 			const struct hb_util_series *u = &ru->util;
 
 			for (int k = 0; k < u->npoints; k++)
-				fprintf(f, "%.9g %.9g\n", u->t_s[k] / 3600.0, 100.0 * u->util[k]);
+				util_row(f, r, u, u->t_s[k], k);
 			/* close the last step at the end of the window */
-			fprintf(f, "%.9g %.9g\n", u->t1_s / 3600.0, 100.0 * u->util[u->npoints - 1]);
+			util_row(f, r, u, u->t1_s, u->npoints - 1);
 			continue;
 		}
 		v = malloc(sizeof(double) * (size_t)(ru->sim->njobs + 1));

@@ -70,6 +70,25 @@ static void print_model_profiles(FILE *out, const struct hb_results *r, const ch
 		hb_results_print_profiles(out, r->profiles + first, n);
 }
 
+/* The policy column's width: 12, or the longest row name's (a policy, or
+ * policy:job when a run has several jobs), so that long names such as
+ * elastic-random or easyscale-homo do not push the other columns right. */
+static int name_width(const struct srow *rows, size_t nrows)
+{
+	int w = 12;
+
+	for (size_t i = 0; i < nrows; i++) {
+		const struct srow *s = &rows[i];
+		int len = (int)strlen(s->run->policy);
+
+		if (s->job >= 0 && s->run->sim->njobs > 1)
+			len += 1 + (int)strlen(s->run->sim->jobs[s->job].name);
+		if (len > w)
+			w = len;
+	}
+	return w;
+}
+
 void hb_results_print(FILE *out, const struct hb_results *r)
 {
 	const char *models[256];
@@ -84,6 +103,7 @@ void hb_results_print(FILE *out, const struct hb_results *r)
 		return;
 	}
 	for (int mi = 0; mi < nm; mi++) {
+		const int nw = name_width(rows, nrows);
 		const struct hb_run_result *ref = hb_results_reference(r, models[mi]);
 		const char *refname = ref ? ref->policy : HB_RESULTS_REF_POLICY;
 		char th[32], ch[32];
@@ -94,7 +114,7 @@ void hb_results_print(FILE *out, const struct hb_results *r)
 		print_model_profiles(out, r, models[mi]);
 		snprintf(th, sizeof(th), "t/%.5s", refname);
 		snprintf(ch, sizeof(ch), "$/%.5s", refname);
-		fprintf(out, "%-12s %9s %10s %9s %6s %11s %9s %9s %8s %8s %7s %7s %8s\n", "policy", "time(h)", "cost($)",
+		fprintf(out, "%-*s %9s %10s %9s %6s %11s %9s %9s %8s %8s %7s %7s %8s\n", nw, "policy", "time(h)", "cost($)",
 			"GPU-h", "GPUs", "iterations", "mean_B_G", "final_B_G", "restarts", "ovhd(h)", th, ch, "wall(s)");
 		for (size_t i = 0; i < nrows; i++) {
 			const struct srow *s = &rows[i];
@@ -107,10 +127,10 @@ void hb_results_print(FILE *out, const struct hb_results *r)
 			else
 				hb_strlcpy(name, s->run->policy, sizeof(name));
 			if (s->job < 0) {
-				fprintf(out, "%-12s cannot run: %s\n", name, s->run->why);
+				fprintf(out, "%-*s cannot run: %s\n", nw, name, s->run->why);
 				continue;
 			}
-			fprintf(out, "%-12s %9.2f %10.2f %9.2f %6.2f %11.0f %9.1f %9ld %8d %8.3f", name, s->m.time_s / 3600.0,
+			fprintf(out, "%-*s %9.2f %10.2f %9.2f %6.2f %11.0f %9.1f %9ld %8d %8.3f", nw, name, s->m.time_s / 3600.0,
 				s->m.cost_usd, s->m.gpu_hours, s->m.mean_gpus, s->m.iterations, s->m.mean_gbs,
 				s->m.final_gbs, s->m.restarts, s->m.overhead_s / 3600.0);
 			print_rel(out, s->time_rel);
@@ -154,6 +174,7 @@ void hb_trace_results_print(FILE *out, const struct hb_trace_results *r)
 	struct hb_error err = { 0 };
 	const struct hb_trace_run *first = NULL;
 	char line[2048];
+	int nw = 12;
 
 	if (hb_res_trace_view_init(&tv, r, &err) < 0) {
 		fprintf(out, "%s\n", err.msg);
@@ -169,7 +190,10 @@ void hb_trace_results_print(FILE *out, const struct hb_trace_results *r)
 	fprintf(out, ", seed %llu, load %g, filters: %s\n%s  (* = non-default)\n", (unsigned long long)r->seed, r->load,
 		r->filters, line);
 	hb_results_print_profiles(out, r->profiles, r->nprofiles);
-	fprintf(out, "%-12s %5s %5s %5s %8s %8s %8s %9s %8s %9s %9s %6s %8s %7s %7s %9s %8s\n", "policy", "jobs", "done",
+	for (int i = 0; i < r->nruns; i++) /* the policy column fits the longest name */
+		if ((int)strlen(r->runs[i].policy) > nw)
+			nw = (int)strlen(r->runs[i].policy);
+	fprintf(out, "%-*s %5s %5s %5s %8s %8s %8s %9s %8s %9s %9s %6s %8s %7s %7s %9s %8s\n", nw, "policy", "jobs", "done",
 		"drop", "JCT(h)", "med(h)", "p99(h)", "makespan", "queue(h)", "GPU-h", "cost($)", "util%", "rst/job",
 		"rho50", "rho99", "ms/round", "wall(s)");
 	for (int i = 0; i < r->nruns; i++) {
@@ -177,12 +201,12 @@ void hb_trace_results_print(FILE *out, const struct hb_trace_results *r)
 		const struct hb_cluster_summary *s = &ru->sum;
 
 		if (!ran(ru)) {
-			fprintf(out, "%-12s cannot run: %s\n", ru->policy, ru->why);
+			fprintf(out, "%-*s cannot run: %s\n", nw, ru->policy, ru->why);
 			continue;
 		}
 		if (!first)
 			first = ru;
-		fprintf(out, "%-12s %5d %5d %5ld", ru->policy, s->njobs, s->completed, dropped(r, ru));
+		fprintf(out, "%-*s %5d %5d %5ld", nw, ru->policy, s->njobs, s->completed, dropped(r, ru));
 		cell(out, 8, 2, s->jct_s.mean / 3600.0);
 		cell(out, 8, 2, s->jct_s.median / 3600.0);
 		cell(out, 8, 2, s->jct_s.p99 / 3600.0);
@@ -227,6 +251,18 @@ void hb_trace_results_print(FILE *out, const struct hb_trace_results *r)
 			fprintf(out, "%scapacity %s: %ld GPUs withdrawn, %ld jobs preempted and requeued, %ld jobs shrunk\n",
 				shown++ ? "" : "\n", r->runs[i].policy, r->runs[i].sum.capacity_withdrawn,
 				r->runs[i].sum.capacity_preemptions, r->runs[i].sum.capacity_shrinks);
+	for (int i = 0, shown = 0; i < r->nruns; i++) {
+		const struct hb_trace_run *ru = &r->runs[i];
+		int n = 0;
+
+		for (int j = 0; ran(ru) && j < ru->sim->njobs; j++)
+			n += ru->sim->jobs[j].stopped_at_duration;
+		if (n > 0)
+			fprintf(out, "%s%s: %d of the %d completed %s stopped at the trace's run time before the target "
+				     "(--duration-from-trace; jobs.csv stopped_at_duration)\n",
+				shown++ ? "" : "\n", ru->policy, n, ru->sum.completed,
+				ru->sum.completed == 1 ? "job" : "jobs");
+	}
 	if (r->fairness)
 		fprintf(out, "\nrho: JCT here / JCT alone on max(1, round(%d / J)) GPUs, J = mean active jobs over the "
 			     "job's life (metrics.h)\n",

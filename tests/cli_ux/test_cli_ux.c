@@ -78,7 +78,8 @@ static void test_option_typos(void **state)
 {
 	(void)state;
 	assert_int_equal(run("sim " QUICK " --polcy jabas"), 2);
-	err_has("hetbatch sim: unknown option '--polcy'; did you mean '--policy'?");
+	/* one form for every error line (issue 39): hetbatch: error: CMD: ... */
+	err_has("hetbatch: error: sim: unknown option '--polcy'; did you mean '--policy'?");
 	err_has("Try 'hetbatch sim --help'.");
 	/* a long option written with one dash: getopt reads -p -o -l ... */
 	assert_int_equal(run("sim " QUICK " -policy jabas"), 2);

@@ -72,11 +72,14 @@ static int read_trajectory(const char *dir, struct row *rows, int max)
 
 	line = strtok_r(text, "\n", &save); /* header */
 	assert_non_null(strstr(line, "launch,epoch,iteration,iters,global_batch,gpus"));
+	assert_non_null(strstr(line, ",error_pct,"));
 	while ((line = strtok_r(NULL, "\n", &save)) && n < max) {
 		char *f[32];
 		int k = fields(line, f, 32);
 
 		assert_int_equal(k, 19);
+		for (int i = 0; i < k; i++) /* what was not measured is empty (docs/outputs.md) */
+			assert_true(strstr(f[i], "nan") == NULL || f[i][0] == '"');
 		rows[n].launch = atoi(f[0]);
 		rows[n].epoch = atol(f[1]);
 		rows[n].iteration = atol(f[2]);

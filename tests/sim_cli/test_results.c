@@ -85,6 +85,7 @@ static void fake_sim(struct hb_sim *s, const char *policy, double hours, int ngp
 		x->phi = 500.0 + k;
 		x->similarity = 0.125;
 		x->cost_usd = j->cost_usd * k / nsamples;
+		x->iters = j->iters * k / nsamples; /* timeseries.csv's step, rounded */
 		x->epoch = k / 2;
 	}
 	s->nevents = 2;
@@ -386,7 +387,7 @@ static void test_csv_files(void **state)
 	for (s = data; (s = strchr(s, '\n')); s++)
 		rows++;
 	assert_int_equal(rows, 1 + 5 + 3);
-	assert_non_null(strstr(data, "\n2,toy,simigrad,4900,0,256,32,4,0.25,0.333333333,501,0.125,5.33333333,0\n"));
+	assert_non_null(strstr(data, "\n2,toy,simigrad,4900,0,256,32,4,0.25,0.333333333,501,0.125,5.33333333,0,1333\n"));
 	free(data);
 
 	/* events: a detail with a comma and quotes reads back intact */

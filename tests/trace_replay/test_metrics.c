@@ -78,11 +78,12 @@ static void test_util_known_intervals(void **state)
 {
 	/* 8 GPUs, window [0, 100] s in 4 bins of 25 s */
 	const struct hb_gpu_interval iv[] = {
-		{ 0, 50, 0, 4 },    /* 200 GPU-s */
-		{ 25, 100, 1, 2 },  /* 150 */
-		{ 60, 70, 2, 8 },   /* 80 */
-		{ -10, 5, 3, 8 },   /* 40 inside the window, 80 outside */
-		{ 100, 200, 4, 8 }, /* outside */
+		/* t0, t1, job, gpus, of them by GPU type slot */
+		{ 0, 50, 0, 4, { 4 } },       /* 200 GPU-s */
+		{ 25, 100, 1, 2, { 0, 2 } },  /* 150 */
+		{ 60, 70, 2, 8, { 3, 5 } },   /* 80 */
+		{ -10, 5, 3, 8, { 8 } },      /* 40 inside the window, 80 outside */
+		{ 100, 200, 4, 8, { 0, 8 } }, /* outside */
 	};
 	struct hb_util_series u;
 	struct hb_error err = { 0 };
@@ -98,6 +99,17 @@ static void test_util_known_intervals(void **state)
 	assert_near(u.util[1], (100 + 50) / 200.0, TOL);
 	assert_near(u.util[2], (50 + 80) / 200.0, TOL);
 	assert_near(u.util[3], 50 / 200.0, TOL);
+	/* GPUs held by type: bin 2 ([50, 75)) holds job 1's 2 of slot 1 and,
+	 * for 10 of 25 s, job 2's 3 + 5; the types sum to the GPUs held */
+	assert_near(u.held[2 * HB_SIM_TYPE_SLOTS + 0], 3 * 10 / 25.0, TOL);
+	assert_near(u.held[2 * HB_SIM_TYPE_SLOTS + 1], 2 + 5 * 10 / 25.0, TOL);
+	for (int k = 0; k < u.npoints; k++) {
+		double sum = 0;
+
+		for (int s = 0; s < HB_SIM_TYPE_SLOTS; s++)
+			sum += u.held[k * HB_SIM_TYPE_SLOTS + s];
+		assert_near(sum, u.util[k] * 8, TOL);
+	}
 	hb_util_series_free(&u);
 
 	/* the bins always integrate to the whole */
