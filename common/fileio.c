@@ -71,6 +71,29 @@ int hb_create_at(int dirfd, const char *name, const char *what, int mode, struct
 	return hb_runtime_error(err, "%s: cannot create %s: %s", what, name, strerror(errno));
 }
 
+int hb_create_file(const char *path, struct stat *st, struct hb_error *err)
+{
+	const char *base;
+	int dirfd = hb_dir_open(path, &base, err), fd, rc = 0;
+
+	if (dirfd < 0)
+		return -1;
+	fd = hb_create_at(dirfd, base, path, 0666, err);
+	if (fd < 0 || fstat(fd, st) != 0)
+		rc = fd < 0 ? -1 : hb_runtime_error(err, "%s: cannot stat: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	close(dirfd);
+	return rc;
+}
+
+int hb_same_file(const char *path, const struct stat *st)
+{
+	struct stat now;
+
+	return lstat(path, &now) == 0 && S_ISREG(now.st_mode) && now.st_dev == st->st_dev && now.st_ino == st->st_ino;
+}
+
 #define TMPBASE(af) ((af)->tmp + (af)->tmpbase)
 
 int hb_atomic_open(struct hb_atomic_file *af, const char *path, struct hb_error *err)

@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "error.h"
 
@@ -49,6 +50,15 @@ int hb_dir_open(const char *path, const char **base, struct hb_error *err);
  * unlinked once (it carries a name only this process makes).  what names
  * the file in errors.  The descriptor, or -1 with err set. */
 int hb_create_at(int dirfd, const char *name, const char *what, int mode, struct hb_error *err);
+
+/* Create path as a new empty file the same way (its directory opened once,
+ * O_EXCL | O_NOFOLLOW): for a database SQLite is to fill, whose name the
+ * caller owns ("PATH.tmp.PID").  *st receives the file's identity. */
+int hb_create_file(const char *path, struct stat *st, struct hb_error *err);
+
+/* 1 if path (not followed) is still the regular file *st describes: after
+ * SQLite opened a file hb_create_file made, that it opened that file. */
+int hb_same_file(const char *path, const struct stat *st);
 
 /* Write a whole buffer atomically. */
 int hb_write_file_atomic(const char *path, const char *data, size_t len, struct hb_error *err);
