@@ -5,7 +5,7 @@
 # overlapping step lines did not).
 #
 # Written for `hetbatch sim --trace --plot`, which calls
-#   gnuplot -e "dat='DIR/trace-util.dat'; names='fifo tiresias ...'; ttl='...'; gpdir='...'; out='PREFIX'" trace-util.gp
+#   cd DIR && gnuplot -e "dat='./trace-util.dat'; names='fifo tiresias ...'; ttl='...'; gpdir='...'; out='PREFIX'" trace-util.gp
 # dat   trace-util.dat: one block per policy (blocks separated by two blank
 #       lines), columns t_h util_pct (bin start, mean utilisation in the bin;
 #       a last row closes the final bin)
