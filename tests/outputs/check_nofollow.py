@@ -154,6 +154,15 @@ def test_outset_stage(tmp):
     check(rc == 0, "sim stale stage link: the run succeeds (%d %r)" % (rc, err))
     check(not os.path.lexists(dead), "sim stale stage link: the link is removed")
     check(untouched(v) and os.listdir(vdir) == ["victim.txt"], "sim stale stage link: its target stays")
+    # a dead writer's staging directory holding a link to a directory: the
+    # removal descends into neither
+    dead = os.path.join(tmp, "res.tmp.%d" % dead_pid())
+    os.mkdir(dead)
+    os.symlink(vdir, os.path.join(dead, "inner"))
+    os.symlink(v, os.path.join(dead, "file.csv"))
+    rc, _, err = run(QUICK + ["--out", "res"], tmp)
+    check(rc == 0 and not os.path.lexists(dead), "sim stale stage dir: removed (%d %r)" % (rc, err))
+    check(untouched(v) and os.listdir(vdir) == ["victim.txt"], "sim stale stage dir: link targets stay")
 
 
 def test_sweep_lock(tmp):
@@ -227,8 +236,12 @@ def test_profile_db(tmp):
     check(rc == 1 and "symbolic link to nothing" in err, "profile db dangling link: refused: %d %r" % (rc, err))
     check(not os.path.exists(os.path.join(tmp, "made-by-link.db")), "profile db dangling link: target not created")
     rm(os.path.join(tmp, "p.db"))
+    # SQLite's own rollback journal beside it: never written through either
+    v = victim(tmp)
+    os.symlink(v, os.path.join(tmp, "p.db-journal"))
     rc, _, err = run(["-q", "profile", "--analytic", "--db", "p.db", "--gpus", "t4", "--models", "resnet50"], tmp)
     check(rc == 0 and os.path.isfile(os.path.join(tmp, "p.db")), "profile db: created once the link is gone (%d %r)" % (rc, err))
+    check(untouched(v), "profile db journal link: victim untouched")
 
 
 def test_cache(tmp):
