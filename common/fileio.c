@@ -49,7 +49,7 @@ int hb_dir_open(const char *path, const char **base, struct hb_error *err)
 	return fd;
 }
 
-int hb_create_at(int dirfd, const char *name, const char *what, int mode, struct hb_error *err)
+int hb_create_at(int dirfd, const char *name, const char *what, const char *shown, int mode, struct hb_error *err)
 {
 	for (int tries = 0; tries < 2; tries++) {
 		int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode);
@@ -62,13 +62,13 @@ int hb_create_at(int dirfd, const char *name, const char *what, int mode, struct
 		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
 			return hb_runtime_error(err, "%s: cannot create: %s is a symbolic link; hetbatch does not write "
 						     "through one (remove it)",
-						what, name);
+						what, shown);
 		/* Our own name, so a dead process's that had our PID (or a link
 		 * planted to a file): unlinking the name touches no file's data. */
 		if (unlinkat(dirfd, name, 0) != 0 && errno != ENOENT)
 			break;
 	}
-	return hb_runtime_error(err, "%s: cannot create %s: %s", what, name, strerror(errno));
+	return hb_runtime_error(err, "%s: cannot create %s: %s", what, shown, strerror(errno));
 }
 
 int hb_create_file(const char *path, struct stat *st, struct hb_error *err)
@@ -78,7 +78,7 @@ int hb_create_file(const char *path, struct stat *st, struct hb_error *err)
 
 	if (dirfd < 0)
 		return -1;
-	fd = hb_create_at(dirfd, base, path, 0666, err);
+	fd = hb_create_at(dirfd, base, path, path, 0666, err);
 	if (fd < 0 || fstat(fd, st) != 0)
 		rc = fd < 0 ? -1 : hb_runtime_error(err, "%s: cannot stat: %s", path, strerror(errno));
 	if (fd >= 0)
@@ -114,7 +114,7 @@ int hb_atomic_open(struct hb_atomic_file *af, const char *path, struct hb_error 
 	hb_tmp_clean_stale_at(af->dirfd, base);
 	/* O_EXCL | O_NOFOLLOW: a link or file planted at the temporary's name
 	 * is never written through (issue 40) */
-	fd = hb_create_at(af->dirfd, TMPBASE(af), path, 0666, err);
+	fd = hb_create_at(af->dirfd, TMPBASE(af), path, af->tmp, 0666, err);
 	if (fd < 0 || !(af->f = fdopen(fd, "wb"))) {
 		if (fd >= 0) {
 			hb_runtime_error(err, "%s: cannot create (temporary %s): %s", path, af->tmp, strerror(errno));

@@ -47,9 +47,11 @@ int hb_dir_open(const char *path, const char **base, struct hb_error *err);
 
 /* Create name in dirfd, new (O_CREAT | O_EXCL | O_NOFOLLOW, read-write):
  * a symbolic link there is an error naming it, any other entry there is
- * unlinked once (it carries a name only this process makes).  what names
- * the file in errors.  The descriptor, or -1 with err set. */
-int hb_create_at(int dirfd, const char *name, const char *what, int mode, struct hb_error *err);
+ * unlinked once (it carries a name only this process makes).  Errors
+ * begin with what (the file the user asked for) and name the entry as
+ * shown (its path).  The descriptor, or -1 with err set. */
+int hb_create_at(int dirfd, const char *name, const char *what, const char *shown, int mode,
+		 struct hb_error *err);
 
 /* Create path as a new empty file the same way (its directory opened once,
  * O_EXCL | O_NOFOLLOW): for a database SQLite is to fill, whose name the
