@@ -1,10 +1,6 @@
 #include <ctype.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "db.h"
 #include "fileio.h" /* hb_path_is_dir */
@@ -62,35 +58,6 @@ static void leave_wal(sqlite3 *db)
 		sqlite3_exec(db, "PRAGMA journal_mode=DELETE;", NULL, NULL, NULL);
 }
 
-/* Before SQLite creates a database (HB_DB_CREATE): a missing file is made
- * here, empty, with O_EXCL | O_NOFOLLOW, so a symbolic link planted at the
- * name is never written through (issue 40); a link to nothing is refused.
- * An existing file, or a link to one, is the user's database and opened as
- * named.  (SQLITE_OPEN_NOFOLLOW is not used: it refuses a link anywhere in
- * the path, a linked parent directory too.) */
-static int create_missing(const char *path, struct hb_error *err)
-{
-	struct stat st;
-	int fd;
-
-	if (lstat(path, &st) == 0) {
-		if (S_ISLNK(st.st_mode) && stat(path, &st) != 0)
-			return hb_runtime_error(err, "%s: a symbolic link to nothing; hetbatch does not create a database "
-						     "through one (remove it)",
-						path);
-		return 0;
-	}
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0666);
-	if (fd >= 0)
-		close(fd);
-	else if (errno == ELOOP || (errno == EEXIST && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)))
-		return hb_runtime_error(err, "%s: a symbolic link appeared where the database is created; hetbatch "
-					     "does not write through one (remove it)",
-					path);
-	/* any other failure: SQLite's own open says why */
-	return 0;
-}
-
 int hb_db_open(const char *path, int flags, sqlite3 **out, struct hb_error *err)
 {
 	int ro = (flags & (HB_DB_READONLY | HB_DB_IMMUTABLE)) != 0;
@@ -103,7 +70,7 @@ int hb_db_open(const char *path, int flags, sqlite3 **out, struct hb_error *err)
 	/* SQLite reports a directory as "disk I/O error" (or "unable to open"). */
 	if (hb_path_is_dir(path))
 		return hb_input_error(err, "%s: is a directory, expected a database file", path);
-	if ((flags & HB_DB_CREATE) && create_missing(path, err) < 0)
+	if ((flags & HB_DB_CREATE) && hb_create_missing(path, "database", err) < 0)
 		return -1;
 	if (flags & HB_DB_CREATE)
 		oflags |= SQLITE_OPEN_CREATE;

@@ -87,6 +87,29 @@ int hb_create_file(const char *path, struct stat *st, struct hb_error *err)
 	return rc;
 }
 
+int hb_create_missing(const char *path, const char *what, struct hb_error *err)
+{
+	struct stat st;
+	int fd;
+
+	if (lstat(path, &st) == 0) {
+		if (S_ISLNK(st.st_mode) && stat(path, &st) != 0)
+			return hb_runtime_error(err, "%s: a symbolic link to nothing; hetbatch does not create a %s "
+						     "through one (remove it)",
+						path, what);
+		return 0;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0666);
+	if (fd >= 0)
+		close(fd);
+	else if (errno == ELOOP || (errno == EEXIST && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)))
+		return hb_runtime_error(err, "%s: a symbolic link appeared where the %s is created; hetbatch "
+					     "does not write through one (remove it)",
+					path, what);
+	/* any other failure: the caller's own open says why */
+	return 0;
+}
+
 int hb_same_file(const char *path, const struct stat *st)
 {
 	struct stat now;

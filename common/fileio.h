@@ -58,6 +58,16 @@ int hb_create_at(int dirfd, const char *name, const char *what, const char *show
  * caller owns ("PATH.tmp.PID").  *st receives the file's identity. */
 int hb_create_file(const char *path, struct stat *st, struct hb_error *err);
 
+/* Before a file that may exist is opened read-write with creation (a
+ * database SQLite creates if missing): a missing path is made here, empty,
+ * with O_EXCL | O_NOFOLLOW, so a symbolic link planted at the name is never
+ * written through (issue 40); a link to nothing is refused (exit 1, what
+ * names the kind of file).  An existing file, or a link to one, is the
+ * user's and left to be opened as named.  (SQLITE_OPEN_NOFOLLOW is not
+ * the answer: it refuses a link anywhere in the path, a linked parent
+ * directory too.)  0, or -1 with err set. */
+int hb_create_missing(const char *path, const char *what, struct hb_error *err);
+
 /* 1 if path (not followed) is still the regular file *st describes: after
  * SQLite opened a file hb_create_file made, that it opened that file. */
 int hb_same_file(const char *path, const struct stat *st);
