@@ -23,12 +23,23 @@
 int hb_plot_tools(const struct hb_cli *cli, const char *probe, char *gnuplot, size_t gsize, char *gpdir,
 		  size_t dsize, struct hb_error *err);
 
-/* Append the gnuplot assignment var='value'; to buf ('' escapes a quote). */
+/* Append the gnuplot assignment var='value'; to buf ('' escapes a quote;
+ * a control character, which would end the -e command, becomes a space).
+ * For text only (titles, names): a file name goes through hb_gp_data. */
 void hb_gp_assign(char *buf, size_t size, const char *var, const char *value);
 
-/* Run GPDIR/SCRIPT with the assignments in vars plus gpdir=GPDIR (the
- * scripts load GPDIR/palette.gp, the shared colour-blind-safe line styles)
- * and out=DIR/OUT.tmp.PID;
+/* Append dat='./NAME'; for a data file NAME in the output directory.  NAME
+ * must be a plain name hetbatch chose (letters, digits, '.', '-', '_', '+'):
+ * gnuplot runs a file name starting with '<' or '|' as a shell command, so
+ * no path from the command line ever reaches it (issue 40 item 2). */
+int hb_gp_data(char *buf, size_t size, const char *name, struct hb_error *err);
+
+/* Run GPDIR/SCRIPT (GPDIR absolute, checked by hb_plot_tools) with the
+ * assignments in vars plus gpdir=GPDIR (the scripts load
+ * GPDIR/palette.gp, the shared colour-blind-safe line styles) and
+ * out=./OUT.tmp.PID, in DIR: gnuplot is started with DIR as its working
+ * directory (a posix_spawn fchdir file action, no shell), so DIR's name,
+ * whatever it holds ('<', '|', quotes, newlines), never reaches gnuplot;
  * the script writes OUT.tmp.PID.{png,svg}, renamed to DIR/OUT.{png,svg}
  * (a failed run leaves nothing). */
 int hb_plot_figure(const char *gnuplot, const char *gpdir, const char *script, const char *dir, const char *out,

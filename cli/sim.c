@@ -665,16 +665,18 @@ static int plot(struct hb_cli *cli, const struct hb_results *res, const char *di
 							"%s%s", len ? " " : "", res->runs[i].policy);
 		snprintf(title, sizeof(title), "%s on %s, seed %llu", models[mi], res->cluster,
 			 (unsigned long long)res->seed);
-		snprintf(path, sizeof(path), "%s/%s-series.dat", dir, stem);
-		hb_gp_assign(base, sizeof(base), "dat", path);
+		snprintf(path, sizeof(path), "%s-series.dat", stem);
+		if (hb_gp_data(base, sizeof(base), path, err) < 0)
+			return -1;
 		hb_gp_assign(base, sizeof(base), "names", names);
 		hb_gp_assign(base, sizeof(base), "ttl", title);
 		if (figure(gnuplot, gpdir, "sim-batch.gp", dir, stem, "batch", base, err) < 0 ||
 		    figure(gnuplot, gpdir, "sim-gpus.gp", dir, stem, "gpus", base, err) < 0)
 			return -1;
 		base[0] = '\0';
-		snprintf(path, sizeof(path), "%s/%s-bars.dat", dir, stem);
-		hb_gp_assign(base, sizeof(base), "dat", path);
+		snprintf(path, sizeof(path), "%s-bars.dat", stem);
+		if (hb_gp_data(base, sizeof(base), path, err) < 0)
+			return -1;
 		hb_gp_assign(base, sizeof(base), "ref", ref->policy);
 		hb_gp_assign(base, sizeof(base), "ttl", title);
 		if (figure(gnuplot, gpdir, "sim-bars.gp", dir, stem, "bars", base, err) < 0)
@@ -1160,9 +1162,10 @@ static int trace_plot(struct hb_cli *cli, const struct hb_trace_results *res, co
 
 		if (hb_trace_results_plot_names(res, what[k], names, sizeof(names)) == 0)
 			continue;
-		snprintf(path, sizeof(path), "%s/trace-%s.dat", dir, what[k]);
+		snprintf(path, sizeof(path), "trace-%s.dat", what[k]);
 		snprintf(script, sizeof(script), "trace-%s.gp", what[k]);
-		hb_gp_assign(base, sizeof(base), "dat", path);
+		if (hb_gp_data(base, sizeof(base), path, err) < 0)
+			return -1;
 		hb_gp_assign(base, sizeof(base), "names", names);
 		hb_gp_assign(base, sizeof(base), "ttl", title);
 		if (k == 1) { /* util: the GPU types to stack, and where the window starts */

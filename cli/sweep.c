@@ -296,13 +296,14 @@ static int plot(struct hb_cli *cli, const struct hb_sweep *sw, const char *dir, 
 		if (hb_sweep_plot_names(sw, li, names, sizeof(names)) == 0)
 			continue;
 		hb_sweep_plot_stem(sw, li, stem, sizeof(stem));
-		snprintf(dat, sizeof(dat), "%s/%s.dat", dir, stem);
+		snprintf(dat, sizeof(dat), "%s.dat", stem);
 		snprintf(ttl, sizeof(ttl), "%s, load %g, %d seed%s", cfg->name, cfg->loads[li], cfg->nseeds,
 			 cfg->nseeds > 1 ? "s" : "");
 		for (int k = 0; k < 2; k++) {
 			char vars[8192] = "", script[32], fig[96];
 
-			hb_gp_assign(vars, sizeof(vars), "dat", dat);
+			if (hb_gp_data(vars, sizeof(vars), dat, err) < 0)
+				return -1;
 			hb_gp_assign(vars, sizeof(vars), "names", names);
 			hb_gp_assign(vars, sizeof(vars), "ttl", ttl);
 			snprintf(script, sizeof(script), "sweep-%s.gp", what[k]);

@@ -123,6 +123,8 @@ int hb_db_open(const char *path, int flags, sqlite3 **out, struct hb_error *err)
 	/* SQLite reports a directory as "disk I/O error" (or "unable to open"). */
 	if (hb_path_is_dir(path))
 		return hb_input_error(err, "%s: is a directory, expected a database file", path);
+	if ((flags & HB_DB_CREATE) && hb_create_missing(path, "database", err) < 0)
+		return -1;
 	if (flags & HB_DB_CREATE)
 		oflags |= SQLITE_OPEN_CREATE;
 	/* A read-only connection cannot play back a journal a killed writer

@@ -42,7 +42,7 @@
 
 enum hb_db_flags {
 	HB_DB_READONLY = 1,  /* open an existing file read-only (mode=ro) */
-	HB_DB_CREATE = 2,    /* create the file if missing */
+	HB_DB_CREATE = 2,    /* create the file if missing (O_EXCL | O_NOFOLLOW: never through a link) */
 	HB_DB_IMMUTABLE = 4, /* read-only, and nobody writes the file while it is open (immutable=1) */
 };
 

@@ -97,30 +97,48 @@ static int holds_cwd(const char *dir)
 	return strncmp(cwd, rd, n) == 0 && (cwd[n] == '\0' || cwd[n] == '/');
 }
 
-static int fsync_path(const char *path)
-{
-	int fd = open(path, O_RDONLY);
-	int rc;
-
-	if (fd < 0)
-		return -1;
-	rc = fsync(fd);
-	close(fd);
-	return rc;
-}
+/* The last components of DIR, DIR.tmp.PID and DIR.lock: the names the set
+ * is handled by, relative to os->pfd. */
+#define NAME(os) ((os)->dir + (os)->base)
+#define STAGE_NAME(os) ((os)->stage + (os)->base)
+#define LOCK_NAME(os) ((os)->lock + (os)->base)
 
 /* ---- the lock ----------------------------------------------------------------------------- */
+
+/* Open DIR.lock, never through a symbolic link (O_NOFOLLOW) and never a
+ * file that has another name too (a hard link planted to a victim) or is
+ * not a plain file: the PID is written into it (issue 40).  The file may
+ * exist: a killed holder leaves it, and flock, not existence, is the lock. */
+static int lock_open(struct hb_outset *os, struct hb_error *err)
+{
+	int fd = openat(os->pfd, LOCK_NAME(os), O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0666);
+	struct stat st;
+
+	if (fd < 0 && errno == ELOOP)
+		return hb_runtime_error(err, "--out %s: the lock %s is a symbolic link; hetbatch does not write "
+					     "through one (remove it)",
+					os->dir, os->lock);
+	if (fd < 0)
+		return hb_runtime_error(err, "--out %s: cannot create the lock %s: %s", os->dir, os->lock,
+					strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		close(fd);
+		return hb_runtime_error(err, "--out %s: the lock %s is not a plain file of its own (a hard link or a "
+					     "special file); hetbatch does not write into it (remove it)",
+					os->dir, os->lock);
+	}
+	return fd;
+}
 
 static int lock_take(struct hb_outset *os, struct hb_error *err)
 {
 	for (int tries = 0; tries < 100; tries++) {
 		struct stat a, b;
-		int fd = open(os->lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+		int fd = lock_open(os, err);
 		char pid[32];
 
 		if (fd < 0)
-			return hb_runtime_error(err, "--out %s: cannot create the lock %s: %s", os->dir, os->lock,
-						strerror(errno));
+			return -1;
 		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
 			ssize_t n = read(fd, pid, sizeof(pid) - 1);
 
@@ -132,7 +150,7 @@ static int lock_take(struct hb_outset *os, struct hb_error *err)
 						os->dir, pid[0] ? pid : "unknown");
 		}
 		/* The holder before us may have unlinked the file we locked. */
-		if (fstat(fd, &a) == 0 && stat(os->lock, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		if (fstat(fd, &a) == 0 && fstatat(os->pfd, LOCK_NAME(os), &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
 			int len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
 
 			if (ftruncate(fd, 0) != 0 || write(fd, pid, (size_t)len) != len) {
@@ -150,7 +168,7 @@ static void lock_release(struct hb_outset *os)
 {
 	if (os->lock_fd < 0)
 		return;
-	unlink(os->lock); /* while held: see lock_take */
+	unlinkat(os->pfd, LOCK_NAME(os), 0); /* while held: see lock_take */
 	close(os->lock_fd);
 	os->lock_fd = -1;
 }
@@ -222,8 +240,9 @@ static int manifest_lists(const char *text, const char *name)
 
 /* The first entry of DIR that is not part of a hetbatch set (NULL: none),
  * into `foreign` (size bytes). */
-static int find_foreign(const char *dir, char *foreign, size_t size, int *nforeign, struct hb_error *err)
+static int find_foreign(struct hb_outset *os, char *foreign, size_t size, int *nforeign, struct hb_error *err)
 {
+	const char *dir = os->dir;
 	char mpath[4200], *text = NULL, **v;
 	int n;
 
@@ -236,7 +255,12 @@ static int find_foreign(const char *dir, char *foreign, size_t size, int *nforei
 		if (hb_read_text_file(mpath, 0, &text, NULL, &rerr) < 0)
 			return hb_runtime_error(err, "--out %s: cannot read its manifest: %s", dir, rerr.msg);
 		/* a killed writer's "*.tmp.PID" left inside (older versions wrote in place) */
-		hb_tmp_clean_stale(dir, NULL);
+		int dfd = openat(os->pfd, NAME(os), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (dfd >= 0) {
+			hb_tmp_clean_stale_at(dfd, NULL);
+			close(dfd);
+		}
 	}
 	if (list_dir(dir, &v, &n) < 0) {
 		free(text);
@@ -256,6 +280,33 @@ static int find_foreign(const char *dir, char *foreign, size_t size, int *nforei
 
 /* ---- begin, publish, abort ----------------------------------------------------------------------- */
 
+static void close_parent(struct hb_outset *os)
+{
+	if (os->pfd >= 0)
+		close(os->pfd);
+	os->pfd = -1;
+}
+
+/* mkdir DIR.tmp.PID.  mkdir never follows a link; one at that name is
+ * refused by name, a directory there is a dead writer's that had our PID
+ * (ours is made only here) and goes first. */
+static int make_stage(struct hb_outset *os, struct hb_error *err)
+{
+	struct stat st;
+
+	if (mkdirat(os->pfd, STAGE_NAME(os), 0777) == 0)
+		return 0;
+	if (errno == EEXIST && fstatat(os->pfd, STAGE_NAME(os), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode))
+			return hb_runtime_error(err, "--out %s: %s is a symbolic link; hetbatch does not write through "
+						     "one (remove it)",
+						os->dir, os->stage);
+		if (hb_remove_tree_at(os->pfd, STAGE_NAME(os)) == 0 && mkdirat(os->pfd, STAGE_NAME(os), 0777) == 0)
+			return 0;
+	}
+	return hb_runtime_error(err, "--out %s: cannot create %s: %s", os->dir, os->stage, strerror(errno));
+}
+
 int hb_outset_begin(struct hb_outset *os, const char *dir, const char *cmd, int force, struct hb_error *err)
 {
 	char parent[4096], foreign[256];
@@ -266,6 +317,7 @@ int hb_outset_begin(struct hb_outset *os, const char *dir, const char *cmd, int 
 
 	memset(os, 0, sizeof(*os));
 	os->lock_fd = -1;
+	os->pfd = -1;
 	hb_strlcpy(os->cmd, cmd, sizeof(os->cmd));
 	len = hb_strlcpy(os->dir, dir, sizeof(os->dir));
 	if (len >= sizeof(os->dir) - 64)
@@ -292,6 +344,7 @@ int hb_outset_begin(struct hb_outset *os, const char *dir, const char *cmd, int 
 					      dir);
 	}
 	split_path(os->dir, parent, sizeof(parent), &base);
+	os->base = (size_t)(base - os->dir);
 	if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
 		return hb_input_error(err, "--out %s: name the results directory itself, not '%s'", dir, base);
 	if ((size_t)snprintf(os->stage, sizeof(os->stage), "%s.tmp.%ld", os->dir, (long)getpid()) >= sizeof(os->stage) ||
@@ -307,13 +360,17 @@ int hb_outset_begin(struct hb_outset *os, const char *dir, const char *cmd, int 
 		remove_parents(os);
 		return -1;
 	}
-	if (lock_take(os, err) < 0) {
+	/* every side file is made relative to the parent opened once here */
+	if ((os->pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		hb_runtime_error(err, "--out %s: cannot open %s: %s", dir, parent, strerror(errno));
 		remove_parents(os);
 		return -1;
 	}
-	hb_tmp_clean_stale(parent, base);
+	if (lock_take(os, err) < 0)
+		goto fail;
+	hb_tmp_clean_stale_at(os->pfd, base);
 	if (hb_path_is_dir(os->dir)) {
-		if (find_foreign(os->dir, foreign, sizeof(foreign), &nforeign, err) < 0)
+		if (find_foreign(os, foreign, sizeof(foreign), &nforeign, err) < 0)
 			goto fail;
 		if (nforeign > 0 && !force) {
 			char more[64] = "";
@@ -327,14 +384,13 @@ int hb_outset_begin(struct hb_outset *os, const char *dir, const char *cmd, int 
 			goto fail;
 		}
 	}
-	if (mkdir(os->stage, 0777) != 0) {
-		hb_runtime_error(err, "--out %s: cannot create %s: %s", dir, os->stage, strerror(errno));
+	if (make_stage(os, err) < 0)
 		goto fail;
-	}
 	os->active = 1;
 	return 0;
 fail:
 	lock_release(os);
+	close_parent(os);
 	remove_parents(os);
 	return -1;
 }
@@ -360,30 +416,35 @@ static int write_manifest(struct hb_outset *os, struct hb_error *err)
 			fprintf(af.f, "file %s\n", v[i]);
 	free_list(v, n);
 	rc = hb_atomic_commit(&af, err);
-	if (rc == 0 && fsync_path(os->stage) != 0)
-		rc = hb_runtime_error(err, "%s: cannot sync: %s", os->stage, strerror(errno));
+	if (rc == 0) {
+		int fd = openat(os->pfd, STAGE_NAME(os), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (fd < 0 || fsync(fd) != 0)
+			rc = hb_runtime_error(err, "%s: cannot sync: %s", os->stage, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
 	return rc;
 }
 
 int hb_outset_publish(struct hb_outset *os, struct hb_error *err)
 {
-	char parent[4096];
-	const char *base;
 	int e;
 
 	if (!os->active)
 		return hb_runtime_error(err, "--out %s: no output set is open", os->dir);
 	if (write_manifest(os, err) < 0)
 		goto fail;
-	if (rename(os->stage, os->dir) == 0)
+	if (renameat(os->pfd, STAGE_NAME(os), os->pfd, NAME(os)) == 0)
 		goto done; /* DIR did not exist, or was empty */
 	e = errno;
 	if (e != EEXIST && e != ENOTEMPTY) {
 		hb_runtime_error(err, "--out %s: cannot move %s into place: %s", os->dir, os->stage, strerror(e));
 		goto fail;
 	}
-	if (renameat2(AT_FDCWD, os->stage, AT_FDCWD, os->dir, RENAME_EXCHANGE) != 0) {
+	if (renameat2(os->pfd, STAGE_NAME(os), os->pfd, NAME(os), RENAME_EXCHANGE) != 0) {
 		char old[4300];
+		const char *oldname;
 
 		e = errno;
 		if (e != EINVAL && e != ENOSYS && e != ENOTSUP) {
@@ -391,28 +452,29 @@ int hb_outset_publish(struct hb_outset *os, struct hb_error *err)
 			goto fail;
 		}
 		/* no atomic exchange here: DIR is missing for an instant */
-		snprintf(old, sizeof(old), "%s.old", os->stage);
-		if (rename(os->dir, old) != 0) {
+		snprintf(old, sizeof(old), "%s.old", STAGE_NAME(os));
+		oldname = old;
+		if (renameat(os->pfd, NAME(os), os->pfd, oldname) != 0) {
 			hb_runtime_error(err, "--out %s: cannot move the old set aside: %s", os->dir, strerror(errno));
 			goto fail;
 		}
-		if (rename(os->stage, os->dir) != 0) {
+		if (renameat(os->pfd, STAGE_NAME(os), os->pfd, NAME(os)) != 0) {
 			hb_runtime_error(err, "--out %s: cannot move %s into place: %s", os->dir, os->stage,
 					 strerror(errno));
-			if (rename(old, os->dir) != 0) {
+			if (renameat(os->pfd, oldname, os->pfd, NAME(os)) != 0) {
 				/* the next begin removes it (its name carries our PID) */
 			}
 			goto fail;
 		}
-		hb_remove_tree(old);
+		hb_remove_tree_at(os->pfd, oldname);
 	}
 	/* the old set now sits at the staging name */
-	hb_remove_tree(os->stage);
+	hb_remove_tree_at(os->pfd, STAGE_NAME(os));
 done:
-	split_path(os->dir, parent, sizeof(parent), &base);
-	fsync_path(parent);
+	fsync(os->pfd);
 	os->active = 0;
 	lock_release(os);
+	close_parent(os);
 	return 0;
 fail:
 	hb_outset_abort(os);
@@ -423,8 +485,9 @@ void hb_outset_abort(struct hb_outset *os)
 {
 	if (!os->active)
 		return;
-	hb_remove_tree(os->stage);
+	hb_remove_tree_at(os->pfd, STAGE_NAME(os));
 	os->active = 0;
 	lock_release(os);
+	close_parent(os);
 	remove_parents(os);
 }

@@ -33,6 +33,15 @@
  * nothing).  The lock file is removed by its holder; an acquirer that finds
  * the file it locked already unlinked retries on the new one.
  *
+ * No side file is reached through a symbolic link (issue 40): begin opens
+ * DIR's parent once and makes the lock (O_NOFOLLOW, and refused unless a
+ * plain file with one link, since the PID is written into it), the staging
+ * directory (mkdirat) and the renames relative to that descriptor.  A
+ * symbolic link at "DIR.lock" or "DIR.tmp.PID" is refused with one line
+ * naming it (exit 1); files inside the staging directory are made with
+ * O_EXCL | O_NOFOLLOW (fileio.h).  A link at DIR itself still means "the
+ * directory it points to" (resolved once, at begin).
+ *
  * Leftovers of a writer that was killed outright ("DIR.tmp.PID" and
  * "DIR.tmp.PID.old" whose PID is dead; "*.tmp.PID" inside an owned DIR) are
  * removed by the next begin on the same DIR, under the lock.
@@ -51,6 +60,9 @@ struct hb_outset {
 	char made[4096];      /* the outermost parent begin created ("": none), removed on abort if empty */
 	char cmd[32];         /* the command writing the set ("sim", "sweep"), recorded in the manifest */
 	int lock_fd;          /* the held lock, -1 when none */
+	int pfd;              /* DIR's parent, opened once by begin: the lock, the staging directory and the
+				 renames are made relative to it; -1 when closed */
+	size_t base;          /* offset of DIR's last component in dir (and of the same in stage, lock) */
 	int active;           /* 1 between begin and publish/abort */
 };
 

@@ -4,7 +4,7 @@
 #define _XOPEN_SOURCE 700
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,47 +57,78 @@ int hb_pid_alive(pid_t pid)
 	return kill(pid, 0) == 0 || errno != ESRCH;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* rm -rf name in dirfd, depth levels deep at most; no symbolic link is
+ * followed: a link is unlinked itself, its target stays (issue 40). */
+static int remove_at(int dirfd, const char *name, int depth)
 {
-	(void)st;
-	(void)flag;
-	(void)ftw;
+	struct stat st;
+	struct dirent *e;
+	DIR *d;
+	int fd;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(dirfd, name, 0);
+	if (depth <= 0)
+		return -1;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
 	/* keep going on failure: remove as much as can go */
-	remove(path);
-	return 0;
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			remove_at(fd, e->d_name, depth - 1);
+	closedir(d);
+	return unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+int hb_remove_tree_at(int dirfd, const char *name)
+{
+	return remove_at(dirfd, name, 64);
 }
 
 int hb_remove_tree(const char *path)
 {
-	struct stat st;
+	return hb_remove_tree_at(AT_FDCWD, path);
+}
 
-	if (lstat(path, &st) != 0)
-		return errno == ENOENT ? 0 : -1;
-	if (!S_ISDIR(st.st_mode))
-		return remove(path);
-	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-	return lstat(path, &st) == 0 ? -1 : 0;
+int hb_tmp_clean_stale_at(int dirfd, const char *stem)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	/* a copy of the descriptor: closedir closes the one it reads */
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((e = readdir(d)) != NULL) {
+		pid_t pid = hb_tmp_name_pid(e->d_name, stem);
+
+		if (pid <= 0 || pid == getpid() || hb_pid_alive(pid))
+			continue;
+		if (hb_remove_tree_at(dirfd, e->d_name) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
 }
 
 int hb_tmp_clean_stale(const char *dir, const char *stem)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int n;
 
-	if (!d)
+	if (fd < 0)
 		return 0;
-	while ((e = readdir(d)) != NULL) {
-		pid_t pid = hb_tmp_name_pid(e->d_name, stem);
-		char path[4096 + 256];
-
-		if (pid <= 0 || pid == getpid() || hb_pid_alive(pid))
-			continue;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= sizeof(path))
-			continue;
-		if (hb_remove_tree(path) == 0)
-			n++;
-	}
-	closedir(d);
+	n = hb_tmp_clean_stale_at(fd, stem);
+	close(fd);
 	return n;
 }

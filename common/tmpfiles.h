@@ -12,7 +12,9 @@
  * not a live process (kill(PID, 0) fails with ESRCH) is removed, files and
  * directories alike.  A live PID, even another program's after PID reuse,
  * keeps its entry: removing a live writer's file is worse than keeping a
- * stale one a little longer.
+ * stale one a little longer.  Removal never follows a symbolic link: a
+ * link named like a stale temporary is unlinked itself, its target stays
+ * (issue 40).
  */
 #ifndef HB_TMPFILES_H
 #define HB_TMPFILES_H
@@ -33,7 +35,15 @@ int hb_pid_alive(pid_t pid);
  * a directory that cannot be read removes nothing. */
 int hb_tmp_clean_stale(const char *dir, const char *stem);
 
-/* rm -rf path (no symbolic link is followed); 0, or -1 with errno. */
+/* The same in the directory open as dirfd (AT_FDCWD: the current one), so
+ * that the directory cleaned is the one the caller is about to write in. */
+int hb_tmp_clean_stale_at(int dirfd, const char *stem);
+
+/* rm -rf path (no symbolic link is followed, at any depth); 0, or -1 with
+ * errno. */
 int hb_remove_tree(const char *path);
+
+/* rm -rf name relative to dirfd, the same way. */
+int hb_remove_tree_at(int dirfd, const char *name);
 
 #endif

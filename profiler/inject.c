@@ -48,12 +48,15 @@
  */
 #define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cupti_activity.h>
@@ -268,6 +271,33 @@ static void CUPTIAPI nvtx_callback(void *userdata, CUpti_CallbackDomain domain, 
  * Writing
  */
 
+/* The temporary, new and never through a symbolic link (issue 40): a link
+ * at its name is refused (ELOOP), another file there (a dead process that
+ * had our PID) is unlinked once, which touches no file's data. */
+static FILE *create_tmp(const char *tmp)
+{
+	for (int tries = 0; tries < 2; tries++) {
+		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		struct stat st;
+		FILE *f;
+
+		if (fd >= 0) {
+			if (!(f = fdopen(fd, "w")))
+				close(fd);
+			return f;
+		}
+		if (errno != EEXIST || lstat(tmp, &st) != 0)
+			return NULL;
+		if (S_ISLNK(st.st_mode)) {
+			errno = ELOOP;
+			return NULL;
+		}
+		if (unlink(tmp) != 0)
+			return NULL;
+	}
+	return NULL;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -343,7 +373,7 @@ static int write_trace(const char *path)
 		qsort(st.m, st.nm, sizeof(*st.m), cmp_marker);
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	f = fopen(tmp, "w");
+	f = create_tmp(tmp);
 	if (!f) {
 		fprintf(stderr, TAG "cannot write %s: ", tmp);
 		perror(NULL);

@@ -2,7 +2,7 @@
 # policy (JABAS when it ran), as clustered bars.
 #
 # Written for `hetbatch sim --plot`, which calls
-#   gnuplot -e "dat='DIR/M-bars.dat'; ref='jabas'; ttl='...'; gpdir='...'; out='PREFIX'" sim-bars.gp
+#   cd DIR && gnuplot -e "dat='./M-bars.dat'; ref='jabas'; ttl='...'; gpdir='...'; out='PREFIX'" sim-bars.gp
 # dat   <model>-bars.dat: rows "policy time_rel cost_rel time_h cost_usd"
 # ref   the policy the bars are normalised to
 # ttl   the title (optional)

@@ -3,7 +3,7 @@
 # (on one plot, policies at the same batch hid each other's lines).
 #
 # Written for `hetbatch sim --plot`, which calls
-#   gnuplot -e "dat='DIR/M-series.dat'; names='jabas simigrad ...'; ttl='...'; gpdir='...'; out='PREFIX'" sim-batch.gp
+#   cd DIR && gnuplot -e "dat='./M-series.dat'; names='jabas simigrad ...'; ttl='...'; gpdir='...'; out='PREFIX'" sim-batch.gp
 # dat   <model>-series.dat: one block per policy (blocks separated by two blank
 #       lines), columns t_h global_bs ngpus cost_usd progress_frac
 # names the policies, one word per block, in block order

@@ -3,7 +3,7 @@
 # plot, policies holding the same GPUs hid each other's lines).
 #
 # Written for `hetbatch sim --plot`, which calls
-#   gnuplot -e "dat='DIR/M-series.dat'; names='jabas simigrad ...'; ttl='...'; gpdir='...'; out='PREFIX'" sim-gpus.gp
+#   cd DIR && gnuplot -e "dat='./M-series.dat'; names='jabas simigrad ...'; ttl='...'; gpdir='...'; out='PREFIX'" sim-gpus.gp
 # dat   <model>-series.dat: one block per policy (blocks separated by two blank
 #       lines), columns t_h global_bs ngpus cost_usd progress_frac
 # names the policies, one word per block, in block order

@@ -2,7 +2,7 @@
 # per policy, for one load factor of a sweep.
 #
 # Written for `hetbatch sweep --plot`, which calls
-#   gnuplot -e "dat='DIR/sweep-load1.dat'; names='fifo tiresias ...'; ttl='...'; gpdir='...'; out='PREFIX'" sweep-cost.gp
+#   cd DIR && gnuplot -e "dat='./sweep-load1.dat'; names='fifo tiresias ...'; ttl='...'; gpdir='...'; out='PREFIX'" sweep-cost.gp
 # dat   sweep-load<L>.dat: one block per policy (blocks separated by two blank
 #       lines), rows "usd_per_h gpus jct_mean_h cost_usd \"label\" jct_min_h
 #       jct_max_h cost_min_usd cost_max_usd", clusters by capacity; means,

@@ -2,7 +2,7 @@
 # line per policy (trace replay).
 #
 # Written for `hetbatch sim --trace --plot`, which calls
-#   gnuplot -e "dat='DIR/trace-jct.dat'; names='fifo tiresias ...'; ttl='...'; gpdir='...'; out='PREFIX'" trace-jct.gp
+#   cd DIR && gnuplot -e "dat='./trace-jct.dat'; names='fifo tiresias ...'; ttl='...'; gpdir='...'; out='PREFIX'" trace-jct.gp
 # dat   trace-jct.dat: one block per policy (blocks separated by two blank
 #       lines), columns jct_h cdf (sorted JCTs, fraction of jobs done by then)
 # names the policies, one word per block, in block order

@@ -3,7 +3,7 @@
 # line per policy (trace replay); rho = 1 is marked.
 #
 # Written for `hetbatch sim --trace --plot`, which calls
-#   gnuplot -e "dat='DIR/trace-rho.dat'; names='fifo tiresias ...'; ttl='...'; gpdir='...'; out='PREFIX'" trace-rho.gp
+#   cd DIR && gnuplot -e "dat='./trace-rho.dat'; names='fifo tiresias ...'; ttl='...'; gpdir='...'; out='PREFIX'" trace-rho.gp
 # dat   trace-rho.dat: one block per policy (blocks separated by two blank
 #       lines), columns rho cdf
 # names the policies, one word per block, in block order

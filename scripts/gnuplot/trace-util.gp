@@ -9,7 +9,7 @@
 # lines.
 #
 # Written for `hetbatch sim --trace --plot`, which calls
-#   gnuplot -e "dat='DIR/trace-util.dat'; names='fifo tiresias ...'; types='v100 p100'; gpus='16'; x0='420'; ttl='...'; gpdir='...'; out='PREFIX'" trace-util.gp
+#   cd DIR && gnuplot -e "dat='./trace-util.dat'; names='fifo tiresias ...'; types='v100 p100'; gpus='16'; x0='420'; ttl='...'; gpdir='...'; out='PREFIX'" trace-util.gp
 # dat   trace-util.dat: one block per policy (blocks separated by two blank
 #       lines), columns t_h util_pct gpus, then GPUs held of each type in
 #       `types` order (bin start, means over the bin; a last row closes the

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "hb_config.h"  /* HB_VERSION, recorded in meta */
 #include "db.h"
@@ -202,10 +203,16 @@ static int db_summary(sqlite3 *db, sqlite3_stmt *s, const struct srow *x, struct
  * first transaction and prepare the event and sample inserts. */
 int hb_res_db_open(struct hb_results_stream *st, struct hb_error *err)
 {
-	remove(st->db_tmp);
-	if (sqlite3_open_v2(st->db_tmp, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
+	struct stat made;
+
+	/* new, never through a link (issue 40); SQLite fills the empty file */
+	if (hb_create_file(st->db_tmp, &made, err) < 0)
+		return -1;
+	if (sqlite3_open_v2(st->db_tmp, &st->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
 		return hb_runtime_error(err, "%s: cannot create database: %s", st->db_path,
 					st->db ? sqlite3_errmsg(st->db) : "out of memory");
+	if (!hb_same_file(st->db_tmp, &made))
+		return hb_runtime_error(err, "%s: %s was replaced while being opened", st->db_path, st->db_tmp);
 	sqlite3_extended_result_codes(st->db, 1);
 	/* The file is private until renamed and removed on failure: the
 	 * journal stays in memory (no -journal file is ever left beside it)

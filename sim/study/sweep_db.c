@@ -6,10 +6,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <sqlite3.h>
 
 #include "db.h"
+#include "fileio.h"
 #include "hb_config.h"
 #include "sweep.h"
 #include "sweep_priv.h"
@@ -260,9 +262,17 @@ int hb_sweep_write_db(const struct hb_sweep *sw, const struct hb_sweep_agg *agg,
 	sqlite3_stmt *st[ST_N] = { 0 };
 	int rc = -1;
 
-	remove(path);
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+	struct stat made;
+
+	/* new, never through a link (issue 40); SQLite fills the empty file */
+	if (hb_create_file(path, &made, err) < 0)
+		return -1;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
 		hb_runtime_error(err, "%s: cannot create database: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+		goto out;
+	}
+	if (!hb_same_file(path, &made)) {
+		hb_runtime_error(err, "%s: replaced while being opened", path);
 		goto out;
 	}
 	sqlite3_extended_result_codes(db, 1);

@@ -232,6 +232,42 @@ static void test_atomic_abort_leaves_nothing(void **state)
 	assert_false(hb_path_exists(af.tmp));
 }
 
+/* A symbolic link at the temporary's name (this process's PID) is refused
+ * by name, its target untouched; a plain file there (a dead writer that
+ * had our PID) is unlinked, not written into (it may be a hard link). */
+static void test_atomic_never_through_a_link(void **state)
+{
+	struct hb_atomic_file af;
+	struct hb_error err = { 0 };
+	char path[512], tmp[600], victim[512], *text = NULL;
+	size_t len;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/linked.txt", tmpdir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	snprintf(victim, sizeof(victim), "%s/victim.txt", tmpdir);
+	assert_non_null(f = fopen(victim, "w"));
+	fputs("victim", f);
+	fclose(f);
+	assert_int_equal(symlink(victim, tmp), 0);
+	assert_int_equal(hb_atomic_open(&af, path, &err), -1);
+	assert_non_null(strstr(err.msg, "is a symbolic link"));
+	assert_int_equal(hb_write_file_atomic(path, "x", 1, &err), -1);
+	assert_int_equal(unlink(tmp), 0);
+	assert_int_equal(link(victim, tmp), 0);
+	assert_int_equal(hb_write_file_atomic(path, "result", 6, &err), 0);
+	assert_int_equal(hb_read_file(victim, &text, &len, &err), 0);
+	assert_string_equal(text, "victim");
+	free(text);
+	assert_int_equal(hb_read_file(path, &text, &len, &err), 0);
+	assert_string_equal(text, "result");
+	free(text);
+	assert_false(hb_path_exists(tmp));
+	unlink(path);
+	unlink(victim);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_csv_reads_quoted_and_reports_lines),
 		cmocka_unit_test(test_json_errors_name_line_and_field),
 		cmocka_unit_test(test_atomic_abort_leaves_nothing),
+		cmocka_unit_test(test_atomic_never_through_a_link),
 	};
 	int rc;
 	char cmd[300];
