@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli_profiles.h"
+#include "results.h"
 
 /* One line: where gpu x model's compute rows came from. */
 static void log_pair(const struct hb_cli *cli, struct hb_profdb *db, const char *gpu, const char *model)
@@ -63,4 +64,35 @@ void hb_cli_note_user_db(const struct hb_cli *cli, const char *path)
 	hb_warn(&cli->log, "plan, sim, sweep and live without --db now read %s: for every GPU x model it holds, its "
 		"rows replace the analytic profiles (results name the source under \"profiles\"; --db FILE "
 		"chooses another database)", path);
+}
+
+cJSON *hb_cli_profile_uses_json(const char *path, const char *const *gpus, int ngpus, const char *model,
+				struct hb_error *err)
+{
+	struct hb_profile_use *u = calloc((size_t)(ngpus > 0 ? ngpus : 1), sizeof(*u));
+	struct hb_profdb *db = NULL;
+	cJSON *arr = NULL;
+	int n = 0, rc = 0;
+
+	if (!u) {
+		hb_runtime_error(err, "out of memory");
+		return NULL;
+	}
+	if (hb_profdb_open(path, HB_PROFDB_READONLY, &db, err) < 0) {
+		free(u);
+		return NULL;
+	}
+	for (int i = 0; i < ngpus && rc == 0; i++) {
+		int dup = 0;
+
+		for (int k = 0; k < i && !dup; k++)
+			dup = strcmp(gpus[k], gpus[i]) == 0;
+		if (!dup)
+			rc = hb_profdb_profile_use(db, gpus[i], model, &u[n++], err);
+	}
+	hb_profdb_close(db);
+	if (rc == 0 && !(arr = hb_results_profiles_json(u, n)))
+		hb_runtime_error(err, "out of memory");
+	free(u);
+	return arr;
 }

@@ -6,6 +6,8 @@
 #ifndef HB_CLI_PROFILES_H
 #define HB_CLI_PROFILES_H
 
+#include <cjson/cJSON.h>
+
 #include "catalog.h"
 #include "cli.h"
 #include "profdb.h"
@@ -28,5 +30,12 @@ void hb_cli_log_profile_pairs(const struct hb_cli *cli, struct hb_profdb *db, co
  * once, on stderr, that later commands without --db read it, and what it
  * replaces (issue 39: results moved after an import without a word). */
 void hb_cli_note_user_db(const struct hb_cli *cli, const char *path);
+
+/* What a result was made from (issue 39 item 1): for every GPU type of
+ * gpus[0..ngpus) (duplicates skipped) x model, the rows the database at
+ * path holds (source, file, run, rows, digest) as the results' "profiles"
+ * JSON array (hb_results_profiles_json); NULL with err set. */
+cJSON *hb_cli_profile_uses_json(const char *path, const char *const *gpus, int ngpus, const char *model,
+				struct hb_error *err);
 
 #endif

@@ -16,7 +16,10 @@
 #include "allreduce.h"   /* defines: hb_ar_team */
 #include "catalog.h"
 #include "cli.h"
+#include "cli_profiles.h" /* defines: hb_cli_profile_uses_json */
 #include "fileio.h"
+#include "hb_config.h"   /* defines: HB_VERSION */
+#include "json.h"
 #include "live.h"
 #include "live_adapt.h"  /* hb_cli_live_adapt: --policy */
 #include "live_schedule.h" /* hb_cli_live_schedule: --schedule */
@@ -352,8 +355,68 @@ static const char *num(char b[32], double v, const char *none)
 	return b;
 }
 
+/* summary.json: the run, the prediction it checked and what produced both
+ * (issue 39 item 1): the database the prediction read ("profiles", the
+ * plan's or --db's) with the rows it holds per GPU type x model
+ * ("profile_sources", as sim's "profiles"), and the plan's own
+ * "profile_sources", the rows the plan was made from, when it has them,
+ * so a changed database shows as a changed digest. */
+static int write_summary(const char *path, const struct hb_live_plan *p, const struct hb_live_opts *o,
+			 const struct hb_live_result *r, const char *dbpath, struct hb_error *err)
+{
+	cJSON *doc = cJSON_CreateObject(), *plan = NULL, *uses = NULL;
+	const char **gpus = calloc((size_t)(p->nslots > 0 ? p->nslots : 1), sizeof(*gpus));
+	int rc = -1;
+
+	if (!doc || !gpus) {
+		hb_runtime_error(err, "live: out of memory");
+		goto out;
+	}
+	cJSON_AddStringToObject(doc, "format", "hetbatch-live/1");
+	cJSON_AddStringToObject(doc, "version", HB_VERSION);
+	cJSON_AddStringToObject(doc, "plan", p->path);
+	cJSON_AddStringToObject(doc, "method", p->method);
+	cJSON_AddStringToObject(doc, "model", p->model);
+	cJSON_AddStringToObject(doc, "cluster", p->cluster);
+	cJSON_AddNumberToObject(doc, "ranks", r->nranks);
+	cJSON_AddNumberToObject(doc, "global_batch", (double)p->global_batch);
+	cJSON_AddStringToObject(doc, "backend", o->backend);
+	hb_json_add_num(doc, "scale", o->scale);
+	cJSON_AddNumberToObject(doc, "warmup", o->warmup);
+	cJSON_AddNumberToObject(doc, "iters", o->iters);
+	cJSON_AddNumberToObject(doc, "seed", (double)o->seed);
+	hb_json_add_num(doc, "predicted_s", p->pred_iter_s);
+	hb_json_add_num(doc, "measured_s", r->critical_s);
+	hb_json_add_num(doc, "error_pct", 100 * (r->critical_s / p->pred_iter_s - 1));
+	hb_json_add_num(doc, "loss_first", r->loss_first);
+	hb_json_add_num(doc, "loss_last", r->loss_last);
+	if (dbpath) {
+		for (int k = 0; k < p->nslots; k++)
+			gpus[k] = p->slots[k].gpu;
+		cJSON_AddStringToObject(doc, "profiles", dbpath);
+		if (!(uses = hb_cli_profile_uses_json(dbpath, gpus, p->nslots, p->model, err)))
+			goto out;
+		cJSON_AddItemToObject(doc, "profile_sources", uses);
+	} else {
+		cJSON_AddNullToObject(doc, "profiles");
+	}
+	/* the plan's record of what it was made from (plan --out) */
+	if ((plan = hb_json_load_file(p->path, err))) {
+		const cJSON *ps = cJSON_GetObjectItemCaseSensitive(plan, "profile_sources");
+
+		if (cJSON_IsArray(ps))
+			cJSON_AddItemToObject(doc, "plan_profile_sources", cJSON_Duplicate(ps, 1));
+	}
+	rc = hb_json_write_file(path, doc, err);
+out:
+	cJSON_Delete(plan);
+	cJSON_Delete(doc);
+	free(gpus);
+	return rc;
+}
+
 static int write_outputs(const char *dir, const struct hb_live_plan *p, const struct hb_live_opts *o,
-			 const struct hb_live_result *r, struct hb_error *err)
+			 const struct hb_live_result *r, const char *dbpath, struct hb_error *err)
 {
 	char path[4096], *buf, nb[8][32];
 	size_t cap = 4096 + (size_t)r->nranks * 256, len = 0;
@@ -379,17 +442,8 @@ static int write_outputs(const char *dir, const struct hb_live_plan *p, const st
 	snprintf(path, sizeof(path), "%s/live.csv", dir);
 	rc = hb_write_file_atomic(path, buf, len, err);
 	if (rc == 0) {
-		len = (size_t)snprintf(buf, cap,
-				       "{\n  \"plan\": \"%s\",\n  \"method\": \"%s\",\n  \"model\": \"%s\",\n"
-				       "  \"ranks\": %d,\n  \"global_batch\": %ld,\n  \"scale\": %g,\n"
-				       "  \"warmup\": %d,\n  \"iters\": %d,\n  \"predicted_s\": %.9g,\n"
-				       "  \"measured_s\": %.9g,\n  \"error_pct\": %.4f,\n  \"loss_first\": %s,\n"
-				       "  \"loss_last\": %s\n}\n",
-				       p->path, p->method, p->model, r->nranks, p->global_batch, o->scale, o->warmup,
-				       o->iters, p->pred_iter_s, r->critical_s, 100 * (r->critical_s / p->pred_iter_s - 1),
-				       num(nb[0], r->loss_first, "null"), num(nb[1], r->loss_last, "null"));
 		snprintf(path, sizeof(path), "%s/summary.json", dir);
-		rc = hb_write_file_atomic(path, buf, len, err);
+		rc = write_summary(path, p, o, r, dbpath, err);
 	}
 	free(buf);
 	if (rc == 0 && r->nmetrics > 0) {
@@ -772,7 +826,7 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 			if (rc == 0)
 				printf("prediction rows: %s\n", store);
 		}
-		if (rc == 0 && out && (rc = write_outputs(out, &p, &o, &r, &err)) == 0)
+		if (rc == 0 && out && (rc = write_outputs(out, &p, &o, &r, repredict_db ? repredict_db : dbpath, &err)) == 0)
 			printf("results: %s/live.csv, %s/summary.json%s%s%s\n", out, out, r.nmetrics ? ", " : "",
 			       r.nmetrics ? out : "", r.nmetrics ? "/metrics.csv" : "");
 	}

@@ -113,6 +113,17 @@ static void test_two_node_plan(void **state)
 	assert_int_equal(sscanf(strstr(sum, "\"loss_last\":"), "\"loss_last\": %lf", &last), 1);
 	if (!(last < first))
 		fail_msg("loss did not fall: %g -> %g", first, last);
+	/* what produced it (issue 39 item 1): the database the prediction
+	 * read and its rows for the plan's GPU type x model */
+	assert_non_null(strstr(sum, "\"format\":\t\"hetbatch-live/1\""));
+	assert_non_null(strstr(sum, "\"version\":"));
+	assert_non_null(strstr(sum, "\"seed\":"));
+	assert_non_null(strstr(sum, "\"profiles\":\t\"cpu.db\""));
+	assert_non_null(strstr(sum, "\"profile_sources\":"));
+	assert_non_null(strstr(sum, "\"gpu\":\t\"cpu\""));
+	assert_non_null(strstr(sum, "\"model\":\t\"cifar10\""));
+	assert_non_null(strstr(sum, "\"source\":\t\"analytic\""));
+	assert_non_null(strstr(sum, "\"digest\":"));
 	free(sum);
 	assert_no_temporaries("res");
 }
