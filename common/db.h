@@ -43,6 +43,10 @@ void hb_db_close(sqlite3 *db);
  * -1 when it does not fit in size. */
 int hb_db_uri(const char *path, int immutable, char *buf, size_t size);
 
+/* The error code for db's last failure: HB_EINPUT when SQLite found the
+ * file is not a database or is damaged (SQLITE_NOTADB, SQLITE_CORRUPT: the
+ * user gave a bad file, exit 2 as README promises), else HB_ERUNTIME. */
+int hb_db_error_code(sqlite3 *db);
 int hb_db_exec(sqlite3 *db, const char *sql, struct hb_error *err);
 int hb_db_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, struct hb_error *err);
 /* Step a statement that returns no rows (INSERT/UPDATE/DELETE). */
