@@ -694,8 +694,9 @@ int hb_synth_check_size(const struct hb_synth_options *o, struct hb_error *err)
 			return hb_input_error(err, "synthetic: jobs %ld is more than the limit of %ld jobs per trace",
 					      o->njobs, HB_SYNTH_MAX_JOBS);
 		return hb_input_error(err,
-				      "synthetic: rate %g jobs/h x load %g x %g hours = %.0f jobs is more than the "
+				      "synthetic: rate %s%g jobs/h x load %g x %g hours = %.0f jobs is more than the "
 				      "limit of %ld jobs per trace (lower the rate or hours, or cap with jobs=N)",
+				      o->arrival == HB_SYNTH_IBM ? "k_max/E[L] " : "",
 				      o->arrival == HB_SYNTH_IBM ? hb_synth_ibm_high_rate(o) : o->rate_per_hour, o->load,
 				      o->window_s / 3600.0, n, HB_SYNTH_MAX_JOBS);
 	}
