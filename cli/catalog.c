@@ -134,26 +134,43 @@ static void list_models(const struct hb_catalog *cat)
 	       "(per-cluster overrides in the detailed view).\n");
 }
 
-/* "4 v100, 4 p100" style summary of a cluster's GPU types, in order of appearance. */
+/* "4 v100, 4 p100" style summary of a cluster's GPU types, in order of
+ * appearance.  One pass over the nodes with a count per catalog GPU type
+ * (a Philly machine list has 100k nodes but only a few types), so the cost
+ * is O(nodes + types), not O(nodes^2).  Without memory for the counts the
+ * summary is "?". */
 static void gpu_mix(const struct hb_catalog *cat, const struct hb_cluster *c, char *buf, size_t size)
 {
+	size_t types = cat->ngpus > 0 ? (size_t)cat->ngpus : 1;
+	long *count = calloc(types, sizeof(long));  /* GPUs per catalog type */
+	int *order = calloc(types, sizeof(int));     /* types seen, first appearance first */
+	char *seen = calloc(types, 1);
+	int ntypes = 0;
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (int i = 0; i < c->nnodes; i++) {
-		int seen = 0, count = 0;
-
-		for (int j = 0; j < i; j++)
-			seen |= c->nodes[j].gpu == c->nodes[i].gpu;
-		if (seen)
-			continue;
-		for (int j = i; j < c->nnodes; j++)
-			if (c->nodes[j].gpu == c->nodes[i].gpu)
-				count += c->nodes[j].ngpus;
-		if (used < size)
-			used += (size_t)snprintf(buf + used, size - used, "%s%d %s", used ? ", " : "", count,
-						 cat->gpus[c->nodes[i].gpu].name);
+	if (!count || !order || !seen) {
+		hb_strlcpy(buf, "?", size);
+		goto out;
 	}
+	for (int i = 0; i < c->nnodes; i++) {
+		int g = c->nodes[i].gpu;
+
+		if (g < 0 || g >= cat->ngpus)
+			continue;
+		if (!seen[g]) {
+			seen[g] = 1;
+			order[ntypes++] = g;
+		}
+		count[g] += c->nodes[i].ngpus;
+	}
+	for (int k = 0; k < ntypes && used < size; k++)
+		used += (size_t)snprintf(buf + used, size - used, "%s%ld %s", used ? ", " : "", count[order[k]],
+					 cat->gpus[order[k]].name);
+out:
+	free(count);
+	free(order);
+	free(seen);
 }
 
 static void list_clusters(const struct hb_catalog *cat)

@@ -213,7 +213,8 @@ static void usage(FILE *out)
 		"  --interval P       adaptation interval in steps (default 100)\n"
 		"  --epoch-steps N    steps per epoch: puts step s in epoch floor((s-1)/N) when FILE\n"
 		"                     has no epoch column, and is the horizon (floor(N/P) points)\n"
-		"                     when FILE ends at the origin (default: the current epoch's span)\n"
+		"                     when FILE ends at the origin (default: the current epoch's span);\n"
+		"                     at most 100000 points (horizon / P), else an error\n"
 		"  --method LIST      comma-separated from ensemble,gpr,ses,holt,last (default all)\n"
 		"  --gpr-x UNIT       GPR inputs: 'step' (raw steps, as JABAS's code) or 'interval'\n"
 		"                     (steps / P, so the periodicity bounds 0.01..10 are in adaptations)\n"
@@ -369,6 +370,24 @@ struct plan {
 	size_t nq;
 };
 
+/* A horizon of more than HB_FC_MAX_QUERY intervals, named by the option
+ * that set it (--epoch-steps, else --origin or the file's epoch). */
+static int horizon_error(const struct fc_args *a, const struct plan *pl, double horizon, struct hb_error *err)
+{
+	char what[96];
+
+	if (a->epoch_steps > 0)
+		snprintf(what, sizeof(what), "--epoch-steps %ld", a->epoch_steps);
+	else if (a->origin_set)
+		snprintf(what, sizeof(what), "--origin %ld: horizon %.0f steps", a->origin, horizon);
+	else
+		snprintf(what, sizeof(what), "the epoch ending at step %.0f: horizon %.0f steps", pl->origin, horizon);
+	return hb_input_error(err,
+			      "%s: %s / --interval %g = %.4g query points, more than the limit of %d (use a larger "
+			      "--interval, or --epoch-steps N for a shorter horizon)",
+			      a->file, what, a->interval, floor(horizon / a->interval), HB_FC_MAX_QUERY);
+}
+
 static int make_plan(const struct series *s, const struct fc_args *a, struct plan *pl, struct hb_error *err)
 {
 	const size_t n = s->n;
@@ -418,8 +437,11 @@ static int make_plan(const struct series *s, const struct fc_args *a, struct pla
 	} else {
 		double horizon = a->epoch_steps > 0 ? (double)a->epoch_steps
 				 : pl->origin - (pl->epoch_start > 0 ? s->step[pl->epoch_start - 1] : 0.0);
-		size_t count = hb_fc_query_steps(pl->origin, a->interval, horizon, NULL, 0);
+		size_t count;
 
+		if (floor(horizon / a->interval) > HB_FC_MAX_QUERY)
+			return horizon_error(a, pl, horizon, err);
+		count = hb_fc_query_steps(pl->origin, a->interval, horizon, NULL, 0);
 		pl->nq = count > 0 ? count : 1;
 		pl->query = malloc(pl->nq * sizeof(double));
 		if (!pl->query)
@@ -436,6 +458,26 @@ static void plan_free(struct plan *pl)
 {
 	free(pl->derived);
 	free(pl->query);
+}
+
+/* A prediction that is not finite (global_batch values near DBL_MAX
+ * overflow the fits: 1e300 squared) is refused naming the file, the method
+ * and the largest value, not printed as "-nan". */
+static int check_finite(const struct fc_args *a, const struct series *s, const struct plan *pl, const double *pred,
+			struct hb_error *err)
+{
+	double top = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		top = fmax(top, s->batch[i]);
+	for (size_t k = 0; k < a->nm; k++)
+		for (size_t i = 0; i < pl->nq; i++)
+			if (!isfinite(pred[k * pl->nq + i]))
+				return hb_input_error(err,
+						      "%s: the %s forecast at step %.0f is not a finite number (field "
+						      "'global_batch' up to %g is too large to fit)",
+						      a->file, hb_fc_method_name(a->methods[k]), pl->query[i], top);
+	return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -606,6 +648,10 @@ int cmd_forecast(int argc, char **argv, struct hb_cli *cli)
 	}
 	if (hb_forecast_run(&h, &o, a.methods, a.nm, pl.query, pl.nq, pred, &fit, &err) < 0) {
 		hb_error_prefix(&err, "%s: forecast from step %.0f", a.file, pl.origin);
+		rc = hb_cli_fail(cli, &err);
+		goto out;
+	}
+	if (check_finite(&a, &s, &pl, pred, &err) < 0) {
 		rc = hb_cli_fail(cli, &err);
 		goto out;
 	}

@@ -41,6 +41,13 @@
 #define PLAN_FORMAT "hetbatch-plan/1"
 #define MAX_TRAJ 4096
 
+/* The largest --gbs that --force plans above a model's maxB_G.  The
+ * solvers' work grows with the batch (on jabas-a, resnet50: 0.66 s at 2^20,
+ * 2.1 s at 2^22, 9.6 s at 2^24; 6.4 s at 2^20 on the 400-GPU ibm-p100-400;
+ * 2^30 ran over 300 s), so 2^20, 32 times resnet50's maxB_G, keeps a forced
+ * plan within seconds.  A batch inside the bounds is never refused. */
+#define HB_PLAN_FORCE_MAX_GBS (1L << 20)
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -56,13 +63,15 @@ static void usage(FILE *out)
 		"a global-batch trajectory (and show each one's cost).\n"
 		"\n"
 		"Options:\n"
-		"  --cluster C        built-in cluster name or a cluster JSON file\n"
+		"  --cluster C        built-in cluster name or a cluster JSON file (up to\n"
+		"                     16384 GPUs)\n"
 		"  --model M          built-in model name or a model JSON file\n"
 		"  --gbs N            target global batch; above the model's maxB_G on the\n"
 		"                     cluster it is an error, below minB_G a warning; inside\n"
 		"                     the bounds every plan stays inside them.  The solvers\n"
 		"                     round it (IIDP to 2 M B_L) and the plan says so\n"
-		"  --force            plan a --gbs above maxB_G (a warning, not an error)\n"
+		"  --force            plan a --gbs above maxB_G (a warning, not an error), up\n"
+		"                     to 1048576\n"
 		"  --gpus LIST        use only these GPUs: comma-separated node names or GPU\n"
 		"                     types, each optionally ':K' GPUs per node (an odd K\n"
 		"                     leaves one GPU out of IIDP's pairs; DDP and OptPerf\n"
@@ -770,10 +779,11 @@ static int autoscale(struct hb_cli *cli, const struct hb_catalog *cat, const str
 		hb_model_bounds(m, cl->name, NULL, &lo, &hi);
 		for (int k = 0; k < ntraj; k++)
 			if (traj[k] < lo || traj[k] > hi) {
-				if (traj[k] > hi && !o->force)
+				if (traj[k] > hi && (!o->force || traj[k] > HB_PLAN_FORCE_MAX_GBS))
 					return hb_input_error(err, "--autoscale: point %d, global batch %ld, is above %s's "
-							      "largest global batch %ld on %s (--force ranks it anyway)", k + 1,
-							      traj[k], m->name, hi, cl->name);
+							      "largest global batch %ld on %s (--force ranks it anyway, up "
+							      "to %ld)", k + 1, traj[k], m->name, hi, cl->name,
+							      (long)HB_PLAN_FORCE_MAX_GBS);
 				hb_warn(&cli->log, "plan: --autoscale point %d (%ld) is outside %s's bounds [%ld, %ld] on %s",
 					k + 1, traj[k], m->name, lo, hi, cl->name);
 			}
@@ -925,11 +935,11 @@ static int parse_opts(int argc, char **argv, struct hb_cli *cli, struct plan_opt
 		case 'M': o->merge = 0; break;
 		case 'b':
 			if (hb_parse_long_range(optarg, 1, 1L << 30, &o->gbs) < 0)
-				return hb_cli_usage(cli, "plan", "--gbs: '%s' is not a positive integer", optarg);
+				return hb_cli_usage(cli, "plan", "--gbs: '%s' is not an integer in [1, %ld]", optarg, 1L << 30);
 			break;
 		case 'l':
 			if (hb_parse_long_range(optarg, 1, 1 << 20, &v) < 0)
-				return hb_cli_usage(cli, "plan", "--local-bs: '%s' is not a positive integer", optarg);
+				return hb_cli_usage(cli, "plan", "--local-bs: '%s' is not an integer in [1, %d]", optarg, 1 << 20);
 			o->local_bs = (int)v;
 			break;
 		case 'u':
@@ -939,11 +949,11 @@ static int parse_opts(int argc, char **argv, struct hb_cli *cli, struct plan_opt
 			break;
 		case 'p':
 			if (hb_parse_long_range(optarg, 1, 1L << 30, &o->interval) < 0)
-				return hb_cli_usage(cli, "plan", "--interval: '%s' is not a positive integer", optarg);
+				return hb_cli_usage(cli, "plan", "--interval: '%s' is not an integer in [1, %ld]", optarg, 1L << 30);
 			break;
 		case 't':
 			if (hb_parse_long_range(optarg, 1, 1L << 30, &v) < 0)
-				return hb_cli_usage(cli, "plan", "--top: '%s' is not a positive integer", optarg);
+				return hb_cli_usage(cli, "plan", "--top: '%s' is not an integer in [1, %ld]", optarg, 1L << 30);
 			o->top = (int)v;
 			break;
 		case 's':
@@ -997,7 +1007,12 @@ static int check_gbs_bounds(const struct hb_cli *cli, const struct hb_cluster *c
 	}
 	if (o->gbs > hi && !o->force)
 		return hb_input_error(err, "--gbs %ld is above %s's largest global batch %ld on %s (bounds [%ld, %ld]; "
-				      "--force plans it anyway)", o->gbs, m->name, hi, cl->name, lo, hi);
+				      "--force plans it anyway, up to %ld)", o->gbs, m->name, hi, cl->name, lo, hi,
+				      (long)HB_PLAN_FORCE_MAX_GBS);
+	if (o->gbs > hi && o->gbs > HB_PLAN_FORCE_MAX_GBS)
+		return hb_input_error(err, "--gbs %ld --force: above %s's largest global batch %ld on %s, --force plans "
+				      "at most %ld (the solvers' work grows with the batch)", o->gbs, m->name, hi,
+				      cl->name, (long)HB_PLAN_FORCE_MAX_GBS);
 	hb_warn(&cli->log, "plan: --gbs %ld is %s %s's global batch bounds [%ld, %ld] on %s; planning it as asked%s",
 		o->gbs, o->gbs > hi ? "above" : "below", m->name, lo, hi, cl->name,
 		o->gbs > hi ? " (--force)" : "");
@@ -1024,6 +1039,7 @@ int cmd_plan(int argc, char **argv, struct hb_cli *cli)
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if (hb_catalog_load_builtin(&cat, &err) < 0 || hb_catalog_resolve_cluster(&cat, o.cluster, &cl, &err) < 0 ||
+	    hb_cluster_check_size(cl, HB_PLAN_MAX_GPUS, "plan", &err) < 0 ||
 	    hb_catalog_resolve_model(&cat, o.model, &m, &err) < 0)
 		goto fail;
 	if (hb_default_profdb(&cat, o.db, &db, &err) < 0)

@@ -81,7 +81,8 @@ static void usage(FILE *out)
 		"Times and costs are also given relative to JABAS (x).\n"
 		"\n"
 		"Options:\n"
-		"  --cluster C          built-in cluster name or a cluster JSON file\n"
+		"  --cluster C          built-in cluster name or a cluster JSON file (up to\n"
+		"                       8192 GPUs)\n"
 		"  --model M[,M2...]    built-in model names or model JSON files\n"
 		"  --policy LIST        comma-separated policies, in table order (default\n"
 		"                       " DEFAULT_POLICIES ")\n"
@@ -206,7 +207,8 @@ static void usage(FILE *out)
 		"                       batch (random = Random-BS; max, min), kmax (the\n"
 		"                       40-GPU calibration), length (min; 0 = IV-G's per\n"
 		"                       category; IV-A: 30); burst-* and hours as above.\n"
-		"                       --load multiplies the arrival rate\n"
+		"                       --load multiplies the arrival rate; rate x load x\n"
+		"                       hours (or jobs) may reach 1000000 jobs\n"
 		"  --elastic-interval S seconds between the elastic policy's scaling decisions\n"
 		"                       (IBM's Delta; default 600; 0 = at every arrival and\n"
 		"                       departure)\n"
@@ -486,7 +488,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 			break;
 		case OPT_MAXJOBS:
 			if (hb_parse_long_range(optarg, 1, 1L << 40, &n) < 0)
-				return hb_cli_usage(cli, "sim", "--max-jobs: '%s' is not a positive integer", optarg);
+				return hb_cli_usage(cli, "sim", "--max-jobs: '%s' is not an integer in [1, %ld]", optarg, 1L << 40);
 			a->topt.max_jobs = n;
 			a->trace_opts = 1;
 			break;
@@ -521,7 +523,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 			break;
 		case OPT_INTERVAL:
 			if (hb_parse_long_range(optarg, 1, 1L << 30, &a->interval) < 0)
-				return hb_cli_usage(cli, "sim", "--interval: '%s' is not a positive integer", optarg);
+				return hb_cli_usage(cli, "sim", "--interval: '%s' is not an integer in [1, %ld]", optarg, 1L << 30);
 			break;
 		case OPT_FIDELITY:
 			if (hb_fidelity_parse(optarg, &a->fidelity) < 0)
@@ -846,7 +848,8 @@ static int trace_setup(struct trace_cmd *c, const struct sim_args *a, const stru
 	const struct hb_cluster *cl;
 	char shared[512];
 
-	if (hb_catalog_load_builtin(&c->cat, err) < 0 || hb_catalog_resolve_cluster(&c->cat, a->cluster, &cl, err) < 0)
+	if (hb_catalog_load_builtin(&c->cat, err) < 0 || hb_catalog_resolve_cluster(&c->cat, a->cluster, &cl, err) < 0 ||
+	    hb_cluster_check_size(cl, HB_SIM_MAX_GPUS, "sim", err) < 0)
 		return -1;
 	*clp = cl;
 	hb_replay_opts_init(&ro);
@@ -1401,7 +1404,8 @@ static int setup(const struct hb_cli *cli, struct sim_cmd *c, const struct sim_a
 	char cluster_name[HB_NAME_MAX];
 	char names[MAX_MODELS][HB_NAME_MAX];
 
-	if (hb_catalog_load_builtin(&c->cat, err) < 0 || hb_catalog_resolve_cluster(&c->cat, a->cluster, &cl, err) < 0)
+	if (hb_catalog_load_builtin(&c->cat, err) < 0 || hb_catalog_resolve_cluster(&c->cat, a->cluster, &cl, err) < 0 ||
+	    hb_cluster_check_size(cl, HB_SIM_MAX_GPUS, "sim", err) < 0)
 		return -1;
 	hb_strlcpy(cluster_name, cl->name, sizeof(cluster_name));
 	for (int i = 0; i < nm; i++) {

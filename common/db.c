@@ -6,12 +6,19 @@
 #include "db.h"
 #include "fileio.h" /* hb_path_is_dir */
 
+int hb_db_error_code(sqlite3 *db)
+{
+	int rc = db ? sqlite3_errcode(db) & 0xff : SQLITE_NOMEM;
+
+	return rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT ? HB_EINPUT : HB_ERUNTIME;
+}
+
 static int db_fail(sqlite3 *db, struct hb_error *err, const char *what)
 {
 	const char *file = db ? sqlite3_db_filename(db, "main") : NULL;
 
-	return hb_runtime_error(err, "%s: %s: %s", file && *file ? file : "(database)", what,
-				db ? sqlite3_errmsg(db) : "out of memory");
+	return hb_fail(err, hb_db_error_code(db), "%s: %s: %s", file && *file ? file : "(database)", what,
+		       db ? sqlite3_errmsg(db) : "out of memory");
 }
 
 int hb_db_uri(const char *path, int immutable, char *buf, size_t size)
@@ -166,7 +173,8 @@ int hb_db_exec(sqlite3 *db, const char *sql, struct hb_error *err)
 
 	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
 		const char *file = sqlite3_db_filename(db, "main");
-		int rc = hb_runtime_error(err, "%s: %s", file && *file ? file : "(database)", msg ? msg : "error");
+		int rc = hb_fail(err, hb_db_error_code(db), "%s: %s", file && *file ? file : "(database)",
+				 msg ? msg : "error");
 
 		sqlite3_free(msg);
 		return rc;

@@ -62,6 +62,10 @@ void hb_db_settle_journal(const char *path);
  * the one-line explanation when a hot journal is still there, else 0. */
 int hb_db_check_readable(sqlite3 *db, const char *schema, const char *path, struct hb_error *err);
 
+/* The error code for db's last failure: HB_EINPUT when SQLite found the
+ * file is not a database or is damaged (SQLITE_NOTADB, SQLITE_CORRUPT: the
+ * user gave a bad file, exit 2 as README promises), else HB_ERUNTIME. */
+int hb_db_error_code(sqlite3 *db);
 int hb_db_exec(sqlite3 *db, const char *sql, struct hb_error *err);
 int hb_db_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, struct hb_error *err);
 /* Step a statement that returns no rows (INSERT/UPDATE/DELETE). */

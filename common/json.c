@@ -7,6 +7,131 @@
 #include "json.h"
 #include "strutil.h"
 
+/* Key of an object member for a message: at most 40 bytes, control
+ * characters as '?', so the message stays on one line. */
+static void quote_key(const char *k, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (const char *c = k ? k : "?"; *c && n + 1 < size && n < 40; c++)
+		buf[n++] = (unsigned char)*c < 0x20 ? '?' : *c;
+	buf[n] = '\0';
+}
+
+/* An object member and its place in the document, for sorting. */
+struct member {
+	const cJSON *m;
+	size_t pos;
+};
+
+static int cmp_member(const void *a, const void *b)
+{
+	const struct member *x = a, *y = b;
+	int c = strcmp(x->m->string ? x->m->string : "", y->m->string ? y->m->string : "");
+
+	return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* The member of obj that repeats an earlier key, the first such in the
+ * document, or NULL.  A few members are compared pairwise; more are sorted
+ * (a JABAS cluster_info or a catalog can hold thousands of keys in one
+ * object), O(n log n).  *oom is set when the sort has no memory. */
+static const cJSON *first_duplicate(const cJSON *obj, int *oom)
+{
+	const cJSON *it, *dup = NULL;
+	struct member *v;
+	size_t n = 0, k = 0, best = (size_t)-1;
+
+	cJSON_ArrayForEach(it, obj)
+		n++;
+	if (n < 2)
+		return NULL;
+	if (n <= 16) {
+		cJSON_ArrayForEach(it, obj)
+			for (const cJSON *jt = obj->child; jt != it; jt = jt->next)
+				if (it->string && jt->string && strcmp(it->string, jt->string) == 0)
+					return it;
+		return NULL;
+	}
+	v = malloc(n * sizeof(*v));
+	if (!v) {
+		*oom = 1;
+		return NULL;
+	}
+	cJSON_ArrayForEach(it, obj) {
+		v[k].m = it;
+		v[k].pos = k;
+		k++;
+	}
+	qsort(v, n, sizeof(*v), cmp_member);
+	/* in a run of equal keys, each member after the first repeats it */
+	for (k = 1; k < n; k++)
+		if (cmp_member(&(struct member){ v[k].m, 0 }, &(struct member){ v[k - 1].m, 0 }) == 0 &&
+		    v[k].pos < best) {
+			best = v[k].pos;
+			dup = v[k].m;
+		}
+	free(v);
+	return dup;
+}
+
+/* Depth-first walk; path is the JSON path of node ("jobs[3]", "gpus[0].name"). */
+static int check_unique(const cJSON *node, char *path, size_t cap, const char *name, int depth,
+			struct hb_error *err)
+{
+	const cJSON *it, *dup;
+	size_t len = strlen(path);
+	int oom = 0, i = 0;
+	char key[48];
+
+	if (depth > 10000)
+		return 0; /* cJSON refuses nesting past CJSON_NESTING_LIMIT anyway */
+	if (cJSON_IsObject(node)) {
+		dup = first_duplicate(node, &oom);
+		if (oom)
+			return hb_runtime_error(err, "%s: out of memory checking JSON keys", name);
+		if (dup) {
+			char val[48];
+			char *text = cJSON_PrintUnformatted(dup);
+
+			quote_key(dup->string, key, sizeof(key));
+			/* the second member's value, cut to one short line */
+			quote_key(text ? text : "?", val, sizeof(val));
+			if (text && strlen(text) > 40)
+				memcpy(val + 37, "...", 4);
+			cJSON_free(text);
+			return hb_input_error(err,
+					      "%s: field '%s%s%s': value %s: duplicate key (a key may appear once in an "
+					      "object)",
+					      name, path, path[0] ? "." : "", key, val);
+		}
+	}
+	if (!cJSON_IsObject(node) && !cJSON_IsArray(node))
+		return 0;
+	cJSON_ArrayForEach(it, node) {
+		if (cJSON_IsObject(it) || cJSON_IsArray(it)) {
+			if (cJSON_IsObject(node)) {
+				quote_key(it->string, key, sizeof(key));
+				snprintf(path + len, cap - len, "%s%s", len ? "." : "", key);
+			} else {
+				snprintf(path + len, cap - len, "[%d]", i);
+			}
+			if (check_unique(it, path, cap, name, depth + 1, err) < 0)
+				return -1;
+			path[len] = '\0';
+		}
+		i++;
+	}
+	return 0;
+}
+
+int hb_json_check_unique(const cJSON *root, const char *name, struct hb_error *err)
+{
+	char path[256] = "";
+
+	return check_unique(root, path, sizeof(path), name, 0, err);
+}
+
 cJSON *hb_json_parse(const char *text, size_t len, const char *name, struct hb_error *err)
 {
 	const char *end = NULL;
@@ -42,10 +167,24 @@ cJSON *hb_json_parse(const char *text, size_t len, const char *name, struct hb_e
 		while (end < text + len && (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t'))
 			end++;
 		if (end < text + len && *end) {
+			long line = 1;
+			char near[21];
+			size_t k = 0;
+
+			for (const char *p = text; p < end; p++)
+				line += *p == '\n';
+			for (const char *p = end; p < text + len && *p && k < sizeof(near) - 1; p++)
+				near[k++] = ((unsigned char)*p < 0x20) ? ' ' : *p;
+			near[k] = '\0';
 			cJSON_Delete(root);
-			hb_input_error(err, "%s: trailing text after the JSON value", name);
+			hb_input_error(err, "%s:%ld: trailing text after the JSON value: '%s' (one value per file)", name,
+				       line, near);
 			return NULL;
 		}
+	}
+	if (hb_json_check_unique(root, name, err) < 0) {
+		cJSON_Delete(root);
+		return NULL;
 	}
 	return root;
 }

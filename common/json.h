@@ -15,9 +15,19 @@
 
 #include "error.h"
 
-/* Parse text (name is used in messages); the caller cJSON_Delete()s the result. */
+/* Parse text (name is used in messages); the caller cJSON_Delete()s the
+ * result.  Text after the value and a key that appears twice in one object
+ * (anywhere in the document) are input errors: cJSON keeps both members
+ * and its getters return the first, so {"arrival_s": 0, "arrival_s": 50}
+ * would silently mean 0. */
 cJSON *hb_json_parse(const char *text, size_t len, const char *name, struct hb_error *err);
 cJSON *hb_json_load_file(const char *path, struct hb_error *err);
+
+/* The duplicate-key check of hb_json_parse, for readers that parse with
+ * cJSON themselves (a streamed element): an input error "NAME: PATH:
+ * duplicate key 'K'" for the first key that repeats in an object of root,
+ * PATH being where that object is ("jobs[3]", "nodes.node0"). */
+int hb_json_check_unique(const cJSON *root, const char *name, struct hb_error *err);
 
 /* Required number in [lo, hi]. */
 int hb_json_num(const cJSON *obj, const char *key, const char *where, double lo, double hi,

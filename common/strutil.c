@@ -15,6 +15,43 @@ static int only_blanks(const char *s)
 	return *s == '\0';
 }
 
+/* Length of the decimal number at s: [+-] digits [. digits] [e [+-] digits]
+ * (at least one digit before the exponent), else 0.  strtod also reads hex
+ * ("0x10" is 16), "inf", "nan" and "infinity"; a count or time in a file
+ * must not be one of those, so callers check this first. */
+static size_t decimal_len(const char *s)
+{
+	size_t i = 0, digits = 0;
+
+	if (s[i] == '+' || s[i] == '-')
+		i++;
+	while (isdigit((unsigned char)s[i])) {
+		i++;
+		digits++;
+	}
+	if (s[i] == '.') {
+		i++;
+		while (isdigit((unsigned char)s[i])) {
+			i++;
+			digits++;
+		}
+	}
+	if (!digits)
+		return 0;
+	if (s[i] == 'e' || s[i] == 'E') {
+		size_t j = i + 1;
+
+		if (s[j] == '+' || s[j] == '-')
+			j++;
+		if (isdigit((unsigned char)s[j])) {
+			while (isdigit((unsigned char)s[j]))
+				j++;
+			i = j;
+		}
+	}
+	return i;
+}
+
 int hb_parse_double(const char *s, double *out)
 {
 	char *end;
@@ -28,7 +65,7 @@ int hb_parse_double(const char *s, double *out)
 		return -1;
 	errno = 0;
 	v = strtod(s, &end);
-	if (end == s || !only_blanks(end) || errno == ERANGE || !isfinite(v))
+	if (end == s || end != s + decimal_len(s) || !only_blanks(end) || errno == ERANGE || !isfinite(v))
 		return -1;
 	*out = v;
 	return 0;
@@ -131,8 +168,8 @@ int hb_parse_size(const char *s, double *out)
 	char *end;
 	double v = strtod(s, &end), mul = 1;
 
-	if (end == s)
-		return -1;
+	if (end == s || end != s + decimal_len(s))
+		return -1; /* decimal only: no "0x10", "inf" or "nan" */
 	switch (*end) {
 	case 'K': case 'k': mul = 1024.0; end++; break;
 	case 'M': case 'm': mul = 1048576.0; end++; break;

@@ -10,7 +10,9 @@
 
 #include <stddef.h>
 
-/* 0 on success; -1 if s is not a finite number. */
+/* 0 on success; -1 if s is not a finite decimal number ([+-] digits
+ * [. digits] [e [+-] digits]): hex ("0x10"), "inf" and "nan", which strtod
+ * reads, are refused, in files and options alike. */
 int hb_parse_double(const char *s, double *out);
 /* A positive size in bytes: a number with an optional binary suffix K, M,
  * G, T (2^10 ...) and an optional B ("512M", "4G", "1e9").  0 or -1. */

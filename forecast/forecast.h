@@ -119,6 +119,12 @@ int hb_forecast_run(const struct hb_fc_history *h, const struct hb_fc_options *o
 int hb_forecast(enum hb_fc_method m, const struct hb_fc_history *h, const struct hb_fc_options *o,
 		const double *query, size_t nq, double *out, struct hb_error *err);
 
+/* The most query points one forecast may ask for (the CLI's horizon /
+ * interval): each costs a prediction per method, and JABAS asks for an
+ * epoch's adaptation points, tens to thousands.  A larger count is an
+ * input error, refused before anything is allocated. */
+#define HB_FC_MAX_QUERY 100000
+
 /* JABAS's query points: out[i-1] = sync_step + interval * i for
  * i = 1..floor(epoch_steps / interval), at most cap of them; returns the count
  * floor(epoch_steps / interval) (which may exceed cap). */

@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "fileio.h"
+#include "json.h"
 #include "input.h" /* hb_read_text_file: directory, missing file, binary data, size cap */
 #include "live.h"
 #include "strutil.h"
@@ -226,10 +227,12 @@ int hb_live_plan_load(const char *path, const char *method, struct hb_live_plan 
 		return hb_input_error(err, "--method '%s': iidp, ddp or optperf", method);
 	if (hb_read_text_file(path, 0, &text, &len, err) < 0)
 		return -1;
-	root = cJSON_ParseWithLength(text, len);
+	/* hb_json_parse: syntax errors with line and column, text after the
+	 * plan's object (a second object) and duplicate keys refused. */
+	root = hb_json_parse(text, len, path, err);
 	free(text);
 	if (!root)
-		return hb_input_error(err, "%s: not valid JSON", path);
+		return -1;
 	fmt = get(root, "format");
 	if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "hetbatch-plan/1") != 0) {
 		cJSON_Delete(root);

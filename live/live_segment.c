@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "fileio.h"
+#include "json.h"
 #include "input.h" /* hb_read_text_file: directory, missing file, binary data, size cap */
 #include "live_segment.h"
 #include "strutil.h"
@@ -189,10 +190,12 @@ int hb_live_segment_read(const char *path, struct hb_live_segment *s, struct hb_
 	memset(s, 0, sizeof(*s));
 	if (hb_read_text_file(path, 0, &text, &len, err) < 0)
 		return -1;
-	root = cJSON_ParseWithLength(text, len);
+	/* hb_json_parse: syntax errors with line and column, text after the
+	 * plan's object (a second object) and duplicate keys refused. */
+	root = hb_json_parse(text, len, path, err);
 	free(text);
 	if (!root)
-		return hb_input_error(err, "%s: not valid JSON", path);
+		return -1;
 	if (need(path, root, "format", is_str, &v, err) < 0)
 		goto out;
 	if (strcmp(v->valuestring, "hetbatch-live-state/1") != 0) {

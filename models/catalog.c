@@ -634,6 +634,16 @@ int hb_catalog_resolve_cluster(struct hb_catalog *cat, const char *name_or_path,
 	return 0;
 }
 
+int hb_cluster_check_size(const struct hb_cluster *cl, int max_gpus, const char *command, struct hb_error *err)
+{
+	if (cl->ngpus <= max_gpus)
+		return 0;
+	return hb_input_error(err,
+			      "cluster '%s' has %d GPUs on %d nodes, more than the limit of %d GPUs for %s (its "
+			      "allocation search grows with the square of the nodes)",
+			      cl->name, cl->ngpus, cl->nnodes, max_gpus, command);
+}
+
 int hb_catalog_resolve_gpu(struct hb_catalog *cat, const char *name_or_path, const struct hb_gpu **out,
 			   struct hb_error *err)
 {

@@ -224,6 +224,21 @@ int hb_catalog_resolve_model(struct hb_catalog *cat, const char *name_or_path,
 			     const struct hb_model **out, struct hb_error *err);
 int hb_catalog_resolve_cluster(struct hb_catalog *cat, const char *name_or_path,
 			       const struct hb_cluster **out, struct hb_error *err);
+
+/* The most GPUs a cluster may have for each command, so a cluster file of
+ * 100,000 GPUs is refused at once instead of running out of memory.  The
+ * cost is the allocation search, candidates x nodes (alloc.h), which grows
+ * with the square of the nodes; measured with 8-GPU V100 nodes and
+ * resnet50: sim --policy jabas 0.7 s / 53 MB at 4096 GPUs, 7.7 s / 204 MB at
+ * 10,000, over 20 s at 16,384 and out of memory (over 4.9 GB) at 100,000;
+ * plan --gbs 32768 1.5 s at 4096, 2.5 s / 88 MB at 16,384, 18.5 s / 2.4 GB at
+ * 100,000.  The largest built-in cluster, philly, has 2048. */
+#define HB_SIM_MAX_GPUS 8192   /* sim and sweep (every policy) */
+#define HB_PLAN_MAX_GPUS 16384 /* plan */
+
+/* An input error when cl has more than max_gpus GPUs: "COMMAND: cluster
+ * 'NAME' has N GPUs on K nodes, more than the limit of MAX for COMMAND". */
+int hb_cluster_check_size(const struct hb_cluster *cl, int max_gpus, const char *command, struct hb_error *err);
 int hb_catalog_resolve_gpu(struct hb_catalog *cat, const char *name_or_path,
 			   const struct hb_gpu **out, struct hb_error *err);
 

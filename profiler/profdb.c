@@ -291,7 +291,7 @@ static int is_regular_file(const char *path)
 
 static int db_error(struct hb_profdb *p, struct hb_error *err, const char *what)
 {
-	return hb_runtime_error(err, "%s: %s: %s", p->path, what, sqlite3_errmsg(p->db));
+	return hb_fail(err, hb_db_error_code(p->db), "%s: %s: %s", p->path, what, sqlite3_errmsg(p->db));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -333,7 +333,7 @@ static int query_int(sqlite3 *db, const char *sql, int *out, struct hb_error *er
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW) {
 		sqlite3_finalize(st);
-		return hb_runtime_error(err, "%s: %s", sql, sqlite3_errmsg(db));
+		return hb_fail(err, hb_db_error_code(db), "%s: %s", sql, sqlite3_errmsg(db));
 	}
 	*out = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);

@@ -183,6 +183,12 @@ int hb_trace_parse_time(const char *s, double *unix_s)
 	return 0;
 }
 
+int hb_trace_time_plausible(double unix_s)
+{
+	return unix_s >= (double)days_from_civil(HB_TRACE_YEAR_MIN, 1, 1) * 86400.0 &&
+	       unix_s < (double)days_from_civil(HB_TRACE_YEAR_MAX + 1, 1, 1) * 86400.0;
+}
+
 /* ---- Pollux size classes and model mix --------------------------------- */
 
 int hb_trace_size_class(double gpu_time_s)

@@ -203,6 +203,14 @@ const char *hb_trace_skip_name(enum hb_trace_skip why);
  * reading them as UTC keeps differences free of daylight-saving jumps),
  * into Unix seconds.  -1 if malformed or not a calendar date. */
 int hb_trace_parse_time(const char *s, double *unix_s);
+/* 1 when unix_s lies in the years a trace can hold, 1970 to 2099 (Philly's
+ * is 2017); readers refuse other dates as input, naming file, line, field
+ * and value: a row of 0001-01-01 in a 2017 trace put arrivals 63e9 s apart,
+ * and the simulation then failed with "did not finish within 1e+09
+ * simulated seconds" instead of the input being refused. */
+#define HB_TRACE_YEAR_MIN 1970
+#define HB_TRACE_YEAR_MAX 2099
+int hb_trace_time_plausible(double unix_s);
 
 /* Pollux's size classes (pollux.md 5.2) by GPU-hours: 0 small [0, 1),
  * 1 medium [1, 10), 2 large [10, 100), 3 xlarge [100, inf). */

@@ -27,6 +27,7 @@ struct jobspec_json {
 	int state;              /* S_MEMBERS: reading top-level keys; S_JOBS: inside "jobs" */
 	int nmembers;           /* top-level members read so far */
 	int seen_jobs;          /* 1 once "jobs" was found */
+	unsigned seen_text;     /* bit i: free_text[i] ("comment", ...) was found */
 };
 
 static void close_jj(void *state)
@@ -78,7 +79,12 @@ static int scan_members(struct jobspec_json *p, struct hb_error *err)
 			return 1;
 		}
 		for (int i = 0; free_text[i]; i++)
-			known |= strcmp(key, free_text[i]) == 0;
+			if (strcmp(key, free_text[i]) == 0) {
+				if (p->seen_text & (1u << i))
+					return hb_input_error(err, "%s: key '%s' appears twice", where, key);
+				p->seen_text |= 1u << i;
+				known = 1;
+			}
 		if (!known)
 			return hb_input_error(err, "%s: unknown key '%s' (allowed: jobs, comment, source, version)",
 					      where, hb_trace_quote(q, sizeof(q), key));

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "input.h"
+#include "json.h"
 #include "jobspec.h"
 #include "jstream.h"
 #include "strutil.h"
@@ -381,8 +382,17 @@ cJSON *hb_jstream_parse(struct hb_jstream *js, struct hb_error *err)
 	char near[24];
 	size_t k = 0;
 
-	if (root)
+	if (root) {
+		char where[1200];
+
+		/* a key twice in one object: cJSON keeps both, its getters the first */
+		hb_jstream_where(js, where, sizeof(where));
+		if (hb_json_check_unique(root, where, err) < 0) {
+			cJSON_Delete(root);
+			return NULL;
+		}
 		return root;
+	}
 	if (!end || end < js->elem || end > js->elem + js->elen)
 		end = js->elem + js->elen;
 	for (const char *p = js->elem; p < end; p++)

@@ -84,6 +84,12 @@ static int next_pcsv(void *state, struct hb_jobspec *job, int *skip, struct hb_e
 		return hb_input_error(err, "%s: field 'timestamp': value '%s': expected \"YYYY-MM-DD HH:MM:SS\"", where,
 				      hb_trace_quote(q, sizeof(q), ts));
 	}
+	if (!hb_trace_time_plausible(job->arrival_s)) {
+		char q[HB_QUOTE_MAX];
+
+		return hb_input_error(err, "%s: field 'timestamp': value '%s': not a date between %d and %d", where,
+				      hb_trace_quote(q, sizeof(q), ts), HB_TRACE_YEAR_MIN, HB_TRACE_YEAR_MAX);
+	}
 	if (hb_csv_double_range(c, p->idx[C_DURATION], 0.0, 1e12, &job->duration_s, err) < 0 ||
 	    hb_csv_long_range(c, p->idx[C_GPUS], 0, 1000000, &gpus, err) < 0 ||
 	    hb_csv_double_range(c, p->idx[C_GPU_TIME], 0.0, 1e18, &job->gpu_time_s, err) < 0)

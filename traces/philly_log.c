@@ -99,6 +99,13 @@ static int opt_time(const cJSON *obj, const char *key, const char *where, const 
 		return hb_input_error(err, "%s: field '%s': value '%s': expected \"YYYY-MM-DD HH:MM:SS\"", where, field,
 				      hb_trace_quote(q, sizeof(q), v->valuestring));
 	}
+	if (!hb_trace_time_plausible(*t)) {
+		char q[HB_QUOTE_MAX];
+
+		return hb_input_error(err, "%s: field '%s': value '%s': not a date between %d and %d", where, field,
+				      hb_trace_quote(q, sizeof(q), v->valuestring), HB_TRACE_YEAR_MIN,
+				      HB_TRACE_YEAR_MAX);
+	}
 	*have = 1;
 	return 0;
 }

@@ -659,13 +659,57 @@ static int check(const struct hb_synth_options *o, struct hb_error *err)
 	return 0;
 }
 
+double hb_synth_expected_jobs(const struct hb_synth_options *o)
+{
+	double rate, n;
+
+	switch (o->arrival) {
+	case HB_SYNTH_POISSON:
+	case HB_SYNTH_BURSTY:
+	case HB_SYNTH_IBM:
+		rate = (o->arrival == HB_SYNTH_IBM ? hb_synth_ibm_high_rate(o) : o->rate_per_hour) * o->load;
+		if (!(o->window_s > 0.0))
+			return (double)o->njobs;
+		n = rate * o->window_s / 3600.0;
+		return o->njobs > 0 && (double)o->njobs < n ? (double)o->njobs : n;
+	case HB_SYNTH_PHILLY_WINDOW:
+		n = (double)o->jobs_per_window * o->load;
+		return o->njobs > 0 && (double)o->njobs < n ? (double)o->njobs : n;
+	default:
+		return 0.0;
+	}
+}
+
+int hb_synth_check_size(const struct hb_synth_options *o, struct hb_error *err)
+{
+	double n = hb_synth_expected_jobs(o);
+
+	if (!(n <= (double)HB_SYNTH_MAX_JOBS)) {
+		if (o->arrival == HB_SYNTH_PHILLY_WINDOW)
+			return hb_input_error(err,
+					      "synthetic: window-jobs %ld x load %g = %.0f jobs is more than the limit "
+					      "of %ld jobs per trace",
+					      o->jobs_per_window, o->load, n, HB_SYNTH_MAX_JOBS);
+		if (!(o->window_s > 0.0) || (o->njobs > 0 && (double)o->njobs <= n))
+			return hb_input_error(err, "synthetic: jobs %ld is more than the limit of %ld jobs per trace",
+					      o->njobs, HB_SYNTH_MAX_JOBS);
+		return hb_input_error(err,
+				      "synthetic: rate %s%g jobs/h x load %g x %g hours = %.0f jobs is more than the "
+				      "limit of %ld jobs per trace (lower the rate or hours, or cap with jobs=N)",
+				      o->arrival == HB_SYNTH_IBM ? "k_max/E[L] " : "",
+				      o->arrival == HB_SYNTH_IBM ? hb_synth_ibm_high_rate(o) : o->rate_per_hour, o->load,
+				      o->window_s / 3600.0, n, HB_SYNTH_MAX_JOBS);
+	}
+	return 0;
+}
+
 int hb_synth_open(const struct hb_synth_options *opt, const struct hb_trace_options *topt,
 		  struct hb_trace_reader **out, struct hb_error *err)
 {
 	struct synth *s;
 
 	*out = NULL;
-	if (check(opt, err) < 0)
+	if (check(opt, err) < 0 || hb_synth_check_size(opt, err) < 0)
 		return -1;
 	s = calloc(1, sizeof(*s));
 	if (!s)

@@ -184,6 +184,26 @@ const struct hb_synth_ibm_category *hb_synth_ibm_categories(void);
  * (lambda = 1 / o->ibm_length_min when that is set). */
 double hb_synth_ibm_high_rate(const struct hb_synth_options *o);
 
+/* The most jobs one generated trace may hold: ten times Philly's full
+ * trace.  The simulator keeps every job it has read (about 2.7 KiB each
+ * with its state, measured: 1.65 GB RSS at 619k jobs), so the limit is
+ * about 2.7 GB; more is refused before a job is drawn, not after the
+ * machine runs out of memory (rate 1e6 x 1e5 hours grew to 5.8 GB).  A
+ * sweep runs several points at once: this bounds each. */
+#define HB_SYNTH_MAX_JOBS 1000000L
+
+/* The most jobs o can produce: rate x load x hours for a Poisson, bursty or
+ * IBM stream (the high rate, an upper bound on the mean), capped by njobs;
+ * jobs_per_window x load for Pollux's window; njobs alone when there is no
+ * window; 0 for trace-driven arrivals (the trace sets the count).  A
+ * double, so 1e6 jobs/h for 1e5 h does not overflow. */
+double hb_synth_expected_jobs(const struct hb_synth_options *o);
+
+/* An input error naming the options when hb_synth_expected_jobs(o) exceeds
+ * HB_SYNTH_MAX_JOBS; hb_synth_open checks it, and a sweep configuration
+ * checks it once per load while it is read. */
+int hb_synth_check_size(const struct hb_synth_options *o, struct hb_error *err);
+
 /* The generator as a trace reader (format HB_TRACE_SYNTHETIC); topt (may be
  * NULL) filters its jobs like any trace's.  Close with hb_trace_close. */
 int hb_synth_open(const struct hb_synth_options *opt, const struct hb_trace_options *topt,

@@ -177,6 +177,8 @@ static int build_cluster(struct hb_sweep *sw, int ci, struct hb_error *err)
 		return field_error(err, cfg, ci, "base", sc->base_echo);
 	hb_strlcpy(base_name, base->name, sizeof(base_name));
 	if (sc->nadd == 0) {
+		if (hb_cluster_check_size(base, HB_SIM_MAX_GPUS, "sweep", err) < 0)
+			return field_error(err, cfg, ci, "base", sc->base_echo);
 		sw->cl[ci] = base;
 		cluster_info(cat, base, base_name, &sw->info[ci]);
 		return 0;
@@ -222,6 +224,10 @@ static int build_cluster(struct hb_sweep *sw, int ci, struct hb_error *err)
 	sw->cl[ci] = hb_catalog_cluster(cat, name);
 	if (!sw->cl[ci])
 		return hb_runtime_error(err, "sweep: cluster variant %s vanished from its catalog", name);
+	if (hb_cluster_check_size(sw->cl[ci], HB_SIM_MAX_GPUS, "sweep", err) < 0) {
+		hb_error_prefix(err, "%s: field 'clusters[%d].add' (cluster \"%s\")", cfg->path, ci, sc->label);
+		return -1;
+	}
 	cluster_info(cat, sw->cl[ci], base_name, &sw->info[ci]);
 	return 0;
 }

@@ -569,6 +569,25 @@ static void default_name(const char *file, char *buf, size_t size)
 		buf[n - 5] = '\0';
 }
 
+/* The generator's job count at every load, bounded before any point runs
+ * (synth_specs in sweep.c would otherwise draw them one point at a time). */
+static int check_synth_size(const struct hb_sweep_config *cfg, const char *name, struct hb_error *err)
+{
+	struct hb_synth_options o;
+
+	if (!cfg->trace.synthetic)
+		return 0;
+	for (int k = 0; k < cfg->nloads; k++) {
+		o = cfg->trace.synth;
+		o.load = cfg->loads[k];
+		if (hb_synth_check_size(&o, err) < 0) {
+			hb_error_prefix(err, "%s: field 'trace.synthetic' at loads[%d] = %g", name, k, cfg->loads[k]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int hb_sweep_config_parse(const char *text, size_t len, const char *name, const char *dir, uint64_t default_seed,
 			  struct hb_sweep_config *cfg, struct hb_error *err)
 {
@@ -599,7 +618,7 @@ int hb_sweep_config_parse(const char *text, size_t len, const char *name, const 
 	    hb_sw_get_bool(root, "fairness", name, "", 0, &cfg->fairness, err) < 0)
 		goto out;
 	cJSON_AddBoolToObject(echo, "fairness", cfg->fairness);
-	if (parse_knobs(root, name, cfg, echo, err) < 0)
+	if (parse_knobs(root, name, cfg, echo, err) < 0 || check_synth_size(cfg, name, err) < 0)
 		goto out;
 	if ((long)cfg->nclusters * cfg->nloads * cfg->npolicies * cfg->nseeds > HB_SWEEP_MAX_POINTS) {
 		hb_input_error(err, "%s: %d clusters x %d loads x %d policies x %d seeds is more than %d points", name,

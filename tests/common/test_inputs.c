@@ -2,7 +2,8 @@
  * and 7, issue 17 item 6): common/input (directory, missing file, binary
  * data, size cap, byte-order mark), the CSV reader's limits and BOM, JSON
  * files with a BOM, JSON output that stays valid with non-UTF-8 strings,
- * and no negative zero in printed numbers. */
+ * and no negative zero in printed numbers; duplicate JSON keys, text after
+ * a JSON value and non-decimal numbers refused (issue 40 item 8). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -186,6 +187,101 @@ static void test_json_file_with_bom(void **state)
 	cJSON_Delete(doc);
 }
 
+/* Issue 40 item 8: a key twice in one object, anywhere in the document, is
+ * an input error naming the file, the field's path and the second value;
+ * text after the value too; distinct keys and the same key in different
+ * objects are fine. */
+static void test_json_duplicate_keys_and_trailing_text(void **state)
+{
+	static const struct {
+		const char *text, *needle;
+	} bad[] = {
+		{ "{\"arrival_s\": 0, \"arrival_s\": 50}", "field 'arrival_s': value 50: duplicate key" },
+		{ "{\"jobs\": [{\"a\": 1}, {\"b\": 1, \"b\": 2}]}", "field 'jobs[1].b': value 2" },
+		{ "{\"node0\": {\"n\": 4}, \"node0\": {\"n\": 8}}", "field 'node0': value {\"n\":8}" },
+		{ "[[{\"x\": {\"y\": 1, \"y\": \"z\"}}]]", "field '[0][0].x.y': value \"z\"" },
+		{ "{\"a\": 1}\n{\"a\": 2}", "d.json:2: trailing text after the JSON value: '{\"a\": 2}'" },
+	};
+	struct hb_error err = { 0 };
+	char big[8192];
+	size_t n = 0;
+	cJSON *doc;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&err, 0, sizeof(err));
+		doc = hb_json_parse(bad[i].text, strlen(bad[i].text), "d.json", &err);
+		if (doc)
+			fail_msg("case %zu accepted: %s", i, bad[i].text);
+		assert_int_equal(err.code, HB_EINPUT);
+		assert_msg(&err, "d.json");
+		assert_msg(&err, bad[i].needle);
+	}
+	/* the same key in sibling objects, and an empty key once, are fine */
+	{
+		const char *ok = "{\"a\": {\"k\": 1}, \"b\": {\"k\": 1}, \"\": 0} \n";
+
+		doc = hb_json_parse(ok, strlen(ok), "ok.json", &err);
+	}
+	if (!doc)
+		fail_msg("%s", err.msg);
+	cJSON_Delete(doc);
+	/* a large object (sorted, not pairwise): 300 distinct keys pass, then
+	 * one repeated at the end is found and named */
+	n += (size_t)snprintf(big + n, sizeof(big) - n, "{");
+	for (int i = 0; i < 300; i++)
+		n += (size_t)snprintf(big + n, sizeof(big) - n, "%s\"node%d\": %d", i ? ", " : "", i, i);
+	doc = hb_json_parse(big, n, "big.json", &err);
+	assert_null(doc); /* not closed yet: a syntax error */
+	snprintf(big + n, sizeof(big) - n, "}");
+	doc = hb_json_parse(big, n + 1, "big.json", &err);
+	if (!doc)
+		fail_msg("%s", err.msg);
+	cJSON_Delete(doc);
+	snprintf(big + n, sizeof(big) - n, ", \"node17\": -1}");
+	memset(&err, 0, sizeof(err));
+	assert_null(hb_json_parse(big, strlen(big), "big.json", &err));
+	assert_msg(&err, "big.json: field 'node17': value -1: duplicate key");
+	/* the file reader applies it too */
+	memset(&err, 0, sizeof(err));
+	assert_null(hb_json_load_file(write_bytes("dup.json", "{\"x\":1,\"x\":1}", 13), &err));
+	assert_int_equal(err.code, HB_EINPUT);
+	assert_msg(&err, "dup.json: field 'x'");
+}
+
+/* Numbers in files and options are decimal: strtod's hex, inf and nan are
+ * refused (a CSV count of 0x10 was read as 16). */
+static void test_decimal_numbers_only(void **state)
+{
+	static const char *const bad[] = { "0x10", "0X1p4", "inf", "-Infinity", "nan", "1e", ".", "+", "1.5.2", "e5" };
+	static const char *const good[] = { "16", "-1.5", ".5", "5.", "1e3", "1E-3", " 2.5e+2 ", "+7" };
+	static const char *const cols[] = { "n", "t", NULL };
+	int idx[2];
+	struct hb_csv c;
+	struct hb_error err = { 0 };
+	double d;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (hb_parse_double(bad[i], &d) == 0)
+			fail_msg("'%s' accepted as %g", bad[i], d);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (hb_parse_double(good[i], &d) < 0)
+			fail_msg("'%s' refused", good[i]);
+	assert_int_equal(hb_parse_size("0x10M", &d), -1);
+	assert_int_equal(hb_parse_size("infG", &d), -1);
+	assert_int_equal(hb_parse_size("4M", &d), 0);
+	assert_true(d == 4194304.0);
+	/* in a CSV file the error names file, line, field and value */
+	assert_int_equal(hb_csv_open(&c, write_bytes("hex.csv", "n,t\n1,0x10\n", 11), &err), 0);
+	assert_int_equal(hb_csv_header(&c, cols, idx, &err), 0);
+	assert_int_equal(hb_csv_next(&c, &err), 1);
+	assert_int_equal(hb_csv_double(&c, idx[1], &d, &err), -1);
+	assert_int_equal(err.code, HB_EINPUT);
+	assert_msg(&err, "hex.csv:2: field 't': value '0x10' is not a number");
+	hb_csv_close(&c);
+}
+
 static void test_utf8_sequences(void **state)
 {
 	(void)state;
@@ -311,6 +407,8 @@ int main(void)
 		cmocka_unit_test(test_csv_bom_header),
 		cmocka_unit_test(test_csv_binary_and_long_lines),
 		cmocka_unit_test(test_json_file_with_bom),
+		cmocka_unit_test(test_json_duplicate_keys_and_trailing_text),
+		cmocka_unit_test(test_decimal_numbers_only),
 		cmocka_unit_test(test_utf8_sequences),
 		cmocka_unit_test(test_json_output_is_valid_and_has_no_negative_zero),
 		cmocka_unit_test(test_numbers_never_print_negative_zero),

@@ -71,6 +71,13 @@ static const struct bad_case bad_cases[] = {
 	  "trace.synthetic.rate_per_hour", "-1" },
 	{ "{\"trace\": {\"synthetic\": {\"rate\": 3}}, " CLUSTERS ", " POLICIES "}", "trace.synthetic.rate", "3" },
 	{ "{\"trace\": {\"synthetic\": {\"hours\": 0}}, " CLUSTERS ", " POLICIES "}", "trace.synthetic.hours", "0" },
+	/* issue 40 item 6: the job count is bounded at every load, when read */
+	{ "{\"trace\": {\"synthetic\": {\"rate_per_hour\": 1000000, \"hours\": 100000}}, " CLUSTERS ", " POLICIES "}",
+	  "trace.synthetic", "limit of 1000000 jobs" },
+	{ "{\"trace\": {\"synthetic\": {\"rate_per_hour\": 1000, \"hours\": 100}}, " CLUSTERS ", " POLICIES
+	  ", \"loads\": [1, 20]}", "trace.synthetic", "loads[1] = 20" },
+	{ "{\"trace\": {\"synthetic\": {\"hours\": 0, \"jobs\": 2000000}}, " CLUSTERS ", " POLICIES "}",
+	  "trace.synthetic", "jobs 2000000" },
 	{ "{\"trace\": {\"synthetic\": {\"arrival\": \"philly-window\"}}, " CLUSTERS ", " POLICIES "}",
 	  "trace.synthetic.arrival", "\"philly-window\"" },
 	{ "{\"trace\": {\"synthetic\": {\"pollux_filter\": 1}}, " CLUSTERS ", " POLICIES "}",
