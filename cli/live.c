@@ -703,7 +703,8 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		hb_live_plan_free(&p);
 		return hb_cli_fail(cli, &err);
 	}
-	if (hb_ar_team_start(&team, &argc, &argv, &err) < 0) {
+	if (hb_ar_team_start(&team, &argc, &argv, &err) < 0 || hb_live_team_setup(&team, &o, &err) < 0) {
+		hb_ar_team_end(&team);
 		hb_catalog_free(&cat);
 		hb_live_plan_free(&p);
 		return hb_cli_fail(cli, &err);
