@@ -215,7 +215,8 @@ static void watchdog_stop(struct watchdog *wd)
 /* Fault injection for tests of the above: HB_LIVE_FAULT=kill:RANK:ITER
  * (the rank dies by SIGKILL), hang:RANK:ITER (it stops forever) or
  * stop:RANK:ITER (SIGSTOP: the whole process, watchdog too, stands still)
- * where that iteration's forward/backward begins. */
+ * where that iteration's forward/backward begins; HB_LIVE_READY=PATH: rank
+ * 0 creates PATH where iteration 1 begins. */
 static void inject_fault(int rank, long iter)
 {
 	const char *f = getenv("HB_LIVE_FAULT");
@@ -223,6 +224,15 @@ static void inject_fault(int rank, long iter)
 	int r;
 	long it;
 
+	const char *ready = getenv("HB_LIVE_READY");
+
+	/* tests that signal a run wait for this file: training has begun */
+	if (ready && *ready && rank == 0 && iter == 1) {
+		FILE *fp = fopen(ready, "w");
+
+		if (fp)
+			fclose(fp);
+	}
 	if (!f || sscanf(f, "%7[a-z]:%d:%ld", kind, &r, &it) != 3 || r != rank || it != iter)
 		return;
 	if (strcmp(kind, "kill") == 0)
