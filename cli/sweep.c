@@ -92,7 +92,7 @@ static void usage(FILE *out)
 		"                   also runs the point with the fewest jobs of each\n"
 		"                   policy and prints a rough time estimate (seconds per\n"
 		"                   job of that point for every point of the policy, over\n"
-		"                   the points run at once; more often low than high)\n"
+		"                   the points run at once)\n"
 		"  -h, --help       this help\n"
 		"  Global: -q (no progress lines; otherwise a line per point and a status\n"
 		"  line, redrawn on a terminal, else every 10 s or $HETBATCH_STATUS_SECONDS),\n"
@@ -144,7 +144,9 @@ static void usage(FILE *out)
 		"\n"
 		"Result files hold no timestamps, wall times or absolute paths: the same\n"
 		"configuration and seeds give byte-identical files for any -j and any\n"
-		"number of MPI ranks.  Progress: one line per finished point on stderr.\n"
+		"number of MPI ranks.  Progress on stderr: one line per finished point and,\n"
+		"while points run, 'sweep: 4 of 24 points done, 1 running, 1 s elapsed,\n"
+		"about 5 s left' (redrawn on a terminal, else every 10 s).\n"
 		"\n"
 		"Exit status: 0 if at least one point ran (the others are rows saying why),\n"
 		"1 if none ran or writing failed, 2 for a usage or configuration error\n"
@@ -345,7 +347,7 @@ static void duration(double s, char *buf, size_t n)
  * point of that policy the same seconds per job, and divide by the points
  * that run at once.  Rough: a policy's time per job also grows with the
  * cluster and with contention, which the smallest point has least of, so
- * the real sweep is more often slower than this than faster. */
+ * a sweep whose big points dominate takes longer than this says. */
 static int estimate(const struct hb_cli *cli, struct hb_sweep *sw, int threads, int ranks, struct hb_error *err)
 {
 	const struct hb_sweep_config *cfg = sw->cfg;
@@ -400,8 +402,8 @@ static int estimate(const struct hb_cli *cli, struct hb_sweep *sw, int threads, 
 		lanes = points > 0 ? points : 1;
 	duration(total / lanes, what, sizeof(what));
 	duration(cal, took, sizeof(took));
-	printf("estimate: about %s for %d %s on %d %s (from %d timed %s, %s; seconds per job of each policy's "
-	       "smallest point; rough, more often low than high)\n", what, points, hb_plural(points, "point", "points"),
+	printf("estimate: about %s for %d %s on %d %s (from %d timed %s, %s: seconds per job of each policy's "
+	       "smallest point; rough)\n", what, points, hb_plural(points, "point", "points"),
 	       lanes, hb_plural(lanes, "thread", "threads"), calibrated, hb_plural(calibrated, "point", "points"), took);
 	return 0;
 }
