@@ -246,9 +246,10 @@ static int lines_with(const char *text, const char *needle)
 	return n;
 }
 
-/* SIGHUP, then SIGTERM, to mpirun while the ranks train (Open MPI passes
- * SIGTERM to the ranks): one line from rank 0, no error lines, no results,
- * the run over within seconds of the signal. */
+/* SIGHUP, then SIGTERM, to mpirun while the ranks train (Open MPI 4.1
+ * passes SIGTERM to the ranks; others may pass the signal itself): one
+ * line from rank 0, no error lines, no results, the run over within
+ * seconds of the signal. */
 static void test_signal_to_mpirun(void **state)
 {
 	static const char *const sigs[] = { "HUP", "TERM" };
@@ -273,7 +274,8 @@ static void test_signal_to_mpirun(void **state)
 		rctext = slurp(rcfile, &len);
 		assert_int_equal(sscanf(rctext, "%d %d", &rc, &secs), 2);
 		err = slurp(errf, &len);
-		if (rc == 0 || secs > 10 || lines_with(err, "hetbatch live: interrupted by SIGTERM at iteration") != 1 ||
+		if (rc == 0 || secs > 10 || lines_with(err, "hetbatch live: interrupted by SIG") != 1 ||
+		    !strstr(err, " at iteration ") ||
 		    strstr(err, "error:") || exists_in(".", "sigres"))
 			fail_msg("SIG%s to mpirun: exit %d after %d s\n%s", sigs[i], rc, secs, err);
 		free(err);
