@@ -107,7 +107,7 @@ static double median(double *v, int n)
  * mpirun then ends the other ranks.  A rank waiting for the others (in a
  * collective) leaves that to the team's watch (allreduce.h), which names
  * the rank they wait for; the watchdog is its backstop there.  A thread
- * per rank, woken every quarter of a second; the rank beats at every
+ * per rank, woken every tenth of a second; the rank beats at every
  * phase.  The same thread acts on SIGINT, SIGTERM and SIGHUP
  * (live_signal.h), so it runs with --timeout 0 too. */
 
@@ -160,7 +160,7 @@ static void *watch(void *arg)
 		if (wd->waits)
 			limit = 2 * wd->timeout_s + HB_AR_GRACE_S + 2.0;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 250000000L;
+		ts.tv_nsec += 100000000L;
 		if (ts.tv_nsec >= 1000000000L) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
@@ -170,7 +170,7 @@ static void *watch(void *arg)
 			char where[160];
 
 			where_locked(wd, where, sizeof(where));
-			hb_live_signal_stop(wd->rank == 0 && !wd->silent, where);
+			hb_live_signal_stop(wd->rank, !wd->silent, where);
 		}
 		if (!wd->stop && wd->timeout_s > 0 && hb_now() - wd->last > limit) {
 			fprintf(stderr, "hetbatch: error: live: rank %d on %s made no progress for %.0f s (iteration %ld, "
@@ -555,7 +555,7 @@ static void watch_poll_cb(void *ctx)
 		pthread_mutex_lock(&c->wd.mu);
 		where_locked(&c->wd, where, sizeof(where));
 		pthread_mutex_unlock(&c->wd.mu);
-		hb_live_signal_stop(c->t->rank == 0 && !c->o.signal_silent, where);
+		hb_live_signal_stop(c->t->rank, !c->o.signal_silent, where);
 	}
 }
 

@@ -4,12 +4,12 @@
  * A live rank cannot stop at the safe points the other commands poll
  * (interrupt.h): it may be inside an iteration that takes seconds, and
  * Open MPI's mpirun, when it is signalled itself, sends its ranks SIGCONT
- * and SIGTERM and SIGKILLs them about a second later.  So a rank acts on
- * the signal within a quarter of a second wherever it is: the rank's
- * watchdog thread (live.c) and every poll of a collective's wait
- * (allreduce.h's watch) call hb_live_signal_stop, which, once a signal has
- * been caught, prints one line on rank 0 and _exits 128 + the signal (130
- * SIGINT, 129 SIGHUP, 143 SIGTERM).  Nothing a live rank writes is
+ * and SIGTERM and SIGKILLs them once one has exited (or about a second
+ * later).  So a rank acts on the signal within a tenth of a second
+ * wherever it is: the rank's watchdog thread (live.c) and every poll of a
+ * collective's wait (allreduce.h's watch) call hb_live_signal_stop, which,
+ * once a signal has been caught, prints one line on rank 0 and _exits 128
+ * + the signal (130 SIGINT, 129 SIGHUP, 143 SIGTERM), rank 0 first.  Nothing a live rank writes is
  * half-written by that: results and the database are written by rank 0
  * after the run, when nothing stops it any more, and checkpoints are
  * written to "*.tmp.PID" and renamed (the next run removes what is left).
@@ -39,10 +39,11 @@ int hb_live_signal(void);
 int hb_live_signal_sent(void);
 /* "SIGINT", "SIGTERM", "SIGHUP" or "a signal". */
 const char *hb_live_signal_name(int sig);
-/* If a signal was caught: when say, print "hetbatch live: interrupted by
- * SIG at WHERE; no results written" on stderr; then _exit(128 + sig).
- * Otherwise return.  Async-signal-safe only in the sense that it may be
- * called from any thread. */
-void hb_live_signal_stop(int say, const char *where);
+/* If a signal was caught: rank 0, when say, prints "hetbatch live:
+ * interrupted by SIG at WHERE; no results written" on stderr; every rank
+ * then _exits 128 + sig, the others half a second after rank 0 would (so
+ * mpirun, which SIGKILLs the job at the first exit, lets rank 0 say it).
+ * Otherwise it returns.  Any thread may call it. */
+void hb_live_signal_stop(int rank, int say, const char *where);
 
 #endif

@@ -127,7 +127,7 @@ static void watch_expire(struct hb_ar_watch *w, double waited, int last_resort)
 {
 	char absent[1024], waiting[512], doing[256] = "";
 	size_t la = 0, lw = 0;
-	int lowest = w->rank, nabsent = 0, first = -1;
+	int lowest = w->rank, nabsent = 0, nwaiting = 0;
 	double now = hb_now();
 
 	absent[0] = waiting[0] = '\0';
@@ -137,11 +137,10 @@ static void watch_expire(struct hb_ar_watch *w, double waited, int last_resort)
 		if (here) {
 			if (k < lowest)
 				lowest = k;
+			nwaiting++;
 			if (lw < sizeof(waiting))
 				lw += (size_t)snprintf(waiting + lw, sizeof(waiting) - lw, "%s%d", lw ? ", " : "", k);
 		} else {
-			if (first < 0)
-				first = k;
 			if (la < sizeof(absent))
 				la += (size_t)snprintf(absent + la, sizeof(absent) - la, "%s%d on %s", la ? ", rank " : "", k,
 						       w->hosts + (size_t)k * WATCH_HOST);
@@ -153,15 +152,15 @@ static void watch_expire(struct hb_ar_watch *w, double waited, int last_resort)
 			w->o.describe(w->o.ctx, doing, sizeof(doing));
 		if (nabsent > 0)
 			fprintf(stderr, "hetbatch: error: %s: rank %s made no progress for %.0f s: rank%s %s waited for "
-				"it%s%s (it is stopped, hung, dead or slower than --timeout); stopping the run\n",
-				w->o.what, absent, waited, lw > 2 ? "s" : "", waiting, doing[0] ? " at " : "", doing);
+				"%s%s%s (%s stopped, hung, dead or slower than --timeout); stopping the run\n",
+				w->o.what, absent, waited, nwaiting > 1 ? "s" : "", waiting, nabsent > 1 ? "them" : "it",
+				doing[0] ? " at " : "", doing, nabsent > 1 ? "they are" : "it is");
 		else
 			fprintf(stderr, "hetbatch: error: %s: every rank has waited %.0f s in a collective%s%s and none "
 				"is missing: the ranks disagree on what comes next; stopping the run\n", w->o.what, waited,
 				doing[0] ? " at " : "", doing);
 		fflush(stderr);
 	}
-	(void)first;
 	_exit(1);
 }
 
