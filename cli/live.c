@@ -76,11 +76,13 @@ static void usage(FILE *out)
 		"                    iteration time with the slot's local batch, VSWs and GA;\n"
 		"                    critical path: the slowest GPU)\n"
 		"  --out DIR         also write DIR/live.csv and DIR/summary.json\n"
-		"  --timeout S       a rank that makes no progress for S seconds (it hangs, or\n"
-		"                    a peer died) names itself and its host and ends the\n"
-		"                    run with exit 1 (default 300; 0: never).  mpirun ends\n"
-		"                    the run at once when a rank dies; its own message names\n"
-		"                    the rank and host\n"
+		"  --timeout S       a rank that makes no progress for S seconds in its own\n"
+		"                    work names itself and its host; ranks waiting S s (and\n"
+		"                    2 s grace) for one that is stopped, hung or dead name\n"
+		"                    it: they poll and send each other heartbeats, and the\n"
+		"                    lowest waiting rank names those that sent none.  Exit 1\n"
+		"                    (default 300; 0: never).  mpirun ends the run at once\n"
+		"                    when a rank dies; its own message names the rank\n"
 		"  --task T          teacher (default): learn a fixed teacher network of the\n"
 		"                    same architecture from fresh seeded batches, targets with\n"
 		"                    Gaussian label noise; fixed: the profiler's two random\n"
@@ -157,8 +159,17 @@ static void usage(FILE *out)
 		"  hetbatch sim --cluster cpu-2x2 --model cifar10 --policy jabas --db cpu.db --out s\n"
 		"  hetbatch live --schedule s --job 0 --db cpu.db --scale 0.02 --out replay\n"
 		"\n"
+		"Signals: SIGINT, SIGHUP or SIGTERM end a run within about a second with one\n"
+		"line.  Open MPI's mpirun (4.1) passes each to the ranks as SIGTERM; rank 0\n"
+		"says where it stopped, the ranks exit 143 and mpirun exits 1 (its own status).\n"
+		"The --policy and --schedule drivers pass a signal sent to them on to their\n"
+		"mpirun, say which launch it stopped and exit 130 (SIGINT), 129 (SIGHUP) or\n"
+		"143 (SIGTERM).  --policy prints a progress line on stderr at every epoch's\n"
+		"end and at most every $HETBATCH_STATUS_SECONDS (default 30; none under -q).\n"
+		"\n"
 		"Exit status: 0 ok, 1 runtime failure (a rank failed: the message names it),\n"
-		"2 usage error or a plan that does not fit (rank count, memory, names).\n");
+		"2 usage error or a plan that does not fit (rank count, memory, names),\n"
+		"128 + the signal as above.\n");
 }
 
 #define HOST_LEN 64
@@ -783,7 +794,8 @@ int cmd_live(int argc, char **argv, struct hb_cli *cli)
 		hb_live_plan_free(&p);
 		return hb_cli_fail(cli, &err);
 	}
-	if (hb_ar_team_start(&team, &argc, &argv, &err) < 0) {
+	if (hb_ar_team_start(&team, &argc, &argv, &err) < 0 || hb_live_team_setup(&team, &o, &err) < 0) {
+		hb_ar_team_end(&team);
 		hb_catalog_free(&cat);
 		hb_live_plan_free(&p);
 		return hb_cli_fail(cli, &err);

@@ -19,6 +19,7 @@
 #include "catalog.h"
 #include "live_adapt.h"
 #include "live_driver.h"
+#include "live_signal.h"
 #include "live_segment.h"
 #include "profdb.h"
 #include "strutil.h"
@@ -34,9 +35,17 @@ static int run_segment(struct hb_cli *cli, const struct hb_catalog *cat, const s
 	char ckpt[4096];
 	int rc = 0, opened = 0;
 
-	(void)cli;
+	/* the driver says what a signal stopped */
+	o->signal_silent = 1;
+	/* rank 0's progress lines: at every epoch's end and at most every
+	 * $HETBATCH_STATUS_SECONDS (the driver passes -q on) */
+	o->progress_s = hb_cli_status(cli) == HB_STATUS_NEVER ? -1 : cli->status_period_s;
 	if (hb_ar_team_start(&team, NULL, NULL, err) < 0)
 		return -1;
+	if (hb_live_team_setup(&team, o, err) < 0) {
+		hb_ar_team_end(&team);
+		return -1;
+	}
 	snprintf(ckpt, sizeof(ckpt), "%s/checkpoint", a->out);
 	if (team.rank == 0) {
 		rc = hb_live_policy_open(&pol, cat, cl, m, a->dbpath, &a->par, err);
@@ -184,6 +193,12 @@ static int drive(struct hb_cli *cli, const struct hb_catalog *cat, const struct 
 	return rc;
 }
 
+int hb_cli_live_interrupted(const struct hb_error *err)
+{
+	fprintf(stderr, "hetbatch live: %s\n", err->msg);
+	return 128 + hb_live_signal();
+}
+
 int hb_cli_live_adapt(struct hb_cli *cli, struct hb_live_opts *o, const struct hb_live_adapt_args *a)
 {
 	struct hb_catalog cat = { 0 };
@@ -207,6 +222,8 @@ int hb_cli_live_adapt(struct hb_cli *cli, struct hb_live_opts *o, const struct h
 	else
 		rc = drive(cli, &cat, cl, m, o, a, &err);
 	hb_catalog_free(&cat);
+	if (rc < 0 && err.code == HB_EINTR && hb_live_signal())
+		return hb_cli_live_interrupted(&err);
 	if (rc < 0 && !err.msg[0])
 		return err.code == HB_EINPUT ? 2 : 1;
 	return rc < 0 ? hb_cli_fail(cli, &err) : 0;

@@ -25,5 +25,8 @@ struct hb_live_adapt_args {
 };
 
 int hb_cli_live_adapt(struct hb_cli *cli, struct hb_live_opts *o, const struct hb_live_adapt_args *a);
+/* A driver stopped by SIGINT, SIGTERM or SIGHUP (err: HB_EINTR, saying
+ * where): its one line, "hetbatch live: MESSAGE"; returns 128 + the signal. */
+int hb_cli_live_interrupted(const struct hb_error *err);
 
 #endif

@@ -20,7 +20,9 @@
 
 #include "allreduce.h"
 #include "catalog.h"
+#include "live_adapt.h"       /* hb_cli_live_interrupted */
 #include "live_driver.h"
+#include "live_signal.h"
 #include "live_schedule.h"
 #include "live_segment.h"
 #include "profdb.h"
@@ -75,7 +77,13 @@ static int run_range(const struct hb_catalog *cat, struct hb_live_opts *o, const
 		free(r);
 		return hb_input_error(err, "--schedule-range '%s': A:B with 0 <= A < B", a->range);
 	}
+	o->signal_silent = 1; /* the driver says what a signal stopped */
 	if (hb_ar_team_start(&team, NULL, NULL, err) < 0) {
+		free(r);
+		return -1;
+	}
+	if (hb_live_team_setup(&team, o, err) < 0) {
+		hb_ar_team_end(&team);
 		free(r);
 		return -1;
 	}
@@ -257,5 +265,7 @@ int hb_cli_live_schedule(struct hb_cli *cli, struct hb_live_opts *o, const struc
 	hb_catalog_free(&cat);
 	if (rc < 0 && !err.msg[0])
 		return err.code == HB_EINPUT ? 2 : 1;
+	if (rc < 0 && err.code == HB_EINTR && hb_live_signal())
+		return hb_cli_live_interrupted(&err);
 	return rc < 0 ? hb_cli_fail(cli, &err) : 0;
 }

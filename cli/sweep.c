@@ -96,9 +96,15 @@ static void usage(FILE *out)
 		"                   (with --dry-run: the points as JSON, format\n"
 		"                   hetbatch-sweep-plan/1, summary.json's key names)\n"
 		"  --dry-run        check the configuration, build the clusters and\n"
-		"                   replays, list the points and stop\n"
+		"                   replays, list the points and stop; without --json it\n"
+		"                   also runs the point with the fewest jobs of each\n"
+		"                   policy and prints a rough time estimate (seconds per\n"
+		"                   job of that point for every point of the policy, over\n"
+		"                   the points run at once)\n"
 		"  -h, --help       this help\n"
-		"  Global: -q (no progress lines), -v (also the profile database and,\n"
+		"  Global: -q (no progress lines; otherwise a line per point and a status\n"
+		"  line, redrawn on a terminal, else every 10 s or $HETBATCH_STATUS_SECONDS),\n"
+		"  -v (also the profile database and,\n"
 		"  for every GPU type x model the clusters and replays use, the source\n"
 		"  and file of its profile; the files written), --seed N (the seeds\n"
 		"  when the file gives no \"seeds\").\n"
@@ -146,7 +152,9 @@ static void usage(FILE *out)
 		"\n"
 		"Result files hold no timestamps, wall times or absolute paths: the same\n"
 		"configuration and seeds give byte-identical files for any -j and any\n"
-		"number of MPI ranks.  Progress: one line per finished point on stderr.\n"
+		"number of MPI ranks.  Progress on stderr: one line per finished point and,\n"
+		"while points run, 'sweep: 4 of 24 points done, 1 running, 1 s elapsed,\n"
+		"about 5 s left' (redrawn on a terminal, else every 10 s).\n"
 		"\n"
 		"Exit status: 0 if at least one point ran (the others are rows saying why),\n"
 		"1 if none ran or writing failed, 2 for a usage or configuration error\n"
@@ -225,15 +233,73 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sweep_ar
 
 /* ---- progress --------------------------------------------------------------------- */
 
+/* What a running sweep's progress lines share (used under the runner's
+ * lock): a line per finished point, and between them a status line,
+ * refreshed in place every second on a terminal, else printed every
+ * period_s (10 s, or $HETBATCH_STATUS_SECONDS when set). */
+struct sweep_progress {
+	const struct hb_cli *cli;
+	int tty;                        /* 1: one status line redrawn in place */
+	int drawn;                      /* 1: that line is on the screen now */
+	double period_s;                /* no terminal: seconds between status lines */
+	double started;                 /* hb_now() when the points started */
+};
+
+#define SWEEP_STATUS_PERIOD_S 10.0
+
+static int progress_off(const struct hb_cli *cli)
+{
+	/* after SIGINT/SIGTERM/SIGHUP the points stop with it: the command's one line says so */
+	return cli->quiet || cli->status == HB_STATUS_NEVER || hb_interrupted();
+}
+
+static void progress_start(struct sweep_progress *sp, const struct hb_cli *cli)
+{
+	const char *env = getenv(HB_STATUS_PERIOD_ENV);
+
+	memset(sp, 0, sizeof(*sp));
+	sp->cli = cli;
+	sp->tty = cli->status == HB_STATUS_AUTO && isatty(STDERR_FILENO);
+	sp->period_s = env && *env ? cli->status_period_s : SWEEP_STATUS_PERIOD_S;
+	sp->started = hb_now();
+}
+
+/* The status line's redrawn copy off the screen, before another line. */
+static void progress_clear(struct sweep_progress *sp)
+{
+	if (sp->drawn)
+		fputs("\r\033[K", stderr);
+	sp->drawn = 0;
+}
+
+/* "sweep: 3 of 8 points done, 2 running, 62 s elapsed, about 103 s left" */
+static void progress_tick(void *ctx, int done, int running, int total)
+{
+	struct sweep_progress *sp = ctx;
+	double el = hb_now() - sp->started;
+
+	if (progress_off(sp->cli))
+		return;
+	fprintf(stderr, "%ssweep: %d of %d %s done, %d running, %.0f s elapsed", sp->tty ? "\r\033[K" : "", done,
+		total, hb_plural(total, "point", "points"), running, el);
+	/* a rough forecast: the points left at the mean pace so far */
+	if (done > 0 && done < total)
+		fprintf(stderr, ", about %.0f s left", el / done * (total - done));
+	fputs(sp->tty ? "" : "\n", stderr);
+	fflush(stderr);
+	sp->drawn = sp->tty;
+}
+
 static void progress_line(void *ctx, const struct hb_sweep *sw, const struct hb_sweep_row *row, int done, int total)
 {
-	const struct hb_cli *cli = ctx;
+	struct sweep_progress *sp = ctx;
+	const struct hb_cli *cli = sp->cli;
 	const struct hb_sweep_config *cfg = sw->cfg;
 	struct hb_sweep_point p;
 
-	/* after SIGINT/SIGTERM/SIGHUP the points stop with it: the command's one line says so */
-	if (cli->quiet || cli->status == HB_STATUS_NEVER || hb_interrupted())
+	if (progress_off(cli))
 		return;
+	progress_clear(sp);
 	hb_sweep_point_of(cfg, row->id, &p);
 	fprintf(stderr, "sweep: [%d/%d] point %d: %s, load %g, %s, seed %llu: ", done, total, row->id,
 		cfg->clusters[p.cluster].label, cfg->loads[p.load], cfg->policies[p.policy]->name,
@@ -276,6 +342,86 @@ static void list_points(const struct hb_sweep *sw)
 		       (unsigned long long)cfg->seeds[p.seed], hb_sweep_jobset_of(sw, p.load, p.seed)->njobs,
 		       hb_sweep_jobset_of(sw, p.load, p.seed)->njobs - sw->replays[k].njobs);
 	}
+}
+
+/* ---- the dry run's time estimate ------------------------------------------------------ */
+
+/* "42 s", "3.5 min", "2.1 h" */
+static void duration(double s, char *buf, size_t n)
+{
+	if (s < 10)
+		snprintf(buf, n, "%.1f s", s);
+	else if (s < 90)
+		snprintf(buf, n, "%.0f s", s);
+	else if (s < 5400)
+		snprintf(buf, n, "%.1f min", s / 60);
+	else
+		snprintf(buf, n, "%.1f h", s / 3600);
+}
+
+/* Time the point with the fewest jobs of each policy, then give every
+ * point of that policy the same seconds per job, and divide by the points
+ * that run at once.  Rough: a policy's time per job also grows with the
+ * cluster and with contention, which the smallest point has least of, so
+ * a sweep whose big points dominate takes longer than this says. */
+static int estimate(const struct hb_cli *cli, struct hb_sweep *sw, int threads, int ranks, struct hb_error *err)
+{
+	const struct hb_sweep_config *cfg = sw->cfg;
+	double per_job[HB_SWEEP_MAX_POLICIES], total = 0, cal = 0;
+	int points = 0, calibrated = 0, lanes;
+	char what[64], took[64];
+
+	if (!cli->quiet)
+		fprintf(stderr, "sweep: timing the smallest point of each policy for an estimate...\n");
+	for (int pi = 0; pi < cfg->npolicies; pi++) {
+		int best = -1;
+		long best_jobs = 0;
+
+		per_job[pi] = 0;
+		for (int id = 0; id < sw->npoints; id++) {
+			struct hb_sweep_point p;
+			int k;
+
+			hb_sweep_point_of(cfg, id, &p);
+			k = (p.cluster * cfg->nloads + p.load) * cfg->nseeds + p.seed;
+			if (p.policy == pi && sw->replay_ok[k] && (best < 0 || sw->replays[k].njobs < best_jobs)) {
+				best = id;
+				best_jobs = sw->replays[k].njobs;
+			}
+		}
+		if (best >= 0 && best_jobs > 0) {
+			double wall;
+			int ran;
+
+			if (hb_sweep_time_point(sw, best, &wall, &ran, err) < 0)
+				return -1;
+			if (hb_interrupted())
+				return hb_interrupt_error(err, "sweep --dry-run");
+			per_job[pi] = ran ? wall / (double)best_jobs : 0;
+			cal += wall;
+			calibrated += ran;
+		}
+	}
+	for (int id = 0; id < sw->npoints; id++) {
+		struct hb_sweep_point p;
+		int k;
+
+		hb_sweep_point_of(cfg, id, &p);
+		k = (p.cluster * cfg->nloads + p.load) * cfg->nseeds + p.seed;
+		if (sw->replay_ok[k] && per_job[p.policy] > 0) {
+			total += per_job[p.policy] * (double)sw->replays[k].njobs;
+			points++;
+		}
+	}
+	lanes = threads * ranks;
+	if (lanes > points)
+		lanes = points > 0 ? points : 1;
+	duration(total / lanes, what, sizeof(what));
+	duration(cal, took, sizeof(took));
+	printf("estimate: about %s for %d %s on %d %s (from %d timed %s, %s: seconds per job of each policy's "
+	       "smallest point; rough)\n", what, points, hb_plural(points, "point", "points"),
+	       lanes, hb_plural(lanes, "thread", "threads"), calibrated, hb_plural(calibrated, "point", "points"), took);
+	return 0;
 }
 
 /* ---- figures ----------------------------------------------------------------------- */
@@ -625,6 +771,7 @@ int cmd_sweep(int argc, char **argv, struct hb_cli *cli)
 	struct team team;
 	struct hb_outset os = { 0 };
 	struct hb_error err = { 0 };
+	struct sweep_progress sp;
 	double t0 = hb_now();
 	int rc, published = 0;
 
@@ -659,13 +806,18 @@ int cmd_sweep(int argc, char **argv, struct hb_cli *cli)
 			cJSON_Delete(doc);
 		} else if (team.rank == 0) {
 			list_points(&sw);
+			if (estimate(cli, &sw, a.jobs, team.size, &err) < 0)
+				rc = hb_cli_fail(cli, &err);
 		}
 		goto out;
 	}
 	if (team.size > 1)
 		hb_info(&cli->log, "sweep: rank %d of %d runs %d of %d points on %d threads", team.rank, team.size,
 			hb_sweep_rank_points(&sw, team.rank, team.size), sw.npoints, a.jobs);
-	rc = hb_sweep_run(&sw, team.rank, team.size, a.jobs, NULL, progress_line, cli, &err);
+	progress_start(&sp, cli);
+	rc = hb_sweep_run_ticked(&sw, team.rank, team.size, a.jobs, NULL, progress_line, progress_tick,
+				 sp.tty ? 1.0 : sp.period_s > 0 ? sp.period_s : 0.05, &sp, &err);
+	progress_clear(&sp);
 	if (team_gather(cli, &team, &sw, rc < 0, &err) < 0) {
 		rc = team.rank == 0 ? hb_cli_fail(cli, &err) : 1;
 		goto out;

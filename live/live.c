@@ -29,6 +29,7 @@
 #include "gradstats.h"     /* defines: hb_gradstats_cosine, hb_gradstats_sqnorm, hb_gradstats_noise_scale */
 #include "live.h"
 #include "live_overlap.h"
+#include "live_signal.h"
 #include "progress.h"      /* defines: hb_now */
 #include "strutil.h"
 #include "workload.h"
@@ -101,10 +102,14 @@ static double median(double *v, int n)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Watchdog: a rank that stops making progress (it hangs, or a peer died and
- * it waits in an all-reduce forever) says so in one line naming itself and
- * its host and exits non-zero; mpirun then ends the other ranks.  A thread
- * per rank, woken every second; the rank beats at every phase. */
+/* Watchdog: a rank that stops making progress in its own work (it hangs)
+ * says so in one line naming itself and its host and exits non-zero;
+ * mpirun then ends the other ranks.  A rank waiting for the others (in a
+ * collective) leaves that to the team's watch (allreduce.h), which names
+ * the rank they wait for; the watchdog is its backstop there.  A thread
+ * per rank, woken every tenth of a second; the rank beats at every
+ * phase.  The same thread acts on SIGINT, SIGTERM and SIGHUP
+ * (live_signal.h), so it runs with --timeout 0 too. */
 
 struct watchdog {
 	pthread_t th;
@@ -117,8 +122,15 @@ struct watchdog {
 	double timeout_s;        /* 0: off */
 	int stop, started;
 	int rank;
+	int silent;              /* 1: a driver around mpirun reports signals (hb_live_opts) */
 	char host[64];
 };
+
+/* "iteration 5, forward/backward": where the rank is (the mutex held). */
+static void where_locked(const struct watchdog *wd, char *buf, size_t n)
+{
+	snprintf(buf, n, "iteration %ld, %s", wd->iter, wd->phase);
+}
 
 static void beat(struct watchdog *wd, const char *phase, int waits, long iter)
 {
@@ -143,18 +155,24 @@ static void *watch(void *arg)
 		double limit = wd->timeout_s;
 
 		/* A rank waiting in a collective is usually waiting for the one
-		 * that is stuck: it gives that one 2 s more, so the stuck rank is
-		 * the one that names itself (mpirun then ends the others). */
+		 * that is stuck: the team's watch names that one after the
+		 * timeout and its grace; this is the backstop after its own. */
 		if (wd->waits)
-			limit += 2.0;
+			limit = 2 * wd->timeout_s + HB_AR_GRACE_S + 2.0;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 250000000L;
+		ts.tv_nsec += 100000000L;
 		if (ts.tv_nsec >= 1000000000L) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
 		pthread_cond_timedwait(&wd->cv, &wd->mu, &ts);
-		if (!wd->stop && hb_now() - wd->last > limit) {
+		if (!wd->stop && hb_live_signal()) {
+			char where[160];
+
+			where_locked(wd, where, sizeof(where));
+			hb_live_signal_stop(wd->rank, !wd->silent, where);
+		}
+		if (!wd->stop && wd->timeout_s > 0 && hb_now() - wd->last > limit) {
 			fprintf(stderr, "hetbatch: error: live: rank %d on %s made no progress for %.0f s (iteration %ld, "
 				"%s): a rank died or hangs; stopping the run\n", wd->rank, wd->host, wd->timeout_s,
 				wd->iter, wd->phase);
@@ -166,16 +184,15 @@ static void *watch(void *arg)
 	return NULL;
 }
 
-static void watchdog_start(struct watchdog *wd, double timeout_s, int rank)
+static void watchdog_start(struct watchdog *wd, double timeout_s, int rank, int silent)
 {
 	memset(wd, 0, sizeof(*wd));
-	wd->timeout_s = timeout_s;
+	wd->timeout_s = timeout_s > 0 ? timeout_s : 0;
 	wd->rank = rank;
+	wd->silent = silent;
 	wd->phase = "setup";
 	if (gethostname(wd->host, sizeof(wd->host) - 1) != 0)
 		snprintf(wd->host, sizeof(wd->host), "unknown");
-	if (!(timeout_s > 0))
-		return;
 	pthread_mutex_init(&wd->mu, NULL);
 	pthread_cond_init(&wd->cv, NULL);
 	wd->last = hb_now();
@@ -196,8 +213,10 @@ static void watchdog_stop(struct watchdog *wd)
 }
 
 /* Fault injection for tests of the above: HB_LIVE_FAULT=kill:RANK:ITER
- * (the rank dies by SIGKILL) or hang:RANK:ITER (it stops forever) where
- * that iteration's forward/backward begins. */
+ * (the rank dies by SIGKILL), hang:RANK:ITER (it stops forever) or
+ * stop:RANK:ITER (SIGSTOP: the whole process, watchdog too, stands still)
+ * where that iteration's forward/backward begins; HB_LIVE_READY=PATH: rank
+ * 0 creates PATH where iteration 1 begins. */
 static void inject_fault(int rank, long iter)
 {
 	const char *f = getenv("HB_LIVE_FAULT");
@@ -205,10 +224,21 @@ static void inject_fault(int rank, long iter)
 	int r;
 	long it;
 
+	const char *ready = getenv("HB_LIVE_READY");
+
+	/* tests that signal a run wait for this file: training has begun */
+	if (ready && *ready && rank == 0 && iter == 1) {
+		FILE *fp = fopen(ready, "w");
+
+		if (fp)
+			fclose(fp);
+	}
 	if (!f || sscanf(f, "%7[a-z]:%d:%ld", kind, &r, &it) != 3 || r != rank || it != iter)
 		return;
 	if (strcmp(kind, "kill") == 0)
 		raise(SIGKILL);
+	if (strcmp(kind, "stop") == 0)
+		raise(SIGSTOP);
 	if (strcmp(kind, "hang") == 0)
 		for (;;)
 			pause();
@@ -513,6 +543,31 @@ static int rank_setup(struct hb_live_rank *c, const struct hb_live_plan *p, stru
 	return 0;
 }
 
+/* The team watch's callbacks (allreduce.h): a signal stops the rank in a
+ * collective's wait as in its own work; the message says where it was. */
+static void watch_poll_cb(void *ctx)
+{
+	struct hb_live_rank *c = ctx;
+
+	if (hb_live_signal()) {
+		char where[160];
+
+		pthread_mutex_lock(&c->wd.mu);
+		where_locked(&c->wd, where, sizeof(where));
+		pthread_mutex_unlock(&c->wd.mu);
+		hb_live_signal_stop(c->t->rank, !c->o.signal_silent, where);
+	}
+}
+
+static void watch_describe_cb(void *ctx, char *buf, size_t n)
+{
+	struct hb_live_rank *c = ctx;
+
+	pthread_mutex_lock(&c->wd.mu);
+	where_locked(&c->wd, buf, n);
+	pthread_mutex_unlock(&c->wd.mu);
+}
+
 int hb_live_rank_open(const struct hb_ar_team *t, const struct hb_catalog *cat, const struct hb_live_plan *p,
 		      const struct hb_live_opts *o, struct hb_live_rank **out, struct hb_error *err)
 {
@@ -526,7 +581,9 @@ int hb_live_rank_open(const struct hb_ar_team *t, const struct hb_catalog *cat, 
 		c->t = t;
 		c->cat = cat;
 		c->o = *o;
-		watchdog_start(&c->wd, o->timeout_s, t->rank);
+		watchdog_start(&c->wd, o->timeout_s, t->rank, o->signal_silent);
+		/* the team's waits: signals, and where this rank is for the watch's message */
+		hb_ar_team_watch_callbacks(t, watch_poll_cb, watch_describe_cb, c);
 		rc = rank_setup(c, p, err);
 	}
 	/* The gradient sums: MPI on host memory (cpu), NCCL on the rank's GPU
@@ -544,6 +601,7 @@ void hb_live_rank_close(struct hb_live_rank *c)
 {
 	if (!c)
 		return;
+	hb_ar_team_watch_callbacks(c->t, NULL, NULL, NULL);
 	watchdog_stop(&c->wd);
 	if (c->red)
 		hb_ar_reducer_close(c->red);
@@ -760,6 +818,16 @@ int hb_live_rank_load(struct hb_live_rank *c, const char *dir, int any_layout, s
 	if (rc == 0)
 		c->iter = m.iteration;
 	return hb_ar_team_agree(c->t, rc, err);
+}
+
+int hb_live_team_setup(struct hb_ar_team *t, const struct hb_live_opts *o, struct hb_error *err)
+{
+	struct hb_ar_watch_opts w = { .timeout_s = o->timeout_s, .what = "live" };
+	int rc = hb_live_signals_catch() == 0 ? 0 : hb_runtime_error(err, "live: cannot catch signals");
+
+	if (hb_ar_team_agree(t, rc, err) < 0)
+		return -1;
+	return o->timeout_s > 0 ? hb_ar_team_watch(t, &w, err) : 0;
 }
 
 int hb_live_run(const struct hb_ar_team *t, const struct hb_catalog *cat, const struct hb_live_plan *p,

@@ -89,6 +89,10 @@ struct hb_live_opts {
 	uint64_t teacher_seed;   /* teacher: the seed of its weights (0: seed + 1) */
 	int metrics_always;      /* 1: keep the gradient-metric buffers with metrics_every 0 (adaptive
 				  * runs measure at the end of every block, hb_live_rank_block) */
+	int signal_silent;       /* 1: on SIGINT/SIGTERM/SIGHUP rank 0 exits without its line: a driver
+				  * around mpirun says it (live_signal.h) */
+	double progress_s;       /* adaptive runs: rank 0's progress line on stderr at most every this many
+				  * seconds, and at every epoch's end (< 0: none, -q) */
 };
 
 #define HB_LIVE_MAX_RANKS 256
@@ -180,6 +184,12 @@ int hb_live_rank_load(struct hb_live_rank *c, const char *dir, int any_layout, s
 long hb_live_rank_iteration(const struct hb_live_rank *c);
 /* Tell the watchdog what the rank does between blocks (waits: a collective). */
 void hb_live_rank_beat(struct hb_live_rank *c, const char *phase, int waits);
+
+/* Collective, right after hb_ar_team_start on every rank of a live run:
+ * catch SIGINT, SIGTERM and SIGHUP (live_signal.h) and, with
+ * o->timeout_s > 0, watch the team's waits (allreduce.h hb_ar_team_watch:
+ * the ranks that arrived name the one that did not). */
+int hb_live_team_setup(struct hb_ar_team *t, const struct hb_live_opts *o, struct hb_error *err);
 
 /* Run the plan on every rank of t (world size must equal p->nslots).
  * Every rank returns the same status. */

@@ -7,12 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "allreduce.h"   /* hb_ar_launched_by_mpirun */
 #include "fileio.h"
 #include "live_driver.h"
+#include "live_signal.h"
 #include "policy.h"      /* hb_policy_find */
 #include "profdb.h"
 #include "sim.h"
@@ -21,11 +24,14 @@
 #define MAX_LAUNCHER_WORDS 32
 
 /* Run argv, wait; returns its exit status (128 + signal when killed), or
- * -1 with err filled when it could not start. */
+ * -1 with err filled when it could not start.  A signal another process
+ * sent the driver goes on to the child once (mpirun ends its ranks); one
+ * from the terminal reached the child already (live_signal.h). */
 static int spawn_wait(char *const *argv, struct hb_error *err)
 {
-	pid_t pid;
-	int status;
+	const struct timespec tick = { 0, 50000000 }; /* 50 ms */
+	pid_t pid, got;
+	int status, forwarded = 0;
 
 	fflush(stdout);
 	fflush(stderr);
@@ -37,9 +43,17 @@ static int spawn_wait(char *const *argv, struct hb_error *err)
 		fprintf(stderr, "hetbatch: error: live: cannot run '%s': %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return hb_runtime_error(err, "live: waiting for %s: %s", argv[0], strerror(errno));
+	/* polled: the handler restarts waitpid (SA_RESTART), so a blocking
+	 * one would not return to pass the signal on */
+	while ((got = waitpid(pid, &status, WNOHANG)) == 0 || (got < 0 && errno == EINTR)) {
+		if (hb_live_signal() && hb_live_signal_sent() && !forwarded) {
+			kill(pid, hb_live_signal());
+			forwarded = 1;
+		}
+		nanosleep(&tick, NULL);
+	}
+	if (got < 0)
+		return hb_runtime_error(err, "live: waiting for %s: %s", argv[0], strerror(errno));
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
@@ -62,6 +76,8 @@ int hb_live_drive_setup(struct hb_live_drive_opts *d, const char *cmd, const cha
 	if (hb_ar_launched_by_mpirun())
 		return hb_input_error(err, "%s: start it without mpirun (the driver launches mpirun itself, once "
 				      "per %s)", cmd, unit);
+	if (hb_live_signals_catch() != 0)
+		return hb_runtime_error(err, "live: cannot catch signals: %s", strerror(errno));
 	n = readlink("/proc/self/exe", d->self, sizeof(d->self) - 1);
 	if (n <= 0)
 		return hb_runtime_error(err, "live: cannot find this executable (/proc/self/exe)");
@@ -111,9 +127,13 @@ int hb_live_launch(const struct hb_live_drive_opts *d, int nranks, char *const *
 		setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
 		setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
 	}
+	if (hb_live_signal())
+		return hb_fail(err, HB_EINTR, "interrupted by %s", hb_live_signal_name(hb_live_signal()));
 	rc = spawn_wait(argv, err);
 	if (rc < 0)
 		return -1;
+	if (hb_live_signal())
+		return hb_fail(err, HB_EINTR, "interrupted by %s", hb_live_signal_name(hb_live_signal()));
 	if (rc != 0)
 		return hb_runtime_error(err, "live: the launch on %d ranks exited with status %d (%s)", nranks, rc,
 					rc == 127 ? "the launcher was not found; see --launcher" : "its ranks said why above");
@@ -154,7 +174,10 @@ int hb_live_drive(const struct hb_live_drive_opts *d, struct hb_live_policy *pol
 		char *extra[4] = { "--segment", in, "--segment-out", out };
 
 		if (hb_live_launch(d, alloc_total(&seg.st), extra, 4, err) < 0 || hb_live_segment_read(out, &res, err) < 0) {
-			hb_error_prefix(err, "launch %d (results so far in %s/trajectory.csv)", k, d->dir);
+			if (k > 0)
+				hb_error_prefix(err, "launch %d (results so far in %s/trajectory.csv)", k, d->dir);
+			else
+				hb_error_prefix(err, "launch 0 (no block finished; nothing in %s yet)", d->dir);
 			goto out;
 		}
 		for (int i = 0; i < res.nrows; i++)

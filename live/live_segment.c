@@ -386,6 +386,25 @@ static int decide(struct hb_live_policy *pol, struct hb_live_segment *seg, const
 	return 0;
 }
 
+/* Rank 0 after a block: one progress line on stderr at an epoch's end or
+ * when o->progress_s has passed since the last (hb_live_opts). */
+static void progress_line(const struct hb_live_policy *pol, const struct hb_live_segment *seg,
+			  const struct hb_live_plan *plan, const struct hb_live_row *row, long epoch_before,
+			  double started, double *last, double every)
+{
+	double now = hb_live_wall_now();
+	int epoch_end = seg->st.epoch != epoch_before;
+
+	if (every < 0 || (!epoch_end && now - *last < every))
+		return;
+	*last = now;
+	fprintf(stderr, "live: launch %d: %s %ld of %ld, iteration %ld, B_G %ld on %d GPUs, %.1f ms per iteration, "
+		"loss %.4g, %.0f s since the launch\n", seg->segment, epoch_end ? "ended epoch" : "epoch",
+		epoch_end ? seg->st.epoch : seg->st.epoch + 1, pol->par.epochs, seg->st.iteration, plan->global_batch,
+		plan->nslots, 1e3 * row->measured_s, row->loss, now - started);
+	fflush(stderr);
+}
+
 int hb_live_segment_run(const struct hb_ar_team *t, const struct hb_catalog *cat, struct hb_live_policy *pol,
 			const struct hb_live_opts *o, struct hb_live_segment *seg, const char *ckpt_dir,
 			int relaunch_always, struct hb_error *err)
@@ -397,6 +416,7 @@ int hb_live_segment_run(const struct hb_ar_team *t, const struct hb_catalog *cat
 	char change[16] = "";
 	double change_s = NAN;
 	long p = 0, first_it = 0;
+	double started = hb_live_wall_now(), last_line = started;
 	int rc = r ? 0 : hb_runtime_error(err, "live: out of memory");
 
 	if (rc == 0 && t->rank == 0) {
@@ -439,6 +459,8 @@ int hb_live_segment_run(const struct hb_ar_team *t, const struct hb_catalog *cat
 			goto fail;
 		rc = 0;
 		if (t->rank == 0) {
+			long epoch = seg->st.epoch;
+
 			block_row(pol, seg, &plan, r, adapt, &row);
 			hb_strlcpy(row.change, change, sizeof(row.change));
 			row.change_s = change_s;
@@ -447,6 +469,8 @@ int hb_live_segment_run(const struct hb_ar_team *t, const struct hb_catalog *cat
 			rc = decide(pol, seg, &plan, n, adapt, &row, relaunch_always, &next, &action, err);
 			if (rc == 0)
 				rc = hb_live_segment_add_row(seg, &row, err);
+			if (rc == 0)
+				progress_line(pol, seg, &plan, &row, epoch, started, &last_line, o->progress_s);
 		}
 		if (hb_ar_team_agree(t, rc, err) < 0)
 			goto fail;

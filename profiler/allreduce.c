@@ -70,8 +70,250 @@ int hb_ar_team_start(struct hb_ar_team *t, int *argc, char ***argv, struct hb_er
 	return 0;
 }
 
+/* ---- the watch (allreduce.h) --------------------------------------------------- */
+
+#define WATCH_HOST 64
+#define WATCH_TAG 7
+
+struct hb_ar_watch {
+	struct hb_ar_watch_opts o;
+	int rank, size;
+	char *hosts;             /* size x WATCH_HOST: every rank's host name */
+	double *seen;            /* hb_now() of each peer's last heartbeat; -1: none yet */
+#if HB_HAVE_MPI
+	MPI_Comm comm;           /* the heartbeats' own communicator (a duplicate of MPI_COMM_WORLD) */
+	MPI_Request recv;        /* the posted receive of the next heartbeat, from any peer */
+	int inbox;               /* its buffer */
+	MPI_Request *send;       /* per peer: the last heartbeat sent, MPI_REQUEST_NULL once done */
+	int outbox;              /* the heartbeats' payload (this rank), never changed while sends are out */
+#endif
+};
+
+#if HB_HAVE_MPI
+/* Take every heartbeat that has arrived. */
+static void watch_drain(struct hb_ar_watch *w)
+{
+	for (;;) {
+		MPI_Status st;
+		int got = 0;
+
+		if (MPI_Test(&w->recv, &got, &st) != MPI_SUCCESS || !got)
+			return;
+		if (st.MPI_SOURCE >= 0 && st.MPI_SOURCE < w->size)
+			w->seen[st.MPI_SOURCE] = hb_now();
+		MPI_Irecv(&w->inbox, 1, MPI_INT, MPI_ANY_SOURCE, WATCH_TAG, w->comm, &w->recv);
+	}
+}
+
+/* "I am waiting" to every peer whose previous heartbeat has left. */
+static void watch_beat(struct hb_ar_watch *w)
+{
+	for (int k = 0; k < w->size; k++) {
+		int done = 1;
+
+		if (k == w->rank)
+			continue;
+		if (w->send[k] != MPI_REQUEST_NULL)
+			MPI_Test(&w->send[k], &done, MPI_STATUS_IGNORE);
+		if (done)
+			MPI_Isend(&w->outbox, 1, MPI_INT, k, WATCH_TAG, w->comm, &w->send[k]);
+	}
+}
+
+/* The wait has lasted past the timeout and the grace: name the ranks that
+ * sent no heartbeat lately; the lowest waiting rank says it.  Never
+ * returns. */
+static void watch_expire(struct hb_ar_watch *w, double waited, int last_resort)
+{
+	char absent[1024], waiting[512], doing[256] = "";
+	size_t la = 0, lw = 0;
+	int lowest = w->rank, nabsent = 0, nwaiting = 0;
+	double now = hb_now();
+
+	absent[0] = waiting[0] = '\0';
+	for (int k = 0; k < w->size; k++) {
+		int here = k == w->rank || (w->seen[k] >= 0 && now - w->seen[k] < HB_AR_GRACE_S);
+
+		if (here) {
+			if (k < lowest)
+				lowest = k;
+			nwaiting++;
+			if (lw < sizeof(waiting))
+				lw += (size_t)snprintf(waiting + lw, sizeof(waiting) - lw, "%s%d", lw ? ", " : "", k);
+		} else {
+			if (la < sizeof(absent))
+				la += (size_t)snprintf(absent + la, sizeof(absent) - la, "%s%d on %s", la ? ", rank " : "", k,
+						       w->hosts + (size_t)k * WATCH_HOST);
+			nabsent++;
+		}
+	}
+	if (lowest == w->rank || last_resort) {
+		if (w->o.describe)
+			w->o.describe(w->o.ctx, doing, sizeof(doing));
+		if (nabsent > 0)
+			fprintf(stderr, "hetbatch: error: %s: rank %s made no progress for %.0f s: rank%s %s waited for "
+				"%s%s%s (%s stopped, hung, dead or slower than --timeout); stopping the run\n",
+				w->o.what, absent, waited, nwaiting > 1 ? "s" : "", waiting, nabsent > 1 ? "them" : "it",
+				doing[0] ? " at " : "", doing, nabsent > 1 ? "they are" : "it is");
+		else
+			fprintf(stderr, "hetbatch: error: %s: every rank has waited %.0f s in a collective%s%s and none "
+				"is missing: the ranks disagree on what comes next; stopping the run\n", w->o.what, waited,
+				doing[0] ? " at " : "", doing);
+		fflush(stderr);
+	}
+	_exit(1);
+}
+
+/* One poll of a wait that began at since (hb_now()). */
+static void watch_poll(struct hb_ar_watch *w, double since)
+{
+	double now = hb_now(), waited = now - since;
+
+	if (w->o.poll)
+		w->o.poll(w->o.ctx);
+	watch_drain(w);
+	if (waited >= HB_AR_BEAT_S) {
+		double *last = &w->seen[w->rank]; /* this rank's own slot: when it last beat */
+
+		if (*last < since || now - *last >= HB_AR_BEAT_S) {
+			watch_beat(w);
+			*last = now;
+		}
+	}
+	if (waited >= w->o.timeout_s + HB_AR_GRACE_S) {
+		int lowest_waiting = 1;
+
+		for (int k = 0; k < w->rank; k++)
+			if (w->seen[k] >= 0 && now - w->seen[k] < HB_AR_GRACE_S)
+				lowest_waiting = 0;
+		/* a rank below this one waits too and says it; this one goes
+		 * only when that one is gone too */
+		if (lowest_waiting || waited >= 2 * w->o.timeout_s + HB_AR_GRACE_S)
+			watch_expire(w, waited - HB_AR_GRACE_S, !lowest_waiting);
+	}
+}
+
+/* 1: the team's waits poll (a watch over two or more ranks). */
+static int watched(const struct hb_ar_team *t)
+{
+	return t->watch && t->watch->size > 1;
+}
+
+/* Wait for req, polled, with the watch's heartbeats (see allreduce.h). */
+static void team_wait(const struct hb_ar_team *t, MPI_Request *req)
+{
+	const struct timespec pause = { 0, 1000000 }; /* 1 ms */
+	struct hb_ar_watch *w = t->watch;
+	double since;
+	int done = 0;
+
+	since = hb_now();
+	/* the caller's poll comes before each test: a rank stopping on a
+	 * signal makes no MPI call after it, so its peers' progress never
+	 * reads from a process that has gone */
+	while ((!w->o.poll || (w->o.poll(w->o.ctx), 1)) && MPI_Test(req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
+	       !done) {
+		if (hb_now() - since > 0.002)
+			nanosleep(&pause, NULL);
+		watch_poll(w, since);
+	}
+}
+#endif
+
+int hb_ar_team_watch(struct hb_ar_team *t, const struct hb_ar_watch_opts *o, struct hb_error *err)
+{
+	struct hb_ar_watch *w = calloc(1, sizeof(*w));
+	int rc = 0;
+
+	if (!w || !(o->timeout_s > 0)) {
+		free(w);
+		return w ? hb_input_error(err, "watch: timeout %g s (> 0)", o->timeout_s)
+			 : hb_runtime_error(err, "watch: out of memory");
+	}
+	w->o = *o;
+	w->rank = t->rank;
+	w->size = t->size;
+	if (!t->mpi || t->size < 2) {
+		w->size = 1;
+		t->watch = w;
+		return 0;
+	}
+#if HB_HAVE_MPI
+	w->hosts = calloc((size_t)t->size, WATCH_HOST);
+	w->seen = malloc((size_t)t->size * sizeof(double));
+	w->send = malloc((size_t)t->size * sizeof(MPI_Request));
+	if (!w->hosts || !w->seen || !w->send)
+		rc = hb_runtime_error(err, "watch: out of memory");
+	if (hb_ar_team_agree(t, rc, err) < 0) {
+		free(w->hosts);
+		free(w->seen);
+		free(w->send);
+		free(w);
+		return -1;
+	}
+	{
+		char mine[WATCH_HOST] = "";
+
+		if (gethostname(mine, sizeof(mine) - 1) != 0)
+			hb_strlcpy(mine, "unknown", sizeof(mine));
+		MPI_Allgather(mine, WATCH_HOST, MPI_CHAR, w->hosts, WATCH_HOST, MPI_CHAR, MPI_COMM_WORLD);
+	}
+	for (int k = 0; k < t->size; k++) {
+		w->seen[k] = -1;
+		w->send[k] = MPI_REQUEST_NULL;
+	}
+	w->outbox = t->rank;
+	MPI_Comm_dup(MPI_COMM_WORLD, &w->comm);
+	MPI_Irecv(&w->inbox, 1, MPI_INT, MPI_ANY_SOURCE, WATCH_TAG, w->comm, &w->recv);
+	t->watch = w;
+#else
+	(void)err;
+	(void)rc;
+#endif
+	return 0;
+}
+
+void hb_ar_team_watch_callbacks(const struct hb_ar_team *t, void (*poll)(void *), void (*describe)(void *, char *, size_t),
+				void *ctx)
+{
+	if (!t->watch)
+		return;
+	t->watch->o.poll = poll;
+	t->watch->o.describe = describe;
+	t->watch->o.ctx = ctx;
+}
+
+void hb_ar_team_unwatch(struct hb_ar_team *t)
+{
+	struct hb_ar_watch *w = t->watch;
+
+	if (!w)
+		return;
+	t->watch = NULL;
+#if HB_HAVE_MPI
+	if (w->size > 1) {
+		/* Heartbeats still in flight land in the peers' unexpected
+		 * queues: small messages, sent eagerly; the receive is
+		 * cancelled and the sends let go. */
+		MPI_Cancel(&w->recv);
+		MPI_Wait(&w->recv, MPI_STATUS_IGNORE);
+		for (int k = 0; k < w->size; k++)
+			if (w->send[k] != MPI_REQUEST_NULL)
+				MPI_Request_free(&w->send[k]);
+		MPI_Comm_free(&w->comm);
+	}
+#endif
+	free(w->hosts);
+	free(w->seen);
+#if HB_HAVE_MPI
+	free(w->send);
+#endif
+	free(w);
+}
+
 void hb_ar_team_end(struct hb_ar_team *t)
 {
+	hb_ar_team_unwatch(t);
 #if HB_HAVE_MPI
 	if (t->owns_mpi)
 		MPI_Finalize();
@@ -88,8 +330,16 @@ const char *hb_ar_team_scope(const struct hb_ar_team *t)
 void hb_ar_team_barrier(const struct hb_ar_team *t)
 {
 #if HB_HAVE_MPI
-	if (t->mpi)
-		MPI_Barrier(MPI_COMM_WORLD);
+	if (t->mpi) {
+		MPI_Request req;
+
+		if (watched(t)) {
+			MPI_Ibarrier(MPI_COMM_WORLD, &req);
+			team_wait(t, &req);
+		} else {
+			MPI_Barrier(MPI_COMM_WORLD);
+		}
+	}
 #else
 	(void)t;
 #endif
@@ -98,8 +348,16 @@ void hb_ar_team_barrier(const struct hb_ar_team *t)
 void hb_ar_team_bcast(const struct hb_ar_team *t, void *buf, int len)
 {
 #if HB_HAVE_MPI
-	if (t->mpi)
-		MPI_Bcast(buf, len, MPI_BYTE, 0, MPI_COMM_WORLD);
+	if (t->mpi) {
+		MPI_Request req;
+
+		if (watched(t)) {
+			MPI_Ibcast(buf, len, MPI_BYTE, 0, MPI_COMM_WORLD, &req);
+			team_wait(t, &req);
+		} else {
+			MPI_Bcast(buf, len, MPI_BYTE, 0, MPI_COMM_WORLD);
+		}
+	}
 #else
 	(void)t;
 	(void)buf;
@@ -110,8 +368,16 @@ void hb_ar_team_bcast(const struct hb_ar_team *t, void *buf, int len)
 void hb_ar_team_max(const struct hb_ar_team *t, double *v, int n)
 {
 #if HB_HAVE_MPI
-	if (t->mpi)
-		MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	if (t->mpi) {
+		MPI_Request req;
+
+		if (watched(t)) {
+			MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &req);
+			team_wait(t, &req);
+		} else {
+			MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+		}
+	}
 #else
 	(void)t;
 	(void)v;
@@ -125,8 +391,14 @@ void hb_ar_team_sum_floats(const struct hb_ar_team *t, float *buf, long n)
 	if (t->mpi && t->size > 1)
 		for (long off = 0; off < n;) {
 			int chunk = n - off > (1L << 30) ? 1 << 30 : (int)(n - off); /* MPI counts are ints */
+			MPI_Request req;
 
-			MPI_Allreduce(MPI_IN_PLACE, buf + off, chunk, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+			if (watched(t)) {
+				MPI_Iallreduce(MPI_IN_PLACE, buf + off, chunk, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req);
+				team_wait(t, &req);
+			} else {
+				MPI_Allreduce(MPI_IN_PLACE, buf + off, chunk, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+			}
 			off += chunk;
 		}
 #else
@@ -140,7 +412,14 @@ void hb_ar_team_allgather(const struct hb_ar_team *t, const void *mine, int len,
 {
 #if HB_HAVE_MPI
 	if (t->mpi && t->size > 1) {
-		MPI_Allgather(mine, len, MPI_BYTE, all, len, MPI_BYTE, MPI_COMM_WORLD);
+		MPI_Request req;
+
+		if (watched(t)) {
+			MPI_Iallgather(mine, len, MPI_BYTE, all, len, MPI_BYTE, MPI_COMM_WORLD, &req);
+			team_wait(t, &req);
+		} else {
+			MPI_Allgather(mine, len, MPI_BYTE, all, len, MPI_BYTE, MPI_COMM_WORLD);
+		}
 		return;
 	}
 #else
@@ -153,7 +432,14 @@ void hb_ar_team_gather(const struct hb_ar_team *t, const double *v, int n, doubl
 {
 #if HB_HAVE_MPI
 	if (t->mpi && t->size > 1) {
-		MPI_Gather(v, n, MPI_DOUBLE, out, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+		MPI_Request req;
+
+		if (watched(t)) {
+			MPI_Igather(v, n, MPI_DOUBLE, out, n, MPI_DOUBLE, 0, MPI_COMM_WORLD, &req);
+			team_wait(t, &req);
+		} else {
+			MPI_Gather(v, n, MPI_DOUBLE, out, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+		}
 		return;
 	}
 #else
@@ -168,14 +454,25 @@ int hb_ar_team_agree(const struct hb_ar_team *t, int rc, struct hb_error *err)
 	if (t->mpi && t->size > 1) {
 		struct hb_error first_err;
 		int mine = rc < 0 ? t->rank : t->size, first = t->size;
+		MPI_Request req;
 
-		MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+		if (watched(t)) {
+			MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
+			team_wait(t, &req);
+		} else {
+			MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+		}
 		if (first == t->size)
 			return 0;
 		memset(&first_err, 0, sizeof(first_err));
 		if (t->rank == first)
 			first_err = *err;
-		MPI_Bcast(&first_err, (int)sizeof(first_err), MPI_BYTE, first, MPI_COMM_WORLD);
+		if (watched(t)) {
+			MPI_Ibcast(&first_err, (int)sizeof(first_err), MPI_BYTE, first, MPI_COMM_WORLD, &req);
+			team_wait(t, &req);
+		} else {
+			MPI_Bcast(&first_err, (int)sizeof(first_err), MPI_BYTE, first, MPI_COMM_WORLD);
+		}
 		if (t->rank != first)
 			hb_fail(err, first_err.code == HB_EINPUT ? HB_EINPUT : HB_ERUNTIME, "rank %d: %s", first,
 				first_err.msg);
@@ -199,6 +496,7 @@ struct hb_ar_reducer {
 	int head;                        /* ring slot of the oldest sum in flight */
 	int count;                       /* sums in flight */
 	struct hb_error dead;            /* the failure that left it unusable; code HB_OK while it works */
+	double waiting_since;            /* hb_now() when a test first found the oldest sum unfinished; -1 */
 #if HB_HAVE_MPI
 	MPI_Comm comm;                   /* cpu over 2+ ranks: a duplicate of MPI_COMM_WORLD, else MPI_COMM_NULL */
 	MPI_Request req[HB_AR_REDUCER_MAX_INFLIGHT]; /* cpu: each slot's MPI_Iallreduce */
@@ -218,6 +516,7 @@ int hb_ar_reducer_open(const struct hb_ar_team *t, const char *backend, int devi
 		rc = hb_runtime_error(err, "gradient reducer: out of memory");
 	if (r) {
 		r->team = *t;
+		r->waiting_since = -1;
 #if HB_HAVE_MPI
 		r->comm = MPI_COMM_NULL;
 #endif
@@ -335,6 +634,8 @@ int hb_ar_reducer_test(struct hb_ar_reducer *r, int *done, struct hb_error *err)
 			return reducer_died(r, &e, err);
 	} else {
 #if HB_HAVE_MPI
+		if (r->team.watch && r->team.watch->o.poll)
+			r->team.watch->o.poll(r->team.watch->o.ctx); /* before the test, as in team_wait */
 		if (MPI_Test(&r->req[r->head], done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
 			*done = 0;
 			hb_runtime_error(&e, "gradient reducer: MPI_Test failed");
@@ -345,6 +646,16 @@ int hb_ar_reducer_test(struct hb_ar_reducer *r, int *done, struct hb_error *err)
 	if (*done) {
 		r->head = (r->head + 1) % HB_AR_REDUCER_MAX_INFLIGHT;
 		r->count--;
+		r->waiting_since = -1;
+	} else {
+#if HB_HAVE_MPI
+		/* the oldest sum waits for the peers: the watch's polls, timed
+		 * from the first test that found it unfinished */
+		if (r->waiting_since < 0)
+			r->waiting_since = hb_now();
+		if (r->team.watch && r->team.watch->size > 1)
+			watch_poll(r->team.watch, r->waiting_since);
+#endif
 	}
 	return 0;
 }

@@ -64,6 +64,7 @@ struct hb_ar_team {
 	int nhosts;              /* hosts the ranks span */
 	int mpi;                 /* 1: the ranks talk through MPI */
 	int owns_mpi;            /* 1: hb_ar_team_start called MPI_Init (end finalises) */
+	struct hb_ar_watch *watch; /* hb_ar_team_watch's state, shared by copies of the team; NULL: none */
 };
 
 /* 1 if a launcher (Open MPI, MPICH/PMI, PMIx) started this process. */
@@ -91,6 +92,51 @@ const char *hb_ar_team_scope(const struct hb_ar_team *t);
  * err = the lowest failing rank's error ("rank R: ..." on the others).  Call
  * it before any collective a failed rank would not reach. */
 int hb_ar_team_agree(const struct hb_ar_team *t, int rc, struct hb_error *err);
+
+/* ---- the watch: naming the rank that stopped ---------------------------------
+ * Without it a team collective blocks in MPI until every rank arrives: a
+ * rank that is stopped (SIGSTOP), hangs or dies leaves the others waiting,
+ * and none of them can tell which one is missing.  With it (MPI teams of
+ * two or more) every wait of the team's collectives and of the gradient
+ * reducer polls instead (MPI_Test on the nonblocking form, sleeping 1 ms
+ * between tests once a wait passes 2 ms, so a waiting rank leaves its core
+ * to the others), and a rank that has waited HB_AR_BEAT_S tells every peer
+ * so, every HB_AR_BEAT_S, on a communicator of its own (a heartbeat: one
+ * int, MPI_Isend).  A rank that has waited timeout_s polls HB_AR_GRACE_S
+ * more, then knows: a peer that sent no heartbeat in the last HB_AR_GRACE_S
+ * is not waiting with it, so it is the one the collective waits for
+ * (stopped, hung, dead, or busy for longer than the timeout).  The lowest
+ * waiting rank prints one line naming those ranks and their hosts, then
+ * every waiting rank exits 1 (the others after 2 x timeout_s, should the
+ * one that prints be gone); mpirun then ends the rest.
+ *
+ * poll(ctx), when set, is called at every poll of a wait (on the thread
+ * that called the collective): a caller stops there on a signal; describe
+ * (ctx, buf, n) says what this rank was doing, for the message.
+ *
+ * The state (struct hb_ar_watch, allreduce.c) holds the heartbeat
+ * communicator, the posted receive, one send request per peer, the time
+ * of each peer's last heartbeat, every rank's host name and the options;
+ * struct hb_ar_team points to it, so every copy of the team (the reducer
+ * keeps one) sees it.  Only the thread that opened the team calls it. */
+#define HB_AR_BEAT_S 0.5
+#define HB_AR_GRACE_S 2.0
+struct hb_ar_watch_opts {
+	double timeout_s;                               /* > 0 */
+	const char *what;                               /* message prefix, e.g. "live" */
+	void (*poll)(void *ctx);                        /* may be NULL */
+	void (*describe)(void *ctx, char *buf, size_t n); /* may be NULL */
+	void *ctx;
+};
+/* Collective: start watching the team's waits (a team of one, or one
+ * without MPI, records the options and never waits).  o is copied; its
+ * what string must outlive the watch. */
+int hb_ar_team_watch(struct hb_ar_team *t, const struct hb_ar_watch_opts *o, struct hb_error *err);
+/* Change poll, describe and ctx (NULL poll: signals are no longer looked at). */
+void hb_ar_team_watch_callbacks(const struct hb_ar_team *t, void (*poll)(void *), void (*describe)(void *, char *, size_t),
+				void *ctx);
+/* Stop watching (hb_ar_team_end calls it); collective. */
+void hb_ar_team_unwatch(struct hb_ar_team *t);
 
 /* ---- gradient reduction (live runs) ---------------------------------------- */
 

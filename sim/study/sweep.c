@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "default_db.h"
 #include "fileio.h"
@@ -708,8 +709,12 @@ struct runner {
 	int next;                       /* next index into ids to hand out (under mu) */
 	int done;                       /* finished points (under mu) */
 	pthread_mutex_t mu;
+	pthread_cond_t ended;           /* signalled when a worker leaves (with mu) */
+	int workers;                    /* workers still running (under mu) */
 	const struct hb_log *log;
 	hb_sweep_progress_fn *progress;
+	hb_sweep_tick_fn *tick;
+	double period_s;
 	void *ctx;
 	int failed;                     /* a worker could not start (under mu) */
 	struct hb_error fatal;          /* its error */
@@ -756,6 +761,65 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* A worker, counted: the ticker stops when the last one has left. */
+static void *counted_worker(void *arg)
+{
+	struct runner *r = arg;
+
+	worker(r);
+	pthread_mutex_lock(&r->mu);
+	r->workers--;
+	pthread_cond_broadcast(&r->ended);
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+/* The ticker: r->tick every r->period_s while workers run. */
+static void *ticker(void *arg)
+{
+	struct runner *r = arg;
+
+	pthread_mutex_lock(&r->mu);
+	while (r->workers > 0) {
+		struct timespec ts;
+		double whole;
+		double frac = modf(r->period_s, &whole);
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += (time_t)whole;
+		ts.tv_nsec += (long)(frac * 1e9);
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (pthread_cond_timedwait(&r->ended, &r->mu, &ts) != 0 && r->workers > 0)
+			r->tick(r->ctx, r->done, r->next - r->done, r->nids);
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+int hb_sweep_time_point(struct hb_sweep *sw, int id, double *wall_s, int *ran, struct hb_error *err)
+{
+	struct hb_profdb *db = NULL;
+	double t0;
+
+	*wall_s = 0;
+	*ran = 0;
+	if (id < 0 || id >= sw->npoints)
+		return hb_input_error(err, "sweep: no point %d (0 to %d)", id, sw->npoints - 1);
+	if (hb_profile_files_open(&sw->profiles, &db, err) < 0)
+		return -1;
+	t0 = hb_now();
+	run_point(sw, db, id, NULL);
+	*wall_s = hb_now() - t0;
+	*ran = sw->rows[id].status != HB_SWEEP_CANNOT;
+	memset(&sw->rows[id], 0, sizeof(sw->rows[id]));
+	sw->rows[id].id = id;
+	hb_profdb_close(db);
+	return 0;
+}
+
 int hb_sweep_rank_points(const struct hb_sweep *sw, int rank, int size)
 {
 	int n = 0;
@@ -768,9 +832,16 @@ int hb_sweep_rank_points(const struct hb_sweep *sw, int rank, int size)
 int hb_sweep_run(struct hb_sweep *sw, int rank, int size, int nthreads, const struct hb_log *log,
 		 hb_sweep_progress_fn *progress, void *ctx, struct hb_error *err)
 {
+	return hb_sweep_run_ticked(sw, rank, size, nthreads, log, progress, NULL, 0, ctx, err);
+}
+
+int hb_sweep_run_ticked(struct hb_sweep *sw, int rank, int size, int nthreads, const struct hb_log *log,
+			hb_sweep_progress_fn *progress, hb_sweep_tick_fn *tick, double period_s, void *ctx,
+			struct hb_error *err)
+{
 	struct runner r;
-	pthread_t *th = NULL;
-	int *ids, nstarted = 0, rc;
+	pthread_t *th = NULL, tick_th;
+	int *ids, nstarted = 0, rc, ticking = 0;
 
 	if (size < 1 || rank < 0 || rank >= size || nthreads < 1)
 		return hb_input_error(err, "sweep: rank %d of %d on %d threads", rank, size, nthreads);
@@ -785,20 +856,29 @@ int hb_sweep_run(struct hb_sweep *sw, int rank, int size, int nthreads, const st
 	r.ids = ids;
 	r.log = log;
 	r.progress = progress;
+	r.tick = tick;
+	r.period_s = period_s;
 	r.ctx = ctx;
 	if ((rc = pthread_mutex_init(&r.mu, NULL)) != 0) {
 		free(ids);
 		return hb_runtime_error(err, "sweep: cannot create a mutex: %s", strerror(rc));
 	}
+	pthread_cond_init(&r.ended, NULL);
 	if (nthreads > r.nids)
 		nthreads = r.nids > 0 ? r.nids : 1;
+	/* the ticker counts the workers: all of them, before any starts */
+	r.workers = nthreads;
+	if (tick && period_s > 0 && r.nids > 0)
+		ticking = pthread_create(&tick_th, NULL, ticker, &r) == 0;
 	if (nthreads == 1) {
-		worker(&r);
+		counted_worker(&r);
 	} else {
 		th = calloc((size_t)nthreads, sizeof(*th));
 		for (int i = 0; th && i < nthreads; i++) {
-			if ((rc = pthread_create(&th[i], NULL, worker, &r)) != 0) {
+			if ((rc = pthread_create(&th[i], NULL, counted_worker, &r)) != 0) {
 				pthread_mutex_lock(&r.mu);
+				r.workers -= nthreads - i; /* these never start */
+				pthread_cond_broadcast(&r.ended);
 				if (!r.failed)
 					hb_runtime_error(&r.fatal, "sweep: cannot start thread %d: %s", i + 1, strerror(rc));
 				r.failed = 1;
@@ -808,13 +888,20 @@ int hb_sweep_run(struct hb_sweep *sw, int rank, int size, int nthreads, const st
 			nstarted++;
 		}
 		if (!th) {
+			pthread_mutex_lock(&r.mu);
 			r.failed = 1;
+			r.workers = 0;
+			pthread_cond_broadcast(&r.ended);
+			pthread_mutex_unlock(&r.mu);
 			hb_runtime_error(&r.fatal, "sweep: out of memory");
 		}
 		for (int i = 0; i < nstarted; i++)
 			pthread_join(th[i], NULL);
 		free(th);
 	}
+	if (ticking)
+		pthread_join(tick_th, NULL);
+	pthread_cond_destroy(&r.ended);
 	pthread_mutex_destroy(&r.mu);
 	free(ids);
 	if (r.failed) {

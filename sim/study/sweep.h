@@ -282,6 +282,22 @@ typedef void hb_sweep_progress_fn(void *ctx, const struct hb_sweep *sw, const st
 int hb_sweep_run(struct hb_sweep *sw, int rank, int size, int nthreads, const struct hb_log *log,
 		 hb_sweep_progress_fn *progress, void *ctx, struct hb_error *err);
 
+/* Called about every period_s while points run (under the runner's lock,
+ * from a thread of its own): this process's points done, running (handed
+ * to a worker, not finished) and total. */
+typedef void hb_sweep_tick_fn(void *ctx, int done, int running, int total);
+
+/* hb_sweep_run with tick (may be NULL) called every period_s > 0 until the
+ * last point ends. */
+int hb_sweep_run_ticked(struct hb_sweep *sw, int rank, int size, int nthreads, const struct hb_log *log,
+			hb_sweep_progress_fn *progress, hb_sweep_tick_fn *tick, double period_s, void *ctx,
+			struct hb_error *err);
+
+/* Run point id alone (its row is reset afterwards, as before any run):
+ * *wall_s its wall-clock seconds, *ran 1 when it ran (0: it cannot run,
+ * so it costs nothing).  For `sweep --dry-run`'s time estimate. */
+int hb_sweep_time_point(struct hb_sweep *sw, int id, double *wall_s, int *ran, struct hb_error *err);
+
 /* Points of rank among size processes. */
 int hb_sweep_rank_points(const struct hb_sweep *sw, int rank, int size);
 

@@ -260,6 +260,71 @@ static void test_killed_rank(void **state)
 	free(err);
 }
 
+/* A rank stopped by SIGSTOP (its watchdog stands still too): the ranks
+ * waiting for it name it and its host, and say they waited for it. */
+static void test_stopped_rank(void **state)
+{
+	char *err;
+
+	(void)state;
+	err = run_fault("stop:1:3", "4");
+	if (!strstr(err, "rank 1 on ") || !strstr(err, "made no progress for 4 s: rank 0 waited for it") ||
+	    !strstr(err, "iteration 3"))
+		fail_msg("the stopped rank is not named:\n%s", err);
+	/* rank 0 waited: it must not be the one blamed */
+	if (strstr(err, "rank 0 on "))
+		fail_msg("rank 0 was blamed:\n%s", err);
+	free(err);
+}
+
+/* The lines of text that contain needle. */
+static int lines_with(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* SIGHUP, then SIGTERM, to mpirun itself (not to timeout, whose extra
+ * SIGCONT mpirun would announce) while the ranks train (Open MPI 4.1
+ * passes SIGTERM to the ranks; others may pass the signal itself): one
+ * line from rank 0, no error lines, no results, the run over within
+ * seconds of the signal. */
+static void test_signal_to_mpirun(void **state)
+{
+	static const char *const sigs[] = { "HUP", "TERM" };
+
+	(void)state;
+	write_file("pair.json", plan_pair);
+	for (int i = 0; i < 2; i++) {
+		char cmd[4096], rcfile[600];
+		size_t len;
+		char *err, *rctext;
+		int st, rc, secs;
+
+		snprintf(rcfile, sizeof(rcfile), "%s/sig.rc", tmpdir);
+		snprintf(cmd, sizeof(cmd),
+			 "cd '%s' && rm -rf sigres ready && (HB_LIVE_READY=ready OMPI_MCA_plm_rsh_agent= timeout 120 "
+			 "mpirun -np 2 %s '%s' live --plan pair.json --scale 0.05 --iters 100000 --warmup 0 --timeout 30 "
+			 "--out sigres >'%s' 2>'%s' & p=$!; n=0; while [ ! -e ready ] && [ $n -lt 600 ]; do sleep 0.1; "
+			 "n=$((n+1)); done; m=$(pgrep -P $p mpirun); kill -%s ${m:-$p}; t=$(date +%%s); wait $p; r=$?; "
+			 "echo $r $(( $(date +%%s) - t )) >'%s')", tmpdir, flags, exe, outf, errf, sigs[i], rcfile);
+		st = system(cmd);
+		assert_true(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		rctext = slurp(rcfile, &len);
+		assert_int_equal(sscanf(rctext, "%d %d", &rc, &secs), 2);
+		err = slurp(errf, &len);
+		if (rc == 0 || secs > 10 || lines_with(err, "hetbatch live: interrupted by SIG") != 1 ||
+		    !strstr(err, " at iteration ") ||
+		    strstr(err, "error:") || exists_in(".", "sigres"))
+			fail_msg("SIG%s to mpirun: exit %d after %d s\n%s", sigs[i], rc, secs, err);
+		free(err);
+		free(rctext);
+	}
+}
+
 /* 6 iterations straight, or 3, checkpoint, and 3 more from the
  * checkpoint: the final checkpoints (weights, optimizer state, step,
  * iteration, data position) are byte-identical on every rank. */
@@ -461,6 +526,8 @@ int main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_map_hosts),
 		cmocka_unit_test(test_hung_rank),
+		cmocka_unit_test(test_stopped_rank),
+		cmocka_unit_test(test_signal_to_mpirun),
 		cmocka_unit_test(test_checkpoint_restart),
 		cmocka_unit_test(test_killed_rank),
 	};

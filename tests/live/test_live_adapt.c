@@ -130,6 +130,9 @@ static void test_jabas(void **state)
 		 "--dataset-size 2048 --min-gbs 64 --scale 0.05 --interval 4 --gamma 1 --alpha 0.5 --launcher '%s'", launcher);
 	if (rc != 0)
 		fail_msg("exit %d\n%s\n%s", rc, slurp(outf, &len), slurp(errf, &len));
+	/* progress on stderr: a line at every epoch's end at least */
+	if (!has(errf, "live: launch 0: ended epoch 1 of 3, iteration ") || !has(errf, "ended epoch 3 of 3"))
+		fail_msg("no progress lines:\n%s", slurp(errf, &len));
 	n = read_trajectory("jr", r, 256);
 	assert_true(n >= 4);
 	assert_int_equal(r[0].launch, 0);
@@ -281,6 +284,36 @@ static void test_schedule_optperf(void **state)
 	free(traj);
 }
 
+/* SIGHUP to the driver during its first launch: it passes it on to its
+ * mpirun, says so in one line and exits 129; -q: no progress lines. */
+static void test_driver_signal(void **state)
+{
+	char cmd[4096], rcfile[600];
+	size_t len;
+	char *err, *rctext;
+	int st, rc, secs;
+
+	(void)state;
+	profile_once();
+	snprintf(rcfile, sizeof(rcfile), "%s/drv.rc", tmpdir);
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && rm -rf hr ready && (HB_LIVE_READY=ready '%s' -q live --policy jabas --model cifar10 "
+		 "--cluster cpu-2x2 --db cpu.db --out hr --epochs 100 --dataset-size 2048 --min-gbs 64 --scale 0.05 "
+		 "--interval 4 --launcher '%s' >'%s' 2>'%s' & d=$!; n=0; while [ ! -e ready ] && [ $n -lt 600 ]; "
+		 "do sleep 0.1; n=$((n+1)); done; kill -HUP $d; t=$(date +%%s); wait $d; r=$?; "
+		 "echo $r $(( $(date +%%s) - t )) >'%s')", tmpdir, exe, launcher, outf, errf, rcfile);
+	st = system(cmd);
+	assert_true(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	rctext = slurp(rcfile, &len);
+	assert_int_equal(sscanf(rctext, "%d %d", &rc, &secs), 2);
+	err = slurp(errf, &len);
+	if (rc != 129 || secs > 10 || !strstr(err, "hetbatch live: launch 0 (") ||
+	    !strstr(err, "interrupted by SIGHUP\n") || count_char(err, '\n') != 1)
+		fail_msg("exit %d after %d s:\n%s", rc, secs, err);
+	free(err);
+	free(rctext);
+}
+
 static void test_refused(void **state)
 {
 	(void)state;
@@ -307,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_jabas),
 		cmocka_unit_test(test_simigrad),
+		cmocka_unit_test(test_driver_signal),
 		cmocka_unit_test(test_schedule),
 		cmocka_unit_test(test_schedule_optperf),
 	};

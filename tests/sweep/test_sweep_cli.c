@@ -396,6 +396,39 @@ static void test_json_and_dry_run(void **state)
 	assert_true(contains(S.out, "jobs: 6 jobs in every point (mean of 4 job sets, one per load and seed); 4 of 28 "
 				    "read left out everywhere: larger than every cluster (up to 24 GPUs asked)"));
 	assert_true(contains(S.err, "warning: sweep: jobs: 6 jobs in every point"));
+	/* the time estimate, from one timed point per policy; said before it times them */
+	assert_true(contains(S.out, "\nestimate: about "));
+	assert_true(contains(S.out, "(from 3 timed points, "));
+	assert_true(contains(S.err, "timing the smallest point of each policy"));
+	/* --json stays one document; -q says nothing on stderr */
+	assert_int_equal(sh(&S, "'%s' -q sweep c.json --dry-run --json", S.exe), 0);
+	a = cJSON_Parse(file = slurp(S.out, NULL));
+	free(file);
+	assert_non_null(a);
+	cJSON_Delete(a);
+	assert_false(contains(S.out, "estimate"));
+	assert_int_equal(sh(&S, "'%s' -q sweep c.json --dry-run", S.exe), 0);
+	assert_true(contains(S.out, "estimate: about "));
+	assert_false(contains(S.err, "timing"));
+}
+
+/* A point that runs for a second: status lines while it runs (forced every
+ * 0.2 s off a terminal by $HETBATCH_STATUS_SECONDS), none under -q. */
+static void test_status_lines(void **state)
+{
+	(void)state;
+	assert_int_equal(write_in(&S, "slow.json",
+				  "{\"trace\": {\"synthetic\": {\"arrival\": \"poisson\", \"rate_per_hour\": 40, "
+				  "\"hours\": 0.5, \"mix\": \"pollux\"}}, \"clusters\": [{\"base\": \"jabas-a\"}], "
+				  "\"policies\": [\"pollux\"], \"seeds\": [1, 2]}"),
+			 0);
+	assert_int_equal(sh(&S, "HETBATCH_STATUS_SECONDS=0.2 '%s' sweep slow.json", S.exe), 0);
+	assert_true(contains(S.err, "sweep: 0 of 2 points done, 1 running, "));
+	assert_true(contains(S.err, "sweep: 1 of 2 points done, 1 running, "));
+	assert_true(contains(S.err, " s elapsed, about "));
+	assert_true(contains(S.err, "sweep: [2/2] point 1"));
+	assert_int_equal(sh(&S, "HETBATCH_STATUS_SECONDS=0.2 '%s' -q sweep slow.json", S.exe), 0);
+	assert_false(contains(S.err, "running"));
 }
 
 /* Nothing ran: exit 1, the reasons, no file. */
@@ -472,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_matches_sim_trace),
 		cmocka_unit_test(test_json_and_dry_run),
+		cmocka_unit_test(test_status_lines),
 		cmocka_unit_test(test_none_ran),
 		cmocka_unit_test(test_plots),
 	};
