@@ -750,6 +750,12 @@ static void report_jobsets(const struct hb_cli *cli, const struct hb_sweep *sw)
 	long excluded = 0, partial = 0;
 	char line[512];
 
+	if (sw->with_duration > 0 && !sw->cfg->trace.duration_from_trace)
+		hb_warn(&cli->log, "sweep: the trace records a run time (duration_s) for %ld of its %ld jobs; it is "
+				   "ignored and jobs train to their model's target (\"duration_from_trace\": true in "
+				   "\"trace\" stops them at it)",
+			sw->with_duration, sw->trace_read);
+
 	for (int k = 0; k < sw->cfg->nloads * sw->cfg->nseeds; k++) {
 		excluded += sw->jobsets[k].excluded;
 		partial += sw->jobsets[k].partial;

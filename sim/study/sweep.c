@@ -435,6 +435,7 @@ static int build_replays(struct hb_sweep *sw, struct hb_error *err)
 			hb_replay_opts_init(&ro);
 			ro.load = t->synthetic ? 1.0 : cfg->loads[li];
 			ro.seed = cfg->seeds[si];
+			ro.duration_from_trace = t->duration_from_trace;
 			for (int ci = 0; ci < cfg->nclusters && rc == 0; ci++) {
 				int k = (ci * cfg->nloads + li) * cfg->nseeds + si;
 
@@ -444,6 +445,9 @@ static int build_replays(struct hb_sweep *sw, struct hb_error *err)
 			}
 			if (rc == 0)
 				rc = build_jobset(sw, li, si, err);
+			if (rc == 0 && li == 0 && si == 0)
+				for (long k = 0; k < n; k++)
+					sw->with_duration += specs[k].duration_s > 0;
 			if (t->synthetic)
 				free(specs);
 		}

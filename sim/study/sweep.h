@@ -95,6 +95,8 @@ struct hb_sweep_trace {
 	struct hb_synth_options synth;  /* generator options; seed and load are set per point */
 	char philly_csv[HB_SWEEP_PATH_MAX]; /* synth.philly_csv points here when set */
 	char philly_echo[256];          /* its base name */
+	int duration_from_trace;        /* 1: a job stops at the run time its trace records
+					   (duration_s), as sim --duration-from-trace */
 };
 
 struct hb_sweep_config {
@@ -254,6 +256,7 @@ struct hb_sweep {
 	struct hb_replay *replays;      /* [(cluster * nloads + load) * nseeds + seed], owned */
 	int *replay_ok;                 /* 1 where replays[k] holds jobs */
 	long trace_read;                /* jobs the trace gave (file: after the filters; synthetic: first load and seed) */
+	long with_duration;             /* of the first load and seed's, jobs whose trace records a run time */
 	enum hb_trace_format format;    /* the trace's format (HB_TRACE_SYNTHETIC for the generator) */
 	struct hb_profile_files profiles; /* profile files every worker opens read-only (default_db.h) */
 	struct hb_sweep_jobset *jobsets; /* [load * nseeds + seed], owned */

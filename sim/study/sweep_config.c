@@ -32,7 +32,8 @@ static void echo_num(cJSON *o, const char *key, double v)
 /* ---- trace ------------------------------------------------------------------------------- */
 
 static const char *const trace_keys[] = { "file", "synthetic", "format", "max_jobs", "from_s", "to_s", "vc",
-					  "status", "attempts", "min_gpus", "max_gpus", "comment", NULL };
+					  "status", "attempts", "min_gpus", "max_gpus", "duration_from_trace", "comment",
+					  NULL };
 static const char *const synth_keys[] = { "arrival", "rate_per_hour", "hours", "jobs", "burst_high_s", "burst_low_s",
 					  "burst_low_ratio", "philly_csv", "pollux_filter", "window_start_h",
 					  "window_hours", "jobs_per_window", "mix", "comment", NULL };
@@ -161,7 +162,8 @@ static int parse_trace(const cJSON *root, const char *file, const char *dir, str
 	    hb_sw_get_str(tr, "status", file, pre, 0, "", t->topt.status, sizeof(t->topt.status), err) < 0 ||
 	    hb_sw_get_str(tr, "attempts", file, pre, 0, "first", attempts, sizeof(attempts), err) < 0 ||
 	    hb_sw_get_int(tr, "min_gpus", file, pre, 0, 1, 1L << 20, 1, &lo, err) < 0 ||
-	    hb_sw_get_int(tr, "max_gpus", file, pre, 0, 1, 1L << 20, 0, &hi, err) < 0)
+	    hb_sw_get_int(tr, "max_gpus", file, pre, 0, 1, 1L << 20, 0, &hi, err) < 0 ||
+	    hb_sw_get_bool(tr, "duration_from_trace", file, pre, 0, &t->duration_from_trace, err) < 0)
 		return -1;
 	if (strcmp(attempts, "first") != 0 && strcmp(attempts, "all") != 0)
 		return hb_sw_bad(err, file, pre, "attempts", cJSON_GetObjectItemCaseSensitive(tr, "attempts"),
@@ -192,6 +194,8 @@ static int parse_trace(const cJSON *root, const char *file, const char *dir, str
 		echo_num(te, "min_gpus", (double)lo);
 	if (hi > 0)
 		echo_num(te, "max_gpus", (double)hi);
+	if (t->duration_from_trace)
+		cJSON_AddBoolToObject(te, "duration_from_trace", 1);
 	return 0;
 }
 

@@ -431,6 +431,50 @@ static void test_status_lines(void **state)
 	assert_false(contains(S.err, "running"));
 }
 
+/* duration_s in the trace: said to be ignored, or used with
+ * "duration_from_trace" (as sim --duration-from-trace). */
+static void test_duration_from_trace(void **state)
+{
+	char *a, *b;
+
+	(void)state;
+	assert_int_equal(write_in(&S, "dur.csv",
+				  "name,arrival_s,model,gpus,batch,duration_s\n"
+				  "c1,0,cifar10,2,512,60\nc2,30,cifar10,2,512,60\n"),
+			 0);
+	assert_int_equal(write_in(&S, "dur0.json",
+				  "{\"trace\": {\"file\": \"dur.csv\"}, \"clusters\": [{\"base\": \"demo\"}], "
+				  "\"policies\": [\"fifo\"]}"),
+			 0);
+	assert_int_equal(write_in(&S, "dur1.json",
+				  "{\"trace\": {\"file\": \"dur.csv\", \"duration_from_trace\": true}, "
+				  "\"clusters\": [{\"base\": \"demo\"}], \"policies\": [\"fifo\"]}"),
+			 0);
+	assert_int_equal(sh(&S, "'%s' sweep dur0.json --out dur0", S.exe), 0);
+	assert_true(contains(S.err, "records a run time (duration_s) for 2 of its 2 jobs; it is ignored"));
+	assert_int_equal(sh(&S, "'%s' sweep dur1.json --out dur1", S.exe), 0);
+	assert_false(contains(S.err, "duration_s"));
+	a = slurp_in(&S, "dur0/sweep.csv", NULL);
+	b = slurp_in(&S, "dur1/sweep.csv", NULL);
+	{
+		/* jct_mean_h (field 13): stopped after 60 s of running, far
+		 * sooner than training CIFAR-10 to its target */
+		char *fa[40], *fb[40], *la = strchr(a, '\n') + 1, *lb = strchr(b, '\n') + 1;
+		double ja, jb;
+
+		assert_true(fields(la, fa, 40) >= 13 && fields(lb, fb, 40) >= 13);
+		ja = atof(fa[12]);
+		jb = atof(fb[12]);
+		if (!(jb > 0 && jb < 0.1 && ja > 5 * jb))
+			fail_msg("mean JCT without %g h, with duration_from_trace %g h", ja, jb);
+	}
+	free(a);
+	free(b);
+	b = slurp_in(&S, "dur1/summary.json", NULL);
+	assert_non_null(strstr(b, "\"duration_from_trace\":\ttrue"));
+	free(b);
+}
+
 /* Nothing ran: exit 1, the reasons, no file. */
 static void test_none_ran(void **state)
 {
@@ -506,6 +550,7 @@ int main(void)
 		cmocka_unit_test(test_matches_sim_trace),
 		cmocka_unit_test(test_json_and_dry_run),
 		cmocka_unit_test(test_status_lines),
+		cmocka_unit_test(test_duration_from_trace),
 		cmocka_unit_test(test_none_ran),
 		cmocka_unit_test(test_plots),
 	};
