@@ -17,6 +17,10 @@
 
 #include "allreduce.h"
 #include "catalog.h"
+#include "cli_profiles.h" /* defines: hb_cli_profile_uses_json */
+#include "fileio.h"
+#include "hb_config.h"    /* defines: HB_VERSION */
+#include "json.h"
 #include "live_adapt.h"
 #include "live_driver.h"
 #include "live_signal.h"
@@ -80,6 +84,77 @@ static int same_config(const struct hb_live_row *a, const struct hb_live_row *b)
 /* The per-configuration table (JABAS Table 6's comparison) and, with db,
  * its rows in the prediction table.  Measured: the mean over the
  * configuration's iterations of the slowest rank's time. */
+/* What a live --policy run measured, summed up by report(). */
+struct adapt_totals {
+	int nconf, inplace, relaunch;
+	double mean_abs_err_pct, live_s, pauses_s, sim_s;
+};
+
+/* DIR/summary.json: the run, its totals and what produced it (issue 39
+ * item 1): the policy and its parameters, the seed, the version, the
+ * profile database and the rows it holds for every GPU type of the
+ * cluster x the model ("profile_sources", as sim's "profiles"). */
+static int write_summary(const struct hb_live_adapt_args *a, const struct hb_live_opts *o,
+			 const struct hb_live_policy *pol, const struct hb_live_segment *all, const struct adapt_totals *t,
+			 struct hb_error *err)
+{
+	const struct hb_cluster *cl = pol->cl;
+	const char **gpus = calloc((size_t)(cl->nnodes > 0 ? cl->nnodes : 1), sizeof(*gpus));
+	cJSON *doc = cJSON_CreateObject(), *par, *res, *uses = NULL;
+	char path[4096];
+	int rc = -1;
+
+	if (!doc || !gpus) {
+		hb_runtime_error(err, "live: out of memory");
+		goto out;
+	}
+	for (int k = 0; k < cl->nnodes; k++)
+		gpus[k] = pol->cat->gpus[cl->nodes[k].gpu].name;
+	cJSON_AddStringToObject(doc, "format", "hetbatch-live-policy/1");
+	cJSON_AddStringToObject(doc, "version", HB_VERSION);
+	cJSON_AddStringToObject(doc, "policy", all->policy);
+	cJSON_AddStringToObject(doc, "model", pol->model.name);
+	cJSON_AddStringToObject(doc, "cluster", cl->name);
+	cJSON_AddStringToObject(doc, "backend", o->backend);
+	hb_json_add_num(doc, "scale", o->scale);
+	cJSON_AddNumberToObject(doc, "seed", (double)o->seed);
+	cJSON_AddStringToObject(doc, "profiles", a->dbpath);
+	if (!(uses = hb_cli_profile_uses_json(a->dbpath, gpus, cl->nnodes, pol->model.name, err)))
+		goto out;
+	cJSON_AddItemToObject(doc, "profile_sources", uses);
+	if ((par = cJSON_AddObjectToObject(doc, "parameters"))) {
+		cJSON_AddNumberToObject(par, "interval", (double)pol->par.p);
+		hb_json_add_num(par, "gamma", pol->par.gamma);
+		hb_json_add_num(par, "alpha", pol->par.alpha);
+		cJSON_AddNumberToObject(par, "min_gbs", (double)pol->par.min_gbs);
+		cJSON_AddNumberToObject(par, "max_gbs", (double)pol->par.max_gbs);
+		hb_json_add_num(par, "dataset_size", pol->par.dataset);
+		cJSON_AddNumberToObject(par, "epochs", (double)pol->par.epochs);
+	}
+	if ((res = cJSON_AddObjectToObject(doc, "result"))) {
+		cJSON_AddNumberToObject(res, "iterations", (double)all->st.iteration);
+		cJSON_AddNumberToObject(res, "epochs", (double)all->st.epoch);
+		cJSON_AddNumberToObject(res, "blocks", all->nrows);
+		cJSON_AddNumberToObject(res, "configurations", t->nconf);
+		cJSON_AddNumberToObject(res, "inplace_changes", t->inplace);
+		cJSON_AddNumberToObject(res, "relaunches", t->relaunch);
+		hb_json_add_num(res, "mean_abs_error_pct", t->mean_abs_err_pct);
+		hb_json_add_num(res, "measured_s", t->live_s);
+		hb_json_add_num(res, "changes_s", t->pauses_s);
+		hb_json_add_num(res, "simulated_s", t->sim_s);
+		cJSON_AddNumberToObject(res, "global_batch_first", (double)all->rows[0].global_bs);
+		cJSON_AddNumberToObject(res, "global_batch_last", (double)all->rows[all->nrows - 1].global_bs);
+		hb_json_add_num(res, "loss_first", all->rows[0].loss);
+		hb_json_add_num(res, "loss_last", all->rows[all->nrows - 1].loss);
+	}
+	snprintf(path, sizeof(path), "%s/summary.json", a->out);
+	rc = hb_json_write_file(path, doc, err);
+out:
+	cJSON_Delete(doc);
+	free(gpus);
+	return rc;
+}
+
 static int report(const struct hb_live_adapt_args *a, const struct hb_live_opts *o, const struct hb_live_policy *pol,
 		  const struct hb_live_segment *all, double sim_s, struct hb_error *err)
 {
@@ -144,13 +219,21 @@ static int report(const struct hb_live_adapt_args *a, const struct hb_live_opts 
 		return -1;
 	for (int i = 0; i < all->nrows; i++)
 		live_s += all->rows[i].sum_s;
+	{
+		struct adapt_totals t = { nconf, inplace, relaunch, nconf ? 100 * sum_err / nconf : NAN, live_s, pauses,
+					  sim_s };
+
+		if (write_summary(a, o, pol, all, &t, err) < 0)
+			return -1;
+	}
 	printf("mean absolute error over %d configurations %.1f %%\n", nconf, nconf ? 100 * sum_err / nconf : 0.0);
 	printf("%ld iterations, %ld epochs, %d in-place changes, %d relaunches; B_G %ld -> %ld; loss %.6g -> %.6g\n",
 	       all->st.iteration, all->st.epoch, inplace, relaunch, all->rows[0].global_bs,
 	       all->rows[all->nrows - 1].global_bs, all->rows[0].loss, all->rows[all->nrows - 1].loss);
 	printf("time: measured %.3f s training + %.3f s starts and changes; the simulator, same job and batch "
 	       "trajectory: %.3f s\n", live_s, pauses, sim_s);
-	printf("results: %s/trajectory.csv, compare.csv, schedule.csv; prediction rows: %s\n", a->out, a->dbpath);
+	printf("results: %s/trajectory.csv, compare.csv, schedule.csv, summary.json; prediction rows: %s\n", a->out,
+	       a->dbpath);
 	return 0;
 }
 

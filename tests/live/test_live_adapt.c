@@ -184,6 +184,24 @@ static void test_jabas(void **state)
 	free(cmp);
 	assert_true(exists_in("jr", "schedule.csv"));
 	assert_true(exists_in("jr/checkpoint", "rank-0.ckpt"));
+	/* what produced it (issue 39 item 1): policy, seed, version, the
+	 * profiles and their rows per GPU type x model, the parameters */
+	{
+		char *sum = slurp_in("jr", "summary.json", &len);
+
+		assert_non_null(sum);
+		assert_non_null(strstr(sum, "\"format\":\t\"hetbatch-live-policy/1\""));
+		assert_non_null(strstr(sum, "\"policy\":\t\"jabas\""));
+		assert_non_null(strstr(sum, "\"version\":"));
+		assert_non_null(strstr(sum, "\"seed\":"));
+		assert_non_null(strstr(sum, "\"profiles\":\t\"cpu.db\""));
+		assert_non_null(strstr(sum, "\"profile_sources\":"));
+		assert_non_null(strstr(sum, "\"gpu\":\t\"cpu\""));
+		assert_non_null(strstr(sum, "\"digest\":"));
+		assert_non_null(strstr(sum, "\"gamma\":\t1"));
+		assert_non_null(strstr(sum, "\"epochs\":\t3"));
+		free(sum);
+	}
 	snprintf(dbp, sizeof(dbp), "%s/cpu.db", tmpdir);
 	assert_true(cli_query(dbp, "SELECT count(*) FROM prediction WHERE run_id = (SELECT max(id) FROM run) "
 			      "AND predicted_s > 0 AND measured_s > 0") >= 4);
