@@ -750,7 +750,9 @@ static void report_jobsets(const struct hb_cli *cli, const struct hb_sweep *sw)
 	long excluded = 0, partial = 0;
 	char line[512];
 
-	if (sw->with_duration > 0 && !sw->cfg->trace.duration_from_trace)
+	/* a trace file's recorded run times (the generator's jobs have none of
+	 * their own to honour) */
+	if (sw->with_duration > 0 && !sw->cfg->trace.duration_from_trace && !sw->cfg->trace.synthetic && !cli->quiet)
 		hb_warn(&cli->log, "sweep: the trace records a run time (duration_s) for %ld of its %ld jobs; it is "
 				   "ignored and jobs train to their model's target (\"duration_from_trace\": true in "
 				   "\"trace\" stops them at it)",
@@ -760,7 +762,7 @@ static void report_jobsets(const struct hb_cli *cli, const struct hb_sweep *sw)
 		excluded += sw->jobsets[k].excluded;
 		partial += sw->jobsets[k].partial;
 	}
-	if (excluded == 0 && partial == 0)
+	if ((excluded == 0 && partial == 0) || cli->quiet)
 		return;
 	hb_sweep_jobset_line(sw, line, sizeof(line));
 	if (excluded > 0)
