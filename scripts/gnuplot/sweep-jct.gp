@@ -42,6 +42,9 @@ n = words(names)
 stats dat using 1 nooutput
 dx = (STATS_max > STATS_min ? STATS_max - STATS_min : STATS_max) * 0.01
 nudge(i) = (i - (n + 1) / 2.0) * dx
+# the censored marker's key entry only where some point has one
+stats dat using 10 name "CENS" nooutput
+cens_title = CENS_max > 0 ? "circled: jobs censored (a lower bound)" : ""
 
 do for [ext in "png svg"] {
 	if (ext eq "png") {
@@ -55,6 +58,6 @@ do for [ext in "png svg"] {
 	         with points pt 6 ps 2.4 lc rgb "#cc0000" notitle, \
 	     dat index 0 using 1:(0):5 with labels offset 0,0.8 font "sans,9" textcolor rgb "#555555" notitle, \
 	     NaN with lines lc rgb "white" title "bars: seeds' min..max", \
-	     NaN with points pt 6 ps 1.6 lc rgb "#cc0000" title "circled: jobs censored (a lower bound)"
+	     NaN with points pt 6 ps 1.6 lc rgb "#cc0000" title cens_title
 	set output
 }

@@ -198,12 +198,19 @@ void hb_sweep_jobset_line(const struct hb_sweep *sw, char *buf, size_t size)
 			maxg = js->max_excluded_gpus;
 	}
 	{
-		size_t len = (size_t)snprintf(buf, size, "%ld %s in every point", nsets ? jobs / nsets : 0,
-					      hb_plural(nsets ? jobs / nsets : 0, "job", "jobs"));
+		int same = 1;
+		size_t len;
 
-		if (nsets > 1)
-			len += (size_t)snprintf(buf + len, len < size ? size - len : 0,
-						" (mean of %d job sets, one per load and seed)", nsets);
+		for (int k = 1; k < nsets && same; k++)
+			same = sw->jobsets[k].njobs == sw->jobsets[0].njobs;
+		if (same)
+			len = (size_t)snprintf(buf, size, "%ld %s in every point", nsets ? sw->jobsets[0].njobs : 0,
+					       hb_plural(nsets ? sw->jobsets[0].njobs : 0, "job", "jobs"));
+		else
+			len = (size_t)snprintf(buf, size,
+					       "%.1f jobs per point on average over %d job sets (one per load and seed; "
+					       "every point of a set replays the same jobs)",
+					       (double)jobs / nsets, nsets);
 		if (excluded > 0)
 			len += (size_t)snprintf(buf + len, len < size ? size - len : 0,
 						"; %ld of %ld read left out everywhere: larger than every cluster (up to %d "

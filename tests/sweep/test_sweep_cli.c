@@ -393,7 +393,7 @@ static void test_json_and_dry_run(void **state)
 	assert_false(exists_in(&S, "dry"));
 	assert_true(contains(S.out, "    35  tiny"));
 	/* the jobs no cluster can run, said before anything runs */
-	assert_true(contains(S.out, "jobs: 6 jobs in every point (mean of 4 job sets, one per load and seed); 4 of 28 "
+	assert_true(contains(S.out, "jobs: 6 jobs in every point; 4 of 28 "
 				    "read left out everywhere: larger than every cluster (up to 24 GPUs asked)"));
 	assert_true(contains(S.err, "warning: sweep: jobs: 6 jobs in every point"));
 	/* the time estimate, from one timed point per policy; said before it times them */
