@@ -26,6 +26,7 @@
 #include "fidelity.h"
 #include "fileio.h"
 #include "json.h"
+#include "results.h"
 #include "strutil.h"
 #include "sweep.h"
 #include "sweep_priv.h"
@@ -222,6 +223,32 @@ void hb_sweep_jobset_line(const struct hb_sweep *sw, char *buf, size_t size)
 	}
 }
 
+/* sim's "profiles:" line (issue 39 item 1) over every cluster's profile
+ * uses, each GPU type x model once: nothing when all are the built-in
+ * analytic rows. */
+static void print_profiles(FILE *out, const struct hb_sweep *sw)
+{
+	int total = 0, n = 0;
+	struct hb_profile_use *u;
+
+	for (int ci = 0; ci < sw->cfg->nclusters; ci++)
+		total += sw->info[ci].nprofiles;
+	if (total == 0 || !(u = malloc((size_t)total * sizeof(*u))))
+		return;
+	for (int ci = 0; ci < sw->cfg->nclusters; ci++)
+		for (int k = 0; k < sw->info[ci].nprofiles; k++) {
+			const struct hb_profile_use *x = &sw->info[ci].profiles[k];
+			int seen = 0;
+
+			for (int q = 0; q < n && !seen; q++)
+				seen = strcmp(u[q].gpu, x->gpu) == 0 && strcmp(u[q].model, x->model) == 0;
+			if (!seen)
+				u[n++] = *x;
+		}
+	hb_results_print_profiles(out, u, n);
+	free(u);
+}
+
 void hb_sweep_print(FILE *out, const struct hb_sweep *sw)
 {
 	const struct hb_sweep_config *cfg = sw->cfg;
@@ -249,6 +276,7 @@ void hb_sweep_print(FILE *out, const struct hb_sweep *sw)
 		cfg->trace.synthetic ? "workload" : "trace", cfg->trace.synthetic ? "synthetic" : cfg->trace.file_echo,
 		hb_trace_format_name(sw->format), sw->trace_read);
 	fprintf(out, "%s, fairness %s\n", knobs, cfg->fairness ? "on" : "off");
+	print_profiles(out, sw);
 	hb_sweep_jobset_line(sw, line, sizeof(line));
 	fprintf(out, "jobs: %s\n", line);
 	fprintf(out, "means over the seeds that ran; JCT over every job, a job not done (cens) counted to the sweep's "

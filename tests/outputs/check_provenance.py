@@ -74,7 +74,8 @@ def main():
         with open(cfg, "w") as f:
             json.dump({"name": "prov", "trace": {"file": TRACE}, "loads": [1], "policies": ["fifo"], "seeds": [1],
                        "clusters": [{"base": "pollux-t4", "label": "t4"}]}, f)
-        run("-q", "sweep", cfg, "--out", os.path.join(tmp, "sw"), env=env)
+        p = run("-q", "sweep", cfg, "--out", os.path.join(tmp, "sw"), env=env)
+        check("profiles:" not in p.stdout, "a sweep's profiles line on the built-in database:\n" + p.stdout)
         with sqlite3.connect("file:%s?mode=ro" % os.path.join(tmp, "sw", "results.db"), uri=True) as c:
             sp = {(g, m): d for g, m, d in c.execute("SELECT gpu, model, digest FROM profiles WHERE cluster_id = 0")}
         check(sp == {k: v[7] for k, v in a.items()}, "sweep profiles %s against sim's %s" % (sp, a))
@@ -86,6 +87,8 @@ def main():
         check(all(b[k][7] == a[k][7] and b[k][4] == 0 and b[k][3] == "mine.db" for k in a),
               "own analytic database: %s against %s" % (b, a))
         check("profiles: t4 x" in p.stdout and "mine.db" in p.stdout, "no profiles line for --db:\n" + p.stdout)
+        p = run("-q", "sweep", cfg, "--db", mine, env=env)
+        check("profiles: t4 x" in p.stdout and "mine.db" in p.stdout, "no sweep profiles line for --db:\n" + p.stdout)
 
         if not os.path.isdir(POLLUX):
             print("ok (import part skipped: %s not found)" % POLLUX)
