@@ -62,7 +62,10 @@ def main():
     data = os.path.join(tmp, "data")
     os.environ["HETBATCH_DATA"] = data
     user_db = os.path.join(data, "profiles.db")
-    cache = os.environ["HETBATCH_CACHE"]
+    # a cache of its own: the shared test cache may hold another test's
+    # build in progress (its .tmp.PID journal) when this one checks it
+    cache = os.path.join(tmp, "cache")
+    os.environ["HETBATCH_CACHE"] = cache
 
     # 1. before any import: the analytic profiles, one file
     p = run("-v", *PLAN, cwd=tmp)
