@@ -1044,13 +1044,6 @@ double hb_sweep_job_jct(const struct hb_sweep *sw, int id, const struct hb_sweep
 	return fmax(0.0, js->horizon_s - arrival);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 void hb_sweep_censor(struct hb_sweep *sw)
 {
 	const struct hb_sweep_config *cfg = sw->cfg;
@@ -1076,33 +1069,20 @@ void hb_sweep_censor(struct hb_sweep *sw)
 		struct hb_sweep_row *r = &sw->rows[id];
 		const struct hb_sweep_jobrow *jr = sw->jobrows[id];
 		struct hb_sweep_point p;
-		const struct hb_sweep_jobset *js;
-		double sum = 0, hz, pos;
+		struct hb_dist d;
+		struct hb_error err;
 		long n;
 
 		if (r->status != HB_SWEEP_OK || !jr)
 			continue;
 		hb_sweep_point_of(cfg, id, &p);
-		js = hb_sweep_jobset_of(sw, p.load, p.seed);
-		hz = js->horizon_s;
-		n = js->njobs;
-		for (long k = 0; k < n; k++) {
-			double a = js->jobs[k].arrival_s;
-
-			x[k] = jr[k].state == HB_SWJOB_DONE ? jr[k].finish_s - a : fmax(0.0, hz - a);
-			sum += x[k];
-		}
-		if (n == 0)
-			continue;
-		qsort(x, (size_t)n, sizeof(*x), cmp_double);
-		r->jct_all_mean_h = sum / (double)n / 3600.0;
-		/* the 0.99 quantile as metrics.h's (linear between order statistics) */
-		pos = 0.99 * (double)(n - 1);
-		{
-			long lo = (long)floor(pos);
-			long hi = lo + 1 < n ? lo + 1 : lo;
-
-			r->jct_all_p99_h = (x[lo] + (pos - (double)lo) * (x[hi] - x[lo])) / 3600.0;
+		n = hb_sweep_jobset_of(sw, p.load, p.seed)->njobs;
+		for (long k = 0; k < n; k++)
+			x[k] = hb_sweep_job_jct(sw, id, &jr[k]);
+		/* metrics.h's summary, as sim's JCT columns (GSL's quantiles) */
+		if (n > 0 && hb_metrics_dist(x, (size_t)n, &d, &err) == 0) {
+			r->jct_all_mean_h = d.mean / 3600.0;
+			r->jct_all_p99_h = d.p99 / 3600.0;
 		}
 	}
 	for (int id = per_cluster; id < sw->npoints; id++) {
