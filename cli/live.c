@@ -413,7 +413,10 @@ static int write_summary(const char *path, const struct hb_live_plan *p, const s
 	} else {
 		cJSON_AddNullToObject(doc, "profiles");
 	}
-	/* the plan's record of what it was made from (plan --out) */
+	/* the plan's record of what it was made from (plan --out), read from
+	 * the file once more here rather than kept in struct hb_live_plan:
+	 * plans are copied by value (live.c, live_segment.c), so they own no
+	 * JSON tree; a plan that is gone by now just lacks the key */
 	if ((plan = hb_json_load_file(p->path, err))) {
 		const cJSON *ps = cJSON_GetObjectItemCaseSensitive(plan, "profile_sources");
 

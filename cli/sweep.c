@@ -747,8 +747,8 @@ static void log_profiles(const struct hb_cli *cli, const struct hb_sweep *sw)
  * and jobs only some can (censored there), when there are any. */
 static void report_jobsets(const struct hb_cli *cli, const struct hb_sweep *sw)
 {
-	long excluded = 0, partial = 0;
 	char line[512];
+	int note;
 
 	/* a trace file's recorded run times (the generator's jobs have none of
 	 * their own to honour) */
@@ -758,14 +758,9 @@ static void report_jobsets(const struct hb_cli *cli, const struct hb_sweep *sw)
 				   "\"trace\" stops them at it)",
 			sw->with_duration, sw->trace_read);
 
-	for (int k = 0; k < sw->cfg->nloads * sw->cfg->nseeds; k++) {
-		excluded += sw->jobsets[k].excluded;
-		partial += sw->jobsets[k].partial;
-	}
-	if ((excluded == 0 && partial == 0) || cli->quiet)
+	if (cli->quiet || (note = hb_sweep_jobset_line(sw, line, sizeof(line))) == 0)
 		return;
-	hb_sweep_jobset_line(sw, line, sizeof(line));
-	if (excluded > 0)
+	if (note == 2)
 		hb_warn(&cli->log, "sweep: jobs: %s", line);
 	else
 		hb_info(&cli->log, "sweep: jobs: %s", line);

@@ -345,8 +345,9 @@ struct hb_sweep_agg {
 int hb_sweep_aggregate(const struct hb_sweep *sw, struct hb_sweep_agg **agg, int *n, struct hb_error *err);
 
 /* One line on the job sets: jobs in every point, those left out and those
- * censored somewhere ("7 jobs in every point; ..."). */
-void hb_sweep_jobset_line(const struct hb_sweep *sw, char *buf, size_t size);
+ * censored somewhere ("7 jobs in every point; ...").  Returns 2 when some
+ * job is left out, else 1 when some is too large for a cluster, else 0. */
+int hb_sweep_jobset_line(const struct hb_sweep *sw, char *buf, size_t size);
 
 /* The terminal table: one row per (cluster, load, policy). */
 void hb_sweep_print(FILE *out, const struct hb_sweep *sw);

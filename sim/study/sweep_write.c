@@ -182,7 +182,7 @@ static void delta_cell(FILE *out, double v)
 		fprintf(out, " %6s", "-");
 }
 
-void hb_sweep_jobset_line(const struct hb_sweep *sw, char *buf, size_t size)
+int hb_sweep_jobset_line(const struct hb_sweep *sw, char *buf, size_t size)
 {
 	const struct hb_sweep_config *cfg = sw->cfg;
 	long jobs = 0, excluded = 0, partial = 0, read = 0;
@@ -221,6 +221,7 @@ void hb_sweep_jobset_line(const struct hb_sweep *sw, char *buf, size_t size)
 			snprintf(buf + len, len < size ? size - len : 0,
 				 "; %ld too large for some clusters, censored there", partial);
 	}
+	return excluded > 0 ? 2 : partial > 0 ? 1 : 0;
 }
 
 /* sim's "profiles:" line (issue 39 item 1) over every cluster's profile
