@@ -2,7 +2,7 @@
  * live_policy.c: adaptive decisions of live runs (live_policy.h).
  *
  * The rules follow the simulator's dedicated-cluster agents; the comments
- * there (sim/agent_jabas.c, sim/policies/agent_simigrad.c) give the paper references
+ * there (sim/agent_jabas.c, sim/policies/simigrad/agent_simigrad.c) give the paper references
  * and the readings taken where the paper is ambiguous.  Only the plumbing
  * differs: no simulated job, the measured similarity as input, and
  * configurations as live plans.

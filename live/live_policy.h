@@ -3,7 +3,7 @@
  * --policy jabas|simigrad|static`), made from measured gradients.
  *
  * The rules are the simulator's agents' (sim/agent_jabas.c,
- * sim/policies/agent_simigrad.c, agent_static.c) on a dedicated cluster; what differs is
+ * sim/policies/simigrad/agent_simigrad.c, agent_static.c) on a dedicated cluster; what differs is
  * where the similarity comes from (measured by the ranks, live.h
  * hb_live_metric) and what carries the state between decisions (struct
  * hb_live_pstate, which a relaunch passes on through a state file).

@@ -248,7 +248,7 @@ static const struct arch_pattern arch_patterns[] = {
  * split between bandwidth and latency, measured on the JABAS artifact's
  * links, is kept): f is the paper's ratio over the family's on hetbatch's
  * analytic P100 (0.2048 / 0.37416 and 1.4038 / 4.0240, measured with
- * the elastic JSA of sim/policies/arbiter_elastic.c on ibm-p100;
+ * the elastic JSA of sim/policies/elastic/arbiter_elastic.c on ibm-p100;
  * tests/arbiter_elastic checks the ratios within 1 %).  The inter class's
  * efficiency comes out 1.43 of the 10 GbE line rate: against hetbatch's
  * P100 step (63.9 ms at 32) the paper's all-reduce is faster than 10 GbE

@@ -45,7 +45,7 @@ struct hb_profdb;
 enum hb_fidelity {
 	HB_FIDELITY_NONE = 0,    /* hetbatch's own model (default) */
 	HB_FIDELITY_POLLUX = 1,  /* Pollux's own simulator's mechanics */
-	HB_FIDELITY_EASYSCALE = 2, /* EasyScale's artifact simulator (sim/policies/easyscale_artifact.h) */
+	HB_FIDELITY_EASYSCALE = 2, /* EasyScale's artifact simulator (sim/policies/easyscale/easyscale_artifact.h) */
 };
 
 /* One validation run of the artifact: per-epoch statistics at one batch. */

@@ -16,7 +16,7 @@
  *            epoch").
  * This module keeps the measurements and answers "which split for total B
  * next epoch"; choosing B (goodput, 1.05 hysteresis) is the agent's
- * (sim/policies/agent_optperf.c), on the model this module fits.
+ * (sim/policies/optperf/agent_optperf.c), on the model this module fits.
  *
  * Choices where the paper is silent (documented in docs and the report):
  *  - Fit: ordinary least squares over all epochs' points of a node

@@ -33,7 +33,7 @@
  * GPU speed" of [A]'s floor/ceil(m perf_i) candidates without their
  * rounding.
  *
- * The solver is pure: the caller (sim/policies/agent_easyscale.c) turns
+ * The solver is pure: the caller (sim/policies/easyscale/agent_easyscale.c) turns
  * its perf model into est_s, s, u and d2 per GPU type.
  */
 #ifndef HB_EST_PLAN_H

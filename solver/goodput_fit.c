@@ -39,7 +39,7 @@
  * misses: BFGS creeps along the valleys and the creeping still pays.
  *
  * Also tried for cost and not kept (issue 14; the agent's refit skip,
- * sim/policies/agent_pollux.c "Fit cadence", is what was kept):
+ * sim/policies/pollux/agent_pollux.c "Fit cadence", is what was kept):
  *  - the objective in logs (the overlap term's two pow() as exp(gamma (log
  *    lo - log hi)), log1p and exp, from log T_grad and log T_sync that the
  *    gradient needs anyway): 12 % less CPU per BFGS iteration, values equal

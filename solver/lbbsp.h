@@ -26,7 +26,7 @@
  * were above that, every node would be above T_eq, so Σ b_i > B.)
  *
  * A "round" is the caller's: the simulator's lbbsp agent makes one move per
- * epoch (sim/policies/agent_lbbsp.c), which is what Cannikin Fig. 9 shows
+ * epoch (sim/policies/lbbsp/agent_lbbsp.c), which is what Cannikin Fig. 9 shows
  * (LB-BSP needs more than ten epochs on cluster A at B = 128).
  */
 #ifndef HB_LBBSP_H

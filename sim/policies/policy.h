@@ -1,21 +1,22 @@
 /*
  * policy.h: the built-in policies: the job agents and cluster arbiters of
- * sim/policies/ (and the two JABAS files still at the top of sim/), and the
- * registry that names each policy an (agent, shared arbiter) pair.  The
- * engine (sim.h) defines the function tables they fill and the dedicated
- * arbiter; it never names a policy.  `--policy` parsing and the help text
- * are generated from hb_policies (policy.c).
+ * sim/policies/NAME/ (one folder per policy), and the registry that names
+ * each policy an (agent, shared arbiter) pair.  The engine (sim.h) defines
+ * the function tables they fill and the dedicated arbiter; it never names a
+ * policy.  `--policy` parsing and the help text are generated from
+ * hb_policies (policy.c).
  *
- * Adding a policy: its agent or arbiter in sim/policies/<name>.c filling
- * struct hb_agent_ops / struct hb_arbiter_ops, its extern below, its row in
- * policy.c, its file in sim/policies/meson.build.
+ * Adding a policy: its folder sim/policies/NAME/ with its agent or arbiter
+ * filling struct hb_agent_ops / struct hb_arbiter_ops and a meson.build
+ * adding its files to hb_src, its name in sim/policies/meson.build, its
+ * extern below and its row in policy.c.
  */
 #ifndef HB_POLICY_H
 #define HB_POLICY_H
 
 #include "sim.h"  /* struct hb_agent_ops, struct hb_arbiter_ops */
 
-/* ---- agents (sim/policies/agent_*.c) --------------------------------------- */
+/* ---- agents (sim/policies/NAME/agent_*.c) ------------------------------------- */
 
 extern const struct hb_agent_ops hb_agent_static;
 extern const struct hb_agent_ops hb_agent_simigrad;
@@ -36,7 +37,7 @@ extern const struct hb_agent_ops hb_agent_elastic_fixed_random;
  * (agent_easyscale.c, easyscale.h). */
 extern const struct hb_agent_ops hb_agent_easyscale;
 
-/* ---- cluster arbiters (sim/policies/arbiter_*.c) ------------------------- */
+/* ---- cluster arbiters (sim/policies/NAME/arbiter_*.c) ----------------------- */
 
 /* fifo: jobs start in submission order with their requested GPU count, all
  * or nothing (gang), packed on the fewest nodes; the queue head blocks the
@@ -48,7 +49,7 @@ extern const struct hb_arbiter_ops hb_arbiter_tiresias;
 extern const struct hb_arbiter_ops hb_arbiter_optimus;
 /* jabas-share: FIFO admission of GPU pairs; at its epoch ends a JABAS job
  * re-chooses its GPUs inside an offer (free GPUs lent while nobody waits,
- * back to its request when somebody does); sim/policies/arbiter_jabas.c. */
+ * back to its request when somebody does); sim/policies/jabas/arbiter_jabas.c. */
 extern const struct hb_arbiter_ops hb_arbiter_jabas;
 extern const struct hb_arbiter_ops hb_arbiter_elastic;
 /* EasyScale's inter-job scheduler: 60 s rounds, no gang, homogeneous

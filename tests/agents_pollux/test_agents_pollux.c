@@ -1,4 +1,4 @@
-/* sim/policies/agent_pollux.c: the Pollux and Pollux-AS agents of JABAS's port
+/* sim/policies/pollux/agent_pollux.c: the Pollux and Pollux-AS agents of JABAS's port
  * (notes/jabas.md §5).  Hand-built situations drive the agents' callbacks
  * directly on a real simulation (ResNet-50 on cluster A, default analytic
  * profiles); each decision is checked against an oracle built here from the

@@ -1,5 +1,5 @@
-/* The IBM elastic autoscaler as a cluster arbiter (sim/policies/arbiter_elastic.c)
- * and its agent (sim/policies/agent_elastic.c): FIFO trial admission with head-of-line
+/* The IBM elastic autoscaler as a cluster arbiter (sim/policies/elastic/arbiter_elastic.c)
+ * and its agent (sim/policies/elastic/agent_elastic.c): FIFO trial admission with head-of-line
  * blocking, queue and drop modes, re-spread after a departure at the next
  * tick only, no restart of a job whose GPU count did not change, the applied
  * counts against hb_elastic_optimize and brute-force enumeration at every

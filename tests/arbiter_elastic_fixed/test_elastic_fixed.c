@@ -1,6 +1,6 @@
 /* The IBM paper's fixed-batch baseline (policies elastic-fixed,
  * elastic-fixed-max, elastic-fixed-min, elastic-fixed-random;
- * sim/policies/agent_elastic_fixed.c) under the elastic arbiter:
+ * sim/policies/elastic/agent_elastic_fixed.c) under the elastic arbiter:
  *   - the even split of a fixed batch against brute force over all splits;
  *   - the JSA entry of a fixed batch: feasible counts, and S(k) equal to the
  *     elastic entry's wherever the elastic scaler picks the same batch;

@@ -1,4 +1,4 @@
-/* sim/policies/agent_jabas.c's ranking items (each answer key's last
+/* sim/policies/jabas/agent_jabas.c's ranking items (each answer key's last
  * candidate of Q, hb_alloc_last_by_key) and its memo of them by offer
  * layout (struct q_memo): this executable compiles the agent with
  * JABAS_QMEMO_VERIFY, under which every offer's items are also found by

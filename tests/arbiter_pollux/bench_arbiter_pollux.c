@@ -1,4 +1,4 @@
-/* Wall and CPU time of one PolluxSched round (sim/policies/arbiter_pollux.c) with 20
+/* Wall and CPU time of one PolluxSched round (sim/policies/pollux/arbiter_pollux.c) with 20
  * jobs on the 64-GPU pollux-t4 cluster: every job arrives at t = 0 and
  * trains long enough that all 20 stay active for the rounds measured (the
  * run is stopped at max_sim_s).  Usage: bench_arbiter_pollux [rounds] [seed]. */

@@ -1,5 +1,5 @@
-/* PolluxSched (sim/policies/arbiter_pollux.c) and the Pollux agent in a shared
- * cluster (sim/policies/agent_pollux.c: on_grant and the report, agent_pollux.h).
+/* PolluxSched (sim/policies/pollux/arbiter_pollux.c) and the Pollux agent in a shared
+ * cluster (sim/policies/pollux/agent_pollux.c: on_grant and the report, agent_pollux.h).
  *
  * The GA core is checked on hand-built problems: FITNESS and UTILITY by
  * hand, repair properties over many random matrices, the search against a

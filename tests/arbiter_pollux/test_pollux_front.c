@@ -1,4 +1,4 @@
-/* PolluxSched's non-dominated sorting (sim/policies/arbiter_pollux.c,
+/* PolluxSched's non-dominated sorting (sim/policies/pollux/arbiter_pollux.c,
  * survive and join_front): this executable compiles the arbiter with
  * POLLUX_FRONT_VERIFY, under which every front the binary search assigns
  * is also found by the linear scan it replaced, and counted as a mismatch

@@ -1,4 +1,4 @@
-/* sim/policies/agent_pollux.c's refits made ahead on the run's pool ("Fits
+/* sim/policies/pollux/agent_pollux.c's refits made ahead on the run's pool ("Fits
  * made ahead"): this executable compiles the agent with POLLUX_SPEC_VERIFY,
  * under which every refit taken from one made ahead is also fitted on the
  * spot and fails the run unless the two are the same bits.  Traces of

@@ -1,4 +1,4 @@
-/* Cluster arbitration in sim/sim.c and sim/policies/arbiter_fifo.c: FIFO order with
+/* Cluster arbitration in sim/sim.c and sim/policies/fifo/arbiter_fifo.c: FIFO order with
  * gang placement and head-of-line blocking, placement on the fewest nodes,
  * requests larger than the cluster, and suspend/resume through
  * hb_sim_regrant (no cost while suspended, resume charged as a restart). */

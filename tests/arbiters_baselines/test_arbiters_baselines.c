@@ -1,5 +1,5 @@
 /* The Tiresias (2D-LAS) and Optimus+Oracle cluster arbiters
- * (sim/policies/arbiter_tiresias.c, sim/policies/arbiter_optimus.c), notes/pollux.md §6:
+ * (sim/policies/tiresias/arbiter_tiresias.c, sim/policies/optimus/arbiter_optimus.c), notes/pollux.md §6:
  * hand-built multi-job scenarios on the jabas-quickstart cluster (node0: 4
  * V100, node1: 4 P100) and the decision each rule makes in them, a brute-force
  * check of Optimus's greedy on one 8-GPU node, determinism, and a 10-job

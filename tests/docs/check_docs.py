@@ -170,7 +170,7 @@ def static_json_keys(text):
 
 
 def static_event_kinds():
-    text = source("sim/*.c", "sim/policies/*.c", "sim/results/*.c", "traces/*.c")
+    text = source("sim/*.c", "sim/policies/*.c", "sim/policies/*/*.c", "sim/results/*.c", "traces/*.c")
     kinds = set()
     for m in re.finditer(r'hb_sim_note\w*\(\s*[^,]+,\s*[^,]+,\s*([^;]*?)(?:,\s*"[^"]*%|,\s*"[^"]*"\s*[,)])', text):
         kinds |= set(re.findall(r'"([a-z_]+)"', m.group(1)))

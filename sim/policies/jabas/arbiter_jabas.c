@@ -8,7 +8,7 @@
  *
  *  - Admission: first in, first out, head-of-line blocking, each job gang-
  *    placed on its request (hb_arbiter_job_gpus) packed on the fewest nodes,
- *    as sim/policies/arbiter_fifo.c.  One difference: JABAS runs on GPU pairs (the
+ *    as sim/policies/fifo/arbiter_fifo.c.  One difference: JABAS runs on GPU pairs (the
  *    two similarity groups mirror each other, §3 and §4.1; the IIDP solver
  *    refuses an odd count on a node), so a request is rounded UP to an even
  *    count (a 1-GPU job gets a pair: it gets at least what it asked for) and

@@ -1,6 +1,6 @@
 /*
  * arbiter_pollux.h: PolluxSched's search for an allocation matrix
- * (notes/pollux.md §3.2), the part of sim/policies/arbiter_pollux.c that does not
+ * (notes/pollux.md §3.2), the part of sim/policies/pollux/arbiter_pollux.c that does not
  * need a simulation, exposed so tests can compare it with brute force.
  *
  * An allocation is a J x N matrix of GPUs (row-major, A[j * N + n]: GPUs of

@@ -3,7 +3,7 @@
  * half of Pollux: every 60 s it searches for the allocation matrix that
  * maximises the power mean of the jobs' speedups, and hands the GPUs out;
  * each job's Pollux agent then re-tunes (m, s) inside its grant
- * (sim/policies/agent_pollux.c, on_grant).
+ * (sim/policies/pollux/agent_pollux.c, on_grant).
  *
  * The search is the artifact's (pollux.md §3.2 [ART], `simulator/pollux.py`
  * of the osdi21-artifact branch): NSGA-II with a population of 100 for 100

@@ -44,7 +44,7 @@
  *    its Python solver, §3, §7.6).
  *
  * In a shared cluster (any arbiter but the dedicated one; the rule of the
- * policy's arbiter is in sim/policies/arbiter_jabas.c) the three decisions stay and
+ * policy's arbiter is in sim/policies/jabas/arbiter_jabas.c) the three decisions stay and
  * only Q changes: it is the same construction (2-GPU units, identical
  * servers merged) over the GPUs the arbiter lets the job choose from, the
  * grant at start and hb_sim_offer's offer at each epoch end, less the

@@ -2,9 +2,9 @@
  * agent_pollux.h: what a Pollux job agent reports to the cluster scheduler
  * (PolluxAgent -> PolluxSched, notes/pollux.md §3.1 and §3.2).
  *
- * The Pollux agent (sim/policies/agent_pollux.c) measures its iteration times, fits
+ * The Pollux agent (sim/policies/pollux/agent_pollux.c) measures its iteration times, fits
  * theta_sys to them and knows its gradient statistics; PolluxSched
- * (sim/policies/arbiter_pollux.c) turns that into SPEEDUP_j(A_j) for any candidate
+ * (sim/policies/pollux/arbiter_pollux.c) turns that into SPEEDUP_j(A_j) for any candidate
  * allocation.  A report is that goodput function: theta_sys, the gradient
  * statistics at the job's current batch, the batch limits, and how far the
  * job has explored (the most GPUs it was observed on).

@@ -153,7 +153,7 @@
  *    describes scale-up only) and applies no 2x exploration cap (a
  *    PolluxSched rule, pollux.md §3.2, not part of the port).
  *
- * Shared clusters (PolluxSched, sim/policies/arbiter_pollux.c).  Under any arbiter
+ * Shared clusters (PolluxSched, sim/policies/pollux/arbiter_pollux.c).  Under any arbiter
  * but the dedicated one the job holds only its grant and the agent is
  * Pollux's own PolluxAgent (pollux.md §3.1, §4.3) rather than JABAS's port:
  *  - It reports its goodput function to the scheduler
