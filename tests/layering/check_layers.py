@@ -11,6 +11,14 @@ Failures name the file, the line and the forbidden include:
 
     models/x.c:12: #include "sim.h": models may not include sim (sim/sim.h)
 
+Policy folders: every folder under sim/policies/ (sim/policies/NAME/, one
+per policy, found by walking, so a new policy needs no line here) may
+include what sim/policies may, and its own headers; its headers may be
+included only by its own folder, the registry at the top of sim/policies/
+(policy.c names every policy), tests, fuzz and scripts.  So policies never
+reach into each other, and results, studies, cli and live see a policy only
+through the registry (policy.h).
+
 Also checked: a header name is not used twice (the flat includes would
 pick one of them at random), *_priv.h headers are included only from their
 own folder, every C file is in a folder of the map, and every quoted
@@ -79,8 +87,35 @@ SOURCE_EXT = (".c", ".h", ".cu", ".cuh")
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 
 
+POLICIES = "sim/policies"
+# Folders that may include any policy folder's headers besides its own.
+POLICY_READERS = {POLICIES, "tests", "fuzz", "scripts"}
+
+
+def policy_folder(rel):
+    """sim/policies/NAME for a path inside a policy folder, else None."""
+    if not rel.startswith(POLICIES + "/"):
+        return None
+    rest = rel[len(POLICIES) + 1:]
+    return POLICIES + "/" + rest.split("/")[0] if "/" in rest else None
+
+
+def may_include(src, dst, target):
+    """May a file of folder src include header target of folder dst?"""
+    if dst == src:
+        return True
+    if policy_folder(dst + "/x"):  # dst is a policy folder, not src's own
+        return src in POLICY_READERS
+    base = POLICIES if policy_folder(src + "/x") else src
+    return dst == base or dst in ALLOWED[base] or target in HEADERS.get(base, [])
+
+
 def folder_of(rel):
-    """The folder of the map a path is in, or None."""
+    """The folder of the map a path is in (a policy folder counts as its
+    own), or None."""
+    pf = policy_folder(rel)
+    if pf:
+        return pf
     for f in FOLDERS:
         if rel == f or rel.startswith(f + "/"):
             return f
@@ -127,6 +162,8 @@ def check(root, strict=False, list_map=False):
                   + (f"; and just {', '.join(extra)}" if extra else ""))
         for p, f in sorted(PENDING_MOVES.items()):
             print(f"exception: {p} counts as {f} (pending move)")
+        print(f"{POLICIES}/NAME: may include what {POLICIES} may; its headers only for "
+              f"{', '.join(sorted(POLICY_READERS))}")
         for (p, h), why in sorted(EXCEPTIONS.items()):
             print(f"exception: {p} may include {h}: {why}")
 
@@ -162,7 +199,7 @@ def check(root, strict=False, list_map=False):
                 continue
             if dst is None:
                 continue  # reported above as a file outside the map
-            if dst == src or dst in ALLOWED[src] or target in HEADERS.get(src, []):
+            if may_include(src, dst, target):
                 continue
             if (rel, target) in EXCEPTIONS:
                 used_exceptions.add((rel, target))

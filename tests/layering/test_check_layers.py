@@ -26,6 +26,10 @@ BASE = {
     "traces/jobspec.h": '#include "catalog.h"\n',
     "sim/sim.h": '#include "iidp.h"\n#include "jobspec.h"\n',
     "sim/policies/policy.h": '#include "sim.h"\n',
+    "sim/policies/policy.c": '#include "policy.h"\n#include "fifo.h"\n',   # the registry names policies
+    "sim/policies/fifo/fifo.h": '#include "policy.h"\n',
+    "sim/policies/fifo/fifo.c": '#include "fifo.h"\n#include "sim.h"\n',
+    "sim/policies/tiresias/tiresias.c": '#include "policy.h"\n#include "iidp.h"\n',
     "sim/results/results.h": '#include "policy.h"\n',
     "sim/results/results_priv.h": '#include "results.h"\n',
     "sim/results/results.c": '#include "results_priv.h"\n',
@@ -73,6 +77,15 @@ def main():
          ['sim/sim.c:2: #include "policy.h": sim may not include sim/policies'])
     case("policies including results fail", {"sim/policies/p.c": '#include "results.h"\n'}, 1,
          ['sim/policies/p.c:1: #include "results.h"'])
+    case("a policy folder including another's header fails",
+         {"sim/policies/tiresias/t2.c": '#include "fifo.h"\n'}, 1,
+         ['sim/policies/tiresias/t2.c:1: #include "fifo.h": sim/policies/tiresias may not include '
+          'sim/policies/fifo'])
+    case("a policy folder including results fails", {"sim/policies/fifo/f2.c": '#include "results.h"\n'}, 1,
+         ['sim/policies/fifo/f2.c:1: #include "results.h": sim/policies/fifo may not include sim/results'])
+    case("results including a policy folder's header fail", {"sim/results/r2.c": '#include "fifo.h"\n'}, 1,
+         ['sim/results/r2.c:1: #include "fifo.h": sim/results may not include sim/policies/fifo'])
+    case("tests may include a policy folder's header", {"tests/p/t.c": '#include "fifo.h"\n'}, 0)
     case("results including the study fail", {"sim/results/r.c": '#include "sweep.h"\n'}, 1,
          ['sim/results/r.c:1: #include "sweep.h"'])
     case("live including the study fails", {"live/l.c": '#include "sweep.h"\n'}, 1, ['live/l.c:1: #include "sweep.h"'])
