@@ -13,8 +13,18 @@
  * draw exactly the random numbers of the artifact's dense ones; NSGA-II
  * (evaluation on the pool, non-dominated sorting by one sweep, crowding,
  * mating on the pool in a fixed order).  Same rng state, same bits, for
- * any thread count.  Why each departure from the artifact, and what it
- * measured: docs/policies/pollux.md.
+ * any thread count.
+ *
+ * Where it departs from the artifact's letter (docs/policies/pollux.md
+ * has why, and what each measured): the search ends after 5 x (J + 1)
+ * generations without a better FITNESS, and a generation's matings after
+ * 3 rounds in a row without a new matrix; on clusters of more than 16
+ * nodes it ends after the generation whose evaluations reach 2e6 J x N
+ * cells (hb_pollux_search_cells); mutation step 3 draws the gaps between
+ * raised cells (geometric, the same distribution as a coin per cell);
+ * mating m of a round draws from a stream seeded by (one draw of the
+ * caller's stream per round, m), so the offspring are the same for any
+ * thread count.
  */
 #include <limits.h>
 #include <math.h>

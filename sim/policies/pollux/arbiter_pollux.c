@@ -63,7 +63,7 @@
  *  - Randomness: a stream of its own seeded from --seed (the GA never
  *    shifts the agents' draws); each mating draws from a stream of its own,
  *    seeded by one draw of that stream per mating round and the mating's
- *    index (see "Threads" below).
+ *    index (solver/pollux_ga.c).
  *
  * Scale (a Philly-size cluster: 384 nodes, 157,000 rounds), where hetbatch
  * departs from the artifact's letter; on Pollux's own 64-GPU workloads the
@@ -85,130 +85,11 @@
  *    of theta_sys fits and the grant are unchanged, SPEEDUP of its current
  *    allocation moved by at most 1 % and the re-allocation factor by at most
  *    0.05.  A search that moved jobs is always followed by another.
- *  - The search ends when its best FITNESS has not improved for 5 x (J +
- *    1) generations: 10 for one job, 19 or more jobs run all 100 (pymoo's
- *    own default termination also stops on a stalled front; the artifact
- *    asks for 100 generations; 10 flat generations regardless of size moved
- *    workload-2's mean JCT by +5 %, outside the seed spread; 10 per job,
- *    the rule before, spent most of a small search on its flat tail: on the
- *    first 2,000 Philly jobs searches of 2 to 9 jobs ran 24 to 66
- *    generations and held half the search's row evaluations), and a
- *    generation's matings end after 3 rounds in a row that found no new
- *    matrix (pymoo retries 100 times; on small problems every matrix is
- *    soon a duplicate: 42 % of the children there).
- *  - Mutation step 3 draws the gaps between raised cells on nodes where
- *    the job does not run (geometric, the same distribution as a coin per
- *    cell; tests/arbiter_pollux checks the rates).
- *  - Search work: a search ends after the generation in which its
- *    evaluations x J x N cells reach 2e6 (POLLUX_SEARCH_CELLS), on clusters
- *    of more than 16 nodes (hb_pollux_search_cells).  On at most 16 nodes,
- *    the artifact's own cluster size, a search may do the artifact's whole
- *    work, 100 x 100 evaluations x J x N cells: there the cap bound from 13
- *    jobs on, and at twice the job load (the artifact's workloads-2.0, up
- *    to 65-84 jobs at once) it cut a search of J jobs to 2e6 / (16 J)
- *    evaluations, 15 to 60 generations for 20 to 84 jobs (issue 37).
- *    Pollux's own workloads at load 1 reach it only with 13 jobs or more,
- *    in their later generations (36 jobs x 16 nodes x 10,000 evaluations =
- *    5.8e6); a
- *    Philly-size round (100+ jobs x 384 columns) gets one generation, and
- *    the next round's warm start continues from its front.  4e6 -> 2e6
- *    (issue 14's ten-minute bound on the whole philly.csv): 757 -> 570 s
- *    wall there, mean JCT 0.31 -> 0.32 h, p99 4.21 -> 4.32 h, restarts
- *    8.92 -> 9.00 per job; Pollux's workloads 1-4 (pollux-spread, 5 seeds)
- *    moved by -0.07, -0.17, +0.81, +0.21 of the reference's seed range
- *    with --mode fidelity and -0.02, +0.03, +0.92, +0.27 with --mode
- *    native (workload 3, with the most jobs at once, pays: +0.6 % and
- *    +0.9 % of its mean JCT).  Before that, 8e6 -> 4e6: with 8e6 and
- *    10 stale generations per job, searches of 10 jobs or more held 44 % of
- *    the row evaluations on the first 2,000 Philly jobs.  Both changes
- *    together (--policy pollux on the first 2,000 Philly jobs):
- *    hb_pollux_search 39 % -> 30 % of the CPU (perf), 45.2 -> 42.5 CPU-s
- *    in all, the agents' fits about 10 % more (11.3 restarts per job
- *    instead of 10.9: more configurations to fit); 5,000 jobs: 115.6 ->
- *    107.6 CPU-s.  On Pollux's workloads 1-4 (scripts/repro/pollux-spread,
- *    5 seeds) the mean JCT moved by -0.35, +0.24, +0.14, -0.09 of the
- *    reference's seed range with --mode fidelity and +0.02, -0.07, -0.04,
- *    +0.35 with --mode native.
- *  - Genomes are sparse (cells of (node, GPUs), see "genomes" below); the
- *    operators draw the same random numbers as on dense matrices, so this
- *    changes time and memory only (tests/arbiter_pollux compares them with
- *    the dense operators draw for draw, on up to 240 columns).  Column
- *    sums cover the columns that hold cells only, mutation lists the nodes
- *    without a free GPU when they are few (then a sorted list; a bitset
- *    since, see below), the coins of
- *    zero cells advance the generator in one loop (hb_rng_skip), and the
- *    goodput argmax skips candidates that round to the (m, s) before
- *    them: all bit-identical, about 5 % of the
- *    search's CPU on a Philly slice (1,500 jobs from job 15,000: 18.7 ->
- *    17.9 CPU-s in hb_pollux_search, of 50 in all; most searches there have
- *    under 10 jobs and 65 columns, where the O(N) walks were not the cost).
- *    Since then the sorted list is used whenever sorting it costs less than
- *    the walk, and the fair-share baseline skips the K's above maxB_G /
- *    min_local (bit-identical too, within the noise of a loaded machine on
- *    p2000).  What is left of the search is mostly the goodput argmax of
- *    the (type, nodes, GPUs) placements it visits (about 40 % of its CPU):
- *    the agent's memo (hb_pollux_report_argmax) keeps them across rounds,
- *    but its key changes with every refit of theta_sys (3 of 4 of its
- *    invalidations on p2000, 30,000 in all), so most are computed once per
- *    refit and placement; hb_goodput_argmax therefore skips a candidate
- *    (m, s) whose goodput ceiling (T_iter with max(T_grad, T_sync) for
- *    its gamma-norm, no pow()) cannot beat the best so far, the same
- *    answer bit for bit (tests/goodput): hb_goodput_config_eval 8 % -> 4 %
- *    of p2000's CPU, hb_pollux_search 30 % -> 28 %; all three steps
- *    against 714a0ff, run side by side on a loaded machine: 2,000 jobs
- *    48.1 -> 44.0 CPU-s, 5,000 jobs 121.7 -> 110.0.  Mutation and repair of children
- *    that turn out duplicates cost what they cost.
- *    Since then (issue 14): each slot of the agent's memo keeps the
- *    argmax's candidate table (hb_goodput_argmax_cached), which outlives
- *    the memo's grad key: the grid and its feasibility per limits and M0,
- *    T_iter's pow() calls per theta, computed on first need (a running
- *    job's phi moves every round, its theta only after a refit); mutation
- *    keeps the column sums current through its step (3), so repair does not
- *    recount them, and its dense eligibility walk runs without a branch on
- *    locals (since replaced, below); SPEEDUP reads the columns' GPU types
- *    from a per-round array.
- *    All bit-identical (tests/goodput's table oracle; every output of the
- *    workloads, p2000 and jabas-fig10 the same bytes).  Against 49b2b61,
- *    alternating on a loaded 2-core machine (medians, --threads 1): 2,000
- *    jobs 29.6 -> 26.0 CPU-s (4 runs each), 5,000 jobs 61.1 -> 50.8 (2
- *    each); the table alone: 30.4 -> 25.8 and 66.0 -> 58.2.  What is left
- *    of the search is mutation (15 % of p2000's CPU, half of it the
- *    geometric gaps' log() and the RNG), the table loop's efficiency
- *    divisions and cache misses (6 %) and repair (6 %).
- *    On the whole philly.csv (perf, both threads) mutation was 20 % of the
- *    CPU, and 30 % of that was the eligibility walk over every column
- *    (the busy nodes were too many for the sorted list to pay); the nodes
- *    without a free GPU are now a bitset (find_ineligible): a child costs
- *    O(touched columns + N / 64), and the k-th eligible node is a word's
- *    count and a bit select.  Same draws (same-outputs.sh pollux against
- *    105c338: IDENTICAL).
- *
- * Threads (sim --threads, the simulation's pool): the search evaluates a
- * generation's new matrices, and the initial population's, on the pool,
- * each worker with scratch of its own (eval_slots).  A matrix's objectives
- * depend on it alone, so the result is the same bits for any thread count.
- * SPEEDUP's round memo is then shared by the threads: its entries are
- * atomics that hold a pure function of their key, and the agent's argmax
- * memo behind hb_pollux_report_argmax (which may grow or be cleared) is
- * used under a per-job lock, so two threads computing one entry at once
- * store the same bits and different jobs' goodput argmaxes run in parallel.
- * A mating round's matings (tournaments, crossover, mutation and repair of
- * both children) run on the pool too (mate_task): mating m draws from a
- * stream seeded by (one draw of the GA's stream per round, m), writes its
- * children to a buffer of its own, and once all ran the children are kept
- * in mating order with duplicates dropped, so the offspring are the same
- * for any thread count.  Unlike the evaluation this changed the search's
- * random numbers (the same distributions, other draws) and so its
- * decisions, within the spread of seeds (scripts/repro/pollux-spread, 5
- * seeds, against the reference of the notes above: mean JCT moved by +0.21,
- * +0.19, -0.22, +0.06 of the reference's seed range on workloads 1-4 with
- * --mode fidelity, +0.12, +0.02, -0.09, +0.18 with --mode native).  On the first 2,000 Philly jobs with 2 threads the
- * second thread runs about 13 % of the CPU (perf: a third of mutation's
- * and repair's, of the goodput argmaxes' of the search), which is what
- * the wall time can gain on 2 free cores; the rest is serial, mostly the
- * agents' fits.
- * All of a round's matings run, also those after the generation is full
- * (at most a child or two: a round asks for as many as are missing).
+ *  - The search itself (solver/pollux_ga.c) ends early on a stalled
+ *    FITNESS, caps its work on clusters of more than 16 nodes, works on
+ *    sparse genomes with the dense operators' draws, and runs its
+ *    evaluations and matings on the pool; its header has the rules,
+ *    docs/policies/pollux.md what each cost and saved.
  *
  * Capacity that comes and goes (sim --capacity, capacity.h; Pollux has
  * none of its own): a column's capacity is its node's online GPUs
