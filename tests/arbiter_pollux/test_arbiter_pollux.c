@@ -22,7 +22,7 @@
 
 #include "agent_pollux.h"
 #include "capacity.h"
-#include "arbiter_pollux.h"
+#include "pollux_ga.h"
 #include "default_db.h"
 #include "goodput.h"
 #include "policy.h"

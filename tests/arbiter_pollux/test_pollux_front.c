@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "arbiter_pollux.h"
+#include "pollux_ga.h"
 #include "rng.h"
 
 extern long hb_pollux_front_verified, hb_pollux_front_mismatch;

@@ -79,6 +79,7 @@
 #include "catalog.h"    /* struct hb_cluster: an offer as a cluster for Q */
 #include "forecast.h"   /* hb_fc_trajectory, hb_fc_series_add, hb_fc_epoch_seed */
 #include "iidp.h"       /* hb_iidp_solve, hb_iidp_format_config: configurations */
+#include "jabas_memo.h" /* the memos of the agent's answers, the store of shapes */
 #include "policy.h"
 #include "sim.h"
 
@@ -103,135 +104,6 @@
 #define JABAS_FORECAST HB_FC_ENSEMBLE
 
 /* ---- state --------------------------------------------------------------- */
-
-/* What a ranking of Q needs of it: one item per answer key (iidp.h: per
- * solver node kind the GPUs, and one node or more), the key's last
- * candidate in Q's order.  The solver's answers, and so a candidate's
- * epoch-time estimate, are functions of its answer key, so of the
- * candidates of one key the argmin's tie rule (the later among equal
- * estimates) can pick only the last: ranking the keys' last candidates
- * gives the argmin over Q.  They are built without walking Q
- * (hb_alloc_last_by_key: each key's least packed vector, node by node), an
- * offer of 10^5 candidates holding a few hundred keys; Q itself is never
- * stored.  The items are in Q's order, so an item's index is the tie
- * rule's key (hb_jabas_rank_item's last).  Each keeps its candidate's
- * units per node of q, which is all of Q a decision expands (cand_expand),
- * and the job's shape_store entry of its shape, with the bounds
- * (hb_iidp_shape_bound) the ranking prunes by.  The kinds of q's nodes and a histogram scratch name a
- * shape in the store. */
-struct q_shapes {
-	size_t *ent;             /* [n] the items' shapes, in Q's order: their entries in the job's shape_store */
-	int *units;              /* [n · nq]: that candidate's units per node of q */
-	struct hb_jabas_rank_item *order; /* [n]: pick_allocation's ranking (scratch) */
-	size_t n, cap;
-	int *kind;               /* [nq]: local index of each q node's kind (hb_iidp_node_kind) */
-	int *gkind;              /* [nkind]: each local kind's hb_iidp_node_kind */
-	int nkind, maxu;         /* kinds among q's nodes; most units a q node offers */
-	int hlen;                /* histogram words: nkind · (maxu + 1) */
-	uint16_t *hist;          /* [hlen]: an item's histogram (scratch) */
-};
-
-/* The shapes a job has met, over all its offers, each with its bounds: an
- * offer's shapes are mostly those of the offers before it, and a shape and
- * its bounds are a function of the shape alone (the solver's kinds and
- * tables do not change), so each shape is built (hb_iidp_shape_of_nodes)
- * once per job, not once per offer.  Its bounds are held
- * (hb_iidp_shape_bound_hold): one copy per model for every job that has
- * the shape in its store, which the solver also reads to visit a
- * summary's B_L best-first (the stores' own copies were the same blobs
- * job after job, 26 MB at the whole philly.csv's peak, and keeping the
- * solver's cached copies fresh cost a lookup per shape per offer).  Keyed by the
- * shape's canonical histogram:
- * (solver node kind, units, used nodes) words in ascending order, which
- * names the multiset the shape's sorted key names.  Emptied when it holds
- * SHAPE_STORE_MAX shapes, before an offer's items are made (no offer's
- * shapes are then in use). */
-#define SHAPE_STORE_MAX 8192
-struct shape_store {
-	struct hb_iidp_shape *sh; /* [cap] (zero-initialised, rebuilt in place) */
-	struct hb_iidp_shape_bound *bnd; /* [cap]: bounds on the shape's solver answers, held
-					  * (entries from n on hold nothing) */
-	size_t *koff;            /* [cap + 1]: entry i's key is key[koff[i] .. koff[i + 1]) */
-	uint64_t *key;           /* [kcap] */
-	size_t n, cap, kcap;
-	uint64_t *tab_hash;      /* [tcap] open addressing on the key: 0 = empty */
-	size_t *tab_idx;         /* [tcap]: the entry */
-	size_t tcap;
-};
-
-/* build_q's answers by the layout of their offer: Q, its order and its
- * items depend on an offer only through q's nodes in order, each one's
- * solver kind, class of identical servers (alloc.h's merging) and units,
- * and the most units ranked; which cluster nodes they are does not enter
- * (units are kept per node of q).  So an offer of a layout met before
- * takes that offer's items as they were: on a Philly replay (first 2,000
- * jobs) 64 % of a job's offers repeated a layout of one of its earlier
- * offers, while the same offer (the last one's memo in build_q aside)
- * repeated in 7 %.  The items' shapes are entries of the job's store, so
- * emptying the store empties the memo; when it holds
- * Q_MEMO_MAX layouts or Q_MEMO_WORDS words it is emptied too (a
- * replacement rule would only change the speed). */
-#define Q_MEMO_MAX 64
-#define Q_MEMO_WORDS ((size_t)1 << 18)
-struct q_memo_entry {
-	uint64_t hash;           /* key_hash of sig */
-	uint64_t *sig;           /* [nsig]: q_layout_sig */
-	size_t nsig;
-	size_t n;                /* items */
-	size_t *ent;             /* [n]: q_shapes' ent and units, as items_build left them */
-	int *units;              /* [n · nq] */
-};
-struct q_memo {
-	struct q_memo_entry *e;  /* [Q_MEMO_MAX] */
-	size_t n;
-	size_t words;            /* sig, ent and units words held */
-};
-
-/* pick_allocation's answers by their inputs: the argmin is a function of
- * Q's items (their shapes' store entries, in Q's order), the
- * trajectory and the iterations done in the block (p and the dataset are
- * the job's), since the shapes' bounds and the solver's answers are
- * functions of the shape alone.  A job whose epoch ends repeat those (a
- * flat forecast over an offer of a layout met before) takes the answer
- * without ranking: on Philly's first 2,000 jobs 26 % of the rankings
- * repeated one of the job's last 64.  Store entries are reused once the
- * store is emptied, so the memo is emptied with it.  Replacement is round
- * robin over PICK_MEMO_MAX entries. */
-#define PICK_MEMO_MAX 16
-struct pick_memo_entry {
-	uint64_t hash;           /* 0: empty */
-	size_t n, ntraj;         /* items, trajectory points */
-	long done;               /* done_in_block */
-	struct hb_jabas_first first; /* the first point's rule (zero: none, Algorithm 1) */
-	size_t *key;             /* [n]: the items' store entries */
-	long *traj;              /* [ntraj] */
-	long best;               /* the answer */
-	double best_s;
-};
-struct pick_memo {
-	struct pick_memo_entry e[PICK_MEMO_MAX];
-	int next;                /* the entry to replace next */
-};
-
-/* The adaptation steps' answers on the job's current GPUs by (B_G now,
- * B_G asked): the configuration (alloc aside) or none found.  A step's
- * answer is a function of the allocation and the two batches (the IIDP
- * solve with the run-time M rule, the similarity cost of the allocation,
- * p), and SimiGrad's rule moves B_G up and down between a few values: on
- * two days of Philly, 90 % of 0.78 million solves repeated one of the
- * job's last 8 on the same GPUs.  Emptied when the allocation changes;
- * replacement is round robin. */
-#define ADAPT_MEMO_MAX 8
-struct adapt_memo_entry {
-	long cur, next;          /* the step: B_G now, B_G asked */
-	int found;               /* 0: no configuration (the step is skipped) */
-	struct hb_job_config cfg; /* found: the configuration, alloc NULL (the memo's) */
-};
-struct adapt_memo {
-	int *alloc;              /* [nnodes]: the allocation the answers are for (NULL: none yet) */
-	int n, next;             /* entries held, the one to replace next */
-	struct adapt_memo_entry e[ADAPT_MEMO_MAX];
-};
 
 struct jabas_state {
 	struct hb_alloc_set q;   /* candidate allocations Q (§4.3) over the nodes q_node, described at
@@ -272,36 +144,15 @@ struct jabas_state {
 	struct hb_iidp_solver *solver; /* the job's (borrowed): the store's bounds are held from it */
 };
 
-static void memo_clear(struct q_memo *m)
-{
-	for (size_t j = 0; j < m->n; j++) {
-		free(m->e[j].sig);
-		free(m->e[j].ent);
-		free(m->e[j].units);
-	}
-	m->n = 0;
-	m->words = 0;
-}
-
-static void picks_clear(struct pick_memo *m)
-{
-	for (int i = 0; i < PICK_MEMO_MAX; i++) {
-		free(m->e[i].key);
-		free(m->e[i].traj);
-		m->e[i] = (struct pick_memo_entry){ 0 };
-	}
-	m->next = 0;
-}
-
 static void state_free(struct jabas_state *st)
 {
 	if (!st)
 		return;
 	hb_pool_claim(st->pool, &st->pre_bg); /* a worker may still be fitting into pre */
 	hb_fc_prefit_free(&st->pre);
-	memo_clear(&st->memo);
+	jabas_memo_clear(&st->memo);
 	free(st->memo.e);
-	picks_clear(&st->picks);
+	jabas_picks_clear(&st->picks);
 	free(st->sig);
 	hb_alloc_free(&st->q);
 	free(st->q_node);
@@ -409,126 +260,6 @@ static void cand_gpus(const struct jabas_state *st, const int *u, int *gpus)
 		gpus[n] = u[n] * st->q.unit;
 }
 
-/* The word-at-a-time mix both open-addressed tables below hash with (an
- * offer's histograms, the store's keys); 0 marks an empty slot, so a
- * finished hash is never 0. */
-#define HASH_SEED 1469598103934665603ULL
-static uint64_t hash_mix(uint64_t x, uint64_t w)
-{
-	x = (x ^ w) * 0x9E3779B97F4A7C15ULL;
-	return x ^ (x >> 29);
-}
-
-static uint64_t key_hash(const uint64_t *k, size_t n)
-{
-	uint64_t x = HASH_SEED;
-
-	for (size_t i = 0; i < n; i++)
-		x = hash_mix(x, k[i]);
-	return x ? x : 1;
-}
-
-/* Room for n items' arrays (their units on nq nodes). */
-static int shapes_reserve(struct q_shapes *qs, size_t n, size_t nq)
-{
-	if (n > qs->cap) {
-		size_t nc = qs->cap ? 2 * qs->cap : 64;
-		size_t *ent;
-		struct hb_jabas_rank_item *order;
-		int *units;
-
-		while (nc < n)
-			nc *= 2;
-		/* Each array keeps its block until its new one is there, and cap
-		 * grows only once all of them have grown. */
-		if (!(ent = realloc(qs->ent, nc * sizeof(*ent))))
-			return -1;
-		qs->ent = ent;
-		if (!(order = realloc(qs->order, nc * sizeof(*order))))
-			return -1;
-		qs->order = order;
-		if (!(units = realloc(qs->units, nc * nq * sizeof(*units))))
-			return -1;
-		qs->units = units;
-		qs->cap = nc;
-	}
-	return 0;
-}
-
-/* Empty the store (its shapes' blocks are kept, rebuilt in place). */
-static void store_clear(struct shape_store *ss, struct hb_iidp_solver *solver)
-{
-	for (size_t j = 0; j < ss->n; j++)
-		hb_iidp_shape_bound_release(solver, &ss->bnd[j]);
-	ss->n = 0;
-	if (ss->tcap)
-		memset(ss->tab_hash, 0, ss->tcap * sizeof(*ss->tab_hash));
-}
-
-/* Room for one more entry with a key of klen words, the table at most half
- * full. */
-static int store_reserve(struct shape_store *ss, size_t klen)
-{
-	if (ss->n + 1 > ss->cap) {
-		size_t nc = ss->cap ? 2 * ss->cap : 64;
-		struct hb_iidp_shape *sh;
-		struct hb_iidp_shape_bound *bnd;
-		size_t *koff;
-
-		if (!(sh = realloc(ss->sh, nc * sizeof(*sh))))
-			return -1;
-		memset(sh + ss->cap, 0, (nc - ss->cap) * sizeof(*sh));
-		ss->sh = sh;
-		if (!(bnd = realloc(ss->bnd, nc * sizeof(*bnd))))
-			return -1;
-		memset(bnd + ss->cap, 0, (nc - ss->cap) * sizeof(*bnd));
-		ss->bnd = bnd;
-		if (!(koff = realloc(ss->koff, (nc + 1) * sizeof(*koff))))
-			return -1;
-		ss->koff = koff;
-		ss->cap = nc;
-	}
-	if (ss->n == 0)
-		ss->koff[0] = 0;
-	if (ss->koff[ss->n] + klen > ss->kcap) {
-		size_t kc = ss->kcap ? 2 * ss->kcap : 1024;
-		uint64_t *key;
-
-		while (kc < ss->koff[ss->n] + klen)
-			kc *= 2;
-		if (!(key = realloc(ss->key, kc * sizeof(*key))))
-			return -1;
-		ss->key = key;
-		ss->kcap = kc;
-	}
-	if (2 * (ss->n + 1) > ss->tcap) {
-		size_t tc = ss->tcap ? 2 * ss->tcap : 128;
-		uint64_t *th = calloc(tc, sizeof(*th));
-		size_t *ti = malloc(tc * sizeof(*ti));
-
-		if (!th || !ti) {
-			free(th);
-			free(ti);
-			return -1;
-		}
-		for (size_t j = 0; j < ss->n; j++) {
-			uint64_t h = key_hash(ss->key + ss->koff[j], ss->koff[j + 1] - ss->koff[j]);
-			size_t sl = h & (tc - 1);
-
-			while (th[sl] != 0)
-				sl = (sl + 1) & (tc - 1);
-			th[sl] = h;
-			ti[sl] = j;
-		}
-		free(ss->tab_hash);
-		free(ss->tab_idx);
-		ss->tab_hash = th;
-		ss->tab_idx = ti;
-		ss->tcap = tc;
-	}
-	return 0;
-}
-
 /* The store's entry for the shape of candidate u (units per node of q)
  * whose offer histogram is row: found, or built from u. */
 static int store_find(const struct hb_sim_job *job, struct jabas_state *st, const uint16_t *row, const int *u,
@@ -558,7 +289,7 @@ static int store_find(const struct hb_sim_job *job, struct jabas_state *st, cons
 				kp[a] = kp[a - 1];
 			kp[a] = w;
 		}
-	h = key_hash(kp, klen);
+	h = jabas_key_hash(kp, klen);
 	for (slot = ss->tcap ? h & (ss->tcap - 1) : 0; ss->tcap && ss->tab_hash[slot] != 0;
 	     slot = (slot + 1) & (ss->tcap - 1)) {
 		size_t j = ss->tab_idx[slot];
@@ -570,7 +301,7 @@ static int store_find(const struct hb_sim_job *job, struct jabas_state *st, cons
 		}
 	}
 	/* A new shape: built by the solver from this candidate. */
-	if (store_reserve(ss, klen) < 0) {
+	if (jabas_store_reserve(ss, klen) < 0) {
 		hb_runtime_error(err, "jabas %s: out of memory", job->name);
 		goto fail;
 	}
@@ -672,7 +403,7 @@ static int items_build(const struct hb_sim_job *job, struct jabas_state *st, int
 		hb_error_prefix(err, "jabas %s", job->name);
 		return -1;
 	}
-	if (shapes_reserve(qs, last.n + 1, nq) < 0) {
+	if (jabas_shapes_reserve(qs, last.n + 1, nq) < 0) {
 		hb_alloc_last_free(&last);
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 	}
@@ -750,15 +481,6 @@ static size_t q_layout_sig(const struct hb_sim_job *job, struct jabas_state *st,
 	return k;
 }
 
-/* The memo's items of layout sig (nsig words, hash h), or NULL. */
-static const struct q_memo_entry *memo_find(const struct q_memo *m, const uint64_t *sig, size_t nsig, uint64_t h)
-{
-	for (size_t j = 0; j < m->n; j++)
-		if (m->e[j].hash == h && m->e[j].nsig == nsig && memcmp(m->e[j].sig, sig, nsig * sizeof(*sig)) == 0)
-			return &m->e[j];
-	return NULL;
-}
-
 /* st->qs from a memo's items (every shape is in the store, its bounds
  * held). */
 static int memo_use(struct jabas_state *st, const struct q_memo_entry *e)
@@ -775,7 +497,7 @@ static int memo_use(struct jabas_state *st, const struct q_memo_entry *e)
 		qs->units = units;
 	}
 	qs->n = 0;
-	if (shapes_reserve(qs, e->n + 1, nq) < 0)
+	if (jabas_shapes_reserve(qs, e->n + 1, nq) < 0)
 		return -1;
 	memcpy(qs->ent, e->ent, e->n * sizeof(*e->ent));
 	memcpy(qs->units, e->units, e->n * (size_t)st->nq * sizeof(*e->units));
@@ -795,7 +517,7 @@ static void memo_save(struct jabas_state *st, const uint64_t *sig, size_t nsig, 
 	if (words > Q_MEMO_WORDS)
 		return;
 	if (m->n == Q_MEMO_MAX || m->words + words > Q_MEMO_WORDS)
-		memo_clear(m);
+		jabas_memo_clear(m);
 	if (!m->e && !(m->e = malloc(Q_MEMO_MAX * sizeof(*m->e))))
 		return;
 	e.sig = malloc(nsig * sizeof(*e.sig));
@@ -885,9 +607,9 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 	 * ones, ranked by their items, and the others are only counted. */
 	if (st->store.n >= SHAPE_STORE_MAX) {
 		/* the memo's shapes are the store's entries */
-		store_clear(&st->store, st->solver);
-		memo_clear(&st->memo);
-		picks_clear(&st->picks);
+		jabas_store_clear(&st->store, st->solver);
+		jabas_memo_clear(&st->memo);
+		jabas_picks_clear(&st->picks);
 	}
 	{
 		uint64_t cnt = 0, h = 0;
@@ -901,8 +623,8 @@ static int build_q(const struct hb_sim *sim, const struct hb_sim_job *job, struc
 					 describe_only, NULL, err);
 		if (rc == 0 && avail) {
 			nsig = q_layout_sig(job, st, ngpus, rank_units);
-			h = key_hash(st->sig, nsig);
-			hit = memo_find(&st->memo, st->sig, nsig, h);
+			h = jabas_key_hash(st->sig, nsig);
+			hit = jabas_memo_find(&st->memo, st->sig, nsig, h);
 		}
 #ifdef JABAS_QMEMO_VERIFY
 		/* Test builds (tests/arbiter_jabas: test_jabas_qmemo): a hit is
@@ -1031,61 +753,6 @@ static void keep_nodes(struct jabas_state *st, const int *cur, int *alloc)
 	}
 }
 
-/* The ranking memo's hash of its inputs (struct pick_memo). */
-static uint64_t pick_hash(const struct q_shapes *qs, const long *traj, size_t ntraj, long done,
-			  const struct hb_jabas_first *first)
-{
-	uint64_t x = HASH_SEED;
-
-	x = hash_mix(hash_mix(x, (uint64_t)first->m_rule), (uint64_t)first->local_bs);
-	for (size_t j = 0; j < qs->n; j++)
-		x = hash_mix(x, (uint64_t)qs->ent[j]);
-	for (size_t k = 0; k < ntraj; k++)
-		x = hash_mix(x, (uint64_t)traj[k]);
-	x = hash_mix(hash_mix(hash_mix(x, (uint64_t)done), (uint64_t)ntraj), (uint64_t)qs->n);
-	return x ? x : 1;
-}
-
-static const struct pick_memo_entry *pick_find(const struct pick_memo *m, const struct q_shapes *qs, uint64_t h,
-					       const long *traj, size_t ntraj, long done,
-					       const struct hb_jabas_first *first)
-{
-	for (int i = 0; i < PICK_MEMO_MAX; i++) {
-		const struct pick_memo_entry *e = &m->e[i];
-
-		if (e->hash == h && e->n == qs->n && e->ntraj == ntraj && e->done == done &&
-		    e->first.m_rule == first->m_rule && e->first.local_bs == first->local_bs &&
-		    (qs->n == 0 || memcmp(e->key, qs->ent, qs->n * sizeof(size_t)) == 0) &&
-		    (ntraj == 0 || memcmp(e->traj, traj, ntraj * sizeof(long)) == 0))
-			return e;
-	}
-	return NULL;
-}
-
-/* Keep an answer; without memory it is just not kept. */
-static void pick_save(struct pick_memo *m, const struct q_shapes *qs, uint64_t h, const long *traj, size_t ntraj,
-		      long done, const struct hb_jabas_first *first, long best, double best_s)
-{
-	struct pick_memo_entry *e = &m->e[m->next];
-	size_t *key = malloc((qs->n + 1) * sizeof(size_t));
-	long *tr = malloc((ntraj + 1) * sizeof(long));
-
-	if (!key || !tr) {
-		free(key);
-		free(tr);
-		return;
-	}
-	free(e->key);
-	free(e->traj);
-	if (qs->n) /* qs's arrays are NULL before its first item */
-		memcpy(key, qs->ent, qs->n * sizeof(size_t));
-	if (ntraj)
-		memcpy(tr, traj, ntraj * sizeof(long));
-	*e = (struct pick_memo_entry){ .hash = h, .n = qs->n, .ntraj = ntraj, .done = done, .first = *first,
-				       .key = key, .traj = tr, .best = best, .best_s = best_s };
-	m->next = (m->next + 1) % PICK_MEMO_MAX;
-}
-
 /* argmin over Q of the predicted epoch time of traj; ties go to the later
  * candidate ("<=", §4.3 [C]: Q grows in units, so ties go to more GPUs).
  * *best = -1 when no candidate can run every trajectory point.  Ranked by
@@ -1111,8 +778,8 @@ static int pick_allocation(struct hb_sim_job *job, struct jabas_state *st, const
 	 * time (8.5 % of the rankings on two Philly days, whose hits rose
 	 * from 83 to 8.5 k). */
 	const long done = ntraj == 1 ? 0 : done_in_block;
-	const uint64_t h = pick_hash(qs, traj, ntraj, done, fk);
-	const struct pick_memo_entry *hit = pick_find(&st->picks, qs, h, traj, ntraj, done, fk);
+	const uint64_t h = jabas_pick_hash(qs, traj, ntraj, done, fk);
+	const struct pick_memo_entry *hit = jabas_pick_find(&st->picks, qs, h, traj, ntraj, done, fk);
 
 #ifndef JABAS_QMEMO_VERIFY
 	if (hit) {
@@ -1143,7 +810,7 @@ static int pick_allocation(struct hb_sim_job *job, struct jabas_state *st, const
 		return 0;
 	}
 #endif
-	pick_save(&st->picks, qs, h, traj, ntraj, done, fk, *best, *best_s);
+	jabas_pick_save(&st->picks, qs, h, traj, ntraj, done, fk, *best, *best_s);
 	return 0;
 }
 

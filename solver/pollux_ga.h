@@ -1,11 +1,13 @@
 /*
- * arbiter_pollux.h: PolluxSched's search for an allocation matrix
- * (notes/pollux.md §3.2), the part of sim/policies/pollux/arbiter_pollux.c that does not
- * need a simulation, exposed so tests can compare it with brute force.
+ * pollux_ga.h: PolluxSched's search for an allocation matrix (Pollux,
+ * OSDI '21, §3.2, and the artifact's simulator/pollux.py): NSGA-II over
+ * plain arrays, with no simulation behind it.  sim/policies/pollux/
+ * arbiter_pollux.c builds one struct hb_pollux_problem per round from the
+ * agents' reports; tests compare the search with brute force.
  *
  * An allocation is a J x N matrix of GPUs (row-major, A[j * N + n]: GPUs of
  * job j on node n).  Row order is repair priority: the arbiter lists jobs by
- * attained service, least first (pollux.md §3.2 [ART], A7).
+ * attained service, least first (Pollux §3.2 [ART]).
  *
  * FITNESS(A) = ((1/J) sum_j (scale SPEEDUP_j(A_j) f_j(A_j) + eps)^p)^(1/p)
  *   with f_j = REALLOC_FACTOR_j when row j differs from the current
@@ -18,14 +20,42 @@
  * nodes on each node (interference avoidance), each job within its
  * max_replicas and on at most max_nodes_per_job nodes.
  */
-#ifndef HB_ARBITER_POLLUX_H
-#define HB_ARBITER_POLLUX_H
+#ifndef HB_POLLUX_GA_H
+#define HB_POLLUX_GA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
 #include "pool.h"
 #include "rng.h"
+
+/* [ART] nodes one job may span, and the artifact's cluster size (below it
+ * a search may do the artifact's whole work: hb_pollux_search_cells). */
+#define HB_POLLUX_MAX_NODES 16
+
+/* A packed matrix (struct hb_pollux_result's fpacked form): p[0 .. J] row
+ * starts, then p[J] (column, GPUs) cells; equal matrices have equal ints. */
+#define HB_POLLUX_PK_CELLS(p, J) ((p) + (J) + 1)
+
+/* Ints in packed matrix p of J rows. */
+static inline size_t hb_pollux_packed_len(const int *p, int J)
+{
+	return (size_t)J + 1 + 2 * (size_t)p[J];
+}
+
+/* FNV-1a of L ints: the search's duplicate check, and the arbiter's grant
+ * signature. */
+static inline uint64_t hb_pollux_hash(const int *x, size_t L)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < L; i++) {
+		h ^= (uint64_t)(uint32_t)x[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
 
 /* SPEEDUP of job j on its row (nnodes entries): >= 0, 0 for an empty row.
  * Returns 0, or -1 with err filled. */
@@ -57,7 +87,7 @@ struct hb_pollux_problem {
 				    the same bits as without */
 };
 
-/* Search settings: the artifact's NSGA-II (pollux.md §3.2 [ART]). */
+/* Search settings: the artifact's NSGA-II (Pollux §3.2 [ART]). */
 struct hb_pollux_ga_opts {
 	int pop_size;            /* population (100) */
 	int generations;         /* generations, the initial population counting as the first (100) */
