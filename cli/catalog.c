@@ -5,7 +5,9 @@
  * sources of its numbers, or prints JSON in the form the loader reads back,
  * so `hetbatch catalog clusters jabas-a --json > mine.json` is a starting
  * point for a user's own file.  `--from-philly FILE` turns the Philly
- * trace's cluster_machine_list into such a file (traces/philly.h).
+ * trace's cluster_machine_list into such a file (traces/philly.h),
+ * `--from-alibaba FILE` Alibaba's 2023 GPU trace node list
+ * (traces/alibaba.h).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "alibaba.h"
 #include "catalog.h"
 #include "cli.h"
 #include "json.h"
@@ -30,6 +33,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: hetbatch catalog gpus|models|clusters [NAME|FILE] [--json]\n"
 		"       hetbatch catalog clusters --from-philly MACHINE_LIST [--name N] [--out FILE] [--json]\n"
+		"       hetbatch catalog clusters --from-alibaba NODE_LIST [--gpu-alias CODE=GPU,...] [--name N]\n"
+		"                [--out FILE] [--json]\n"
 		"\n"
 		"List the built-in GPU types, DNN models and cluster presets, or show one\n"
 		"entry in detail with the sources of its numbers.  NAME is a catalog name\n"
@@ -49,9 +54,21 @@ static void usage(FILE *out)
 		"                   machine named by its id, 24 GB = p40, 12 GB = p100,\n"
 		"                   links and restart costs of the \"philly\" preset;\n"
 		"                   machines with 0 GPUs are left out and counted\n"
-		"  --name N         the cluster's name (default philly-machines)\n"
+		"  --name N         the cluster's name (default philly-machines, or\n"
+		"                   alibaba-openb with --from-alibaba)\n"
 		"  --out FILE       write the cluster JSON to FILE (atomically), usable as\n"
 		"                   --cluster FILE in plan, sim and sweep\n"
+		"\n"
+		"Alibaba 2023 GPU trace node list (clusters only):\n"
+		"  --from-alibaba F build a cluster from openb_node_list_gpu_node.csv\n"
+		"                   (sn,cpu_milli,memory_mib,gpu,model): one node per row\n"
+		"                   named by its sn; models T4, P100, V100M16, V100M32, A10\n"
+		"                   as t4, p100, v100, v100-32gb, a10, and the undisclosed\n"
+		"                   G2, G3 assumed a100-40gb, a100-80gb (docs/jobspec.md);\n"
+		"                   PCIe 3.0 x16 and 25 GbE links (assumed: the trace has\n"
+		"                   none); nodes with 0 GPUs are left out and counted\n"
+		"  --gpu-alias L    replace the mapping: CODE=GPU[,CODE=GPU...] with any\n"
+		"                   catalog GPU, e.g. G2=v100-32gb\n"
 		"\n"
 		"Examples:\n"
 		"  hetbatch catalog gpus\n"
@@ -61,6 +78,8 @@ static void usage(FILE *out)
 		"  hetbatch catalog clusters my-cluster.json\n"
 		"  hetbatch catalog clusters --from-philly tests/fixtures/traces/machines_good.csv \\\n"
 		"      --out philly.json\n"
+		"  hetbatch catalog clusters --from-alibaba data/alibaba/openb_node_list_gpu_node.csv \\\n"
+		"      --out alibaba.json\n"
 		"\n"
 		"Exit status: 0 ok, 2 unknown list or name, or an invalid file.\n");
 }
@@ -335,6 +354,58 @@ static int from_philly(struct hb_cli *cli, struct hb_catalog *cat, const char *p
 	return rc;
 }
 
+/* --from-alibaba: convert, load (the loader validates), then show, print
+ * or write, as --from-philly. */
+static int from_alibaba(struct hb_cli *cli, struct hb_catalog *cat, const char *path, const char *name,
+			const char *aliases, const char *out, int json)
+{
+	struct hb_alibaba_gpus map;
+	struct hb_alibaba_nodes info;
+	struct hb_error err = { 0 };
+	const struct hb_cluster *c;
+	cJSON *doc = NULL;
+	char *text = NULL;
+	int rc = 0;
+
+	hb_alibaba_gpus_default(&map);
+	if ((aliases && hb_alibaba_gpus_parse(&map, cat, aliases, &err) < 0) ||
+	    hb_alibaba_nodes_to_cluster(cat, path, name, &map, &doc, &info, &err) < 0)
+		return hb_cli_fail(cli, &err);
+	text = cJSON_PrintUnformatted(doc);
+	if (!text) {
+		cJSON_Delete(doc);
+		hb_runtime_error(&err, "%s: out of memory", path);
+		return hb_cli_fail(cli, &err);
+	}
+	if (hb_catalog_load_json(cat, text, strlen(text), path, &err) < 0 ||
+	    !(c = hb_catalog_cluster(cat, name))) {
+		if (err.code == HB_OK)
+			hb_runtime_error(&err, "%s: converted cluster %s not found", path, name);
+		rc = hb_cli_fail(cli, &err);
+	} else if (out && hb_json_write_file(out, doc, &err) < 0) {
+		rc = hb_cli_fail(cli, &err);
+	} else if (json) {
+		rc = hb_json_print(stdout, doc, &err) < 0 ? hb_cli_fail(cli, &err) : 0;
+	} else {
+		show_cluster(cat, c);
+		printf("\n%s: %ld %s, %ld %s (", path, info.nodes, hb_plural(info.nodes, "node", "nodes"), info.gpus,
+		       hb_plural(info.gpus, "GPU", "GPUs"));
+		for (int k = 0, first = 1; k < HB_ALIBABA_NGPUS; k++) {
+			if (!info.gpus_by_code[k])
+				continue;
+			printf("%s%ld %s as %s", first ? "" : ", ", info.gpus_by_code[k], hb_alibaba_gpu_code(k),
+			       hb_alibaba_gpu(&map, hb_alibaba_gpu_code(k)));
+			first = 0;
+		}
+		printf("); %ld %s with 0 GPUs left out\n", info.skipped, hb_plural(info.skipped, "node", "nodes"));
+		if (out)
+			printf("written to %s\n", out);
+	}
+	free(text);
+	cJSON_Delete(doc);
+	return rc;
+}
+
 static int parse_kind(const char *word, enum kind *k)
 {
 	static const char *const words[][2] = { { "gpus", "gpu" }, { "models", "model" }, { "clusters", "cluster" } };
@@ -352,7 +423,7 @@ int cmd_catalog(int argc, char **argv, struct hb_cli *cli)
 	const char *pos[2] = { NULL, NULL };
 	struct hb_catalog cat;
 	struct hb_error err = { 0 };
-	const char *philly = NULL, *name = "philly-machines", *out = NULL;
+	const char *philly = NULL, *alibaba = NULL, *aliases = NULL, *name = NULL, *out = NULL;
 	int json = 0, npos = 0, only_pos = 0, rc = 0;
 	enum kind k;
 
@@ -366,21 +437,24 @@ int cmd_catalog(int argc, char **argv, struct hb_cli *cli)
 			return 0;
 		} else if (!only_pos && strcmp(a, "--json") == 0) {
 			json = 1;
-		} else if (!only_pos && (strcmp(a, "--from-philly") == 0 || strcmp(a, "--name") == 0 ||
+		} else if (!only_pos && (strcmp(a, "--from-philly") == 0 || strcmp(a, "--from-alibaba") == 0 ||
+					 strcmp(a, "--gpu-alias") == 0 || strcmp(a, "--name") == 0 ||
 					 strcmp(a, "--out") == 0)) {
+			const char **dst = strcmp(a, "--from-philly") == 0	? &philly
+					   : strcmp(a, "--from-alibaba") == 0 ? &alibaba
+					   : strcmp(a, "--gpu-alias") == 0	? &aliases
+					   : strcmp(a, "--name") == 0		? &name
+										: &out;
+
 			if (i + 1 >= argc || !argv[i + 1][0])
 				return hb_cli_usage(cli, "catalog", "%s needs a value", a);
-			if (a[2] == 'f')
-				philly = argv[++i];
-			else if (a[2] == 'n')
-				name = argv[++i];
-			else
-				out = argv[++i];
+			*dst = argv[++i];
 		} else if (!only_pos && a[0] == '-' && a[1]) {
 			/* parsed by hand above; this table only names them for the message */
 			static const struct option opts[] = {
 				{ "help", no_argument, NULL, 'h' },          { "json", no_argument, NULL, 0 },
 				{ "from-philly", required_argument, NULL, 0 }, { "name", required_argument, NULL, 0 },
+				{ "from-alibaba", required_argument, NULL, 0 }, { "gpu-alias", required_argument, NULL, 0 },
 				{ "out", required_argument, NULL, 0 },        { NULL, 0, NULL, 0 },
 			};
 
@@ -400,14 +474,20 @@ int cmd_catalog(int argc, char **argv, struct hb_cli *cli)
 		return hb_cli_usage(cli, "catalog", "unknown list '%s' (expected gpus, models or clusters)%s", pos[0],
 				    hb_cli_suggest(pos[0], lists, hint, sizeof(hint)));
 	}
-	if ((philly || out) && (k != K_CLUSTER || pos[1]))
-		return hb_cli_usage(cli, "catalog", "--from-philly and --out go with 'clusters' and no NAME");
-	if ((out || strcmp(name, "philly-machines") != 0) && !philly)
-		return hb_cli_usage(cli, "catalog", "--out and --name need --from-philly");
+	if ((philly || alibaba || out) && (k != K_CLUSTER || pos[1]))
+		return hb_cli_usage(cli, "catalog", "--from-philly, --from-alibaba and --out go with 'clusters' and no NAME");
+	if (philly && alibaba)
+		return hb_cli_usage(cli, "catalog", "--from-philly and --from-alibaba exclude each other");
+	if ((out || name) && !philly && !alibaba)
+		return hb_cli_usage(cli, "catalog", "--out and --name need --from-philly or --from-alibaba");
+	if (aliases && !alibaba)
+		return hb_cli_usage(cli, "catalog", "--gpu-alias needs --from-alibaba");
 	if (hb_catalog_load_builtin(&cat, &err))
 		return hb_cli_fail(cli, &err);
 	if (philly) {
-		rc = from_philly(cli, &cat, philly, name, out, json);
+		rc = from_philly(cli, &cat, philly, name ? name : "philly-machines", out, json);
+	} else if (alibaba) {
+		rc = from_alibaba(cli, &cat, alibaba, name ? name : "alibaba-openb", aliases, out, json);
 	} else if (!pos[1]) {
 		if (json)
 			rc = list_json(cli, &cat, k);

@@ -176,10 +176,11 @@ static void usage(FILE *out)
 		"restarts per job, finish-time fairness rho (median, p99) and scheduler\n"
 		"decision time per round, then mean JCT by model.\n"
 		"  --trace FILE         job trace: Philly log or philly.csv, a Pollux\n"
-		"                       workload CSV, a job-spec CSV or JSON (docs/jobspec.md)\n"
+		"                       workload CSV, Alibaba's 2023 GPU pod list, a job-spec\n"
+		"                       CSV or JSON (docs/jobspec.md)\n"
 		"  --format F           auto (default), philly-log, philly-csv,\n"
-		"                       pollux-workload, easyscale-workload, jobspec-csv,\n"
-		"                       jobspec-json\n"
+		"                       pollux-workload, easyscale-workload, alibaba-openb,\n"
+		"                       jobspec-csv, jobspec-json\n"
 		"  --load F             divide arrival times by F (2 = twice the load)\n"
 		"  --max-jobs N         the first N jobs the filters keep (file order)\n"
 		"  --from S, --to S     keep arrivals in [S, T) s after the trace origin\n"
@@ -444,7 +445,8 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 		case OPT_FORMAT:
 			if (hb_trace_format_parse(optarg, &a->format, &err) < 0 || a->format == HB_TRACE_SYNTHETIC)
 				return hb_cli_usage(cli, "sim", "--format: '%s' is not a trace file format (auto, philly-log, "
-							 "philly-csv, pollux-workload, easyscale-workload, jobspec-csv, jobspec-json)",
+							 "philly-csv, pollux-workload, easyscale-workload, alibaba-openb, jobspec-csv, "
+							 "jobspec-json)",
 						    optarg);
 			a->trace_opts = 1;
 			break;

@@ -46,6 +46,7 @@ static const char *const format_names[HB_TRACE_NFORMATS] = {
 	[HB_TRACE_JOBSPEC_JSON] = "jobspec-json",
 	[HB_TRACE_SYNTHETIC] = "synthetic",
 	[HB_TRACE_EASYSCALE_WORKLOAD] = "easyscale-workload",
+	[HB_TRACE_ALIBABA_OPENB] = "alibaba-openb",
 };
 
 static const char *const skip_names[HB_SKIP_NREASONS] = {
@@ -59,6 +60,8 @@ static const char *const skip_names[HB_SKIP_NREASONS] = {
 	[HB_SKIP_VC] = "virtual-cluster filter",
 	[HB_SKIP_WINDOW] = "time window",
 	[HB_SKIP_GPUS] = "GPU-count filter",
+	[HB_SKIP_GPU_SHARE] = "GPU share (gpu_milli < 1000)",
+	[HB_SKIP_NEVER_SCHEDULED] = "never scheduled",
 };
 
 const char *hb_trace_format_name(enum hb_trace_format fmt)
@@ -76,7 +79,7 @@ int hb_trace_format_parse(const char *name, enum hb_trace_format *out, struct hb
 	}
 	return hb_input_error(err,
 			      "unknown trace format '%s' (known: auto, philly-log, philly-csv, pollux-workload, easyscale-workload, "
-			      "jobspec-csv, jobspec-json)",
+			      "alibaba-openb, jobspec-csv, jobspec-json)",
 			      name);
 }
 
@@ -283,6 +286,10 @@ int hb_trace_detect(const char *path, enum hb_trace_format *out, struct hb_error
 			*out = HB_TRACE_POLLUX_WORKLOAD;
 			return 0;
 		}
+		if (header_has(cols, ncol, "num_gpu") && header_has(cols, ncol, "gpu_milli")) {
+			*out = HB_TRACE_ALIBABA_OPENB;
+			return 0;
+		}
 		if (header_has(cols, ncol, "arrival_s")) {
 			*out = HB_TRACE_JOBSPEC_CSV;
 			return 0;
@@ -290,6 +297,9 @@ int hb_trace_detect(const char *path, enum hb_trace_format *out, struct hb_error
 		if (header_has(cols, ncol, "machineId"))
 			return hb_input_error(err, "%s:1: a Philly cluster_machine_list, not a job trace "
 					      "(see hb_philly_machines_to_cluster)", path);
+		if (header_has(cols, ncol, "sn") && header_has(cols, ncol, "model") && header_has(cols, ncol, "gpu"))
+			return hb_input_error(err, "%s:1: an Alibaba node list, not a job trace (hetbatch catalog "
+					      "clusters --from-alibaba turns it into a cluster)", path);
 	}
 	if (hb_strcaseeq(extension(path), ".json")) {
 		*out = HB_TRACE_JOBSPEC_JSON;
@@ -299,7 +309,8 @@ int hb_trace_detect(const char *path, enum hb_trace_format *out, struct hb_error
 			      "%s:1: cannot tell the trace format from the header: expected the columns of "
 			      "philly-csv (timestamp,duration,num_gpus,gpu_time,cluster), pollux-workload "
 			      "(name,time,application,num_replicas,batch_size), easyscale-workload "
-			      "(name,time,application,max_parallelism,batch_size,epochs,...) or jobspec-csv "
+			      "(name,time,application,max_parallelism,batch_size,epochs,...), alibaba-openb "
+			      "(name,...,num_gpu,gpu_milli,...) or jobspec-csv "
 			      "(name,arrival_s,model,gpus,...), or a JSON document",
 			      path);
 }
@@ -317,6 +328,8 @@ static const struct hb_trace_ops *ops_for(enum hb_trace_format fmt)
 		return &hb_trace_pollux_workload_ops;
 	case HB_TRACE_EASYSCALE_WORKLOAD:
 		return &hb_trace_easyscale_workload_ops;
+	case HB_TRACE_ALIBABA_OPENB:
+		return &hb_trace_alibaba_openb_ops;
 	case HB_TRACE_JOBSPEC_CSV:
 		return &hb_trace_jobspec_csv_ops;
 	case HB_TRACE_JOBSPEC_JSON:

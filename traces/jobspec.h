@@ -30,6 +30,7 @@
  *   philly-csv       Pollux's derived philly.csv (philly_csv.c)
  *   pollux-workload  Pollux's workload-N.csv (pollux_workload.c)
  *   easyscale-workload  EasyScale's artifact workloads (easyscale_workload.c)
+ *   alibaba-openb    Alibaba's 2023 GPU trace pod list (alibaba_openb.c)
  *   jobspec-csv      name,arrival_s,model,gpus[,batch,duration_s,...] (jobspec_csv.c)
  *   jobspec-json     {"jobs": [{"name": ..., ...}]} (jobspec_json.c)
  *   synthetic        the seeded generator (synthetic.h), never a file
@@ -100,6 +101,7 @@ enum hb_trace_format {
 	HB_TRACE_JOBSPEC_JSON,      /* docs/jobspec.md */
 	HB_TRACE_SYNTHETIC,         /* synthetic.h; not a file format */
 	HB_TRACE_EASYSCALE_WORKLOAD, /* name,time,application,max_parallelism,batch_size,epochs,... */
+	HB_TRACE_ALIBABA_OPENB,     /* Alibaba 2023 pod list: name,...,num_gpu,gpu_milli,...,scheduled_time */
 	HB_TRACE_NFORMATS
 };
 
@@ -147,6 +149,8 @@ enum hb_trace_skip {
 	HB_SKIP_VC,                 /* filtered by options.vc */
 	HB_SKIP_WINDOW,             /* filtered by options.from_s / to_s */
 	HB_SKIP_GPUS,               /* filtered by options.min_gpus / max_gpus */
+	HB_SKIP_GPU_SHARE,          /* Alibaba: a share of one GPU (gpu_milli < 1000); jobs hold whole GPUs */
+	HB_SKIP_NEVER_SCHEDULED,    /* Alibaba: no scheduled_time (Pending at the snapshot) */
 	HB_SKIP_NREASONS
 };
 

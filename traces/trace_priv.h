@@ -36,6 +36,7 @@ extern const struct hb_trace_ops hb_trace_philly_log_ops;
 extern const struct hb_trace_ops hb_trace_philly_csv_ops;
 extern const struct hb_trace_ops hb_trace_pollux_workload_ops;
 extern const struct hb_trace_ops hb_trace_easyscale_workload_ops;
+extern const struct hb_trace_ops hb_trace_alibaba_openb_ops;
 extern const struct hb_trace_ops hb_trace_jobspec_csv_ops;
 extern const struct hb_trace_ops hb_trace_jobspec_json_ops;
 
