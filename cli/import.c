@@ -20,6 +20,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: hetbatch import pollux DIR [--db FILE]\n"
+		"       hetbatch import sia DIR [--db FILE]\n"
 		"       hetbatch import jabas DIR [--db FILE]\n"
 		"       hetbatch import nccl-tests FILE --link NAME [--scope intra|inter] [--gpus N] [--db FILE]\n"
 		"\n"
@@ -29,6 +30,11 @@ static void usage(FILE *out)
 		"Kinds:\n"
 		"  pollux      Pollux's published T4 profiles: one directory per application with\n"
 		"              placements.csv, scalability.csv and validation-<batch>.csv\n"
+		"              -> placement, scalability, gradstats, single-GPU compute rows\n"
+		"  sia         Sia's per-GPU-type profiles (SOSP'23 artifact, sia-simulator/traces):\n"
+		"              one directory per application with placements-<type>.csv,\n"
+		"              scalability-<type>.csv, validation-<batch>.csv; types aws -> t4,\n"
+		"              rtx -> rtx-2080ti, dgx-ext -> a100-40gb, quad -> quadro-rtx-6000\n"
 		"              -> placement, scalability, gradstats, single-GPU compute rows\n"
 		"  jabas       a JABAS/IIDP profile set: cluster_info.json, cluster_comp_profile_data/,\n"
 		"              cluster_mem_profile_data/, bucket_profile_data/, comm_profile_data/\n"
@@ -48,6 +54,9 @@ static void usage(FILE *out)
 		"Examples:\n"
 		"  hetbatch import pollux ../shared/data/pollux/profiles\n"
 		"  hetbatch import jabas ../shared/data/jabas/resnet50-quickstart --db profiles.db\n"
+		"  hetbatch import sia tests/fixtures/sia/good --db sia.db\n"
+		"  (a fixture in the layout of Sia's sia-simulator/traces, github.com/siasosp23/artifacts,\n"
+		"  which is not shipped: it has no license; give your checkout's folder)\n"
 		"  hetbatch import nccl-tests tests/fixtures/nccl/allreduce-8gpu.txt \\\n"
 		"      --link nvlink4 --scope intra\n"
 		"  (that file is what `all_reduce_perf -b 1M -e 8M -f 2 -g 8` prints on 8 GPUs)\n"
@@ -131,15 +140,15 @@ int cmd_import(int argc, char **argv, struct hb_cli *cli)
 		}
 	}
 	if (argc - optind != 2)
-		return hb_cli_usage(cli, "import", "expected KIND and PATH (pollux DIR, jabas DIR or nccl-tests FILE)");
+		return hb_cli_usage(cli, "import", "expected KIND and PATH (pollux DIR, sia DIR, jabas DIR or nccl-tests FILE)");
 	kind = argv[optind];
 	path = argv[optind + 1];
 	nccl = strcmp(kind, "nccl-tests") == 0;
-	if (!nccl && strcmp(kind, "pollux") != 0 && strcmp(kind, "jabas") != 0) {
-		static const char *const kinds[] = { "pollux", "jabas", "nccl-tests", NULL };
+	if (!nccl && strcmp(kind, "pollux") != 0 && strcmp(kind, "sia") != 0 && strcmp(kind, "jabas") != 0) {
+		static const char *const kinds[] = { "pollux", "sia", "jabas", "nccl-tests", NULL };
 		char hint[128];
 
-		return hb_cli_usage(cli, "import", "unknown kind '%s' (pollux, jabas or nccl-tests)%s", kind,
+		return hb_cli_usage(cli, "import", "unknown kind '%s' (pollux, sia, jabas or nccl-tests)%s", kind,
 				    hb_cli_suggest(kind, kinds, hint, sizeof(hint)));
 	}
 	if (!nccl && (link || scope || gpus))
@@ -172,6 +181,8 @@ int cmd_import(int argc, char **argv, struct hb_cli *cli)
 		rc = hb_import_nccl(db, path, scope, link, (int)gpus, &stats, &err);
 	else if (strcmp(kind, "pollux") == 0)
 		rc = hb_import_pollux(db, &cat, path, &stats, &err);
+	else if (strcmp(kind, "sia") == 0)
+		rc = hb_import_sia(db, &cat, path, &stats, &err);
 	else
 		rc = hb_import_jabas(db, &cat, path, &stats, &err);
 	hb_profdb_close(db);

@@ -32,7 +32,7 @@
  * (hb_profdb_open_layers): for each GPU x model (and each model's buckets,
  * each link's all-reduce fit) the best-ranked source over both files
  * (hb_profdb_source_rank: live, torch, cupti, events, import:jabas, import:pollux,
- * import:nccl-tests, cpu, analytic) supplies the whole set of rows, so an
+ * import:sia, import:nccl-tests, cpu, analytic) supplies the whole set of rows, so an
  * imported or measured profile replaces the generated one exactly where it
  * exists.  Given --db FILE, a command reads that file alone.
  */

@@ -1,7 +1,7 @@
 /*
  * import.h: load published or measured profiles into the profile database.
  *
- * Three importers, each all-or-nothing: it runs in ONE transaction of the
+ * Four importers, each all-or-nothing: it runs in ONE transaction of the
  * profile database, and any bad line, field or file rolls the whole import
  * back, so the database is exactly as it was before.  Errors are HB_EINPUT
  * with "FILE:LINE: field 'NAME': value 'V': reason" for tables and text, and
@@ -21,6 +21,26 @@
  *   n_vsw 1, total_s = step_time, the phases (fwd/bwd/data/update/copy/bn)
  *   0 because Pollux does not split them: a reader needing the split must
  *   use total_s when fwd_s + bwd_s is 0.
+ *
+ * hb_import_sia(DIR): Sia's per-GPU-type profiles (SOSP'23 artifact
+ *   siasosp23/artifacts, sia-simulator/traces), one sub-directory per
+ *   application (or DIR itself if it holds a placements-<type>.csv).  The
+ *   files keep Pollux's formats, once per GPU type <type>:
+ *     placements-<type>.csv   -> placement (+ compute rows for "1"), as Pollux
+ *     scalability-<type>.csv  -> scalability; a repeated (num_nodes,
+ *                                num_replicas, local_bsz) keeps the mean of
+ *                                its rows (the dgx-ext files repeat keys)
+ *     validation-B.csv        -> gradstats (GPU-independent), as Pollux
+ *   Types [paper 4.2; ART simulator_config.py]: aws -> t4 (4 per node), rtx
+ *   -> rtx-2080ti (8), dgx-ext -> a100-40gb (8), quad -> quadro-rtx-6000 (4);
+ *   a placement digit or scalability row beyond the type's node size is an
+ *   error.  Skipped with a warning: dgx (the same A100 over a smaller batch
+ *   range), azure (GPU undocumented), the unsuffixed placements.csv /
+ *   scalability.csv (the artifact's copy of Pollux's aws files) and
+ *   pipeline-parallel applications (a directory named *_pmp).  Any other
+ *   type suffix is an error naming the file and the known types.  Model =
+ *   the directory name (catalog name where it matches).  Source
+ *   "import:sia".
  *
  * hb_import_jabas(DIR): a JABAS/IIDP profile set (notes/jabas.md 2.3):
  *     cluster_info.json                            hosts: GPU type, GPUs, bandwidths
@@ -99,6 +119,8 @@ struct hb_import_stats {
 /* cat may be NULL: names are then stored as the files spell them. */
 int hb_import_pollux(struct hb_profdb *db, const struct hb_catalog *cat, const char *dir,
 		     struct hb_import_stats *stats, struct hb_error *err);
+int hb_import_sia(struct hb_profdb *db, const struct hb_catalog *cat, const char *dir,
+		  struct hb_import_stats *stats, struct hb_error *err);
 int hb_import_jabas(struct hb_profdb *db, const struct hb_catalog *cat, const char *dir,
 		    struct hb_import_stats *stats, struct hb_error *err);
 int hb_import_nccl(struct hb_profdb *db, const char *path, const char *scope, const char *link, int n_gpus,
@@ -107,7 +129,8 @@ int hb_import_nccl(struct hb_profdb *db, const char *path, const char *scope, co
 /* Link class name for a bandwidth in bytes/s (see hb_import_jabas). */
 void hb_import_link_class(double bandwidth, char *out, size_t size);
 
-/* ---- shared by the importers (defined in import_pollux.c) ---- */
+/* ---- shared by the importers (defined in import_pollux.c; the table
+ * readers are in import_priv.h) ---- */
 
 /* Append a warning to stats (printf-style, truncated to one line). */
 void hb_import_warn(struct hb_import_stats *stats, const char *fmt, ...) HB_PRINTF(2, 3);

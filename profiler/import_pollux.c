@@ -1,8 +1,8 @@
 /*
  * import_pollux.c: Pollux's published T4 profiles -> placement, scalability,
- * gradstats and single-GPU compute rows (see import.h), plus the helpers the
- * three importers share (warnings, the import transaction, directory lists,
- * catalog names).
+ * gradstats and single-GPU compute rows (see import.h; the table readers are
+ * import_tables.c), plus the helpers the importers share (warnings, the
+ * import transaction, directory lists, catalog names).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -13,15 +13,13 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "csv.h"
 #include "fileio.h"
 #include "import.h"
+#include "import_priv.h"
 #include "interrupt.h"
 #include "strutil.h"
 
 #define SOURCE "import:pollux"
-#define MAX_LOCAL_BS 10000000L   /* sanity bound on a per-GPU batch */
-#define MAX_TIME_S 1e6           /* sanity bound on one step, s */
 
 /* ------------------------------------------------------------------------ */
 /* Helpers shared by the importers                                           */
@@ -182,306 +180,27 @@ void hb_import_model_name(const struct hb_catalog *cat, const char *raw, char *o
 /* ------------------------------------------------------------------------ */
 /* Pollux                                                                     */
 
-struct pollux_ctx {
-	struct hb_profdb *db;
-	struct hb_import_stats *stats;
-	char gpu[64];                  /* catalog name of the T4 */
-	char model[64];                /* catalog (or directory) name of the application */
-};
-
-/* Natural keys already seen in one file, to count a repeated row once
- * (linear scan: the published files have at most a few thousand rows). */
-struct keyset {
-	char (*key)[64];
-	int n, cap;
-};
-
-/* 1 if key was already in ks, else add it and return 0 (also on OOM:
- * only the duplicate report would be lost). */
-static int keyset_seen(struct keyset *ks, const char *key)
-{
-	for (int i = 0; i < ks->n; i++)
-		if (strcmp(ks->key[i], key) == 0)
-			return 1;
-	if (ks->n == ks->cap) {
-		int ncap = ks->cap ? 2 * ks->cap : 256;
-		char (*nk)[64] = realloc(ks->key, (size_t)ncap * sizeof(*nk));
-
-		if (!nk)
-			return 0;
-		ks->key = nk;
-		ks->cap = ncap;
-	}
-	hb_strlcpy(ks->key[ks->n++], key, sizeof(ks->key[0]));
-	return 0;
-}
-
-/* A time in [0, MAX_TIME_S]; positive additionally requires > 0. */
-static int csv_time(struct hb_csv *c, int col, int positive, double *out, struct hb_error *err)
-{
-	if (hb_csv_double_range(c, col, 0.0, MAX_TIME_S, out, err) < 0)
-		return -1;
-	if (positive && !(*out > 0))
-		return hb_input_error(err, "%s:%ld: field '%s': value '%s' must be > 0", c->path, c->line,
-				      c->header[col], c->field[col]);
-	return 0;
-}
-
-/* Pollux placement: GPUs per node, one digit per node ("13" = 1 + 3 GPUs). */
-static int check_placement(struct hb_csv *c, int col, const char *s, struct hb_error *err)
-{
-	size_t n = strlen(s);
-
-	for (size_t i = 0; i < n; i++)
-		if (s[i] < '1' || s[i] > '9')
-			n = 0;
-	if (n == 0 || n >= sizeof(((struct hb_placement_row *)0)->placement))
-		return hb_input_error(err, "%s:%ld: field '%s': value '%.64s' is not a placement (GPUs per node, "
-				      "one digit 1-9 per node, e.g. '22')", c->path, c->line, c->header[col], s);
-	return 0;
-}
-
-/* Open path and find the required columns. */
-static int open_table(struct hb_csv *c, const char *path, const char *const *cols, int *idx,
-		      struct hb_import_stats *stats, struct hb_error *err)
-{
-	if (hb_csv_open(c, path, err) < 0)
-		return -1;
-	stats->files++;
-	if (hb_csv_header(c, cols, idx, err) < 0) {
-		hb_csv_close(c);
-		return -1;
-	}
-	return 0;
-}
-
-static int read_placements(struct pollux_ctx *x, const char *path, struct hb_error *err)
-{
-	static const char *const cols[] = { "placement", "local_bsz", "step_time", "sync_time", NULL };
-	struct hb_csv c;
-	struct keyset seen = { 0 };
-	int idx[4], rc;
-
-	if (open_table(&c, path, cols, idx, x->stats, err) < 0)
-		return -1;
-	while ((rc = hb_csv_next(&c, err)) == 1) {
-		struct hb_placement_row r;
-		char key[64];
-		const char *pl;
-		long bs;
-		int dup;
-
-		memset(&r, 0, sizeof(r));
-		if (hb_csv_check_width(&c, err) < 0 || hb_csv_str(&c, idx[0], &pl, err) < 0 ||
-		    check_placement(&c, idx[0], pl, err) < 0 ||
-		    hb_csv_long_range(&c, idx[1], 1, MAX_LOCAL_BS, &bs, err) < 0 ||
-		    csv_time(&c, idx[2], 1, &r.step_s, err) < 0 || csv_time(&c, idx[3], 0, &r.sync_s, err) < 0)
-			goto fail;
-		hb_strlcpy(r.model, x->model, sizeof(r.model));
-		hb_strlcpy(r.gpu, x->gpu, sizeof(r.gpu));
-		hb_strlcpy(r.placement, pl, sizeof(r.placement));
-		hb_strlcpy(r.source, SOURCE, sizeof(r.source));
-		r.local_bs = (int)bs;
-		if (hb_profdb_put_placement(x->db, &r, err) < 0)
-			goto fail;
-		snprintf(key, sizeof(key), "%s,%ld", pl, bs);
-		dup = keyset_seen(&seen, key);
-		if (dup)
-			hb_import_warn(x->stats, "%s:%ld: placement %s, local_bsz %ld repeats an earlier row; the later "
-				       "is kept", c.path, c.line, pl, bs);
-		x->stats->placement += !dup;
-		if (strcmp(pl, "1") == 0) {
-			/* One GPU: the solvers' single-device point.  Pollux's
-			 * step_time already includes its (tiny) sync_time. */
-			struct hb_compute_row cr;
-
-			memset(&cr, 0, sizeof(cr));
-			hb_strlcpy(cr.gpu, x->gpu, sizeof(cr.gpu));
-			hb_strlcpy(cr.model, x->model, sizeof(cr.model));
-			hb_strlcpy(cr.source, SOURCE, sizeof(cr.source));
-			cr.local_bs = (int)bs;
-			cr.n_vsw = 1;
-			cr.total_s = r.step_s;
-			cr.run_id = x->stats->run_id;
-			if (hb_profdb_put_compute(x->db, &cr, err) < 0)
-				goto fail;
-			x->stats->compute += !dup;
-		}
-	}
-	if (rc < 0)
-		goto fail;
-	free(seen.key);
-	hb_csv_close(&c);
-	return 0;
-fail:
-	free(seen.key);
-	hb_csv_close(&c);
-	return -1;
-}
-
-static int read_scalability(struct pollux_ctx *x, const char *path, struct hb_error *err)
-{
-	static const char *const cols[] = { "num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time",
-					    NULL };
-	struct hb_csv c;
-	struct keyset seen = { 0 };
-	int idx[5], rc;
-
-	if (open_table(&c, path, cols, idx, x->stats, err) < 0)
-		return -1;
-	while ((rc = hb_csv_next(&c, err)) == 1) {
-		struct hb_scalability_row r;
-		char key[64];
-		long nodes, reps, bs;
-
-		memset(&r, 0, sizeof(r));
-		if (hb_csv_check_width(&c, err) < 0 || hb_csv_long_range(&c, idx[0], 1, 100000, &nodes, err) < 0 ||
-		    hb_csv_long_range(&c, idx[1], 1, 1000000, &reps, err) < 0 ||
-		    hb_csv_long_range(&c, idx[2], 1, MAX_LOCAL_BS, &bs, err) < 0 ||
-		    csv_time(&c, idx[3], 1, &r.step_s, err) < 0 || csv_time(&c, idx[4], 0, &r.sync_s, err) < 0)
-			goto fail;
-		if (reps < nodes) {
-			hb_input_error(err, "%s:%ld: field 'num_replicas': value '%ld' is fewer than num_nodes %ld",
-				       c.path, c.line, reps, nodes);
-			goto fail;
-		}
-		hb_strlcpy(r.model, x->model, sizeof(r.model));
-		hb_strlcpy(r.gpu, x->gpu, sizeof(r.gpu));
-		hb_strlcpy(r.source, SOURCE, sizeof(r.source));
-		r.num_nodes = (int)nodes;
-		r.num_replicas = (int)reps;
-		r.local_bs = (int)bs;
-		if (hb_profdb_put_scalability(x->db, &r, err) < 0)
-			goto fail;
-		snprintf(key, sizeof(key), "%ld,%ld,%ld", nodes, reps, bs);
-		if (keyset_seen(&seen, key))
-			hb_import_warn(x->stats, "%s:%ld: num_nodes %ld, num_replicas %ld, local_bsz %ld repeats an "
-				       "earlier row; the later is kept", c.path, c.line, nodes, reps, bs);
-		else
-			x->stats->scalability++;
-	}
-	if (rc < 0)
-		goto fail;
-	free(seen.key);
-	hb_csv_close(&c);
-	return 0;
-fail:
-	free(seen.key);
-	hb_csv_close(&c);
-	return -1;
-}
-
-/* "validation-<B>.csv" -> B; 0 if the name is not of that form. */
-static long validation_batch(const char *name)
-{
-	const char *p = name + strlen("validation-");
-	char digits[32];
-	size_t n;
-	long b;
-
-	if (strncmp(name, "validation-", strlen("validation-")) != 0)
-		return 0;
-	n = strlen(p);
-	if (n <= 4 || strcmp(p + n - 4, ".csv") != 0 || n - 4 >= sizeof(digits))
-		return -1;
-	memcpy(digits, p, n - 4);
-	digits[n - 4] = '\0';
-	if (hb_parse_long_range(digits, 1, 0x7fffffffL, &b) < 0 || digits[0] < '0' || digits[0] > '9')
-		return -1;
-	return b;
-}
-
-static int read_validation(struct pollux_ctx *x, const char *path, long batch, struct hb_error *err)
-{
-	static const char *const cols[] = { "progress", "iteration", "metric", "grad_sqr", "grad_var", NULL };
-	struct hb_csv c;
-	int idx[5], rc, epoch = 0;
-
-	if (open_table(&c, path, cols, idx, x->stats, err) < 0)
-		return -1;
-	while ((rc = hb_csv_next(&c, err)) == 1) {
-		struct hb_gradstats_row r;
-
-		memset(&r, 0, sizeof(r));
-		if (hb_csv_check_width(&c, err) < 0 || hb_csv_double_range(&c, idx[0], 0, 1e18, &r.progress, err) < 0 ||
-		    hb_csv_long_range(&c, idx[1], 0, 0x7fffffffL, &r.iteration, err) < 0 ||
-		    hb_csv_double(&c, idx[2], &r.metric, err) < 0 || hb_csv_double(&c, idx[3], &r.grad_sqr, err) < 0 ||
-		    hb_csv_double(&c, idx[4], &r.grad_var, err) < 0)
-			goto fail;
-		hb_strlcpy(r.model, x->model, sizeof(r.model));
-		hb_strlcpy(r.source, SOURCE, sizeof(r.source));
-		r.batch = (int)batch;
-		r.epoch = epoch++;
-		if (hb_profdb_put_gradstats(x->db, &r, err) < 0)
-			goto fail;
-		x->stats->gradstats++;
-	}
-	if (rc < 0)
-		goto fail;
-	hb_csv_close(&c);
-	return 0;
-fail:
-	hb_csv_close(&c);
-	return -1;
-}
-
-static int import_app(struct pollux_ctx *x, const char *appdir, struct hb_error *err)
+static int import_app(struct hb_import_tables *x, const char *appdir, struct hb_error *err)
 {
 	char path[4096];
-	char **files = NULL;
-	int nfiles = 0, rc = -1, nval = 0;
+	int nval = 0;
 
-	if (hb_import_join(path, sizeof(path), appdir, "placements.csv", err) < 0 || read_placements(x, path, err) < 0)
+	if (hb_import_join(path, sizeof(path), appdir, "placements.csv", err) < 0 ||
+	    hb_import_read_placements(x, path, err) < 0)
 		return -1;
 	if (hb_import_join(path, sizeof(path), appdir, "scalability.csv", err) < 0)
 		return -1;
 	if (hb_path_exists(path)) {
-		if (read_scalability(x, path, err) < 0)
+		if (hb_import_read_scalability(x, path, err) < 0)
 			return -1;
 	} else {
 		hb_import_warn(x->stats, "%s: no scalability.csv", appdir);
 	}
-	if (hb_import_list_dir(appdir, 0, &files, &nfiles, err) < 0)
+	if (hb_import_read_validations(x, appdir, &nval, err) < 0)
 		return -1;
-	for (int i = 0; i < nfiles; i++) {
-		long batch = validation_batch(files[i]);
-
-		if (batch == 0)
-			continue;
-		if (hb_import_join(path, sizeof(path), appdir, files[i], err) < 0)
-			goto out;
-		if (batch < 0) {
-			hb_input_error(err, "%s: file name: expected validation-<global batch>.csv", path);
-			goto out;
-		}
-		if (read_validation(x, path, batch, err) < 0)
-			goto out;
-		nval++;
-	}
 	if (nval == 0)
 		hb_import_warn(x->stats, "%s: no validation-<batch>.csv files (no gradient statistics)", appdir);
-	rc = 0;
-out:
-	hb_import_free_names(files, nfiles);
-	return rc;
-}
-
-/* Last path component of dir, ignoring trailing slashes. */
-static void base_name(const char *dir, char *out, size_t size)
-{
-	size_t n = strlen(dir);
-	const char *start;
-
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	start = dir + n;
-	while (start > dir && start[-1] != '/')
-		start--;
-	n -= (size_t)(start - dir);
-	if (n >= size)
-		n = size - 1;
-	memcpy(out, start, n);
-	out[n] = '\0';
+	return 0;
 }
 
 static void pollux_model_name(const struct hb_catalog *cat, const char *app, char *out, size_t size,
@@ -499,7 +218,7 @@ static void pollux_model_name(const struct hb_catalog *cat, const char *app, cha
 int hb_import_pollux(struct hb_profdb *db, const struct hb_catalog *cat, const char *dir,
 		     struct hb_import_stats *stats, struct hb_error *err)
 {
-	struct pollux_ctx x;
+	struct hb_import_tables x;
 	char path[4096], **apps = NULL;
 	int napps = 0, single, ok = 1;
 
@@ -546,13 +265,14 @@ int hb_import_pollux(struct hb_profdb *db, const struct hb_catalog *cat, const c
 	}
 	memset(&x, 0, sizeof(x));
 	x.db = db;
+	x.source = SOURCE;
 	x.stats = stats;
 	hb_import_gpu_name(cat, "t4", x.gpu, sizeof(x.gpu), stats);
 	for (int i = 0; ok && i < (single ? 1 : napps); i++) {
 		char name[64];
 
 		if (single) {
-			base_name(dir, name, sizeof(name));
+			hb_import_base_name(dir, name, sizeof(name));
 			hb_strlcpy(path, dir, sizeof(path));
 		} else {
 			hb_strlcpy(name, apps[i], sizeof(name));

@@ -301,7 +301,8 @@ static int db_error(struct hb_profdb *p, struct hb_error *err, const char *what)
  * traces of the real model (torch), of the synthetic workload (cupti),
  * event timing, published profiles, and generated points last. */
 static const char *const source_order[] = {
-	"live", "torch", "cupti", "events", "import:jabas", "import:pollux", "import:nccl-tests", "cpu", "analytic", NULL,
+	"live",          "torch", "cupti",      "events",          "import:jabas", "import:pollux",
+	"import:sia",    "import:nccl-tests", "cpu", "analytic", NULL,
 };
 
 int hb_profdb_source_rank(const char *source)

@@ -20,7 +20,7 @@
  *
  * GPU and model names are catalog names where the importer could map them
  * (via the catalog's aliases), else the name as the source file spelled it.
- * `source` is one of "torch", "cupti", "events", "cpu", "analytic", "import:pollux",
+ * `source` is one of "torch", "cupti", "events", "cpu", "analytic", "import:pollux", "import:sia",
  * "import:jabas", "import:nccl-tests", "live".  When several sources cover one
  * (gpu, model) pair, readers take the whole set from the best one, in the
  * order of hb_profdb_source_rank(), so a measured profile is never mixed

@@ -69,7 +69,7 @@ static void test_subcommand_typos(void **state)
 	assert_int_equal(run("catalog modles"), 2);
 	err_has("unknown list 'modles' (expected gpus, models or clusters); did you mean 'models'?");
 	assert_int_equal(run("import jabs nowhere"), 2);
-	err_has("unknown kind 'jabs' (pollux, jabas or nccl-tests); did you mean 'jabas'?");
+	err_has("unknown kind 'jabs' (pollux, sia, jabas or nccl-tests); did you mean 'jabas'?");
 	assert_int_equal(run("--verbos sim"), 2);
 	err_has("unknown option '--verbos'; did you mean '--verbose'?");
 }

@@ -147,6 +147,114 @@ static void test_pollux_fixture(void **state)
 	hb_profdb_close(db);
 }
 
+/* Sia's layout: one table set per GPU type, mapped to catalog GPUs; the
+ * values below are the fixture's, checked by hand. */
+static void test_sia_fixture(void **state)
+{
+	struct hb_profdb *db = fresh_db("sia.db");
+	struct hb_import_stats st;
+	struct hb_error err = { 0 };
+	struct hb_placement_row *pl;
+	struct hb_scalability_row *sc;
+	struct hb_compute_row *cr;
+	struct hb_gradstats_row *gs;
+	long before[NTABLES], after[NTABLES];
+	int n, found = 0;
+
+	(void)state;
+	assert_int_equal(hb_import_sia(db, &cat, fixture("sia/good"), &st, &err), 0);
+	assert_int_equal(st.placement, 8);
+	assert_int_equal(st.compute, 5);
+	assert_int_equal(st.scalability, 3);
+	assert_int_equal(st.gradstats, 2);
+	assert_int_equal(st.files, 7);
+	assert_true(st.run_id > 0);
+	assert_true(has_warning(&st, "gpt_pmp: pipeline-parallel profiles"));
+	assert_true(has_warning(&st, "notes: no placements-<type>.csv; not a Sia application"));
+	assert_true(has_warning(&st, "skipped 1 placements-dgx.csv file: the same A100 as dgx-ext"));
+	assert_true(has_warning(&st, "skipped 1 placements.csv/scalability.csv file without a type suffix"));
+	assert_true(has_warning(&st, "scalability-dgx-ext.csv:3: 1 rows (the first at this line) repeat"));
+	assert_true(has_warning(&st, "yolov3: no scalability-rtx.csv"));
+	assert_false(has_warning(&st, "not in the catalog"));
+	/* Placements of every type, columns found by name; the dgx row (0.0351)
+	 * and the unsuffixed copy are not imported. */
+	assert_int_equal(hb_profdb_get_placements(db, "cifar10", &pl, &n, &err), 0);
+	assert_int_equal(n, 5);
+	for (int i = 0; i < n; i++) {
+		assert_string_equal(pl[i].source, "import:sia");
+		assert_true(strcmp(pl[i].gpu, "t4") == 0 || strcmp(pl[i].gpu, "a100-40gb") == 0);
+		if (strcmp(pl[i].gpu, "a100-40gb") == 0 && strcmp(pl[i].placement, "8") == 0) {
+			assert_int_equal(pl[i].local_bs, 32);
+			assert_true(fabs(pl[i].step_s - 0.0420) < 1e-15 && fabs(pl[i].sync_s - 0.0060) < 1e-15);
+			found++;
+		}
+		if (strcmp(pl[i].gpu, "a100-40gb") == 0 && strcmp(pl[i].placement, "1") == 0)
+			assert_true(fabs(pl[i].step_s - 0.0350) < 1e-15);
+	}
+	assert_int_equal(found, 1);
+	free(pl);
+	assert_int_equal(hb_profdb_get_placements(db, "yolov3", &pl, &n, &err), 0);
+	assert_int_equal(n, 3);
+	found = 0;
+	for (int i = 0; i < n; i++)
+		if (strcmp(pl[i].gpu, "rtx-2080ti") == 0 && strcmp(pl[i].placement, "2") == 0) {
+			assert_true(fabs(pl[i].step_s - 0.2300) < 1e-15 && fabs(pl[i].sync_s - 0.0200) < 1e-15);
+			found++;
+		} else if (strcmp(pl[i].gpu, "quadro-rtx-6000") == 0) {
+			assert_true(fabs(pl[i].step_s - 0.1500) < 1e-15);
+			found++;
+		}
+	assert_int_equal(found, 2);
+	free(pl);
+	/* A repeated scalability key keeps the mean: (0.05 + 0.07) / 2 and
+	 * (0.01 + 0.03) / 2. */
+	assert_int_equal(hb_profdb_get_scalability(db, "cifar10", &sc, &n, &err), 0);
+	assert_int_equal(n, 3);
+	found = 0;
+	for (int i = 0; i < n; i++)
+		if (strcmp(sc[i].gpu, "a100-40gb") == 0 && sc[i].num_nodes == 2 && sc[i].num_replicas == 10) {
+			assert_int_equal(sc[i].local_bs, 32);
+			assert_true(fabs(sc[i].step_s - 0.06) < 1e-15 && fabs(sc[i].sync_s - 0.02) < 1e-15);
+			found++;
+		}
+	assert_int_equal(found, 1);
+	free(sc);
+	/* Single-GPU placements became compute rows on their own GPU. */
+	assert_int_equal(hb_profdb_get_compute(db, "rtx-2080ti", "yolov3", &cr, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(cr[0].local_bs, 4);
+	assert_true(fabs(cr[0].total_s - 0.2000) < 1e-15);
+	assert_string_equal(cr[0].source, "import:sia");
+	assert_true(cr[0].run_id == st.run_id);
+	free(cr);
+	assert_int_equal(hb_profdb_get_compute(db, "a100-40gb", "cifar10", &cr, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_true(fabs(cr[0].total_s - 0.0350) < 1e-15);
+	free(cr);
+	assert_int_equal(hb_profdb_get_gradstats(db, "cifar10", &gs, &n, &err), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(gs[1].batch, 128);
+	assert_int_equal(gs[1].epoch, 1);
+	assert_true(gs[1].iteration == 781 && fabs(gs[1].grad_var - 1.592) < 1e-15);
+	free(gs);
+	/* Importing again replaces rows (only a new run row is added). */
+	counts(db, before);
+	assert_int_equal(hb_import_sia(db, &cat, fixture("sia/good"), &st, &err), 0);
+	counts(db, after);
+	assert_int_equal(after[0], before[0] + 1);
+	for (int i = 1; i < NTABLES; i++)
+		assert_int_equal(after[i], before[i]);
+	/* One application directory alone; a pipeline-parallel one is refused. */
+	hb_profdb_close(db);
+	db = fresh_db("sia-one.db");
+	assert_int_equal(hb_import_sia(db, &cat, fixture("sia/good/yolov3/"), &st, &err), 0);
+	assert_int_equal(st.placement, 3);
+	assert_int_equal(hb_import_sia(db, &cat, fixture("sia/good/gpt_pmp"), &st, &err), -1);
+	assert_int_equal(err.code, HB_EINPUT);
+	assert_non_null(strstr(err.msg, "gpt_pmp: pipeline-parallel profiles"));
+	hb_profdb_close(db);
+}
+
 static void test_jabas_fixture(void **state)
 {
 	struct hb_profdb *db = fresh_db("jabas.db");
@@ -300,7 +408,7 @@ static void test_names_and_links(void **state)
 /* ------------------------------------------------------------------------ */
 /* Broken inputs                                                             */
 
-enum kind { POLLUX, JABAS, NCCL };
+enum kind { POLLUX, SIA, JABAS, NCCL };
 
 struct broken {
 	enum kind kind;
@@ -315,6 +423,16 @@ static const struct broken broken[] = {
 	{ POLLUX, "pollux/empty-file", "empty-file/cifar10/placements.csv: empty file" },
 	{ POLLUX, "pollux/short-row", "short-row/cifar10/validation-64.csv:3: expected 5 fields, found 4" },
 	{ POLLUX, "pollux/bad-placement", "bad-placement/cifar10/placements.csv:3: field 'placement': value '2x'" },
+	{ SIA, "sia/unknown-type",
+	  "unknown-type/cifar10/placements-h100.csv: file name: GPU type 'h100' is not one of Sia's (aws, rtx, "
+	  "dgx-ext, quad, dgx, azure)" },
+	{ SIA, "sia/node-size", "node-size/cifar10/placements-aws.csv:3: field 'placement': value '8' puts 8 GPUs" },
+	{ SIA, "sia/non-numeric", "non-numeric/yolov3/placements-rtx.csv:3: field 'step_time': value 'fast'" },
+	{ SIA, "sia/too-many-replicas",
+	  "too-many-replicas/cifar10/scalability-dgx-ext.csv:3: field 'num_replicas': value '16' is more than 1" },
+	{ SIA, "sia/short-row", "short-row/cifar10/validation-128.csv:3: expected 5 fields, found 4" },
+	{ SIA, "sia/no-apps", "no-apps: no Sia application directories" },
+	{ SIA, "sia/no-such-dir", "no-such-dir: not a directory" },
 	{ JABAS, "jabas/missing-key", "resnet50_32_1_comp_profile.json: field 'fwd_time': missing" },
 	{ JABAS, "jabas/truncated-json", "resnet50_32_1_comp_profile.json:2:" },
 	{ JABAS, "jabas/wrong-type", "resnet50_32_1_comp_profile.json: field 'lbs': expected an integer" },
@@ -341,6 +459,7 @@ static void test_broken_inputs_leave_db_unchanged(void **state)
 	(void)state;
 	/* Something to protect: one good import of each kind. */
 	assert_int_equal(hb_import_pollux(db, &cat, fixture("pollux/good"), &st, &err), 0);
+	assert_int_equal(hb_import_sia(db, &cat, fixture("sia/good"), &st, &err), 0);
 	assert_int_equal(hb_import_jabas(db, &cat, fixture("jabas/good"), &st, &err), 0);
 	assert_int_equal(hb_import_nccl(db, fixture("nccl/allreduce-8gpu.txt"), NULL, "nvlink4", 0, &st, &err), 0);
 	counts(db, before);
@@ -351,6 +470,8 @@ static void test_broken_inputs_leave_db_unchanged(void **state)
 		hb_error_clear(&err);
 		if (b->kind == POLLUX)
 			rc = hb_import_pollux(db, &cat, fixture(b->path), &st, &err);
+		else if (b->kind == SIA)
+			rc = hb_import_sia(db, &cat, fixture(b->path), &st, &err);
 		else if (b->kind == JABAS)
 			rc = hb_import_jabas(db, &cat, fixture(b->path), &st, &err);
 		else
@@ -371,6 +492,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pollux_fixture),
+		cmocka_unit_test(test_sia_fixture),
 		cmocka_unit_test(test_jabas_fixture),
 		cmocka_unit_test(test_nccl_fixtures),
 		cmocka_unit_test(test_names_and_links),

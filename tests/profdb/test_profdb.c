@@ -289,7 +289,7 @@ static void test_writers_validate(void **state)
 static void test_source_rank_order(void **state)
 {
 	static const char *const order[] = { "live", "torch", "cupti", "events", "import:jabas", "import:pollux",
-					     "import:nccl-tests", "cpu", "analytic", "something-else" };
+					     "import:sia", "import:nccl-tests", "cpu", "analytic", "something-else" };
 
 	(void)state;
 	for (int i = 0; i + 1 < 10; i++)
