@@ -13,6 +13,9 @@
  * the first that fits nowhere, `gavel-fifo`).  The LPs are
  * solver/gavel_lp.h on GLPK.
  *
+ * A job asking for more GPUs than the largest type has runs on all of
+ * that type (an event says so).
+ *
  * Throughput T[m][j]: samples per second of the job at its batch on its
  * scale factor of GPUs of type j placed on the fewest nodes, from the
  * simulator's performance model (hb_agent_ddp_config, the static agent's
@@ -181,6 +184,20 @@ static int gavel_arrival_kind(struct hb_sim *sim, struct hb_sim_job *job, int ki
 	if (st->nactive >= sim->njobs || job->id < 0 || job->id >= sim->njobs)
 		return hb_runtime_error(err, "%s: job %s was added after the run started", kind_name[kind], job->name);
 	st->scale[job->id] = hb_arbiter_job_gpus(sim, job);
+	{
+		/* A gang on one type at a time: a request above the largest type
+		 * runs on all of that type (the Sia artifact's Gavel gives such a
+		 * job a token 0.1 steps/s instead, note G8). */
+		int most = 0;
+
+		for (int j = 0; j < T; j++)
+			most = st->g.types[j].gpus > most ? st->g.types[j].gpus : most;
+		if (st->scale[job->id] > most) {
+			hb_sim_note(sim, job, "sched", "%s: asks for %d GPUs, no GPU type has more than %d: runs on %d",
+				    kind_name[kind], st->scale[job->id], most, most);
+			st->scale[job->id] = most;
+		}
+	}
 	for (int j = 0; j < T; j++) {
 		if (job_tput(sim, st, job, j, &st->tput[(size_t)job->id * T + j], err) < 0)
 			return -1;
