@@ -32,6 +32,10 @@ const struct hb_policy hb_policies[] = {
 	{ "easyscale", &hb_agent_easyscale, &hb_arbiter_easyscale, "EasyScale: fixed batch, maxP ESTs on heterogeneous GPUs (D2 jobs), growth by speedup per GPU" },
 	{ "easyscale-homo", &hb_agent_easyscale, &hb_arbiter_easyscale_homo, "EasyScale_homo: as easyscale, every job on its preferred GPU type only" },
 	{ "yarn-cs", &hb_agent_static, &hb_arbiter_yarn_cs, "YARN-CS: FIFO gang scheduling, each job on one GPU type; fixed GPUs and batch" },
+	{ "sia", &hb_agent_pollux, &hb_arbiter_sia, "Sia: per-round integer program (GLPK) choosing GPU type, nodes and GPUs per job over normalised goodputs; Pollux agent's batch" },
+	{ "gavel", &hb_agent_static, &hb_arbiter_gavel, "Gavel max-min fairness (heterogeneity-aware LP, GLPK), 360 s rounds; fixed GPUs and batch" },
+	{ "gavel-tput", &hb_agent_static, &hb_arbiter_gavel_tput, "Gavel max-sum throughput LP (Sia's Gavel baseline), 360 s rounds; fixed GPUs and batch" },
+	{ "gavel-fifo", &hb_agent_static, &hb_arbiter_gavel_fifo, "Gavel FIFO (fifo_perf: fastest type that fits, in arrival order), 360 s rounds; fixed GPUs and batch" },
 	{ NULL, NULL, NULL, NULL },
 };
 

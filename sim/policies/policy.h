@@ -60,6 +60,18 @@ extern const struct hb_arbiter_ops hb_arbiter_easyscale_homo;
 /* yarn-cs: FIFO with gang scheduling, each job on GPUs of one type
  * (arbiter_yarn_cs.c). */
 extern const struct hb_arbiter_ops hb_arbiter_yarn_cs;
+/* Sia: 60 s rounds, one configuration (GPU type, nodes, GPUs) per job by
+ * the integer program of solver/sia_mip.h over the Pollux agents' goodputs
+ * (sim/policies/sia/arbiter_sia.c). */
+extern const struct hb_arbiter_ops hb_arbiter_sia;
+/* Gavel: 360 s rounds realising the time fractions of its heterogeneity-
+ * aware max-min fairness LP (solver/gavel_lp.h), of its max-sum-throughput
+ * LP (_tput), or of its FIFO heuristic (_fifo), by priority = fraction
+ * wanted / fraction received; jobs keep their GPU count and batch
+ * (sim/policies/gavel/arbiter_gavel.c). */
+extern const struct hb_arbiter_ops hb_arbiter_gavel;
+extern const struct hb_arbiter_ops hb_arbiter_gavel_tput;
+extern const struct hb_arbiter_ops hb_arbiter_gavel_fifo;
 
 /* ---- the registry (policy.c) ------------------------------------------------ */
 

@@ -1,0 +1,139 @@
+/*
+ * arbiter_util.c: GPU-type groups and grant hand-out for round-based
+ * arbiters (arbiter_util.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "arbiter_util.h"
+
+void hb_type_groups_free(struct hb_type_groups *g)
+{
+	if (g->types)
+		for (int t = 0; t < g->ntypes; t++)
+			free(g->types[t].nodes);
+	free(g->types);
+	free(g->node_type);
+	memset(g, 0, sizeof(*g));
+}
+
+int hb_type_groups_init(struct hb_type_groups *g, const struct hb_cluster *cl, struct hb_error *err)
+{
+	int N = cl->nnodes;
+
+	memset(g, 0, sizeof(*g));
+	g->types = calloc((size_t)(N > 0 ? N : 1), sizeof(*g->types));
+	g->node_type = calloc((size_t)(N > 0 ? N : 1), sizeof(int));
+	if (!g->types || !g->node_type)
+		goto oom;
+	for (int n = 0; n < N; n++) {
+		int t = 0;
+
+		while (t < g->ntypes && g->types[t].cat_gpu != cl->nodes[n].gpu)
+			t++;
+		if (t == g->ntypes) {
+			g->types[t].cat_gpu = cl->nodes[n].gpu;
+			g->types[t].per_node = cl->nodes[n].ngpus;
+			g->types[t].nodes = calloc((size_t)N, sizeof(int));
+			g->ntypes++;
+			if (!g->types[t].nodes)
+				goto oom;
+		}
+		g->node_type[n] = t;
+		g->types[t].nodes[g->types[t].nnodes++] = n;
+		if (cl->nodes[n].ngpus < g->types[t].per_node)
+			g->types[t].per_node = cl->nodes[n].ngpus;
+		g->types[t].gpus += cl->nodes[n].ngpus;
+	}
+	return 0;
+oom:
+	hb_type_groups_free(g);
+	return hb_runtime_error(err, "out of memory grouping the nodes of cluster %s by GPU type", cl->name);
+}
+
+int hb_arbiter_holds_gpus(const struct hb_sim_job *job)
+{
+	return job->state == HB_JOB_RUNNING || job->state == HB_JOB_RESTARTING;
+}
+
+int hb_arbiter_apply_grants(struct hb_sim *sim, struct hb_sim_job **jobs, int J, const int *grant, const char *who,
+			    int *changed, struct hb_error *err)
+{
+	int N = sim->cl->nnodes, left, *zero = calloc((size_t)(N > 0 ? N : 1), sizeof(int));
+	unsigned char *done = calloc((size_t)(J > 0 ? J : 1), 1);
+
+	*changed = 0;
+	if (!zero || !done) {
+		free(zero);
+		free(done);
+		return hb_runtime_error(err, "%s: out of memory", who);
+	}
+	for (int i = 0; i < J; i++) {
+		const int *g = grant + (size_t)i * N;
+		int any = 0;
+
+		for (int n = 0; n < N; n++)
+			any |= g[n] > 0;
+		done[i] = hb_arbiter_holds_gpus(jobs[i]) ? memcmp(g, jobs[i]->grant, sizeof(int) * (size_t)N) == 0 : !any;
+		*changed += !done[i];
+	}
+	/* Suspensions first: they only free GPUs. */
+	for (int i = 0; i < J; i++) {
+		const int *g = grant + (size_t)i * N;
+		int any = 0;
+
+		for (int n = 0; n < N; n++)
+			any |= g[n] > 0;
+		if (!done[i] && !any) {
+			if (hb_sim_regrant(sim, jobs[i], zero, err) < 0)
+				goto fail;
+			done[i] = 1;
+		}
+	}
+	do {
+		int moved = 0;
+
+		left = 0;
+		for (int i = 0; i < J; i++) {
+			const int *g = grant + (size_t)i * N;
+			int fits = 1, rc;
+
+			if (done[i])
+				continue;
+			for (int n = 0; n < N && fits; n++)
+				fits = g[n] <= sim->free_gpus[n] + (hb_arbiter_holds_gpus(jobs[i]) ? jobs[i]->grant[n] : 0);
+			if (!fits) {
+				left++;
+				continue;
+			}
+			if (jobs[i]->state == HB_JOB_PENDING && !jobs[i]->started)
+				rc = hb_sim_start_job(sim, jobs[i], g, err);
+			else
+				rc = hb_sim_regrant(sim, jobs[i], g, err);
+			if (rc < 0)
+				goto fail;
+			done[i] = 1;
+			moved++;
+		}
+		if (left > 0 && moved == 0) {
+			int i = 0;
+
+			while (i < J && (done[i] || !hb_arbiter_holds_gpus(jobs[i])))
+				i++;
+			if (i == J) {
+				hb_runtime_error(err, "%s: grants over node capacity at t = %.0f s", who, hb_sim_now(sim));
+				goto fail;
+			}
+			hb_sim_note(sim, jobs[i], "sched", "%s: suspended to release GPUs another job needs", who);
+			if (hb_sim_regrant(sim, jobs[i], zero, err) < 0)
+				goto fail;
+		}
+	} while (left > 0);
+	free(zero);
+	free(done);
+	return 0;
+fail:
+	free(zero);
+	free(done);
+	return -1;
+}

@@ -1,0 +1,60 @@
+/*
+ * gavel_lp.h: Gavel's allocation LPs (Narayanan et al., OSDI'20, §3.1 and
+ * §4.1-4.2; stanford-futuredata/gavel scheduler/policies/policy.py,
+ * max_min_fairness.py:MaxMinFairnessPolicyWithPerf and
+ * max_sum_throughput.py), solved by GLPK's simplex (milp.h).
+ *
+ * X[m][j] is the fraction of time job m should run on GPU type j.  Base
+ * constraints (policy.py:get_base_constraints): X >= 0, sum_j X[m][j] <= 1
+ * per job, sum_m sf_m X[m][j] <= W_j per type (sf = the job's GPUs, its
+ * scale factor; W = GPUs of the type).  A zero throughput means the job
+ * cannot run on that type: its X is 0.
+ *
+ * Max-min fairness, heterogeneity-aware:
+ *   maximise min_m sum_j T[m][j] sf_m / (w_m P_m) X[m][j],
+ *   P_m = sum_j T[m][j] W_j / sum_k W_k  (the job's throughput on the
+ *   proportional share, proportional.py), w_m its priority weight,
+ * written as: maximise z with z <= that sum for every job.
+ * Max-sum throughput: maximise sum_m sum_j T[m][j] X[m][j] (raw rates, no
+ * normalisation: the artifact's form, which Sia compares against).
+ * The LP optimum is often not unique; GLPK returns a vertex, the artifact's
+ * ECOS an interior point (notes: G9), so tests check the objective and
+ * the constraints, not X itself.  X is clipped to [0, 1] and rounded to
+ * 1e-5 as the Sia artifact's copy does (G10).
+ */
+#ifndef HB_GAVEL_LP_H
+#define HB_GAVEL_LP_H
+
+#include "error.h"
+#include "milp.h"
+
+/* One recomputation's problem; everything is borrowed. */
+struct hb_gavel_problem {
+	int njobs;               /* M >= 0 */
+	int ntypes;              /* >= 1 */
+	const double *tput;      /* M x ntypes row-major, >= 0 (samples or steps per second); 0: cannot run */
+	const int *scale;        /* per job: GPUs it needs at a time (>= 1) */
+	const double *weight;    /* per job priority weight (> 0); NULL: all 1 */
+	const int *capacity;     /* GPUs per type (>= 0) */
+};
+
+/* P_m of every job (njobs entries): its throughput on the proportional share. */
+int hb_gavel_proportional(const struct hb_gavel_problem *pb, double *prop, struct hb_error *err);
+
+/* Solve max-min fairness: x (M x ntypes) and *objective (may be NULL) = the
+ * minimum normalised effective throughput.  A job that can run nowhere, or
+ * whose GPUs exceed every type that can run it, is HB_EINPUT (naming it). */
+int hb_gavel_max_min_fairness(const struct hb_gavel_problem *pb, const struct hb_milp_opts *o, double *x,
+			      double *objective, struct hb_error *err);
+
+/* Solve max-sum throughput: x and *objective = sum of effective throughputs. */
+int hb_gavel_max_sum_throughput(const struct hb_gavel_problem *pb, const struct hb_milp_opts *o, double *x,
+				double *objective, struct hb_error *err);
+
+/* The normalised effective throughput of job m under x (max-min's terms). */
+double hb_gavel_norm_tput(const struct hb_gavel_problem *pb, const double *prop, const double *x, int m);
+
+/* 1 when x meets the base constraints within tol. */
+int hb_gavel_feasible(const struct hb_gavel_problem *pb, const double *x, double tol);
+
+#endif
