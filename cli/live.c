@@ -140,12 +140,13 @@ static void usage(FILE *out)
 		"                    allocation stays (measures the restart cost)\n"
 		"  --max-launches N  stop a run that relaunches more often (default 100)\n"
 		"\n");
-	fprintf(out, "Policies that run live (from the simulator's registry, 'hetbatch sim --help'):\n");
+	fprintf(out, "Policies --policy takes (the simulator's registry, 'hetbatch sim --help'):\n");
 	hb_live_policy_list(out);
 	fprintf(out,
-		"  An agent is also refused when its first decision needs what a live run\n"
-		"  does not measure (the simulated gradient noise scale) or a configuration\n"
-		"  no rank executes; the message says which.\n"
+		"  Before the first launch a dry run of the whole run (predicted times, no\n"
+		"  similarity) still refuses an agent above that reads what a live run does\n"
+		"  not measure (the simulated gradient noise scale) or applies a configuration\n"
+		"  no rank executes; the message says which, and exit status is 2.\n"
 		"\n"
 		"Schedule replay (--schedule): the configurations 'hetbatch sim --out DIR'\n"
 		"gave job ID, in order (IIDP, DDP, and OptPerf with each GPU's own local\n"
