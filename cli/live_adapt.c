@@ -1,5 +1,6 @@
 /*
- * live_adapt.c: `hetbatch live --policy jabas|simigrad|static` (live_adapt.h).
+ * live_adapt.c: `hetbatch live --policy NAME` (live_adapt.h): any registry
+ * policy whose agent runs live (live/live_policy.h).
  *
  * Without a launcher around it, the process is the driver: it takes the
  * policy's first decision, runs the launches (live/live_driver.c), puts
@@ -29,7 +30,7 @@
 #include "strutil.h"
 
 /* One launch, under mpirun. */
-static int run_segment(struct hb_cli *cli, const struct hb_catalog *cat, const struct hb_cluster *cl,
+static int run_segment(struct hb_cli *cli, struct hb_catalog *cat, const struct hb_cluster *cl,
 		       const struct hb_model *m, struct hb_live_opts *o, const struct hb_live_adapt_args *a,
 		       struct hb_error *err)
 {
@@ -53,7 +54,7 @@ static int run_segment(struct hb_cli *cli, const struct hb_catalog *cat, const s
 	snprintf(ckpt, sizeof(ckpt), "%s/checkpoint", a->out);
 	if (team.rank == 0) {
 		rc = hb_live_policy_open(&pol, cat, cl, m, a->dbpath, &a->par, err);
-		opened = rc == 0;
+		opened = 1; /* closed whether or not it opened */
 		if (rc == 0)
 			rc = hb_live_segment_read(a->segment_in, &seg, err);
 	}
@@ -238,7 +239,7 @@ static int report(const struct hb_live_adapt_args *a, const struct hb_live_opts 
 }
 
 /* The driver. */
-static int drive(struct hb_cli *cli, const struct hb_catalog *cat, const struct hb_cluster *cl, const struct hb_model *m,
+static int drive(struct hb_cli *cli, struct hb_catalog *cat, const struct hb_cluster *cl, const struct hb_model *m,
 		 struct hb_live_opts *o, const struct hb_live_adapt_args *a, struct hb_error *err)
 {
 	struct hb_live_policy pol;
@@ -257,13 +258,12 @@ static int drive(struct hb_cli *cli, const struct hb_catalog *cat, const struct 
 		hb_live_policy_close(&pol);
 		return -1;
 	}
-	/* The simulator beside the run looks the model up in the catalog: the
-	 * catalog's entry becomes the run's (dataset, bounds, knobs).  The
-	 * catalog is this command's own copy. */
-	*(struct hb_model *)m = pol.model;
+	/* The catalog's entry is now the run's model (dataset, bounds,
+	 * knobs: live_agent.h), which the simulator beside the run reads too;
+	 * the catalog is this command's own copy. */
 	if (!cli->quiet)
 		printf("live: %s on %s, %s, profiles %s; p %ld, gamma %g, alpha %g, B_G %ld..%ld, %g samples/epoch, %ld "
-		       "epochs, scale %g\n", hb_live_policy_name(pol.par.kind), cl->name, m->name, a->dbpath, pol.par.p,
+		       "epochs, scale %g\n", hb_live_policy_name(&pol), cl->name, m->name, a->dbpath, pol.par.p,
 		       pol.par.gamma, pol.par.alpha, pol.par.min_gbs, pol.par.max_gbs, pol.par.dataset, pol.par.epochs,
 		       o->scale);
 	rc = hb_live_drive(&d, &pol, &all, err);

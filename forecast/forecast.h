@@ -130,8 +130,9 @@ int hb_forecast(enum hb_fc_method m, const struct hb_fc_history *h, const struct
  * floor(epoch_steps / interval) (which may exceed cap). */
 size_t hb_fc_query_steps(double sync_step, double interval, double epoch_steps, double *out, size_t cap);
 
-/* JABAS's (step, B_G) series of adaptation points (sim/agent_jabas.c and
- * live/live_policy.c keep one each): append a point.  Two points at one
+/* JABAS's (step, B_G) series of adaptation points (the JABAS agent,
+ * sim/policies/jabas/agent_jabas.c, keeps one; live runs drive the same
+ * agent): append a point.  Two points at one
  * step would make the GPR's kernel matrix singular, so within the current
  * epoch (points from epoch_start on) a point at or before the last step
  * replaces the last batch, and a first point of a new epoch at or before
@@ -145,9 +146,9 @@ int hb_fc_series_add(double **step, double **batch, size_t *n, size_t *cap, size
 uint64_t hb_fc_epoch_seed(uint64_t seed, int job, long epoch);
 
 /* JABAS's trajectory of the next epoch: the batches its auto-scaler sizes
- * the allocation for (notes/jabas.md §4.2 "Query points", §4.3).  One rule
- * for the simulator's agent (sim/agent_jabas.c) and the live policy
- * (live/live_policy.c). */
+ * the allocation for (notes/jabas.md §4.2 "Query points", §4.3), made by
+ * the simulator's JABAS agent (sim/policies/jabas/agent_jabas.c), which
+ * live runs drive too (live/live_agent.h). */
 struct hb_fc_traj_spec {
 	enum hb_fc_method method;  /* the forecaster (the paper's: HB_FC_ENSEMBLE) */
 	uint64_t seed;             /* GPR restarts' seed (hb_fc_epoch_seed) */

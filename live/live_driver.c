@@ -16,7 +16,7 @@
 #include "fileio.h"
 #include "live_driver.h"
 #include "live_signal.h"
-#include "policy.h"      /* hb_policy_find */
+#include "policy.h"      /* struct hb_policy */
 #include "profdb.h"
 #include "sim.h"
 #include "strutil.h"
@@ -148,7 +148,7 @@ int hb_live_drive(const struct hb_live_drive_opts *d, struct hb_live_policy *pol
 	int rc = -1;
 
 	memset(all, 0, sizeof(*all));
-	hb_strlcpy(seg.policy, hb_live_policy_name(pol->par.kind), sizeof(seg.policy));
+	hb_strlcpy(seg.policy, hb_live_policy_name(pol), sizeof(seg.policy));
 	hb_strlcpy(all->policy, seg.policy, sizeof(all->policy));
 	if (hb_live_policy_start(pol, &seg.st, why, sizeof(why), err) < 0)
 		return -1;
@@ -315,7 +315,7 @@ static double sim_time_at(const struct hb_sim *sim, double it)
 int hb_live_compare_sim(const char *dir, struct hb_live_policy *pol, const char *dbpath, uint64_t seed,
 			const struct hb_live_segment *all, double *sim_s, struct hb_error *err)
 {
-	const struct hb_policy *policy = hb_policy_find(hb_live_policy_name(pol->par.kind));
+	const struct hb_policy *policy = pol->par.policy;
 	struct hb_profdb *db = NULL;
 	struct hb_sim sim;
 	struct hb_sim_opts so;
@@ -326,24 +326,28 @@ int hb_live_compare_sim(const char *dir, struct hb_live_policy *pol, const char 
 
 	*sim_s = NAN;
 	if (!policy)
-		return hb_runtime_error(err, "live: the simulator has no policy '%s'", hb_live_policy_name(pol->par.kind));
+		return hb_runtime_error(err, "live: no policy");
 	snprintf(sched, sizeof(sched), "%s/schedule.csv", dir);
 	if (write_schedule(sched, all, err) < 0)
 		return -1;
 	hb_sim_opts_default(&so);
 	so.seed = seed;
 	so.interval = pol->par.p;
-	so.replay = pol->par.kind == HB_LIVE_STATIC ? NULL : sched;
+	so.replay = sched; /* read by the agents whose batch it sets (sim.h hb_sim_replay_gbs) */
 	so.quiet = 1;
 	if (hb_profdb_open(dbpath, 1, &db, err) < 0)
 		return -1;
 	if (hb_sim_init(&sim, pol->cat, pol->cl, db, policy->name, &so, err) < 0)
 		goto out;
 	inited = 1;
-	/* the catalog's entry (the simulator indexes its models by it); the
-	 * caller has given it the run's dataset and knobs */
-	if (hb_sim_add_job(&sim, hb_catalog_model(pol->cat, pol->model.name), policy->agent, 0.0, &id, err) < 0 ||
-	    hb_sim_run(&sim, err) < 0)
+	/* the catalog's entry (the simulator indexes its models by it), which
+	 * the live backend made the run's model (live_agent.h), and the job's
+	 * request as the backend's job has it */
+	if (hb_sim_add_job(&sim, hb_catalog_model(pol->cat, pol->model.name), policy->agent, 0.0, &id, err) < 0)
+		goto out;
+	if (pol->par.init_gbs > 0)
+		hb_sim_job_request(&sim.jobs[id], 0, pol->par.init_gbs);
+	if (hb_sim_run(&sim, err) < 0)
 		goto out;
 	cap = 256 + (size_t)all->nrows * 256;
 	buf = malloc(cap);

@@ -1,123 +1,132 @@
 /*
- * live_policy.h: the decisions of an adaptive live run (`hetbatch live
- * --policy jabas|simigrad|static`), made from measured gradients.
+ * live_policy.h: the plumbing of an adaptive live run (`hetbatch live
+ * --policy NAME`): the run's knobs, the state a relaunch carries, the
+ * measured inputs, and the live plans its decisions become.
  *
- * The rules are the simulator's agents' (sim/agent_jabas.c,
- * sim/policies/simigrad/agent_simigrad.c, agent_static.c) on a dedicated cluster; what differs is
- * where the similarity comes from (measured by the ranks, live.h
- * hb_live_metric) and what carries the state between decisions (struct
- * hb_live_pstate, which a relaunch passes on through a state file).
+ * The decisions are the registry's agents' (sim/policies/policy.h), made
+ * through the live backend (live_agent.h) from what the ranks measure:
+ * every block of iterations, its time and the similarity of the two
+ * halves of the workers at its end (live.h hb_live_metric).  Any registry
+ * policy whose agent can run live is accepted (hb_live_policy_parse).
  *
- *   static    DDP on every GPU of the cluster at one global batch, no change.
- *   simigrad  DDP on every GPU; every p iterations SimiGrad's rule on an
- *             unrounded target (agent_util.h hb_simigrad_decide), applied in
- *             place when the realised batch moves the way Phi asked.
- *   jabas     start: the candidate allocation Q (GPU pairs, identical nodes
- *             merged) with the least predicted epoch time at B_G^init;
- *             every p iterations SimiGrad's rule on the realised B_G and the
- *             IIDP solver with the run-time parity rule, applied in place;
- *             at every epoch end the forecast of the next epoch's B_G (0.5
- *             GPR on the epoch's points + 0.5 SES on all, SES alone below 3
- *             points) and the argmin over Q of the predicted epoch time; a
- *             new allocation is a checkpoint and relaunch.
- * Configurations are hb_live_plan values (slots in cluster node order,
- * IIDP pairs as two consecutive slots), with the perf model's prediction
- * per GPU and for the configuration.
+ * State across relaunches.  A relaunch is a new process, so the agent is
+ * rebuilt there: a fresh agent of the same seed is started and every block
+ * measured so far (struct hb_live_block: iterations, seconds, similarity,
+ * in the state file) is replayed into it; the agents are deterministic, so
+ * it makes the decisions it made before and continues live from there.
+ * The allocation and batch it arrives at are checked against the state's
+ * (a mismatch is an error naming both).  Nothing of an agent's own state is
+ * serialised, so every agent relaunches the same way; the price is that a
+ * relaunch makes every decision of the run again (milliseconds each,
+ * JABAS's forecasts included).
  */
 #ifndef HB_LIVE_POLICY_H
 #define HB_LIVE_POLICY_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
-#include "alloc.h"
 #include "catalog.h"
 #include "error.h"
-#include "iidp.h"
 #include "live.h"
-#include "perfmodel.h"
+#include "live_agent.h"
 
 #define HB_LIVE_MAX_NODES 64
 
-enum hb_live_policy_kind {
-	HB_LIVE_STATIC = 0,
-	HB_LIVE_SIMIGRAD = 1,
-	HB_LIVE_JABAS = 2,
-};
-
-/* The policy's knobs; the model's values unless the command line says. */
+/* The run's knobs; the model's values (on this cluster) unless the command
+ * line says. */
 struct hb_live_policy_params {
-	enum hb_live_policy_kind kind;
+	const struct hb_policy *policy; /* the registry's, one that runs live */
 	long p;                  /* adaptation interval, iterations */
 	double gamma, alpha;     /* similarity threshold, adaptive rate */
 	long min_gbs, max_gbs;   /* global batch bounds */
-	long init_gbs;           /* the first B_G (static: the only one) */
+	long init_gbs;           /* the job's requested B_G (--gbs; 0: none): what an agent that takes a
+				    request runs (static); the adaptive agents start at min_gbs */
 	double dataset;          /* samples per epoch */
 	long epochs;             /* epochs to train */
-	uint64_t seed;           /* the forecaster's restarts derive from it */
+	uint64_t seed;           /* the agent's streams (its forecaster's restarts) derive from it */
 };
 
-/* What the decisions carry from one to the next (and across relaunches). */
+/* One measured block of iterations: what the agent is told (and told again
+ * on a relaunch). */
+struct hb_live_block {
+	long iters;              /* iterations in it */
+	double elapsed_s;        /* measured: sum over its iterations of the slowest rank's time */
+	double similarity;       /* measured at its end (an adaptation point), else NAN */
+};
+
+/* What a relaunch carries (the state file, live_segment.h). */
 struct hb_live_pstate {
 	int nnodes;
 	int alloc[HB_LIVE_MAX_NODES]; /* GPUs per cluster node */
 	long global_bs;          /* realised B_G now */
-	double target;           /* simigrad: the unrounded target */
 	long iteration;          /* iterations done */
 	long epoch;              /* epochs done */
 	double epoch_samples;    /* samples into the current epoch */
-	double *hist_step;       /* jabas: (iteration, B_G) at every adaptation point, all epochs */
-	double *hist_bs;
-	size_t nhist, cap_hist;
-	size_t epoch_start;      /* the first point of the current epoch (the GPR trains on those) */
+	struct hb_live_block *blocks; /* every block so far, all launches */
+	size_t nblocks, cap_blocks;
 };
 
 void hb_live_pstate_free(struct hb_live_pstate *s);
-int hb_live_pstate_add_point(struct hb_live_pstate *s, double step, double bs, struct hb_error *err);
+int hb_live_pstate_add_block(struct hb_live_pstate *s, const struct hb_live_block *b, struct hb_error *err);
 
 struct hb_live_policy {
 	struct hb_live_policy_params par;
-	const struct hb_catalog *cat;
+	struct hb_catalog *cat;  /* the run's copy: its model's entry is the run's model (live_agent.h) */
 	const struct hb_cluster *cl;
-	struct hb_model model;   /* the catalog model with the run's dataset and batch bounds */
+	struct hb_model model;   /* the catalog model with the run's knobs, dataset and batch bounds */
 	char profiles[512];
-	struct hb_perf perf;
-	int perf_loaded;
-	struct hb_iidp_solver *solver;
-	struct hb_alloc_set q;   /* jabas: candidate allocations */
-	int *cand_alloc;         /* [ncand x nnodes] */
-	size_t ncand;
+	struct hb_live_agent agent; /* the policy's agent, driven */
+	int started;             /* the agent has made its first decision (and replayed the state's blocks) */
 };
 
-const char *hb_live_policy_name(enum hb_live_policy_kind k);
-int hb_live_policy_parse(const char *name, enum hb_live_policy_kind *k, struct hb_error *err);
+const char *hb_live_policy_name(const struct hb_live_policy *pol);
+/* The registry policy named name (any case) when its agent can run live;
+ * else an input error saying why (unknown: the names that run live). */
+int hb_live_policy_parse(const char *name, const struct hb_policy **p, struct hb_error *err);
+/* The policies that run live, one per line ("  NAME  summary"), then those
+ * refused with the reason: generated from the registry for --help. */
+void hb_live_policy_list(FILE *out);
 
-/* Load the perf model of model m on cluster cl from the profile database
- * dbpath (and for jabas the solver and Q).  par's zero fields take the
- * model's values (p, gamma, alpha, bounds; init_gbs: min_gbs; dataset). */
-int hb_live_policy_open(struct hb_live_policy *pol, const struct hb_catalog *cat, const struct hb_cluster *cl,
+/* Open the policy's agent for model m (the catalog entry of its name
+ * becomes the run's) on cluster cl with the profiles in dbpath.  par's
+ * zero fields take the model's values on cl (p, gamma, alpha, bounds,
+ * dataset). */
+int hb_live_policy_open(struct hb_live_policy *pol, struct hb_catalog *cat, const struct hb_cluster *cl,
 			const struct hb_model *m, const char *dbpath, const struct hb_live_policy_params *par,
 			struct hb_error *err);
 void hb_live_policy_close(struct hb_live_policy *pol);
 
-/* The start: st (zeroed by the caller) gets the allocation and B_G; why
- * says how they were chosen. */
+/* The driver's start: the agent's first decision into st (zeroed by the
+ * caller): allocation and B_G; why says how they were chosen.  Before it,
+ * a dry run of a second agent through the whole run (the predicted
+ * iteration times, no similarity measured): an
+ * agent that needs what a live run does not measure, or applies a
+ * configuration no rank executes, is refused then (HB_EINPUT), before any
+ * launch, rather than at that point of the run. */
 int hb_live_policy_start(struct hb_live_policy *pol, struct hb_live_pstate *st, char *why, size_t whylen,
 			 struct hb_error *err);
-/* The configuration of st's allocation at st->global_bs (start, relaunch):
- * jabas Algorithm 1's M rule, DDP for the others.  st->global_bs becomes
- * the realised batch. */
+/* A launch's start: the agent rebuilt from st's blocks (started, then every
+ * block replayed), checked against st, and its configuration as a plan. */
 int hb_live_policy_config(struct hb_live_policy *pol, struct hb_live_pstate *st, struct hb_live_plan *out,
 			  struct hb_error *err);
-/* An adaptation point with measured similarity phi (NAN: not measured,
- * the batch holds).  *changed = 1 and *out filled (caller frees) when the
- * configuration changes in place; st follows. */
-int hb_live_policy_adapt(struct hb_live_policy *pol, struct hb_live_pstate *st, double phi,
-			 struct hb_live_plan *out, int *changed, char *why, size_t whylen, struct hb_error *err);
-/* The end of an epoch (st->epoch already counts it): *move = 1 and
- * st->alloc, st->global_bs set when the run should continue on another
- * allocation (jabas); why says what was decided. */
-int hb_live_policy_epoch_end(struct hb_live_policy *pol, struct hb_live_pstate *st, int *move, char *why,
-			     size_t whylen, struct hb_error *err);
+/* The next block: its iterations, and *adapt = 1 when it ends at an
+ * adaptation point (the ranks then measure the similarity). */
+long hb_live_policy_next(const struct hb_live_policy *pol, int *adapt);
+
+/* What a block led to (hb_live_policy_block). */
+enum hb_live_action {
+	HB_LIVE_CONTINUE = 0,    /* the same configuration goes on */
+	HB_LIVE_INPLACE = 1,     /* a new configuration on the same GPUs: *next holds it */
+	HB_LIVE_MOVE = 2,        /* another allocation (st->alloc): checkpoint and relaunch */
+	HB_LIVE_DONE = 3,        /* every epoch trained */
+};
+
+/* Block b ran: the agent hears it (st and its blocks follow); *action
+ * says what comes next, *next (caller frees) for HB_LIVE_INPLACE; why gets
+ * the agent's words on it. */
+int hb_live_policy_block(struct hb_live_policy *pol, struct hb_live_pstate *st, const struct hb_live_block *b,
+			 int *action, struct hb_live_plan *next, char *why, size_t whylen, struct hb_error *err);
 
 #endif

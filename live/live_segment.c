@@ -59,6 +59,21 @@ static void add_num(cJSON *o, const char *k, double v)
 		cJSON_AddNullToObject(o, k);
 }
 
+/* v bit for bit: cJSON prints the shortest text within a relative
+ * epsilon of it (0.1 + 0.2 comes out as 0.3), which a replay of the
+ * blocks (live_policy.h) must not see; %.17g reads back exactly. */
+static void add_exact(cJSON *o, const char *k, double v)
+{
+	char text[40];
+
+	if (!isfinite(v)) {
+		cJSON_AddNullToObject(o, k);
+		return;
+	}
+	snprintf(text, sizeof(text), "%.17g", v);
+	cJSON_AddRawToObject(o, k, text);
+}
+
 int hb_live_segment_write(const char *path, const struct hb_live_segment *s, struct hb_error *err)
 {
 	cJSON *root = cJSON_CreateObject(), *a, *h, *rows;
@@ -67,7 +82,7 @@ int hb_live_segment_write(const char *path, const struct hb_live_segment *s, str
 
 	if (!root)
 		return hb_runtime_error(err, "live: out of memory");
-	cJSON_AddStringToObject(root, "format", "hetbatch-live-state/1");
+	cJSON_AddStringToObject(root, "format", "hetbatch-live-state/2");
 	cJSON_AddStringToObject(root, "policy", s->policy);
 	cJSON_AddNumberToObject(root, "segment", s->segment);
 	cJSON_AddBoolToObject(root, "done", s->done);
@@ -79,16 +94,19 @@ int hb_live_segment_write(const char *path, const struct hb_live_segment *s, str
 	for (int i = 0; i < s->st.nnodes; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateNumber(s->st.alloc[i]));
 	cJSON_AddNumberToObject(root, "global_bs", (double)s->st.global_bs);
-	cJSON_AddNumberToObject(root, "target", s->st.target);
 	cJSON_AddNumberToObject(root, "iteration", (double)s->st.iteration);
 	cJSON_AddNumberToObject(root, "epoch", (double)s->st.epoch);
 	cJSON_AddNumberToObject(root, "epoch_samples", s->st.epoch_samples);
-	cJSON_AddNumberToObject(root, "epoch_start", (double)s->st.epoch_start);
-	h = cJSON_AddArrayToObject(root, "history");
-	for (size_t i = 0; i < s->st.nhist; i++) {
-		double pt[2] = { s->st.hist_step[i], s->st.hist_bs[i] };
+	/* what the next launch replays into a fresh agent (live_policy.h) */
+	h = cJSON_AddArrayToObject(root, "blocks");
+	for (size_t i = 0; i < s->st.nblocks; i++) {
+		const struct hb_live_block *b = &s->st.blocks[i];
+		cJSON *o = cJSON_CreateObject();
 
-		cJSON_AddItemToArray(h, cJSON_CreateDoubleArray(pt, 2));
+		cJSON_AddItemToArray(h, o);
+		cJSON_AddNumberToObject(o, "iters", (double)b->iters);
+		add_exact(o, "elapsed_s", b->elapsed_s);
+		add_exact(o, "similarity", b->similarity);
 	}
 	rows = cJSON_AddArrayToObject(root, "rows");
 	for (int i = 0; i < s->nrows; i++) {
@@ -198,8 +216,8 @@ int hb_live_segment_read(const char *path, struct hb_live_segment *s, struct hb_
 		return -1;
 	if (need(path, root, "format", is_str, &v, err) < 0)
 		goto out;
-	if (strcmp(v->valuestring, "hetbatch-live-state/1") != 0) {
-		hb_input_error(err, "%s: format '%s', not hetbatch-live-state/1", path, v->valuestring);
+	if (strcmp(v->valuestring, "hetbatch-live-state/2") != 0) {
+		hb_input_error(err, "%s: format '%s', not hetbatch-live-state/2", path, v->valuestring);
 		goto out;
 	}
 	if (need(path, root, "policy", is_str, &v, err) < 0)
@@ -215,11 +233,11 @@ int hb_live_segment_read(const char *path, struct hb_live_segment *s, struct hb_
 		goto out;
 	s->done = cJSON_IsTrue(v);
 	{
-		static const char *const keys[] = { "segment", "spawn_wall", "save_s", "global_bs", "target", "iteration",
-						    "epoch", "epoch_samples", "epoch_start" };
-		double x[9];
+		static const char *const keys[] = { "segment", "spawn_wall", "save_s", "global_bs", "iteration", "epoch",
+						    "epoch_samples" };
+		double x[7];
 
-		for (int k = 0; k < 9; k++) {
+		for (int k = 0; k < 7; k++) {
 			if (need(path, root, keys[k], is_num, &v, err) < 0)
 				goto out;
 			x[k] = v->valuedouble;
@@ -228,11 +246,9 @@ int hb_live_segment_read(const char *path, struct hb_live_segment *s, struct hb_
 		s->spawn_wall = x[1];
 		s->save_s = x[2];
 		s->st.global_bs = (long)x[3];
-		s->st.target = x[4];
-		s->st.iteration = (long)x[5];
-		s->st.epoch = (long)x[6];
-		s->st.epoch_samples = x[7];
-		s->st.epoch_start = (size_t)x[8];
+		s->st.iteration = (long)x[4];
+		s->st.epoch = (long)x[5];
+		s->st.epoch_samples = x[6];
 	}
 	if (need(path, root, "alloc", is_arr, &v, err) < 0)
 		goto out;
@@ -248,16 +264,24 @@ int hb_live_segment_read(const char *path, struct hb_live_segment *s, struct hb_
 		s->st.alloc[i++] = (int)it->valuedouble;
 	}
 	s->st.nnodes = i;
-	if (need(path, root, "history", is_arr, &v, err) < 0)
+	if (need(path, root, "blocks", is_arr, &v, err) < 0)
 		goto out;
 	cJSON_ArrayForEach(it, v) {
-		const cJSON *a = cJSON_GetArrayItem(it, 0), *b = cJSON_GetArrayItem(it, 1);
+		const cJSON *n = NULL, *t = NULL, *sim = NULL;
+		struct hb_live_block b;
 
-		if (!cJSON_IsNumber(a) || !cJSON_IsNumber(b)) {
-			hb_input_error(err, "%s: field 'history': [step, batch] pairs", path);
+		if (need(path, it, "iters", is_num, &n, err) < 0 || need(path, it, "elapsed_s", is_num, &t, err) < 0 ||
+		    need(path, it, "similarity", is_num_or_null, &sim, err) < 0)
+			goto out;
+		if (!(n->valuedouble >= 1) || !(t->valuedouble >= 0)) {
+			hb_input_error(err, "%s: field 'blocks': %g iterations in %g s (>= 1 iterations, >= 0 s)", path,
+				       n->valuedouble, t->valuedouble);
 			goto out;
 		}
-		if (hb_live_pstate_add_point(&s->st, a->valuedouble, b->valuedouble, err) < 0)
+		b.iters = (long)n->valuedouble;
+		b.elapsed_s = t->valuedouble;
+		b.similarity = num(sim);
+		if (hb_live_pstate_add_block(&s->st, &b, err) < 0)
 			goto out;
 	}
 	if (need(path, root, "rows", is_arr, &v, err) < 0)
@@ -338,50 +362,29 @@ static void block_row(const struct hb_live_policy *pol, const struct hb_live_seg
 }
 
 /* Rank 0 after a block: the policy's decisions, the action for everyone. */
-static int decide(struct hb_live_policy *pol, struct hb_live_segment *seg, const struct hb_live_plan *plan,
-		  long n, int adapt_point, struct hb_live_row *row, int relaunch_always, struct hb_live_plan *next,
-		  int *action, struct hb_error *err)
+static int decide(struct hb_live_policy *pol, struct hb_live_segment *seg, long n, struct hb_live_row *row,
+		  int relaunch_always, struct hb_live_plan *next, int *action, struct hb_error *err)
 {
 	struct hb_live_pstate *st = &seg->st;
-	char why[256];
-	int changed = 0, move = 0;
+	const struct hb_live_block b = { n, row->sum_s, row->similarity };
+	const long epoch = st->epoch;
+	int act;
 
 	*action = ACT_CONTINUE;
-	st->iteration += n;
-	st->epoch_samples += (double)n * (double)plan->global_batch;
-	if (adapt_point) {
-		if (hb_live_policy_adapt(pol, st, row->similarity, next, &changed, why, sizeof(why), err) < 0)
-			return -1;
-		hb_strlcpy(row->decision, why, sizeof(row->decision));
-		if (changed)
-			*action = ACT_INPLACE;
+	if (hb_live_policy_block(pol, st, &b, &act, next, row->decision, sizeof(row->decision), err) < 0)
+		return -1;
+	if (act == HB_LIVE_DONE) {
+		snprintf(seg->ended, sizeof(seg->ended), "trained %ld epochs (%ld iterations)", st->epoch, st->iteration);
+		seg->done = 1;
+		*action = ACT_DONE;
+	} else if (act == HB_LIVE_MOVE || (relaunch_always && st->epoch != epoch)) {
+		snprintf(seg->ended, sizeof(seg->ended), "epoch %ld ended: %s", st->epoch,
+			 act == HB_LIVE_MOVE ? "the auto-scaler chose another allocation" : "relaunch at every epoch end");
+		*action = ACT_RELAUNCH;
+	} else if (act == HB_LIVE_INPLACE) {
+		*action = ACT_INPLACE;
 	}
-	if (st->epoch_samples >= pol->par.dataset) {
-		/* samples past the epoch's end count in the next, as the
-		 * simulator counts them */
-		st->epoch_samples -= pol->par.dataset;
-		st->epoch++;
-		if (st->epoch >= pol->par.epochs) {
-			snprintf(seg->ended, sizeof(seg->ended), "trained %ld epochs (%ld iterations)", st->epoch,
-				 st->iteration);
-			seg->done = 1;
-			*action = ACT_DONE;
-			if (changed)
-				hb_live_plan_free(next);
-			return 0;
-		}
-		if (hb_live_policy_epoch_end(pol, st, &move, why, sizeof(why), err) < 0)
-			return -1;
-		if (why[0])
-			snprintf(row->decision + strlen(row->decision), sizeof(row->decision) - strlen(row->decision),
-				 "%s%.200s", row->decision[0] ? "; " : "", why);
-		if (move || relaunch_always) {
-			snprintf(seg->ended, sizeof(seg->ended), "epoch %ld ended: %s", st->epoch,
-				 move ? "the auto-scaler chose another allocation" : "relaunch at every epoch end");
-			*action = ACT_RELAUNCH;
-		}
-	}
-	if (*action != ACT_INPLACE && changed)
+	if (act == HB_LIVE_INPLACE && *action != ACT_INPLACE)
 		hb_live_plan_free(next); /* a relaunch plans again from the state */
 	return 0;
 }
@@ -415,13 +418,12 @@ int hb_live_segment_run(const struct hb_ar_team *t, const struct hb_catalog *cat
 	struct hb_live_result *r = calloc(1, sizeof(*r));
 	char change[16] = "";
 	double change_s = NAN;
-	long p = 0, first_it = 0;
+	long first_it = 0;
 	double started = hb_live_wall_now(), last_line = started;
 	int rc = r ? 0 : hb_runtime_error(err, "live: out of memory");
 
 	if (rc == 0 && t->rank == 0) {
 		rc = hb_live_policy_config(pol, &seg->st, &plan, err);
-		p = pol->par.p;
 		first_it = seg->st.iteration;
 	}
 	if (hb_ar_team_agree(t, rc, err) < 0 || bcast_plan(t, &plan, err) < 0)
@@ -442,17 +444,8 @@ int hb_live_segment_run(const struct hb_ar_team *t, const struct hb_catalog *cat
 		long n = 0;
 		int adapt = 0, action = ACT_CONTINUE;
 
-		if (t->rank == 0) {
-			struct hb_live_pstate *st = &seg->st;
-			long to_adapt = p - st->iteration % p;
-			long to_epoch = (long)ceil((pol->par.dataset - st->epoch_samples) / (double)plan.global_batch);
-
-			n = to_epoch < 1 ? 1 : to_epoch;
-			if (to_adapt <= n) {
-				n = to_adapt;
-				adapt = 1;
-			}
-		}
+		if (t->rank == 0)
+			n = hb_live_policy_next(pol, &adapt); /* to the next epoch end or adaptation point */
 		hb_ar_team_bcast(t, &n, (int)sizeof(n));
 		hb_ar_team_bcast(t, &adapt, (int)sizeof(adapt));
 		if (hb_live_rank_block(c, 0, (int)n, 0, adapt, r, err) < 0)
@@ -466,7 +459,7 @@ int hb_live_segment_run(const struct hb_ar_team *t, const struct hb_catalog *cat
 			row.change_s = change_s;
 			change[0] = '\0';
 			change_s = NAN;
-			rc = decide(pol, seg, &plan, n, adapt, &row, relaunch_always, &next, &action, err);
+			rc = decide(pol, seg, n, &row, relaunch_always, &next, &action, err);
 			if (rc == 0)
 				rc = hb_live_segment_add_row(seg, &row, err);
 			if (rc == 0)

@@ -435,6 +435,22 @@ out:
 	return rc;
 }
 
+int hb_live_schedule_config(const char *src, long seq, const struct hb_catalog *cat, const struct hb_cluster *cl,
+			    const char *text, int iidp_ows, struct hb_live_sched_cfg *c, struct hb_error *err)
+{
+	struct ev e = { .db = src, .seq = seq, .cat = cat, .cl = cl, .err = err };
+	char *copy = malloc(strlen(text) + 1);
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if (!copy)
+		return hb_runtime_error(err, "%s: out of memory", src);
+	strcpy(copy, text);
+	rc = read_config(&e, copy, iidp_ows, c);
+	free(copy);
+	return rc;
+}
+
 /* ---- the run ----------------------------------------------------------------- */
 
 static int db_read_error(sqlite3 *db, const char *path, const char *what, struct hb_error *err)

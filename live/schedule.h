@@ -61,4 +61,14 @@ int hb_live_schedule_load(const char *results, const char *policy, int job, cons
 			  int iidp_ows, struct hb_live_sched *out, struct hb_error *err);
 void hb_live_schedule_free(struct hb_live_sched *s);
 
+/* One configuration's text as apply_note writes it (the reason, then
+ * "; B_G N, K GPUs, T s/iter: LAYOUT; B_L ..." with the suffix above) into
+ * c->plan (slots, method, config, B_G, predictions; the caller names the
+ * plan's model, cluster and profiles), c->iteration and c->sim_iter_s:
+ * what a live run on the engine's agents executes (live_agent.c).  src
+ * and seq name the configuration in messages ("SRC: event seq SEQ: ...");
+ * the caller frees c->plan either way. */
+int hb_live_schedule_config(const char *src, long seq, const struct hb_catalog *cat, const struct hb_cluster *cl,
+			    const char *text, int iidp_ows, struct hb_live_sched_cfg *c, struct hb_error *err);
+
 #endif

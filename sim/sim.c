@@ -421,6 +421,7 @@ void hb_sim_free(struct hb_sim *sim)
 	}
 	free(sim->replay_step);
 	free(sim->replay_gbs);
+	free(sim->drive);
 	hb_engine_free(&sim->eng);
 	memset(sim, 0, sizeof(*sim));
 }
@@ -684,7 +685,10 @@ double hb_sim_now(const struct hb_sim *sim)
 
 double hb_sim_phi(const struct hb_sim *sim, const struct hb_sim_job *job, double batch)
 {
-	(void)sim;
+	/* a driven job has no statistical model behind it: say so (sim.h) */
+	if (sim->drive && !sim->drive->missing)
+		sim->drive->missing = "the simulated gradient noise scale (hb_sim_phi), which a live run does not "
+				      "give its agent";
 	if (job->fid)
 		return hb_fid_phi(job->fid, batch, job->epoch);
 	return hb_stats_phi(job->stats, job->target > 0 ? job->progress / job->target : 0.0, batch);
@@ -693,8 +697,13 @@ double hb_sim_phi(const struct hb_sim *sim, const struct hb_sim_job *job, double
 double hb_sim_observe_similarity(struct hb_sim *sim, struct hb_sim_job *job)
 {
 	double b = (double)job->cfg.global_bs;
-	double phi = hb_sim_phi(sim, job, b);
+	double phi;
 
+	if (sim->drive) { /* measured (hb_sim_drive_similarity) */
+		job->last_similarity = job->drive_similarity;
+		return job->last_similarity;
+	}
+	phi = hb_sim_phi(sim, job, b);
 	job->last_similarity = hb_stats_observe_similarity(job->stats, phi, b, &sim->rng_similarity);
 	return job->last_similarity;
 }
@@ -829,6 +838,8 @@ static int schedule_next(struct hb_sim *sim, struct hb_sim_job *job, struct hb_e
 	double n, x, b = (double)job->cfg.global_bs, D = job->model->dataset_size;
 
 	job->gen++;
+	if (sim->drive)
+		return 0; /* its caller runs the iterations (hb_sim_drive) */
 	if (job->state == HB_JOB_RESTARTING)
 		return hb_engine_schedule(&sim->eng, job->restart_until, HB_EV_REALLOC_DONE, job->id, job->gen, err);
 	if (job->state != HB_JOB_RUNNING)
@@ -970,6 +981,8 @@ int hb_sim_apply_cost(struct hb_sim *sim, struct hb_sim_job *job, const struct h
 	if (pause_s >= 0)
 		pause = pause_s; /* the policy's own cost model (EasyScale's artifact: 20 s on the first start only) */
 	apply_note(sim, job, cfg, kind, why);
+	if (sim->drive)
+		pause = 0.0; /* the caller measures its own */
 	if (pause > 0) {
 		job->state = HB_JOB_RESTARTING;
 		job->restart_until = now + pause;
@@ -1075,6 +1088,106 @@ static int on_milestone(struct hb_sim *sim, struct hb_sim_job *job, struct hb_er
 		return 0; /* the agent applied a new configuration and rescheduled */
 	refresh_rates(job);
 	return schedule_next(sim, job, err);
+}
+
+/* ---- driven runs (sim.h hb_sim_drive) ------------------------------------------ */
+
+int hb_sim_drive(struct hb_sim *sim, struct hb_error *err)
+{
+	if (sim->njobs > 0)
+		return hb_runtime_error(err, "simulator: a run is driven from before its first job");
+	if (!sim->drive && !(sim->drive = calloc(1, sizeof(*sim->drive))))
+		return hb_runtime_error(err, "simulator: out of memory");
+	return 0;
+}
+
+const char *hb_sim_drive_missing(const struct hb_sim *sim)
+{
+	return sim->drive ? sim->drive->missing : NULL;
+}
+
+void hb_sim_drive_similarity(struct hb_sim_job *job, double similarity)
+{
+	job->drive_similarity = similarity;
+}
+
+int hb_sim_drive_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	long p;
+
+	if (!sim->drive || job->state != HB_JOB_PENDING)
+		return hb_runtime_error(err, "simulator: job %s is not a pending job of a driven run", job->name);
+	if (!job->grant && job_arrays(sim, job) < 0)
+		return hb_runtime_error(err, "simulator: out of memory");
+	/* on_arrival's counter and dedicated_arrival's grant */
+	p = interval_of(sim, job);
+	job->next_adapt_iter = p > 0 ? (double)p : 0.0;
+	job->ngrant = 0;
+	for (int i = 0; i < sim->cl->nnodes; i++) {
+		job->grant[i] = sim->cl->nodes[i].ngpus;
+		job->ngrant += job->grant[i];
+	}
+	job->t_last = job->start_s = sim->eng.now;
+	return 0;
+}
+
+long hb_sim_drive_next(const struct hb_sim *sim, const struct hb_sim_job *job)
+{
+	double b = (double)job->cfg.global_bs, n;
+
+	(void)sim;
+	if (!(b > 0))
+		return 1;
+	/* schedule_next's epoch end and adaptation point, without completion */
+	n = ceil((job->model->dataset_size - job->epoch_samples) / b - ITER_EPS);
+	if (job->next_adapt_iter > 0 && job->next_adapt_iter - job->iters < n)
+		n = job->next_adapt_iter - job->iters;
+	return n < 1 ? 1 : (long)floor(n + 0.5);
+}
+
+int hb_sim_drive_iters(struct hb_sim *sim, struct hb_sim_job *job, long n, double elapsed_s, int *reached,
+		       struct hb_error *err)
+{
+	double b = (double)job->cfg.global_bs, before = fmin(job->progress, job->target);
+	long most = hb_sim_drive_next(sim, job);
+
+	*reached = 0;
+	if (!sim->drive || job->state != HB_JOB_RUNNING)
+		return hb_runtime_error(err, "simulator: job %s is not a running job of a driven run", job->name);
+	if (n < 1 || n > most || !(elapsed_s >= 0))
+		return hb_runtime_error(err, "simulator: job %s: a driven stretch of %ld iterations in %g s (1 to %ld, "
+					"time >= 0)", job->name, n, elapsed_s, most);
+	/* advance()'s integration, with the measured iterations and time */
+	sim->eng.now += elapsed_s;
+	job->gpu_s += elapsed_s * job->cfg.ngpus;
+	job->gpus_time_sum += elapsed_s * job->cfg.ngpus;
+	job->cost_usd += elapsed_s * job->price_per_h / 3600.0;
+	job->iters += (double)n;
+	job->samples += (double)n * b;
+	job->progress += (double)n * b * job->eff;
+	sim->progress_done += fmin(job->progress, job->target) - before;
+	job->epoch_samples += (double)n * b;
+	job->gbs_time_sum += elapsed_s * b;
+	job->run_s += elapsed_s;
+	job->t_last = sim->eng.now;
+	/* on_milestone's counting: the epoch first, then the point */
+	if (job->epoch_samples >= job->model->dataset_size - ITER_EPS) {
+		job->epoch++;
+		job->epoch_samples -= job->model->dataset_size;
+		hb_sim_note(sim, job, "epoch", "epoch %ld done at %.0f iterations, progress %.4f", job->epoch, job->iters,
+			    job->target > 0 ? job->progress / job->target : 0.0);
+		*reached |= HB_DRIVE_EPOCH;
+	}
+	if (job->next_adapt_iter > 0 && job->iters >= job->next_adapt_iter - ITER_EPS) {
+		long p = interval_of(sim, job);
+
+		job->adaptations++;
+		job->next_adapt_iter += (double)(p > 0 ? p : 1);
+		*reached |= HB_DRIVE_ADAPT;
+	}
+	job->drive_similarity = NAN;
+	refresh_rates(job);
+	return 0;
 }
 
 /* ---- arbitration ------------------------------------------------------------- */

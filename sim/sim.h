@@ -35,6 +35,7 @@
 #include "stats.h"
 
 struct hb_capacity;
+struct hb_sim_drive;
 struct hb_fid_model;
 struct hb_profdb;
 struct hb_sim;
@@ -233,6 +234,8 @@ struct hb_sim_job {
 				    trains to its target */
 	int stopped_at_duration; /* 1: done because run_s reached duration_s, not the target */
 	double last_similarity;  /* last observed Phi, for records */
+	double drive_similarity; /* driven runs (hb_sim_drive): the similarity measured at this
+				    adaptation point, what hb_sim_observe_similarity returns */
 };
 
 /* ---- records (time series and events, kept in memory, written by results.c) */
@@ -397,6 +400,8 @@ struct hb_sim {
 	struct hb_capacity *capacity;   /* opts.capacity's series and what the run did with it (capacity.h);
 					   NULL without one; owned */
 
+	struct hb_sim_drive *drive;     /* driven runs (hb_sim_drive), owned; NULL in a simulated one */
+
 	/* Replay (opts.replay): B_G from a recorded trajectory, by iteration. */
 	double *replay_step;            /* strictly increasing iteration counts, owned */
 	long *replay_gbs;               /* global batch from that step on, owned */
@@ -509,6 +514,55 @@ int hb_sim_load_replay(const char *path, double **steps, long **gbs, int *n, str
 /* Record an event (kind, printf detail). */
 void hb_sim_note(struct hb_sim *sim, const struct hb_sim_job *job, const char *kind, const char *fmt, ...)
 	HB_PRINTF(4, 5);
+
+/* ---- driven runs (live) ------------------------------------------------- */
+
+/* A driven simulation hosts one job whose iterations run outside it (a
+ * live run, live/live_agent.h) on the dedicated cluster, so that the
+ * job's agent decides from what was measured instead of what the
+ * statistical model would draw.  Nothing is scheduled and no pause is
+ * charged (the caller measures its own); the caller
+ *  - starts the job with hb_sim_drive_start and then calls its agent's
+ *    start itself,
+ *  - reports every stretch of iterations it ran with hb_sim_drive_iters,
+ *    at most hb_sim_drive_next of them, which says whether the stretch
+ *    ended an epoch and reached an adaptation point, counted as the event
+ *    loop counts them (on_milestone: the epoch's end crossed, the
+ *    adaptation point every interval iterations),
+ *  - sets the similarity it measured there (hb_sim_drive_similarity), which
+ *    the agent's hb_sim_observe_similarity returns,
+ *  - calls the agent's callbacks for the points reached, in the loop's
+ *    order (the epoch end first, then the adaptation point unless the
+ *    epoch end applied a configuration, whose pause would skip it), and
+ *    reads what the agent applied: job->gen moves and the job's last
+ *    start/reconfig/restart event holds the configuration's text
+ *    (apply_note's read-back suffix).
+ * An agent that reads a quantity only a simulated job has (hb_sim_phi: the
+ * statistical model's noise scale) gets it, and hb_sim_drive_missing then
+ * names it, so that the caller can refuse the agent. */
+struct hb_sim_drive {
+	const char *missing;     /* the first simulated-only quantity an agent read, or NULL */
+};
+
+/* Make sim driven (after hb_sim_init, before adding the job). */
+int hb_sim_drive(struct hb_sim *sim, struct hb_error *err);
+/* Arrive job on the whole cluster at the current time (grant, adaptation
+ * counter), as the dedicated arbiter starts one, short of the agent's start. */
+int hb_sim_drive_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
+/* Iterations from now to the job's next epoch end or adaptation point,
+ * whichever comes first (>= 1), at its current global batch. */
+long hb_sim_drive_next(const struct hb_sim *sim, const struct hb_sim_job *job);
+/* What a stretch reached (hb_sim_drive_iters' *reached, a bit set). */
+#define HB_DRIVE_EPOCH 1         /* an epoch ended: job->epoch counts it */
+#define HB_DRIVE_ADAPT 2         /* an adaptation point */
+/* The job ran n iterations (1..hb_sim_drive_next) at its configuration in
+ * elapsed_s seconds (>= 0, the simulated clock moves by it). */
+int hb_sim_drive_iters(struct hb_sim *sim, struct hb_sim_job *job, long n, double elapsed_s, int *reached,
+		       struct hb_error *err);
+/* The similarity measured at this adaptation point (NAN: none). */
+void hb_sim_drive_similarity(struct hb_sim_job *job, double similarity);
+/* The simulated-only quantity an agent of a driven sim read, or NULL. */
+const char *hb_sim_drive_missing(const struct hb_sim *sim);
 
 /* The named policies (struct hb_policy, hb_policies, hb_policy_find) are
  * sim/policies/policy.h. */

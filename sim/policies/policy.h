@@ -4,7 +4,8 @@
  * each policy an (agent, shared arbiter) pair.  The engine (sim.h) defines
  * the function tables they fill and the dedicated arbiter; it never names a
  * policy.  `--policy` parsing and the help text are generated from
- * hb_policies (policy.c).
+ * hb_policies (policy.c), for sim and for live runs, which drive the same
+ * agents (live/live_agent.h).
  *
  * Adding a policy: its folder sim/policies/NAME/ with its agent or arbiter
  * filling struct hb_agent_ops / struct hb_arbiter_ops and a meson.build

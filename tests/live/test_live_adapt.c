@@ -12,10 +12,13 @@
  *    iteration; the loss falls; the simulator, replaying the measured batch
  *    trajectory, agrees on the batch and the GPUs at every block; the
  *    prediction rows exist.
+ *  - a relaunch at every epoch end (the agent rebuilt by replay in each
+ *    launch) makes the same decisions as the run that relaunched once.
  *  - simigrad: DDP on every GPU, the batch changes in place.
  *  - schedule replay: the simulator's SimiGrad and OptPerf (unequal local
  *    batches) configurations of one job, in order.
- *  - refusals: the driver under mpirun, a missing --db, an unknown policy.
+ *  - refusals: the driver under mpirun, a missing --db, an unknown policy,
+ *    a policy whose agent needs what a live run does not measure.
  *
  * Skipped (77) where mpirun cannot start two processes here.
  */
@@ -208,6 +211,53 @@ static void test_jabas(void **state)
 	assert_no_temporaries("jr");
 }
 
+/* A relaunch rebuilds the agent by replaying the measured blocks
+ * (live/live_policy.h): relaunching at every epoch end makes the decisions
+ * of test_jabas's run, which relaunched once (batch, GPUs and
+ * configuration of every block; gamma 1 asks for a larger batch whatever
+ * the similarity measures). */
+static void test_jabas_relaunch_same(void **state)
+{
+	static const char *args = "--model cifar10 --cluster cpu-2x2 --db cpu.db --epochs 3 --dataset-size 2048 "
+				  "--min-gbs 64 --scale 0.05 --interval 4 --gamma 1 --alpha 0.5";
+	struct row a[256], b[256];
+	size_t len;
+	char *ta, *tb, *la, *lb, *sa = NULL, *sb = NULL;
+	int na, nb, relaunches = 0;
+
+	(void)state;
+	profile_once();
+	if (!exists_in("jr", "trajectory.csv") &&
+	    run("live --policy jabas %s --out jr --launcher '%s'", args, launcher) != 0)
+		fail_msg("%s", slurp(errf, &len));
+	if (run("live --policy jabas %s --out jr2 --relaunch-every-epoch --launcher '%s'", args, launcher) != 0)
+		fail_msg("%s\n%s", slurp(outf, &len), slurp(errf, &len));
+	na = read_trajectory("jr", a, 256);
+	nb = read_trajectory("jr2", b, 256);
+	assert_int_equal(na, nb);
+	for (int i = 0; i < na; i++) {
+		assert_int_equal(a[i].iteration, b[i].iteration);
+		assert_int_equal(a[i].iters, b[i].iters);
+		assert_int_equal(a[i].gbs, b[i].gbs);
+		assert_int_equal(a[i].gpus, b[i].gpus);
+		relaunches += strcmp(b[i].change, "relaunch") == 0;
+	}
+	assert_int_equal(relaunches, 2); /* after epochs 1 and 2 */
+	/* and the same configurations (the config column), line by line */
+	ta = slurp_in("jr", "trajectory.csv", &len);
+	tb = slurp_in("jr2", "trajectory.csv", &len);
+	la = strtok_r(ta, "\n", &sa);
+	lb = strtok_r(tb, "\n", &sb);
+	while ((la = strtok_r(NULL, "\n", &sa)) && (lb = strtok_r(NULL, "\n", &sb))) {
+		char *fa[32], *fb[32];
+
+		assert_int_equal(fields(la, fa, 32), fields(lb, fb, 32));
+		assert_string_equal(fa[8], fb[8]);
+	}
+	free(ta);
+	free(tb);
+}
+
 static void test_simigrad(void **state)
 {
 	struct row r[256];
@@ -339,6 +389,13 @@ static void test_refused(void **state)
 	assert_int_equal(run("live --policy jabas --model cifar10 --cluster cpu-2x2 --out x"), 2);
 	assert_true(has(errf, "--db"));
 	assert_int_equal(run("live --policy fastest --model cifar10 --cluster cpu-2x2 --db cpu.db --out x"), 2);
+	/* the registry's names; Pollux's agent reads the simulated noise
+	 * scale: refused before any launch, saying so */
+	assert_int_equal(run("live --policy tiresias --model cifar10 --cluster cpu-2x2 --db cpu.db --out x"), 2);
+	assert_true(has(errf, "use --policy static"));
+	assert_int_equal(run("live --policy pollux --model cifar10 --cluster cpu-2x2 --db cpu.db --out x "
+			     "--dataset-size 1024 --launcher /nonexistent/mpirun"), 2);
+	assert_true(has(errf, "noise scale"));
 	assert_int_equal(run("live --policy jabas --model nope --cluster cpu-2x2 --db cpu.db --out x"), 2);
 	assert_int_equal(run("live --plan p.json --policy jabas --model cifar10 --cluster cpu-2x2 --db cpu.db "
 			     "--out x"), 2);
@@ -357,6 +414,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_jabas),
+		cmocka_unit_test(test_jabas_relaunch_same),
 		cmocka_unit_test(test_simigrad),
 		cmocka_unit_test(test_driver_signal),
 		cmocka_unit_test(test_schedule),
