@@ -76,6 +76,9 @@ PENDING_MOVES = {
 # Include arrows allowed against the map: (file, header path) -> why.
 # Empty: every arrow found when the check was written was fixed.
 EXCEPTIONS = {
+    ("sim/policies/sia/arbiter_sia.c", "sim/policies/pollux/agent_pollux.h"):
+        "Sia runs the Pollux agent and reads its goodput report; to go once that "
+        "report moves to agent_util.h",
 }
 
 # Quoted includes of headers that are not in the tree.
