@@ -50,30 +50,6 @@ static int code_of(const char *model)
 	return -1;
 }
 
-static int node_name(const char *raw, char *out, const char *where, struct hb_error *err)
-{
-	char q[HB_QUOTE_MAX];
-	size_t n = strlen(raw);
-
-	if (n == 0)
-		return hb_input_error(err, "%s: field 'sn': empty", where);
-	if (n >= HB_NAME_MAX)
-		return hb_input_error(err, "%s: field 'sn': value '%s' is longer than %d characters", where,
-				      hb_trace_quote(q, sizeof(q), raw), HB_NAME_MAX - 1);
-	for (size_t i = 0; i < n; i++) {
-		char c = (char)tolower((unsigned char)raw[i]);
-
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (i > 0 && (c == '-' || c == '_' || c == '.'))))
-			return hb_input_error(err,
-					      "%s: field 'sn': value '%s' is not a valid node name (letters, digits, "
-					      "'-', '_', '.')",
-					      where, hb_trace_quote(q, sizeof(q), raw));
-		out[i] = c;
-	}
-	out[n] = '\0';
-	return 0;
-}
-
 /* One row into *v (a GPU node) or *skipped (a CPU node): 1 kept, 0 skipped, -1 error. */
 static int read_row(struct hb_csv *c, const int *idx, struct node *v, struct hb_error *err)
 {
@@ -97,7 +73,7 @@ static int read_row(struct hb_csv *c, const int *idx, struct node *v, struct hb_
 		return hb_input_error(err, "%s: field 'model': value '%s': not a GPU model of the trace (known: %s)",
 				      where, hb_trace_quote(q, sizeof(q), model), hb_alibaba_gpu_codes());
 	}
-	if (node_name(hb_trim(c->field[idx[C_SN]]), v->name, where, err) < 0)
+	if (hb_trace_node_name(c->field[idx[C_SN]], "sn", v->name, where, err) < 0)
 		return -1;
 	v->gpus = gpus;
 	v->line = c->line;

@@ -2,11 +2,13 @@
  * jobspec.c: the reader every trace format feeds: origin of time, filters,
  * skip counters, max_jobs, format detection and the sorted read-all.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"  /* HB_NAME_MAX */
 #include "input.h"
 #include "rng.h"
 #include "strutil.h"
@@ -121,6 +123,33 @@ const char *hb_trace_quote(char *buf, size_t size, const char *s)
 	}
 	buf[k] = '\0';
 	return buf;
+}
+
+int hb_trace_node_name(const char *raw, const char *field, char *out, const char *where, struct hb_error *err)
+{
+	char buf[HB_NAME_MAX], q[HB_QUOTE_MAX];
+	const char *t;
+	size_t n;
+
+	if (hb_strlcpy(buf, raw, sizeof(buf)) >= sizeof(buf))
+		return hb_input_error(err, "%s: field '%s': value '%s' is longer than %d characters", where, field,
+				      hb_trace_quote(q, sizeof(q), raw), HB_NAME_MAX - 1);
+	t = hb_trim(buf);
+	n = strlen(t);
+	if (n == 0)
+		return hb_input_error(err, "%s: field '%s': empty", where, field);
+	for (size_t i = 0; i < n; i++) {
+		char c = (char)tolower((unsigned char)t[i]);
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (i > 0 && (c == '-' || c == '_' || c == '.'))))
+			return hb_input_error(err,
+					      "%s: field '%s': value '%s' is not a valid node name (letters, digits, "
+					      "'-', '_', '.')",
+					      where, field, hb_trace_quote(q, sizeof(q), t));
+		out[i] = c;
+	}
+	out[n] = '\0';
+	return 0;
 }
 
 int hb_trace_copy(char *dst, size_t size, const char *src, int required, const char *where, const char *field,

@@ -64,34 +64,6 @@ static int parse_mem_gb(const char *s, long *gb)
 	return 0;
 }
 
-static int machine_name(const char *raw, char *out, const char *where, struct hb_error *err)
-{
-	char buf[HB_NAME_MAX];
-	const char *t;
-	char q[HB_QUOTE_MAX];
-	size_t n;
-
-	if (hb_strlcpy(buf, raw, sizeof(buf)) >= sizeof(buf))
-		return hb_input_error(err, "%s: field 'machineId': value '%s' is too long", where,
-				      hb_trace_quote(q, sizeof(q), raw));
-	t = hb_trim(buf);
-	n = strlen(t);
-	if (n == 0)
-		return hb_input_error(err, "%s: field 'machineId': empty", where);
-	for (size_t i = 0; i < n; i++) {
-		char c = (char)tolower((unsigned char)t[i]);
-
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (i > 0 && (c == '-' || c == '_' || c == '.'))))
-			return hb_input_error(err,
-					      "%s: field 'machineId': value '%s' is not a valid node name (letters, "
-					      "digits, '-', '_', '.')",
-					      where, hb_trace_quote(q, sizeof(q), t));
-		out[i] = c;
-	}
-	out[n] = '\0';
-	return 0;
-}
-
 static int cmp_machine(const void *a, const void *b)
 {
 	return strcmp(((const struct machine *)a)->name, ((const struct machine *)b)->name);
@@ -168,7 +140,7 @@ static int read_machines(const char *path, struct machine **out, long *n, long *
 			v = nv;
 			cap = ncap;
 		}
-		if (machine_name(c.field[0], v[*n].name, where, err) < 0) {
+		if (hb_trace_node_name(c.field[0], "machineId", v[*n].name, where, err) < 0) {
 			rc = -1;
 			break;
 		}

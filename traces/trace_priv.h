@@ -51,6 +51,12 @@ int hb_trace_reader_wrap(enum hb_trace_format fmt, const struct hb_trace_ops *op
 const char *hb_trace_quote(char *buf, size_t size, const char *s);
 #define HB_QUOTE_MAX 200
 
+/* A node name from a cluster file (Philly's machine list, Alibaba's node
+ * list): raw trimmed, lower-cased into out (HB_NAME_MAX bytes), letters and
+ * digits first, then also '-', '_', '.'.  Fails naming where, field and the
+ * value when it is empty, too long or has another character. */
+int hb_trace_node_name(const char *raw, const char *field, char *out, const char *where, struct hb_error *err);
+
 /* Copy a string field, failing (naming where and field) when it does not
  * fit, or when it is empty and `required`. */
 int hb_trace_copy(char *dst, size_t size, const char *src, int required, const char *where, const char *field,
