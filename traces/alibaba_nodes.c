@@ -12,7 +12,6 @@
  * (15.75 GB/s), 25 Gb/s Ethernet between nodes (3.125 GB/s), 1.25 GB/s
  * checkpoint storage, 20 s restart latency.  Stated in the cluster's source.
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

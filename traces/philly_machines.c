@@ -1,7 +1,6 @@
 /*
  * philly_machines.c: cluster_machine_list -> a catalog cluster (philly.h).
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
