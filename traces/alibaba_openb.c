@@ -102,13 +102,6 @@ static size_t buffer_openb(const void *state)
 	return ((const struct openb *)state)->csv.cap;
 }
 
-static int bad(const char *where, const char *field, const char *value, const char *why, struct hb_error *err)
-{
-	char q[HB_QUOTE_MAX];
-
-	return hb_input_error(err, "%s: field '%s': value '%s': %s", where, field, hb_trace_quote(q, sizeof(q), value),
-			      why);
-}
 
 /* gpu_spec: "" or CODE[|CODE...]; *gpu = the one catalog GPU they all map
  * to, or "" when they name several (or none). */
@@ -123,17 +116,17 @@ static int parse_spec(const struct openb *p, const char *spec, const char *where
 	if (!spec[0])
 		return 0;
 	if (hb_strlcpy(buf, spec, sizeof(buf)) >= sizeof(buf))
-		return bad(where, "gpu_spec", spec, "longer than 255 characters", err);
+		return hb_trace_bad_field(where, "gpu_spec", spec, "longer than 255 characters", err);
 	s = buf;
 	if (s[0] == '|' || s[strlen(s) - 1] == '|' || strstr(s, "||"))
-		return bad(where, "gpu_spec", spec, "an empty GPU model in the '|' list", err);
+		return hb_trace_bad_field(where, "gpu_spec", spec, "an empty GPU model in the '|' list", err);
 	for (tok = strtok_r(s, "|", &save); tok; tok = strtok_r(NULL, "|", &save)) {
 		const char *g = hb_alibaba_gpu(&p->map, hb_trim(tok));
 
 		if (!g) {
 			snprintf(msg, sizeof(msg), "'%.40s' is not a GPU model of the trace (known: %s)", hb_trim(tok),
 				 hb_alibaba_gpu_codes());
-			return bad(where, "gpu_spec", spec, msg, err);
+			return hb_trace_bad_field(where, "gpu_spec", spec, msg, err);
 		}
 		if (one && strcmp(one, g) != 0)
 			several = 1;
@@ -186,12 +179,12 @@ static int next_openb(void *state, struct hb_jobspec *job, int *skip, struct hb_
 	    hb_csv_long_range(c, p->idx[C_MILLI], 0, 1000, &milli, err) < 0)
 		return -1;
 	if (ngpu == 0 && milli != 0)
-		return bad(where, "gpu_milli", c->field[p->idx[C_MILLI]], "not 0 for a pod with num_gpu 0", err);
+		return hb_trace_bad_field(where, "gpu_milli", c->field[p->idx[C_MILLI]], "not 0 for a pod with num_gpu 0", err);
 	if (ngpu > 0 && milli == 0)
-		return bad(where, "gpu_milli", c->field[p->idx[C_MILLI]], "0 for a pod with GPUs (1000 is a whole GPU)",
+		return hb_trace_bad_field(where, "gpu_milli", c->field[p->idx[C_MILLI]], "0 for a pod with GPUs (1000 is a whole GPU)",
 			   err);
 	if (ngpu > 1 && milli < 1000)
-		return bad(where, "gpu_milli", c->field[p->idx[C_MILLI]],
+		return hb_trace_bad_field(where, "gpu_milli", c->field[p->idx[C_MILLI]],
 			   "below 1000 for a pod with several GPUs (only a one-GPU pod may share its GPU)", err);
 	if (parse_spec(p, hb_trim(c->field[p->idx[C_SPEC]]), where, job->gpu_type, sizeof(job->gpu_type), err) < 0 ||
 	    hb_trace_copy(job->vc, sizeof(job->vc), hb_trim(c->field[p->idx[C_QOS]]), 1, where, "qos", err) < 0)
@@ -201,18 +194,18 @@ static int next_openb(void *state, struct hb_jobspec *job, int *skip, struct hb_
 		if (hb_strcaseeq(phase, phases[k]))
 			break;
 	if (k == (int)(sizeof(phases) / sizeof(phases[0])))
-		return bad(where, "pod_phase", phase, "not a pod phase (Succeeded, Running, Failed, Pending, Unknown)", err);
+		return hb_trace_bad_field(where, "pod_phase", phase, "not a pod phase (Succeeded, Running, Failed, Pending, Unknown)", err);
 	hb_strlcpy(job->status, phases[k], sizeof(job->status));
 	if (time_field(c, p->idx[C_CREATE], 0, &created, &have_c, err) < 0 ||
 	    time_field(c, p->idx[C_DELETE], 0, &deleted, &have_d, err) < 0 ||
 	    time_field(c, p->idx[C_SCHED], 1, &sched, &have_s, err) < 0)
 		return -1;
 	if (deleted < created)
-		return bad(where, "deletion_time", c->field[p->idx[C_DELETE]], "earlier than creation_time", err);
+		return hb_trace_bad_field(where, "deletion_time", c->field[p->idx[C_DELETE]], "earlier than creation_time", err);
 	if (have_s && sched < created)
-		return bad(where, "scheduled_time", c->field[p->idx[C_SCHED]], "earlier than creation_time", err);
+		return hb_trace_bad_field(where, "scheduled_time", c->field[p->idx[C_SCHED]], "earlier than creation_time", err);
 	if (have_s && sched > deleted)
-		return bad(where, "scheduled_time", c->field[p->idx[C_SCHED]], "later than deletion_time", err);
+		return hb_trace_bad_field(where, "scheduled_time", c->field[p->idx[C_SCHED]], "later than deletion_time", err);
 	job->arrival_s = created;
 	job->gpus = (int)ngpu;
 	job->duration_s = have_s ? deleted - sched : 0.0;

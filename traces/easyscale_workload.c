@@ -94,13 +94,6 @@ static size_t buffer_wl(const void *state)
 	return ((const struct es_wl *)state)->csv.cap;
 }
 
-static int bad(const char *where, const char *field, const char *value, const char *why, struct hb_error *err)
-{
-	char q[HB_QUOTE_MAX];
-
-	return hb_input_error(err, "%s: field '%s': value '%s': %s", where, field, hb_trace_quote(q, sizeof(q), value),
-			      why);
-}
 
 static int next_wl(void *state, struct hb_jobspec *job, int *skip, struct hb_error *err)
 {
@@ -129,16 +122,16 @@ static int next_wl(void *state, struct hb_jobspec *job, int *skip, struct hb_err
 		if (hb_strcaseeq(app, apps[k].app))
 			break;
 	if (k == (int)(sizeof(apps) / sizeof(apps[0])))
-		return bad(where, "application", app,
+		return hb_trace_bad_field(where, "application", app,
 			   "not an application of the artifact (resnet50, vgg19, shufflenetv2, swintransformer, yolov3, "
 			   "bert, electra, ncf)", err);
 	hb_strlcpy(job->model, apps[k].model, sizeof(job->model));
 	hb_strlcpy(job->app, apps[k].app, sizeof(job->app));
 	if (!(epochs > 0))
-		return bad(where, "epochs", c->field[p->idx[C_EPOCHS]], "not a positive number of epochs", err);
+		return hb_trace_bad_field(where, "epochs", c->field[p->idx[C_EPOCHS]], "not a positive number of epochs", err);
 	job->epochs = epochs / 100.0; /* the artifact's datasets are 1 % of the catalog's */
 	if (maxp * b > (1L << 40))
-		return bad(where, "batch_size", c->field[p->idx[C_BATCH]], "max_parallelism x batch_size overflows",
+		return hb_trace_bad_field(where, "batch_size", c->field[p->idx[C_BATCH]], "max_parallelism x batch_size overflows",
 			   err);
 	job->gpus = (int)maxp;
 	job->batch = maxp * b;
@@ -150,7 +143,7 @@ static int next_wl(void *state, struct hb_jobspec *job, int *skip, struct hb_err
 	else {
 		flag = strtol(d2, &end, 10);
 		if (!d2[0] || *end)
-			return bad(where, "enable_heterogeneous_deterministic", d2,
+			return hb_trace_bad_field(where, "enable_heterogeneous_deterministic", d2,
 				   "not an integer (0: one GPU type; nonzero: D2, GPU types may mix) or True/False", err);
 	}
 	job->d2 = flag ? HB_D2_YES : HB_D2_NO;
@@ -159,7 +152,7 @@ static int next_wl(void *state, struct hb_jobspec *job, int *skip, struct hb_err
 		if (hb_strcaseeq(gpu, gpus[k].gpu) || hb_strcaseeq(gpu, gpus[k].catalog))
 			break;
 	if (k == (int)(sizeof(gpus) / sizeof(gpus[0])))
-		return bad(where, "preferred_gpu", gpu, "not a GPU type of the artifact (v100, p100, t4)", err);
+		return hb_trace_bad_field(where, "preferred_gpu", gpu, "not a GPU type of the artifact (v100, p100, t4)", err);
 	hb_strlcpy(job->gpu_type, gpus[k].catalog, sizeof(job->gpu_type));
 	job->record = c->line;
 	*skip = HB_SKIP_NONE;

@@ -125,6 +125,15 @@ const char *hb_trace_quote(char *buf, size_t size, const char *s)
 	return buf;
 }
 
+int hb_trace_bad_field(const char *where, const char *field, const char *value, const char *why,
+		       struct hb_error *err)
+{
+	char q[HB_QUOTE_MAX];
+
+	return hb_input_error(err, "%s: field '%s': value '%s': %s", where, field, hb_trace_quote(q, sizeof(q), value),
+			      why);
+}
+
 int hb_trace_node_name(const char *raw, const char *field, char *out, const char *where, struct hb_error *err)
 {
 	char buf[HB_NAME_MAX], q[HB_QUOTE_MAX];

@@ -51,6 +51,11 @@ int hb_trace_reader_wrap(enum hb_trace_format fmt, const struct hb_trace_ops *op
 const char *hb_trace_quote(char *buf, size_t size, const char *s);
 #define HB_QUOTE_MAX 200
 
+/* The error of a bad field: "WHERE: field 'F': value 'V': WHY" (V quoted
+ * as hb_trace_quote does); returns -1. */
+int hb_trace_bad_field(const char *where, const char *field, const char *value, const char *why,
+		       struct hb_error *err);
+
 /* A node name from a cluster file (Philly's machine list, Alibaba's node
  * list): raw trimmed, lower-cased into out (HB_NAME_MAX bytes), letters and
  * digits first, then also '-', '_', '.'.  Fails naming where, field and the
