@@ -356,6 +356,8 @@ struct hb_sim {
 	const char *policy;             /* policy name, for records */
 	const struct hb_arbiter_ops *arbiter; /* dedicated unless set by hb_sim_set_arbiter */
 	void *arbiter_state;            /* owned by the arbiter (free_state) */
+	const void *policy_opts;        /* the policy's options: the struct its knob table describes
+					   (struct hb_policy, policy.h), borrowed; NULL: its defaults */
 	int *free_gpus;                 /* GPUs per node not granted to any job */
 	int *node_slot;                 /* per node: its GPU type slot (hb_cluster_type_slots), owned */
 	struct hb_engine eng;
