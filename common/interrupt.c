@@ -52,6 +52,11 @@ int hb_interrupted(void)
 	return caught;
 }
 
+void hb_interrupt_reset(void)
+{
+	caught = 0;
+}
+
 const char *hb_signal_name(int sig)
 {
 	switch (sig) {

@@ -35,6 +35,11 @@ int hb_interrupt_catch(void);
 /* The signal caught (SIGINT, SIGTERM or SIGHUP), 0 if none. */
 int hb_interrupted(void);
 
+/* Forget a caught signal: for a program that runs many commands in one
+ * process (api/hetbatch.c), where one call's Ctrl-C must not stop the next
+ * call.  The executable never calls it: it exits after a signal. */
+void hb_interrupt_reset(void);
+
 /* Fill err with code HB_EINTR: "WHAT: interrupted by SIGINT"; returns -1. */
 int hb_interrupt_error(struct hb_error *err, const char *what);
 
