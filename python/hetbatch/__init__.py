@@ -82,13 +82,16 @@ def plan(cluster, model, gbs, opts=None, seed=None, **options):
         if not isinstance(p, dict):
             continue
         usd_h = p.get("usd_per_hour", base.get("usd_per_hour"))
+        tput = p.get("throughput")
+        if tput is None and p.get("iter_s"):  # LB-BSP's document gives its time only
+            tput = p["global_batch"] / p["iter_s"]
         rows.append({
             "plan": label,
             "found": bool(p.get("found")),
             "global_batch": p.get("global_batch"),
             "local_batch": p.get("local_batch"),
             "iter_s": p.get("iter_s"),
-            "throughput_samples_s": p.get("throughput"),
+            "throughput_samples_s": tput,
             "usd_per_h": usd_h,
             "why": p.get("why") or p.get("reason"),
         })

@@ -28,7 +28,8 @@ def frame(rows_or_df):
     df = rows_or_df if isinstance(rows_or_df, pd.DataFrame) else pd.DataFrame(rows_or_df)
     df = df.rename(columns={k: v for k, v in UNIT_RENAMES.items() if k in df.columns})
     for c in df.columns:
-        if c in NAME_COLUMNS and df[c].dtype == object:
+        if c in NAME_COLUMNS and not isinstance(df[c].dtype, pd.CategoricalDtype) and (
+                pd.api.types.is_string_dtype(df[c].dtype) or df[c].dtype == object):
             df[c] = df[c].astype("category")
     return df
 
