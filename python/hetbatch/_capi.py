@@ -52,7 +52,16 @@ def _library_path():
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "libhetbatch.so")
 
 
-lib = ffi.dlopen(_library_path())
+def _load():
+    path = _library_path()
+    if not os.path.exists(path):
+        raise ImportError(
+            "hetbatch: %s is missing: this is the source folder python/hetbatch, not the installed package "
+            "(pip install ./python, then run Python outside python/), or set $HETBATCH_LIBRARY" % path)
+    return ffi.dlopen(path)
+
+
+lib = _load()
 
 
 class Error(Exception):

@@ -58,6 +58,8 @@ ALLOWED = {
     # result writers or studies; no trace readers so far.
     "live": ["common", "models", "profiler", "solver", "forecast", "sim", "sim/policies"],
     "cli": LIBRARY,
+    # the C API runs the subcommands in-process (api/hetbatch.c)
+    "api": LIBRARY + ["cli"],
     "scripts": LIBRARY + ["tests"],
     "tests": LIBRARY + ["scripts", "fuzz"],
     "fuzz": LIBRARY + ["tests"],
