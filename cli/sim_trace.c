@@ -59,6 +59,7 @@ struct trace_cmd {
 	struct hb_replay rp;
 	struct hb_sim *sims;           /* nruns */
 	int *inited;                   /* 1 where sims[i] needs hb_sim_free */
+	void **popts;                  /* per run: its policy's options (hb_policy_opts_new), lent to sims[i] */
 	struct hb_trace_run *runs;
 	int nruns;
 };
@@ -70,7 +71,10 @@ static void trace_cmd_free(struct trace_cmd *c)
 			hb_trace_run_free(&c->runs[i]);
 		if (c->inited && c->inited[i])
 			hb_sim_free(&c->sims[i]);
+		if (c->popts)
+			free(c->popts[i]);
 	}
+	free(c->popts);
 	free(c->sims);
 	free(c->inited);
 	free(c->runs);
@@ -236,8 +240,9 @@ static int trace_setup(struct trace_cmd *c, const struct sim_args *a, const stru
 	c->nruns = np;
 	c->sims = calloc((size_t)np, sizeof(*c->sims));
 	c->inited = calloc((size_t)np, sizeof(*c->inited));
+	c->popts = calloc((size_t)np, sizeof(*c->popts));
 	c->runs = calloc((size_t)np, sizeof(*c->runs));
-	if (!c->sims || !c->inited || !c->runs)
+	if (!c->sims || !c->inited || !c->popts || !c->runs)
 		return hb_runtime_error(err, "out of memory");
 	shared_names(shared, sizeof(shared));
 	for (int i = 0; i < np; i++) {
@@ -256,9 +261,11 @@ static int trace_setup(struct trace_cmd *c, const struct sim_args *a, const stru
 				 shared);
 			continue;
 		}
-		if (hb_sim_init(&c->sims[i], &c->cat, cl, c->db, pol[i]->name, so, err) < 0)
+		if (hb_policy_opts_new(pol[i], &so->knobs, &c->popts[i], err) < 0 ||
+		    hb_sim_init(&c->sims[i], &c->cat, cl, c->db, pol[i]->name, so, err) < 0)
 			return -1;
 		c->inited[i] = 1;
+		c->sims[i].policy_opts = c->popts[i];
 		hb_sim_set_arbiter(&c->sims[i], shared_arb);
 		/* Streamed (hb_trace_run_stream attaches the sink before the run):
 		 * from here on, so that jobs get their per-node arrays at arrival

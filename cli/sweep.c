@@ -53,6 +53,27 @@
 
 #define MAX_THREADS 1024
 
+/* The policies' sweep knobs (their knob tables, policy_knob.h), after
+ * "max_sim_s," of the knobs line, wrapped as the lines around it. */
+static void knob_keys(FILE *out)
+{
+	const struct hb_pknob *pk;
+	int col = 43; /* where "                unequal_penalty, max_sim_s," ends */
+
+	for (int i = 0; (pk = hb_policy_knob(i, NULL)); i++) {
+		int w = (int)strlen(pk->sweep ? pk->sweep : "") + 2; /* " key," */
+
+		if (!pk->sweep)
+			continue;
+		if (col + w > 78) {
+			fprintf(out, "\n               ");
+			col = 15;
+		}
+		fprintf(out, " %s,", pk->sweep);
+		col += w;
+	}
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -126,7 +147,10 @@ static void usage(FILE *out)
 		"    \"fairness\": false,                      finish-time fairness rho (slower)\n"
 		"    \"knobs\": {\"restart_cost\": 30}           interval, restart_cost,\n"
 		"                reconfig_cost, gns_overhead, similarity_cost,\n"
-		"                unequal_penalty, max_sim_s, elastic_interval, elastic_drop,\n"
+		"                unequal_penalty, max_sim_s,");
+	knob_keys(out);
+	fprintf(out,
+		"\n"
 		"                progress (\"pollux\" or \"similarity\", as sim --progress)\n"
 		"  }\n"
 		"  A base is a built-in cluster or a cluster JSON file; added nodes get the\n"

@@ -39,8 +39,6 @@
 #include "sim.h"
 #include "strutil.h"
 
-/* elastic.md 4: Delta is never stated; V-B calls 10-15 minutes a good value. */
-#define DEFAULT_ELASTIC_INTERVAL_S 600.0
 #define DEFAULT_RECONFIG_S 1.0
 /* The IIDP solvers' caches (one solver per model of a run) share one
  * budget (struct hb_iidp_budget), at least the floor each: the models of a
@@ -108,9 +106,7 @@ void hb_sim_opts_default(struct hb_sim_opts *o)
 	o->similarity_cost = 1;
 	o->max_sim_s = 1e9;
 	o->sample_every = 1;
-	o->elastic_interval_s = DEFAULT_ELASTIC_INTERVAL_S;
 	o->progress = HB_PROGRESS_POLLUX;
-	o->easyscale_comm = 1;
 }
 
 /* ---- records ------------------------------------------------------------ */

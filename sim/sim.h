@@ -30,6 +30,7 @@
 #include "iidp.h"
 #include "log.h"
 #include "perfmodel.h"
+#include "policy_knob.h" /* struct hb_pknob_settings */
 #include "pool.h"
 #include "rng.h"
 #include "stats.h"
@@ -329,16 +330,9 @@ struct hb_sim_opts {
 	int status;              /* when not quiet: enum hb_status_mode (progress.h), 0 = auto */
 	double status_period_s;  /* seconds between status lines off a terminal; 0 = HB_STATUS_PERIOD_S */
 	const struct hb_log *log;/* may be NULL */
-	/* IBM elastic autoscaler (arbiter_elastic.c, elastic.md 4). */
-	double elastic_interval_s; /* Delta between scaling decisions, s (default 600: V-B's "10-15 minutes");
-				      <= 0: decide at every arrival and departure */
-	int elastic_drop;        /* 1: reject jobs the optimizer cannot admit (drop mode); 0: queue them */
-	/* EasyScale (agent_easyscale.c, easyscale.md 2) and YARN-CS (arbiter_yarn_cs.c). */
-	int easyscale_comm;      /* 1 (default): plans estimate the all-reduce; 0: Eq. 1's compute only, as the paper */
-	int easyscale_artifact_restart; /* 1: the artifact's cost, 20 s at the first start and nothing after;
-					   0 (default): the simulator's restart model */
-	int yarn_head_only;      /* 1: YARN-CS as the artifact simulates it, one job at a time; 0 (default): FIFO
-				    gang scheduling that starts every queued job that fits */
+	struct hb_pknob_settings knobs; /* options of the policies, by name (--elastic-interval, ...;
+				  policy_knob.h): whoever runs a policy applies them to its options
+				  struct (policy.h hb_policy_opts_new); none: every default */
 	const char *capacity;    /* --capacity: CSV of GPUs available per type over time, or NULL (capacity.h) */
 	int threads;             /* threads the run may use inside itself (sim --threads): the pool that
 				    hb_sim_init makes for its agents' fits (JABAS's forecasts); <= 1

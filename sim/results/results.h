@@ -134,7 +134,7 @@ struct hb_results {
 
 /* ---- knobs ------------------------------------------------------------- */
 
-#define HB_RESULTS_MAX_KNOBS 24 /* room for knobs to come */
+#define HB_RESULTS_MAX_KNOBS (12 + HB_PKNOB_MAX) /* the simulator's own 12 and every policy's (policy_knob.h) */
 
 enum hb_knob_type {
 	HB_KNOB_NUM = 0,     /* a number (num) */

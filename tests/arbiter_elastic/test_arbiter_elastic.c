@@ -28,12 +28,18 @@
 #include "capacity.h"
 #include "ddp.h"
 #include "default_db.h"
+#include "elastic_opts.h"
 #include "elastic_share.h"
 #include "policy.h"
 #include "sim.h"
 
 #define DELTA_S 300.0      /* Δ of the scenarios */
 #define MAXJ 16
+
+/* The arbiter's options (elastic_opts.h) of the scenarios, by drop mode: Δ
+ * DELTA_S, or 0 (the event-driven variant). */
+static const struct hb_elastic_opts ticks[2] = { { DELTA_S, 0 }, { DELTA_S, 1 } };
+static const struct hb_elastic_opts events[2] = { { 0.0, 0 }, { 0.0, 1 } };
 
 static struct hb_catalog cat;
 static struct hb_profdb *db;
@@ -51,10 +57,9 @@ static void init(struct hb_sim *sim, const struct hb_arbiter_ops *arb, const str
 	hb_sim_opts_default(&o);
 	o.quiet = 1;
 	o.restart_const_s = 30.0;
-	o.elastic_interval_s = DELTA_S;
-	o.elastic_drop = drop;
 	if (hb_sim_init(sim, &cat, c, db, "elastic", &o, &err) < 0)
 		fail_msg("%s", err.msg);
+	sim->policy_opts = &ticks[drop != 0];
 	hb_sim_set_arbiter(sim, arb);
 }
 
@@ -488,7 +493,7 @@ static void test_event_driven(void **state)
 
 	(void)state;
 	init(&sim, &hb_arbiter_elastic, cl, 0);
-	sim.opts.elastic_interval_s = 0.0;
+	sim.policy_opts = &events[0];
 	add(&sim, m_i, 0.0, 0);
 	add(&sim, m_v, 50.0, 0);
 	run(&sim);
@@ -503,7 +508,7 @@ static void test_event_driven(void **state)
 
 	/* Drop mode: rejected on arrival. */
 	init(&sim, &hb_arbiter_elastic, cl_one, 1);
-	sim.opts.elastic_interval_s = 0.0;
+	sim.policy_opts = &events[1];
 	add(&sim, m_r, 0.0, 0);
 	add(&sim, m_r, 10.0, 0);
 	run(&sim);
@@ -775,11 +780,10 @@ static void test_capacity_withdrawal(void **state)
 			hb_sim_opts_default(&o);
 			o.quiet = 1;
 			o.restart_const_s = 30.0;
-			o.elastic_interval_s = DELTA_S;
-			o.elastic_drop = drop;
 			o.capacity = path;
 			if (hb_sim_init(&sim, &cat, cl, db, a ? "elastic-fixed" : "elastic", &o, &err) < 0)
 				fail_msg("%s", err.msg);
+			sim.policy_opts = &ticks[drop];
 			hb_sim_set_arbiter(&sim, &cap_checked);
 			for (int j = 0; j < 4; j++) {
 				int id;

@@ -20,6 +20,7 @@
 #include "csv.h"
 #include "fileio.h"
 #include "json.h"
+#include "policy.h" /* hb_policy_knob_find */
 #include "results.h"
 
 #define TOL 1e-9
@@ -210,6 +211,7 @@ static void test_knobs(void **state)
 {
 	struct fixture f;
 	struct hb_knob k[HB_RESULTS_MAX_KNOBS];
+	struct hb_error err = { 0 };
 	char line[1024];
 	int n;
 
@@ -217,6 +219,7 @@ static void test_knobs(void **state)
 	fixture(&f);
 	n = hb_results_knobs(&f.r, k);
 	assert_int_equal(n, 17);
+	assert_true(n <= HB_RESULTS_MAX_KNOBS);
 	for (int i = 0; i < n; i++)
 		assert_int_equal(k[i].non_default, 0);
 	hb_results_knob_line(&f.r, "toy", line, sizeof(line));
@@ -228,7 +231,8 @@ static void test_knobs(void **state)
 	f.r.opts.similarity_cost = 0;
 	f.r.opts.replay = "/some/absolute/dir/traj.csv";
 	f.r.opts.max_sim_s = 1e6;
-	f.r.opts.elastic_drop = 1;
+	if (hb_pknob_set(&f.r.opts.knobs, hb_policy_knob_find("elastic-drop", NULL), 1, &err) < 0)
+		fail_msg("%s", err.msg);
 	f.r.opts.progress = HB_PROGRESS_SIMILARITY;
 	n = hb_results_knobs(&f.r, k);
 	assert_string_equal(k[0].key, "interval");
@@ -253,6 +257,61 @@ static void test_knobs(void **state)
 	/* a truncated line stays terminated */
 	hb_results_knob_line(&f.r, "toy", line, 20);
 	assert_true(strlen(line) < 20);
+	fixture_free(&f);
+}
+
+/* summary.json's (and runs.knobs_json's) knobs object of f.r, unformatted. */
+static char *knobs_text(const struct fixture *f)
+{
+	cJSON *root = hb_results_summary_json(&f->r);
+	char *s;
+
+	assert_non_null(root);
+	s = cJSON_PrintUnformatted(cJSON_GetObjectItem(root, "knobs"));
+	cJSON_Delete(root);
+	return s;
+}
+
+/* The policies' knob rows come from their tables (policy_knob.h) with the
+ * keys, order, values and texts the hand-written rows had: the objects
+ * below are what the build before the tables wrote (sim --json of a
+ * single-job run, and of a trace replay with every policy knob set). */
+static void test_policy_knob_rows(void **state)
+{
+	static const char *const set[][2] = { { "elastic-interval", "300" }, { "elastic-drop", NULL },
+					      { "easyscale-comm", "off" }, { "easyscale-restart", "artifact" },
+					      { "yarn-head-only", NULL } };
+	struct fixture f;
+	struct hb_error err = { 0 };
+	char line[1024], *s;
+
+	(void)state;
+	fixture(&f);
+	s = knobs_text(&f);
+	assert_string_equal(s, "{\"interval\":null,\"restart_cost_s\":null,\"reconfig_cost_s\":1,\"gns_overhead\":null,"
+			       "\"similarity_cost\":true,\"unequal_penalty\":0,\"replay\":null,\"progress\":\"pollux\","
+			       "\"fidelity\":\"none\",\"max_sim_s\":1000000000,\"sample_every\":1,"
+			       "\"elastic_interval_s\":600,\"elastic_drop\":false,\"easyscale_comm\":true,"
+			       "\"easyscale_restart\":\"model\",\"yarn_head_only\":false,\"capacity\":null}");
+	free(s);
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
+		const struct hb_pknob *k = hb_policy_knob_find(set[i][0], NULL);
+		double v;
+
+		assert_non_null(k);
+		if (hb_pknob_parse(k, set[i][1], &v, &err) < 0 || hb_pknob_set(&f.r.opts.knobs, k, v, &err) < 0)
+			fail_msg("%s", err.msg);
+	}
+	s = knobs_text(&f);
+	assert_string_equal(s, "{\"interval\":null,\"restart_cost_s\":null,\"reconfig_cost_s\":1,\"gns_overhead\":null,"
+			       "\"similarity_cost\":true,\"unequal_penalty\":0,\"replay\":null,\"progress\":\"pollux\","
+			       "\"fidelity\":\"none\",\"max_sim_s\":1000000000,\"sample_every\":1,"
+			       "\"elastic_interval_s\":300,\"elastic_drop\":true,\"easyscale_comm\":false,"
+			       "\"easyscale_restart\":\"artifact\",\"yarn_head_only\":true,\"capacity\":null}");
+	free(s);
+	hb_results_knob_line(&f.r, "toy", line, sizeof(line));
+	assert_non_null(strstr(line, ", progress=pollux, elastic-interval=300 s*, elastic-drop=on*, easyscale-comm=off*, "
+				     "easyscale-restart=artifact*, yarn-head-only=on*"));
 	fixture_free(&f);
 }
 
@@ -625,6 +684,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_metrics),       cmocka_unit_test(test_knobs),
+		cmocka_unit_test(test_policy_knob_rows),
 		cmocka_unit_test(test_reference_and_stem), cmocka_unit_test(test_print),
 		cmocka_unit_test(test_csv_files),     cmocka_unit_test(test_json_file),
 		cmocka_unit_test(test_database),      cmocka_unit_test(test_plot_data),

@@ -3,7 +3,7 @@
  * 2020; notes/elastic.md §4) as a cluster arbiter, with the JSA input built
  * from the simulator's perf model (elastic_share.h).
  *
- * MAKESCALINGDECISIONS runs every sim->opts.elastic_interval_s (Δ) and does
+ * MAKESCALINGDECISIONS runs every interval_s (Δ, elastic_opts.h) and does
  * work only when a job arrived or finished since the last round (§4 "When it
  * triggers"; Fig. 4 tests "ARRIVED != {} or FINISHED != {}", and with a
  * non-empty queue but no arrival or departure the DP would see the same
@@ -23,7 +23,7 @@
  * admission order (the DP's tie rule gives the extra GPUs of a tie to the
  * earliest jobs).
  *
- * Drop mode (opts.elastic_drop): every job still in ARRIVED after the
+ * Drop mode (elastic_opts.h drop): every job still in ARRIVED after the
  * admission loop is rejected at the tick (hb_sim_drop_job), not only the
  * first infeasible one.  The note leaves both open (§4 "Queueing policy",
  * §8.2 item 8); the paper drops "pending jobs (which are not feasible to
@@ -87,6 +87,7 @@
 
 #include "agent_util.h"     /* hb_agent_alloc_all */
 #include "ddp.h"            /* hb_ddp_iter_time: one-GPU processing profile */
+#include "elastic_opts.h"   /* hb_elastic_opts: Delta, drop mode */
 #include "elastic_share.h"
 #include "policy.h"
 
@@ -506,7 +507,7 @@ static int elastic_round(struct hb_sim *sim, struct hb_error *err);
 /* Δ <= 0: decide at every arrival and departure (header comment). */
 static int event_driven(const struct hb_sim *sim)
 {
-	return !(sim->opts.elastic_interval_s > 0);
+	return !(hb_elastic_opts(sim)->interval_s > 0);
 }
 
 static int elastic_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
@@ -522,7 +523,7 @@ static int elastic_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb
 	if (lookup(sim, st, job, err) < 0)
 		return -1;
 	e = st->cache[st->entry[job->id]];
-	if (!e->feasible && !sim->opts.elastic_drop)
+	if (!e->feasible && !hb_elastic_opts(sim)->drop)
 		return hb_input_error(err, "%s: job %s (model %s, batch %ld..%ld, %s%s%.0ld) has no feasible GPU count "
 				      "on %s (%d GPUs, per-GPU batch <= %ld in multiples of %d): in queue mode it would "
 				      "block the queue forever", job->agent->name, job->name, job->model->name, e->b_min,
@@ -547,7 +548,7 @@ static int elastic_finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_
 
 static double elastic_round_s(const struct hb_sim *sim)
 {
-	return sim->opts.elastic_interval_s;
+	return hb_elastic_opts(sim)->interval_s;
 }
 
 static struct hb_elastic_table table_of(const struct elastic_state *st, int id)
@@ -674,7 +675,7 @@ static int elastic_round(struct hb_sim *sim, struct hb_error *err)
 		    admitted, st->nqueue, idle);
 	if (apply(sim, st, err) < 0)
 		return -1;
-	if (sim->opts.elastic_drop) {
+	if (hb_elastic_opts(sim)->drop) {
 		n = 0;
 		for (int i = 0; i < st->nqueue; i++)
 			if (sim->jobs[st->queue[i]].state == HB_JOB_SUSPENDED)

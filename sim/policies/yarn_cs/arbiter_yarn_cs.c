@@ -13,7 +13,7 @@
  * nodes of that type (a capacity scheduler runs the jobs that fit; the
  * head does not block the others).
  *
- * sim->opts.yarn_head_only (sim --yarn-head-only) is the artifact's
+ * head_only (yarn_cs_opts.h; sim --yarn-head-only) is the artifact's
  * FifoPolicy instead ([A] other_policy.py, notes §4.5 caveat): it looks at
  * the head of the queue only and stops, and its queue keeps running jobs,
  * so one job runs at a time.
@@ -26,6 +26,7 @@
 
 #include "policy.h"
 #include "sim.h"
+#include "yarn_cs_opts.h" /* hb_yarn_cs_opts: head_only */
 
 struct yarn_state {
 	int *queue;              /* waiting job ids, by arrival (ties: id) */
@@ -131,7 +132,7 @@ static int drain(struct hb_sim *sim, struct yarn_state *st, struct hb_error *err
 	for (int q = 0; q < st->n; q++) {
 		struct hb_sim_job *job = &sim->jobs[st->queue[q]];
 		int gpu = st->type[job->id], rc;
-		int blocked = sim->opts.yarn_head_only && (q > 0 || running(sim));
+		int blocked = hb_yarn_cs_opts(sim)->head_only && (q > 0 || running(sim));
 
 		if (blocked || !place_type(sim, gpu, hb_arbiter_job_gpus(sim, job), st->grant)) {
 			st->queue[k++] = job->id;
