@@ -107,24 +107,27 @@ static void test_place_fewest_nodes(void **state)
 
 static int round_no;
 
-static int script_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int script_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	int all[2] = { 4, 4 };
 
 	(void)sim;
+	(void)state;
 	return hb_sim_start_job(sim, job, all, err);
 }
 
-static double script_round_s(const struct hb_sim *sim)
+static double script_round_s(const struct hb_sim *sim, const void *state)
 {
 	(void)sim;
+	(void)state;
 	return 600.0;
 }
 
-static int script_round(struct hb_sim *sim, struct hb_error *err)
+static int script_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
 	int none[2] = { 0, 0 }, half[2] = { 4, 0 };
 
+	(void)state;
 	round_no++;
 	if (sim->jobs[0].state == HB_JOB_DONE)
 		return 0;

@@ -30,9 +30,10 @@ struct fixed_state {
 
 static struct fixed_state fixed;
 
-static long fx_interval(const struct hb_sim *sim, const struct hb_sim_job *job)
+static long fx_interval(const struct hb_sim *sim, const void *state, const struct hb_sim_job *job)
 {
 	(void)sim;
+	(void)state;
 	(void)job;
 	return fixed.interval;
 }
@@ -52,11 +53,12 @@ static void fx_config(const struct hb_sim *sim, struct hb_job_config *c, int hal
 	strcpy(c->layout, "fixed");
 }
 
-static int fx_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int fx_start(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct hb_job_config c;
 	int rc;
 
+	(void)state;
 	hb_job_config_init(&c, sim->cl->nnodes);
 	fx_config(sim, &c, 0, 512);
 	rc = hb_sim_apply(sim, job, &c, HB_APPLY_START, "start", err);
@@ -64,11 +66,12 @@ static int fx_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error 
 	return rc;
 }
 
-static int fx_epoch(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int fx_epoch(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct hb_job_config c;
 	int rc;
 
+	(void)state;
 	if (job->epoch != fixed.restart_epoch)
 		return 0;
 	hb_job_config_init(&c, sim->cl->nnodes);
@@ -78,11 +81,12 @@ static int fx_epoch(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error 
 	return rc;
 }
 
-static int fx_adapt(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int fx_adapt(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct hb_job_config c;
 	int rc;
 
+	(void)state;
 	fixed.adapts_seen++;
 	if (fixed.adapts_seen != fixed.inplace_adapt)
 		return 0;
