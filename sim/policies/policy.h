@@ -10,7 +10,14 @@
  * Adding a policy: its folder sim/policies/NAME/ with its agent or arbiter
  * filling struct hb_agent_ops / struct hb_arbiter_ops and a meson.build
  * adding its files to hb_src, its name in sim/policies/meson.build, its
- * extern below and its row in policy.c.
+ * extern below and its row in policy.c.  State follows the tables'
+ * lifecycle (sim.h): what a policy keeps for the run is made by its init
+ * (from sim->policy_opts, its options) and released by its free, and every
+ * callback gets it as its second argument; an arbiter's per-job arrays may
+ * be sized by sim->njobs in init, which runs once every job is added.  A
+ * job's own agent state lives in job->agent_state, released by free_job.
+ * Variants of one policy (a flag apart) each have their own init; no
+ * callback makes state on first use.
  */
 #ifndef HB_POLICY_H
 #define HB_POLICY_H

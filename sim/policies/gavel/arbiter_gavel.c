@@ -431,7 +431,7 @@ static double gavel_round_s(const struct hb_sim *sim, const void *state)
 }
 
 #define GAVEL_OPS(sym, kind, nm, text)                                                                        \
-	static int sym##_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)         \
+	static int sym##_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)       \
 	{                                                                                                     \
 		(void)opts;                                                                                   \
 		return gavel_init_kind(sim, kind, state, err);                                                \
