@@ -366,16 +366,23 @@ int hb_sim_init(struct hb_sim *sim, const struct hb_catalog *cat, const struct h
 
 void hb_sim_free(struct hb_sim *sim)
 {
-	if (sim->arbiter && sim->arbiter->free_state)
-		sim->arbiter->free_state(sim);
+	/* The order sim.h promises: the arbiter's state, the jobs', the agents'. */
+	if (sim->arbiter_ready && sim->arbiter && sim->arbiter->free)
+		sim->arbiter->free(sim->arbiter_state);
+	sim->arbiter_state = NULL;
+	sim->arbiter_ready = 0;
 	for (int j = 0; j < sim->njobs; j++) {
 		struct hb_sim_job *job = &sim->jobs[j];
 
-		if (job->agent && job->agent->free_state)
-			job->agent->free_state(job);
+		if (job->agent && job->agent->free_job)
+			job->agent->free_job(hb_sim_agent_state(sim, job), job);
 		hb_job_config_free(&job->cfg);
 		free(job->grant);
 	}
+	for (int a = 0; a < sim->nagents; a++)
+		if (sim->agents[a].ops->free)
+			sim->agents[a].ops->free(sim->agents[a].state);
+	free(sim->agents);
 	free(sim->free_gpus);
 	free(sim->node_slot);
 	hb_pool_destroy(sim->pool);
@@ -507,12 +514,12 @@ static int job_arrays(struct hb_sim *sim, struct hb_sim_job *job)
  * scalars and layout text; its per-node arrays and agent state go (nothing
  * reads a done job's grant, allocation or agent state after the arbiter's
  * on_finish). */
-static void job_compact(struct hb_sim_job *job)
+static void job_compact(struct hb_sim *sim, struct hb_sim_job *job)
 {
 	int *alloc = job->cfg.alloc;
 
-	if (job->agent && job->agent->free_state)
-		job->agent->free_state(job);
+	if (job->agent && job->agent->free_job)
+		job->agent->free_job(hb_sim_agent_state(sim, job), job);
 	job->agent_state = NULL;
 	free(job->cfg.gpu_local_bs);
 	job->cfg.gpu_local_bs = NULL;
@@ -546,15 +553,45 @@ void hb_sim_stream(struct hb_sim *sim, const struct hb_sim_sink *sink)
 	}
 }
 
+void *hb_sim_agent_state(const struct hb_sim *sim, const struct hb_sim_job *job)
+{
+	return job->agent_slot >= 0 && job->agent_slot < sim->nagents ? sim->agents[job->agent_slot].state : NULL;
+}
+
+/* The entry of agent in sim->agents (*slot), made with its init on the
+ * first job that runs it (sim.h, struct hb_agent_ops: lifecycle). */
+static int agent_slot(struct hb_sim *sim, const struct hb_agent_ops *agent, int *slot, struct hb_error *err)
+{
+	struct hb_sim_agent *na;
+	void *st = NULL;
+
+	for (int a = 0; a < sim->nagents; a++)
+		if (sim->agents[a].ops == agent) {
+			*slot = a;
+			return 0;
+		}
+	if (!(na = realloc(sim->agents, sizeof(*na) * (size_t)(sim->nagents + 1))))
+		return hb_runtime_error(err, "simulator: out of memory");
+	sim->agents = na;
+	if (agent->init && agent->init(sim, sim->policy_opts, &st, err) < 0)
+		return -1;
+	sim->agents[sim->nagents].ops = agent;
+	sim->agents[sim->nagents].state = st;
+	*slot = sim->nagents++;
+	return 0;
+}
+
 int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb_agent_ops *agent,
 		   double arrival_s, int *id, struct hb_error *err)
 {
 	struct hb_sim_job *nj, *job;
-	int k = 0;
+	int k = 0, slot = 0;
 
 	if (!(arrival_s >= 0) || !isfinite(arrival_s))
 		return hb_input_error(err, "simulator: job %s: arrival %g s is not a time", m->name, arrival_s);
 	if (model_state(sim, m, &k, err) < 0)
+		return -1;
+	if (agent_slot(sim, agent, &slot, err) < 0)
 		return -1;
 	nj = realloc(sim->jobs, sizeof(*nj) * (size_t)(sim->njobs + 1));
 	if (!nj)
@@ -566,6 +603,7 @@ int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb
 	snprintf(job->name, sizeof(job->name), "%.48s-%d", m->name, job->id);
 	job->model = m;
 	job->agent = agent;
+	job->agent_slot = slot;
 	job->arrival_s = arrival_s;
 	job->d2 = -1;
 	job->perf = sim->perf[k];
@@ -825,7 +863,7 @@ static void refresh_rates(struct hb_sim_job *job)
 
 static long interval_of(const struct hb_sim *sim, const struct hb_sim_job *job)
 {
-	return job->agent->interval ? job->agent->interval(sim, job) : 0;
+	return job->agent->interval ? job->agent->interval(sim, hb_sim_agent_state(sim, job), job) : 0;
 }
 
 /* Schedule the job's next milestone (or its restart end). */
@@ -1010,10 +1048,10 @@ static int finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *e
 	if (sim->arbiter != &hb_arbiter_dedicated)
 		for (int i = 0; i < sim->cl->nnodes; i++)
 			sim->free_gpus[i] += job->grant[i];
-	if (sim->arbiter->on_finish && sim->arbiter->on_finish(sim, job, err) < 0)
+	if (sim->arbiter->on_finish && sim->arbiter->on_finish(sim, sim->arbiter_state, job, err) < 0)
 		return -1;
 	if (sim->streaming)
-		job_compact(job);
+		job_compact(sim, job);
 	return 0;
 }
 
@@ -1033,7 +1071,7 @@ static int on_fid_epoch(struct hb_sim *sim, struct hb_sim_job *job, struct hb_er
 	hb_sim_note(sim, job, "epoch", "epoch %ld done at %.0f iterations, progress %.4f", job->epoch, job->iters,
 		    job->progress / job->target);
 	gen = job->gen;
-	if (job->agent->on_epoch_end && job->agent->on_epoch_end(sim, job, err) < 0)
+	if (job->agent->on_epoch_end && job->agent->on_epoch_end(sim, hb_sim_agent_state(sim, job), job, err) < 0)
 		return -1;
 	if (job->gen != gen)
 		return 0;
@@ -1063,7 +1101,7 @@ static int on_milestone(struct hb_sim *sim, struct hb_sim_job *job, struct hb_er
 		job->epoch_samples -= D;
 		hb_sim_note(sim, job, "epoch", "epoch %ld done at %.0f iterations, progress %.4f", job->epoch, job->iters,
 			    job->progress / job->target);
-		if (job->agent->on_epoch_end && job->agent->on_epoch_end(sim, job, err) < 0)
+		if (job->agent->on_epoch_end && job->agent->on_epoch_end(sim, hb_sim_agent_state(sim, job), job, err) < 0)
 			return -1;
 	}
 	if (job->next_adapt_iter > 0 && job->iters >= job->next_adapt_iter - ITER_EPS &&
@@ -1072,7 +1110,7 @@ static int on_milestone(struct hb_sim *sim, struct hb_sim_job *job, struct hb_er
 
 		job->adaptations++;
 		job->next_adapt_iter += (double)(p > 0 ? p : 1);
-		if (job->agent->on_adapt && job->agent->on_adapt(sim, job, err) < 0)
+		if (job->agent->on_adapt && job->agent->on_adapt(sim, hb_sim_agent_state(sim, job), job, err) < 0)
 			return -1;
 		if (job->adaptations % sim->opts.sample_every == 0 && job->gen == gen)
 			record_sample(sim, job);
@@ -1190,7 +1228,24 @@ int hb_sim_drive_iters(struct hb_sim *sim, struct hb_sim_job *job, long n, doubl
 
 void hb_sim_set_arbiter(struct hb_sim *sim, const struct hb_arbiter_ops *arb)
 {
+	if (sim->arbiter_ready && sim->arbiter->free)
+		sim->arbiter->free(sim->arbiter_state);
+	sim->arbiter_state = NULL;
+	sim->arbiter_ready = 0;
 	sim->arbiter = arb ? arb : &hb_arbiter_dedicated;
+}
+
+int hb_sim_arbiter_init(struct hb_sim *sim, struct hb_error *err)
+{
+	void *st = NULL;
+
+	if (sim->arbiter_ready)
+		return 0;
+	if (sim->arbiter->init && sim->arbiter->init(sim, sim->policy_opts, &st, err) < 0)
+		return -1;
+	sim->arbiter_state = st;
+	sim->arbiter_ready = 1;
+	return 0;
 }
 
 void hb_sim_job_request(struct hb_sim_job *job, int gpus, long batch)
@@ -1282,14 +1337,14 @@ int hb_sim_start_job(struct hb_sim *sim, struct hb_sim_job *job, const int *gran
 			sim->free_gpus[i] -= grant[i];
 	job->t_last = sim->eng.now;
 	job->start_s = sim->eng.now;
-	if (job->agent->start(sim, job, err) < 0) {
+	if (job->agent->start(sim, hb_sim_agent_state(sim, job), job, err) < 0) {
 		hb_error_prefix(err, "policy %s, model %s on %s", sim->policy ? sim->policy : job->agent->name,
 				job->model->name, sim->cl->name);
 		return -1;
 	}
 	if (job->state == HB_JOB_PENDING)
 		return hb_runtime_error(err, "simulator: agent %s did not start job %s", job->agent->name, job->name);
-	rs = job->agent->round_s ? job->agent->round_s(sim, job) : 0.0;
+	rs = job->agent->round_s ? job->agent->round_s(sim, hb_sim_agent_state(sim, job), job) : 0.0;
 	if (rs > 0)
 		return hb_engine_schedule(&sim->eng, sim->eng.now + rs, HB_EV_ROUND, job->id, 0, err);
 	return 0;
@@ -1342,11 +1397,11 @@ int hb_sim_regrant(struct hb_sim *sim, struct hb_sim_job *job, const int *grant,
 	}
 	job->state = HB_JOB_PENDING; /* apply() below sets RUNNING or RESTARTING */
 	if (job->agent->on_grant)
-		return job->agent->on_grant(sim, job, err);
-	if (job->agent->free_state)
-		job->agent->free_state(job);
+		return job->agent->on_grant(sim, hb_sim_agent_state(sim, job), job, err);
+	if (job->agent->free_job)
+		job->agent->free_job(hb_sim_agent_state(sim, job), job);
 	job->agent_state = NULL;
-	if (job->agent->start(sim, job, err) < 0) {
+	if (job->agent->start(sim, hb_sim_agent_state(sim, job), job, err) < 0) {
 		hb_error_prefix(err, "policy %s, model %s on %s, new grant of %d GPUs",
 				sim->policy ? sim->policy : job->agent->name, job->model->name, sim->cl->name, n);
 		return -1;
@@ -1357,7 +1412,7 @@ int hb_sim_regrant(struct hb_sim *sim, struct hb_sim_job *job, const int *grant,
 void hb_sim_offer(const struct hb_sim *sim, const struct hb_sim_job *job, int *offer, int *max_gpus)
 {
 	if (sim->arbiter->offer) {
-		sim->arbiter->offer(sim, job, offer, max_gpus);
+		sim->arbiter->offer(sim, sim->arbiter_state, job, offer, max_gpus);
 		return;
 	}
 	for (int i = 0; i < sim->cl->nnodes; i++)
@@ -1400,11 +1455,12 @@ int hb_sim_resize_grant(struct hb_sim *sim, struct hb_sim_job *job, const int *g
 
 /* dedicated: the whole cluster for every job, outside the shared pool (each
  * job runs as if alone, which is also the reference of finish-time fairness). */
-static int dedicated_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int dedicated_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	int *all = malloc(sizeof(int) * (size_t)(sim->cl->nnodes > 0 ? sim->cl->nnodes : 1));
 	int rc;
 
+	(void)state;
 	if (!all)
 		return hb_runtime_error(err, "simulator: out of memory");
 	for (int i = 0; i < sim->cl->nnodes; i++)
@@ -1428,9 +1484,10 @@ int hb_sim_online_gpus(const struct hb_sim *sim)
 	return n;
 }
 
-int hb_arbiter_requeue_round(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+int hb_arbiter_requeue_round(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	(void)sim;
+	(void)state;
 	(void)job;
 	(void)err;
 	return 0; /* the arbiter's next round sees the job suspended and decides */
@@ -1461,7 +1518,7 @@ static int on_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_erro
 	else
 		hb_sim_note(sim, job, "arrival", "GPUs by the %s arbiter, B_G by the policy in %ld..%ld",
 			    sim->arbiter->name, job->min_gbs, job->max_gbs);
-	return sim->arbiter->on_arrival(sim, job, err);
+	return sim->arbiter->on_arrival(sim, sim->arbiter_state, job, err);
 }
 
 static int on_round(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
@@ -1473,9 +1530,9 @@ static int on_round(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error 
 	advance(sim, job, sim->eng.now);
 	/* A suspended or not yet started job has nothing to re-tune. */
 	if ((job->state == HB_JOB_RUNNING || job->state == HB_JOB_RESTARTING) && job->agent->on_round &&
-	    job->agent->on_round(sim, job, err) < 0)
+	    job->agent->on_round(sim, hb_sim_agent_state(sim, job), job, err) < 0)
 		return -1;
-	rs = job->agent->round_s(sim, job);
+	rs = job->agent->round_s(sim, hb_sim_agent_state(sim, job), job);
 	return rs > 0 ? hb_engine_schedule(&sim->eng, sim->eng.now + rs, HB_EV_ROUND, job->id, 0, err) : 0;
 }
 
@@ -1485,6 +1542,9 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 	struct hb_progress bar;
 	double t0 = hb_now(), total = 0.0;
 
+	/* Every job is added: the arbiter may size its state by them. */
+	if (hb_sim_arbiter_init(sim, err) < 0)
+		return -1;
 	for (int j = 0; j < sim->njobs; j++) {
 		double at = sim->jobs[j].arrival_s;
 
@@ -1500,8 +1560,8 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 	}
 	if (hb_capacity_schedule(sim, err) < 0)
 		return -1;
-	if (sim->arbiter->round_s && sim->arbiter->on_round && sim->arbiter->round_s(sim) > 0 &&
-	    hb_engine_schedule(&sim->eng, sim->arbiter->round_s(sim), HB_EV_ROUND, -1, 0, err) < 0)
+	if (sim->arbiter->round_s && sim->arbiter->on_round && sim->arbiter->round_s(sim, sim->arbiter_state) > 0 &&
+	    hb_engine_schedule(&sim->eng, sim->arbiter->round_s(sim, sim->arbiter_state), HB_EV_ROUND, -1, 0, err) < 0)
 		return -1;
 	hb_progress_start_mode(&bar, sim->policy ? sim->policy : "sim", 1.0,
 			       sim->opts.quiet ? HB_STATUS_NEVER : (enum hb_status_mode)sim->opts.status,
@@ -1527,9 +1587,9 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 				return -1;
 			}
 			if (ev.kind == HB_EV_ROUND && sim->arbiter->on_round) {
-				double rs = sim->arbiter->round_s(sim), w0 = hb_now();
+				double rs = sim->arbiter->round_s(sim, sim->arbiter_state), w0 = hb_now();
 
-				if (sim->arbiter->on_round(sim, err) < 0) {
+				if (sim->arbiter->on_round(sim, sim->arbiter_state, err) < 0) {
 					hb_progress_finish(&bar);
 					return -1;
 				}
@@ -1574,7 +1634,7 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 		if (rc == 0 && (ev.kind == HB_EV_MILESTONE || ev.kind == HB_EV_ROUND) && sim->released > 0) {
 			sim->released = 0;
 			if (sim->arbiter->on_release)
-				rc = sim->arbiter->on_release(sim, job, err);
+				rc = sim->arbiter->on_release(sim, sim->arbiter_state, job, err);
 		}
 		/* Jobs a withdrawal preempted wait for GPUs the event may have freed. */
 		if (rc == 0 && sim->capacity && sim->capacity->nparked > 0)

@@ -15,6 +15,14 @@
  * (elastic/elastic_opts.c is one), the table's extern below and in its
  * row; `sim`'s options and --help, sweep configurations and the knob rows
  * of results then take them from the table.
+ *
+ * State follows the tables' lifecycle (sim.h): what a policy keeps for the
+ * run is made by its init (from sim->policy_opts, its options) and released
+ * by its free, and every callback gets it as its second argument; an
+ * arbiter's per-job arrays may be sized by sim->njobs in init, which runs
+ * once every job is added.  A job's own agent state lives in
+ * job->agent_state, released by free_job.  Variants of one policy (a flag
+ * apart) each have their own init; no callback makes state on first use.
  */
 #ifndef HB_POLICY_H
 #define HB_POLICY_H

@@ -382,8 +382,9 @@ struct es_agent {
 	struct hb_es_job ej;     /* the planner view, made at the first start */
 };
 
-static void es_free(struct hb_sim_job *job)
+static void es_free(void *state, struct hb_sim_job *job)
 {
+	(void)state;
 	free(job->agent_state);
 	job->agent_state = NULL;
 }
@@ -514,13 +515,15 @@ static int plan_on_grant(struct hb_sim *sim, struct hb_sim_job *job, int how, st
 	return rc;
 }
 
-static int es_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int es_start(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
+	(void)state;
 	return plan_on_grant(sim, job, HB_APPLY_START, err);
 }
 
-static int es_on_grant(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int es_on_grant(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
+	(void)state;
 	return plan_on_grant(sim, job, HB_APPLY_RESTART, err);
 }
 
@@ -529,5 +532,5 @@ const struct hb_agent_ops hb_agent_easyscale = {
 	.summary = "EasyScale: maxP ESTs at a fixed global batch, best EST plan on the granted GPUs",
 	.start = es_start,
 	.on_grant = es_on_grant,
-	.free_state = es_free,
+	.free_job = es_free,
 };
