@@ -102,8 +102,8 @@ int hb_events_level_keeps(enum hb_events_level lv, const char *kind);
  * Measured (issue 43) on philly.csv's 82247 jobs under tiresias: every
  * event is 4.5 million rows, 4.3 million of them `epoch`, 10x the replay's
  * time and most of a GB; a study of a whole trace reads jobs, JCTs and
- * utilisation, which every level keeps.  Below the bound a set stays at
- * tens of MB and keeps every row, as sets always did. */
+ * utilisation, which every level keeps.  Below the bound a set keeps
+ * every row, as sets always did (a 160-job workload: a few MB). */
 #define HB_EVENTS_ALL_MAX_JOBS 10000
 enum hb_events_level hb_events_level_default(long njobs);
 
