@@ -491,6 +491,7 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 	res.nruns = c.nruns;
 	res.record_wall = a.record_wall;
 	res.events = a.events;
+	res.csv = a.csv;
 	res.profiles = c.uses;
 	res.nprofiles = c.nuses;
 	if (a.json) {

@@ -99,8 +99,8 @@ static void usage(FILE *out)
 		"                       since -j N runs N simulations that each use\n"
 		"                       --threads (N x --threads threads in all).  The\n"
 		"                       results are the same bytes for any count\n"
-		"  --out DIR            write results.db, summary.csv, timeseries.csv,\n"
-		"                       events.csv and summary.json into DIR: written\n"
+		"  --out DIR            write results.db, summary.csv and summary.json into\n"
+		"                       DIR (and with --csv timeseries.csv, events.csv): written\n"
 		"                       beside it (DIR.tmp.PID) and moved into place whole\n"
 		"                       at the end, replacing the set a previous run left\n"
 		"                       (a directory holding other files is refused)\n"
@@ -114,8 +114,15 @@ static void usage(FILE *out)
 		"  --json               print summary.json's document instead of the tables\n"
 		"  --record-wall-time   store wall-clock times in results.db (runs.wall_s);\n"
 		"                       the files then differ from run to run\n"
+		"  --csv                also write the event and time-series rows as text,\n"
+		"                       DIR/events.csv and DIR/timeseries.csv (the events\n"
+		"                       and timeseries tables of results.db hold them\n"
+		"                       either way; pandas reads those with read_sql); needs\n"
+		"                       --out\n"
 		"  --events LEVEL       what of the event records and time series --out\n"
-		"                       writes: all (default: every event and sample),\n"
+		"                       writes: all (every event and sample; the default\n"
+		"                       of single-job runs and of replays of at most\n"
+		"                       10000 jobs), summary (the default above 10000 jobs),\n"
 		"                       summary (job-level events only: arrival, admit,\n"
 		"                       start, restart, resize, preempt, drop, done; no\n"
 		"                       per-round or per-epoch event such as reconfig,\n"
@@ -232,7 +239,9 @@ static void usage(FILE *out)
 		"  dropped (use --gpus to leave them out).  Jobs without a model (Philly)\n"
 		"  get one by GPU-time class (Pollux's workload construction) drawn with\n"
 		"  --seed.  Files: results.db, cluster_summary.csv, jobs.csv, by_model.csv,\n"
-		"  utilisation.csv, timeseries.csv, events.csv, summary.json; --plot draws\n"
+		"  utilisation.csv, summary.json (with --csv timeseries.csv, events.csv);\n"
+		"  above 10000 jobs --events defaults to summary (say --events all for\n"
+		"  every event: on philly.csv's 82247 jobs 4.5 million rows); --plot draws\n"
 		"  trace-jct (JCT CDF), trace-util (utilisation from the window start, stacked\n"
 		"  by GPU type on a heterogeneous cluster) and trace-rho (rho CDF).\n"
 		"\n"
@@ -273,6 +282,7 @@ enum {
 	OPT_MAXJOBS, OPT_FROM, OPT_TO, OPT_VC, OPT_GPUS, OPT_NOFAIR, OPT_SYNTHETIC, OPT_SYNTH,
 	OPT_ATTEMPTS, OPT_STATUS, OPT_PROGRESS, OPT_FIDELITY, OPT_EVENTS, OPT_FORCE,
 	OPT_CAPACITY, OPT_THREADS, OPT_DURATION,
+	OPT_CSV,
 	OPT_KNOB, /* OPT_KNOB + i: the registry's i-th policy knob (hb_policy_knob) */
 };
 
@@ -288,6 +298,7 @@ static const struct option base_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "record-wall-time", no_argument, NULL, OPT_WALL },
 	{ "events", required_argument, NULL, OPT_EVENTS },
+	{ "csv", no_argument, NULL, OPT_CSV },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "restart-cost", required_argument, NULL, OPT_RESTART },
 	{ "reconfig-cost", required_argument, NULL, OPT_RECONFIG },
@@ -416,7 +427,9 @@ int hb_sim_cmd_parse(int argc, char **argv, struct hb_cli *cli, struct sim_args 
 		case OPT_EVENTS:
 			if (hb_events_level_parse(optarg, "--events", &a->events, &err) < 0)
 				return hb_cli_usage(cli, "sim", "%s", err.msg);
+			a->have_events = 1;
 			break;
+		case OPT_CSV: a->csv = 1; break;
 		case OPT_NOSIM: a->no_similarity = 1; break;
 		case OPT_REPLAY: a->replay = optarg; break;
 		case OPT_PROGRESS:
@@ -569,6 +582,8 @@ int hb_sim_cmd_parse(int argc, char **argv, struct hb_cli *cli, struct sim_args 
 		return hb_cli_usage(cli, "sim", "--plot needs --out DIR (the figures and their data go there)");
 	if (a->force && !a->out)
 		return hb_cli_usage(cli, "sim", "--force applies to --out DIR (replacing what it holds)");
+	if (a->csv && !a->out)
+		return hb_cli_usage(cli, "sim", "--csv needs --out DIR (the CSV files go there)");
 	if (a->out && hb_path_exists(a->out) && !hb_path_is_dir(a->out))
 		return hb_cli_usage(cli, "sim", "--out: '%s' exists and is not a directory", a->out);
 	if (a->replay && !hb_path_exists(a->replay))

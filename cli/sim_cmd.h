@@ -45,7 +45,9 @@ struct sim_args {
 	double load;
 	int no_fairness, trace_opts;   /* trace_opts: a trace-only option was given */
 	int duration_from_trace;       /* --duration-from-trace: stop jobs at the trace's run time */
-	enum hb_events_level events;   /* --events (default all) */
+	enum hb_events_level events;   /* --events (when have_events; else hb_events_level_default) */
+	int have_events;               /* --events was given */
+	int csv;                       /* --csv: also events.csv and timeseries.csv */
 	int synth_opts;                /* a --synth option was given */
 	int jobs;                      /* -j N: simulations at a time on threads (default 1) */
 	int threads;                   /* --threads N: threads inside each simulation; 0: default */

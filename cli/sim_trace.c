@@ -559,6 +559,7 @@ int hb_sim_cmd_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	struct hb_error err = { 0 }, first_fail = { 0 };
 	char gnuplot[PATH_MAX], gpdir[PATH_MAX];
 	int rc, nran, can_plot = 0, nshared = 0, published = 0;
+	enum hb_events_level lv;        /* what of the records --out writes */
 
 	if (np == 0) {
 		/* under a fidelity mode that has its own policies, those of them */
@@ -639,10 +640,17 @@ int hb_sim_cmd_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 		hb_warn(&cli->log, "%s: %ld jobs ask for more GPUs than the %d of %s (up to %d): skipped, counted as "
 				   "dropped",
 			a->trace, c.rp.oversize, cl->ngpus, cl->name, c.rp.max_oversize_gpus);
+	/* Without --events, a long replay writes its job-level events only
+	 * (hb_events_level_default says why); said once, since it is a choice. */
+	lv = a->have_events ? a->events : hb_events_level_default(c.rp.read - c.rp.oversize);
+	if (a->out && !a->have_events && lv != HB_EVENTS_ALL)
+		hb_warn(&cli->log, "%ld jobs (more than %d): writing job-level events only (--events %s); --events all "
+				   "writes every one",
+			c.rp.read - c.rp.oversize, HB_EVENTS_ALL_MAX_JOBS, hb_events_level_name(lv));
 	/* Files are opened once the input is known good (setup above), and
 	 * written while the replays go, into the staging directory (outset.h). */
 	if (a->out && (hb_outset_begin(&os, a->out, "sim", a->force, &err) < 0 ||
-		       hb_results_stream_open(&out, os.stage, 1, a->events, &err) < 0)) {
+		       hb_results_stream_open(&out, os.stage, 1, lv, a->csv, &err) < 0)) {
 		rc = hb_cli_fail(cli, &err);
 		goto out;
 	}
@@ -678,7 +686,8 @@ int hb_sim_cmd_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	res.nruns = c.nruns;
 	res.fairness = !a->no_fairness;
 	res.record_wall = a->record_wall;
-	res.events = a->events;
+	res.events = lv;
+	res.csv = a->csv;
 	res.profiles = uses;
 	res.nprofiles = nuses;
 	if (a->json) {

@@ -53,10 +53,17 @@ int hb_events_level_keeps(enum hb_events_level lv, const char *kind)
 		return 1;
 	if (lv == HB_EVENTS_NONE)
 		return 0;
+	/* Asked of every record of a replay (millions): the first letter
+	 * settles most, `epoch` and `sched` among them. */
 	for (int i = 0; job_level[i]; i++)
-		if (strcmp(kind, job_level[i]) == 0)
+		if (kind[0] == job_level[i][0] && strcmp(kind, job_level[i]) == 0)
 			return 1;
 	return 0;
+}
+
+enum hb_events_level hb_events_level_default(long njobs)
+{
+	return njobs > HB_EVENTS_ALL_MAX_JOBS ? HB_EVENTS_SUMMARY : HB_EVENTS_ALL;
 }
 
 /* ---- per-job metrics ------------------------------------------------------ */

@@ -121,7 +121,8 @@ def db_schema(path):
     """{table: [columns]} and user_version."""
     con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
     try:
-        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+        # views too: `events` is a view over the integer-coded `event` (issue 43)
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
                                             "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
         schema = {t: [r[1] for r in con.execute("PRAGMA table_info(\"%s\")" % t)] for t in tables}
         version = con.execute("PRAGMA user_version").fetchone()[0]

@@ -165,6 +165,7 @@ static void fixture(struct fixture *f)
 	f->r.opts.seed = 7;
 	f->r.runs = f->runs;
 	f->r.nruns = 3;
+	f->r.csv = 1; /* --csv: the tests below read events.csv and timeseries.csv */
 }
 
 static void fixture_free(struct fixture *f)
@@ -412,6 +413,32 @@ static const char *const base_files[] = { "results.db", "summary.csv", "timeseri
 static const char *const plot_files[] = { "results.db", "summary.csv", "timeseries.csv", "events.csv",
 					  "summary.json", "toy-series.dat", "toy-bars.dat", NULL };
 
+/* Without --csv: no events.csv or timeseries.csv, the same rows in results.db. */
+static double query_num(sqlite3 *db, const char *sql);
+
+static void test_no_csv(void **state)
+{
+	static const char *const files[] = { "results.db", "summary.csv", "summary.json", NULL };
+	struct fixture f;
+	struct hb_error err = { 0 };
+	char dir[512], path[600];
+	sqlite3 *db;
+
+	(void)state;
+	fixture(&f);
+	f.r.csv = 0;
+	out_dir(dir, sizeof(dir), "no-csv");
+	assert_int_equal(hb_results_write(&f.r, dir, 0, &err), 0);
+	assert_dir_is(dir, files);
+	snprintf(path, sizeof(path), "%s/results.db", dir);
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_double_equal(query_num(db, "SELECT count(*) FROM events"), 4, 0);
+	assert_double_equal(query_num(db, "SELECT count(*) FROM events WHERE kind = 'start'"), 2, 0);
+	assert_double_equal(query_num(db, "SELECT count(*) FROM timeseries"), 8, 0);
+	sqlite3_close(db);
+	fixture_free(&f);
+}
+
 static void test_csv_files(void **state)
 {
 	struct fixture f;
@@ -558,6 +585,14 @@ static void test_database(void **state)
 					  "reason LIKE 'OOM%' AND time_h IS NULL"),
 			    1, 0);
 	assert_double_equal(query_num(db, "SELECT global_bs FROM timeseries WHERE run_id = 1 AND seq = 3"), 256, 0);
+	/* events: integer-coded rows of `event`, by name through the view (issue 43) */
+	assert_double_equal(query_num(db, "SELECT count(*) FROM event WHERE typeof(kind) = 'integer'"), 4, 0);
+	assert_double_equal(query_num(db, "SELECT count(*) FROM events WHERE kind = 'done' AND detail = "
+					  "'said \"done\", at last'"),
+			    2, 0);
+	assert_double_equal(query_num(db, "SELECT count(*) FROM events AS v JOIN event AS e USING (run_id, seq) "
+					  "JOIN event_kind AS k ON k.kind = e.kind WHERE k.name = v.kind"),
+			    4, 0);
 	assert_double_equal(query_num(db, "SELECT count(*) FROM meta WHERE key = 'format' AND value = '"
 					  HB_RESULTS_FORMAT "'"),
 			    1, 0);
@@ -686,7 +721,7 @@ int main(void)
 		cmocka_unit_test(test_metrics),       cmocka_unit_test(test_knobs),
 		cmocka_unit_test(test_policy_knob_rows),
 		cmocka_unit_test(test_reference_and_stem), cmocka_unit_test(test_print),
-		cmocka_unit_test(test_csv_files),     cmocka_unit_test(test_json_file),
+		cmocka_unit_test(test_csv_files),     cmocka_unit_test(test_no_csv),     cmocka_unit_test(test_json_file),
 		cmocka_unit_test(test_database),      cmocka_unit_test(test_plot_data),
 		cmocka_unit_test(test_byte_identical), cmocka_unit_test(test_write_failure),
 	};

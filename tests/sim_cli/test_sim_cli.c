@@ -272,15 +272,15 @@ static void test_reproducible(void **state)
 	char *s1, *s2, *t1, *t2;
 
 	(void)state;
-	assert_int_equal(run("--seed 3 " QUICK " --out rep-a"), 0);
+	assert_int_equal(run("--seed 3 " QUICK " --out rep-a --csv"), 0);
 	t1 = slurp(outf, &len);
-	assert_int_equal(run("--seed 3 " QUICK " --out rep-b"), 0);
+	assert_int_equal(run("--seed 3 " QUICK " --out rep-b --csv"), 0);
 	assert_same_files("rep-a", "rep-b", result_files);
 	assert_no_temporaries("rep-a");
 
 	/* another seed: the similarity noise moves the trajectories, the table
 	 * keeps its rows and columns */
-	assert_int_equal(run("--seed 4 " QUICK " --out rep-c"), 0);
+	assert_int_equal(run("--seed 4 " QUICK " --out rep-c --csv"), 0);
 	t2 = slurp(outf, &len);
 	s1 = slurp_in("rep-a", "timeseries.csv", &n1);
 	s2 = slurp_in("rep-c", "timeseries.csv", &n2);

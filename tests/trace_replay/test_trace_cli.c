@@ -26,8 +26,9 @@
 
 static char fixture[1024];
 
+/* events.csv and timeseries.csv only with --csv (issue 43) */
 #define TRACE_FILES "results.db", "cluster_summary.csv", "jobs.csv", "by_model.csv", "utilisation.csv", \
-		    "timeseries.csv", "events.csv", "summary.json"
+		    "summary.json"
 
 static const char *const result_files[] = { TRACE_FILES, NULL };
 
