@@ -52,7 +52,7 @@
 #include "plot.h"
 #include "jobspec.h"
 #include "outset.h"
-#include "policy.h"   /* hb_policies, hb_policy_find */
+#include "policy.h"   /* hb_policy_at, hb_policy_find */
 #include "pool.h"     /* defines: hb_pool_online_cpus */
 #include "profdb.h"
 #include "parallel.h"
@@ -93,7 +93,7 @@ static int artifact_knobs(const struct hb_pknob_settings *s, char *buf, size_t s
 
 	buf[0] = '\0';
 	for (int i = 0; (k = hb_policy_knob(i, &t)); i++) {
-		for (const struct hb_policy *p = hb_policies; p->name; p++) {
+		for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p)) {
 			const struct hb_agent_ops *ag;
 			const struct hb_arbiter_ops *arb;
 			const char *why;
@@ -113,7 +113,7 @@ static int unknown_policy(struct hb_cli *cli, const char *name)
 	char known[512] = "", hint[128];
 	size_t len = 0;
 
-	for (const struct hb_policy *p = hb_policies; p->name; p++)
+	for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p))
 		len += (size_t)snprintf(known + len, len < sizeof(known) ? sizeof(known) - len : 0, "%s%s",
 					len ? ", " : "", p->name);
 	fprintf(stderr, "%s: error: unknown policy '%s'; known policies: %s%s\n", cli->prog, name, known,

@@ -18,7 +18,7 @@
 #include "fileio.h"   /* hb_path_exists, hb_path_is_dir */
 #include "jobspec.h"
 #include "plot.h"     /* HB_GNUPLOT_ENV */
-#include "policy.h"   /* hb_policies, hb_policy_knob */
+#include "policy.h"   /* hb_policy_at, hb_policy_knob */
 #include "progress.h"
 #include "results.h"  /* hb_events_level_parse */
 #include "sim_cmd.h"
@@ -85,6 +85,10 @@ static void usage(FILE *out)
 		"  --model M[,M2...]    built-in model names or model JSON files\n"
 		"  --policy LIST        comma-separated policies, in table order (default\n"
 		"                       " DEFAULT_POLICIES ")\n"
+		"  --policy-plugin FILE load the policies of a plugin (a shared object built\n"
+		"                       against hetbatch/policy.h: examples/policy-plugin/);\n"
+		"                       repeatable; its policies and their options then work\n"
+		"                       as the built-in ones do\n"
 		"  --db FILE            profile database (default: the built-in analytic one)\n"
 		"  -j, --jobs N         run N simulations at a time on threads (default 1);\n"
 		"                       the results are the same bytes for any N (each run\n"
@@ -246,7 +250,7 @@ static void usage(FILE *out)
 		"  by GPU type on a heterogeneous cluster) and trace-rho (rho CDF).\n"
 		"\n"
 		"Policies (* = has a shared-cluster arbiter for --trace):\n");
-	for (const struct hb_policy *p = hb_policies; p->name; p++)
+	for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p))
 		fprintf(out, "  %-10s %s %s\n", p->name, p->shared ? "*" : " ", p->summary);
 	fprintf(out,
 		"\n"
@@ -281,7 +285,7 @@ enum {
 	OPT_RESTART, OPT_RECONFIG, OPT_GNS, OPT_NOSIM, OPT_UNEQUAL, OPT_REPLAY, OPT_TRACE, OPT_FORMAT, OPT_LOAD,
 	OPT_MAXJOBS, OPT_FROM, OPT_TO, OPT_VC, OPT_GPUS, OPT_NOFAIR, OPT_SYNTHETIC, OPT_SYNTH,
 	OPT_ATTEMPTS, OPT_STATUS, OPT_PROGRESS, OPT_FIDELITY, OPT_EVENTS, OPT_FORCE,
-	OPT_CAPACITY, OPT_THREADS, OPT_DURATION,
+	OPT_CAPACITY, OPT_THREADS, OPT_DURATION, OPT_PLUGIN,
 	OPT_CSV,
 	OPT_KNOB, /* OPT_KNOB + i: the registry's i-th policy knob (hb_policy_knob) */
 };
@@ -291,6 +295,7 @@ static const struct option base_opts[] = {
 	{ "cluster", required_argument, NULL, OPT_CLUSTER },
 	{ "model", required_argument, NULL, OPT_MODEL },
 	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "policy-plugin", required_argument, NULL, OPT_PLUGIN },
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "out", required_argument, NULL, OPT_OUT },
 	{ "plot", no_argument, NULL, OPT_PLOT },
@@ -331,14 +336,23 @@ static const struct option base_opts[] = {
 #define NBASE (sizeof(base_opts) / sizeof(base_opts[0]))
 
 /* getopt's table: base_opts, then every policy knob (a FLAG takes no
- * value), then the end. */
-static void option_table(struct option *opts)
+ * value), then the end.  A plugin's knob may not take a name of sim's
+ * own, nor make the knobs more than the table holds: 2 after the usage
+ * error. */
+static int option_table(struct hb_cli *cli, struct option *opts)
 {
 	const struct hb_pknob *k;
 	size_t n = NBASE;
 
 	memcpy(opts, base_opts, sizeof(base_opts));
+	if (hb_policy_knob(HB_PKNOB_MAX, NULL))
+		return hb_cli_usage(cli, "sim", "the policies' options are more than %d: load fewer plugins",
+				    HB_PKNOB_MAX);
 	for (int i = 0; (k = hb_policy_knob(i, NULL)) && i < HB_PKNOB_MAX; i++) {
+		for (size_t b = 0; b < NBASE; b++)
+			if (strcmp(base_opts[b].name, k->name) == 0)
+				return hb_cli_usage(cli, "sim", "a plugin policy's option --%s is one of sim's own",
+						    k->name);
 		opts[n].name = k->name;
 		opts[n].has_arg = k->type == HB_PKNOB_FLAG ? no_argument : required_argument;
 		opts[n].flag = NULL;
@@ -346,6 +360,7 @@ static void option_table(struct option *opts)
 		n++;
 	}
 	memset(&opts[n], 0, sizeof(opts[n]));
+	return 0;
 }
 
 /* The first policy option given that needs jobs sharing the cluster, or NULL. */
@@ -396,7 +411,9 @@ int hb_sim_cmd_parse(int argc, char **argv, struct hb_cli *cli, struct sim_args 
 	a->policies = NULL;
 	a->format = HB_TRACE_AUTO;
 	a->load = 1.0;
-	option_table(opts);
+	/* Plugins first: their policies' options are getopt's too. */
+	if ((ch = hb_cli_load_plugins(cli, "sim", argc, argv)) != 0 || (ch = option_table(cli, opts)) != 0)
+		return ch;
 	hb_trace_options_init(&a->topt);
 	hb_synth_options_init(&a->synth);
 	optind = 1;
@@ -418,6 +435,7 @@ int hb_sim_cmd_parse(int argc, char **argv, struct hb_cli *cli, struct sim_args 
 		case OPT_CLUSTER: a->cluster = optarg; break;
 		case OPT_MODEL: a->models = optarg; break;
 		case OPT_POLICY: a->policies = optarg; break;
+		case OPT_PLUGIN: break; /* loaded above */
 		case OPT_DB: a->db = optarg; break;
 		case OPT_OUT: a->out = optarg; break;
 		case OPT_PLOT: a->plot = 1; break;

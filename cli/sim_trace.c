@@ -27,7 +27,7 @@
 #include "plot.h"
 #include "jobspec.h"
 #include "outset.h"
-#include "policy.h"   /* hb_policies, hb_policy_find */
+#include "policy.h"   /* hb_policy_at, hb_policy_find */
 #include "pool.h"     /* defines: hb_pool_online_cpus */
 #include "profdb.h"
 #include "parallel.h"
@@ -90,7 +90,7 @@ static int default_trace_policies(const struct hb_policy **pol)
 {
 	int n = 0;
 
-	for (const struct hb_policy *p = hb_policies; p->name && n < MAX_POLICIES; p++) {
+	for (const struct hb_policy *p = hb_policy_at(0); p && n < MAX_POLICIES; p = hb_policy_next(p)) {
 		int dup = -1;
 
 		if (!p->shared)
@@ -111,7 +111,7 @@ static void shared_names(char *buf, size_t size)
 	size_t len = 0;
 
 	buf[0] = '\0';
-	for (const struct hb_policy *p = hb_policies; p->name; p++)
+	for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p))
 		if (p->shared)
 			len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", len ? ", " : "",
 						p->name);

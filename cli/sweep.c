@@ -45,7 +45,8 @@
 #include "json.h"
 #include "outset.h"
 #include "plot.h"
-#include "policy.h"   /* hb_policies, hb_policy_find */
+#include "plugin.h"   /* --policy-plugin */
+#include "policy.h"   /* hb_policy_at, hb_policy_find */
 #include "progress.h"
 #include "strutil.h"
 #include "sweep.h"
@@ -113,6 +114,8 @@ static void usage(FILE *out)
 		"                   warning.  Scripts: $" HB_GNUPLOT_ENV ", else\n"
 		"                   scripts/gnuplot/ found from the executable\n"
 		"  --db FILE        profile database (default: the built-in analytic one)\n"
+		"  --policy-plugin FILE  load a policy plugin (as sim's; repeatable), so\n"
+		"                   \"policies\" may name its policies\n"
 		"  --json           print summary.json's document instead of the table\n"
 		"                   (with --dry-run: the points as JSON, format\n"
 		"                   hetbatch-sweep-plan/1, summary.json's key names)\n"
@@ -142,6 +145,7 @@ static void usage(FILE *out)
 		"                  {\"base\": \"jabas-a\", \"label\": \"A+8 3090\",\n"
 		"                   \"add\": [{\"gpu\": \"rtx-3090\", \"nodes\": 2, \"gpus_per_node\": 4}]} ],\n"
 		"    \"loads\": [1, 2],                        default [1]\n"
+		"    \"policy_plugins\": [\"las.so\"],             optional: plugins to load first\n"
 		"    \"policies\": [\"fifo\", \"tiresias\", \"pollux\", \"optimus\"],\n"
 		"    \"seeds\": [1, 2],                        default [--seed]\n"
 		"    \"fairness\": false,                      finish-time fairness rho (slower)\n"
@@ -160,7 +164,7 @@ static void usage(FILE *out)
 		"\n"
 		"Policies (* = has a shared-cluster arbiter; the others give rows\n"
 		"'cannot run'):\n");
-	for (const struct hb_policy *p = hb_policies; p->name; p++)
+	for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p))
 		fprintf(out, "  %-10s %s %s\n", p->name, p->shared ? "*" : " ", p->summary);
 	fprintf(out,
 		"\n"
@@ -191,7 +195,7 @@ struct sweep_args {
 	int force;                      /* --force: replace an --out DIR that is not a hetbatch set */
 };
 
-enum { OPT_OUT = 256, OPT_PLOT, OPT_DB, OPT_JSON, OPT_DRY, OPT_FORCE };
+enum { OPT_OUT = 256, OPT_PLOT, OPT_DB, OPT_JSON, OPT_DRY, OPT_FORCE, OPT_PLUGIN };
 
 /* 0 to go on, -1 after --help, 2 on a usage error. */
 static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sweep_args *a)
@@ -204,9 +208,11 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sweep_ar
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "dry-run", no_argument, NULL, OPT_DRY },
+		{ "policy-plugin", required_argument, NULL, OPT_PLUGIN },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct hb_error err = { 0 };
 	long n;
 	int ch;
 
@@ -228,6 +234,10 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sweep_ar
 		case OPT_DB: a->db = optarg; break;
 		case OPT_JSON: a->json = 1; break;
 		case OPT_DRY: a->dry_run = 1; break;
+		case OPT_PLUGIN:
+			if (hb_plugin_load(optarg, &err) < 0)
+				return hb_cli_fail(cli, &err);
+			break;
 		case 'h':
 			usage(stdout);
 			return -1;

@@ -28,49 +28,11 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "hetbatch/policy.h" /* struct hb_pknob, struct hb_pknob_table */
 
-/* How a knob is written and stored.  Every type but DOUBLE is an int field. */
-enum hb_pknob_type {
-	HB_PKNOB_FLAG = 0,   /* a command-line flag without a value (given: 1); true/false in a sweep;
-				on/off in results */
-	HB_PKNOB_SWITCH = 1, /* "on" (1) or "off" (0); true/false in a sweep; on/off in results */
-	HB_PKNOB_WORDS = 2,  /* one of words[] (the value is its index); a string in a sweep and results */
-	HB_PKNOB_DOUBLE = 3, /* a number in [min, max] (a double field) */
-	HB_PKNOB_INT = 4,    /* an integer in [min, max] */
-};
-
-/* flags */
-#define HB_PKNOB_SHARED_ONLY 1u /* the option means something only when jobs share a cluster: sim refuses it
-				   without --trace or --synthetic */
-
-/* One option of a policy.  A table is an array of these ended by a NULL name. */
-struct hb_pknob {
-	const char *name;          /* the command-line option without its dashes ("elastic-interval"), also the
-				      label of the table header; NULL ends a table */
-	const char *key;           /* its key in results: knobs_json, summary.json ("elastic_interval_s") */
-	const char *sweep;         /* its key in a sweep configuration's "knobs" ("elastic_interval"); NULL: not
-				      settable there */
-	int type;                  /* enum hb_pknob_type */
-	size_t offset;             /* offsetof its field in the policy's options struct: a double for DOUBLE,
-				      an int otherwise */
-	double min, max;           /* DOUBLE, INT: the accepted range, both ends included */
-	const char *unit;          /* DOUBLE, INT: the unit shown after the value in results ("s": "600 s");
-				      NULL: none */
-	const char *what;          /* DOUBLE, INT: the value as errors name it ("a number of seconds");
-				      NULL: "a number" or "an integer" */
-	const char *const *words;  /* WORDS: the accepted words, NULL-terminated; the value is the index */
-	const char *metavar;       /* DOUBLE, INT: the value's name in --help ("S") */
-	const char *help;          /* one paragraph for --help (wrapped there); says the default */
-	unsigned flags;            /* HB_PKNOB_* flags */
-};
-
-/* A policy's options: its knobs and the struct they describe. */
-struct hb_pknob_table {
-	const struct hb_pknob *knobs; /* NULL-name terminated */
-	size_t size;                  /* sizeof the options struct the offsets point into */
-	const void *defaults;         /* a struct of that type holding every default (the single source: the
-					 policy reads it when a run has no options) */
-};
+/* enum hb_pknob_type, struct hb_pknob and struct hb_pknob_table are the
+ * public policy API's (include/hetbatch/policy.h), so that a plugin's
+ * policy declares its options as a built-in does. */
 
 /* Settings by name, at most one per knob name; what a command line or a
  * sweep configuration gave.  All zeros: none. */

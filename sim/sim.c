@@ -717,6 +717,15 @@ double hb_sim_now(const struct hb_sim *sim)
 	return sim->eng.now;
 }
 
+double hb_sim_attained_gpu_s(const struct hb_sim *sim, const struct hb_sim_job *job)
+{
+	double now = hb_sim_now(sim), s = job->gpu_s;
+
+	if ((job->state == HB_JOB_RUNNING || job->state == HB_JOB_RESTARTING) && now > job->t_last)
+		s += (now - job->t_last) * job->cfg.ngpus;
+	return s;
+}
+
 double hb_sim_phi(const struct hb_sim *sim, const struct hb_sim_job *job, double batch)
 {
 	/* a driven job has no statistical model behind it: say so (sim.h) */

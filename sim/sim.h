@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "catalog.h"
+#include "hetbatch/policy.h" /* struct hb_arbiter_ops, enum hb_job_state */
 #include "engine.h"
 #include "error.h"
 #include "iidp.h"
@@ -127,66 +128,11 @@ void *hb_sim_agent_state(const struct hb_sim *sim, const struct hb_sim_job *job)
 
 /* ---- cluster arbiters ---------------------------------------------------- */
 
-/* A cluster arbiter decides which GPUs each job holds (its grant); the job's
- * agent then decides how to use them.  It starts a job with
- * hb_sim_start_job(), which takes the grant out of the free pool and calls
- * the agent's start.  Only on_arrival is required.
- *
- * Lifecycle.  init makes the arbiter's state for the run, once: hb_sim_run
- * calls it before it schedules anything (every job is added by then, so
- * the state may size per-job arrays by sim->njobs), or hb_sim_arbiter_init
- * earlier, for callers that call an arbiter's callbacks themselves.  opts
- * is sim->policy_opts.  init may read the sim (cluster, options, jobs) but
- * starts no job and records nothing; it fills *state or returns -1 with err
- * filled (having released what it made), which fails hb_sim_run with that
- * message.  init NULL: state is NULL.  The engine keeps the state in
- * sim->arbiter_state and passes it to every callback as its second
- * argument.  free(state) runs exactly once for an init that succeeded: in
- * hb_sim_free, before the jobs' and agents' states are released (or when
- * hb_sim_set_arbiter replaces the arbiter). */
-struct hb_arbiter_ops {
-	const char *name;        /* "fifo" */
-	const char *summary;
-	/* Make the run's state (above); NULL: none, state is NULL. */
-	int (*init)(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err);
-	/* Release what init made; NULL: nothing to release. */
-	void (*free)(void *state);
-	/* A job was submitted (it is PENDING): grant now, or queue it. */
-	int (*on_arrival)(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err);
-	/* A job finished and its GPUs are back in the pool. */
-	int (*on_finish)(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err);
-	/* Seconds between scheduling rounds (0: none) and the round itself. */
-	double (*round_s)(const struct hb_sim *sim, const void *state);
-	int (*on_round)(struct hb_sim *sim, void *state, struct hb_error *err);
-	/* Optional, for agents that re-choose their own GPUs (JABAS at epoch
-	 * ends): the GPUs per node the job may hold after its decision (offer,
-	 * nnodes entries, at least its grant where it may keep it, at most its
-	 * grant plus the free pool) and the most it may hold in all
-	 * (*max_gpus).  NULL: the job's grant (the whole cluster under the
-	 * dedicated arbiter).  Read through hb_sim_offer. */
-	void (*offer)(const struct hb_sim *sim, const void *state, const struct hb_sim_job *job, int *offer,
-		      int *max_gpus);
-	/* Optional: a job handed GPUs back with hb_sim_resize_grant during one
-	 * of its own events; called after that event's agent callbacks return,
-	 * so the arbiter may start queued jobs on them. */
-	int (*on_release)(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err);
-	/* Capacity that comes and goes (sim --capacity, capacity.h).  All three
-	 * optional.  on_revoke: busy GPUs are being withdrawn, need[i] of node
-	 * i (nnodes entries) beyond its free ones: an elastic arbiter shrinks
-	 * jobs there; the engine then preempts jobs (most recently started
-	 * first) for whatever is still short. */
-	int (*on_revoke)(struct hb_sim *sim, void *state, const int *need, struct hb_error *err);
-	/* The engine preempted job for a withdrawal (SUSPENDED, progress
-	 * kept): put it back in the queue.  NULL: the engine resumes it itself
-	 * (hb_sim_place of its GPU count) whenever GPUs free up; an arbiter
-	 * whose rounds reconsider suspended jobs sets hb_arbiter_requeue_round. */
-	int (*on_requeue)(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err);
-	/* GPUs came back, or a withdrawal left some free: start waiting jobs. */
-	int (*on_capacity)(struct hb_sim *sim, void *state, struct hb_error *err);
-	/* Non-NULL: why this arbiter cannot run with --capacity (the run is
-	 * refused with it rather than failing midway). */
-	const char *no_capacity;
-};
+/* A cluster arbiter decides which GPUs each job holds; struct
+ * hb_arbiter_ops, its lifecycle and the order its callbacks fire in are in
+ * the public policy API (include/hetbatch/policy.h), which policies built
+ * outside the tree fill too.  Arbiters in the tree use this header's
+ * services directly; plugins reach them through struct hb_policy_api. */
 
 /* on_requeue of arbiters whose every round reconsiders suspended jobs
  * (Tiresias, Optimus): nothing to do now. */
@@ -206,14 +152,7 @@ int hb_arbiter_job_gpus(const struct hb_sim *sim, const struct hb_sim_job *job);
 
 /* ---- jobs -------------------------------------------------------------- */
 
-enum hb_job_state {
-	HB_JOB_PENDING = 0,     /* not yet arrived / not started */
-	HB_JOB_RUNNING = 1,
-	HB_JOB_RESTARTING = 2,  /* paused for a restart: GPUs held and billed, no progress */
-	HB_JOB_DONE = 3,
-	HB_JOB_SUSPENDED = 4,   /* preempted by the arbiter: no GPUs, progress kept */
-	HB_JOB_DROPPED = 5,     /* rejected by the arbiter before it started (IBM's drop mode) */
-};
+/* enum hb_job_state (PENDING, RUNNING, ...) is the public API's: hetbatch/policy.h. */
 
 struct hb_sim_job {
 	int id;                  /* index in sim->jobs */
@@ -549,6 +488,10 @@ int hb_sim_apply_cost(struct hb_sim *sim, struct hb_sim_job *job, const struct h
 		      double pause_s, const char *why, struct hb_error *err);
 /* Current simulated time. */
 double hb_sim_now(const struct hb_sim *sim);
+/* GPU-seconds the job has held up to now, restarts included (gpu_s is
+ * integrated only to t_last: the stretch since is added while it holds
+ * GPUs): Tiresias's attained service. */
+double hb_sim_attained_gpu_s(const struct hb_sim *sim, const struct hb_sim_job *job);
 /* True noise scale now (training fraction of the job, at batch B). */
 double hb_sim_phi(const struct hb_sim *sim, const struct hb_sim_job *job, double batch);
 /* A noisy observation of the half-batch gradient similarity at the job's

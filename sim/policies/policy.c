@@ -16,29 +16,29 @@
 #include "suggest.h"
 
 const struct hb_policy hb_policies[] = {
-	{ "jabas", &hb_agent_jabas, &hb_arbiter_jabas, "JABAS: IIDP configs, similarity-driven batch, epoch auto-scaling; shared, jabas-share lending", NULL },
-	{ "simigrad", &hb_agent_simigrad, &hb_arbiter_fifo, "SimiGrad: similarity-driven batch, equal local batch on all GPUs (shared: its FIFO grant)", NULL },
-	{ "pollux", &hb_agent_pollux, &hb_arbiter_pollux, "Pollux: goodput agent; alone, the JABAS port (all GPUs, batch per epoch); shared, PolluxSched", NULL },
-	{ "pollux-as", &hb_agent_pollux_as, NULL, "Pollux-AS: Pollux plus node-by-node auto-scaling (U 2/3, L 1/2)", NULL },
-	{ "optperf", &hb_agent_optperf, &hb_arbiter_fifo, "Cannikin: OptPerf unequal local batches, goodput-chosen batch (shared: its FIFO grant)", NULL },
-	{ "lbbsp", &hb_agent_lbbsp, &hb_arbiter_fifo, "LB-BSP: fixed global batch, delta = 5 re-balancing slowest -> fastest per epoch, overlap ignored (shared: its FIFO grant)", NULL },
-	{ "static", &hb_agent_static, &hb_arbiter_fifo, "static DDP: fixed global batch, equal local batch on all GPUs", NULL },
-	{ "fifo", &hb_agent_static, &hb_arbiter_fifo, "FIFO with gang placement; jobs keep their requested GPUs and batch", NULL },
-	{ "tiresias", &hb_agent_static, &hb_arbiter_tiresias, "Tiresias 2D-LAS (2 queues, 16 GPU-h); fixed GPUs and batch", NULL },
-	{ "optimus", &hb_agent_static, &hb_arbiter_optimus, "Optimus+Oracle: GPUs by marginal gain (oracle); fixed batch", NULL },
-	{ "elastic", &hb_agent_elastic, &hb_arbiter_elastic, "IBM elastic DP: FIFO admission every Delta; GPUs and batch by throughput scaling", &hb_elastic_knobs },
-	{ "elastic-fixed", &hb_agent_elastic_fixed, &hb_arbiter_elastic, "IBM IV-B baseline: the elastic DP for GPUs, each job's batch fixed at its request (none: Min-BS)", &hb_elastic_knobs },
-	{ "elastic-fixed-max", &hb_agent_elastic_fixed_max, &hb_arbiter_elastic, "IBM IV-B baseline, Max-BS: the elastic DP for GPUs, batch fixed at the job's maximum", &hb_elastic_knobs },
-	{ "elastic-fixed-min", &hb_agent_elastic_fixed_min, &hb_arbiter_elastic, "IBM IV-B baseline, Min-BS: the elastic DP for GPUs, batch fixed at the job's minimum", &hb_elastic_knobs },
-	{ "elastic-fixed-random", &hb_agent_elastic_fixed_random, &hb_arbiter_elastic, "IBM IV-B baseline, Random-BS: the elastic DP for GPUs, batch a seeded uniform draw per job", &hb_elastic_knobs },
-	{ "easyscale", &hb_agent_easyscale, &hb_arbiter_easyscale, "EasyScale: fixed batch, maxP ESTs on heterogeneous GPUs (D2 jobs), growth by speedup per GPU", &hb_easyscale_knobs },
-	{ "easyscale-homo", &hb_agent_easyscale, &hb_arbiter_easyscale_homo, "EasyScale_homo: as easyscale, every job on its preferred GPU type only", &hb_easyscale_knobs },
-	{ "yarn-cs", &hb_agent_static, &hb_arbiter_yarn_cs, "YARN-CS: FIFO gang scheduling, each job on one GPU type; fixed GPUs and batch", &hb_yarn_cs_knobs },
-	{ "sia", &hb_agent_pollux, &hb_arbiter_sia, "Sia: per-round integer program (GLPK) choosing GPU type, nodes and GPUs per job over normalised goodputs; Pollux agent's batch", NULL },
-	{ "gavel", &hb_agent_static, &hb_arbiter_gavel, "Gavel max-min fairness (heterogeneity-aware LP, GLPK), 360 s rounds; fixed GPUs and batch", NULL },
-	{ "gavel-tput", &hb_agent_static, &hb_arbiter_gavel_tput, "Gavel max-sum throughput LP (Sia's Gavel baseline), 360 s rounds; fixed GPUs and batch", NULL },
-	{ "gavel-fifo", &hb_agent_static, &hb_arbiter_gavel_fifo, "Gavel FIFO (fifo_perf: fastest type that fits, in arrival order), 360 s rounds; fixed GPUs and batch", NULL },
-	{ NULL, NULL, NULL, NULL, NULL },
+	{ "jabas", &hb_agent_jabas, &hb_arbiter_jabas, "JABAS: IIDP configs, similarity-driven batch, epoch auto-scaling; shared, jabas-share lending", NULL, NULL },
+	{ "simigrad", &hb_agent_simigrad, &hb_arbiter_fifo, "SimiGrad: similarity-driven batch, equal local batch on all GPUs (shared: its FIFO grant)", NULL, NULL },
+	{ "pollux", &hb_agent_pollux, &hb_arbiter_pollux, "Pollux: goodput agent; alone, the JABAS port (all GPUs, batch per epoch); shared, PolluxSched", NULL, NULL },
+	{ "pollux-as", &hb_agent_pollux_as, NULL, "Pollux-AS: Pollux plus node-by-node auto-scaling (U 2/3, L 1/2)", NULL, NULL },
+	{ "optperf", &hb_agent_optperf, &hb_arbiter_fifo, "Cannikin: OptPerf unequal local batches, goodput-chosen batch (shared: its FIFO grant)", NULL, NULL },
+	{ "lbbsp", &hb_agent_lbbsp, &hb_arbiter_fifo, "LB-BSP: fixed global batch, delta = 5 re-balancing slowest -> fastest per epoch, overlap ignored (shared: its FIFO grant)", NULL, NULL },
+	{ "static", &hb_agent_static, &hb_arbiter_fifo, "static DDP: fixed global batch, equal local batch on all GPUs", NULL, NULL },
+	{ "fifo", &hb_agent_static, &hb_arbiter_fifo, "FIFO with gang placement; jobs keep their requested GPUs and batch", NULL, NULL },
+	{ "tiresias", &hb_agent_static, &hb_arbiter_tiresias, "Tiresias 2D-LAS (2 queues, 16 GPU-h); fixed GPUs and batch", NULL, NULL },
+	{ "optimus", &hb_agent_static, &hb_arbiter_optimus, "Optimus+Oracle: GPUs by marginal gain (oracle); fixed batch", NULL, NULL },
+	{ "elastic", &hb_agent_elastic, &hb_arbiter_elastic, "IBM elastic DP: FIFO admission every Delta; GPUs and batch by throughput scaling", &hb_elastic_knobs, NULL },
+	{ "elastic-fixed", &hb_agent_elastic_fixed, &hb_arbiter_elastic, "IBM IV-B baseline: the elastic DP for GPUs, each job's batch fixed at its request (none: Min-BS)", &hb_elastic_knobs, NULL },
+	{ "elastic-fixed-max", &hb_agent_elastic_fixed_max, &hb_arbiter_elastic, "IBM IV-B baseline, Max-BS: the elastic DP for GPUs, batch fixed at the job's maximum", &hb_elastic_knobs, NULL },
+	{ "elastic-fixed-min", &hb_agent_elastic_fixed_min, &hb_arbiter_elastic, "IBM IV-B baseline, Min-BS: the elastic DP for GPUs, batch fixed at the job's minimum", &hb_elastic_knobs, NULL },
+	{ "elastic-fixed-random", &hb_agent_elastic_fixed_random, &hb_arbiter_elastic, "IBM IV-B baseline, Random-BS: the elastic DP for GPUs, batch a seeded uniform draw per job", &hb_elastic_knobs, NULL },
+	{ "easyscale", &hb_agent_easyscale, &hb_arbiter_easyscale, "EasyScale: fixed batch, maxP ESTs on heterogeneous GPUs (D2 jobs), growth by speedup per GPU", &hb_easyscale_knobs, NULL },
+	{ "easyscale-homo", &hb_agent_easyscale, &hb_arbiter_easyscale_homo, "EasyScale_homo: as easyscale, every job on its preferred GPU type only", &hb_easyscale_knobs, NULL },
+	{ "yarn-cs", &hb_agent_static, &hb_arbiter_yarn_cs, "YARN-CS: FIFO gang scheduling, each job on one GPU type; fixed GPUs and batch", &hb_yarn_cs_knobs, NULL },
+	{ "sia", &hb_agent_pollux, &hb_arbiter_sia, "Sia: per-round integer program (GLPK) choosing GPU type, nodes and GPUs per job over normalised goodputs; Pollux agent's batch", NULL, NULL },
+	{ "gavel", &hb_agent_static, &hb_arbiter_gavel, "Gavel max-min fairness (heterogeneity-aware LP, GLPK), 360 s rounds; fixed GPUs and batch", NULL, NULL },
+	{ "gavel-tput", &hb_agent_static, &hb_arbiter_gavel_tput, "Gavel max-sum throughput LP (Sia's Gavel baseline), 360 s rounds; fixed GPUs and batch", NULL, NULL },
+	{ "gavel-fifo", &hb_agent_static, &hb_arbiter_gavel_fifo, "Gavel FIFO (fifo_perf: fastest type that fits, in arrival order), 360 s rounds; fixed GPUs and batch", NULL, NULL },
+	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };
 
 int hb_policy_fidelity(const struct hb_policy *p, int fidelity, const struct hb_agent_ops **agent,
@@ -65,9 +65,79 @@ int hb_policy_fidelity(const struct hb_policy *p, int fidelity, const struct hb_
 	return 0;
 }
 
+/* Policies of plugins, after the built-ins: blocks of entries that
+ * plugin.c owns, one per plugin, in load order.  The registry is the
+ * process's (plugin.h: loaded before any run starts). */
+struct extra_block {
+	const struct hb_policy *p;
+	int n;
+};
+static struct extra_block *extra;
+static int nextra;
+
+static int nbuiltin(void)
+{
+	int n = 0;
+
+	while (hb_policies[n].name)
+		n++;
+	return n;
+}
+
+const struct hb_policy *hb_policy_at(int i)
+{
+	int nb = nbuiltin();
+
+	if (i < 0)
+		return NULL;
+	if (i < nb)
+		return &hb_policies[i];
+	i -= nb;
+	for (int b = 0; b < nextra; b++) {
+		if (i < extra[b].n)
+			return &extra[b].p[i];
+		i -= extra[b].n;
+	}
+	return NULL;
+}
+
+const struct hb_policy *hb_policy_next(const struct hb_policy *p)
+{
+	const struct hb_policy *q;
+
+	for (int i = 0; (q = hb_policy_at(i)); i++)
+		if (q == p)
+			return hb_policy_at(i + 1);
+	return NULL;
+}
+
+int hb_policy_register(const struct hb_policy *p, int n, struct hb_error *err)
+{
+	struct extra_block *grown = realloc(extra, (size_t)(nextra + 1) * sizeof(*extra));
+
+	if (!grown)
+		return hb_runtime_error(err, "policy registry: out of memory");
+	extra = grown;
+	extra[nextra].p = p;
+	extra[nextra].n = n;
+	nextra++;
+	return 0;
+}
+
+void hb_policy_unregister_plugins(void)
+{
+	for (int b = 0; b < nextra; b++)
+		free((void *)extra[b].p);
+	free(extra);
+	extra = NULL;
+	nextra = 0;
+}
+
 const struct hb_policy *hb_policy_find(const char *name)
 {
-	for (const struct hb_policy *p = hb_policies; p->name; p++)
+	const struct hb_policy *p;
+
+	for (int i = 0; (p = hb_policy_at(i)); i++)
 		if (hb_strcaseeq(p->name, name)) /* "JABAS" is jabas, as catalog names are */
 			return p;
 	return NULL;
@@ -76,9 +146,10 @@ const struct hb_policy *hb_policy_find(const char *name)
 char *hb_policy_suggest(const char *name, char *buf, size_t size)
 {
 	struct hb_suggest s;
+	const struct hb_policy *p;
 
 	hb_suggest_init(&s, name);
-	for (const struct hb_policy *p = hb_policies; p->name; p++)
+	for (int i = 0; (p = hb_policy_at(i)); i++)
 		hb_suggest_add(&s, p->name);
 	hb_suggest_format(&s, "", buf, size);
 	return buf;
@@ -90,7 +161,7 @@ char *hb_policy_suggest(const char *name, char *buf, size_t size)
  * arbiter share one). */
 static int table_seen(const struct hb_policy *row)
 {
-	for (const struct hb_policy *p = hb_policies; p < row; p++)
+	for (const struct hb_policy *p = hb_policy_at(0); p && p != row; p = hb_policy_next(p))
 		if (p->options == row->options)
 			return 1;
 	return 0;
@@ -100,7 +171,7 @@ static int table_seen(const struct hb_policy *row)
  * table, or earlier in k's own (row's) table. */
 static int name_seen(const struct hb_policy *row, const struct hb_pknob *k)
 {
-	for (const struct hb_policy *p = hb_policies; p < row; p++)
+	for (const struct hb_policy *p = hb_policy_at(0); p && p != row; p = hb_policy_next(p))
 		if (p->options && !table_seen(p))
 			for (const struct hb_pknob *q = p->options->knobs; q->name; q++)
 				if (strcmp(q->name, k->name) == 0)
@@ -115,7 +186,7 @@ const struct hb_pknob *hb_policy_knob(int i, const struct hb_pknob_table **table
 {
 	int n = 0;
 
-	for (const struct hb_policy *p = hb_policies; p->name; p++) {
+	for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p)) {
 		if (!p->options || table_seen(p))
 			continue;
 		for (const struct hb_pknob *k = p->options->knobs; k->name; k++) {

@@ -118,14 +118,27 @@ struct hb_policy {
 	 * from hb_sim.policy_opts; NULL: none.  Rows that run the same agent
 	 * or arbiter share one table. */
 	const struct hb_pknob_table *options;
+	const char *origin;           /* NULL: built in; else the plugin file that defined it (plugin.h) */
 };
 
 /* Table of built-in policies; NULL-name terminated.  In single-job studies
  * every policy runs under the dedicated arbiter; in trace replay under its
  * `shared` arbiter. */
 extern const struct hb_policy hb_policies[];
+/* The registry: the built-in policies, then those of the plugins this
+ * process loaded (plugin.h), in load order.  hb_policy_at(i) for i from 0
+ * is each in turn, NULL past the last, so a loop over every policy is
+ * `for (int i = 0; (p = hb_policy_at(i)); i++)`. */
+const struct hb_policy *hb_policy_at(int i);
+/* The policy after p in that order, NULL after the last:
+ * `for (p = hb_policy_at(0); p; p = hb_policy_next(p))`. */
+const struct hb_policy *hb_policy_next(const struct hb_policy *p);
 /* The policy named name, in any case ("JABAS" is jabas); NULL if none. */
 const struct hb_policy *hb_policy_find(const char *name);
+/* Append n policies (checked by the caller, plugin.c) to the registry; p
+ * must outlive them.  Drop them all again: hb_policy_unregister_plugins. */
+int hb_policy_register(const struct hb_policy *p, int n, struct hb_error *err);
+void hb_policy_unregister_plugins(void);
 /* For an unknown name: "; did you mean 'jabas'?" (the closest policy names
  * by edit distance), or "" when none is close.  Returns buf. */
 char *hb_policy_suggest(const char *name, char *buf, size_t size);

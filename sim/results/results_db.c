@@ -10,7 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "hb_config.h"  /* HB_VERSION, recorded in meta */
+#include "hb_config.h"
+#include "plugin.h"     /* the policy plugins a set's policies came from */  /* HB_VERSION, recorded in meta */
 #include "db.h"
 #include "results_priv.h"
 #include "strutil.h"
@@ -588,6 +589,18 @@ int hb_res_db_finish(sqlite3 *db, const struct hb_results *r, const struct srow 
 	    db_meta(db, st[ST_META], "cluster", r->cluster, err) < 0 || db_meta(db, st[ST_META], "seed", seed, err) < 0 ||
 	    db_meta(db, st[ST_META], "knobs_json", knobs, err) < 0)
 		goto out;
+	/* Provenance of policies built outside the tree: the files they came
+	 * from, one per line (a set made without plugins has no such row). */
+	if (hb_plugin_count() > 0) {
+		char plugins[4096] = "";
+		size_t used = 0;
+
+		for (int i = 0; i < hb_plugin_count(); i++)
+			used += (size_t)snprintf(plugins + used, used < sizeof(plugins) ? sizeof(plugins) - used : 0,
+						 "%s%s", i ? "\n" : "", hb_plugin_path(i));
+		if (db_meta(db, st[ST_META], "policy_plugins", plugins, err) < 0)
+			goto out;
+	}
 	/* Only a reduced file says so: the default's files stay as they were. */
 	if (lv != HB_EVENTS_ALL && db_meta(db, st[ST_META], "events", hb_events_level_name(lv), err) < 0)
 		goto out;

@@ -554,7 +554,7 @@ static void shared_names(char *buf, size_t size)
 	size_t len = 0;
 
 	buf[0] = '\0';
-	for (const struct hb_policy *p = hb_policies; p->name; p++)
+	for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p))
 		if (p->shared)
 			len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", len ? ", " : "", p->name);
 }

@@ -16,6 +16,7 @@
 #include "input.h" /* hb_read_text_file: directory, missing file, binary data, size cap */
 #include "json.h"
 #include "strutil.h"
+#include "plugin.h"   /* hb_plugin_load: "policy_plugins" */
 #include "sweep.h"
 #include "sweep_priv.h"
 
@@ -406,6 +407,39 @@ static int parse_loads(const cJSON *root, const char *file, struct hb_sweep_conf
 	return 0;
 }
 
+/* "policy_plugins": shared objects whose policies "policies" may then
+ * name (plugin.h), each relative to the configuration's folder unless
+ * absolute; loaded here, before the policies are looked up. */
+static int parse_plugins(const cJSON *root, const char *file, const char *dir, cJSON *echo, struct hb_error *err)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "policy_plugins"), *it;
+	cJSON *pe;
+	char field[40], path[4096];
+	int i = 0;
+
+	if (!arr)
+		return 0;
+	if (list_at(root, "policy_plugins", file, 16, "shared object files", &arr, err) < 0)
+		return -1;
+	if (!(pe = cJSON_AddArrayToObject(echo, "policy_plugins")))
+		return hb_runtime_error(err, "%s: out of memory", file);
+	cJSON_ArrayForEach(it, arr) {
+		snprintf(field, sizeof(field), "policy_plugins[%d]", i++);
+		if (!cJSON_IsString(it) || !it->valuestring[0])
+			return hb_sw_bad(err, file, "", field, it, "expected the path of a plugin (.so)");
+		if (it->valuestring[0] == '/' || !dir || !dir[0])
+			snprintf(path, sizeof(path), "%s", it->valuestring);
+		else
+			snprintf(path, sizeof(path), "%s/%s", dir, it->valuestring);
+		if (hb_plugin_load(path, err) < 0) {
+			hb_error_prefix(err, "%s: field '%s'", file, field);
+			return -1;
+		}
+		cJSON_AddItemToArray(pe, cJSON_CreateString(it->valuestring));
+	}
+	return 0;
+}
+
 static int parse_policies(const cJSON *root, const char *file, struct hb_sweep_config *cfg, cJSON *echo,
 			  struct hb_error *err)
 {
@@ -417,7 +451,7 @@ static int parse_policies(const cJSON *root, const char *file, struct hb_sweep_c
 
 	if (!pe)
 		return hb_runtime_error(err, "%s: out of memory", file);
-	for (const struct hb_policy *p = hb_policies; p->name; p++) {
+	for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p)) {
 		kl += (size_t)snprintf(known + kl, kl < sizeof(known) ? sizeof(known) - kl : 0, "%s%s", kl ? ", " : "",
 				       p->name);
 		if (p->shared)
@@ -640,8 +674,8 @@ static int parse_knobs(const cJSON *root, const char *file, struct hb_sweep_conf
 
 /* ---- the document ----------------------------------------------------------------------------- */
 
-static const char *const top_keys[] = { "name", "trace", "clusters", "loads", "policies", "seeds", "fairness",
-					"knobs", "comment", NULL };
+static const char *const top_keys[] = { "name", "trace", "clusters", "loads", "policy_plugins", "policies", "seeds",
+					"fairness", "knobs", "comment", NULL };
 
 /* Default name: the file's base name without .json. */
 static void default_name(const char *file, char *buf, size_t size)
@@ -698,7 +732,8 @@ int hb_sweep_config_parse(const char *text, size_t len, const char *name, const 
 		goto out;
 	cJSON_AddStringToObject(echo, "name", cfg->name);
 	if (parse_trace(root, name, dir, cfg, echo, err) < 0 || parse_clusters(root, name, dir, cfg, echo, err) < 0 ||
-	    parse_loads(root, name, cfg, echo, err) < 0 || parse_policies(root, name, cfg, echo, err) < 0 ||
+	    parse_loads(root, name, cfg, echo, err) < 0 || parse_plugins(root, name, dir, echo, err) < 0 ||
+	    parse_policies(root, name, cfg, echo, err) < 0 ||
 	    parse_seeds(root, name, default_seed, cfg, echo, err) < 0 ||
 	    hb_sw_get_bool(root, "fairness", name, "", 0, &cfg->fairness, err) < 0)
 		goto out;

@@ -166,7 +166,7 @@ static void test_defaults(void **state)
 		assert_int_equal(hb_yarn_cs_opts(&sim)->head_only, 1);
 	}
 	/* the rows that share an arbiter or agent share its table */
-	for (const struct hb_policy *p = hb_policies; p->name; p++) {
+	for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p)) {
 		if (p->shared == &hb_arbiter_elastic)
 			assert_ptr_equal(p->options, &hb_elastic_knobs);
 		if (p->agent == &hb_agent_easyscale)
@@ -188,7 +188,7 @@ static void test_tables(void **state)
 	int n = 0;
 
 	(void)state;
-	for (const struct hb_policy *p = hb_policies; p->name; p++) {
+	for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p)) {
 		if (!p->options)
 			continue;
 		assert_non_null(p->options->defaults);

@@ -177,7 +177,7 @@ static void test_config_invalid_json(void **state)
  * one that has one, it is a point that cannot run (checked below). */
 static const struct hb_policy *unshared_policy(void)
 {
-	for (const struct hb_policy *p = hb_policies; p->name; p++)
+	for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p))
 		if (!p->shared)
 			return p;
 	return NULL;

@@ -96,17 +96,6 @@ static int holds_gpus(const struct hb_sim_job *job)
 	return job->state == HB_JOB_RUNNING || job->state == HB_JOB_RESTARTING;
 }
 
-/* GPU-seconds held up to now: the simulator integrates gpu_s only up to
- * t_last, so add the stretch since then for a job that holds GPUs. */
-static double attained_gpu_s(const struct hb_sim *sim, const struct hb_sim_job *job)
-{
-	double now = hb_sim_now(sim), s = job->gpu_s;
-
-	if (holds_gpus(job) && now > job->t_last)
-		s += (now - job->t_last) * job->cfg.ngpus;
-	return s;
-}
-
 static int tiresias_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct tiresias_state *st = state;
@@ -142,7 +131,7 @@ static void update_queues(struct hb_sim *sim, struct tiresias_state *st)
 		if (job->state == HB_JOB_DONE)
 			continue;
 		st->order[k++] = job->id;
-		a = attained_gpu_s(sim, job);
+		a = hb_sim_attained_gpu_s(sim, job);
 		if (st->queue[job->id] == 0 && a >= TIRESIAS_THRESHOLD_GPU_S) {
 			st->queue[job->id] = 1;
 			hb_sim_note(sim, job, "demote", "tiresias: attained %.0f GPU-s >= %.0f, moved to Q1", a,
