@@ -134,7 +134,7 @@ static void usage(FILE *out)
 		"  --interval P         adaptation interval p in iterations (default: the model's)\n"
 		"  --restart-cost S     constant restart cost in s (fidelity mode; default:\n"
 		"                       checkpoint bytes / storage bandwidth + start latency;\n"
-		"                       30 with --fidelity pollux)\n"
+		"                       30 with --fidelity pollux, the application's with sia)\n"
 		"  --fidelity MODE      none (default): hetbatch's own mechanics; pollux: those\n"
 		"                       of Pollux's own simulator (osdi21-artifact): progress in\n"
 		"                       the artifact's statistical epochs from the imported\n"
@@ -147,7 +147,13 @@ static void usage(FILE *out)
 		"                       its plan database and waste rule, compute-only steps,\n"
 		"                       progress in samples, 20 s before a job's first step,\n"
 		"                       jobs started and grown only at 60 s rounds, yarn-cs one\n"
-		"                       job at a time (docs/easyscale-fidelity.md)\n"
+		"                       job at a time (docs/easyscale-fidelity.md); sia: those\n"
+		"                       of Sia's simulator (siasosp23/artifacts, sia-simulator/)\n"
+		"                       over hetbatch's progress: each application's rescale on\n"
+		"                       every start and restart, its SLOWDOWNS on progress,\n"
+		"                       arrivals at a round's time taking part in it, Gavel's\n"
+		"                       throughput in steps/s, no reconfiguration or GNS cost\n"
+		"                       (docs/fidelity.md, \"Sia\")\n"
 		"  --reconfig-cost S    in-place reconfiguration cost in s\n"
 		"  --gns-overhead F     Pollux GNS monitoring overhead fraction (e.g. 0.143)\n"
 		"  --no-similarity-cost do not charge the similarity all-reduce every p\n"
@@ -497,7 +503,7 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sim_args
 			break;
 		case OPT_FIDELITY:
 			if (hb_fidelity_parse(optarg, &a->fidelity) < 0)
-				return hb_cli_usage(cli, "sim", "--fidelity: unknown mode '%s' (none, pollux or easyscale)",
+				return hb_cli_usage(cli, "sim", "--fidelity: unknown mode '%s' (none, pollux, easyscale or sia)",
 						    optarg);
 			break;
 		case OPT_RESTART:
@@ -919,11 +925,11 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 		so.restart_const_s = 30.0; /* the artifact's rescale_time (simulator.py Job.reallocate) */
 	if (a.have_reconfig)
 		so.reconfig_s = a.reconfig_s;
-	else if (a.fidelity == HB_FIDELITY_POLLUX)
-		so.reconfig_s = 0.0; /* the artifact re-tunes the batch between steps for free */
+	else if (a.fidelity == HB_FIDELITY_POLLUX || a.fidelity == HB_FIDELITY_SIA)
+		so.reconfig_s = 0.0; /* the artifacts re-tune the batch between steps for free */
 	if (a.have_gns)
 		so.gns_overhead = a.gns_overhead;
-	else if (a.fidelity == HB_FIDELITY_POLLUX)
+	else if (a.fidelity == HB_FIDELITY_POLLUX || a.fidelity == HB_FIDELITY_SIA)
 		so.gns_overhead = 0.0; /* Job.step charges no gradient-statistics cost */
 	if (a.no_similarity)
 		so.similarity_cost = 0;
