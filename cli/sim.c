@@ -444,11 +444,11 @@ int cmd_sim(int argc, char **argv, struct hb_cli *cli)
 		so.restart_const_s = 30.0; /* the artifact's rescale_time (simulator.py Job.reallocate) */
 	if (a.have_reconfig)
 		so.reconfig_s = a.reconfig_s;
-	else if (a.fidelity == HB_FIDELITY_POLLUX)
-		so.reconfig_s = 0.0; /* the artifact re-tunes the batch between steps for free */
+	else if (a.fidelity == HB_FIDELITY_POLLUX || a.fidelity == HB_FIDELITY_SIA)
+		so.reconfig_s = 0.0; /* the artifacts re-tune the batch between steps for free */
 	if (a.have_gns)
 		so.gns_overhead = a.gns_overhead;
-	else if (a.fidelity == HB_FIDELITY_POLLUX)
+	else if (a.fidelity == HB_FIDELITY_POLLUX || a.fidelity == HB_FIDELITY_SIA)
 		so.gns_overhead = 0.0; /* Job.step charges no gradient-statistics cost */
 	if (a.no_similarity)
 		so.similarity_cost = 0;

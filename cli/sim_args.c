@@ -145,7 +145,7 @@ static void usage(FILE *out)
 		"  --interval P         adaptation interval p in iterations (default: the model's)\n"
 		"  --restart-cost S     constant restart cost in s (fidelity mode; default:\n"
 		"                       checkpoint bytes / storage bandwidth + start latency;\n"
-		"                       30 with --fidelity pollux)\n"
+		"                       30 with --fidelity pollux, the application's with sia)\n"
 		"  --fidelity MODE      none (default): hetbatch's own mechanics; pollux: those\n"
 		"                       of Pollux's own simulator (osdi21-artifact): progress in\n"
 		"                       the artifact's statistical epochs from the imported\n"
@@ -158,7 +158,13 @@ static void usage(FILE *out)
 		"                       its plan database and waste rule, compute-only steps,\n"
 		"                       progress in samples, 20 s before a job's first step,\n"
 		"                       jobs started and grown only at 60 s rounds, yarn-cs one\n"
-		"                       job at a time (docs/easyscale-fidelity.md)\n"
+		"                       job at a time (docs/easyscale-fidelity.md); sia: those\n"
+		"                       of Sia's simulator (siasosp23/artifacts, sia-simulator/)\n"
+		"                       over hetbatch's progress: each application's rescale on\n"
+		"                       every start and restart, its SLOWDOWNS on progress,\n"
+		"                       arrivals at a round's time taking part in it, Gavel's\n"
+		"                       throughput in steps/s, no reconfiguration or GNS cost\n"
+		"                       (docs/fidelity.md, \"Sia\")\n"
 		"  --reconfig-cost S    in-place reconfiguration cost in s\n"
 		"  --gns-overhead F     Pollux GNS monitoring overhead fraction (e.g. 0.143)\n"
 		"  --no-similarity-cost do not charge the similarity all-reduce every p\n"
@@ -524,7 +530,7 @@ int hb_sim_cmd_parse(int argc, char **argv, struct hb_cli *cli, struct sim_args 
 			break;
 		case OPT_FIDELITY:
 			if (hb_fidelity_parse(optarg, &a->fidelity) < 0)
-				return hb_cli_usage(cli, "sim", "--fidelity: unknown mode '%s' (none, pollux or easyscale)",
+				return hb_cli_usage(cli, "sim", "--fidelity: unknown mode '%s' (none, pollux, easyscale or sia)",
 						    optarg);
 			break;
 		case OPT_RESTART:

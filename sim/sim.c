@@ -610,6 +610,7 @@ int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb
 	job->solver = sim->solver[k];
 	job->stats = sim->stats[k];
 	job->fid = sim->fid[k];
+	job->fid_rate = sim->opts.fidelity == HB_FIDELITY_SIA ? 1.0 / hb_fid_sia_slowdown(m->name) : 1.0;
 	hb_model_bounds(m, sim->cl->name, &job->gamma, &job->min_gbs, &job->max_gbs);
 	/* Fidelity: progress in M0-equivalent samples of the artifact's M0. */
 	job->target = job->fid ? job->fid->m0 * job->fid->bound[job->fid->max_epochs] : job->stats->target;
@@ -757,6 +758,8 @@ double hb_sim_restart_s(const struct hb_sim *sim, const struct hb_sim_job *job)
 
 	if (sim->opts.restart_const_s >= 0)
 		return sim->opts.restart_const_s;
+	if (sim->opts.fidelity == HB_FIDELITY_SIA)
+		return hb_fid_sia_rescale_s(job->model->name); /* Application.rescale_time */
 	ckpt = hb_model_checkpoint_bytes(job->model);
 	/* Save then load the checkpoint through shared storage. */
 	return (sim->cl->storage_bw > 0 ? 2.0 * ckpt / sim->cl->storage_bw : 0.0) + sim->cl->restart_latency_s +
@@ -863,11 +866,11 @@ static void refresh_rates(struct hb_sim_job *job)
 
 	if (job->fid) { /* the artifact's statistics at this epoch; its gain as a per-sample efficiency */
 		job->phi = hb_fid_phi(job->fid, b, job->epoch);
-		job->eff = hb_fid_gain(job->fid, b, job->epoch) * job->fid->m0 / b * job->cfg.eff_factor;
+		job->eff = hb_fid_gain(job->fid, b, job->epoch) * job->fid->m0 / b * job->cfg.eff_factor * job->fid_rate;
 		return;
 	}
 	job->phi = hb_stats_phi(job->stats, job->target > 0 ? job->progress / job->target : 0.0, b);
-	job->eff = hb_stats_efficiency(job->stats, job->phi, b) * job->cfg.eff_factor;
+	job->eff = hb_stats_efficiency(job->stats, job->phi, b) * job->cfg.eff_factor * job->fid_rate;
 }
 
 static long interval_of(const struct hb_sim *sim, const struct hb_sim_job *job)
@@ -1014,7 +1017,8 @@ int hb_sim_apply_cost(struct hb_sim *sim, struct hb_sim_job *job, const struct h
 		pause = hb_sim_restart_s(sim, job);
 		job->restarts++;
 		kind = "restart";
-	} else if (how == HB_APPLY_START && sim->opts.fidelity == HB_FIDELITY_POLLUX) {
+	} else if (how == HB_APPLY_START &&
+		   (sim->opts.fidelity == HB_FIDELITY_POLLUX || sim->opts.fidelity == HB_FIDELITY_SIA)) {
 		pause = hb_sim_restart_s(sim, job); /* the artifact's rescale on the first start too */
 	} else if (how == HB_APPLY_INPLACE) {
 		pause = sim->opts.reconfig_s;
@@ -1557,11 +1561,11 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 	for (int j = 0; j < sim->njobs; j++) {
 		double at = sim->jobs[j].arrival_s;
 
-		/* Pollux and EasyScale fidelity: a job submitted at a round's time
-		 * takes part in that round (both artifacts step to t, then
+		/* Pollux, EasyScale and Sia fidelity: a job submitted at a round's
+		 * time takes part in that round (the artifacts step to t, then
 		 * schedule every job with submission_time <= t); arrivals
 		 * otherwise pop after rounds. */
-		if ((sim->opts.fidelity == HB_FIDELITY_POLLUX || sim->opts.fidelity == HB_FIDELITY_EASYSCALE) && at > 0)
+		if (hb_fidelity_round_arrivals(sim->opts.fidelity) && at > 0)
 			at = nextafter(at, 0.0);
 		if (hb_engine_schedule(&sim->eng, at, HB_EV_ARRIVAL, j, 0, err) < 0)
 			return -1;

@@ -180,6 +180,7 @@ struct hb_sim_job {
 	struct hb_iidp_solver *solver;  /* IIDP solver over perf */
 	struct hb_stats *stats;  /* convergence model */
 	const struct hb_fid_model *fid; /* Pollux fidelity's epochs and statistics; NULL when off */
+	double fid_rate;         /* progress-rate factor of the fidelity mode (Sia: 1 / SLOWDOWN), else 1 */
 	long min_gbs, max_gbs;   /* batch bounds on this cluster (overrides applied) */
 	double gamma;            /* similarity threshold on this cluster */
 

@@ -59,7 +59,7 @@ static void test_help_and_usage(void **state)
 	/* Pollux fidelity: an unknown mode, and a progress model it does not charge. */
 	assert_int_equal(run("sim --cluster demo --model resnet50 --fidelity artifact"), 2);
 	s = slurp(errf, &len);
-	assert_non_null(strstr(s, "--fidelity: unknown mode 'artifact' (none, pollux or easyscale)"));
+	assert_non_null(strstr(s, "--fidelity: unknown mode 'artifact' (none, pollux, easyscale or sia)"));
 	free(s);
 	assert_int_equal(run("sim --cluster demo --model resnet50 --fidelity pollux --progress similarity"), 2);
 	s = slurp(errf, &len);

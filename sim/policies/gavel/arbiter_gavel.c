@@ -55,6 +55,7 @@
 #include <string.h>
 
 #include "agent_util.h"     /* hb_agent_ddp_config */
+#include "fidelity.h"       /* HB_FIDELITY_SIA, hb_fid_sia_slowdown */
 #include "arbiter_util.h"   /* hb_type_groups, hb_arbiter_apply_grants */
 #include "gavel_lp.h"       /* the LPs */
 #include "gavel_policy.h"
@@ -133,7 +134,10 @@ static int gavel_init_kind(struct hb_sim *sim, int kind, void **state, struct hb
 	return 0;
 }
 
-/* T[m][j]: the job's samples/s on sf GPUs of type j on the fewest nodes. */
+/* T[m][j]: the job's samples/s on sf GPUs of type j on the fewest nodes;
+ * with --fidelity sia its steps/s x 1 / SLOWDOWN, as the Sia artifact's
+ * Gavel predicts it (gavel.py GavelPolicy.predict_throughput), which the
+ * max-sum LP weighs unnormalised. */
 static int job_tput(struct hb_sim *sim, const struct gavel_state *st, struct hb_sim_job *job, int j, double *out,
 		    struct hb_error *err)
 {
@@ -155,7 +159,9 @@ static int job_tput(struct hb_sim *sim, const struct gavel_state *st, struct hb_
 		left -= k;
 	}
 	rc = hb_agent_ddp_config(job->perf, cfg.alloc, target, &cfg, NULL, err);
-	if (rc == 0 && cfg.iter_s > 0)
+	if (rc == 0 && cfg.iter_s > 0 && sim->opts.fidelity == HB_FIDELITY_SIA)
+		*out = 1.0 / (cfg.iter_s * hb_fid_sia_slowdown(job->model->name)); /* steps/s (predict_throughput) */
+	else if (rc == 0 && cfg.iter_s > 0)
 		*out = (double)cfg.global_bs / cfg.iter_s;
 	else if (rc < 0 && err->code == HB_EINPUT) { /* its batch fits no layout on this type */
 		hb_error_clear(err);
