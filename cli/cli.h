@@ -56,6 +56,10 @@ int hb_cli_usage(const struct hb_cli *cli, const char *cmd, const char *fmt, ...
 struct option;
 int hb_cli_bad_option(const struct hb_cli *cli, const char *cmd, int argc, char **argv, const struct option *opts);
 /* The same for an argument parsed by hand (arg: what the user typed). */
+/* Load every `--policy-plugin FILE` (or `=FILE`) of argv (up to "--")
+ * into the policy registry before the command builds its option table
+ * (cli_plugins.c); 0, or the exit code after the error is printed. */
+int hb_cli_load_plugins(const struct hb_cli *cli, const char *cmd, int argc, char **argv);
 int hb_cli_unknown_option(const struct hb_cli *cli, const char *cmd, const char *arg, const struct option *opts);
 /* "; did you mean 'models'?" for a word none of names (NULL-terminated)
  * is, or "" (cli_options.c).  Returns buf. */

@@ -41,7 +41,11 @@ int hb_cli_unknown_option(const struct hb_cli *cli, const char *cmd, const char 
 	if (!arg || arg[0] != '-' || !arg[1])
 		return hb_cli_usage(cli, cmd, "unknown option '%s'", arg ? arg : "");
 	if (arg[1] != '-') {
-		/* "-x", or a long option written with one dash ("-policy") */
+		/* "-x", or a long option written with one dash ("-policy"): the
+		 * option of exactly that name is the one meant, alone */
+		for (const struct option *o = opts; arg[2] && o && o->name; o++)
+			if (strcmp(o->name, arg + 1) == 0)
+				return hb_cli_usage(cli, cmd, "unknown option '%s'; did you mean '--%s'?", arg, o->name);
 		hb_suggest_init(&s, arg + 1);
 		for (const struct option *o = opts; arg[2] && o && o->name; o++)
 			hb_suggest_add(&s, o->name);

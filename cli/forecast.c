@@ -203,8 +203,8 @@ static void usage(FILE *out)
 		"mean absolute percentage error (MAPE) on those rows.\n"
 		"\n"
 		"FILE: CSV with a header and columns step,global_batch[,epoch]; steps strictly\n"
-		"increasing, global_batch > 0, epoch non-decreasing.  A 'hetbatch sim --out DIR'\n"
-		"DIR/timeseries.csv works as it is: its step and global_bs columns of one run\n"
+		"increasing, global_batch > 0, epoch non-decreasing.  A 'hetbatch sim --out DIR\n"
+		"--csv' DIR/timeseries.csv works as it is: its step and global_bs columns of one run\n"
 		"and job (--run, --job; default: the file's first), the last sample at a step.\n"
 		"\n"
 		"Options:\n"
@@ -232,7 +232,7 @@ static void usage(FILE *out)
 		"      --method ensemble,last --json\n"
 		"  hetbatch --seed 7 forecast tests/fixtures/forecast/traj_plain.csv \\\n"
 		"      --epoch-steps 2000 --gpr-x interval\n"
-		"  hetbatch sim --cluster jabas-a --model resnet50 --policy jabas --out runs/a\n"
+		"  hetbatch sim --cluster jabas-a --model resnet50 --policy jabas --out runs/a --csv\n"
 		"  hetbatch forecast runs/a/timeseries.csv\n");
 }
 

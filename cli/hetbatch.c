@@ -14,6 +14,7 @@
 
 #include "hb_config.h"
 #include "cli.h"
+#include "plugin.h"  /* hb_plugin_unload_all */
 #include "interrupt.h"
 #include "strutil.h"
 #include "suggest.h"
@@ -207,6 +208,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NCOMMANDS; i++)
 		if (strcmp(argv[1], commands[i].name) == 0) {
 			int rc = commands[i].fn(argc - 1, argv + 1, &cli);
+
+			hb_plugin_unload_all(); /* --policy-plugin's files, if the command loaded any */
 
 			/* a command that caught a signal and did not say what it kept */
 			if (hb_interrupted() && !cli.interrupt_said)

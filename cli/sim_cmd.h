@@ -1,9 +1,9 @@
 /*
- * sim_cmd.h: what the two halves of `hetbatch sim` share, and nothing
- * else uses: the parsed command line (sim.c parses it) and the few helpers
- * each half calls in the other.  sim.c is the command (usage, options, the
- * single-job comparison); sim_trace.c the trace replay (--trace,
- * --synthetic) on a shared cluster.
+ * sim_cmd.h: what the three parts of `hetbatch sim` share, and nothing
+ * else uses: the parsed command line and the few helpers each part calls
+ * in another.  sim_args.c is the command line (usage, options, into struct
+ * sim_args); sim.c the command (the single-job comparison); sim_trace.c
+ * the trace replay (--trace, --synthetic) on a shared cluster.
  */
 #ifndef HB_SIM_CMD_H
 #define HB_SIM_CMD_H
@@ -21,7 +21,7 @@
 #define MAX_THREADS 1024 /* -j, as sweep's */
 #define DEFAULT_POLICIES "jabas,simigrad,pollux,pollux-as,optperf"
 
-/* The command line as parsed (sim.c's parse_args). */
+/* The command line as parsed (hb_sim_cmd_parse). */
 struct sim_args {
 	const char *cluster, *models, *policies, *db, *out, *replay;
 	int plot, json, record_wall;
@@ -37,22 +37,25 @@ struct sim_args {
 	const char *synthetic;         /* --synthetic KIND, or NULL */
 	struct hb_synth_options synth; /* its options (--synth KEY=VALUE) */
 	char synth_name[64];           /* "synthetic-poisson" */
-	int elastic_drop;              /* --elastic-drop */
 	const char *capacity;          /* --capacity FILE, or NULL */
-	int easyscale_comm;            /* --easyscale-comm: 1 on, 0 off, -1 default */
-	int easyscale_artifact;        /* --easyscale-restart artifact */
-	int yarn_head_only;            /* --yarn-head-only */
-	double elastic_interval_s;     /* --elastic-interval, < 0 = default */
+	struct hb_pknob_settings knobs; /* the policies' options given (--elastic-interval, --yarn-head-only,
+					   ...: policy_knob.h), by name */
 	enum hb_trace_format format;
 	struct hb_trace_options topt;  /* filters */
 	double load;
 	int no_fairness, trace_opts;   /* trace_opts: a trace-only option was given */
 	int duration_from_trace;       /* --duration-from-trace: stop jobs at the trace's run time */
-	enum hb_events_level events;   /* --events (default all) */
+	enum hb_events_level events;   /* --events (when have_events; else hb_events_level_default) */
+	int have_events;               /* --events was given */
+	int csv;                       /* --csv: also events.csv and timeseries.csv */
 	int synth_opts;                /* a --synth option was given */
 	int jobs;                      /* -j N: simulations at a time on threads (default 1) */
 	int threads;                   /* --threads N: threads inside each simulation; 0: default */
 };
+
+/* Parse sim's command line into a (sim_args.c): 0 to go on, -1 after
+ * --help (printed), 2 on a usage error (reported). */
+int hb_sim_cmd_parse(int argc, char **argv, struct hb_cli *cli, struct sim_args *a);
 
 /* --trace / --synthetic: replay the jobs on the shared cluster under every
  * policy of pol[0..np) with an arbiter (sim_trace.c); so_in holds the

@@ -27,7 +27,7 @@
 #include "plot.h"
 #include "jobspec.h"
 #include "outset.h"
-#include "policy.h"   /* hb_policies, hb_policy_find */
+#include "policy.h"   /* hb_policy_at, hb_policy_find */
 #include "pool.h"     /* defines: hb_pool_online_cpus */
 #include "profdb.h"
 #include "parallel.h"
@@ -59,6 +59,7 @@ struct trace_cmd {
 	struct hb_replay rp;
 	struct hb_sim *sims;           /* nruns */
 	int *inited;                   /* 1 where sims[i] needs hb_sim_free */
+	void **popts;                  /* per run: its policy's options (hb_policy_opts_new), lent to sims[i] */
 	struct hb_trace_run *runs;
 	int nruns;
 };
@@ -70,7 +71,10 @@ static void trace_cmd_free(struct trace_cmd *c)
 			hb_trace_run_free(&c->runs[i]);
 		if (c->inited && c->inited[i])
 			hb_sim_free(&c->sims[i]);
+		if (c->popts)
+			free(c->popts[i]);
 	}
+	free(c->popts);
 	free(c->sims);
 	free(c->inited);
 	free(c->runs);
@@ -86,7 +90,7 @@ static int default_trace_policies(const struct hb_policy **pol)
 {
 	int n = 0;
 
-	for (const struct hb_policy *p = hb_policies; p->name && n < MAX_POLICIES; p++) {
+	for (const struct hb_policy *p = hb_policy_at(0); p && n < MAX_POLICIES; p = hb_policy_next(p)) {
 		int dup = -1;
 
 		if (!p->shared)
@@ -107,7 +111,7 @@ static void shared_names(char *buf, size_t size)
 	size_t len = 0;
 
 	buf[0] = '\0';
-	for (const struct hb_policy *p = hb_policies; p->name; p++)
+	for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p))
 		if (p->shared)
 			len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", len ? ", " : "",
 						p->name);
@@ -236,8 +240,9 @@ static int trace_setup(struct trace_cmd *c, const struct sim_args *a, const stru
 	c->nruns = np;
 	c->sims = calloc((size_t)np, sizeof(*c->sims));
 	c->inited = calloc((size_t)np, sizeof(*c->inited));
+	c->popts = calloc((size_t)np, sizeof(*c->popts));
 	c->runs = calloc((size_t)np, sizeof(*c->runs));
-	if (!c->sims || !c->inited || !c->runs)
+	if (!c->sims || !c->inited || !c->popts || !c->runs)
 		return hb_runtime_error(err, "out of memory");
 	shared_names(shared, sizeof(shared));
 	for (int i = 0; i < np; i++) {
@@ -256,9 +261,11 @@ static int trace_setup(struct trace_cmd *c, const struct sim_args *a, const stru
 				 shared);
 			continue;
 		}
-		if (hb_sim_init(&c->sims[i], &c->cat, cl, c->db, pol[i]->name, so, err) < 0)
+		if (hb_policy_opts_new(pol[i], &so->knobs, &c->popts[i], err) < 0 ||
+		    hb_sim_init(&c->sims[i], &c->cat, cl, c->db, pol[i]->name, so, err) < 0)
 			return -1;
 		c->inited[i] = 1;
+		c->sims[i].policy_opts = c->popts[i];
 		hb_sim_set_arbiter(&c->sims[i], shared_arb);
 		/* Streamed (hb_trace_run_stream attaches the sink before the run):
 		 * from here on, so that jobs get their per-node arrays at arrival
@@ -552,6 +559,7 @@ int hb_sim_cmd_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	struct hb_error err = { 0 }, first_fail = { 0 };
 	char gnuplot[PATH_MAX], gpdir[PATH_MAX];
 	int rc, nran, can_plot = 0, nshared = 0, published = 0;
+	enum hb_events_level lv;        /* what of the records --out writes */
 
 	if (np == 0) {
 		/* under a fidelity mode that has its own policies, those of them */
@@ -632,10 +640,17 @@ int hb_sim_cmd_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 		hb_warn(&cli->log, "%s: %ld jobs ask for more GPUs than the %d of %s (up to %d): skipped, counted as "
 				   "dropped",
 			a->trace, c.rp.oversize, cl->ngpus, cl->name, c.rp.max_oversize_gpus);
+	/* Without --events, a long replay writes its job-level events only
+	 * (hb_events_level_default says why); said once, since it is a choice. */
+	lv = a->have_events ? a->events : hb_events_level_default(c.rp.read - c.rp.oversize);
+	if (a->out && !a->have_events && lv != HB_EVENTS_ALL)
+		hb_warn(&cli->log, "%ld jobs (more than %d): writing job-level events only (--events %s); --events all "
+				   "writes every one",
+			c.rp.read - c.rp.oversize, HB_EVENTS_ALL_MAX_JOBS, hb_events_level_name(lv));
 	/* Files are opened once the input is known good (setup above), and
 	 * written while the replays go, into the staging directory (outset.h). */
 	if (a->out && (hb_outset_begin(&os, a->out, "sim", a->force, &err) < 0 ||
-		       hb_results_stream_open(&out, os.stage, 1, a->events, &err) < 0)) {
+		       hb_results_stream_open(&out, os.stage, 1, lv, a->csv, &err) < 0)) {
 		rc = hb_cli_fail(cli, &err);
 		goto out;
 	}
@@ -671,7 +686,8 @@ int hb_sim_cmd_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 	res.nruns = c.nruns;
 	res.fairness = !a->no_fairness;
 	res.record_wall = a->record_wall;
-	res.events = a->events;
+	res.events = lv;
+	res.csv = a->csv;
 	res.profiles = uses;
 	res.nprofiles = nuses;
 	if (a->json) {

@@ -45,13 +45,35 @@
 #include "json.h"
 #include "outset.h"
 #include "plot.h"
-#include "policy.h"   /* hb_policies, hb_policy_find */
+#include "plugin.h"   /* --policy-plugin */
+#include "policy.h"   /* hb_policy_at, hb_policy_find */
 #include "progress.h"
 #include "strutil.h"
 #include "sweep.h"
 
 
 #define MAX_THREADS 1024
+
+/* The policies' sweep knobs (their knob tables, policy_knob.h), after
+ * "max_sim_s," of the knobs line, wrapped as the lines around it. */
+static void knob_keys(FILE *out)
+{
+	const struct hb_pknob *pk;
+	int col = 43; /* where "                unequal_penalty, max_sim_s," ends */
+
+	for (int i = 0; (pk = hb_policy_knob(i, NULL)); i++) {
+		int w = (int)strlen(pk->sweep ? pk->sweep : "") + 2; /* " key," */
+
+		if (!pk->sweep)
+			continue;
+		if (col + w > 78) {
+			fprintf(out, "\n               ");
+			col = 15;
+		}
+		fprintf(out, " %s,", pk->sweep);
+		col += w;
+	}
+}
 
 static void usage(FILE *out)
 {
@@ -92,6 +114,8 @@ static void usage(FILE *out)
 		"                   warning.  Scripts: $" HB_GNUPLOT_ENV ", else\n"
 		"                   scripts/gnuplot/ found from the executable\n"
 		"  --db FILE        profile database (default: the built-in analytic one)\n"
+		"  --policy-plugin FILE  load a policy plugin (as sim's; repeatable), so\n"
+		"                   \"policies\" may name its policies\n"
 		"  --json           print summary.json's document instead of the table\n"
 		"                   (with --dry-run: the points as JSON, format\n"
 		"                   hetbatch-sweep-plan/1, summary.json's key names)\n"
@@ -121,12 +145,16 @@ static void usage(FILE *out)
 		"                  {\"base\": \"jabas-a\", \"label\": \"A+8 3090\",\n"
 		"                   \"add\": [{\"gpu\": \"rtx-3090\", \"nodes\": 2, \"gpus_per_node\": 4}]} ],\n"
 		"    \"loads\": [1, 2],                        default [1]\n"
+		"    \"policy_plugins\": [\"las.so\"],             optional: plugins to load first\n"
 		"    \"policies\": [\"fifo\", \"tiresias\", \"pollux\", \"optimus\"],\n"
 		"    \"seeds\": [1, 2],                        default [--seed]\n"
 		"    \"fairness\": false,                      finish-time fairness rho (slower)\n"
 		"    \"knobs\": {\"restart_cost\": 30}           interval, restart_cost,\n"
 		"                reconfig_cost, gns_overhead, similarity_cost,\n"
-		"                unequal_penalty, max_sim_s, elastic_interval, elastic_drop,\n"
+		"                unequal_penalty, max_sim_s,");
+	knob_keys(out);
+	fprintf(out,
+		"\n"
 		"                progress (\"pollux\" or \"similarity\", as sim --progress)\n"
 		"  }\n"
 		"  A base is a built-in cluster or a cluster JSON file; added nodes get the\n"
@@ -136,7 +164,7 @@ static void usage(FILE *out)
 		"\n"
 		"Policies (* = has a shared-cluster arbiter; the others give rows\n"
 		"'cannot run'):\n");
-	for (const struct hb_policy *p = hb_policies; p->name; p++)
+	for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p))
 		fprintf(out, "  %-10s %s %s\n", p->name, p->shared ? "*" : " ", p->summary);
 	fprintf(out,
 		"\n"
@@ -167,7 +195,7 @@ struct sweep_args {
 	int force;                      /* --force: replace an --out DIR that is not a hetbatch set */
 };
 
-enum { OPT_OUT = 256, OPT_PLOT, OPT_DB, OPT_JSON, OPT_DRY, OPT_FORCE };
+enum { OPT_OUT = 256, OPT_PLOT, OPT_DB, OPT_JSON, OPT_DRY, OPT_FORCE, OPT_PLUGIN };
 
 /* 0 to go on, -1 after --help, 2 on a usage error. */
 static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sweep_args *a)
@@ -180,9 +208,11 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sweep_ar
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "dry-run", no_argument, NULL, OPT_DRY },
+		{ "policy-plugin", required_argument, NULL, OPT_PLUGIN },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct hb_error err = { 0 };
 	long n;
 	int ch;
 
@@ -204,6 +234,10 @@ static int parse_args(int argc, char **argv, struct hb_cli *cli, struct sweep_ar
 		case OPT_DB: a->db = optarg; break;
 		case OPT_JSON: a->json = 1; break;
 		case OPT_DRY: a->dry_run = 1; break;
+		case OPT_PLUGIN:
+			if (hb_plugin_load(optarg, &err) < 0)
+				return hb_cli_fail(cli, &err);
+			break;
 		case 'h':
 			usage(stdout);
 			return -1;

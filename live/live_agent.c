@@ -57,7 +57,7 @@ static int check_missing(const struct hb_live_agent *la, const char *when, struc
 
 static int call_start(struct hb_live_agent *la, struct hb_error *err)
 {
-	if (la->job->agent->start(&la->sim, la->job, err) < 0)
+	if (la->job->agent->start(&la->sim, hb_sim_agent_state(&la->sim, la->job), la->job, err) < 0)
 		return -1;
 	if (la->job->state == HB_JOB_PENDING)
 		return hb_runtime_error(err, "policy %s: its agent did not start the job", la->policy->name);
@@ -68,7 +68,7 @@ static int call_on_epoch_end(struct hb_live_agent *la, struct hb_error *err)
 {
 	if (!la->job->agent->on_epoch_end)
 		return 0;
-	if (la->job->agent->on_epoch_end(&la->sim, la->job, err) < 0)
+	if (la->job->agent->on_epoch_end(&la->sim, hb_sim_agent_state(&la->sim, la->job), la->job, err) < 0)
 		return -1;
 	return check_missing(la, "epoch end", err);
 }
@@ -77,7 +77,7 @@ static int call_on_adapt(struct hb_live_agent *la, struct hb_error *err)
 {
 	if (!la->job->agent->on_adapt)
 		return 0;
-	if (la->job->agent->on_adapt(&la->sim, la->job, err) < 0)
+	if (la->job->agent->on_adapt(&la->sim, hb_sim_agent_state(&la->sim, la->job), la->job, err) < 0)
 		return -1;
 	return check_missing(la, "adaptation point", err);
 }

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "live_policy.h"
-#include "policy.h"      /* hb_policies, hb_policy_find, hb_policy_suggest */
+#include "policy.h"      /* hb_policy_at, hb_policy_find, hb_policy_suggest */
 #include "strutil.h"
 
 const char *hb_live_policy_name(const struct hb_live_policy *pol)
@@ -24,7 +24,7 @@ static void live_names(char *buf, size_t size)
 	char why[256];
 
 	buf[0] = '\0';
-	for (const struct hb_policy *p = hb_policies; p->name && len < size; p++)
+	for (const struct hb_policy *p = hb_policy_at(0); p && len < size; p = hb_policy_next(p))
 		if (!hb_live_agent_refusal(p, why, sizeof(why)))
 			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "", p->name);
 }
@@ -50,11 +50,11 @@ void hb_live_policy_list(FILE *out)
 {
 	char why[256];
 
-	for (const struct hb_policy *p = hb_policies; p->name; p++)
+	for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p))
 		if (!hb_live_agent_refusal(p, why, sizeof(why)))
 			fprintf(out, "    %-20s %s\n", p->name, p->agent->summary ? p->agent->summary : p->summary);
 	fprintf(out, "  refused:\n");
-	for (const struct hb_policy *p = hb_policies; p->name; p++)
+	for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p))
 		if (hb_live_agent_refusal(p, why, sizeof(why)))
 			fprintf(out, "    %-20s %s\n", p->name, why);
 }

@@ -464,7 +464,9 @@ static int has_table(sqlite3 *db, const char *path, const char *name, struct hb_
 	sqlite3_stmt *st;
 	int rc;
 
-	if (hb_db_prepare(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", &st, err) < 0)
+	/* a view counts: `events` is one over `event` since issue 43, a table before */
+	if (hb_db_prepare(db, "SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?1", &st, err) <
+	    0)
 		return -1;
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);

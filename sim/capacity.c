@@ -171,7 +171,7 @@ static int preempt(struct hb_sim *sim, int *need, struct hb_error *err)
 		cap->preemptions++;
 		take_free(sim, need);
 		if (sim->arbiter->on_requeue) {
-			if (sim->arbiter->on_requeue(sim, victim, err) < 0) {
+			if (sim->arbiter->on_requeue(sim, sim->arbiter_state, victim, err) < 0) {
 				free(none);
 				return -1;
 			}
@@ -228,7 +228,7 @@ static int withdraw(struct hb_sim *sim, int gpu, int w, struct hb_error *err)
 	if (any(need, cl->nnodes)) {
 		for (int j = 0; j < sim->njobs; j++)
 			before[j] = holds(&sim->jobs[j]) ? sim->jobs[j].ngrant : 0;
-		if (sim->arbiter->on_revoke && sim->arbiter->on_revoke(sim, need, err) < 0)
+		if (sim->arbiter->on_revoke && sim->arbiter->on_revoke(sim, sim->arbiter_state, need, err) < 0)
 			rc = -1;
 		if (rc == 0) {
 			take_free(sim, need);
@@ -287,7 +287,7 @@ int hb_capacity_apply(struct hb_sim *sim, int k, struct hb_error *err)
 	} else if (r->available > online) {
 		restore(sim, r->gpu, r->available - online);
 	}
-	if (sim->arbiter->on_capacity && sim->arbiter->on_capacity(sim, err) < 0)
+	if (sim->arbiter->on_capacity && sim->arbiter->on_capacity(sim, sim->arbiter_state, err) < 0)
 		return -1;
 	return hb_capacity_resume(sim, err);
 }

@@ -274,6 +274,8 @@ int hb_fidelity_parse(const char *s, int *out)
 		*out = HB_FIDELITY_POLLUX;
 	else if (strcmp(s, "easyscale") == 0)
 		*out = HB_FIDELITY_EASYSCALE;
+	else if (strcmp(s, "sia") == 0)
+		*out = HB_FIDELITY_SIA;
 	else
 		return -1;
 	return 0;
@@ -281,5 +283,45 @@ int hb_fidelity_parse(const char *s, int *out)
 
 const char *hb_fidelity_name(int f)
 {
-	return f == HB_FIDELITY_POLLUX ? "pollux" : f == HB_FIDELITY_EASYSCALE ? "easyscale" : "none";
+	return f == HB_FIDELITY_POLLUX ? "pollux" : f == HB_FIDELITY_EASYSCALE ? "easyscale" : f == HB_FIDELITY_SIA ? "sia"
+														  : "none";
+}
+
+/* One application's constants of Sia's simulator. */
+struct sia_app {
+	const char *name;
+	double rescale_s;  /* Application.rescale_time */
+	double slowdown;   /* SLOWDOWNS[app] */
+};
+
+static const struct sia_app sia_apps[] = {
+	{ "cifar10", 50.0, 1.8 },  { "deepspeech2", 25.0, 1.2 }, { "bert", 120.0, 1.2 },
+	{ "yolov3", 80.0, 1.2 },   { "imagenet", 250.0, 1.2 },   { "ncf", 15.0, 1.5 },
+};
+
+static const struct sia_app *sia_app(const char *model)
+{
+	for (size_t i = 0; model && i < sizeof(sia_apps) / sizeof(sia_apps[0]); i++)
+		if (strcmp(sia_apps[i].name, model) == 0)
+			return &sia_apps[i];
+	return NULL;
+}
+
+double hb_fid_sia_rescale_s(const char *model)
+{
+	const struct sia_app *a = sia_app(model);
+
+	return a ? a->rescale_s : 30.0; /* Application.__init__'s else branch */
+}
+
+double hb_fid_sia_slowdown(const char *model)
+{
+	const struct sia_app *a = sia_app(model);
+
+	return a ? a->slowdown : 1.0;
+}
+
+int hb_fidelity_round_arrivals(int f)
+{
+	return f == HB_FIDELITY_POLLUX || f == HB_FIDELITY_EASYSCALE || f == HB_FIDELITY_SIA;
 }

@@ -46,7 +46,26 @@ enum hb_fidelity {
 	HB_FIDELITY_NONE = 0,    /* hetbatch's own model (default) */
 	HB_FIDELITY_POLLUX = 1,  /* Pollux's own simulator's mechanics */
 	HB_FIDELITY_EASYSCALE = 2, /* EasyScale's artifact simulator (sim/policies/easyscale/easyscale_artifact.h) */
+	HB_FIDELITY_SIA = 3,     /* Sia's own simulator's mechanics (below) */
 };
+
+/*
+ * Sia fidelity (`sim --fidelity sia`): where Sia's simulator (SOSP'23,
+ * github.com/siasosp23/artifacts, sia-simulator/; scripts/repro/sia-artifact
+ * describes it) models a thing differently from hetbatch, and only there;
+ * hetbatch's progress model, agents and performance model stay:
+ *   - a rescale of the application's own length (Application.__init__'s
+ *     rescale_time, hb_fid_sia_rescale_s) on the first start and on every
+ *     restart (job.py Job.reallocate, Job.migrate);
+ *   - progress slowed by the application's calibration factor
+ *     (simulator_config.py SLOWDOWNS, Job.calibration_factor: goodput x
+ *     1 / SLOWDOWN in Job.step; hb_fid_sia_slowdown);
+ *   - an arrival at a round's time takes part in that round (cluster.py
+ *     Cluster.step: step, then schedule every job submitted by now);
+ *   - no reconfiguration or GNS cost (Job.step charges neither);
+ *   - Gavel's throughput is steps per second x 1 / SLOWDOWN, not samples
+ *     per second (gavel.py GavelPolicy.predict_throughput), in its LP.
+ */
 
 /* One validation run of the artifact: per-epoch statistics at one batch. */
 struct hb_fid_run {
@@ -101,6 +120,20 @@ double hb_fid_iterations(const struct hb_fid_model *f, double batch, long epoch)
  * at least one extra micro-step on one GPU whatever the batch, as the
  * artifact's Optimus predicts (optimus.py predict_step_time). */
 long hb_fid_batch(long batch, int n, int max_local, long max_batch, long m0, int *atomic, int *accum);
+
+/* Sia's simulator's rescale (checkpoint-restore) seconds of a model
+ * (applications.py Application.__init__): cifar10 50, deepspeech2 25,
+ * bert 120, yolov3 80, imagenet 250, ncf 15, any other 30. */
+double hb_fid_sia_rescale_s(const char *model);
+
+/* Sia's simulator's slowdown of a model (simulator_config.py SLOWDOWNS):
+ * cifar10 1.8, ncf 1.5, imagenet, yolov3, bert, deepspeech2 1.2; 1 for a
+ * model it does not know (no calibration). */
+double hb_fid_sia_slowdown(const char *model);
+
+/* 1 when mode f steps in rounds as its artifact does, so that an arrival
+ * at a round's time takes part in that round (Pollux, EasyScale, Sia). */
+int hb_fidelity_round_arrivals(int f);
 
 /* Parse a --fidelity value: 0 and *out set, or -1 (unknown name). */
 int hb_fidelity_parse(const char *s, int *out);

@@ -39,8 +39,6 @@
 #include "sim.h"
 #include "strutil.h"
 
-/* elastic.md 4: Delta is never stated; V-B calls 10-15 minutes a good value. */
-#define DEFAULT_ELASTIC_INTERVAL_S 600.0
 #define DEFAULT_RECONFIG_S 1.0
 /* The IIDP solvers' caches (one solver per model of a run) share one
  * budget (struct hb_iidp_budget), at least the floor each: the models of a
@@ -108,9 +106,7 @@ void hb_sim_opts_default(struct hb_sim_opts *o)
 	o->similarity_cost = 1;
 	o->max_sim_s = 1e9;
 	o->sample_every = 1;
-	o->elastic_interval_s = DEFAULT_ELASTIC_INTERVAL_S;
 	o->progress = HB_PROGRESS_POLLUX;
-	o->easyscale_comm = 1;
 }
 
 /* ---- records ------------------------------------------------------------ */
@@ -370,16 +366,23 @@ int hb_sim_init(struct hb_sim *sim, const struct hb_catalog *cat, const struct h
 
 void hb_sim_free(struct hb_sim *sim)
 {
-	if (sim->arbiter && sim->arbiter->free_state)
-		sim->arbiter->free_state(sim);
+	/* The order sim.h promises: the arbiter's state, the jobs', the agents'. */
+	if (sim->arbiter_ready && sim->arbiter && sim->arbiter->free)
+		sim->arbiter->free(sim->arbiter_state);
+	sim->arbiter_state = NULL;
+	sim->arbiter_ready = 0;
 	for (int j = 0; j < sim->njobs; j++) {
 		struct hb_sim_job *job = &sim->jobs[j];
 
-		if (job->agent && job->agent->free_state)
-			job->agent->free_state(job);
+		if (job->agent && job->agent->free_job)
+			job->agent->free_job(hb_sim_agent_state(sim, job), job);
 		hb_job_config_free(&job->cfg);
 		free(job->grant);
 	}
+	for (int a = 0; a < sim->nagents; a++)
+		if (sim->agents[a].ops->free)
+			sim->agents[a].ops->free(sim->agents[a].state);
+	free(sim->agents);
 	free(sim->free_gpus);
 	free(sim->node_slot);
 	hb_pool_destroy(sim->pool);
@@ -511,12 +514,12 @@ static int job_arrays(struct hb_sim *sim, struct hb_sim_job *job)
  * scalars and layout text; its per-node arrays and agent state go (nothing
  * reads a done job's grant, allocation or agent state after the arbiter's
  * on_finish). */
-static void job_compact(struct hb_sim_job *job)
+static void job_compact(struct hb_sim *sim, struct hb_sim_job *job)
 {
 	int *alloc = job->cfg.alloc;
 
-	if (job->agent && job->agent->free_state)
-		job->agent->free_state(job);
+	if (job->agent && job->agent->free_job)
+		job->agent->free_job(hb_sim_agent_state(sim, job), job);
 	job->agent_state = NULL;
 	free(job->cfg.gpu_local_bs);
 	job->cfg.gpu_local_bs = NULL;
@@ -550,15 +553,45 @@ void hb_sim_stream(struct hb_sim *sim, const struct hb_sim_sink *sink)
 	}
 }
 
+void *hb_sim_agent_state(const struct hb_sim *sim, const struct hb_sim_job *job)
+{
+	return job->agent_slot >= 0 && job->agent_slot < sim->nagents ? sim->agents[job->agent_slot].state : NULL;
+}
+
+/* The entry of agent in sim->agents (*slot), made with its init on the
+ * first job that runs it (sim.h, struct hb_agent_ops: lifecycle). */
+static int agent_slot(struct hb_sim *sim, const struct hb_agent_ops *agent, int *slot, struct hb_error *err)
+{
+	struct hb_sim_agent *na;
+	void *st = NULL;
+
+	for (int a = 0; a < sim->nagents; a++)
+		if (sim->agents[a].ops == agent) {
+			*slot = a;
+			return 0;
+		}
+	if (!(na = realloc(sim->agents, sizeof(*na) * (size_t)(sim->nagents + 1))))
+		return hb_runtime_error(err, "simulator: out of memory");
+	sim->agents = na;
+	if (agent->init && agent->init(sim, sim->policy_opts, &st, err) < 0)
+		return -1;
+	sim->agents[sim->nagents].ops = agent;
+	sim->agents[sim->nagents].state = st;
+	*slot = sim->nagents++;
+	return 0;
+}
+
 int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb_agent_ops *agent,
 		   double arrival_s, int *id, struct hb_error *err)
 {
 	struct hb_sim_job *nj, *job;
-	int k = 0;
+	int k = 0, slot = 0;
 
 	if (!(arrival_s >= 0) || !isfinite(arrival_s))
 		return hb_input_error(err, "simulator: job %s: arrival %g s is not a time", m->name, arrival_s);
 	if (model_state(sim, m, &k, err) < 0)
+		return -1;
+	if (agent_slot(sim, agent, &slot, err) < 0)
 		return -1;
 	nj = realloc(sim->jobs, sizeof(*nj) * (size_t)(sim->njobs + 1));
 	if (!nj)
@@ -570,12 +603,14 @@ int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb
 	snprintf(job->name, sizeof(job->name), "%.48s-%d", m->name, job->id);
 	job->model = m;
 	job->agent = agent;
+	job->agent_slot = slot;
 	job->arrival_s = arrival_s;
 	job->d2 = -1;
 	job->perf = sim->perf[k];
 	job->solver = sim->solver[k];
 	job->stats = sim->stats[k];
 	job->fid = sim->fid[k];
+	job->fid_rate = sim->opts.fidelity == HB_FIDELITY_SIA ? 1.0 / hb_fid_sia_slowdown(m->name) : 1.0;
 	hb_model_bounds(m, sim->cl->name, &job->gamma, &job->min_gbs, &job->max_gbs);
 	/* Fidelity: progress in M0-equivalent samples of the artifact's M0. */
 	job->target = job->fid ? job->fid->m0 * job->fid->bound[job->fid->max_epochs] : job->stats->target;
@@ -683,6 +718,15 @@ double hb_sim_now(const struct hb_sim *sim)
 	return sim->eng.now;
 }
 
+double hb_sim_attained_gpu_s(const struct hb_sim *sim, const struct hb_sim_job *job)
+{
+	double now = hb_sim_now(sim), s = job->gpu_s;
+
+	if ((job->state == HB_JOB_RUNNING || job->state == HB_JOB_RESTARTING) && now > job->t_last)
+		s += (now - job->t_last) * job->cfg.ngpus;
+	return s;
+}
+
 double hb_sim_phi(const struct hb_sim *sim, const struct hb_sim_job *job, double batch)
 {
 	/* a driven job has no statistical model behind it: say so (sim.h) */
@@ -714,6 +758,8 @@ double hb_sim_restart_s(const struct hb_sim *sim, const struct hb_sim_job *job)
 
 	if (sim->opts.restart_const_s >= 0)
 		return sim->opts.restart_const_s;
+	if (sim->opts.fidelity == HB_FIDELITY_SIA)
+		return hb_fid_sia_rescale_s(job->model->name); /* Application.rescale_time */
 	ckpt = hb_model_checkpoint_bytes(job->model);
 	/* Save then load the checkpoint through shared storage. */
 	return (sim->cl->storage_bw > 0 ? 2.0 * ckpt / sim->cl->storage_bw : 0.0) + sim->cl->restart_latency_s +
@@ -820,16 +866,16 @@ static void refresh_rates(struct hb_sim_job *job)
 
 	if (job->fid) { /* the artifact's statistics at this epoch; its gain as a per-sample efficiency */
 		job->phi = hb_fid_phi(job->fid, b, job->epoch);
-		job->eff = hb_fid_gain(job->fid, b, job->epoch) * job->fid->m0 / b * job->cfg.eff_factor;
+		job->eff = hb_fid_gain(job->fid, b, job->epoch) * job->fid->m0 / b * job->cfg.eff_factor * job->fid_rate;
 		return;
 	}
 	job->phi = hb_stats_phi(job->stats, job->target > 0 ? job->progress / job->target : 0.0, b);
-	job->eff = hb_stats_efficiency(job->stats, job->phi, b) * job->cfg.eff_factor;
+	job->eff = hb_stats_efficiency(job->stats, job->phi, b) * job->cfg.eff_factor * job->fid_rate;
 }
 
 static long interval_of(const struct hb_sim *sim, const struct hb_sim_job *job)
 {
-	return job->agent->interval ? job->agent->interval(sim, job) : 0;
+	return job->agent->interval ? job->agent->interval(sim, hb_sim_agent_state(sim, job), job) : 0;
 }
 
 /* Schedule the job's next milestone (or its restart end). */
@@ -971,7 +1017,8 @@ int hb_sim_apply_cost(struct hb_sim *sim, struct hb_sim_job *job, const struct h
 		pause = hb_sim_restart_s(sim, job);
 		job->restarts++;
 		kind = "restart";
-	} else if (how == HB_APPLY_START && sim->opts.fidelity == HB_FIDELITY_POLLUX) {
+	} else if (how == HB_APPLY_START &&
+		   (sim->opts.fidelity == HB_FIDELITY_POLLUX || sim->opts.fidelity == HB_FIDELITY_SIA)) {
 		pause = hb_sim_restart_s(sim, job); /* the artifact's rescale on the first start too */
 	} else if (how == HB_APPLY_INPLACE) {
 		pause = sim->opts.reconfig_s;
@@ -1014,10 +1061,10 @@ static int finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *e
 	if (sim->arbiter != &hb_arbiter_dedicated)
 		for (int i = 0; i < sim->cl->nnodes; i++)
 			sim->free_gpus[i] += job->grant[i];
-	if (sim->arbiter->on_finish && sim->arbiter->on_finish(sim, job, err) < 0)
+	if (sim->arbiter->on_finish && sim->arbiter->on_finish(sim, sim->arbiter_state, job, err) < 0)
 		return -1;
 	if (sim->streaming)
-		job_compact(job);
+		job_compact(sim, job);
 	return 0;
 }
 
@@ -1037,7 +1084,7 @@ static int on_fid_epoch(struct hb_sim *sim, struct hb_sim_job *job, struct hb_er
 	hb_sim_note(sim, job, "epoch", "epoch %ld done at %.0f iterations, progress %.4f", job->epoch, job->iters,
 		    job->progress / job->target);
 	gen = job->gen;
-	if (job->agent->on_epoch_end && job->agent->on_epoch_end(sim, job, err) < 0)
+	if (job->agent->on_epoch_end && job->agent->on_epoch_end(sim, hb_sim_agent_state(sim, job), job, err) < 0)
 		return -1;
 	if (job->gen != gen)
 		return 0;
@@ -1067,7 +1114,7 @@ static int on_milestone(struct hb_sim *sim, struct hb_sim_job *job, struct hb_er
 		job->epoch_samples -= D;
 		hb_sim_note(sim, job, "epoch", "epoch %ld done at %.0f iterations, progress %.4f", job->epoch, job->iters,
 			    job->progress / job->target);
-		if (job->agent->on_epoch_end && job->agent->on_epoch_end(sim, job, err) < 0)
+		if (job->agent->on_epoch_end && job->agent->on_epoch_end(sim, hb_sim_agent_state(sim, job), job, err) < 0)
 			return -1;
 	}
 	if (job->next_adapt_iter > 0 && job->iters >= job->next_adapt_iter - ITER_EPS &&
@@ -1076,7 +1123,7 @@ static int on_milestone(struct hb_sim *sim, struct hb_sim_job *job, struct hb_er
 
 		job->adaptations++;
 		job->next_adapt_iter += (double)(p > 0 ? p : 1);
-		if (job->agent->on_adapt && job->agent->on_adapt(sim, job, err) < 0)
+		if (job->agent->on_adapt && job->agent->on_adapt(sim, hb_sim_agent_state(sim, job), job, err) < 0)
 			return -1;
 		if (job->adaptations % sim->opts.sample_every == 0 && job->gen == gen)
 			record_sample(sim, job);
@@ -1194,7 +1241,24 @@ int hb_sim_drive_iters(struct hb_sim *sim, struct hb_sim_job *job, long n, doubl
 
 void hb_sim_set_arbiter(struct hb_sim *sim, const struct hb_arbiter_ops *arb)
 {
+	if (sim->arbiter_ready && sim->arbiter->free)
+		sim->arbiter->free(sim->arbiter_state);
+	sim->arbiter_state = NULL;
+	sim->arbiter_ready = 0;
 	sim->arbiter = arb ? arb : &hb_arbiter_dedicated;
+}
+
+int hb_sim_arbiter_init(struct hb_sim *sim, struct hb_error *err)
+{
+	void *st = NULL;
+
+	if (sim->arbiter_ready)
+		return 0;
+	if (sim->arbiter->init && sim->arbiter->init(sim, sim->policy_opts, &st, err) < 0)
+		return -1;
+	sim->arbiter_state = st;
+	sim->arbiter_ready = 1;
+	return 0;
 }
 
 void hb_sim_job_request(struct hb_sim_job *job, int gpus, long batch)
@@ -1286,14 +1350,14 @@ int hb_sim_start_job(struct hb_sim *sim, struct hb_sim_job *job, const int *gran
 			sim->free_gpus[i] -= grant[i];
 	job->t_last = sim->eng.now;
 	job->start_s = sim->eng.now;
-	if (job->agent->start(sim, job, err) < 0) {
+	if (job->agent->start(sim, hb_sim_agent_state(sim, job), job, err) < 0) {
 		hb_error_prefix(err, "policy %s, model %s on %s", sim->policy ? sim->policy : job->agent->name,
 				job->model->name, sim->cl->name);
 		return -1;
 	}
 	if (job->state == HB_JOB_PENDING)
 		return hb_runtime_error(err, "simulator: agent %s did not start job %s", job->agent->name, job->name);
-	rs = job->agent->round_s ? job->agent->round_s(sim, job) : 0.0;
+	rs = job->agent->round_s ? job->agent->round_s(sim, hb_sim_agent_state(sim, job), job) : 0.0;
 	if (rs > 0)
 		return hb_engine_schedule(&sim->eng, sim->eng.now + rs, HB_EV_ROUND, job->id, 0, err);
 	return 0;
@@ -1346,11 +1410,11 @@ int hb_sim_regrant(struct hb_sim *sim, struct hb_sim_job *job, const int *grant,
 	}
 	job->state = HB_JOB_PENDING; /* apply() below sets RUNNING or RESTARTING */
 	if (job->agent->on_grant)
-		return job->agent->on_grant(sim, job, err);
-	if (job->agent->free_state)
-		job->agent->free_state(job);
+		return job->agent->on_grant(sim, hb_sim_agent_state(sim, job), job, err);
+	if (job->agent->free_job)
+		job->agent->free_job(hb_sim_agent_state(sim, job), job);
 	job->agent_state = NULL;
-	if (job->agent->start(sim, job, err) < 0) {
+	if (job->agent->start(sim, hb_sim_agent_state(sim, job), job, err) < 0) {
 		hb_error_prefix(err, "policy %s, model %s on %s, new grant of %d GPUs",
 				sim->policy ? sim->policy : job->agent->name, job->model->name, sim->cl->name, n);
 		return -1;
@@ -1361,7 +1425,7 @@ int hb_sim_regrant(struct hb_sim *sim, struct hb_sim_job *job, const int *grant,
 void hb_sim_offer(const struct hb_sim *sim, const struct hb_sim_job *job, int *offer, int *max_gpus)
 {
 	if (sim->arbiter->offer) {
-		sim->arbiter->offer(sim, job, offer, max_gpus);
+		sim->arbiter->offer(sim, sim->arbiter_state, job, offer, max_gpus);
 		return;
 	}
 	for (int i = 0; i < sim->cl->nnodes; i++)
@@ -1404,11 +1468,12 @@ int hb_sim_resize_grant(struct hb_sim *sim, struct hb_sim_job *job, const int *g
 
 /* dedicated: the whole cluster for every job, outside the shared pool (each
  * job runs as if alone, which is also the reference of finish-time fairness). */
-static int dedicated_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int dedicated_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	int *all = malloc(sizeof(int) * (size_t)(sim->cl->nnodes > 0 ? sim->cl->nnodes : 1));
 	int rc;
 
+	(void)state;
 	if (!all)
 		return hb_runtime_error(err, "simulator: out of memory");
 	for (int i = 0; i < sim->cl->nnodes; i++)
@@ -1432,9 +1497,10 @@ int hb_sim_online_gpus(const struct hb_sim *sim)
 	return n;
 }
 
-int hb_arbiter_requeue_round(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+int hb_arbiter_requeue_round(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	(void)sim;
+	(void)state;
 	(void)job;
 	(void)err;
 	return 0; /* the arbiter's next round sees the job suspended and decides */
@@ -1465,7 +1531,7 @@ static int on_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_erro
 	else
 		hb_sim_note(sim, job, "arrival", "GPUs by the %s arbiter, B_G by the policy in %ld..%ld",
 			    sim->arbiter->name, job->min_gbs, job->max_gbs);
-	return sim->arbiter->on_arrival(sim, job, err);
+	return sim->arbiter->on_arrival(sim, sim->arbiter_state, job, err);
 }
 
 static int on_round(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
@@ -1477,9 +1543,9 @@ static int on_round(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error 
 	advance(sim, job, sim->eng.now);
 	/* A suspended or not yet started job has nothing to re-tune. */
 	if ((job->state == HB_JOB_RUNNING || job->state == HB_JOB_RESTARTING) && job->agent->on_round &&
-	    job->agent->on_round(sim, job, err) < 0)
+	    job->agent->on_round(sim, hb_sim_agent_state(sim, job), job, err) < 0)
 		return -1;
-	rs = job->agent->round_s(sim, job);
+	rs = job->agent->round_s(sim, hb_sim_agent_state(sim, job), job);
 	return rs > 0 ? hb_engine_schedule(&sim->eng, sim->eng.now + rs, HB_EV_ROUND, job->id, 0, err) : 0;
 }
 
@@ -1489,14 +1555,17 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 	struct hb_progress bar;
 	double t0 = hb_now(), total = 0.0;
 
+	/* Every job is added: the arbiter may size its state by them. */
+	if (hb_sim_arbiter_init(sim, err) < 0)
+		return -1;
 	for (int j = 0; j < sim->njobs; j++) {
 		double at = sim->jobs[j].arrival_s;
 
-		/* Pollux and EasyScale fidelity: a job submitted at a round's time
-		 * takes part in that round (both artifacts step to t, then
+		/* Pollux, EasyScale and Sia fidelity: a job submitted at a round's
+		 * time takes part in that round (the artifacts step to t, then
 		 * schedule every job with submission_time <= t); arrivals
 		 * otherwise pop after rounds. */
-		if ((sim->opts.fidelity == HB_FIDELITY_POLLUX || sim->opts.fidelity == HB_FIDELITY_EASYSCALE) && at > 0)
+		if (hb_fidelity_round_arrivals(sim->opts.fidelity) && at > 0)
 			at = nextafter(at, 0.0);
 		if (hb_engine_schedule(&sim->eng, at, HB_EV_ARRIVAL, j, 0, err) < 0)
 			return -1;
@@ -1504,8 +1573,8 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 	}
 	if (hb_capacity_schedule(sim, err) < 0)
 		return -1;
-	if (sim->arbiter->round_s && sim->arbiter->on_round && sim->arbiter->round_s(sim) > 0 &&
-	    hb_engine_schedule(&sim->eng, sim->arbiter->round_s(sim), HB_EV_ROUND, -1, 0, err) < 0)
+	if (sim->arbiter->round_s && sim->arbiter->on_round && sim->arbiter->round_s(sim, sim->arbiter_state) > 0 &&
+	    hb_engine_schedule(&sim->eng, sim->arbiter->round_s(sim, sim->arbiter_state), HB_EV_ROUND, -1, 0, err) < 0)
 		return -1;
 	hb_progress_start_mode(&bar, sim->policy ? sim->policy : "sim", 1.0,
 			       sim->opts.quiet ? HB_STATUS_NEVER : (enum hb_status_mode)sim->opts.status,
@@ -1531,9 +1600,9 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 				return -1;
 			}
 			if (ev.kind == HB_EV_ROUND && sim->arbiter->on_round) {
-				double rs = sim->arbiter->round_s(sim), w0 = hb_now();
+				double rs = sim->arbiter->round_s(sim, sim->arbiter_state), w0 = hb_now();
 
-				if (sim->arbiter->on_round(sim, err) < 0) {
+				if (sim->arbiter->on_round(sim, sim->arbiter_state, err) < 0) {
 					hb_progress_finish(&bar);
 					return -1;
 				}
@@ -1578,7 +1647,7 @@ int hb_sim_run(struct hb_sim *sim, struct hb_error *err)
 		if (rc == 0 && (ev.kind == HB_EV_MILESTONE || ev.kind == HB_EV_ROUND) && sim->released > 0) {
 			sim->released = 0;
 			if (sim->arbiter->on_release)
-				rc = sim->arbiter->on_release(sim, job, err);
+				rc = sim->arbiter->on_release(sim, sim->arbiter_state, job, err);
 		}
 		/* Jobs a withdrawal preempted wait for GPUs the event may have freed. */
 		if (rc == 0 && sim->capacity && sim->capacity->nparked > 0)

@@ -25,11 +25,13 @@
 #include <stdint.h>
 
 #include "catalog.h"
+#include "hetbatch/policy.h" /* struct hb_arbiter_ops, enum hb_job_state */
 #include "engine.h"
 #include "error.h"
 #include "iidp.h"
 #include "log.h"
 #include "perfmodel.h"
+#include "policy_knob.h" /* struct hb_pknob_settings */
 #include "pool.h"
 #include "rng.h"
 #include "stats.h"
@@ -74,77 +76,67 @@ enum hb_apply {
 
 /* A job agent decides how its job uses GPUs.  Every callback may call
  * hb_sim_apply(); returning -1 aborts the run with err filled.  Only start
- * is required; any other callback may be NULL. */
+ * is required; any other callback may be NULL.
+ *
+ * Lifecycle.  An agent table may keep state for the whole run, shared by
+ * every job that runs it (most keep none: init NULL means a NULL state).
+ * init runs once per run for each table the jobs use, on the first
+ * hb_sim_add_job that names it (after hb_sim_init, hb_sim_drive and
+ * setting sim->policy_opts), with opts = sim->policy_opts.  It may read the
+ * sim (catalog, cluster, options, jobs added so far) but changes nothing in
+ * the run (no hb_sim_apply, grant or note); it fills *state or returns -1
+ * with err filled, having released what it made, which fails that
+ * hb_sim_add_job.  The engine passes that state to every other
+ * callback as its second argument; callers that call an agent's callbacks
+ * themselves (live runs, tests) get it from hb_sim_agent_state.
+ *
+ * A job's own state is the agent's too, in job->agent_state, made by its
+ * callbacks and released by free_job(state, job): when a streamed run
+ * compacts the finished job, when a new grant restarts an agent without
+ * on_grant, and at hb_sim_free.  hb_sim_free releases the arbiter's state
+ * first, then every job's (free_job), then each agent table's (free), in
+ * the order they were made. */
 struct hb_agent_ops {
 	const char *name;        /* "jabas" */
 	const char *summary;     /* one line for help */
+	/* Make the run-wide state (above); NULL: none, state is NULL. */
+	int (*init)(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err);
+	/* Release what init made (called once, with its state); NULL: nothing to release. */
+	void (*free)(void *state);
 	/* Iterations between adaptation points (0: none). */
-	long (*interval)(const struct hb_sim *sim, const struct hb_sim_job *job);
+	long (*interval)(const struct hb_sim *sim, const void *state, const struct hb_sim_job *job);
 	/* Seconds between periodic rounds (0: none), e.g. Pollux's 30 s re-tune. */
-	double (*round_s)(const struct hb_sim *sim, const struct hb_sim_job *job);
+	double (*round_s)(const struct hb_sim *sim, const void *state, const struct hb_sim_job *job);
 	/* Pick the first configuration (must call hb_sim_apply with HB_APPLY_START). */
-	int (*start)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
-	int (*on_adapt)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
-	int (*on_epoch_end)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
-	int (*on_round)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
-	void (*free_state)(struct hb_sim_job *job);
+	int (*start)(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err);
+	int (*on_adapt)(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err);
+	int (*on_epoch_end)(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err);
+	int (*on_round)(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err);
+	/* Release job->agent_state (the engine sets it NULL after); NULL: the agent keeps none. */
+	void (*free_job)(void *state, struct hb_sim_job *job);
 	/* The arbiter changed the job's grant (job->grant) while it ran: apply a
 	 * configuration inside it (the simulator charges a restart).  NULL: the
-	 * simulator frees the agent state and calls start again. */
-	int (*on_grant)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
+	 * simulator frees the job's agent state (free_job) and calls start again. */
+	int (*on_grant)(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err);
 };
+
+/* The run-wide state of the agent table job runs (its init's, NULL
+ * without one), for callers that call an agent's callbacks themselves. */
+void *hb_sim_agent_state(const struct hb_sim *sim, const struct hb_sim_job *job);
 
 /* The built-in agents are declared in sim/policies/policy.h. */
 
 /* ---- cluster arbiters ---------------------------------------------------- */
 
-/* A cluster arbiter decides which GPUs each job holds (its grant); the job's
- * agent then decides how to use them.  It starts a job with
- * hb_sim_start_job(), which takes the grant out of the free pool and calls
- * the agent's start.  Only on_arrival is required. */
-struct hb_arbiter_ops {
-	const char *name;        /* "fifo" */
-	const char *summary;
-	/* A job was submitted (it is PENDING): grant now, or queue it. */
-	int (*on_arrival)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
-	/* A job finished and its GPUs are back in the pool. */
-	int (*on_finish)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
-	/* Seconds between scheduling rounds (0: none) and the round itself. */
-	double (*round_s)(const struct hb_sim *sim);
-	int (*on_round)(struct hb_sim *sim, struct hb_error *err);
-	void (*free_state)(struct hb_sim *sim);
-	/* Optional, for agents that re-choose their own GPUs (JABAS at epoch
-	 * ends): the GPUs per node the job may hold after its decision (offer,
-	 * nnodes entries, at least its grant where it may keep it, at most its
-	 * grant plus the free pool) and the most it may hold in all
-	 * (*max_gpus).  NULL: the job's grant (the whole cluster under the
-	 * dedicated arbiter).  Read through hb_sim_offer. */
-	void (*offer)(const struct hb_sim *sim, const struct hb_sim_job *job, int *offer, int *max_gpus);
-	/* Optional: a job handed GPUs back with hb_sim_resize_grant during one
-	 * of its own events; called after that event's agent callbacks return,
-	 * so the arbiter may start queued jobs on them. */
-	int (*on_release)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
-	/* Capacity that comes and goes (sim --capacity, capacity.h).  All three
-	 * optional.  on_revoke: busy GPUs are being withdrawn, need[i] of node
-	 * i (nnodes entries) beyond its free ones: an elastic arbiter shrinks
-	 * jobs there; the engine then preempts jobs (most recently started
-	 * first) for whatever is still short. */
-	int (*on_revoke)(struct hb_sim *sim, const int *need, struct hb_error *err);
-	/* The engine preempted job for a withdrawal (SUSPENDED, progress
-	 * kept): put it back in the queue.  NULL: the engine resumes it itself
-	 * (hb_sim_place of its GPU count) whenever GPUs free up; an arbiter
-	 * whose rounds reconsider suspended jobs sets hb_arbiter_requeue_round. */
-	int (*on_requeue)(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
-	/* GPUs came back, or a withdrawal left some free: start waiting jobs. */
-	int (*on_capacity)(struct hb_sim *sim, struct hb_error *err);
-	/* Non-NULL: why this arbiter cannot run with --capacity (the run is
-	 * refused with it rather than failing midway). */
-	const char *no_capacity;
-};
+/* A cluster arbiter decides which GPUs each job holds; struct
+ * hb_arbiter_ops, its lifecycle and the order its callbacks fire in are in
+ * the public policy API (include/hetbatch/policy.h), which policies built
+ * outside the tree fill too.  Arbiters in the tree use this header's
+ * services directly; plugins reach them through struct hb_policy_api. */
 
 /* on_requeue of arbiters whose every round reconsiders suspended jobs
  * (Tiresias, Optimus): nothing to do now. */
-int hb_arbiter_requeue_round(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
+int hb_arbiter_requeue_round(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err);
 /* GPUs online now (capacity.h: the cluster's less those withdrawn), in all
  * and on node i: what a round-based arbiter may hand out. */
 int hb_sim_online_gpus(const struct hb_sim *sim);
@@ -160,21 +152,15 @@ int hb_arbiter_job_gpus(const struct hb_sim *sim, const struct hb_sim_job *job);
 
 /* ---- jobs -------------------------------------------------------------- */
 
-enum hb_job_state {
-	HB_JOB_PENDING = 0,     /* not yet arrived / not started */
-	HB_JOB_RUNNING = 1,
-	HB_JOB_RESTARTING = 2,  /* paused for a restart: GPUs held and billed, no progress */
-	HB_JOB_DONE = 3,
-	HB_JOB_SUSPENDED = 4,   /* preempted by the arbiter: no GPUs, progress kept */
-	HB_JOB_DROPPED = 5,     /* rejected by the arbiter before it started (IBM's drop mode) */
-};
+/* enum hb_job_state (PENDING, RUNNING, ...) is the public API's: hetbatch/policy.h. */
 
 struct hb_sim_job {
 	int id;                  /* index in sim->jobs */
 	char name[64];
 	const struct hb_model *model;   /* borrowed from the catalog */
 	const struct hb_agent_ops *agent;
-	void *agent_state;       /* owned by the agent (free_state) */
+	int agent_slot;          /* agent's entry in sim->agents: its run-wide state */
+	void *agent_state;       /* the job's own, owned by the agent (free_job) */
 	double arrival_s;
 	int req_gpus;            /* GPUs the job asks for (0: the arbiter decides) */
 	long req_batch;          /* global batch the job asks for (0: the model's minB_G) */
@@ -194,6 +180,7 @@ struct hb_sim_job {
 	struct hb_iidp_solver *solver;  /* IIDP solver over perf */
 	struct hb_stats *stats;  /* convergence model */
 	const struct hb_fid_model *fid; /* Pollux fidelity's epochs and statistics; NULL when off */
+	double fid_rate;         /* progress-rate factor of the fidelity mode (Sia: 1 / SLOWDOWN), else 1 */
 	long min_gbs, max_gbs;   /* batch bounds on this cluster (overrides applied) */
 	double gamma;            /* similarity threshold on this cluster */
 
@@ -329,16 +316,9 @@ struct hb_sim_opts {
 	int status;              /* when not quiet: enum hb_status_mode (progress.h), 0 = auto */
 	double status_period_s;  /* seconds between status lines off a terminal; 0 = HB_STATUS_PERIOD_S */
 	const struct hb_log *log;/* may be NULL */
-	/* IBM elastic autoscaler (arbiter_elastic.c, elastic.md 4). */
-	double elastic_interval_s; /* Delta between scaling decisions, s (default 600: V-B's "10-15 minutes");
-				      <= 0: decide at every arrival and departure */
-	int elastic_drop;        /* 1: reject jobs the optimizer cannot admit (drop mode); 0: queue them */
-	/* EasyScale (agent_easyscale.c, easyscale.md 2) and YARN-CS (arbiter_yarn_cs.c). */
-	int easyscale_comm;      /* 1 (default): plans estimate the all-reduce; 0: Eq. 1's compute only, as the paper */
-	int easyscale_artifact_restart; /* 1: the artifact's cost, 20 s at the first start and nothing after;
-					   0 (default): the simulator's restart model */
-	int yarn_head_only;      /* 1: YARN-CS as the artifact simulates it, one job at a time; 0 (default): FIFO
-				    gang scheduling that starts every queued job that fits */
+	struct hb_pknob_settings knobs; /* options of the policies, by name (--elastic-interval, ...;
+				  policy_knob.h): whoever runs a policy applies them to its options
+				  struct (policy.h hb_policy_opts_new); none: every default */
 	const char *capacity;    /* --capacity: CSV of GPUs available per type over time, or NULL (capacity.h) */
 	int threads;             /* threads the run may use inside itself (sim --threads): the pool that
 				    hb_sim_init makes for its agents' fits (JABAS's forecasts); <= 1
@@ -348,6 +328,12 @@ struct hb_sim_opts {
 
 void hb_sim_opts_default(struct hb_sim_opts *o);
 
+/* An agent table the run's jobs use, with its run-wide state. */
+struct hb_sim_agent {
+	const struct hb_agent_ops *ops; /* borrowed */
+	void *state;                    /* ops->init's (NULL without one), released by ops->free */
+};
+
 struct hb_sim {
 	const struct hb_catalog *cat;   /* borrowed */
 	const struct hb_cluster *cl;    /* borrowed */
@@ -355,7 +341,11 @@ struct hb_sim {
 	struct hb_sim_opts opts;
 	const char *policy;             /* policy name, for records */
 	const struct hb_arbiter_ops *arbiter; /* dedicated unless set by hb_sim_set_arbiter */
-	void *arbiter_state;            /* owned by the arbiter (free_state) */
+	void *arbiter_state;            /* the arbiter's init made it, owned by the arbiter (free); NULL
+					   before then or without an init */
+	int arbiter_ready;              /* 1 once the arbiter's init ran (hb_sim_arbiter_init) */
+	struct hb_sim_agent *agents;    /* each agent table the jobs run, once, in first-use order, owned */
+	int nagents;
 	const void *policy_opts;        /* the policy's options: the struct its knob table describes
 					   (struct hb_policy, policy.h), borrowed; NULL: its defaults */
 	int *free_gpus;                 /* GPUs per node not granted to any job */
@@ -421,7 +411,9 @@ void hb_sim_free(struct hb_sim *sim);
  * options that shape those models (fidelity, progress, unequal_k), and not
  * run at the same time: metrics' isolated reference runs use it. */
 void hb_sim_borrow_models(struct hb_sim *sim, const struct hb_sim *src);
-/* Add a job (model, agent, arrival); returns its index in *id. */
+/* Add a job (model, agent, arrival); returns its index in *id.  The first
+ * job that runs an agent table makes that table's run-wide state (its
+ * init), whose failure fails the call. */
 int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb_agent_ops *agent,
 		   double arrival_s, int *id, struct hb_error *err);
 /* Stream the run's records to sink (NULL: drop them) instead of keeping
@@ -435,8 +427,15 @@ void hb_sim_stream(struct hb_sim *sim, const struct hb_sim_sink *sink);
  * threads share one bar, which their own (opts.quiet) would garble.  Called
  * as often as the run's own bar would be redrawn, whether it is or not. */
 void hb_sim_watch(struct hb_sim *sim, hb_sim_progress_fn *fn, void *ctx);
-/* Use a cluster arbiter (before hb_sim_run; default dedicated). */
+/* Use a cluster arbiter (before hb_sim_run; default dedicated).  Its init
+ * runs later (hb_sim_arbiter_init); a state the arbiter it replaces made
+ * is released. */
 void hb_sim_set_arbiter(struct hb_sim *sim, const struct hb_arbiter_ops *arb);
+/* Make the arbiter's state (its init with sim->policy_opts) if not made
+ * yet: hb_sim_run does it before it schedules anything; callers that call
+ * an arbiter's callbacks themselves call it once their jobs are added.  -1
+ * with init's error. */
+int hb_sim_arbiter_init(struct hb_sim *sim, struct hb_error *err);
 /* Set what a job asks for (trace replay): GPUs and global batch, 0 = none. */
 void hb_sim_job_request(struct hb_sim_job *job, int gpus, long batch);
 /* Set a job's preferred GPU type (NULL or "" = none) and D2 flag (-1 = from
@@ -490,6 +489,10 @@ int hb_sim_apply_cost(struct hb_sim *sim, struct hb_sim_job *job, const struct h
 		      double pause_s, const char *why, struct hb_error *err);
 /* Current simulated time. */
 double hb_sim_now(const struct hb_sim *sim);
+/* GPU-seconds the job has held up to now, restarts included (gpu_s is
+ * integrated only to t_last: the stretch since is added while it holds
+ * GPUs): Tiresias's attained service. */
+double hb_sim_attained_gpu_s(const struct hb_sim *sim, const struct hb_sim_job *job);
 /* True noise scale now (training fraction of the job, at batch B). */
 double hb_sim_phi(const struct hb_sim *sim, const struct hb_sim_job *job, double batch);
 /* A noisy observation of the half-batch gradient similarity at the job's

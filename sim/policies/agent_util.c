@@ -10,8 +10,9 @@
 #include "fidelity.h"
 #include "perf_measured.h"  /* hb_perf_measured_step */
 
-long hb_agent_interval(const struct hb_sim *sim, const struct hb_sim_job *job)
+long hb_agent_interval(const struct hb_sim *sim, const void *state, const struct hb_sim_job *job)
 {
+	(void)state;
 	if (sim->opts.interval > 0)
 		return sim->opts.interval;
 	return job->model->adapt_interval;

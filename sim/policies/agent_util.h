@@ -29,8 +29,9 @@
 
 /* Adaptation interval p of a job: sim->opts.interval when > 0 (the
  * --interval override), else the model's adapt_interval (100 for every
- * JABAS model, notes/jabas.md §4.1 and Table 4). */
-long hb_agent_interval(const struct hb_sim *sim, const struct hb_sim_job *job);
+ * JABAS model, notes/jabas.md §4.1 and Table 4).  Shaped as an agent's
+ * interval callback (struct hb_agent_ops); it reads no agent state. */
+long hb_agent_interval(const struct hb_sim *sim, const void *state, const struct hb_sim_job *job);
 
 /* Every GPU of the cluster: alloc[i] = GPUs of node i (perf->nnodes entries,
  * caller-owned).  Returns the total. */

@@ -10,12 +10,25 @@
  * Adding a policy: its folder sim/policies/NAME/ with its agent or arbiter
  * filling struct hb_agent_ops / struct hb_arbiter_ops and a meson.build
  * adding its files to hb_src, its name in sim/policies/meson.build, its
- * extern below and its row in policy.c.
+ * extern below and its row in policy.c.  Its options, if any: a struct of
+ * its own, its defaults and knob table (policy_knob.h) in its folder
+ * (elastic/elastic_opts.c is one), the table's extern below and in its
+ * row; `sim`'s options and --help, sweep configurations and the knob rows
+ * of results then take them from the table.
+ *
+ * State follows the tables' lifecycle (sim.h): what a policy keeps for the
+ * run is made by its init (from sim->policy_opts, its options) and released
+ * by its free, and every callback gets it as its second argument; an
+ * arbiter's per-job arrays may be sized by sim->njobs in init, which runs
+ * once every job is added.  A job's own agent state lives in
+ * job->agent_state, released by free_job.  Variants of one policy (a flag
+ * apart) each have their own init; no callback makes state on first use.
  */
 #ifndef HB_POLICY_H
 #define HB_POLICY_H
 
-#include "sim.h"  /* struct hb_agent_ops, struct hb_arbiter_ops */
+#include "policy_knob.h" /* struct hb_pknob_table, struct hb_pknob_settings */
+#include "sim.h"         /* struct hb_agent_ops, struct hb_arbiter_ops */
 
 /* ---- agents (sim/policies/NAME/agent_*.c) ------------------------------------- */
 
@@ -74,6 +87,15 @@ extern const struct hb_arbiter_ops hb_arbiter_gavel;
 extern const struct hb_arbiter_ops hb_arbiter_gavel_tput;
 extern const struct hb_arbiter_ops hb_arbiter_gavel_fifo;
 
+/* ---- the policies' options (NAME/NAME_opts.c, policy_knob.h) ------------------ */
+
+/* IBM elastic autoscaler: --elastic-interval, --elastic-drop (elastic_opts.h). */
+extern const struct hb_pknob_table hb_elastic_knobs;
+/* EasyScale's agent: --easyscale-comm, --easyscale-restart (easyscale_opts.h). */
+extern const struct hb_pknob_table hb_easyscale_knobs;
+/* YARN-CS: --yarn-head-only (yarn_cs_opts.h). */
+extern const struct hb_pknob_table hb_yarn_cs_knobs;
+
 /* ---- the registry (policy.c) ------------------------------------------------ */
 
 /* The (agent, shared arbiter) a policy runs under a fidelity mode (enum
@@ -92,16 +114,48 @@ struct hb_policy {
 	 * only runs single jobs on a dedicated cluster so far. */
 	const struct hb_arbiter_ops *shared;
 	const char *summary;
+	/* Its options (policy_knob.h): the struct its agent and arbiter read
+	 * from hb_sim.policy_opts; NULL: none.  Rows that run the same agent
+	 * or arbiter share one table. */
+	const struct hb_pknob_table *options;
+	const char *origin;           /* NULL: built in; else the plugin file that defined it (plugin.h) */
 };
 
 /* Table of built-in policies; NULL-name terminated.  In single-job studies
  * every policy runs under the dedicated arbiter; in trace replay under its
  * `shared` arbiter. */
 extern const struct hb_policy hb_policies[];
+/* The registry: the built-in policies, then those of the plugins this
+ * process loaded (plugin.h), in load order.  hb_policy_at(i) for i from 0
+ * is each in turn, NULL past the last, so a loop over every policy is
+ * `for (int i = 0; (p = hb_policy_at(i)); i++)`. */
+const struct hb_policy *hb_policy_at(int i);
+/* The policy after p in that order, NULL after the last:
+ * `for (p = hb_policy_at(0); p; p = hb_policy_next(p))`. */
+const struct hb_policy *hb_policy_next(const struct hb_policy *p);
 /* The policy named name, in any case ("JABAS" is jabas); NULL if none. */
 const struct hb_policy *hb_policy_find(const char *name);
+/* Append n policies (checked by the caller, plugin.c) to the registry; p
+ * must outlive them.  Drop them all again: hb_policy_unregister_plugins. */
+int hb_policy_register(const struct hb_policy *p, int n, struct hb_error *err);
+void hb_policy_unregister_plugins(void);
 /* For an unknown name: "; did you mean 'jabas'?" (the closest policy names
  * by edit distance), or "" when none is close.  Returns buf. */
 char *hb_policy_suggest(const char *name, char *buf, size_t size);
+
+/* ---- the knobs of every policy (policy_knob.c over the registry) ------------ */
+
+/* The i-th distinct knob of the registry (0, 1, ...): the knobs of each
+ * row's table in row order, a name met before skipped; NULL past the last.
+ * *table (may be NULL) gets the table it was found in. */
+const struct hb_pknob *hb_policy_knob(int i, const struct hb_pknob_table **table);
+/* The knob whose option name is name ("elastic-interval"), as above; NULL if none. */
+const struct hb_pknob *hb_policy_knob_find(const char *name, const struct hb_pknob_table **table);
+/* The options p runs with: its defaults with the settings s of its knobs
+ * applied, in *opts, malloc'd (the caller frees it after the run, and
+ * lends it to the run as hb_sim.policy_opts); *opts NULL when p has no
+ * options.  -1 (runtime error) when out of memory. */
+int hb_policy_opts_new(const struct hb_policy *p, const struct hb_pknob_settings *s, void **opts,
+		       struct hb_error *err);
 
 #endif

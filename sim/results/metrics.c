@@ -581,6 +581,7 @@ static double isolated_jct(const struct hb_sim *sim, const struct hb_sim_job *jo
 		hb_strlcpy(why, err.msg, wsize);
 		return NAN;
 	}
+	ref.policy_opts = sim->policy_opts; /* the same policy's agent, with the same options */
 	hb_sim_set_arbiter(&ref, &hb_arbiter_fifo);
 	hb_sim_stream(&ref, NULL); /* only its finish time is read: keep no record */
 	/* The same models as the shared run: loading them per job was most of

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "fidelity.h"       /* hb_fidelity_name: the fidelity knob */
+#include "policy.h"         /* hb_policy_knob: the policies' knobs */
 #include "results_priv.h"
 #include "strutil.h"
 
@@ -52,10 +53,17 @@ int hb_events_level_keeps(enum hb_events_level lv, const char *kind)
 		return 1;
 	if (lv == HB_EVENTS_NONE)
 		return 0;
+	/* Asked of every record of a replay (millions): the first letter
+	 * settles most, `epoch` and `sched` among them. */
 	for (int i = 0; job_level[i]; i++)
-		if (strcmp(kind, job_level[i]) == 0)
+		if (kind[0] == job_level[i][0] && strcmp(kind, job_level[i]) == 0)
 			return 1;
 	return 0;
+}
+
+enum hb_events_level hb_events_level_default(long njobs)
+{
+	return njobs > HB_EVENTS_ALL_MAX_JOBS ? HB_EVENTS_SUMMARY : HB_EVENTS_ALL;
 }
 
 /* ---- per-job metrics ------------------------------------------------------ */
@@ -131,9 +139,31 @@ static void knob_file(struct hb_knob *x, const char *path, const char *default_p
 	x->non_default = !path != !default_path;
 }
 
+/* A policy's knob pk at value v. */
+static void policy_knob(struct hb_knob *x, const struct hb_pknob *pk, double v)
+{
+	hb_pknob_format(pk, v, x->text, sizeof(x->text));
+	x->num = v;
+	switch (pk->type) {
+	case HB_PKNOB_FLAG:
+	case HB_PKNOB_SWITCH:
+		x->type = HB_KNOB_BOOL;
+		x->num = v != 0;
+		break;
+	case HB_PKNOB_WORDS:
+		x->type = HB_KNOB_STR;
+		x->str = pk->words[(int)v];
+		break;
+	default:
+		x->type = HB_KNOB_NUM;
+	}
+}
+
 int hb_results_knobs(const struct hb_results *r, struct hb_knob *k)
 {
 	const struct hb_sim_opts *o = &r->opts, *d = &r->defaults;
+	const struct hb_pknob_table *t;
+	const struct hb_pknob *pk;
 	struct hb_knob *x;
 	int n = 0;
 
@@ -199,36 +229,15 @@ int hb_results_knobs(const struct hb_results *r, struct hb_knob *k)
 	knob_num(x, (double)o->sample_every, "");
 	x->non_default = o->sample_every != d->sample_every;
 
-	/* The elastic policy's autoscaler; shown when changed. */
-	x = knob(k, &n, "elastic_interval_s", "elastic-interval", 0);
-	knob_num(x, o->elastic_interval_s, " s");
-	x->non_default = o->elastic_interval_s != d->elastic_interval_s;
+	/* The policies' own options, from their knob tables (policy_knob.h), in
+	 * registry order; shown when changed. */
+	for (int i = 0; (pk = hb_policy_knob(i, &t)); i++) {
+		double v = hb_pknob_value(t, pk, &o->knobs);
 
-	x = knob(k, &n, "elastic_drop", "elastic-drop", 0);
-	x->type = HB_KNOB_BOOL;
-	x->num = o->elastic_drop ? 1 : 0;
-	hb_strlcpy(x->text, o->elastic_drop ? "on" : "off", sizeof(x->text));
-	x->non_default = !o->elastic_drop != !d->elastic_drop;
-
-	/* EasyScale, YARN-CS and capacity (agent_easyscale.c, arbiter_yarn_cs.c,
-	 * capacity.h); shown when changed. */
-	x = knob(k, &n, "easyscale_comm", "easyscale-comm", 0);
-	x->type = HB_KNOB_BOOL;
-	x->num = o->easyscale_comm ? 1 : 0;
-	hb_strlcpy(x->text, o->easyscale_comm ? "on" : "off", sizeof(x->text));
-	x->non_default = !o->easyscale_comm != !d->easyscale_comm;
-
-	x = knob(k, &n, "easyscale_restart", "easyscale-restart", 0);
-	x->type = HB_KNOB_STR;
-	x->str = o->easyscale_artifact_restart ? "artifact" : "model";
-	hb_strlcpy(x->text, x->str, sizeof(x->text));
-	x->non_default = !o->easyscale_artifact_restart != !d->easyscale_artifact_restart;
-
-	x = knob(k, &n, "yarn_head_only", "yarn-head-only", 0);
-	x->type = HB_KNOB_BOOL;
-	x->num = o->yarn_head_only ? 1 : 0;
-	hb_strlcpy(x->text, o->yarn_head_only ? "on" : "off", sizeof(x->text));
-	x->non_default = !o->yarn_head_only != !d->yarn_head_only;
+		x = knob(k, &n, pk->key, pk->name, 0);
+		policy_knob(x, pk, v);
+		x->non_default = v != hb_pknob_get(pk, t->defaults);
+	}
 
 	x = knob(k, &n, "capacity", "capacity", 0);
 	knob_file(x, o->capacity, d->capacity);

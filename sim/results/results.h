@@ -8,10 +8,12 @@
  *
  *   results.db        SQLite: meta, runs, jobs, events, timeseries, summary
  *                     (written in batched transactions to a temporary file
- *                     that is renamed into place)
+ *                     that is renamed into place; events are integer-coded
+ *                     rows of `event`, shown by name in the view `events`)
  *   summary.csv       one row per (run, job): the comparison table
- *   timeseries.csv    every recorded sample of every run
- *   events.csv        every recorded event of every run
+ *   timeseries.csv    every recorded sample of every run (only with csv:
+ *                     a text copy of the table, issue 43)
+ *   events.csv        every recorded event of every run (only with csv)
  *   summary.json      cluster, seed, knobs and the summary rows
  *   <model>-series.dat, <model>-bars.dat
  *                     gnuplot data (only when asked for plots)
@@ -31,9 +33,9 @@
  *
  * Streaming.  A trace replay's events and samples number in the millions;
  * they are written while the runs go (struct hb_results_stream below):
- * rows go into the staged database in batched transactions and into the
- * staged events.csv and timeseries.csv, and nothing of them stays in
- * memory.  The rest (runs, jobs, summaries, utilisation, fairness) is
+ * rows go into the staged database in batched transactions (and, with
+ * csv, into the staged events.csv and timeseries.csv), and nothing of them
+ * stays in memory.  The rest (runs, jobs, summaries, utilisation, fairness) is
  * written at the end from the finished simulations, whose jobs are kept
  * compact (sim.h, hb_sim_stream).  A run that stops with an error has its
  * rows taken back out; a command that writes nothing (no run ran, a write
@@ -43,16 +45,19 @@
  * same bytes.
  *
  * What is written (--events, enum hb_events_level):
- *   all      every event and every time-series sample (the default)
+ *   all      every event and every time-series sample (the default of
+ *            single-job runs and of replays of at most
+ *            HB_EVENTS_ALL_MAX_JOBS jobs: hb_events_level_default)
  *   summary  the job-level events only: arrival, admit, start, restart,
  *            resize, preempt, drop and done (a job's life and every change
  *            of the GPUs it holds); not the per-round and per-epoch ones
  *            (reconfig, epoch, adapt, offer, autoscale, sched, scale,
  *            demote); no time-series sample
  *   none     no event and no sample
- * The events and timeseries tables and CSV files are always there (empty
- * but for the header under none); runs.nevents and runs.nsamples count the
- * rows written; meta.events names the level when it is not 'all'.  Metrics
+ * The events and timeseries tables (and with csv the CSV files) are always
+ * there (empty, or the header only, under none); runs.nevents and
+ * runs.nsamples count the rows written; meta.events names the level when
+ * it is not 'all'.  Metrics
  * (utilisation, JCT, rho) are computed from every record either way.
  */
 #ifndef HB_RESULTS_H
@@ -92,6 +97,16 @@ const char *hb_events_level_name(enum hb_events_level lv);
 /* 1 when an event of this kind is written at level lv. */
 int hb_events_level_keeps(enum hb_events_level lv, const char *kind);
 
+/* The level when --events is not given, for a replay of njobs jobs (1 for
+ * single-job runs): all up to HB_EVENTS_ALL_MAX_JOBS, summary above.
+ * Measured (issue 43) on philly.csv's 82247 jobs under tiresias: every
+ * event is 4.5 million rows, 4.3 million of them `epoch`, 10x the replay's
+ * time and most of a GB; a study of a whole trace reads jobs, JCTs and
+ * utilisation, which every level keeps.  Below the bound a set keeps
+ * every row, as sets always did (a 160-job workload: a few MB). */
+#define HB_EVENTS_ALL_MAX_JOBS 10000
+enum hb_events_level hb_events_level_default(long njobs);
+
 /* What one job achieved, derived from its accounting fields. */
 struct hb_job_metrics {
 	int done;            /* 1 if the job reached its target */
@@ -128,13 +143,14 @@ struct hb_results {
 	int nruns;
 	int record_wall;             /* 1: store wall_s in runs.wall_s (files then differ run to run) */
 	enum hb_events_level events; /* what of the records is written (default all) */
+	int csv;                     /* 1: also events.csv and timeseries.csv (--csv) */
 	const struct hb_profile_use *profiles; /* per GPU type x model the runs read (borrowed); NULL: none */
 	int nprofiles;
 };
 
 /* ---- knobs ------------------------------------------------------------- */
 
-#define HB_RESULTS_MAX_KNOBS 24 /* room for knobs to come */
+#define HB_RESULTS_MAX_KNOBS (12 + HB_PKNOB_MAX) /* the simulator's own 12 and every policy's (policy_knob.h) */
 
 enum hb_knob_type {
 	HB_KNOB_NUM = 0,     /* a number (num) */
@@ -196,9 +212,10 @@ struct hb_results_stream;
 
 /* Create dir (and missing parents, remembered so that an abort removes
  * them), the staged results.db with the schema of a trace replay (trace 1)
- * or of single-job runs, and the staged events.csv and timeseries.csv. */
+ * or of single-job runs, and with csv the staged events.csv and
+ * timeseries.csv. */
 int hb_results_stream_open(struct hb_results_stream **st, const char *dir, int trace, enum hb_events_level lv,
-			   struct hb_error *err);
+			   int csv, struct hb_error *err);
 /* Run run_id (1-based position in the result set) begins; its rows carry
  * model and policy. */
 int hb_results_stream_begin(struct hb_results_stream *st, int run_id, const char *model, const char *policy,
@@ -252,7 +269,7 @@ int hb_results_commit(const struct hb_results *r, struct hb_results_stream *st, 
  *                       fairness per job), model_jct (mean JCT by model) and
  *                       utilisation (the binned series)
  *   cluster_summary.csv, jobs.csv, by_model.csv, utilisation.csv,
- *   events.csv, timeseries.csv, summary.json
+ *   summary.json; with csv also events.csv, timeseries.csv
  *   trace-jct.dat, trace-util.dat, trace-rho.dat
  *                       gnuplot data (only when asked for plots): one block
  *                       per policy, see hb_trace_results_plot_names; the
@@ -315,7 +332,8 @@ struct hb_trace_results {
 	int nruns;
 	int fairness;                   /* 1: rho was computed */
 	int record_wall;                /* 1: store decision times in cluster_summary.sched_ms_per_round */
-	enum hb_events_level events;    /* what of the records is written (default all) */
+	enum hb_events_level events;    /* what of the records is written (hb_events_level_default) */
+	int csv;                        /* 1: also events.csv and timeseries.csv (--csv) */
 	const struct hb_profile_use *profiles; /* per GPU type x model the runs read (borrowed); NULL: none */
 	int nprofiles;
 };

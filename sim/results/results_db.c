@@ -7,11 +7,14 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
-#include "hb_config.h"  /* HB_VERSION, recorded in meta */
+#include "hb_config.h"
+#include "plugin.h"     /* the policy plugins a set's policies came from */  /* HB_VERSION, recorded in meta */
 #include "db.h"
 #include "results_priv.h"
+#include "strutil.h"
 
 /* ---- SQLite --------------------------------------------------------------------------- */
 
@@ -30,12 +33,24 @@ static const char *const schema =
 	" name TEXT NOT NULL, model TEXT NOT NULL, arrival_s REAL, finish_s REAL, time_s REAL, cost_usd REAL,"
 	" gpu_hours REAL, mean_gpus REAL, iterations REAL, mean_gbs REAL, final_gbs INTEGER, restarts INTEGER,"
 	" overhead_s REAL, done INTEGER NOT NULL, reconfigs INTEGER, adaptations INTEGER, epochs INTEGER,"
-	" samples REAL, progress REAL, target REAL, run_s REAL, final_layout TEXT, PRIMARY KEY(run_id, job));"
-	"CREATE TABLE events(run_id INTEGER NOT NULL REFERENCES runs(run_id), seq INTEGER NOT NULL, t REAL NOT NULL,"
-	" job INTEGER NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL, PRIMARY KEY(run_id, seq));"
+	" samples REAL, progress REAL, target REAL, run_s REAL, final_layout TEXT, PRIMARY KEY(run_id, job))"
+	" WITHOUT ROWID;"
+	/* Events are the bulk of a replay (issue 43): one row each in `event`,
+	 * the kind a small integer coded by `event_kind`, and no rowid beside
+	 * the (run_id, seq) key (a rowid table keeps that key twice, in the
+	 * table and in its index).  The view `events` shows them with the kind
+	 * by name, in (run_id, seq) order: the rows and columns of the table
+	 * `events` of earlier sets, so SQL written for those keeps working. */
+	"CREATE TABLE event_kind(kind INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+	"CREATE TABLE event(run_id INTEGER NOT NULL REFERENCES runs(run_id), seq INTEGER NOT NULL, t REAL NOT NULL,"
+	" job INTEGER NOT NULL, kind INTEGER NOT NULL REFERENCES event_kind(kind), detail TEXT NOT NULL,"
+	" PRIMARY KEY(run_id, seq)) WITHOUT ROWID;"
+	"CREATE VIEW events AS SELECT e.run_id AS run_id, e.seq AS seq, e.t AS t, e.job AS job,"
+	" (SELECT k.name FROM event_kind AS k WHERE k.kind = e.kind) AS kind, e.detail AS detail FROM event AS e;"
 	"CREATE TABLE timeseries(run_id INTEGER NOT NULL REFERENCES runs(run_id), seq INTEGER NOT NULL,"
 	" t REAL NOT NULL, job INTEGER NOT NULL, global_bs INTEGER, local_bs INTEGER, ngpus INTEGER, iter_s REAL,"
-	" progress_frac REAL, phi REAL, similarity REAL, cost_usd REAL, epoch INTEGER, PRIMARY KEY(run_id, seq));";
+	" progress_frac REAL, phi REAL, similarity REAL, cost_usd REAL, epoch INTEGER, PRIMARY KEY(run_id, seq))"
+	" WITHOUT ROWID;";
 
 /* The single-job comparison (one row per run and job, relative columns). */
 static const char *const schema_single =
@@ -57,7 +72,7 @@ static const char *const schema_trace =
 	"CREATE TABLE cluster_jobs(run_id INTEGER NOT NULL REFERENCES runs(run_id), job INTEGER NOT NULL,"
 	" name TEXT NOT NULL, model TEXT NOT NULL, req_gpus INTEGER, req_batch INTEGER, arrival_s REAL, start_s REAL,"
 	" finish_s REAL, jct_s REAL, queue_s REAL, restarts INTEGER, preemptions INTEGER, javg REAL,"
-	" ref_gpus INTEGER, ref_jct_s REAL, rho REAL, PRIMARY KEY(run_id, job));"
+	" ref_gpus INTEGER, ref_jct_s REAL, rho REAL, PRIMARY KEY(run_id, job)) WITHOUT ROWID;"
 	"CREATE TABLE model_jct(run_id INTEGER NOT NULL REFERENCES runs(run_id), model TEXT NOT NULL,"
 	" jobs INTEGER NOT NULL, completed INTEGER NOT NULL, jct_mean_h REAL, jct_median_h REAL,"
 	" PRIMARY KEY(run_id, model));"
@@ -90,7 +105,7 @@ static const char *const insert_sql[ST_N] = {
 	"INSERT INTO runs VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
 	"INSERT INTO jobs VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
 	" ?19, ?20, ?21, ?22, ?23, ?24)",
-	"INSERT INTO events VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+	"INSERT INTO event VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
 	"INSERT INTO timeseries VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
 	"INSERT INTO summary VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
 };
@@ -197,6 +212,111 @@ static int db_summary(sqlite3 *db, sqlite3_stmt *s, const struct srow *x, struct
 	return step(db, s, err);
 }
 
+/* ---- event kinds ---------------------------------------------------------------------- */
+
+/* The kinds docs/outputs.md lists ("Event kinds"), coded 1, 2, ... in this
+ * order; never reorder (a set's codes are its own, but readers may keep
+ * them).  Kinds are written by code (sim.c, the policies), so the list
+ * is short and closed; a new one still works, coded past it. */
+static const char *const fixed_kinds[] = {
+	"arrival", "admit", "start", "restart", "reconfig", "resize", "preempt", "resume",
+	"drop", "done", "epoch", "adapt", "offer", "autoscale", "sched", "scale",
+	"demote", "grant", "fallback", "shrink", "revoke", "capacity",
+};
+#define NFIXED_KINDS ((int)(sizeof(fixed_kinds) / sizeof(fixed_kinds[0])))
+
+static int fill_kinds(sqlite3 *db, struct hb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc = 0;
+
+	if (hb_db_prepare(db, "INSERT INTO event_kind VALUES(?1, ?2)", &s, err) < 0)
+		return -1;
+	for (int i = 0; i < NFIXED_KINDS && rc == 0; i++) {
+		sqlite3_bind_int(s, 1, i + 1);
+		bind_text(s, 2, fixed_kinds[i]);
+		rc = step(db, s, err);
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+void hb_res_db_kinds_reset(struct hb_results_stream *st)
+{
+	sqlite3_finalize(st->kinds.find);
+	sqlite3_finalize(st->kinds.add);
+	memset(&st->kinds, 0, sizeof(st->kinds));
+}
+
+/* A kind outside the fixed list: its code in st's database, added when new. */
+static int other_kind(struct hb_results_stream *st, const char *kind, struct hb_error *err)
+{
+	struct hb_res_kinds *k = &st->kinds;
+	int code = -1;
+
+	for (int i = 0; i < k->n; i++)
+		if (strcmp(k->name[i], kind) == 0)
+			return k->code[i];
+	if ((!k->find && hb_db_prepare(st->db, "SELECT kind FROM event_kind WHERE name = ?1", &k->find, err) < 0) ||
+	    (!k->add && hb_db_prepare(st->db, "INSERT INTO event_kind(name) VALUES(?1)", &k->add, err) < 0))
+		return -1;
+	bind_text(k->find, 1, kind);
+	if (sqlite3_step(k->find) == SQLITE_ROW)
+		code = sqlite3_column_int(k->find, 0);
+	sqlite3_reset(k->find);
+	sqlite3_clear_bindings(k->find);
+	if (code < 0) {
+		bind_text(k->add, 1, kind);
+		if (step(st->db, k->add, err) < 0)
+			return -1;
+		code = (int)sqlite3_last_insert_rowid(st->db);
+	}
+	if (k->n == HB_RES_KIND_CACHE) { /* forget the oldest */
+		memmove(k->name, k->name + 1, sizeof(k->name[0]) * (HB_RES_KIND_CACHE - 1));
+		memmove(k->code, k->code + 1, sizeof(k->code[0]) * (HB_RES_KIND_CACHE - 1));
+		k->n--;
+	}
+	hb_strlcpy(k->name[k->n], kind, sizeof(k->name[0]));
+	k->code[k->n++] = code;
+	return code;
+}
+
+static int kind_code(struct hb_results_stream *st, const char *kind, struct hb_error *err)
+{
+	for (int i = 0; i < NFIXED_KINDS; i++)
+		if (kind[0] == fixed_kinds[i][0] && strcmp(kind, fixed_kinds[i]) == 0)
+			return i + 1;
+	return other_kind(st, kind, err);
+}
+
+/* Copy the event and sample rows of the database attached as `part` (a
+ * run's own, results.h "Runs on threads") into db's, in key order.  Codes
+ * of the fixed kinds are the same in both; when the part has others, its
+ * rows are recoded by name. */
+int hb_res_db_copy_part(struct hb_results_stream *st, struct hb_error *err)
+{
+	static const char *const plain =
+		"INSERT INTO main.event SELECT * FROM part.event ORDER BY run_id, seq;"
+		"INSERT INTO main.timeseries SELECT * FROM part.timeseries ORDER BY run_id, seq;";
+	static const char *const recoded =
+		"INSERT OR IGNORE INTO main.event_kind(name) SELECT name FROM part.event_kind ORDER BY kind;"
+		"INSERT INTO main.event SELECT e.run_id, e.seq, e.t, e.job,"
+		" (SELECT m.kind FROM main.event_kind AS m WHERE m.name = p.name), e.detail"
+		" FROM part.event AS e JOIN part.event_kind AS p ON p.kind = e.kind ORDER BY e.run_id, e.seq;"
+		"INSERT INTO main.timeseries SELECT * FROM part.timeseries ORDER BY run_id, seq;";
+	sqlite3_stmt *q;
+	int others = 0;
+
+	if (hb_db_prepare(st->db, "SELECT count(*) FROM part.event_kind WHERE kind > ?1", &q, err) < 0)
+		return -1;
+	sqlite3_bind_int(q, 1, NFIXED_KINDS);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		others = sqlite3_column_int(q, 0);
+	sqlite3_finalize(q);
+	hb_res_db_kinds_reset(st);
+	return hb_db_exec(st->db, others ? recoded : plain, err);
+}
+
 /* ---- the streamed rows ------------------------------------------------------------------ */
 
 /* Create the staged database st->db_tmp (replacing a stale one), open its
@@ -221,6 +341,7 @@ int hb_res_db_open(struct hb_results_stream *st, struct hb_error *err)
 	if (hb_db_exec(st->db, "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;", err) < 0 ||
 	    hb_db_begin(st->db, err) < 0 || hb_db_exec(st->db, schema, err) < 0 ||
 	    hb_db_exec(st->db, st->trace ? schema_trace : schema_single, err) < 0 ||
+	    fill_kinds(st->db, err) < 0 ||
 	    hb_db_prepare(st->db, insert_sql[ST_EVENT], &st->ins_event, err) < 0 ||
 	    hb_db_prepare(st->db, insert_sql[ST_SAMPLE], &st->ins_sample, err) < 0) {
 		hb_error_at_path(err, st->db_tmp, st->db_path);
@@ -233,13 +354,17 @@ int hb_res_db_open(struct hb_results_stream *st, struct hb_error *err)
 int hb_res_db_event(struct hb_results_stream *st, size_t seq, const struct hb_sim_event_rec *e, struct hb_error *err)
 {
 	sqlite3_stmt *s = st->ins_event;
+	int code = kind_code(st, e->kind, err);
 
+	if (code < 0)
+		return -1;
 	sqlite3_bind_int(s, 1, st->run_id);
 	sqlite3_bind_int64(s, 2, (sqlite3_int64)seq);
 	bind_real(s, 3, e->t);
 	sqlite3_bind_int(s, 4, e->job);
-	bind_text(s, 5, e->kind);
-	bind_text(s, 6, e->detail);
+	sqlite3_bind_int(s, 5, code);
+	/* bound static: the text lives until the row is stepped */
+	sqlite3_bind_text(s, 6, e->detail ? e->detail : "", -1, SQLITE_STATIC);
 	return step(st->db, s, err);
 }
 
@@ -464,6 +589,18 @@ int hb_res_db_finish(sqlite3 *db, const struct hb_results *r, const struct srow 
 	    db_meta(db, st[ST_META], "cluster", r->cluster, err) < 0 || db_meta(db, st[ST_META], "seed", seed, err) < 0 ||
 	    db_meta(db, st[ST_META], "knobs_json", knobs, err) < 0)
 		goto out;
+	/* Provenance of policies built outside the tree: the files they came
+	 * from, one per line (a set made without plugins has no such row). */
+	if (hb_plugin_count() > 0) {
+		char plugins[4096] = "";
+		size_t used = 0;
+
+		for (int i = 0; i < hb_plugin_count(); i++)
+			used += (size_t)snprintf(plugins + used, used < sizeof(plugins) ? sizeof(plugins) - used : 0,
+						 "%s%s", i ? "\n" : "", hb_plugin_path(i));
+		if (db_meta(db, st[ST_META], "policy_plugins", plugins, err) < 0)
+			goto out;
+	}
 	/* Only a reduced file says so: the default's files stay as they were. */
 	if (lv != HB_EVENTS_ALL && db_meta(db, st[ST_META], "events", hb_events_level_name(lv), err) < 0)
 		goto out;

@@ -289,7 +289,7 @@ int hb_results_write(const struct hb_results *r, const char *dir, int plot_data,
 {
 	struct hb_results_stream *st;
 
-	if (hb_results_stream_open(&st, dir, 0, r->events, err) < 0)
+	if (hb_results_stream_open(&st, dir, 0, r->events, r->csv, err) < 0)
 		return -1;
 	for (int i = 0; i < r->nruns; i++) {
 		const struct hb_run_result *ru = &r->runs[i];
@@ -650,7 +650,7 @@ int hb_trace_results_write(const struct hb_trace_results *r, const char *dir, in
 		if (ran(&r->runs[i]) && r->runs[i].streamed)
 			return hb_runtime_error(err, "results: %s's records were streamed (hb_trace_results_commit)",
 						r->runs[i].policy);
-	if (hb_results_stream_open(&st, dir, 1, r->events, err) < 0)
+	if (hb_results_stream_open(&st, dir, 1, r->events, r->csv, err) < 0)
 		return -1;
 	for (int i = 0; i < r->nruns; i++) {
 		const struct hb_trace_run *ru = &r->runs[i];

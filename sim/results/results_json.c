@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hb_config.h"  /* HB_VERSION, recorded in summary.json */
+#include "hb_config.h"
+#include "plugin.h"     /* policy_plugins: where plugin policies came from */  /* HB_VERSION, recorded in summary.json */
 #include "json.h"
 #include "results_priv.h"
 
@@ -94,6 +95,19 @@ cJSON *hb_results_profiles_json(const struct hb_profile_use *u, int n)
 }
 
 /* root's "profiles" (only when the command recorded them); 0 when out of memory. */
+/* "policy_plugins": the files of the plugins whose policies may be in the
+ * document (plugin.h); absent when none was loaded, so a set made without
+ * one reads as it always has. */
+static void add_plugins(cJSON *root)
+{
+	cJSON *arr;
+
+	if (hb_plugin_count() == 0 || !(arr = cJSON_AddArrayToObject(root, "policy_plugins")))
+		return;
+	for (int i = 0; i < hb_plugin_count(); i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(hb_plugin_path(i)));
+}
+
 static int add_profiles(cJSON *root, const struct hb_profile_use *u, int n)
 {
 	cJSON *arr;
@@ -121,6 +135,7 @@ cJSON *hb_res_summary_json_rows(const struct hb_results *r, const struct srow *r
 	cJSON_AddStringToObject(root, "format", HB_RESULTS_FORMAT);
 	cJSON_AddStringToObject(root, "version", HB_VERSION);
 	cJSON_AddStringToObject(root, "reproducibility", HB_RESULTS_REPRO);
+	add_plugins(root);
 	cJSON_AddStringToObject(root, "cluster", r->cluster);
 	cJSON_AddNumberToObject(root, "seed", (double)r->seed);
 	knobs = hb_res_knobs_json(r);
@@ -302,6 +317,7 @@ cJSON *hb_trace_results_json(const struct hb_trace_results *r)
 	cJSON_AddStringToObject(root, "format", HB_RESULTS_FORMAT);
 	cJSON_AddStringToObject(root, "version", HB_VERSION);
 	cJSON_AddStringToObject(root, "reproducibility", HB_RESULTS_REPRO);
+	add_plugins(root);
 	cJSON_AddStringToObject(root, "mode", "trace");
 	cJSON_AddStringToObject(root, "cluster", r->cluster);
 	cJSON_AddNumberToObject(root, "cluster_gpus", r->cluster_gpus);

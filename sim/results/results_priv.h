@@ -93,6 +93,21 @@ void hb_res_sample_csv_row(FILE *f, int run_id, const char *model, const char *p
 void hb_res_event_csv_row(FILE *f, int run_id, const char *model, const char *policy,
 			  const struct hb_sim_event_rec *e);
 
+/* ---- event kinds (results_db.c) ---------------------------------------------------- */
+
+/* results.db stores an event's kind as a small integer (table event_kind):
+ * the kinds docs/outputs.md lists have fixed codes; a kind outside that
+ * list (a policy added later) gets the next free code in the database the
+ * first time it is written, remembered here. */
+#define HB_RES_KIND_CACHE 8
+
+struct hb_res_kinds {
+	char name[HB_RES_KIND_CACHE][16]; /* kinds outside the fixed list met so far (most recent last) */
+	int code[HB_RES_KIND_CACHE];      /* their event_kind codes */
+	int n;                            /* entries in use */
+	sqlite3_stmt *find, *add;         /* SELECT / INSERT on event_kind, prepared on first use */
+};
+
 /* ---- the stream (results_stream.c) -------------------------------------------- */
 
 struct hb_results_stream {
@@ -100,12 +115,14 @@ struct hb_results_stream {
 	char made[4096];              /* the outermost directory open created ("": none), removed on abort */
 	int trace;                    /* 1: a trace replay's schema */
 	enum hb_events_level level;
+	int csv;                      /* 1: also events.csv and timeseries.csv (--csv) */
 	sqlite3 *db;                  /* the staged database, inside a transaction */
 	char db_path[4096], db_tmp[4200];
 	sqlite3_stmt *ins_event, *ins_sample;
+	struct hb_res_kinds kinds;    /* event kind codes beyond the fixed list */
 	long pending;                 /* rows since the last commit */
-	struct stage sg;              /* events.csv and timeseries.csv, then the end's files */
-	FILE *fev, *fts;
+	struct stage sg;              /* events.csv and timeseries.csv (with csv), then the end's files */
+	FILE *fev, *fts;              /* those two; NULL without csv */
 	/* The run being written. */
 	int run_id;                   /* 0 between runs */
 	char model[HB_NAME_MAX], policy[HB_NAME_MAX];
@@ -129,6 +146,12 @@ int hb_res_stream_records(struct hb_results_stream *st, int run_id, const char *
 /* Create st->db_tmp with the schema (st->trace picks the summary tables),
  * inside a transaction, with the event and sample inserts prepared. */
 int hb_res_db_open(struct hb_results_stream *st, struct hb_error *err);
+/* Forget the kind codes cached beyond the fixed list (after a merge gave
+ * the database new ones) and the statements that found them. */
+void hb_res_db_kinds_reset(struct hb_results_stream *st);
+/* Copy the event and sample rows of the database attached as `part` into
+ * st's (inside a transaction the caller opened). */
+int hb_res_db_copy_part(struct hb_results_stream *st, struct hb_error *err);
 /* The run's seq-th event / sample row. */
 int hb_res_db_event(struct hb_results_stream *st, size_t seq, const struct hb_sim_event_rec *e, struct hb_error *err);
 int hb_res_db_sample(struct hb_results_stream *st, size_t seq, const struct hb_sim_sample *x, struct hb_error *err);

@@ -75,10 +75,19 @@ static int stream_fail(struct hb_results_stream *st, struct hb_error *err)
 	return -1;
 }
 
-static void stream_free(struct hb_results_stream *st)
+/* Finalize every statement of st's database (sqlite3_close refuses a
+ * database with one left). */
+static void stream_finalize(struct hb_results_stream *st)
 {
 	sqlite3_finalize(st->ins_event);
 	sqlite3_finalize(st->ins_sample);
+	st->ins_event = st->ins_sample = NULL;
+	hb_res_db_kinds_reset(st);
+}
+
+static void stream_free(struct hb_results_stream *st)
+{
+	stream_finalize(st);
 	if (st->db) {
 		hb_db_rollback(st->db);
 		sqlite3_close(st->db);
@@ -92,9 +101,7 @@ void hb_results_stream_abort(struct hb_results_stream *st)
 	if (!st)
 		return;
 	hb_res_stage_abort(&st->sg, 0);
-	sqlite3_finalize(st->ins_event);
-	sqlite3_finalize(st->ins_sample);
-	st->ins_event = st->ins_sample = NULL;
+	stream_finalize(st);
 	if (st->db) {
 		hb_db_rollback(st->db);
 		sqlite3_close(st->db);
@@ -106,7 +113,7 @@ void hb_results_stream_abort(struct hb_results_stream *st)
 }
 
 int hb_results_stream_open(struct hb_results_stream **out, const char *dir, int trace, enum hb_events_level lv,
-			   struct hb_error *err)
+			   int csv, struct hb_error *err)
 {
 	struct hb_results_stream *st = calloc(1, sizeof(*st));
 
@@ -115,6 +122,7 @@ int hb_results_stream_open(struct hb_results_stream **out, const char *dir, int 
 		return hb_runtime_error(err, "results: out of memory");
 	st->trace = trace;
 	st->level = lv;
+	st->csv = csv;
 	if ((size_t)snprintf(st->dir, sizeof(st->dir), "%s", dir) >= sizeof(st->dir) ||
 	    (size_t)snprintf(st->db_path, sizeof(st->db_path), "%s/results.db", dir) >= sizeof(st->db_path)) {
 		free(st);
@@ -125,13 +133,16 @@ int hb_results_stream_open(struct hb_results_stream **out, const char *dir, int 
 		free(st);
 		return -1;
 	}
-	if (hb_res_db_open(st, err) < 0 || !(st->fts = hb_res_stage_open(&st->sg, dir, "timeseries.csv", err)) ||
-	    !(st->fev = hb_res_stage_open(&st->sg, dir, "events.csv", err))) {
+	if (hb_res_db_open(st, err) < 0 ||
+	    (csv && (!(st->fts = hb_res_stage_open(&st->sg, dir, "timeseries.csv", err)) ||
+		     !(st->fev = hb_res_stage_open(&st->sg, dir, "events.csv", err))))) {
 		hb_results_stream_abort(st);
 		return -1;
 	}
-	fputs(hb_res_timeseries_header, st->fts);
-	fputs(hb_res_events_header, st->fev);
+	if (csv) {
+		fputs(hb_res_timeseries_header, st->fts);
+		fputs(hb_res_events_header, st->fev);
+	}
 	*out = st;
 	return 0;
 }
@@ -172,6 +183,8 @@ int hb_results_stream_begin(struct hb_results_stream *st, int run_id, const char
 	hb_strlcpy(st->model, model, sizeof(st->model));
 	hb_strlcpy(st->policy, policy, sizeof(st->policy));
 	st->count[2 * (run_id - 1)] = st->count[2 * (run_id - 1) + 1] = 0;
+	if (!st->csv)
+		return 0;
 	st->ev_off = ftello(st->fev);
 	st->ts_off = ftello(st->fts);
 	if (st->ev_off < 0 || st->ts_off < 0) {
@@ -205,7 +218,8 @@ int hb_results_stream_event(struct hb_results_stream *st, const struct hb_sim_ev
 	if (st->run_id == 0 || !hb_events_level_keeps(st->level, e->kind))
 		return 0;
 	n = &st->count[2 * (st->run_id - 1)];
-	hb_res_event_csv_row(st->fev, st->run_id, st->model, st->policy, e);
+	if (st->fev)
+		hb_res_event_csv_row(st->fev, st->run_id, st->model, st->policy, e);
 	if (hb_res_db_event(st, *n, e, err) < 0) {
 		hb_error_at_path(err, st->db_tmp, st->db_path);
 		return stream_fail(st, err);
@@ -226,7 +240,8 @@ int hb_results_stream_sample(struct hb_results_stream *st, const struct hb_sim_s
 	if (st->run_id == 0 || st->level != HB_EVENTS_ALL)
 		return 0;
 	n = &st->count[2 * (st->run_id - 1) + 1];
-	hb_res_sample_csv_row(st->fts, st->run_id, st->model, st->policy, x);
+	if (st->fts)
+		hb_res_sample_csv_row(st->fts, st->run_id, st->model, st->policy, x);
 	if (hb_res_db_sample(st, *n, x, err) < 0) {
 		hb_error_at_path(err, st->db_tmp, st->db_path);
 		return stream_fail(st, err);
@@ -255,14 +270,14 @@ int hb_results_stream_end(struct hb_results_stream *st, int ok, struct hb_error 
 	if (!ok) {
 		char sql[128];
 
-		snprintf(sql, sizeof(sql), "DELETE FROM events WHERE run_id = %d; DELETE FROM timeseries WHERE run_id = %d;",
+		snprintf(sql, sizeof(sql), "DELETE FROM event WHERE run_id = %d; DELETE FROM timeseries WHERE run_id = %d;",
 			 id, id);
 		st->count[2 * (id - 1)] = st->count[2 * (id - 1) + 1] = 0;
 		if (hb_db_exec(st->db, sql, err) < 0) {
 			hb_error_at_path(err, st->db_tmp, st->db_path);
 			return stream_fail(st, err);
 		}
-		if (csv_truncate(st->fev, st->ev_off) < 0 || csv_truncate(st->fts, st->ts_off) < 0) {
+		if (st->csv && (csv_truncate(st->fev, st->ev_off) < 0 || csv_truncate(st->fts, st->ts_off) < 0)) {
 			hb_runtime_error(err, "%s: cannot take a failed run's rows out of the CSV files: %s", st->dir,
 					 strerror(errno));
 			return stream_fail(st, err);
@@ -287,9 +302,7 @@ int hb_res_stream_commit(struct hb_results_stream *st, const struct hb_results *
 	}
 	if (hb_res_db_finish(st->db, r, rows, nrows, tv, st->count, st->ncount, lv, st->db_tmp, err) < 0)
 		goto fail;
-	sqlite3_finalize(st->ins_event);
-	sqlite3_finalize(st->ins_sample);
-	st->ins_event = st->ins_sample = NULL;
+	stream_finalize(st);
 	if (hb_db_commit(st->db, err) < 0) {
 		hb_error_at_path(err, st->db_tmp, st->db_path);
 		goto fail;
@@ -356,6 +369,7 @@ int hb_results_stream_part(struct hb_results_stream *st, int run_id, struct hb_r
 		return hb_runtime_error(err, "results: out of memory");
 	p->trace = st->trace;
 	p->level = st->level;
+	p->csv = st->csv;
 	/* Errors name the set's results.db: the part is an internal file. */
 	hb_strlcpy(p->dir, st->dir, sizeof(p->dir));
 	hb_strlcpy(p->db_path, st->db_path, sizeof(p->db_path));
@@ -369,8 +383,9 @@ int hb_results_stream_part(struct hb_results_stream *st, int run_id, struct hb_r
 	}
 	snprintf(ev, sizeof(ev), ".run-%d-events.csv", run_id);
 	snprintf(ts, sizeof(ts), ".run-%d-timeseries.csv", run_id);
-	if (hb_res_db_open(p, err) < 0 || !(p->fts = hb_res_stage_open(&p->sg, st->dir, ts, err)) ||
-	    !(p->fev = hb_res_stage_open(&p->sg, st->dir, ev, err))) {
+	if (hb_res_db_open(p, err) < 0 ||
+	    (p->csv && (!(p->fts = hb_res_stage_open(&p->sg, st->dir, ts, err)) ||
+			!(p->fev = hb_res_stage_open(&p->sg, st->dir, ev, err))))) {
 		hb_results_stream_abort(p);
 		return -1;
 	}
@@ -401,9 +416,6 @@ static int append_file(FILE *f, const char *path, struct hb_error *err)
  * in one INSERT ... SELECT per table, in seq order. */
 static int merge_db(struct hb_results_stream *st, const struct hb_results_stream *p, struct hb_error *err)
 {
-	static const char *const copy =
-		"INSERT INTO main.events SELECT * FROM part.events ORDER BY run_id, seq;"
-		"INSERT INTO main.timeseries SELECT * FROM part.timeseries ORDER BY run_id, seq;";
 	sqlite3_stmt *att = NULL;
 	int rc;
 
@@ -414,7 +426,7 @@ static int merge_db(struct hb_results_stream *st, const struct hb_results_stream
 	sqlite3_finalize(att);
 	if (rc < 0)
 		return -1;
-	rc = hb_db_begin(st->db, err) < 0 || hb_db_exec(st->db, copy, err) < 0 || hb_db_commit(st->db, err) < 0 ? -1 : 0;
+	rc = hb_db_begin(st->db, err) < 0 || hb_res_db_copy_part(st, err) < 0 || hb_db_commit(st->db, err) < 0 ? -1 : 0;
 	if (rc < 0)
 		hb_db_rollback(st->db);
 	/* Detach even after a failure, so that the part's file can go. */
@@ -448,11 +460,9 @@ int hb_results_stream_merge(struct hb_results_stream *st, struct hb_results_stre
 	}
 	if (count_room(st, id, err) < 0)
 		goto out;
-	sqlite3_finalize(p->ins_event);
-	sqlite3_finalize(p->ins_sample);
-	p->ins_event = p->ins_sample = NULL;
-	if (hb_db_commit(p->db, err) < 0 || hb_res_stage_check(&p->sg, err) < 0 || fflush(p->fev) != 0 ||
-	    fflush(p->fts) != 0) {
+	stream_finalize(p);
+	if (hb_db_commit(p->db, err) < 0 || hb_res_stage_check(&p->sg, err) < 0 ||
+	    (p->csv && (fflush(p->fev) != 0 || fflush(p->fts) != 0))) {
 		if (err->code == HB_OK)
 			hb_runtime_error(err, "%s: write failed: %s", st->dir, strerror(errno));
 		hb_error_at_path(err, p->db_tmp, p->db_path);
@@ -467,7 +477,8 @@ int hb_results_stream_merge(struct hb_results_stream *st, struct hb_results_stre
 		goto out;
 	}
 	/* The part's CSV temporaries: [0] timeseries, [1] events (part's order). */
-	if (append_file(st->fts, p->sg.files[0].tmp, err) < 0 || append_file(st->fev, p->sg.files[1].tmp, err) < 0) {
+	if (p->csv &&
+	    (append_file(st->fts, p->sg.files[0].tmp, err) < 0 || append_file(st->fev, p->sg.files[1].tmp, err) < 0)) {
 		stream_fail(st, err);
 		goto out;
 	}

@@ -554,7 +554,7 @@ static void shared_names(char *buf, size_t size)
 	size_t len = 0;
 
 	buf[0] = '\0';
-	for (const struct hb_policy *p = hb_policies; p->name; p++)
+	for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p))
 		if (p->shared)
 			len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", len ? ", " : "", p->name);
 }
@@ -641,6 +641,7 @@ static void run_point(struct hb_sweep *sw, struct hb_profdb *db, int id, const s
 	struct hb_sim_opts so;
 	struct hb_sim sim;
 	struct hb_error err = { 0 };
+	void *popts = NULL; /* the policy's options (policy.h), lent to the run */
 	double t0 = hb_now();
 	int k;
 
@@ -676,10 +677,12 @@ static void run_point(struct hb_sweep *sw, struct hb_profdb *db, int id, const s
 	so.seed = cfg->seeds[p.seed];
 	so.quiet = 1;
 	so.log = log;
-	if (hb_sim_init(&sim, &sw->cats[p.cluster], sw->cl[p.cluster], db, pol->name, &so, &err) == 0) {
+	if (hb_policy_opts_new(pol, &so.knobs, &popts, &err) == 0 &&
+	    hb_sim_init(&sim, &sw->cats[p.cluster], sw->cl[p.cluster], db, pol->name, &so, &err) == 0) {
 		struct hb_trace_run ru;
 
 		memset(&ru, 0, sizeof(ru));
+		sim.policy_opts = popts;
 		hb_sim_set_arbiter(&sim, pol->shared);
 		if (hb_replay_build(&sim, rp, pol->agent, cfg->trace.synthetic ? "synthetic" : cfg->trace.file_echo,
 				    &err) == 0 &&
@@ -697,6 +700,7 @@ static void run_point(struct hb_sweep *sw, struct hb_profdb *db, int id, const s
 		}
 		hb_sim_free(&sim);
 	}
+	free(popts);
 	if (row->status != HB_SWEEP_OK) {
 		row->status = HB_SWEEP_FAILED;
 		hb_strlcpy(row->reason, err.msg[0] ? err.msg : "unknown error", sizeof(row->reason));

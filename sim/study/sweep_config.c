@@ -16,6 +16,7 @@
 #include "input.h" /* hb_read_text_file: directory, missing file, binary data, size cap */
 #include "json.h"
 #include "strutil.h"
+#include "plugin.h"   /* hb_plugin_load: "policy_plugins" */
 #include "sweep.h"
 #include "sweep_priv.h"
 
@@ -406,6 +407,39 @@ static int parse_loads(const cJSON *root, const char *file, struct hb_sweep_conf
 	return 0;
 }
 
+/* "policy_plugins": shared objects whose policies "policies" may then
+ * name (plugin.h), each relative to the configuration's folder unless
+ * absolute; loaded here, before the policies are looked up. */
+static int parse_plugins(const cJSON *root, const char *file, const char *dir, cJSON *echo, struct hb_error *err)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "policy_plugins"), *it;
+	cJSON *pe;
+	char field[40], path[4096];
+	int i = 0;
+
+	if (!arr)
+		return 0;
+	if (list_at(root, "policy_plugins", file, 16, "shared object files", &arr, err) < 0)
+		return -1;
+	if (!(pe = cJSON_AddArrayToObject(echo, "policy_plugins")))
+		return hb_runtime_error(err, "%s: out of memory", file);
+	cJSON_ArrayForEach(it, arr) {
+		snprintf(field, sizeof(field), "policy_plugins[%d]", i++);
+		if (!cJSON_IsString(it) || !it->valuestring[0])
+			return hb_sw_bad(err, file, "", field, it, "expected the path of a plugin (.so)");
+		if (it->valuestring[0] == '/' || !dir || !dir[0])
+			snprintf(path, sizeof(path), "%s", it->valuestring);
+		else
+			snprintf(path, sizeof(path), "%s/%s", dir, it->valuestring);
+		if (hb_plugin_load(path, err) < 0) {
+			hb_error_prefix(err, "%s: field '%s'", file, field);
+			return -1;
+		}
+		cJSON_AddItemToArray(pe, cJSON_CreateString(it->valuestring));
+	}
+	return 0;
+}
+
 static int parse_policies(const cJSON *root, const char *file, struct hb_sweep_config *cfg, cJSON *echo,
 			  struct hb_error *err)
 {
@@ -417,7 +451,7 @@ static int parse_policies(const cJSON *root, const char *file, struct hb_sweep_c
 
 	if (!pe)
 		return hb_runtime_error(err, "%s: out of memory", file);
-	for (const struct hb_policy *p = hb_policies; p->name; p++) {
+	for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p)) {
 		kl += (size_t)snprintf(known + kl, kl < sizeof(known) ? sizeof(known) - kl : 0, "%s%s", kl ? ", " : "",
 				       p->name);
 		if (p->shared)
@@ -495,9 +529,84 @@ static int parse_seeds(const cJSON *root, const char *file, uint64_t default_see
 
 /* ---- knobs: the what-if options of `hetbatch sim` ------------------------------------------ */
 
-static const char *const knob_keys[] = { "interval", "restart_cost", "reconfig_cost", "gns_overhead",
-					 "similarity_cost", "unequal_penalty", "max_sim_s", "elastic_interval",
-					 "elastic_drop", "progress", "comment", NULL };
+/* The simulator's own knob keys; the policies' (their knob tables'
+ * sweep keys, policy_knob.h) go after max_sim_s, before progress. */
+static const char *const core_keys[] = { "interval", "restart_cost", "reconfig_cost", "gns_overhead",
+					 "similarity_cost", "unequal_penalty", "max_sim_s", NULL };
+static const char *const tail_keys[] = { "progress", "comment", NULL };
+
+/* Every key of "knobs", in the order the error for an unknown one lists them. */
+static void knob_keys(const char **keys, size_t max)
+{
+	const struct hb_pknob *pk;
+	size_t n = 0;
+
+	for (int i = 0; core_keys[i] && n + 1 < max; i++)
+		keys[n++] = core_keys[i];
+	for (int i = 0; (pk = hb_policy_knob(i, NULL)) && n + 1 < max; i++)
+		if (pk->sweep)
+			keys[n++] = pk->sweep;
+	for (int i = 0; tail_keys[i] && n + 1 < max; i++)
+		keys[n++] = tail_keys[i];
+	keys[n] = NULL;
+}
+
+/* knobs.KEY of a policy's knob pk (its sweep key), into the settings s
+ * when given. */
+static int get_policy_knob(const cJSON *k, const char *file, const char *pre, const struct hb_pknob_table *t,
+			   const struct hb_pknob *pk, struct hb_pknob_settings *s, struct hb_error *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(k, pk->sweep);
+	double dflt = hb_pknob_get(pk, t->defaults), x = dflt;
+	struct hb_error why = { 0 };
+	char word[64];
+	long n;
+	int b;
+
+	if (!v || cJSON_IsNull(v))
+		return 0; /* the default */
+	switch (pk->type) {
+	case HB_PKNOB_FLAG:
+	case HB_PKNOB_SWITCH:
+		if (hb_sw_get_bool(k, pk->sweep, file, pre, dflt != 0, &b, err) < 0)
+			return -1;
+		x = b;
+		break;
+	case HB_PKNOB_WORDS:
+		if (hb_sw_get_str(k, pk->sweep, file, pre, 0, NULL, word, sizeof(word), err) < 0)
+			return -1;
+		if (hb_pknob_parse(pk, word, &x, &why) < 0) {
+			/* "--easyscale-restart: 'x' is not model or artifact": the part after the option */
+			const char *colon = strstr(why.msg, ": ");
+
+			return hb_sw_bad(err, file, pre, pk->sweep, v, colon ? colon + 2 : why.msg);
+		}
+		break;
+	case HB_PKNOB_INT:
+		if (hb_sw_get_int(k, pk->sweep, file, pre, 0, (long)pk->min, (long)pk->max, (long)dflt, &n, err) < 0)
+			return -1;
+		x = (double)n;
+		break;
+	default:
+		if (hb_sw_get_num(k, pk->sweep, file, pre, 0, pk->min, pk->max, dflt, &x, err) < 0)
+			return -1;
+	}
+	return hb_pknob_set(s, pk, x, err);
+}
+
+/* The echo of a policy's knob: its value in the settings s. */
+static void echo_policy_knob(cJSON *ke, const struct hb_pknob_table *t, const struct hb_pknob *pk,
+			     const struct hb_pknob_settings *s)
+{
+	double v = hb_pknob_value(t, pk, s);
+
+	switch (pk->type) {
+	case HB_PKNOB_FLAG:
+	case HB_PKNOB_SWITCH: cJSON_AddBoolToObject(ke, pk->sweep, v != 0); break;
+	case HB_PKNOB_WORDS: cJSON_AddStringToObject(ke, pk->sweep, pk->words[(int)v]); break;
+	default: echo_num(ke, pk->sweep, v);
+	}
+}
 
 /* knobs.progress: a progress model's name (stats.h), as `sim --progress`. */
 static int get_progress(const cJSON *k, const char *file, const char *pre, enum hb_progress_model *out,
@@ -521,24 +630,29 @@ static int parse_knobs(const cJSON *root, const char *file, struct hb_sweep_conf
 	const cJSON *k = cJSON_GetObjectItemCaseSensitive(root, "knobs");
 	struct hb_sim_opts *o = &cfg->opts;
 	cJSON *ke = cJSON_AddObjectToObject(echo, "knobs");
+	const char *keys[sizeof(core_keys) / sizeof(*core_keys) + HB_PKNOB_MAX + sizeof(tail_keys) / sizeof(*tail_keys)];
+	const struct hb_pknob_table *t;
+	const struct hb_pknob *pk;
 	long interval;
 
 	if (!ke)
 		return hb_runtime_error(err, "%s: out of memory", file);
 	hb_sim_opts_default(o);
+	knob_keys(keys, sizeof(keys) / sizeof(keys[0]));
 	if (k && !cJSON_IsNull(k)) {
-		if (hb_sw_object_at(k, file, "", "knobs", err) < 0 || hb_sw_check_keys(k, file, pre, knob_keys, err) < 0 ||
+		if (hb_sw_object_at(k, file, "", "knobs", err) < 0 || hb_sw_check_keys(k, file, pre, keys, err) < 0 ||
 		    hb_sw_get_int(k, "interval", file, pre, 0, 1, 1L << 30, 0, &interval, err) < 0 ||
 		    hb_sw_get_num(k, "restart_cost", file, pre, 0, 0, 1e7, o->restart_const_s, &o->restart_const_s, err) < 0 ||
 		    hb_sw_get_num(k, "reconfig_cost", file, pre, 0, 0, 1e7, o->reconfig_s, &o->reconfig_s, err) < 0 ||
 		    hb_sw_get_num(k, "gns_overhead", file, pre, 0, 0, 10, o->gns_overhead, &o->gns_overhead, err) < 0 ||
 		    hb_sw_get_bool(k, "similarity_cost", file, pre, o->similarity_cost, &o->similarity_cost, err) < 0 ||
 		    hb_sw_get_num(k, "unequal_penalty", file, pre, 0, 0, 1e6, o->unequal_k, &o->unequal_k, err) < 0 ||
-		    hb_sw_get_pos(k, "max_sim_s", file, pre, 1e12, o->max_sim_s, &o->max_sim_s, err) < 0 ||
-		    hb_sw_get_pos(k, "elastic_interval", file, pre, 1e7, o->elastic_interval_s, &o->elastic_interval_s, err) <
-			    0 ||
-		    hb_sw_get_bool(k, "elastic_drop", file, pre, o->elastic_drop, &o->elastic_drop, err) < 0 ||
-		    get_progress(k, file, pre, &o->progress, err) < 0)
+		    hb_sw_get_pos(k, "max_sim_s", file, pre, 1e12, o->max_sim_s, &o->max_sim_s, err) < 0)
+			return -1;
+		for (int i = 0; (pk = hb_policy_knob(i, &t)); i++)
+			if (pk->sweep && get_policy_knob(k, file, pre, t, pk, &o->knobs, err) < 0)
+				return -1;
+		if (get_progress(k, file, pre, &o->progress, err) < 0)
 			return -1;
 		o->interval = interval;
 	}
@@ -550,8 +664,9 @@ static int parse_knobs(const cJSON *root, const char *file, struct hb_sweep_conf
 	cJSON_AddBoolToObject(ke, "similarity_cost", o->similarity_cost);
 	echo_num(ke, "unequal_penalty", o->unequal_k);
 	echo_num(ke, "max_sim_s", o->max_sim_s);
-	echo_num(ke, "elastic_interval", o->elastic_interval_s);
-	cJSON_AddBoolToObject(ke, "elastic_drop", o->elastic_drop);
+	for (int i = 0; (pk = hb_policy_knob(i, &t)); i++)
+		if (pk->sweep)
+			echo_policy_knob(ke, t, pk, &o->knobs);
 	cJSON_AddStringToObject(ke, "progress", hb_progress_name(o->progress));
 	o->quiet = 1;
 	return 0;
@@ -559,8 +674,8 @@ static int parse_knobs(const cJSON *root, const char *file, struct hb_sweep_conf
 
 /* ---- the document ----------------------------------------------------------------------------- */
 
-static const char *const top_keys[] = { "name", "trace", "clusters", "loads", "policies", "seeds", "fairness",
-					"knobs", "comment", NULL };
+static const char *const top_keys[] = { "name", "trace", "clusters", "loads", "policy_plugins", "policies", "seeds",
+					"fairness", "knobs", "comment", NULL };
 
 /* Default name: the file's base name without .json. */
 static void default_name(const char *file, char *buf, size_t size)
@@ -617,7 +732,8 @@ int hb_sweep_config_parse(const char *text, size_t len, const char *name, const 
 		goto out;
 	cJSON_AddStringToObject(echo, "name", cfg->name);
 	if (parse_trace(root, name, dir, cfg, echo, err) < 0 || parse_clusters(root, name, dir, cfg, echo, err) < 0 ||
-	    parse_loads(root, name, cfg, echo, err) < 0 || parse_policies(root, name, cfg, echo, err) < 0 ||
+	    parse_loads(root, name, cfg, echo, err) < 0 || parse_plugins(root, name, dir, echo, err) < 0 ||
+	    parse_policies(root, name, cfg, echo, err) < 0 ||
 	    parse_seeds(root, name, default_seed, cfg, echo, err) < 0 ||
 	    hb_sw_get_bool(root, "fairness", name, "", 0, &cfg->fairness, err) < 0)
 		goto out;

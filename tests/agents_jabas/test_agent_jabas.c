@@ -70,7 +70,7 @@ static void start_job(struct hb_sim *sim, struct hb_sim_job *job)
 
 	for (int i = 0; i < sim->cl->nnodes; i++)
 		all[i] = sim->cl->nodes[i].ngpus;
-	job->next_adapt_iter = (double)hb_agent_jabas.interval(sim, job);
+	job->next_adapt_iter = (double)hb_agent_jabas.interval(sim, hb_sim_agent_state(sim, job), job);
 	must(hb_sim_start_job(sim, job, all, &err), &err);
 }
 
@@ -93,8 +93,8 @@ static void adapt_at(struct hb_sim *sim, struct hb_sim_job *job, long step)
 	struct hb_error err;
 
 	job->iters = (double)step;
-	job->next_adapt_iter = (double)step + (double)hb_agent_jabas.interval(sim, job);
-	must(hb_agent_jabas.on_adapt(sim, job, &err), &err);
+	job->next_adapt_iter = (double)step + (double)hb_agent_jabas.interval(sim, hb_sim_agent_state(sim, job), job);
+	must(hb_agent_jabas.on_adapt(sim, hb_sim_agent_state(sim, job), job, &err), &err);
 }
 
 /* ---- start (§4.3 initial phase) ---------------------------------------- */
@@ -543,7 +543,7 @@ static void epoch_case(struct hb_sim *sim, struct hb_sim_job *job, long want, lo
 	bt = brute_force(job, traj, (int)(nq + 1), done, &keep, best);
 	assert_true(isfinite(bt));
 	memcpy(before, job->cfg.alloc, (size_t)cl->nnodes * sizeof(int));
-	must(hb_agent_jabas.on_epoch_end(sim, job, &err), &err);
+	must(hb_agent_jabas.on_epoch_end(sim, hb_sim_agent_state(sim, job), job, &err), &err);
 	assert_memory_equal(job->cfg.alloc, best, (size_t)cl->nnodes * sizeof(int));
 	if (memcmp(before, best, (size_t)cl->nnodes * sizeof(int)) != 0) {
 		struct hb_iidp_request req = { .alloc = best, .global_bs = b, .m_rule = HB_IIDP_M_EXACT };

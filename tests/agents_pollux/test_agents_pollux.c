@@ -91,7 +91,7 @@ static void epoch_end_at(struct hb_sim *sim, struct hb_sim_job *job, double f)
 
 	job->progress = f * job->target;
 	job->epoch++;
-	if (job->agent->on_epoch_end(sim, job, &err) < 0)
+	if (job->agent->on_epoch_end(sim, hb_sim_agent_state(sim, job), job, &err) < 0)
 		fail_msg("%s", err.msg);
 }
 

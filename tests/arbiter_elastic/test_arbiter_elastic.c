@@ -28,12 +28,18 @@
 #include "capacity.h"
 #include "ddp.h"
 #include "default_db.h"
+#include "elastic_opts.h"
 #include "elastic_share.h"
 #include "policy.h"
 #include "sim.h"
 
 #define DELTA_S 300.0      /* Δ of the scenarios */
 #define MAXJ 16
+
+/* The arbiter's options (elastic_opts.h) of the scenarios, by drop mode: Δ
+ * DELTA_S, or 0 (the event-driven variant). */
+static const struct hb_elastic_opts ticks[2] = { { DELTA_S, 0 }, { DELTA_S, 1 } };
+static const struct hb_elastic_opts events[2] = { { 0.0, 0 }, { 0.0, 1 } };
 
 static struct hb_catalog cat;
 static struct hb_profdb *db;
@@ -51,10 +57,9 @@ static void init(struct hb_sim *sim, const struct hb_arbiter_ops *arb, const str
 	hb_sim_opts_default(&o);
 	o.quiet = 1;
 	o.restart_const_s = 30.0;
-	o.elastic_interval_s = DELTA_S;
-	o.elastic_drop = drop;
 	if (hb_sim_init(sim, &cat, c, db, "elastic", &o, &err) < 0)
 		fail_msg("%s", err.msg);
+	sim->policy_opts = &ticks[drop != 0];
 	hb_sim_set_arbiter(sim, arb);
 }
 
@@ -122,26 +127,31 @@ static void chk_reset(void)
 	memset(&chk, 0, sizeof(chk));
 }
 
-static int wrap_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int wrap_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	chk.dirty = 1;
-	return hb_arbiter_elastic.on_arrival(sim, job, err);
+	return hb_arbiter_elastic.on_arrival(sim, state, job, err);
 }
 
-static int wrap_finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int wrap_finish(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	chk.dirty = 1;
-	return hb_arbiter_elastic.on_finish(sim, job, err);
+	return hb_arbiter_elastic.on_finish(sim, state, job, err);
 }
 
-static double wrap_round_s(const struct hb_sim *sim)
+static double wrap_round_s(const struct hb_sim *sim, const void *state)
 {
-	return hb_arbiter_elastic.round_s(sim);
+	return hb_arbiter_elastic.round_s(sim, state);
 }
 
-static void wrap_free(struct hb_sim *sim)
+static int wrap_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)
 {
-	hb_arbiter_elastic.free_state(sim);
+	return hb_arbiter_elastic.init(sim, opts, state, err);
+}
+
+static void wrap_free(void *state)
+{
+	hb_arbiter_elastic.free(state);
 }
 
 /* Brute force: the best Σ S_j(k_j) over every vector with 1 <= k_j <= k_max_j
@@ -218,7 +228,7 @@ static void check_allocation(struct hb_sim *sim)
 	chk.checked++;
 }
 
-static int wrap_round(struct hb_sim *sim, struct hb_error *err)
+static int wrap_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
 	int before[MAXJ], dirty = chk.dirty;
 	size_t nev = sim->nevents;
@@ -228,7 +238,7 @@ static int wrap_round(struct hb_sim *sim, struct hb_error *err)
 		before[j] = sim->jobs[j].ngrant;
 	chk.dirty = 0;
 	chk.rounds++;
-	if (hb_arbiter_elastic.on_round(sim, err) < 0)
+	if (hb_arbiter_elastic.on_round(sim, state, err) < 0)
 		return -1;
 	if (!dirty) {
 		/* Nothing arrived or finished: no event, no change. */
@@ -242,8 +252,8 @@ static int wrap_round(struct hb_sim *sim, struct hb_error *err)
 }
 
 static const struct hb_arbiter_ops checked_elastic = {
-	.name = "elastic-checked", .summary = "test", .on_arrival = wrap_arrival, .on_finish = wrap_finish,
-	.round_s = wrap_round_s, .on_round = wrap_round, .free_state = wrap_free,
+	.name = "elastic-checked", .summary = "test", .init = wrap_init, .free = wrap_free,
+	.on_arrival = wrap_arrival, .on_finish = wrap_finish, .round_s = wrap_round_s, .on_round = wrap_round,
 };
 
 static void print_k_over_time(const struct hb_sim *sim);
@@ -488,7 +498,7 @@ static void test_event_driven(void **state)
 
 	(void)state;
 	init(&sim, &hb_arbiter_elastic, cl, 0);
-	sim.opts.elastic_interval_s = 0.0;
+	sim.policy_opts = &events[0];
 	add(&sim, m_i, 0.0, 0);
 	add(&sim, m_v, 50.0, 0);
 	run(&sim);
@@ -503,7 +513,7 @@ static void test_event_driven(void **state)
 
 	/* Drop mode: rejected on arrival. */
 	init(&sim, &hb_arbiter_elastic, cl_one, 1);
-	sim.opts.elastic_interval_s = 0.0;
+	sim.policy_opts = &events[1];
 	add(&sim, m_r, 0.0, 0);
 	add(&sim, m_r, 10.0, 0);
 	run(&sim);
@@ -674,25 +684,25 @@ static void check_online(const struct hb_sim *sim)
 	chk.checked++;
 }
 
-static int cap_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int cap_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	int rc = hb_arbiter_elastic.on_arrival(sim, job, err);
+	int rc = hb_arbiter_elastic.on_arrival(sim, state, job, err);
 
 	check_online(sim);
 	return rc;
 }
 
-static int cap_finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int cap_finish(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	int rc = hb_arbiter_elastic.on_finish(sim, job, err);
+	int rc = hb_arbiter_elastic.on_finish(sim, state, job, err);
 
 	check_online(sim);
 	return rc;
 }
 
-static int cap_round(struct hb_sim *sim, struct hb_error *err)
+static int cap_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	int rc = hb_arbiter_elastic.on_round(sim, err);
+	int rc = hb_arbiter_elastic.on_round(sim, state, err);
 
 	check_online(sim);
 	return rc;
@@ -714,21 +724,21 @@ static struct {
 	int revokes, jobs_before, gpus_before, captures, jobs_after, gpus_after;
 } seen;
 
-static int cap_revoke(struct hb_sim *sim, const int *need, struct hb_error *err)
+static int cap_revoke(struct hb_sim *sim, void *state, const int *need, struct hb_error *err)
 {
 	if (seen.revokes++ == 0)
 		holders(sim, &seen.jobs_before, &seen.gpus_before);
-	return hb_arbiter_elastic.on_revoke(sim, need, err);
+	return hb_arbiter_elastic.on_revoke(sim, state, need, err);
 }
 
-static int cap_requeue(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int cap_requeue(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	return hb_arbiter_elastic.on_requeue(sim, job, err);
+	return hb_arbiter_elastic.on_requeue(sim, state, job, err);
 }
 
-static int cap_capacity(struct hb_sim *sim, struct hb_error *err)
+static int cap_capacity(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	int rc = hb_arbiter_elastic.on_capacity(sim, err);
+	int rc = hb_arbiter_elastic.on_capacity(sim, state, err);
 
 	check_online(sim); /* after the withdrawal: what is left fits what is online */
 	if (seen.captures++ == 0)
@@ -737,9 +747,9 @@ static int cap_capacity(struct hb_sim *sim, struct hb_error *err)
 }
 
 static const struct hb_arbiter_ops cap_checked = {
-	.name = "elastic-cap-checked", .summary = "test", .on_arrival = cap_arrival, .on_finish = cap_finish,
-	.round_s = wrap_round_s, .on_round = cap_round, .free_state = wrap_free, .on_revoke = cap_revoke,
-	.on_requeue = cap_requeue, .on_capacity = cap_capacity,
+	.name = "elastic-cap-checked", .summary = "test", .init = wrap_init, .free = wrap_free,
+	.on_arrival = cap_arrival, .on_finish = cap_finish, .round_s = wrap_round_s, .on_round = cap_round,
+	.on_revoke = cap_revoke, .on_requeue = cap_requeue, .on_capacity = cap_capacity,
 };
 
 /* Four elastic jobs spread over the 8 P100 (the fixed-batch ones over 7 or
@@ -775,11 +785,10 @@ static void test_capacity_withdrawal(void **state)
 			hb_sim_opts_default(&o);
 			o.quiet = 1;
 			o.restart_const_s = 30.0;
-			o.elastic_interval_s = DELTA_S;
-			o.elastic_drop = drop;
 			o.capacity = path;
 			if (hb_sim_init(&sim, &cat, cl, db, a ? "elastic-fixed" : "elastic", &o, &err) < 0)
 				fail_msg("%s", err.msg);
+			sim.policy_opts = &ticks[drop];
 			hb_sim_set_arbiter(&sim, &cap_checked);
 			for (int j = 0; j < 4; j++) {
 				int id;

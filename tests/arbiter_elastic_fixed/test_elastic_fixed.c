@@ -21,6 +21,7 @@
 
 #include "ddp.h"
 #include "default_db.h"
+#include "elastic_opts.h"
 #include "elastic_share.h"
 #include "policy.h"
 #include "replay.h"
@@ -36,18 +37,20 @@ static const struct hb_agent_ops *const variants[] = { &hb_agent_elastic_fixed, 
 						       &hb_agent_elastic_fixed_min, &hb_agent_elastic_fixed_random };
 #define NVAR (int)(sizeof(variants) / sizeof(variants[0]))
 
-static void init(struct hb_sim *sim, int drop, double delta_s)
+/* The arbiter's options (elastic_opts.h), by drop mode: Δ 600 s (the default). */
+static const struct hb_elastic_opts modes[2] = { { 600.0, 0 }, { 600.0, 1 } };
+
+static void init(struct hb_sim *sim, int drop)
 {
 	struct hb_sim_opts o;
 	struct hb_error err = { 0 };
 
 	hb_sim_opts_default(&o);
 	o.quiet = 1;
-	o.elastic_drop = drop;
-	o.elastic_interval_s = delta_s;
 	o.progress = HB_PROGRESS_SAMPLES;
 	if (hb_sim_init(sim, &cat, cl, db, "elastic-fixed", &o, &err) < 0)
 		fail_msg("%s", err.msg);
+	sim->policy_opts = &modes[drop != 0];
 	hb_sim_set_arbiter(sim, &hb_arbiter_elastic);
 }
 
@@ -105,7 +108,7 @@ static void test_fixed_entry(void **state)
 	int id_el, id_fx;
 
 	(void)state;
-	init(&sim, 0, 600);
+	init(&sim, 0);
 	if (hb_sim_add_job(&sim, m_r, &hb_agent_elastic, 0.0, &id_el, &err) < 0 ||
 	    hb_sim_add_job(&sim, m_r, &hb_agent_elastic_fixed, 0.0, &id_fx, &err) < 0)
 		fail_msg("%s", err.msg);
@@ -192,7 +195,7 @@ static void replay(struct hb_sim *sim, const struct hb_agent_ops *agent, int dro
 		fail_msg("%s", err.msg);
 	free(specs);
 	hb_trace_close(r);
-	init(sim, drop, 600);
+	init(sim, drop);
 	if (hb_replay_build(sim, rp, agent, "ibm", &err) < 0 || hb_sim_run(sim, &err) < 0)
 		fail_msg("%s under %s: %s", words[0], agent->name, err.msg);
 }
@@ -308,8 +311,8 @@ static void test_random_bs_seeded(void **state)
 	long distinct = 0, differ = 0, prev = -1;
 
 	(void)state;
-	init(&a, 0, 600);
-	init(&b, 0, 600);
+	init(&a, 0);
+	init(&b, 0);
 	b.opts.seed = a.opts.seed + 1;
 	for (int i = 0; i < 200; i++) {
 		int ia, ib;

@@ -59,27 +59,27 @@ static void check_pool(const struct hb_sim *sim)
 	pool_checks++;
 }
 
-static int w_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int w_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	int rc = hb_arbiter_jabas.on_arrival(sim, job, err);
+	int rc = hb_arbiter_jabas.on_arrival(sim, state, job, err);
 
 	if (rc == 0)
 		check_pool(sim);
 	return rc;
 }
 
-static int w_finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int w_finish(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	int rc = hb_arbiter_jabas.on_finish(sim, job, err);
+	int rc = hb_arbiter_jabas.on_finish(sim, state, job, err);
 
 	if (rc == 0)
 		check_pool(sim);
 	return rc;
 }
 
-static int w_release(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int w_release(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	int rc = hb_arbiter_jabas.on_release(sim, job, err);
+	int rc = hb_arbiter_jabas.on_release(sim, state, job, err);
 
 	if (rc == 0)
 		check_pool(sim);
@@ -88,11 +88,12 @@ static int w_release(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error
 
 /* The offer lies between the grant and the grant plus the free pool, and
  * caps at most what it offers. */
-static void w_offer(const struct hb_sim *sim, const struct hb_sim_job *job, int *offer, int *max_gpus)
+static void w_offer(const struct hb_sim *sim, const void *state, const struct hb_sim_job *job, int *offer,
+		    int *max_gpus)
 {
 	int total = 0, queued = 0, running = 0, pairs = 0, req = hb_arbiter_job_gpus(sim, job), want;
 
-	hb_arbiter_jabas.offer(sim, job, offer, max_gpus);
+	hb_arbiter_jabas.offer(sim, state, job, offer, max_gpus);
 	for (int i = 0; i < sim->cl->nnodes; i++) {
 		assert_true(offer[i] >= job->grant[i]);
 		assert_true(offer[i] <= job->grant[i] + sim->free_gpus[i]);
@@ -152,23 +153,23 @@ static const struct hb_arbiter_ops checked_arbiter = {
 	.summary = "test",
 	.on_arrival = w_arrival,
 	.on_finish = w_finish,
-	.free_state = NULL, /* set in main: hb_arbiter_jabas's */
+	.init = NULL, /* init and free set in main: hb_arbiter_jabas's */
 	.offer = w_offer,
 	.on_release = w_release,
 };
 
-static int a_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int a_start(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	int rc = hb_agent_jabas.start(sim, job, err);
+	int rc = hb_agent_jabas.start(sim, state, job, err);
 
 	if (rc == 0)
 		check_pool(sim);
 	return rc;
 }
 
-static int a_adapt(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int a_adapt(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	int rc = hb_agent_jabas.on_adapt(sim, job, err);
+	int rc = hb_agent_jabas.on_adapt(sim, state, job, err);
 
 	if (rc == 0)
 		check_pool(sim);
@@ -203,13 +204,13 @@ static int equivalent(const struct hb_cluster *cl, const int *a, const int *b)
 
 /* An epoch end moves the job only to a really different allocation: never
  * to the same GPUs on an identical node (a restart for nothing). */
-static int a_epoch(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int a_epoch(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	int before[64], rc;
 
 	assert_true(sim->cl->nnodes <= 64);
 	memcpy(before, job->cfg.alloc, sizeof(int) * (size_t)sim->cl->nnodes);
-	rc = hb_agent_jabas.on_epoch_end(sim, job, err);
+	rc = hb_agent_jabas.on_epoch_end(sim, state, job, err);
 	if (rc == 0) {
 		check_pool(sim);
 		if (memcmp(before, job->cfg.alloc, sizeof(int) * (size_t)sim->cl->nnodes) != 0) {
@@ -221,14 +222,15 @@ static int a_epoch(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *
 }
 
 /* jabas-share without growth: a job may move or shrink inside grant + free. */
-static void nogrow_offer(const struct hb_sim *sim, const struct hb_sim_job *job, int *offer, int *max_gpus)
+static void nogrow_offer(const struct hb_sim *sim, const void *state, const struct hb_sim_job *job, int *offer,
+			 int *max_gpus)
 {
-	hb_arbiter_jabas.offer(sim, job, offer, max_gpus);
+	hb_arbiter_jabas.offer(sim, state, job, offer, max_gpus);
 	if (*max_gpus > job->ngrant)
 		*max_gpus = job->ngrant;
 }
 
-static struct hb_arbiter_ops arb_checked;   /* checked_arbiter + free_state */
+static struct hb_arbiter_ops arb_checked;   /* checked_arbiter + init and free */
 static struct hb_arbiter_ops arb_nogrow;    /* hb_arbiter_jabas with nogrow_offer */
 static struct hb_agent_ops agent_checked;   /* hb_agent_jabas with checks */
 
@@ -705,7 +707,8 @@ static int setup(void **state)
 	arb_nogrow = hb_arbiter_jabas;
 	arb_nogrow.offer = nogrow_offer;
 	arb_checked = checked_arbiter;
-	arb_checked.free_state = hb_arbiter_jabas.free_state;
+	arb_checked.init = hb_arbiter_jabas.init;
+	arb_checked.free = hb_arbiter_jabas.free;
 	agent_checked = hb_agent_jabas;
 	agent_checked.start = a_start;
 	agent_checked.on_adapt = a_adapt;

@@ -31,10 +31,10 @@ static double clock_s(clockid_t id)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int timed_round(struct hb_sim *sim, struct hb_error *err)
+static int timed_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
 	double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), w0 = clock_s(CLOCK_MONOTONIC);
-	int rc = hb_arbiter_pollux.on_round(sim, err), active = 0;
+	int rc = hb_arbiter_pollux.on_round(sim, state, err), active = 0;
 
 	if (timing.n < MAX_ROUNDS) {
 		for (int j = 0; j < sim->njobs; j++)

@@ -1081,9 +1081,9 @@ static int rounds_checked;
 static struct hb_arbiter_ops checked_ops;
 static int node_used[64]; /* per node: granted GPUs at the end of some round */
 
-static int checked_round(struct hb_sim *sim, struct hb_error *err)
+static int checked_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	if (hb_arbiter_pollux.on_round(sim, err) < 0)
+	if (hb_arbiter_pollux.on_round(sim, state, err) < 0)
 		return -1;
 	check_grants(sim);
 	for (int j = 0; j < sim->njobs; j++)
@@ -1228,25 +1228,28 @@ struct script {
 
 static struct script script;
 
-static int script_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int script_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	int one[2] = { 1, 0 }; /* 1 V100 */
 
+	(void)state;
 	return hb_sim_start_job(sim, job, one, err);
 }
 
-static double script_round_s(const struct hb_sim *sim)
+static double script_round_s(const struct hb_sim *sim, const void *state)
 {
 	(void)sim;
+	(void)state;
 	return 600.0;
 }
 
-static int script_round(struct hb_sim *sim, struct hb_error *err)
+static int script_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
 	static const int grants[3][2] = { { 4, 0 }, { 0, 2 }, { 4, 4 } };
 	struct hb_sim_job *job = &sim->jobs[0];
 	int k = script.step;
 
+	(void)state;
 	if (job->state == HB_JOB_DONE || k >= 4)
 		return 0;
 	if (hb_pollux_agent_report(sim, job, &script.rep[k], err) < 0)
@@ -1471,17 +1474,17 @@ static void check_online_grants(const struct hb_sim *sim)
 	cap_checks++;
 }
 
-static int cap_round(struct hb_sim *sim, struct hb_error *err)
+static int cap_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	if (hb_arbiter_pollux.on_round(sim, err) < 0)
+	if (hb_arbiter_pollux.on_round(sim, state, err) < 0)
 		return -1;
 	check_online_grants(sim);
 	return 0;
 }
 
-static int cap_capacity(struct hb_sim *sim, struct hb_error *err)
+static int cap_capacity(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	if (hb_arbiter_pollux.on_capacity(sim, err) < 0)
+	if (hb_arbiter_pollux.on_capacity(sim, state, err) < 0)
 		return -1;
 	check_online_grants(sim);
 	return 0;

@@ -119,9 +119,9 @@ static void assert_all_done(const struct hb_sim *sim)
 static const struct hb_arbiter_ops *inner;
 static int rounds_checked;
 
-static int checked_round(struct hb_sim *sim, struct hb_error *err)
+static int checked_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	if (inner->on_round(sim, err) < 0)
+	if (inner->on_round(sim, state, err) < 0)
 		return -1;
 	for (int i = 0; i < sim->cl->nnodes; i++) {
 		int held = 0;
@@ -390,6 +390,8 @@ static void test_optimus_greedy_equals_brute_force(void **state)
 	add(&sim, m_ds2, 0.0, 0, 32);
 	/* The second job is half done: its oracle knows it needs less. */
 	sim.jobs[1].progress = 0.5 * sim.jobs[1].target;
+	if (hb_sim_arbiter_init(&sim, &err) < 0) /* the callbacks below are called without hb_sim_run */
+		fail_msg("%s", err.msg);
 	for (int j = 0; j < 3; j++) {
 		struct hb_sim_job *job = &sim.jobs[j];
 
@@ -400,7 +402,7 @@ static void test_optimus_greedy_equals_brute_force(void **state)
 			R[j][k] = test_remaining(job, k);
 		for (int k = 2; k < kmax[j]; k++)
 			assert_true(R[j][k - 1] - R[j][k] >= R[j][k] - R[j][k + 1] - 1e-9 * R[j][1]);
-		if (hb_arbiter_optimus.on_arrival(&sim, job, &err) < 0)
+		if (hb_arbiter_optimus.on_arrival(&sim, sim.arbiter_state, job, &err) < 0)
 			fail_msg("%s", err.msg);
 	}
 	for (int x = 1; x <= kmax[0]; x++)
@@ -415,7 +417,7 @@ static void test_optimus_greedy_equals_brute_force(void **state)
 					bestk[2] = z;
 				}
 			}
-	if (hb_arbiter_optimus.on_round(&sim, &err) < 0)
+	if (hb_arbiter_optimus.on_round(&sim, sim.arbiter_state, &err) < 0)
 		fail_msg("%s", err.msg);
 	for (int j = 0; j < 3; j++) {
 		const struct hb_sim_job *job = &sim.jobs[j];
@@ -449,10 +451,12 @@ static void test_optimus_one_gpu_each_first(void **state)
 	init(&sim, quick, &hb_arbiter_optimus);
 	for (int j = 0; j < 9; j++)
 		add(&sim, m_cifar, 0.0, 0, 128);
+	if (hb_sim_arbiter_init(&sim, &err) < 0)
+		fail_msg("%s", err.msg);
 	for (int j = 0; j < 9; j++)
-		if (hb_arbiter_optimus.on_arrival(&sim, &sim.jobs[j], &err) < 0)
+		if (hb_arbiter_optimus.on_arrival(&sim, sim.arbiter_state, &sim.jobs[j], &err) < 0)
 			fail_msg("%s", err.msg);
-	if (hb_arbiter_optimus.on_round(&sim, &err) < 0)
+	if (hb_arbiter_optimus.on_round(&sim, sim.arbiter_state, &err) < 0)
 		fail_msg("%s", err.msg);
 	for (int j = 0; j < 8; j++)
 		assert_int_equal(sim.jobs[j].ngrant, 1);

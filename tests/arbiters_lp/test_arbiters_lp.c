@@ -30,9 +30,9 @@ static const struct hb_arbiter_ops *inner;
 static int rounds_checked, sia_check, max_growth_bad;
 static int last_gpus[64];
 
-static int checked_round(struct hb_sim *sim, struct hb_error *err)
+static int checked_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	if (inner->on_round(sim, err) < 0)
+	if (inner->on_round(sim, state, err) < 0)
 		return -1;
 	for (int i = 0; i < sim->cl->nnodes; i++) {
 		int held = 0;

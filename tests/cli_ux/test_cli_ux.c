@@ -166,7 +166,7 @@ static void test_small_messages(void **state)
 			       "\"groups\": [{\"gpu\": \"v100\", \"nodes\": 1, \"gpus_per_node\": 1}]}");
 	assert_int_equal(run("catalog clusters one.json"), 0);
 	out_has("1 node, 1 GPU: ");
-	assert_int_equal(run("sim " QUICK " --policy jabas --out one --events all"), 0);
+	assert_int_equal(run("sim " QUICK " --policy jabas --out one --events all --csv"), 0);
 	out_has("1 of 1 run ran;");
 	/* the single job's arrival: who decides, not "asks for 0 GPUs, B_G 0" */
 	s = slurp_in("one", "events.csv", &len);
@@ -183,9 +183,9 @@ static void test_sim_jobs_same_bytes(void **state)
 					     "summary.json", NULL };
 
 	(void)state;
-	assert_int_equal(run(SIX " -j 1 --out j1"), 0);
-	assert_int_equal(run(SIX " -j 3 --out j3"), 0);
-	assert_int_equal(run(SIX " --jobs=6 --out j6"), 0);
+	assert_int_equal(run(SIX " -j 1 --out j1 --csv"), 0);
+	assert_int_equal(run(SIX " -j 3 --out j3 --csv"), 0);
+	assert_int_equal(run(SIX " --jobs=6 --out j6 --csv"), 0);
 	for (int i = 0; files[i]; i++) {
 		size_t l1, l3, l6;
 		char *a = slurp_in("j1", files[i], &l1), *b = slurp_in("j3", files[i], &l3), *c = slurp_in("j6", files[i], &l6);
@@ -289,7 +289,8 @@ static void test_trace_jobs_same_bytes(void **state)
 	(void)state;
 	assert_non_null(shared);
 	for (int k = 0; k < 3; k++) {
-		static const char *const args[] = { " -j 1 --out w1 --plot", " -j 3 --out w3 --plot", " --jobs=8 --out w8 --plot" };
+		static const char *const args[] = { " -j 1 --out w1 --plot --csv", " -j 3 --out w3 --plot --csv",
+						    " --jobs=8 --out w8 --plot --csv" };
 
 		assert_int_equal(run(TRACE "%s", shared, args[k]), 0);
 		out[k] = mask_wall(slurp(outf, &len));

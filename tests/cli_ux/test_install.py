@@ -89,8 +89,13 @@ def main():
                   't hetbatch swe\nt hetbatch sim --pol\nt hetbatch sim --policy jabas,simi\nt hetbatch --status-line ne\n')
         r = subprocess.run(['bash', '-c', script, 'bash', comp], capture_output=True, text=True)
         got = r.stdout.splitlines()
-        if r.returncode != 0 or got != ['sweep', '--policy', 'jabas,simigrad', 'never']:
+        if r.returncode != 0 or got != ['sweep', '--policy --policy-plugin', 'jabas,simigrad', 'never']:
             fail('completion gave %s (%s)' % (got, r.stderr))
+
+        # the policy plugin API: the one header a plugin builds against
+        hdr = os.path.join(root, opts['includedir'], 'hetbatch', 'policy.h')
+        if not os.path.exists(hdr) or 'HB_POLICY_API_VERSION' not in open(hdr).read():
+            fail('no installed plugin header %s' % hdr)
 
         # LICENSE matches meson.build's license
         lic = re.search(r"license\s*:\s*'([^']+)'", open(os.path.join(src, 'meson.build')).read()).group(1)

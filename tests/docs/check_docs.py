@@ -11,8 +11,9 @@ What the code writes is taken from the code twice over:
     and JSON keys of what they wrote;
   - from the sources, for what a small run may not write: the meta keys
     (db_meta calls), the event kinds (hb_sim_note calls), the JSON keys the
-    writers add (cJSON_Add*ToObject, hb_json_add_*, knob names), the catalog
-    parser's key lists (models/catalog*.c).
+    writers add (cJSON_Add*ToObject, hb_json_add_*, knob names, the keys
+    of the policies' knob tables), the catalog parser's key lists
+    (models/catalog*.c).
 A name is documented when it appears in backquotes (`name`) in the section
 of the page that covers it: the section is found by its heading (see
 SECTIONS use below), so a column documented under another table does not
@@ -120,7 +121,8 @@ def db_schema(path):
     """{table: [columns]} and user_version."""
     con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
     try:
-        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+        # views too: `events` is a view over the integer-coded `event` (issue 43)
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
                                             "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
         schema = {t: [r[1] for r in con.execute("PRAGMA table_info(\"%s\")" % t)] for t in tables}
         version = con.execute("PRAGMA user_version").fetchone()[0]
@@ -167,6 +169,13 @@ def static_json_keys(text):
                           text))
     keys |= set(re.findall(r'\bknob\(\s*[^,]+,\s*[^,]+,\s*"([a-z_0-9]+)"', text))
     return keys
+
+
+def policy_knob_keys(field):
+    """The knobs of the policies' knob tables (sim/policies/NAME/*.c,
+    sim/policy_knob.h): their results keys (field "key", rows of knobs_json
+    and summary.json) or their sweep keys (field "sweep")."""
+    return set(re.findall(r'\.%s\s*=\s*"([a-z_0-9]+)"' % field, source("sim/policies/*/*.c")))
 
 
 def static_event_kinds():
@@ -244,6 +253,8 @@ def gather(tmp):
     g["sim_meta"] |= static_meta_keys(source("sim/results/*.c"))
     g["sweep_meta"] |= static_meta_keys(source("sim/study/*.c"))
     g["sim_json"] |= static_json_keys(source("sim/results/results_json.c", "sim/results/results.c"))
+    g["sim_json"] |= policy_knob_keys("key")
+    g["sweep_config"] |= policy_knob_keys("sweep")
     g["sweep_json"] |= static_json_keys(source("sim/study/sweep_write.c"))
     g["kinds"] |= static_event_kinds()
     # profile databases: a fresh one and the default (analytic) one

@@ -19,6 +19,7 @@
 #include "capacity.h"
 #include "default_db.h"
 #include "easyscale.h"
+#include "easyscale_opts.h"
 #include "est_plan.h"
 #include "policy.h"
 #include "replay.h"
@@ -328,14 +329,15 @@ static void test_fallback_when_measured_slower(void **state)
 		struct hb_sim sim;
 		struct hb_sim_opts o;
 		struct hb_error err = { 0 };
+		struct hb_easyscale_opts eo = { .comm = comm, .artifact_restart = 0 }; /* easyscale_opts.h */
 		int x, seen = 0;
 
 		(void)state;
 		hb_sim_opts_default(&o);
 		o.quiet = 1;
-		o.easyscale_comm = comm;
 		if (hb_sim_init(&sim, &cat, hb_catalog_cluster(&cat, "easyscale"), db, "easyscale", &o, &err) < 0)
 			fail_msg("%s", err.msg);
+		sim.policy_opts = &eo;
 		hb_sim_set_arbiter(&sim, &hb_arbiter_easyscale);
 		x = add(&sim, &hb_agent_easyscale, "bert-large", 0, 32, 256, "v100-32gb", 0, 0.05);
 		run(&sim);

@@ -455,7 +455,7 @@ static void test_growth_one_job(void **state)
 	assert_true(n >= 3);
 	snprintf(cmd, sizeof(cmd),
 		 "'%s' -q sim --cluster easyscale --trace '%s' --fidelity easyscale --policy easyscale --events all "
-		 "--out '%s/grow' --force >/dev/null && grep -E ',(start|restart),' '%s/grow/events.csv'",
+		 "--csv --out '%s/grow' --force >/dev/null && grep -E ',(start|restart),' '%s/grow/events.csv'",
 		 hb, path, tmpdir, tmpdir);
 	f = popen(cmd, "r");
 	assert_non_null(f);

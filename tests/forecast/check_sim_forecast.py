@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """sim output feeds the forecaster (issue 39, item 8): `hetbatch forecast
-DIR/timeseries.csv` on what `sim --out DIR` wrote, end to end.
+DIR/timeseries.csv` on what `sim --out DIR --csv` wrote, end to end.
 
 1. timeseries.csv has a `step` column (last), the job's iterations done:
    0 at the first sample, non-decreasing within a run's job.
@@ -36,7 +36,7 @@ def run(*args, code=0):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "a")
-        run("-q", "sim", "--cluster", "jabas-a", "--model", "resnet50", "--policy", "jabas,simigrad", "--out", out)
+        run("-q", "sim", "--cluster", "jabas-a", "--model", "resnet50", "--policy", "jabas,simigrad", "--csv", "--out", out)
         ts = os.path.join(out, "timeseries.csv")
         rows = list(csv.DictReader(open(ts)))
         check(rows and list(rows[0].keys())[-1] == "step", "step is not the last column: %r" % list(rows[0].keys()))

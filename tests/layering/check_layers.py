@@ -41,7 +41,12 @@ LIBRARY = ["common", "models", "profiler", "solver", "forecast", "traces", "sim"
                    "sim/policies", "sim/results", "sim/study", "live"]
 
 # folder -> the folders whose headers it may include (its own always).
+# include/ is the public API (include/hetbatch/policy.h, installed): the
+# bottom layer, included by its path ("hetbatch/policy.h") from anywhere;
+# examples/ are built outside the tree, against include/ alone.
 ALLOWED = {
+    "include": [],
+    "examples": ["include"],
     "common": [],
     "models": ["common"],
     "profiler": ["common", "models"],
@@ -93,6 +98,7 @@ INCLUDE_RE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 
 
 POLICIES = "sim/policies"
+PUBLIC = "include"  # the public headers' root: included by their path under it
 # Folders that may include any policy folder's headers besides its own.
 POLICY_READERS = {POLICIES, "tests", "fuzz", "scripts"}
 
@@ -107,7 +113,7 @@ def policy_folder(rel):
 
 def may_include(src, dst, target):
     """May a file of folder src include header target of folder dst?"""
-    if dst == src:
+    if dst == src or dst == PUBLIC:  # the public API is below every layer
         return True
     if policy_folder(dst + "/x"):  # dst is a policy folder, not src's own
         return src in POLICY_READERS
@@ -154,7 +160,9 @@ def check(root, strict=False, list_map=False):
     files = walk(root)
     headers = {}
     for rel in files:
-        if rel.endswith((".h", ".cuh")):
+        if rel.startswith(PUBLIC + "/"):
+            headers.setdefault(rel[len(PUBLIC) + 1:], []).append(rel)  # by its path: "hetbatch/policy.h"
+        elif rel.endswith((".h", ".cuh")):
             headers.setdefault(os.path.basename(rel), []).append(rel)
     for name, paths in sorted(headers.items()):
         if len(paths) > 1:
@@ -192,6 +200,8 @@ def check(root, strict=False, list_map=False):
                 target = cand
             elif "/" not in inc and inc in headers:
                 target = headers[inc][0]
+            elif os.path.join(PUBLIC, inc) in headers.get(inc, []):
+                target = os.path.join(PUBLIC, inc)
             elif os.path.basename(inc) in GENERATED:
                 continue
             else:

@@ -48,8 +48,8 @@ static void test_promise_in_meta_and_summary(void **state)
 	sqlite3_stmt *st;
 
 	(void)state;
-	assert_int_equal(run("-q sim --cluster jabas-a --model resnet50 --policy static,jabas --out r1"), 0);
-	assert_int_equal(run("-q sim --cluster jabas-a --model resnet50 --policy static,jabas --out r2"), 0);
+	assert_int_equal(run("-q sim --cluster jabas-a --model resnet50 --policy static,jabas --out r1 --csv"), 0);
+	assert_int_equal(run("-q sim --cluster jabas-a --model resnet50 --policy static,jabas --out r2 --csv"), 0);
 	text = file_in("r1", "summary.json");
 	doc = cJSON_Parse(text);
 	assert_non_null(doc);

@@ -20,6 +20,7 @@
 #include "csv.h"
 #include "fileio.h"
 #include "json.h"
+#include "policy.h" /* hb_policy_knob_find */
 #include "results.h"
 
 #define TOL 1e-9
@@ -164,6 +165,7 @@ static void fixture(struct fixture *f)
 	f->r.opts.seed = 7;
 	f->r.runs = f->runs;
 	f->r.nruns = 3;
+	f->r.csv = 1; /* --csv: the tests below read events.csv and timeseries.csv */
 }
 
 static void fixture_free(struct fixture *f)
@@ -210,6 +212,7 @@ static void test_knobs(void **state)
 {
 	struct fixture f;
 	struct hb_knob k[HB_RESULTS_MAX_KNOBS];
+	struct hb_error err = { 0 };
 	char line[1024];
 	int n;
 
@@ -217,6 +220,7 @@ static void test_knobs(void **state)
 	fixture(&f);
 	n = hb_results_knobs(&f.r, k);
 	assert_int_equal(n, 17);
+	assert_true(n <= HB_RESULTS_MAX_KNOBS);
 	for (int i = 0; i < n; i++)
 		assert_int_equal(k[i].non_default, 0);
 	hb_results_knob_line(&f.r, "toy", line, sizeof(line));
@@ -228,7 +232,8 @@ static void test_knobs(void **state)
 	f.r.opts.similarity_cost = 0;
 	f.r.opts.replay = "/some/absolute/dir/traj.csv";
 	f.r.opts.max_sim_s = 1e6;
-	f.r.opts.elastic_drop = 1;
+	if (hb_pknob_set(&f.r.opts.knobs, hb_policy_knob_find("elastic-drop", NULL), 1, &err) < 0)
+		fail_msg("%s", err.msg);
 	f.r.opts.progress = HB_PROGRESS_SIMILARITY;
 	n = hb_results_knobs(&f.r, k);
 	assert_string_equal(k[0].key, "interval");
@@ -253,6 +258,61 @@ static void test_knobs(void **state)
 	/* a truncated line stays terminated */
 	hb_results_knob_line(&f.r, "toy", line, 20);
 	assert_true(strlen(line) < 20);
+	fixture_free(&f);
+}
+
+/* summary.json's (and runs.knobs_json's) knobs object of f.r, unformatted. */
+static char *knobs_text(const struct fixture *f)
+{
+	cJSON *root = hb_results_summary_json(&f->r);
+	char *s;
+
+	assert_non_null(root);
+	s = cJSON_PrintUnformatted(cJSON_GetObjectItem(root, "knobs"));
+	cJSON_Delete(root);
+	return s;
+}
+
+/* The policies' knob rows come from their tables (policy_knob.h) with the
+ * keys, order, values and texts the hand-written rows had: the objects
+ * below are what the build before the tables wrote (sim --json of a
+ * single-job run, and of a trace replay with every policy knob set). */
+static void test_policy_knob_rows(void **state)
+{
+	static const char *const set[][2] = { { "elastic-interval", "300" }, { "elastic-drop", NULL },
+					      { "easyscale-comm", "off" }, { "easyscale-restart", "artifact" },
+					      { "yarn-head-only", NULL } };
+	struct fixture f;
+	struct hb_error err = { 0 };
+	char line[1024], *s;
+
+	(void)state;
+	fixture(&f);
+	s = knobs_text(&f);
+	assert_string_equal(s, "{\"interval\":null,\"restart_cost_s\":null,\"reconfig_cost_s\":1,\"gns_overhead\":null,"
+			       "\"similarity_cost\":true,\"unequal_penalty\":0,\"replay\":null,\"progress\":\"pollux\","
+			       "\"fidelity\":\"none\",\"max_sim_s\":1000000000,\"sample_every\":1,"
+			       "\"elastic_interval_s\":600,\"elastic_drop\":false,\"easyscale_comm\":true,"
+			       "\"easyscale_restart\":\"model\",\"yarn_head_only\":false,\"capacity\":null}");
+	free(s);
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
+		const struct hb_pknob *k = hb_policy_knob_find(set[i][0], NULL);
+		double v;
+
+		assert_non_null(k);
+		if (hb_pknob_parse(k, set[i][1], &v, &err) < 0 || hb_pknob_set(&f.r.opts.knobs, k, v, &err) < 0)
+			fail_msg("%s", err.msg);
+	}
+	s = knobs_text(&f);
+	assert_string_equal(s, "{\"interval\":null,\"restart_cost_s\":null,\"reconfig_cost_s\":1,\"gns_overhead\":null,"
+			       "\"similarity_cost\":true,\"unequal_penalty\":0,\"replay\":null,\"progress\":\"pollux\","
+			       "\"fidelity\":\"none\",\"max_sim_s\":1000000000,\"sample_every\":1,"
+			       "\"elastic_interval_s\":300,\"elastic_drop\":true,\"easyscale_comm\":false,"
+			       "\"easyscale_restart\":\"artifact\",\"yarn_head_only\":true,\"capacity\":null}");
+	free(s);
+	hb_results_knob_line(&f.r, "toy", line, sizeof(line));
+	assert_non_null(strstr(line, ", progress=pollux, elastic-interval=300 s*, elastic-drop=on*, easyscale-comm=off*, "
+				     "easyscale-restart=artifact*, yarn-head-only=on*"));
 	fixture_free(&f);
 }
 
@@ -352,6 +412,32 @@ static const char *const base_files[] = { "results.db", "summary.csv", "timeseri
 					  "summary.json", NULL };
 static const char *const plot_files[] = { "results.db", "summary.csv", "timeseries.csv", "events.csv",
 					  "summary.json", "toy-series.dat", "toy-bars.dat", NULL };
+
+/* Without --csv: no events.csv or timeseries.csv, the same rows in results.db. */
+static double query_num(sqlite3 *db, const char *sql);
+
+static void test_no_csv(void **state)
+{
+	static const char *const files[] = { "results.db", "summary.csv", "summary.json", NULL };
+	struct fixture f;
+	struct hb_error err = { 0 };
+	char dir[512], path[600];
+	sqlite3 *db;
+
+	(void)state;
+	fixture(&f);
+	f.r.csv = 0;
+	out_dir(dir, sizeof(dir), "no-csv");
+	assert_int_equal(hb_results_write(&f.r, dir, 0, &err), 0);
+	assert_dir_is(dir, files);
+	snprintf(path, sizeof(path), "%s/results.db", dir);
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_double_equal(query_num(db, "SELECT count(*) FROM events"), 4, 0);
+	assert_double_equal(query_num(db, "SELECT count(*) FROM events WHERE kind = 'start'"), 2, 0);
+	assert_double_equal(query_num(db, "SELECT count(*) FROM timeseries"), 8, 0);
+	sqlite3_close(db);
+	fixture_free(&f);
+}
 
 static void test_csv_files(void **state)
 {
@@ -499,6 +585,14 @@ static void test_database(void **state)
 					  "reason LIKE 'OOM%' AND time_h IS NULL"),
 			    1, 0);
 	assert_double_equal(query_num(db, "SELECT global_bs FROM timeseries WHERE run_id = 1 AND seq = 3"), 256, 0);
+	/* events: integer-coded rows of `event`, by name through the view (issue 43) */
+	assert_double_equal(query_num(db, "SELECT count(*) FROM event WHERE typeof(kind) = 'integer'"), 4, 0);
+	assert_double_equal(query_num(db, "SELECT count(*) FROM events WHERE kind = 'done' AND detail = "
+					  "'said \"done\", at last'"),
+			    2, 0);
+	assert_double_equal(query_num(db, "SELECT count(*) FROM events AS v JOIN event AS e USING (run_id, seq) "
+					  "JOIN event_kind AS k ON k.kind = e.kind WHERE k.name = v.kind"),
+			    4, 0);
 	assert_double_equal(query_num(db, "SELECT count(*) FROM meta WHERE key = 'format' AND value = '"
 					  HB_RESULTS_FORMAT "'"),
 			    1, 0);
@@ -625,8 +719,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_metrics),       cmocka_unit_test(test_knobs),
+		cmocka_unit_test(test_policy_knob_rows),
 		cmocka_unit_test(test_reference_and_stem), cmocka_unit_test(test_print),
-		cmocka_unit_test(test_csv_files),     cmocka_unit_test(test_json_file),
+		cmocka_unit_test(test_csv_files),     cmocka_unit_test(test_no_csv),     cmocka_unit_test(test_json_file),
 		cmocka_unit_test(test_database),      cmocka_unit_test(test_plot_data),
 		cmocka_unit_test(test_byte_identical), cmocka_unit_test(test_write_failure),
 	};

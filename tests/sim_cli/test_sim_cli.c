@@ -59,7 +59,7 @@ static void test_help_and_usage(void **state)
 	/* Pollux fidelity: an unknown mode, and a progress model it does not charge. */
 	assert_int_equal(run("sim --cluster demo --model resnet50 --fidelity artifact"), 2);
 	s = slurp(errf, &len);
-	assert_non_null(strstr(s, "--fidelity: unknown mode 'artifact' (none, pollux or easyscale)"));
+	assert_non_null(strstr(s, "--fidelity: unknown mode 'artifact' (none, pollux, easyscale or sia)"));
 	free(s);
 	assert_int_equal(run("sim --cluster demo --model resnet50 --fidelity pollux --progress similarity"), 2);
 	s = slurp(errf, &len);
@@ -73,6 +73,60 @@ static void test_help_and_usage(void **state)
 	assert_int_equal(run("sim --cluster demo --model resnet50 --policy jabas,jabas"), 2);
 	assert_int_equal(run("sim --cluster demo --model resnet50 --replay no-such-file.csv --out r"), 2);
 	assert_false(exists_in("r", NULL));
+}
+
+/* stderr of the last run holds want */
+static void err_has(const char *want)
+{
+	size_t len;
+	char *s = slurp(errf, &len);
+
+	if (!strstr(s, want))
+		fail_msg("stderr '%s' lacks '%s'", s, want);
+	free(s);
+}
+
+/* The policies' options come from their knob tables (policy_knob.h): their
+ * --help lines as they were written by hand, their value errors, the
+ * need for jobs sharing the cluster, and those --fidelity easyscale
+ * replaces. */
+static void test_policy_options(void **state)
+{
+	size_t len;
+	char *s;
+
+	(void)state;
+	assert_int_equal(run("sim --help"), 0);
+	s = slurp(outf, &len);
+	assert_non_null(strstr(s, "\n  --elastic-interval S seconds between the elastic policy's scaling decisions\n"
+				  "                       (IBM's Delta; default 600; 0 = at every arrival and\n"
+				  "                       departure)\n"
+				  "  --elastic-drop       elastic: reject jobs it cannot admit (drop mode)\n"
+				  "                       instead of queueing them\n"
+				  "  --easyscale-comm on|off  EasyScale plans estimate the all-reduce (on, the\n"
+				  "                       default) or only Eq. 1's compute (off, the paper's)\n"
+				  "  --easyscale-restart model|artifact  EasyScale's reconfiguration cost: the\n"
+				  "                       simulator's restart model (default) or the artifact's\n"
+				  "                       20 s on the first start only\n"
+				  "  --yarn-head-only     yarn-cs as the EasyScale artifact simulates it: only\n"
+				  "                       the queue head may start, one job at a time\n"));
+	free(s);
+	assert_int_equal(run("sim --cluster demo --synthetic poisson --elastic-interval soon"), 2);
+	err_has("--elastic-interval: 'soon' is not a number of seconds in [0, 1e7]");
+	assert_int_equal(run("sim --cluster demo --synthetic poisson --easyscale-comm maybe"), 2);
+	err_has("--easyscale-comm: 'maybe' is not on or off");
+	assert_int_equal(run("sim --cluster demo --synthetic poisson --easyscale-restart never"), 2);
+	err_has("--easyscale-restart: 'never' is not model or artifact");
+	assert_int_equal(run("sim --cluster demo --synthetic poisson --yarn-head-only=1"), 2);
+	err_has("option '--yarn-head-only' takes no value");
+	assert_int_equal(run("sim --cluster demo --synthetic poisson --elastic-intervl 5"), 2);
+	err_has("did you mean '--elastic-interval'?");
+	assert_int_equal(run("sim --cluster demo --model resnet50 --elastic-drop"), 2);
+	err_has("--elastic-drop needs --trace or --synthetic (jobs sharing the cluster)");
+	assert_int_equal(run("sim --cluster demo --model resnet50 --easyscale-restart artifact"), 2);
+	err_has("--easyscale-restart needs --trace or --synthetic");
+	assert_int_equal(run("sim --cluster easyscale --synthetic poisson --fidelity easyscale --yarn-head-only"), 2);
+	err_has("own mechanics: --easyscale-comm, --easyscale-restart, --yarn-head-only and --capacity do not apply");
 }
 
 static void test_bad_names_write_nothing(void **state)
@@ -218,15 +272,15 @@ static void test_reproducible(void **state)
 	char *s1, *s2, *t1, *t2;
 
 	(void)state;
-	assert_int_equal(run("--seed 3 " QUICK " --out rep-a"), 0);
+	assert_int_equal(run("--seed 3 " QUICK " --out rep-a --csv"), 0);
 	t1 = slurp(outf, &len);
-	assert_int_equal(run("--seed 3 " QUICK " --out rep-b"), 0);
+	assert_int_equal(run("--seed 3 " QUICK " --out rep-b --csv"), 0);
 	assert_same_files("rep-a", "rep-b", result_files);
 	assert_no_temporaries("rep-a");
 
 	/* another seed: the similarity noise moves the trajectories, the table
 	 * keeps its rows and columns */
-	assert_int_equal(run("--seed 4 " QUICK " --out rep-c"), 0);
+	assert_int_equal(run("--seed 4 " QUICK " --out rep-c --csv"), 0);
 	t2 = slurp(outf, &len);
 	s1 = slurp_in("rep-a", "timeseries.csv", &n1);
 	s2 = slurp_in("rep-c", "timeseries.csv", &n2);
@@ -388,6 +442,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_help_and_usage),
+		cmocka_unit_test(test_policy_options),
 		cmocka_unit_test(test_bad_names_write_nothing),
 		cmocka_unit_test(test_gpu_missing_from_profiles),
 		cmocka_unit_test(test_replay_non_monotone),

@@ -1,7 +1,9 @@
 /* sim/sim.c: closed-form progress against an iteration-by-iteration
  * reference, epoch and adaptation milestones, restart and reconfiguration
- * accounting, determinism.  A test agent with a fixed configuration isolates
- * the event loop from every policy. */
+ * accounting, determinism, an agent table's lifecycle (its run-wide state
+ * made once on its first job, passed to every callback, freed once after
+ * the jobs' own).  A test agent with a fixed configuration isolates the
+ * event loop from every policy. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,9 +32,10 @@ struct fixed_state {
 
 static struct fixed_state fixed;
 
-static long fx_interval(const struct hb_sim *sim, const struct hb_sim_job *job)
+static long fx_interval(const struct hb_sim *sim, const void *state, const struct hb_sim_job *job)
 {
 	(void)sim;
+	(void)state;
 	(void)job;
 	return fixed.interval;
 }
@@ -52,11 +55,12 @@ static void fx_config(const struct hb_sim *sim, struct hb_job_config *c, int hal
 	strcpy(c->layout, "fixed");
 }
 
-static int fx_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int fx_start(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct hb_job_config c;
 	int rc;
 
+	(void)state;
 	hb_job_config_init(&c, sim->cl->nnodes);
 	fx_config(sim, &c, 0, 512);
 	rc = hb_sim_apply(sim, job, &c, HB_APPLY_START, "start", err);
@@ -64,11 +68,12 @@ static int fx_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error 
 	return rc;
 }
 
-static int fx_epoch(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int fx_epoch(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct hb_job_config c;
 	int rc;
 
+	(void)state;
 	if (job->epoch != fixed.restart_epoch)
 		return 0;
 	hb_job_config_init(&c, sim->cl->nnodes);
@@ -78,11 +83,12 @@ static int fx_epoch(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error 
 	return rc;
 }
 
-static int fx_adapt(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int fx_adapt(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct hb_job_config c;
 	int rc;
 
+	(void)state;
 	fixed.adapts_seen++;
 	if (fixed.adapts_seen != fixed.inplace_adapt)
 		return 0;
@@ -280,6 +286,148 @@ static void test_bad_configuration_is_an_error(void **state)
 	hb_sim_free(&sim);
 }
 
+/* ---- the agent lifecycle (sim.h, struct hb_agent_ops) ------------------- */
+
+/* What the counting agent saw. */
+static struct {
+	int inits, frees, free_jobs; /* calls */
+	int jobs_freed_first;        /* free_job calls done when free ran */
+	int callbacks, foreign;      /* callbacks that got init's state, or another */
+	const void *opts;            /* what init was given */
+	int fail;                    /* 1: init fails */
+	void *made;                  /* init's state */
+} alife;
+
+static int al_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)
+{
+	(void)sim;
+	alife.inits++;
+	alife.opts = opts;
+	if (alife.fail)
+		return hb_input_error(err, "counted: refused");
+	if (!(alife.made = malloc(1)))
+		return hb_runtime_error(err, "counted: out of memory");
+	*state = alife.made;
+	return 0;
+}
+
+static void al_free(void *state)
+{
+	alife.frees++;
+	alife.jobs_freed_first = alife.free_jobs;
+	alife.foreign += state != alife.made;
+	free(state);
+}
+
+static void al_saw(const void *state)
+{
+	if (state && state == alife.made)
+		alife.callbacks++;
+	else
+		alife.foreign++;
+}
+
+static long al_interval(const struct hb_sim *sim, const void *state, const struct hb_sim_job *job)
+{
+	al_saw(state);
+	return fx_interval(sim, NULL, job);
+}
+
+static int al_start(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
+{
+	al_saw(state);
+	if (!job->agent_state && !(job->agent_state = malloc(1))) /* a job's own state */
+		return hb_runtime_error(err, "counted: out of memory");
+	return fx_start(sim, NULL, job, err);
+}
+
+static int al_epoch(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
+{
+	al_saw(state);
+	return fx_epoch(sim, NULL, job, err);
+}
+
+static void al_free_job(void *state, struct hb_sim_job *job)
+{
+	al_saw(state);
+	alife.free_jobs++;
+	free(job->agent_state);
+	job->agent_state = NULL;
+}
+
+static const struct hb_agent_ops counted_agent = {
+	.name = "counted", .summary = "test", .init = al_init, .free = al_free, .interval = al_interval,
+	.start = al_start, .on_epoch_end = al_epoch, .free_job = al_free_job,
+};
+
+/* Two jobs of the counted agent and one of the fixed agent (no init): the
+ * counted table's init runs once, on its first job, with the policy's
+ * options; its callbacks get its state, the fixed agent's jobs NULL; free
+ * runs once, after both of its jobs' own states were released. */
+static void test_agent_state_once_per_table(void **state)
+{
+	struct hb_sim sim;
+	struct hb_sim_opts o;
+	struct hb_error err = { 0 };
+	static const int knobs = 3; /* stands for a policy's option struct */
+	int a, b, c;
+
+	(void)state;
+	memset(&alife, 0, sizeof(alife));
+	memset(&fixed, 0, sizeof(fixed));
+	hb_sim_opts_default(&o);
+	o.quiet = 1;
+	if (hb_sim_init(&sim, &cat, cl, db, "counted", &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	sim.policy_opts = &knobs;
+	if (hb_sim_add_job(&sim, &cat.models[model_idx], &counted_agent, 0.0, &a, &err) < 0 ||
+	    hb_sim_add_job(&sim, &cat.models[model_idx], &fixed_agent, 0.0, &b, &err) < 0 ||
+	    hb_sim_add_job(&sim, &cat.models[model_idx], &counted_agent, 10.0, &c, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(alife.inits, 1);
+	assert_ptr_equal(alife.opts, &knobs);
+	assert_int_equal(sim.nagents, 2);
+	assert_ptr_equal(hb_sim_agent_state(&sim, &sim.jobs[a]), alife.made);
+	assert_ptr_equal(hb_sim_agent_state(&sim, &sim.jobs[c]), alife.made);
+	assert_null(hb_sim_agent_state(&sim, &sim.jobs[b]));
+	if (hb_sim_run(&sim, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(alife.callbacks >= 4); /* each counted job's interval and start at least */
+	assert_int_equal(alife.foreign, 0);
+	assert_int_equal(alife.frees, 0);
+	hb_sim_free(&sim);
+	assert_int_equal(alife.inits, 1);
+	assert_int_equal(alife.frees, 1);
+	assert_int_equal(alife.free_jobs, 2);
+	assert_int_equal(alife.jobs_freed_first, 2);
+	assert_int_equal(alife.foreign, 0);
+}
+
+/* A failing init fails the hb_sim_add_job that made it with its message
+ * and adds no job; nothing is freed. */
+static void test_agent_init_failure_fails_add_job(void **state)
+{
+	struct hb_sim sim;
+	struct hb_sim_opts o;
+	struct hb_error err = { 0 };
+
+	(void)state;
+	memset(&alife, 0, sizeof(alife));
+	alife.fail = 1;
+	hb_sim_opts_default(&o);
+	o.quiet = 1;
+	if (hb_sim_init(&sim, &cat, cl, db, "counted", &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(hb_sim_add_job(&sim, &cat.models[model_idx], &counted_agent, 0.0, NULL, &err), -1);
+	assert_int_equal(err.code, HB_EINPUT);
+	assert_string_equal(err.msg, "counted: refused");
+	assert_int_equal(sim.njobs, 0);
+	assert_int_equal(sim.nagents, 0);
+	hb_sim_free(&sim);
+	assert_int_equal(alife.frees, 0);
+	assert_int_equal(alife.callbacks + alife.foreign, 0);
+}
+
 static int setup(void **state)
 {
 	struct hb_error err = { 0 };
@@ -311,6 +459,8 @@ int main(void)
 		cmocka_unit_test(test_restart_and_reconfig_accounting),
 		cmocka_unit_test(test_deterministic_records),
 		cmocka_unit_test(test_bad_configuration_is_an_error),
+		cmocka_unit_test(test_agent_state_once_per_table),
+		cmocka_unit_test(test_agent_init_failure_fails_add_job),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -99,7 +99,8 @@ static char *db_dump(const char *dir)
 		sqlite3_stmt *r;
 
 		fprintf(m, "TABLE %s\n%s\n", sqlite3_column_text(t, 0), sqlite3_column_text(t, 1));
-		snprintf(sql, sizeof(sql), "SELECT * FROM \"%s\" ORDER BY rowid", sqlite3_column_text(t, 0));
+		/* scan order: rowid, or the key of a WITHOUT ROWID table */
+		snprintf(sql, sizeof(sql), "SELECT * FROM \"%s\"", sqlite3_column_text(t, 0));
 		assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &r, NULL), SQLITE_OK);
 		while (sqlite3_step(r) == SQLITE_ROW) {
 			for (int c = 0; c < sqlite3_column_count(r); c++) {
@@ -266,6 +267,7 @@ static void replay_all(struct replays *x, int stream, struct hb_results_stream *
 	x->res.nruns = NPOL;
 	x->res.fairness = 1;
 	x->res.events = lv;
+	x->res.csv = 1; /* the CSV copies too: they must agree with the tables */
 }
 
 static void replays_free(struct replays *x)
@@ -286,7 +288,7 @@ static void write_streamed_parts(const char *dir, enum hb_events_level lv, int f
 	char path[1024];
 
 	path_in(path, sizeof(path), dir, NULL);
-	assert_int_equal(hb_results_stream_open(&st, path, 1, lv, &err), 0);
+	assert_int_equal(hb_results_stream_open(&st, path, 1, lv, 1, &err), 0);
 	replay_all(&x, 1, st, lv, fail_first, parts);
 	if (hb_trace_results_commit(&x.res, st, 1, &err) < 0)
 		fail_msg("%s", err.msg);
@@ -386,6 +388,11 @@ static void test_events_levels(void **state)
 	assert_int_equal((int)query("summary", "SELECT count(*) FROM meta WHERE key = 'events' AND value = 'summary'"),
 			 1);
 
+	/* the default level: every event up to HB_EVENTS_ALL_MAX_JOBS jobs, summary above */
+	assert_int_equal(hb_events_level_default(1), HB_EVENTS_ALL);
+	assert_int_equal(hb_events_level_default(HB_EVENTS_ALL_MAX_JOBS), HB_EVENTS_ALL);
+	assert_int_equal(hb_events_level_default(HB_EVENTS_ALL_MAX_JOBS + 1), HB_EVENTS_SUMMARY);
+
 	/* none: headers only */
 	path_in(path, sizeof(path), "none", "events.csv");
 	s = slurp_path(path, &len);
@@ -480,7 +487,7 @@ static void test_abort_leaves_nothing(void **state)
 	/* a directory the stream made goes, parents included */
 	path_in(top, sizeof(top), "made", NULL);
 	path_in(path, sizeof(path), "made", "a/out");
-	assert_int_equal(hb_results_stream_open(&st, path, 1, HB_EVENTS_ALL, &err), 0);
+	assert_int_equal(hb_results_stream_open(&st, path, 1, HB_EVENTS_ALL, 1, &err), 0);
 	assert_true(hb_path_is_dir(path));
 	assert_int_equal(hb_results_stream_begin(st, 1, "trace", "fifo", &err), 0);
 	for (int i = 0; i < 1000; i++) {
@@ -495,7 +502,7 @@ static void test_abort_leaves_nothing(void **state)
 	assert_int_equal(mkdir(path, 0755), 0);
 	path_in(keep, sizeof(keep), "existing", "mine.txt");
 	assert_int_equal(hb_write_file_atomic(keep, "mine\n", 5, &err), 0);
-	assert_int_equal(hb_results_stream_open(&st, path, 0, HB_EVENTS_ALL, &err), 0);
+	assert_int_equal(hb_results_stream_open(&st, path, 0, HB_EVENTS_ALL, 1, &err), 0);
 	assert_int_equal(hb_results_stream_begin(st, 1, "resnet50", "jabas", &err), 0);
 	assert_int_equal(hb_results_stream_event(st, &e, &err), 0);
 	hb_results_stream_abort(st);

@@ -1,5 +1,6 @@
 /* `hetbatch sim --trace --events` and `sim -v` end to end ($HETBATCH) on
- * tests/trace_replay/small.csv: what each level writes, a bad level, the
+ * tests/trace_replay/small.csv: what each level writes, the CSV copies only
+ * with --csv, the events view over integer-coded rows, a bad level, the
  * event rate on stderr, and a write that fails in the middle of a replay
  * (the file size limit) leaving neither file nor directory. */
 #include <math.h>
@@ -33,9 +34,20 @@ static void test_levels(void **state)
 
 	(void)state;
 	assert_int_equal(run(TRACE " --out all", fixture), 0);
-	assert_int_equal(run(TRACE " --out sum --events summary", fixture), 0);
-	assert_int_equal(run(TRACE " --out none --events none", fixture), 0);
+	assert_int_equal(run(TRACE " --out sum --events summary --csv", fixture), 0);
+	assert_int_equal(run(TRACE " --out none --events none --csv", fixture), 0);
 	assert_no_temporaries("sum");
+	/* the text copies only with --csv; results.db holds the rows either way */
+	assert_false(exists_in("all", "events.csv"));
+	assert_false(exists_in("all", "timeseries.csv"));
+	assert_true(exists_in("all", "jobs.csv"));
+	assert_true(exists_in("sum", "events.csv"));
+	/* 20 jobs: the default is every event (hb_events_level_default) */
+	assert_int_equal((int)q("all", "SELECT count(*) FROM meta WHERE key = 'events'"), 0);
+	/* the view names the integer-coded kinds of `event`, row for row */
+	assert_true(q("all", "SELECT count(*) FROM events") == q("all", "SELECT count(*) FROM event"));
+	assert_int_equal((int)q("all", "SELECT count(*) FROM events WHERE kind IS NULL"), 0);
+	assert_true(q("all", "SELECT sum(nevents) FROM runs") == q("all", "SELECT count(*) FROM events"));
 
 	assert_true(q("all", "SELECT count(*) FROM events WHERE kind = 'epoch'") > 0);
 	assert_true(q("all", "SELECT count(*) FROM timeseries") > 0);
@@ -57,6 +69,16 @@ static void test_levels(void **state)
 	s = slurp_in("sum", "events.csv", &len);
 	assert_null(strstr(s, ",epoch,"));
 	assert_non_null(strstr(s, ",done,"));
+	{ /* the CSV copy and the view hold the same rows (a detail has no line break) */
+		int lines = 0, done = 0;
+
+		for (const char *p = s; (p = strchr(p, '\n')); p++)
+			lines++;
+		for (const char *p = s; (p = strstr(p, ",done,")); p++)
+			done++;
+		assert_int_equal(lines - 1, (int)q("sum", "SELECT count(*) FROM events"));
+		assert_int_equal(done, (int)q("sum", "SELECT count(*) FROM events WHERE kind = 'done'"));
+	}
 	free(s);
 
 	assert_int_equal(run(TRACE " --out bad --events some", fixture), 2);
@@ -64,6 +86,11 @@ static void test_levels(void **state)
 	assert_non_null(strstr(s, "--events: 'some' is not all, summary or none"));
 	free(s);
 	assert_false(exists_in("bad", NULL));
+
+	assert_int_equal(run(TRACE " --csv", fixture), 2);
+	s = slurp(errf, &len);
+	assert_non_null(strstr(s, "--csv needs --out DIR"));
+	free(s);
 }
 
 static void test_event_rate(void **state)

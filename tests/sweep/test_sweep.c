@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "catalog.h"
+#include "elastic_opts.h" /* struct hb_elastic_opts: what a point runs with */
 #include "sweep.h"
 
 /* |a - b| <= tol (cmocka 1.1 has no double comparison) */
@@ -127,6 +128,13 @@ static const struct bad_case bad_cases[] = {
 	{ "{" OK_REST ", \"knobs\": {\"progress\": \"jabas\"}}", "knobs.progress", "\"jabas\"" },
 	{ "{" OK_REST ", \"knobs\": {\"progress\": 1}}", "knobs.progress", "1" },
 	{ "{" OK_REST ", \"knobs\": [1]}", "knobs", "[1]" },
+	{ "{" OK_REST ", \"knobs\": {\"elastic_interval\": -5}}", "knobs.elastic_interval", "-5" },
+	{ "{" OK_REST ", \"knobs\": {\"elastic_interval\": \"600\"}}", "knobs.elastic_interval", "\"600\"" },
+	{ "{" OK_REST ", \"knobs\": {\"elastic_interval\": 2e7}}", "knobs.elastic_interval", NULL },
+	{ "{" OK_REST ", \"knobs\": {\"elastic_drop\": 1}}", "knobs.elastic_drop", "1" },
+	{ "{" OK_REST ", \"knobs\": {\"elastic_interval\": 5, \"elastic_interval\": 6}}", "knobs.elastic_interval",
+	  "6" },
+	{ "{" OK_REST ", \"knobs\": {\"easyscale_comm\": false}}", "knobs.easyscale_comm", "false" },
 	{ "{" OK_REST ", \"loads\": [1], \"loads\": [2]}", "loads", "[2]" },
 	{ "{" OK_REST ", \"name\": 5}", "name", "5" },
 };
@@ -169,7 +177,7 @@ static void test_config_invalid_json(void **state)
  * one that has one, it is a point that cannot run (checked below). */
 static const struct hb_policy *unshared_policy(void)
 {
-	for (const struct hb_policy *p = hb_policies; p->name; p++)
+	for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p))
 		if (!p->shared)
 			return p;
 	return NULL;
@@ -255,6 +263,59 @@ static void test_defaults_and_echo(void **state)
 	assert_null(strstr(echo, dir));
 	assert_non_null(strstr(echo, "\"restart_cost\":30"));
 	free(echo);
+	hb_sweep_config_free(&cfg);
+}
+
+/* The policies' knobs (their tables' sweep keys, policy_knob.h): set,
+ * echoed where they always were (after max_sim_s), and listed in that
+ * order when a key is unknown. */
+static void test_policy_knobs(void **state)
+{
+	const struct hb_policy *elastic = hb_policy_find("elastic");
+	const struct hb_pknob_setting *v;
+	struct hb_sweep_config cfg;
+	struct hb_error err;
+	struct hb_elastic_opts *eo;
+	void *opts;
+	char *echo;
+
+	(void)state;
+	if (parse("{" OK_REST "}", &cfg, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(cfg.opts.knobs.n, 0);
+	echo = cJSON_PrintUnformatted(cfg.echo);
+	assert_non_null(strstr(echo, "\"max_sim_s\":1000000000,\"elastic_interval\":600,\"elastic_drop\":false,"
+				     "\"progress\":\"pollux\"}"));
+	free(echo);
+	hb_sweep_config_free(&cfg);
+
+	if (parse("{" OK_REST ", \"knobs\": {\"elastic_drop\": true, \"elastic_interval\": 300}}", &cfg, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(cfg.opts.knobs.n, 2);
+	assert_non_null(v = hb_pknob_setting(&cfg.opts.knobs, "elastic-interval"));
+	assert_near(v->value, 300, 0);
+	assert_non_null(v = hb_pknob_setting(&cfg.opts.knobs, "elastic-drop"));
+	assert_near(v->value, 1, 0);
+	echo = cJSON_PrintUnformatted(cfg.echo);
+	assert_non_null(strstr(echo, "\"elastic_interval\":300,\"elastic_drop\":true,\"progress\""));
+	free(echo);
+	/* what a point of the elastic policy runs with */
+	assert_int_equal(hb_policy_opts_new(elastic, &cfg.opts.knobs, &opts, &err), 0);
+	eo = opts;
+	assert_near(eo->interval_s, 300, 0);
+	assert_int_equal(eo->drop, 1);
+	free(opts);
+	hb_sweep_config_free(&cfg);
+
+	/* 0 is the event-driven variant, as sim --elastic-interval 0 */
+	if (parse("{" OK_REST ", \"knobs\": {\"elastic_interval\": 0}}", &cfg, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_near(hb_pknob_setting(&cfg.opts.knobs, "elastic-interval")->value, 0, 0);
+	hb_sweep_config_free(&cfg);
+
+	assert_int_equal(parse("{" OK_REST ", \"knobs\": {\"delta\": 5}}", &cfg, &err), -1);
+	assert_non_null(strstr(err.msg, "(known: interval, restart_cost, reconfig_cost, gns_overhead, similarity_cost, "
+				       "unequal_penalty, max_sim_s, elastic_interval, elastic_drop, progress, comment)"));
 	hb_sweep_config_free(&cfg);
 }
 
@@ -680,6 +741,7 @@ int main(void)
 		cmocka_unit_test(test_config_no_shared_policy),
 		cmocka_unit_test(test_setup_errors),
 		cmocka_unit_test(test_defaults_and_echo),
+		cmocka_unit_test(test_policy_knobs),
 		cmocka_unit_test(test_point_expansion),
 		cmocka_unit_test(test_cluster_variants),
 		cmocka_unit_test(test_base_from_file),

@@ -313,7 +313,7 @@ static int find_line(const char *path, const char *prefix, char *buf, size_t siz
  * (the similarity noise), so that a wrong seed changes its numbers. */
 static const char *noisy_policy(void)
 {
-	for (const struct hb_policy *p = hb_policies; p->name; p++)
+	for (const struct hb_policy *p = hb_policy_at(0); p; p = hb_policy_next(p))
 		if (p->shared && (p->agent == &hb_agent_simigrad || p->agent == &hb_agent_jabas))
 			return p->name;
 	return NULL;

@@ -54,7 +54,7 @@ def main():
         check(float(j0["a"]["jct_s"]) > 10 * 3600, "a without the flag ran %s s" % j0["a"]["jct_s"])
         check(all(r["stopped_at_duration"] == "0" for r in j0.values()), "a flag without --duration-from-trace")
 
-        p1 = run(*sim, "--duration-from-trace", "--out", os.path.join(tmp, "d1"))
+        p1 = run(*sim, "--duration-from-trace", "--csv", "--out", os.path.join(tmp, "d1"))
         check("duration_s" not in p1.stderr, "a notice with the flag: %r" % p1.stderr)
         check("fifo: 1 of the 3 completed jobs stopped at the trace's run time" in p1.stdout, p1.stdout)
         j1 = jobs(os.path.join(tmp, "d1"))

@@ -494,26 +494,29 @@ static int script_round_no(const struct hb_sim *sim)
 	return (int)sim->sched_rounds + 1; /* counted after the round returns */
 }
 
-static int script_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int script_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	int g[2] = { 0, 0 };
 
+	(void)state;
 	if (!hb_sim_place(sim, job->req_gpus, g))
 		return 0; /* waits for a round */
 	return hb_sim_start_job(sim, job, g, err);
 }
 
-static double script_round_s(const struct hb_sim *sim)
+static double script_round_s(const struct hb_sim *sim, const void *state)
 {
 	(void)sim;
+	(void)state;
 	return 120.0;
 }
 
-static int script_round(struct hb_sim *sim, struct hb_error *err)
+static int script_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
 	int none[2] = { 0, 0 }, g[2] = { 0, 0 };
 	int round = script_round_no(sim);
 
+	(void)state;
 	if (round == 1 && sim->jobs[0].state != HB_JOB_DONE)
 		return hb_sim_regrant(sim, &sim->jobs[0], none, err);
 	if (round == 2 && sim->jobs[0].state == HB_JOB_SUSPENDED && hb_sim_place(sim, 4, g))

@@ -11,8 +11,8 @@
  *
  * Reconfiguration cost: the simulator's restart model by default (the
  * first start free, every new grant a checkpoint-restart, as for every
- * other policy); with sim->opts.easyscale_artifact_restart the artifact's
- * 20 s at the first start and nothing after (notes §3, §5.1).
+ * other policy); with the option artifact_restart (easyscale_opts.h) the
+ * artifact's 20 s at the first start and nothing after (notes §3, §5.1).
  */
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "easyscale.h"
+#include "easyscale_opts.h" /* hb_easyscale_opts: comm, artifact_restart */
 #include "policy.h"
 #include "sim.h"
 #include "strutil.h"
@@ -271,7 +272,7 @@ int hb_es_eval(const struct hb_sim *sim, const struct hb_sim_job *job, const str
 		return hb_input_error(err, "easyscale %s: a plan on %d GPUs (maxP %d)", job->name, total, ej->maxp);
 	memset(out, 0, sizeof(*out));
 	/* The planner splits by its estimate; the job then runs that split. */
-	if (hb_est_split(sim->opts.easyscale_comm ? truth : ej->types, ej->ntypes, n, ej->maxp, &out->plan) != 1)
+	if (hb_est_split(hb_easyscale_opts(sim)->comm ? truth : ej->types, ej->ntypes, n, ej->maxp, &out->plan) != 1)
 		return hb_runtime_error(err, "easyscale %s: no EST split on %d GPUs", job->name, total);
 	out->est_step_s = out->plan.step_s;
 	out->true_step_s = split_step(truth, ej->ntypes, out->plan.n, out->plan.a, out->plan.mixed);
@@ -339,7 +340,7 @@ static int best_adjust(void *ctx, const int *n, struct hb_est_type *t, int ntype
 
 	if (place_counts(c, n) < 0)
 		return -1;
-	if (!c->sim->opts.easyscale_comm)
+	if (!hb_easyscale_opts(c->sim)->comm)
 		return 0; /* the estimate leaves the all-reduce out */
 	if (alloc_terms(c->job, c->ej, c->alloc, truth, cnt, &total, NULL) < 0)
 		return -1;
@@ -381,8 +382,9 @@ struct es_agent {
 	struct hb_es_job ej;     /* the planner view, made at the first start */
 };
 
-static void es_free(struct hb_sim_job *job)
+static void es_free(void *state, struct hb_sim_job *job)
 {
+	(void)state;
 	free(job->agent_state);
 	job->agent_state = NULL;
 }
@@ -445,7 +447,7 @@ static int apply_plan(struct hb_sim *sim, struct hb_sim_job *job, const int *all
 	cfg.local_bs = st->ej.est_bs;
 	cfg.iter_s = ev.true_step_s;
 	layout_text(job->perf, &st->ej, &ev, cfg.layout, sizeof(cfg.layout));
-	if (sim->opts.easyscale_artifact_restart)
+	if (hb_easyscale_opts(sim)->artifact_restart)
 		pause = how == HB_APPLY_START && !job->started ? HB_ES_ARTIFACT_START_S : 0.0;
 	snprintf(why, sizeof(why), "easyscale: plan %.3f mini-batches/s estimated, %.3f simulated, waste %.0f %%",
 		 ev.est_thp, ev.true_thp, 100.0 * ev.plan.waste_frac);
@@ -513,13 +515,15 @@ static int plan_on_grant(struct hb_sim *sim, struct hb_sim_job *job, int how, st
 	return rc;
 }
 
-static int es_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int es_start(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
+	(void)state;
 	return plan_on_grant(sim, job, HB_APPLY_START, err);
 }
 
-static int es_on_grant(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int es_on_grant(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
+	(void)state;
 	return plan_on_grant(sim, job, HB_APPLY_RESTART, err);
 }
 
@@ -528,5 +532,5 @@ const struct hb_agent_ops hb_agent_easyscale = {
 	.summary = "EasyScale: maxP ESTs at a fixed global batch, best EST plan on the granted GPUs",
 	.start = es_start,
 	.on_grant = es_on_grant,
-	.free_state = es_free,
+	.free_job = es_free,
 };

@@ -73,9 +73,9 @@ struct proposal {
 	double inc;              /* speedup per added GPU */
 };
 
-static void es_free(struct hb_sim *sim)
+static void es_free(void *state)
 {
-	struct es_arb *st = sim->arbiter_state;
+	struct es_arb *st = state;
 
 	if (st) {
 		free(st->jobs);
@@ -86,17 +86,14 @@ static void es_free(struct hb_sim *sim)
 		free(st->granted);
 		free(st);
 	}
-	sim->arbiter_state = NULL;
 }
 
-static struct es_arb *state(struct hb_sim *sim, int homo, struct hb_error *err)
+/* The state of easyscale (homo 0) or easyscale-homo (1): each ops table's init below. */
+static int es_init_homo(struct hb_sim *sim, int homo, void **state, struct hb_error *err)
 {
-	struct es_arb *st = sim->arbiter_state;
+	struct es_arb *st = calloc(1, sizeof(*st));
 	size_t nj = (size_t)(sim->njobs > 0 ? sim->njobs : 1), nn = (size_t)(sim->cl->nnodes > 0 ? sim->cl->nnodes : 1);
 
-	if (st)
-		return st;
-	st = calloc(1, sizeof(*st));
 	if (st) {
 		st->homo = homo;
 		st->njobs = sim->njobs;
@@ -108,13 +105,24 @@ static struct es_arb *state(struct hb_sim *sim, int homo, struct hb_error *err)
 		st->add = calloc(nn, sizeof(int));
 		st->granted = calloc(nj, 1);
 	}
-	sim->arbiter_state = st;
 	if (!st || !st->jobs || !st->prev || !st->wait || !st->scratch || !st->add || !st->granted) {
-		es_free(sim);
-		hb_runtime_error(err, "easyscale: out of memory");
-		return NULL;
+		es_free(st);
+		return hb_runtime_error(err, "easyscale: out of memory");
 	}
-	return st;
+	*state = st;
+	return 0;
+}
+
+static int es_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)
+{
+	(void)opts;
+	return es_init_homo(sim, 0, state, err);
+}
+
+static int es_homo_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)
+{
+	(void)opts;
+	return es_init_homo(sim, 1, state, err);
 }
 
 /* GPU types (bits, perf indices) the job may use under this policy. */
@@ -174,13 +182,11 @@ static int admit(struct hb_sim *sim, struct es_arb *st, struct hb_error *err)
 	return 0;
 }
 
-static int arrival(struct hb_sim *sim, struct hb_sim_job *job, int homo, struct hb_error *err)
+static int es_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	struct es_arb *st = state(sim, homo, err);
+	struct es_arb *st = state;
 	struct es_job_st *js;
 
-	if (!st)
-		return -1;
 	if (job->id < 0 || job->id >= st->njobs)
 		return hb_runtime_error(err, "easyscale: job %s (id %d) was added after the run started", job->name,
 					job->id);
@@ -197,27 +203,16 @@ static int arrival(struct hb_sim *sim, struct hb_sim_job *job, int homo, struct 
 	return admit(sim, st, err);
 }
 
-static int es_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int es_finish(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	return arrival(sim, job, 0, err);
-}
-
-static int es_homo_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
-{
-	return arrival(sim, job, 1, err);
-}
-
-static int es_finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
-{
-	struct es_arb *st = sim->arbiter_state;
-
 	(void)job;
-	return st ? admit(sim, st, err) : 0;
+	return admit(sim, state, err);
 }
 
-static double es_round_s(const struct hb_sim *sim)
+static double es_round_s(const struct hb_sim *sim, const void *state)
 {
 	(void)sim;
+	(void)state;
 	return HB_ES_ROUND_S;
 }
 
@@ -310,14 +305,12 @@ static int cmp_proposal(const void *a, const void *b)
 	return (x->type > y->type) - (x->type < y->type);
 }
 
-static int es_round(struct hb_sim *sim, struct hb_error *err)
+static int es_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	struct es_arb *st = sim->arbiter_state;
+	struct es_arb *st = state;
 	struct proposal *props = NULL;
 	int np = 0, cap = 0, rc = -1;
 
-	if (!st)
-		return 0; /* no job has arrived yet */
 	for (int j = 0; j < sim->njobs; j++)
 		if (st->jobs[j].grew && fallback(sim, st, &sim->jobs[j], err) < 0)
 			return -1;
@@ -401,13 +394,11 @@ out:
 /* Scale in the jobs on the revoked nodes, most recently started first: a
  * job gives up its GPUs there (need[i] in all per node) and re-plans on
  * the rest; one left with none waits again for its smallest plan. */
-static int es_revoke(struct hb_sim *sim, const int *need, struct hb_error *err)
+static int es_revoke(struct hb_sim *sim, void *state, const int *need, struct hb_error *err)
 {
-	struct es_arb *st = sim->arbiter_state;
+	struct es_arb *st = state;
 	int *left, *order, n = 0, rc = 0;
 
-	if (!st)
-		return 0;
 	left = malloc(sizeof(int) * (size_t)st->nnodes);
 	order = malloc(sizeof(int) * (size_t)(sim->njobs > 0 ? sim->njobs : 1));
 	if (!left || !order) {
@@ -472,33 +463,32 @@ static int es_revoke(struct hb_sim *sim, const int *need, struct hb_error *err)
 	return rc;
 }
 
-static int es_requeue(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int es_requeue(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	struct es_arb *st = sim->arbiter_state;
+	struct es_arb *st = state;
 
-	if (!st)
-		return hb_runtime_error(err, "easyscale: requeue before any arrival");
+	(void)sim;
+	(void)err;
 	st->jobs[job->id].grew = 0;
 	st->wait[st->nwait++] = job->id;
 	return 0;
 }
 
-static int es_capacity(struct hb_sim *sim, struct hb_error *err)
+static int es_capacity(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	struct es_arb *st = sim->arbiter_state;
-
-	return st ? admit(sim, st, err) : 0;
+	return admit(sim, state, err);
 }
 
 const struct hb_arbiter_ops hb_arbiter_easyscale = {
 	.name = "easyscale",
 	.summary = "EasyScale: jobs start on one GPU, grow by homogeneous increments (speedup per GPU), "
 		   "D2 jobs mix types; 60 s rounds",
+	.init = es_init,
+	.free = es_free,
 	.on_arrival = es_arrival,
 	.on_finish = es_finish,
 	.round_s = es_round_s,
 	.on_round = es_round,
-	.free_state = es_free,
 	.on_revoke = es_revoke,
 	.on_requeue = es_requeue,
 	.on_capacity = es_capacity,
@@ -507,11 +497,12 @@ const struct hb_arbiter_ops hb_arbiter_easyscale = {
 const struct hb_arbiter_ops hb_arbiter_easyscale_homo = {
 	.name = "easyscale-homo",
 	.summary = "EasyScale_homo: as easyscale, every job on its preferred GPU type only",
-	.on_arrival = es_homo_arrival,
+	.init = es_homo_init,
+	.free = es_free,
+	.on_arrival = es_arrival,
 	.on_finish = es_finish,
 	.round_s = es_round_s,
 	.on_round = es_round,
-	.free_state = es_free,
 	.on_revoke = es_revoke,
 	.on_requeue = es_requeue,
 	.on_capacity = es_capacity,

@@ -29,7 +29,7 @@
  *              when a plan mixes types; 1 otherwise.
  * The simulated step time of a plan is always the full expression (with
  * the all-reduce: every policy pays it); the planner's estimate leaves the
- * all-reduce out when sim->opts.easyscale_comm is 0 (the paper's Eq. 1).
+ * all-reduce out when the option comm is 0 (easyscale_opts.h; the paper's Eq. 1).
  */
 #ifndef HB_EASYSCALE_H
 #define HB_EASYSCALE_H
@@ -62,7 +62,7 @@ struct hb_es_job {
 /* A plan on one allocation. */
 struct hb_es_eval {
 	struct hb_est_plan plan; /* the split the planner picked (by its estimate) */
-	double est_step_s;       /* the planner's step time (all-reduce left out when easyscale_comm is 0) */
+	double est_step_s;       /* the planner's step time (all-reduce left out when comm is 0) */
 	double true_step_s;      /* the simulated step time of that split, all-reduce included */
 	double est_thp;          /* maxP / est_step_s, mini-batches per second */
 	double true_thp;         /* maxP / true_step_s */

@@ -62,6 +62,8 @@ struct esa_stats {
 
 struct esa_state {
 	int mode;                     /* enum esa_mode */
+	const char *name;             /* the arbiter's name, for the log line at the end */
+	const struct hb_log *log;     /* the sim's (opts.log), borrowed; NULL: no log line */
 	int ntypes;
 	int nums[HB_ESA_MAX_TYPES];   /* the cluster's GPUs per type (Cluster.gpu_nums) */
 	struct esa_job *jobs;         /* per job id */
@@ -79,18 +81,18 @@ struct esa_state {
 
 /* ---- state ------------------------------------------------------------------ */
 
-static void esa_free(struct hb_sim *sim)
+static void esa_free(void *state)
 {
-	struct esa_state *st = sim->arbiter_state;
+	struct esa_state *st = state;
 
 	if (st) {
-		if (sim->opts.log && st->stats.rounds > 0)
-			hb_info(sim->opts.log, "%s (fidelity easyscale): %ld rounds, %ld increments proposed, %ld granted; "
+		if (st->log && st->stats.rounds > 0)
+			hb_info(st->log, "%s (fidelity easyscale): %ld rounds, %ld increments proposed, %ld granted; "
 				"waste rule: %ld plans refused, %ld (job, round, type) with every increment refused; "
 				"%ld jobs held two GPU types at once",
-				sim->arbiter->name, st->stats.rounds, st->stats.proposals, st->stats.granted,
+				st->name, st->stats.rounds, st->stats.proposals, st->stats.granted,
 				st->stats.waste_refused, st->stats.waste_blocked, st->stats.multi_type_jobs);
-		for (int j = 0; j < st->njobs; j++)
+		for (int j = 0; j < st->njobs && st->jobs; j++)
 			hb_esa_plans_free(&st->jobs[j].own);
 		for (int c = 0; c < st->ncache; c++) {
 			hb_esa_plans_free(&st->cache[c]->plans);
@@ -105,7 +107,6 @@ static void esa_free(struct hb_sim *sim)
 		free(st->done);
 		free(st);
 	}
-	sim->arbiter_state = NULL;
 }
 
 static int is_esa(const struct hb_sim *sim)
@@ -114,19 +115,17 @@ static int is_esa(const struct hb_sim *sim)
 	       sim->arbiter == &hb_arbiter_esa_fifo;
 }
 
-static struct esa_state *state(struct hb_sim *sim, int mode, struct hb_error *err)
+/* The state of one mode (enum esa_mode): each ops table's init below. */
+static int esa_init_mode(struct hb_sim *sim, int mode, void **state, struct hb_error *err)
 {
-	struct esa_state *st = sim->arbiter_state;
+	struct esa_state *st = calloc(1, sizeof(*st));
 	const struct hb_cluster *cl = sim->cl;
 
-	if (st)
-		return st;
-	if (!(st = calloc(1, sizeof(*st)))) {
-		hb_runtime_error(err, "easyscale fidelity: out of memory");
-		return NULL;
-	}
-	sim->arbiter_state = st;
+	if (!st)
+		return hb_runtime_error(err, "easyscale fidelity: out of memory");
 	st->mode = mode;
+	st->name = sim->arbiter->name;
+	st->log = sim->opts.log;
 	st->njobs = sim->njobs;
 	st->nnodes = cl->nnodes;
 	st->head = -1;
@@ -137,11 +136,29 @@ static struct esa_state *state(struct hb_sim *sim, int mode, struct hb_error *er
 	st->props = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1) * HB_ESA_MAX_TYPES, sizeof(*st->props));
 	st->done = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1), 1);
 	if (!st->jobs || !st->scratch || !st->add || !st->init || !st->props || !st->done) {
-		esa_free(sim);
-		hb_runtime_error(err, "easyscale fidelity: out of memory");
-		return NULL;
+		esa_free(st);
+		return hb_runtime_error(err, "easyscale fidelity: out of memory");
 	}
-	return st;
+	*state = st;
+	return 0;
+}
+
+static int esa_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)
+{
+	(void)opts;
+	return esa_init_mode(sim, ESA_HETER, state, err);
+}
+
+static int esa_homo_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)
+{
+	(void)opts;
+	return esa_init_mode(sim, ESA_HOMO, state, err);
+}
+
+static int esa_fifo_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)
+{
+	(void)opts;
+	return esa_init_mode(sim, ESA_FIFO, state, err);
 }
 
 /* One GPU's iteration at batch b on type g (Application.get_gpu_time):
@@ -405,13 +422,15 @@ static int esa_apply(struct hb_sim *sim, struct hb_sim_job *job, int how, struct
 	return rc;
 }
 
-static int esa_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int esa_start(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
+	(void)state;
 	return esa_apply(sim, job, HB_APPLY_START, err);
 }
 
-static int esa_on_grant(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int esa_on_grant(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
+	(void)state;
 	return esa_apply(sim, job, job->started ? HB_APPLY_RESTART : HB_APPLY_START, err);
 }
 
@@ -424,12 +443,10 @@ const struct hb_agent_ops hb_agent_esa = {
 
 /* ---- the arbiters ------------------------------------------------------------- */
 
-static int arrival(struct hb_sim *sim, struct hb_sim_job *job, int mode, struct hb_error *err)
+static int esa_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	struct esa_state *st = state(sim, mode, err);
+	struct esa_state *st = state;
 
-	if (!st)
-		return -1;
 	if (job->id < 0 || job->id >= st->njobs)
 		return hb_runtime_error(err, "easyscale fidelity: job %s (id %d) was added after the run started",
 					job->name, job->id);
@@ -442,34 +459,21 @@ static int arrival(struct hb_sim *sim, struct hb_sim_job *job, int mode, struct 
 	return 0; /* the next round decides (Cluster.step) */
 }
 
-static int esa_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int esa_finish(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	return arrival(sim, job, ESA_HETER, err);
-}
+	struct esa_state *st = state;
 
-static int esa_homo_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
-{
-	return arrival(sim, job, ESA_HOMO, err);
-}
-
-static int esa_fifo_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
-{
-	return arrival(sim, job, ESA_FIFO, err);
-}
-
-static int esa_finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
-{
-	struct esa_state *st = sim->arbiter_state;
-
+	(void)sim;
 	(void)err;
-	if (st && job->id >= 0 && job->id < st->njobs)
+	if (job->id >= 0 && job->id < st->njobs)
 		st->jobs[job->id].has = 0; /* its GPUs wait for the next round */
 	return 0;
 }
 
-static double esa_round_s(const struct hb_sim *sim)
+static double esa_round_s(const struct hb_sim *sim, const void *state)
 {
 	(void)sim;
+	(void)state;
 	return HB_ESA_ROUND_S;
 }
 
@@ -704,12 +708,10 @@ static int round_fifo(struct hb_sim *sim, struct esa_state *st, struct hb_error 
 	return 0;
 }
 
-static int esa_round(struct hb_sim *sim, struct hb_error *err)
+static int esa_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	struct esa_state *st = sim->arbiter_state;
+	struct esa_state *st = state;
 
-	if (!st)
-		return 0; /* no job has arrived yet */
 	return st->mode == ESA_FIFO ? round_fifo(sim, st, err) : round_easy(sim, st, err);
 }
 
@@ -718,32 +720,35 @@ static int esa_round(struct hb_sim *sim, struct hb_error *err)
 const struct hb_arbiter_ops hb_arbiter_esa = {
 	.name = "easyscale",
 	.summary = "EasyScale as its artifact simulates it (EasyPolicy.optimize_v3)",
+	.init = esa_init,
+	.free = esa_free,
 	.on_arrival = esa_arrival,
 	.on_finish = esa_finish,
 	.round_s = esa_round_s,
 	.on_round = esa_round,
-	.free_state = esa_free,
 	.no_capacity = ESA_NO_CAPACITY,
 };
 
 const struct hb_arbiter_ops hb_arbiter_esa_homo = {
 	.name = "easyscale-homo",
 	.summary = "EasyScale_homo as its artifact simulates it (EasyPolicy(force_homo=True))",
-	.on_arrival = esa_homo_arrival,
+	.init = esa_homo_init,
+	.free = esa_free,
+	.on_arrival = esa_arrival,
 	.on_finish = esa_finish,
 	.round_s = esa_round_s,
 	.on_round = esa_round,
-	.free_state = esa_free,
 	.no_capacity = ESA_NO_CAPACITY,
 };
 
 const struct hb_arbiter_ops hb_arbiter_esa_fifo = {
 	.name = "yarn-cs",
 	.summary = "YARN-CS as the EasyScale artifact simulates it (FifoPolicy: one job at a time)",
-	.on_arrival = esa_fifo_arrival,
+	.init = esa_fifo_init,
+	.free = esa_free,
+	.on_arrival = esa_arrival,
 	.on_finish = esa_finish,
 	.round_s = esa_round_s,
 	.on_round = esa_round,
-	.free_state = esa_free,
 	.no_capacity = ESA_NO_CAPACITY,
 };

@@ -47,10 +47,11 @@ struct elastic_agent {
 	int have_own;
 };
 
-void hb_elastic_agent_free(struct hb_sim_job *job)
+void hb_elastic_agent_free_job(void *state, struct hb_sim_job *job)
 {
 	struct elastic_agent *a = job->agent_state;
 
+	(void)state;
 	if (a) {
 		if (a->have_own)
 			hb_elastic_entry_free(&a->own);
@@ -137,13 +138,15 @@ static int plan(struct hb_sim *sim, struct hb_sim_job *job, int how, struct hb_e
 	return rc;
 }
 
-int hb_elastic_agent_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+int hb_elastic_agent_start(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
+	(void)state;
 	return plan(sim, job, HB_APPLY_START, err);
 }
 
-int hb_elastic_agent_on_grant(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+int hb_elastic_agent_on_grant(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
+	(void)state;
 	return plan(sim, job, HB_APPLY_RESTART, err);
 }
 
@@ -156,6 +159,6 @@ const struct hb_agent_ops hb_agent_elastic = {
 	.on_adapt = NULL,
 	.on_epoch_end = NULL,
 	.on_round = NULL,
-	.free_state = hb_elastic_agent_free,
+	.free_job = hb_elastic_agent_free_job,
 	.on_grant = hb_elastic_agent_on_grant,
 };

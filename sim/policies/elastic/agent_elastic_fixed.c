@@ -174,7 +174,7 @@ int hb_elastic_fixed_config(const struct hb_sim_job *job, const struct hb_elasti
 		.on_adapt = NULL,                                                                                \
 		.on_epoch_end = NULL,                                                                            \
 		.on_round = NULL,                                                                                \
-		.free_state = hb_elastic_agent_free,                                                             \
+		.free_job = hb_elastic_agent_free_job,                                                           \
 		.on_grant = hb_elastic_agent_on_grant,                                                           \
 	}
 

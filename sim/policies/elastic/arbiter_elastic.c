@@ -3,7 +3,7 @@
  * 2020; notes/elastic.md §4) as a cluster arbiter, with the JSA input built
  * from the simulator's perf model (elastic_share.h).
  *
- * MAKESCALINGDECISIONS runs every sim->opts.elastic_interval_s (Δ) and does
+ * MAKESCALINGDECISIONS runs every interval_s (Δ, elastic_opts.h) and does
  * work only when a job arrived or finished since the last round (§4 "When it
  * triggers"; Fig. 4 tests "ARRIVED != {} or FINISHED != {}", and with a
  * non-empty queue but no arrival or departure the DP would see the same
@@ -23,7 +23,7 @@
  * admission order (the DP's tie rule gives the extra GPUs of a tie to the
  * earliest jobs).
  *
- * Drop mode (opts.elastic_drop): every job still in ARRIVED after the
+ * Drop mode (elastic_opts.h drop): every job still in ARRIVED after the
  * admission loop is rejected at the tick (hb_sim_drop_job), not only the
  * first infeasible one.  The note leaves both open (§4 "Queueing policy",
  * §8.2 item 8); the paper drops "pending jobs (which are not feasible to
@@ -87,6 +87,7 @@
 
 #include "agent_util.h"     /* hb_agent_alloc_all */
 #include "ddp.h"            /* hb_ddp_iter_time: one-GPU processing profile */
+#include "elastic_opts.h"   /* hb_elastic_opts: Delta, drop mode */
 #include "elastic_share.h"
 #include "policy.h"
 
@@ -402,9 +403,9 @@ struct elastic_state {
 	int dirty;             /* a job arrived or finished since the last round */
 };
 
-static void elastic_free(struct hb_sim *sim)
+static void elastic_free(void *state)
 {
-	struct elastic_state *st = sim->arbiter_state;
+	struct elastic_state *st = state;
 
 	if (st) {
 		for (int i = 0; i < st->ncache; i++) {
@@ -423,19 +424,15 @@ static void elastic_free(struct hb_sim *sim)
 		free(st->grant);
 		free(st);
 	}
-	sim->arbiter_state = NULL;
 }
 
-static struct elastic_state *state(struct hb_sim *sim, struct hb_error *err)
+static int elastic_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)
 {
-	struct elastic_state *st = sim->arbiter_state;
+	struct elastic_state *st = calloc(1, sizeof(*st));
 	size_t nj = (size_t)(sim->njobs > 0 ? sim->njobs : 1), nn = (size_t)(sim->cl->nnodes > 0 ? sim->cl->nnodes : 1);
 
-	if (st)
-		return st;
-	st = calloc(1, sizeof(*st));
+	(void)opts;
 	if (st) {
-		sim->arbiter_state = st;
 		st->njobs = sim->njobs;
 		st->K = sim->cl->ngpus;
 		st->exec = calloc(nj, sizeof(int));
@@ -450,13 +447,13 @@ static struct elastic_state *state(struct hb_sim *sim, struct hb_error *err)
 	}
 	if (!st || !st->exec || !st->queue || !st->entry || !st->want || !st->rank || !st->tabs || !st->alloc ||
 	    !st->grow || !st->grant) {
-		elastic_free(sim);
-		hb_runtime_error(err, "elastic: out of memory");
-		return NULL;
+		elastic_free(st);
+		return hb_runtime_error(err, "elastic: out of memory");
 	}
 	for (size_t i = 0; i < nj; i++)
 		st->entry[i] = -1;
-	return st;
+	*state = st;
+	return 0;
 }
 
 const struct hb_elastic_entry *hb_elastic_arbiter_entry(const struct hb_sim *sim, const struct hb_sim_job *job)
@@ -501,28 +498,26 @@ static int lookup(struct hb_sim *sim, struct elastic_state *st, struct hb_sim_jo
 	return 0;
 }
 
-static int elastic_round(struct hb_sim *sim, struct hb_error *err);
+static int elastic_round(struct hb_sim *sim, void *state, struct hb_error *err);
 
 /* Δ <= 0: decide at every arrival and departure (header comment). */
 static int event_driven(const struct hb_sim *sim)
 {
-	return !(sim->opts.elastic_interval_s > 0);
+	return !(hb_elastic_opts(sim)->interval_s > 0);
 }
 
-static int elastic_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int elastic_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	struct elastic_state *st = state(sim, err);
+	struct elastic_state *st = state;
 	const struct hb_elastic_entry *e;
 
-	if (!st)
-		return -1;
 	if (job->id < 0 || job->id >= st->njobs || st->nqueue >= st->njobs)
 		return hb_runtime_error(err, "elastic: job %s (id %d) was added after the run started", job->name,
 					job->id);
 	if (lookup(sim, st, job, err) < 0)
 		return -1;
 	e = st->cache[st->entry[job->id]];
-	if (!e->feasible && !sim->opts.elastic_drop)
+	if (!e->feasible && !hb_elastic_opts(sim)->drop)
 		return hb_input_error(err, "%s: job %s (model %s, batch %ld..%ld, %s%s%.0ld) has no feasible GPU count "
 				      "on %s (%d GPUs, per-GPU batch <= %ld in multiples of %d): in queue mode it would "
 				      "block the queue forever", job->agent->name, job->name, job->model->name, e->b_min,
@@ -531,23 +526,22 @@ static int elastic_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb
 				      e->per_gpu_max, e->min_lbs);
 	st->queue[st->nqueue++] = job->id;
 	st->dirty = 1;
-	return event_driven(sim) ? elastic_round(sim, err) : 0; /* else it waits for the next tick */
+	return event_driven(sim) ? elastic_round(sim, st, err) : 0; /* else it waits for the next tick */
 }
 
-static int elastic_finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int elastic_finish(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	struct elastic_state *st = state(sim, err);
+	struct elastic_state *st = state;
 
 	(void)job;
-	if (!st)
-		return -1;
 	st->dirty = 1; /* FINISHED != {}: re-spread at the next tick */
-	return event_driven(sim) ? elastic_round(sim, err) : 0;
+	return event_driven(sim) ? elastic_round(sim, st, err) : 0;
 }
 
-static double elastic_round_s(const struct hb_sim *sim)
+static double elastic_round_s(const struct hb_sim *sim, const void *state)
 {
-	return sim->opts.elastic_interval_s;
+	(void)state;
+	return hb_elastic_opts(sim)->interval_s;
 }
 
 static struct hb_elastic_table table_of(const struct elastic_state *st, int id)
@@ -638,13 +632,11 @@ static int apply(struct hb_sim *sim, struct elastic_state *st, struct hb_error *
 	return 0;
 }
 
-static int elastic_round(struct hb_sim *sim, struct hb_error *err)
+static int elastic_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	struct elastic_state *st = state(sim, err);
+	struct elastic_state *st = state;
 	int n = 0, admitted = 0, idle = 0;
 
-	if (!st)
-		return -1;
 	if (!st->dirty)
 		return 0; /* nothing arrived or finished: the same inputs, the same allocation */
 	st->dirty = 0;
@@ -674,7 +666,7 @@ static int elastic_round(struct hb_sim *sim, struct hb_error *err)
 		    admitted, st->nqueue, idle);
 	if (apply(sim, st, err) < 0)
 		return -1;
-	if (sim->opts.elastic_drop) {
+	if (hb_elastic_opts(sim)->drop) {
 		n = 0;
 		for (int i = 0; i < st->nqueue; i++)
 			if (sim->jobs[st->queue[i]].state == HB_JOB_SUSPENDED)
@@ -703,13 +695,11 @@ static int feasible_at_most(const struct elastic_state *st, int id, int n)
 /* Busy GPUs are withdrawn (need[i] beyond node i's free ones): the jobs
  * there, most recently started first, give them up and run on at a
  * feasible count (header comment); the engine preempts the rest. */
-static int elastic_revoke(struct hb_sim *sim, const int *need, struct hb_error *err)
+static int elastic_revoke(struct hb_sim *sim, void *state, const int *need, struct hb_error *err)
 {
-	struct elastic_state *st = state(sim, err);
+	struct elastic_state *st = state;
 	int nn = sim->cl->nnodes, *left, *done, rc = 0;
 
-	if (!st)
-		return -1;
 	left = calloc((size_t)(nn > 0 ? nn : 1), sizeof(int));
 	done = calloc((size_t)(st->njobs > 0 ? st->njobs : 1), sizeof(int));
 	if (!left || !done) {
@@ -780,13 +770,11 @@ static int elastic_revoke(struct hb_sim *sim, const int *need, struct hb_error *
 
 /* The engine preempted job for a withdrawal: back to the head of ARRIVED,
  * in arrival order among the preempted (header comment). */
-static int elastic_requeue(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int elastic_requeue(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	struct elastic_state *st = state(sim, err);
+	struct elastic_state *st = state;
 	int n = 0, pos = 0, found = 0;
 
-	if (!st)
-		return -1;
 	for (int i = 0; i < st->nexec; i++)
 		if (st->exec[i] == job->id)
 			found = 1;
@@ -809,25 +797,24 @@ static int elastic_requeue(struct hb_sim *sim, struct hb_sim_job *job, struct hb
 }
 
 /* GPUs came back or went: re-spread over the new K at the next tick. */
-static int elastic_capacity(struct hb_sim *sim, struct hb_error *err)
+static int elastic_capacity(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	struct elastic_state *st = state(sim, err);
+	struct elastic_state *st = state;
 
-	if (!st)
-		return -1;
 	st->dirty = 1;
-	return event_driven(sim) ? elastic_round(sim, err) : 0;
+	return event_driven(sim) ? elastic_round(sim, st, err) : 0;
 }
 
 const struct hb_arbiter_ops hb_arbiter_elastic = {
 	.name = "elastic",
 	.summary = "IBM elastic scaling: DP over throughput scaling factors, FIFO trial admission every Δ, "
 		   "queue or drop mode",
+	.init = elastic_init,
+	.free = elastic_free,
 	.on_arrival = elastic_arrival,
 	.on_finish = elastic_finish,
 	.round_s = elastic_round_s,
 	.on_round = elastic_round,
-	.free_state = elastic_free,
 	.on_revoke = elastic_revoke,
 	.on_requeue = elastic_requeue,
 	.on_capacity = elastic_capacity,

@@ -136,8 +136,8 @@ int hb_elastic_fixed_config(const struct hb_sim_job *job, const struct hb_elasti
 
 /* The elastic agent's callbacks, shared by the elastic-fixed variants: they
  * differ only in hb_elastic_fixed_batch, which the entries carry. */
-int hb_elastic_agent_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
-int hb_elastic_agent_on_grant(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
-void hb_elastic_agent_free(struct hb_sim_job *job);
+int hb_elastic_agent_start(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err);
+int hb_elastic_agent_on_grant(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err);
+void hb_elastic_agent_free_job(void *state, struct hb_sim_job *job);
 
 #endif

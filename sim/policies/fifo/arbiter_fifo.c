@@ -19,22 +19,30 @@ struct fifo_state {
 	int *grant;     /* scratch, nnodes */
 };
 
-static struct fifo_state *state(struct hb_sim *sim, struct hb_error *err)
+static void fifo_free(void *state)
 {
-	struct fifo_state *st = sim->arbiter_state;
+	struct fifo_state *st = state;
 
-	if (st)
-		return st;
-	st = calloc(1, sizeof(*st));
+	if (st) {
+		hb_idq_free(&st->queue);
+		free(st->grant);
+		free(st);
+	}
+}
+
+static int fifo_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)
+{
+	struct fifo_state *st = calloc(1, sizeof(*st));
+
+	(void)opts;
 	if (st)
 		st->grant = calloc((size_t)(sim->cl->nnodes > 0 ? sim->cl->nnodes : 1), sizeof(int));
 	if (!st || !st->grant) {
 		free(st);
-		hb_runtime_error(err, "fifo: out of memory");
-		return NULL;
+		return hb_runtime_error(err, "fifo: out of memory");
 	}
-	sim->arbiter_state = st;
-	return st;
+	*state = st;
+	return 0;
 }
 
 static int drain(struct hb_sim *sim, struct fifo_state *st, struct hb_error *err)
@@ -51,13 +59,11 @@ static int drain(struct hb_sim *sim, struct fifo_state *st, struct hb_error *err
 	return 0;
 }
 
-static int fifo_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int fifo_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	struct fifo_state *st = state(sim, err);
+	struct fifo_state *st = state;
 	int want = hb_arbiter_job_gpus(sim, job);
 
-	if (!st)
-		return -1;
 	if (want > sim->cl->ngpus)
 		return hb_input_error(err, "fifo: job %s asks for %d GPUs, cluster %s has %d", job->name, want,
 				      sim->cl->name, sim->cl->ngpus);
@@ -66,30 +72,17 @@ static int fifo_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_er
 	return drain(sim, st, err);
 }
 
-static int fifo_finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int fifo_finish(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	struct fifo_state *st = state(sim, err);
-
 	(void)job;
-	return st ? drain(sim, st, err) : -1;
-}
-
-static void fifo_free(struct hb_sim *sim)
-{
-	struct fifo_state *st = sim->arbiter_state;
-
-	if (st) {
-		hb_idq_free(&st->queue);
-		free(st->grant);
-		free(st);
-	}
-	sim->arbiter_state = NULL;
+	return drain(sim, state, err);
 }
 
 const struct hb_arbiter_ops hb_arbiter_fifo = {
 	.name = "fifo",
 	.summary = "first-in first-out, gang placement on the fewest nodes, no backfilling",
+	.init = fifo_init,
+	.free = fifo_free,
 	.on_arrival = fifo_arrival,
 	.on_finish = fifo_finish,
-	.free_state = fifo_free,
 };

@@ -55,6 +55,7 @@
 #include <string.h>
 
 #include "agent_util.h"     /* hb_agent_ddp_config */
+#include "fidelity.h"       /* HB_FIDELITY_SIA, hb_fid_sia_slowdown */
 #include "arbiter_util.h"   /* hb_type_groups, hb_arbiter_apply_grants */
 #include "gavel_lp.h"       /* the LPs */
 #include "gavel_policy.h"
@@ -87,9 +88,9 @@ struct gavel_state {
 	double *worker_time;     /* per type */
 };
 
-static void gavel_free(struct hb_sim *sim)
+static void gavel_free(void *state)
 {
-	struct gavel_state *st = sim->arbiter_state;
+	struct gavel_state *st = state;
 
 	if (st) {
 		hb_type_groups_free(&st->g);
@@ -101,24 +102,21 @@ static void gavel_free(struct hb_sim *sim)
 		free(st->worker_time);
 		free(st);
 	}
-	sim->arbiter_state = NULL;
 }
 
-static struct gavel_state *gavel_state_new(struct hb_sim *sim, int kind, struct hb_error *err)
+/* The state of one policy (enum gavel_kind): each ops table's init below. */
+static int gavel_init_kind(struct hb_sim *sim, int kind, void **state, struct hb_error *err)
 {
 	struct gavel_state *st = calloc(1, sizeof(*st));
 	size_t nj = (size_t)(sim->njobs > 0 ? sim->njobs : 1), T;
 
-	if (!st) {
-		hb_runtime_error(err, "%s: out of memory", kind_name[kind]);
-		return NULL;
-	}
-	sim->arbiter_state = st;
+	if (!st)
+		return hb_runtime_error(err, "%s: out of memory", kind_name[kind]);
 	hb_gavel_opts_default(&st->opts);
 	st->kind = kind;
 	if (hb_type_groups_init(&st->g, sim->cl, err) < 0) {
-		gavel_free(sim);
-		return NULL;
+		gavel_free(st);
+		return -1;
 	}
 	st->T = st->g.ntypes;
 	T = (size_t)(st->T > 0 ? st->T : 1);
@@ -129,19 +127,17 @@ static struct gavel_state *gavel_state_new(struct hb_sim *sim, int kind, struct 
 	st->scale = calloc(nj, sizeof(int));
 	st->worker_time = calloc(T, sizeof(double));
 	if (!st->active || !st->tput || !st->x || !st->job_time || !st->scale || !st->worker_time) {
-		gavel_free(sim);
-		hb_runtime_error(err, "%s: out of memory", kind_name[kind]);
-		return NULL;
+		gavel_free(st);
+		return hb_runtime_error(err, "%s: out of memory", kind_name[kind]);
 	}
-	return st;
+	*state = st;
+	return 0;
 }
 
-static struct gavel_state *state(struct hb_sim *sim, int kind, struct hb_error *err)
-{
-	return sim->arbiter_state ? sim->arbiter_state : gavel_state_new(sim, kind, err);
-}
-
-/* T[m][j]: the job's samples/s on sf GPUs of type j on the fewest nodes. */
+/* T[m][j]: the job's samples/s on sf GPUs of type j on the fewest nodes;
+ * with --fidelity sia its steps/s x 1 / SLOWDOWN, as the Sia artifact's
+ * Gavel predicts it (gavel.py GavelPolicy.predict_throughput), which the
+ * max-sum LP weighs unnormalised. */
 static int job_tput(struct hb_sim *sim, const struct gavel_state *st, struct hb_sim_job *job, int j, double *out,
 		    struct hb_error *err)
 {
@@ -163,7 +159,9 @@ static int job_tput(struct hb_sim *sim, const struct gavel_state *st, struct hb_
 		left -= k;
 	}
 	rc = hb_agent_ddp_config(job->perf, cfg.alloc, target, &cfg, NULL, err);
-	if (rc == 0 && cfg.iter_s > 0)
+	if (rc == 0 && cfg.iter_s > 0 && sim->opts.fidelity == HB_FIDELITY_SIA)
+		*out = 1.0 / (cfg.iter_s * hb_fid_sia_slowdown(job->model->name)); /* steps/s (predict_throughput) */
+	else if (rc == 0 && cfg.iter_s > 0)
 		*out = (double)cfg.global_bs / cfg.iter_s;
 	else if (rc < 0 && err->code == HB_EINPUT) { /* its batch fits no layout on this type */
 		hb_error_clear(err);
@@ -173,14 +171,11 @@ static int job_tput(struct hb_sim *sim, const struct gavel_state *st, struct hb_
 	return rc;
 }
 
-static int gavel_arrival_kind(struct hb_sim *sim, struct hb_sim_job *job, int kind, struct hb_error *err)
+static int gavel_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	struct gavel_state *st = state(sim, kind, err);
-	int T, any = 0;
+	struct gavel_state *st = state;
+	int T = st->T, any = 0, kind = st->kind;
 
-	if (!st)
-		return -1;
-	T = st->T;
 	if (st->nactive >= sim->njobs || job->id < 0 || job->id >= sim->njobs)
 		return hb_runtime_error(err, "%s: job %s was added after the run started", kind_name[kind], job->name);
 	st->scale[job->id] = hb_arbiter_job_gpus(sim, job);
@@ -336,17 +331,14 @@ static void place_on_type(const struct hb_sim *sim, const struct hb_type_group *
 	}
 }
 
-static int gavel_round_kind(struct hb_sim *sim, int kind, struct hb_error *err)
+static int gavel_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	struct gavel_state *st = state(sim, kind, err);
-	int J = 0, T, N = sim->cl->nnodes, rc = -1, changed = 0, ne = 0;
+	struct gavel_state *st = state;
+	int J = 0, T = st->T, N = sim->cl->nnodes, rc = -1, changed = 0, ne = 0, kind = st->kind;
 	int *room = NULL, *chosen = NULL, *grant = NULL, *free_n = NULL;
 	struct entry *q = NULL;
 	struct hb_sim_job **jobs = NULL;
 
-	if (!st)
-		return -1;
-	T = st->T;
 	for (int a = 0; a < st->nactive; a++) {
 		if (sim->jobs[st->active[a]].state == HB_JOB_DONE)
 			st->changed = 1;
@@ -436,34 +428,29 @@ out:
 	return rc;
 }
 
-static double gavel_round_s(const struct hb_sim *sim)
+static double gavel_round_s(const struct hb_sim *sim, const void *state)
 {
-	const struct gavel_state *st = sim->arbiter_state;
-	struct hb_gavel_opts o;
+	const struct gavel_state *st = state;
 
-	if (st)
-		return st->opts.round_s;
-	hb_gavel_opts_default(&o);
-	return o.round_s;
+	(void)sim;
+	return st->opts.round_s;
 }
 
 #define GAVEL_OPS(sym, kind, nm, text)                                                                        \
-	static int sym##_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)              \
+	static int sym##_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)       \
 	{                                                                                                     \
-		return gavel_arrival_kind(sim, job, kind, err);                                               \
-	}                                                                                                     \
-	static int sym##_round(struct hb_sim *sim, struct hb_error *err)                                       \
-	{                                                                                                     \
-		return gavel_round_kind(sim, kind, err);                                                      \
+		(void)opts;                                                                                   \
+		return gavel_init_kind(sim, kind, state, err);                                                \
 	}                                                                                                     \
 	const struct hb_arbiter_ops hb_arbiter_##sym = {                                                       \
 		.name = nm,                                                                                   \
 		.summary = text,                                                                              \
-		.on_arrival = sym##_arrival,                                                                  \
+		.init = sym##_init,                                                                           \
+		.free = gavel_free,                                                                           \
+		.on_arrival = gavel_arrival,                                                                  \
 		.on_finish = NULL, /* freed GPUs are reassigned at the next round */                         \
 		.round_s = gavel_round_s,                                                                     \
-		.on_round = sym##_round,                                                                      \
-		.free_state = gavel_free,                                                                     \
+		.on_round = gavel_round,                                                                      \
 		.on_requeue = hb_arbiter_requeue_round,                                                       \
 		.no_capacity = "gavel's LPs use the whole cluster's GPUs per type; it does not follow "       \
 			       "capacity that comes and goes yet",                                           \

@@ -180,8 +180,9 @@ static void state_free(struct jabas_state *st)
 	free(st);
 }
 
-static void jabas_free_state(struct hb_sim_job *job)
+static void jabas_free_job(void *state, struct hb_sim_job *job)
 {
+	(void)state;
 	state_free(job->agent_state);
 	job->agent_state = NULL;
 }
@@ -814,7 +815,7 @@ static int pick_allocation(struct hb_sim_job *job, struct jabas_state *st, const
 	return 0;
 }
 
-static int jabas_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int jabas_start(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct jabas_state *st = calloc(1, sizeof(*st));
 	struct hb_job_config cfg;
@@ -823,6 +824,7 @@ static int jabas_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_err
 	double best_s;
 	int found, rc;
 
+	(void)state;
 	if (!st)
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
 	job->agent_state = st;
@@ -837,7 +839,7 @@ static int jabas_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_err
 	st->work = malloc(4 * (size_t)(st->nnodes > 0 ? st->nnodes : 1) * sizeof(int));
 	if (!st->work)
 		return hb_runtime_error(err, "jabas %s: out of memory", job->name);
-	st->p = hb_agent_interval(sim, job);
+	st->p = hb_agent_interval(sim, NULL, job);
 	if (st->p < 1)
 		return hb_input_error(err, "jabas %s: adaptation interval %ld must be >= 1", job->name, st->p);
 	if (init_bs < 1)
@@ -1048,7 +1050,7 @@ static int adapt_step(struct hb_sim *sim, struct hb_sim_job *job, struct jabas_s
 	return 0;
 }
 
-static int jabas_on_adapt(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int jabas_on_adapt(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct jabas_state *st = job->agent_state;
 	const long cur = job->cfg.global_bs;
@@ -1056,6 +1058,7 @@ static int jabas_on_adapt(struct hb_sim *sim, struct hb_sim_job *job, struct hb_
 	long next;
 	int rc = 0;
 
+	(void)state;
 	/* Replay mode: the recorded schedule replaces the similarity rule. */
 	if (!hb_sim_replay_gbs(sim, job, &next)) {
 		phi = hb_sim_observe_similarity(sim, job);
@@ -1164,7 +1167,7 @@ static int build_trajectory(struct hb_sim *sim, struct hb_sim_job *job, struct j
 	return 0;
 }
 
-static int jabas_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int jabas_on_epoch_end(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct jabas_state *st = job->agent_state;
 	long *traj = NULL, best;
@@ -1180,6 +1183,7 @@ static int jabas_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct
 	const struct hb_jabas_first *first = &keep;
 	struct q_task q = { sim, job, st, 0, 0, { 0 } };
 
+	(void)state;
 	/* The offer bounds this decision: Q over it, built beside the
 	 * trajectory's fits (its bound, the trajectory's first point, is B_G
 	 * now, known before the forecast).  Neither emits a note. */
@@ -1268,5 +1272,5 @@ const struct hb_agent_ops hb_agent_jabas = {
 	.on_adapt = jabas_on_adapt,
 	.on_epoch_end = jabas_on_epoch_end,
 	.on_round = NULL,
-	.free_state = jabas_free_state,
+	.free_job = jabas_free_job,
 };

@@ -62,24 +62,32 @@ struct jabas_share {
 	int *grant;     /* scratch, nnodes */
 };
 
-static struct jabas_share *state(struct hb_sim *sim, struct hb_error *err)
+static void share_free(void *state)
 {
-	struct jabas_share *st = sim->arbiter_state;
+	struct jabas_share *st = state;
 
-	if (st)
-		return st;
-	st = calloc(1, sizeof(*st));
+	if (st) {
+		hb_idq_free(&st->queue);
+		free(st->grant);
+		free(st);
+	}
+}
+
+static int share_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)
+{
+	struct jabas_share *st = calloc(1, sizeof(*st));
+
+	(void)opts;
 	if (st)
 		st->grant = calloc((size_t)(sim->cl->nnodes > 0 ? sim->cl->nnodes : 1), sizeof(int));
 	if (!st || !st->grant) {
 		free(st);
-		hb_runtime_error(err, "jabas-share: out of memory");
-		return NULL;
+		return hb_runtime_error(err, "jabas-share: out of memory");
 	}
 	for (int i = 0; i < sim->cl->nnodes; i++)
 		st->pairs += sim->cl->nodes[i].ngpus / 2;
-	sim->arbiter_state = st;
-	return st;
+	*state = st;
+	return 0;
 }
 
 /* The request in GPUs, rounded up to whole pairs. */
@@ -131,13 +139,11 @@ static int drain(struct hb_sim *sim, struct jabas_share *st, struct hb_error *er
 	return 0;
 }
 
-static int share_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int share_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	struct jabas_share *st = state(sim, err);
+	struct jabas_share *st = state;
 	int want;
 
-	if (!st)
-		return -1;
 	want = request_even(sim, job);
 	if (want > 2 * st->pairs)
 		return hb_input_error(err, "jabas-share: job %s asks for %d GPUs (%d in pairs), cluster %s has %d pairs",
@@ -147,39 +153,36 @@ static int share_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_e
 	return drain(sim, st, err);
 }
 
-static int share_finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int share_finish(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	struct jabas_share *st = state(sim, err);
+	struct jabas_share *st = state;
 
 	(void)job;
-	if (!st)
-		return -1;
 	st->running--;
 	return drain(sim, st, err);
 }
 
-static int share_release(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int share_release(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	struct jabas_share *st = state(sim, err);
-
 	(void)job;
-	return st ? drain(sim, st, err) : -1;
+	return drain(sim, state, err);
 }
 
-static void share_offer(const struct hb_sim *sim, const struct hb_sim_job *job, int *offer, int *max_gpus)
+static void share_offer(const struct hb_sim *sim, const void *state, const struct hb_sim_job *job, int *offer,
+			int *max_gpus)
 {
-	const struct jabas_share *st = sim->arbiter_state;
+	const struct jabas_share *st = state;
 	int req = request_even(sim, job), held = job->ngrant, total = 0;
 
-	if (st && st->queue.n > 0) {
+	if (st->queue.n > 0) {
 		for (int i = 0; i < sim->cl->nnodes; i++)
 			offer[i] = job->grant[i];
 		*max_gpus = held < req ? held : req;
 		return;
 	}
 	{
-		int running = st && st->running > 0 ? st->running : 1;
-		int fair = st ? 2 * ((st->pairs + running - 1) / running) : sim->cl->ngpus;
+		int running = st->running > 0 ? st->running : 1;
+		int fair = 2 * ((st->pairs + running - 1) / running);
 		int cap = req > fair ? req : fair, nodes = 0;
 
 		if (held > cap)
@@ -223,25 +226,14 @@ static void share_offer(const struct hb_sim *sim, const struct hb_sim_job *job, 
 	}
 }
 
-static void share_free(struct hb_sim *sim)
-{
-	struct jabas_share *st = sim->arbiter_state;
-
-	if (st) {
-		hb_idq_free(&st->queue);
-		free(st->grant);
-		free(st);
-	}
-	sim->arbiter_state = NULL;
-}
-
 const struct hb_arbiter_ops hb_arbiter_jabas = {
 	.name = "jabas-share",
 	.summary = "FIFO admission in GPU pairs; at epoch ends jobs re-choose GPUs: free ones lent up to a fair share "
 		   "while nobody waits, back to the request when somebody does",
+	.init = share_init,
+	.free = share_free,
 	.on_arrival = share_arrival,
 	.on_finish = share_finish,
-	.free_state = share_free,
 	.offer = share_offer,
 	.on_release = share_release,
 };

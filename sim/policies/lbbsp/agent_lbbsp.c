@@ -44,10 +44,11 @@ struct lbbsp_state {
 	int *alloc;                    /* GPUs per node */
 };
 
-static void lbbsp_free(struct hb_sim_job *job)
+static void lbbsp_free(void *state, struct hb_sim_job *job)
 {
 	struct lbbsp_state *st = job->agent_state;
 
+	(void)state;
 	if (!st)
 		return;
 	hb_optperf_input_free(&st->truth);
@@ -98,7 +99,7 @@ out:
 	return rc;
 }
 
-static int lbbsp_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int lbbsp_start(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct lbbsp_state *st;
 	struct hb_job_config ddp;
@@ -106,7 +107,7 @@ static int lbbsp_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_err
 	char why[160];
 	int rc;
 
-	lbbsp_free(job);
+	lbbsp_free(state, job);
 	if (!(st = calloc(1, sizeof(*st))) || !(st->alloc = malloc(sizeof(int) * (size_t)job->perf->nnodes))) {
 		free(st);
 		return hb_runtime_error(err, "lbbsp %s: out of memory", job->name);
@@ -141,17 +142,18 @@ static int lbbsp_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_err
 	return 0;
 fail:
 	hb_error_prefix(err, "lbbsp %s on %s", job->name, sim->cl->name);
-	lbbsp_free(job);
+	lbbsp_free(state, job);
 	return -1;
 }
 
-static int lbbsp_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int lbbsp_on_epoch_end(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct lbbsp_state *st = job->agent_state;
 	double before;
 	long moved;
 	char why[160];
 
+	(void)state;
 	if (!st)
 		return hb_runtime_error(err, "lbbsp %s: epoch end before start", job->name);
 	before = hb_lbbsp_max_compute(&st->truth.cl, st->local);
@@ -176,5 +178,5 @@ const struct hb_agent_ops hb_agent_lbbsp = {
 	.on_adapt = NULL,
 	.on_epoch_end = lbbsp_on_epoch_end,
 	.on_round = NULL,
-	.free_state = lbbsp_free,
+	.free_job = lbbsp_free,
 };

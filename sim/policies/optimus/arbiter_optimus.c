@@ -95,9 +95,9 @@ struct optimus_state {
 	int nmemo, cap_memo;
 };
 
-static void optimus_free(struct hb_sim *sim)
+static void optimus_free(void *state)
 {
-	struct optimus_state *st = sim->arbiter_state;
+	struct optimus_state *st = state;
 
 	if (st) {
 		free(st->order);
@@ -114,20 +114,16 @@ static void optimus_free(struct hb_sim *sim)
 		free(st->memo);
 		free(st);
 	}
-	sim->arbiter_state = NULL;
 }
 
-static struct optimus_state *state(struct hb_sim *sim, struct hb_error *err)
+static int optimus_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)
 {
-	struct optimus_state *st = sim->arbiter_state;
+	struct optimus_state *st = calloc(1, sizeof(*st));
 	size_t nj = (size_t)(sim->njobs > 0 ? sim->njobs : 1), nn = (size_t)(sim->cl->nnodes > 0 ? sim->cl->nnodes : 1);
 	int nnodes = sim->cl->nnodes;
 
-	if (st)
-		return st;
-	st = calloc(1, sizeof(*st));
+	(void)opts;
 	if (st) {
-		sim->arbiter_state = st;
 		st->order = calloc(nj, sizeof(int));
 		st->jobs = calloc(nj, sizeof(*st->jobs));
 		st->canon = calloc(nn, sizeof(int));
@@ -137,9 +133,8 @@ static struct optimus_state *state(struct hb_sim *sim, struct hb_error *err)
 		st->njobs = sim->njobs;
 	}
 	if (!st || !st->order || !st->jobs || !st->canon || !st->alloc || !st->grant || !st->keys) {
-		optimus_free(sim);
-		hb_runtime_error(err, "optimus: out of memory");
-		return NULL;
+		optimus_free(st);
+		return hb_runtime_error(err, "optimus: out of memory");
 	}
 	/* Canonical order: by GPU count, descending, ties to the lower index. */
 	for (int i = 0; i < nnodes; i++) {
@@ -151,7 +146,8 @@ static struct optimus_state *state(struct hb_sim *sim, struct hb_error *err)
 		}
 		st->canon[k] = i;
 	}
-	return st;
+	*state = st;
+	return 0;
 }
 
 static long job_batch(const struct hb_sim_job *job)
@@ -528,12 +524,11 @@ static int apply(struct hb_sim *sim, struct optimus_state *st, struct hb_error *
 	return 0;
 }
 
-static int optimus_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int optimus_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	struct optimus_state *st = state(sim, err);
+	struct optimus_state *st = state;
 
-	if (!st)
-		return -1;
+	(void)sim;
 	if (job->id < 0 || job->id >= st->njobs || st->n >= st->njobs)
 		return hb_runtime_error(err, "optimus: job %s (id %d) was added after the run started", job->name,
 					job->id);
@@ -543,19 +538,18 @@ static int optimus_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb
 	return 0; /* it waits for the next round */
 }
 
-static double optimus_round_s(const struct hb_sim *sim)
+static double optimus_round_s(const struct hb_sim *sim, const void *state)
 {
 	(void)sim;
+	(void)state;
 	return OPTIMUS_ROUND_S;
 }
 
-static int optimus_round(struct hb_sim *sim, struct hb_error *err)
+static int optimus_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	struct optimus_state *st = state(sim, err);
+	struct optimus_state *st = state;
 	int k = 0;
 
-	if (!st)
-		return -1;
 	for (int i = 0; i < st->n; i++)
 		if (sim->jobs[st->order[i]].state != HB_JOB_DONE)
 			st->order[k++] = st->order[i];
@@ -569,10 +563,11 @@ const struct hb_arbiter_ops hb_arbiter_optimus = {
 	.name = "optimus",
 	.summary = "Optimus+Oracle: GPUs one at a time by marginal gain in oracle remaining time, fixed batch, "
 		   "60 s rounds",
+	.init = optimus_init,
+	.free = optimus_free,
 	.on_arrival = optimus_arrival,
 	.on_finish = NULL,   /* freed GPUs are reassigned at the next round */
 	.round_s = optimus_round_s,
 	.on_round = optimus_round,
-	.free_state = optimus_free,
 	.on_requeue = hb_arbiter_requeue_round, /* a preempted job stays in its order: the next round decides */
 };

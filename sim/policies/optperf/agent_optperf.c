@@ -324,10 +324,11 @@ struct optperf_state {
 	int *alloc;                     /* the GPUs the state was built for */
 };
 
-static void optperf_free(struct hb_sim_job *job)
+static void optperf_free(void *state, struct hb_sim_job *job)
 {
 	struct optperf_state *st = job->agent_state;
 
+	(void)state;
 	if (!st)
 		return;
 	hb_optperf_input_free(&st->truth);
@@ -452,7 +453,7 @@ out:
 
 /* Epoch 1 runs at the job's initial batch (Cannikin starts from the user's
  * B₀, Table 5, like AdaptDL), clipped into what the GPUs hold. */
-static int optperf_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int optperf_start(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct optperf_state *st;
 	long b, lo = 0, hi = 0;
@@ -460,7 +461,7 @@ static int optperf_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_e
 	if (job->min_gbs < 1 || job->max_gbs < job->min_gbs)
 		return hb_input_error(err, "optperf %s: global batch bounds [%ld, %ld] are not a range", job->name,
 				      job->min_gbs, job->max_gbs);
-	optperf_free(job);
+	optperf_free(state, job);
 	if (!(st = calloc(1, sizeof(*st))) || !(st->alloc = malloc(sizeof(int) * (size_t)job->perf->nnodes))) {
 		free(st);
 		return hb_runtime_error(err, "optperf %s: out of memory", job->name);
@@ -491,14 +492,15 @@ static int optperf_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_e
 	return 0;
 fail:
 	hb_error_prefix(err, "optperf %s on %s", job->name, sim->cl->name);
-	optperf_free(job);
+	optperf_free(state, job);
 	return -1;
 }
 
-static int optperf_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int optperf_on_epoch_end(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct optperf_state *st = job->agent_state;
 
+	(void)state;
 	if (!st)
 		return hb_runtime_error(err, "optperf %s: epoch end before start", job->name);
 	if (measure(st, err) < 0)
@@ -517,5 +519,5 @@ const struct hb_agent_ops hb_agent_optperf = {
 	.on_adapt = NULL,
 	.on_epoch_end = optperf_on_epoch_end,
 	.on_round = NULL,
-	.free_state = optperf_free,
+	.free_job = optperf_free,
 };

@@ -330,17 +330,19 @@ struct pollux_choice {
 	long global_bs;           /* B_L K (s + 1) */
 };
 
-static long pollux_interval(const struct hb_sim *sim, const struct hb_sim_job *job)
+static long pollux_interval(const struct hb_sim *sim, const void *state, const struct hb_sim_job *job)
 {
+	(void)state;
 	(void)sim;
 	(void)job;
 	return 0; /* no adaptation points: B_G changes at epoch ends only (jabas.md §5) */
 }
 
-static void pollux_free_state(struct hb_sim_job *job)
+static void pollux_free_job(void *state, struct hb_sim_job *job)
 {
 	struct pollux_state *st = job->agent_state;
 
+	(void)state;
 	if (!st)
 		return;
 	if (st->spec) {
@@ -1311,11 +1313,12 @@ static int start_on(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_st
 	return apply(sim, job, st, alloc, local_bs, (int)s, HB_APPLY_START, "start at minB_G", err);
 }
 
-static int pollux_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int pollux_start(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct pollux_state *st = NULL;
 	int *alloc, rc;
 
+	(void)state;
 	if (state_new(job, &st, err) < 0)
 		return -1;
 	alloc = calloc((size_t)sim->cl->nnodes, sizeof(*alloc));
@@ -1345,11 +1348,12 @@ static void slowest_first(const struct hb_sim *sim, int *order)
 	}
 }
 
-static int pollux_as_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int pollux_as_start(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct pollux_state *st = NULL;
 	int *alloc, rc;
 
+	(void)state;
 	/* Pollux-AS orders the cluster's nodes itself: it needs all of them. */
 	if (!hb_agent_owns_cluster(sim, job))
 		return hb_input_error(err, "pollux-as %s: the agent needs the whole cluster (dedicated arbiter); "
@@ -1416,7 +1420,7 @@ static int shared_choose(struct hb_sim *sim, struct hb_sim_job *job, struct poll
 	return 0;
 }
 
-static int pollux_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int pollux_on_epoch_end(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct pollux_state *st = job->agent_state;
 	struct hb_goodput_fit_result fr;
@@ -1424,6 +1428,7 @@ static int pollux_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struc
 	struct pollux_choice c;
 	double phi;
 
+	(void)state;
 	if (shared_mode(sim)) {
 		if (shared_update(sim, job, st, err) < 0)
 			return -1;
@@ -1440,7 +1445,7 @@ static int pollux_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struc
 	return retune(sim, job, st, &c, err);
 }
 
-static int pollux_as_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int pollux_as_on_epoch_end(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct pollux_state *st = job->agent_state;
 	struct hb_goodput_fit_result fr;
@@ -1450,6 +1455,7 @@ static int pollux_as_on_epoch_end(struct hb_sim *sim, struct hb_sim_job *job, st
 	int *alloc, added = 0, rc = -1;
 	long floor_bs = job->cfg.global_bs;
 
+	(void)state;
 	if (prepare_decision(sim, job, st, &fr, &grad, &phi, err) < 0 ||
 	    choose(sim, job, &fr.params, &grad, job->cfg.alloc, floor_bs, floor_bs, &cur, err) < 0 ||
 	    single_gpu_goodput(sim, job, &fr.params, &grad, job->cfg.alloc, &g1, err) < 0)
@@ -1504,12 +1510,13 @@ done:
  * record what ran before, refit if that was new, take the fitted argmax on
  * the grant, and restart on it.  Without a fit yet (the grant changed before
  * anything was measured) the job restarts at minB_G as at its start. */
-static int pollux_on_grant(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int pollux_on_grant(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct pollux_state *st = NULL;
 	struct pollux_choice c = { 0 };
 	int *alloc, rc;
 
+	(void)state;
 	if (state_new(job, &st, err) < 0 || shared_update(sim, job, st, err) < 0)
 		return -1;
 	alloc = calloc((size_t)sim->cl->nnodes, sizeof(*alloc));
@@ -1683,7 +1690,7 @@ const struct hb_agent_ops hb_agent_pollux = {
 	.on_adapt = NULL,
 	.on_epoch_end = pollux_on_epoch_end,
 	.on_round = NULL,
-	.free_state = pollux_free_state,
+	.free_job = pollux_free_job,
 	.on_grant = pollux_on_grant,
 };
 
@@ -1696,5 +1703,5 @@ const struct hb_agent_ops hb_agent_pollux_as = {
 	.on_adapt = NULL,
 	.on_epoch_end = pollux_as_on_epoch_end,
 	.on_round = NULL,
-	.free_state = pollux_free_state,
+	.free_job = pollux_free_job,
 };

@@ -213,15 +213,13 @@ static int same_shape(const struct hb_node *a, const struct hb_node *b)
 	       strcmp(a->inter_link, b->inter_link) == 0;
 }
 
-static struct pollux_arb *arb_state(struct hb_sim *sim, struct hb_error *err)
+static int pollux_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)
 {
-	struct pollux_arb *st = sim->arbiter_state;
+	struct pollux_arb *st = calloc(1, sizeof(*st));
 	int N = sim->cl->nnodes;
 	size_t nj = (size_t)(sim->njobs > 0 ? sim->njobs : 1);
 
-	if (st)
-		return st;
-	st = calloc(1, sizeof(*st));
+	(void)opts;
 	if (st) {
 		st->arrived = calloc(nj, 1);
 		st->active = malloc(nj * sizeof(int));
@@ -236,8 +234,7 @@ static struct pollux_arb *arb_state(struct hb_sim *sim, struct hb_error *err)
 			free(st->shape);
 		}
 		free(st);
-		hb_runtime_error(err, "pollux: out of memory");
-		return NULL;
+		return hb_runtime_error(err, "pollux: out of memory");
 	}
 	for (size_t i = 0; i < nj; i++)
 		st->row_of[i] = -1;
@@ -250,16 +247,15 @@ static struct pollux_arb *arb_state(struct hb_sim *sim, struct hb_error *err)
 		st->shape[n] = k;
 	}
 	hb_rng_seed(&st->rng, sim->opts.seed, POLLUX_GA_STREAM);
-	sim->arbiter_state = st;
-	return st;
+	*state = st;
+	return 0;
 }
 
-static int pollux_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int pollux_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	struct pollux_arb *st = arb_state(sim, err);
+	struct pollux_arb *st = state;
 
-	if (!st)
-		return -1;
+	(void)sim;
 	if (job->agent != &hb_agent_pollux)
 		return hb_input_error(err, "pollux: job %s runs agent %s; the Pollux scheduler needs the pollux agent "
 				      "(it schedules on the goodput functions the agents report)",
@@ -779,9 +775,9 @@ static int round_jobs(struct pollux_arb *st, struct round *r)
 	return 0;
 }
 
-static int pollux_round(struct hb_sim *sim, struct hb_error *err)
+static int pollux_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	struct pollux_arb *st = arb_state(sim, err);
+	struct pollux_arb *st = state;
 	struct round r = { sim, NULL, 0, NULL, 0, NULL };
 	struct hb_pollux_problem pb;
 	struct hb_pollux_result res = { 0 };
@@ -792,8 +788,6 @@ static int pollux_round(struct hb_sim *sim, struct hb_error *err)
 	int changed = 0, rc = -1, nc;
 	double *factor = NULL;
 
-	if (!st)
-		return -1;
 	if (round_jobs(st, &r) < 0)
 		return hb_runtime_error(err, "pollux: out of memory");
 	if (r.njobs == 0) {
@@ -906,15 +900,16 @@ done:
 	return rc;
 }
 
-static double pollux_round_s(const struct hb_sim *sim)
+static double pollux_round_s(const struct hb_sim *sim, const void *state)
 {
 	(void)sim;
+	(void)state;
 	return POLLUX_ROUND_S;
 }
 
-static void pollux_free(struct hb_sim *sim)
+static void pollux_free(void *state)
 {
-	struct pollux_arb *st = sim->arbiter_state;
+	struct pollux_arb *st = state;
 
 	if (st) {
 		free(st->arrived);
@@ -928,19 +923,16 @@ static void pollux_free(struct hb_sim *sim)
 		free(st->last);
 		free(st);
 	}
-	sim->arbiter_state = NULL;
 }
 
 /* Busy GPUs are withdrawn (need[i] beyond node i's free ones): the jobs
  * there, most recently started first, give them up and run on the rest
  * (header); the engine preempts whoever is left with none. */
-static int pollux_revoke(struct hb_sim *sim, const int *need, struct hb_error *err)
+static int pollux_revoke(struct hb_sim *sim, void *state, const int *need, struct hb_error *err)
 {
-	struct pollux_arb *st = arb_state(sim, err);
+	struct pollux_arb *st = state;
 	int N = sim->cl->nnodes, *left, *grant, *done, rc = 0;
 
-	if (!st)
-		return -1;
 	st->last_settled = 0;
 	left = malloc(sizeof(int) * (size_t)(N > 0 ? N : 1));
 	grant = malloc(sizeof(int) * (size_t)(N > 0 ? N : 1));
@@ -990,12 +982,12 @@ out:
 }
 
 /* GPUs came back or went: the next round searches whatever its inputs. */
-static int pollux_capacity(struct hb_sim *sim, struct hb_error *err)
+static int pollux_capacity(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	struct pollux_arb *st = arb_state(sim, err);
+	struct pollux_arb *st = state;
 
-	if (!st)
-		return -1;
+	(void)sim;
+	(void)err;
 	st->last_settled = 0;
 	return 0;
 }
@@ -1004,11 +996,12 @@ const struct hb_arbiter_ops hb_arbiter_pollux = {
 	.name = "pollux",
 	.summary = "PolluxSched: 60 s rounds, NSGA-II over allocation matrices maximising the p = -1 power mean "
 		   "of goodput speedups",
+	.init = pollux_init,
+	.free = pollux_free,
 	.on_arrival = pollux_arrival,
 	.on_finish = NULL,
 	.round_s = pollux_round_s,
 	.on_round = pollux_round,
-	.free_state = pollux_free,
 	.on_revoke = pollux_revoke,
 	.on_requeue = hb_arbiter_requeue_round, /* a preempted job stays active: the next round places it */
 	.on_capacity = pollux_capacity,

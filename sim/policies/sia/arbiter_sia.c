@@ -73,9 +73,9 @@ struct sia_state {
 	int nactive;
 };
 
-static void sia_free(struct hb_sim *sim)
+static void sia_free(void *state)
 {
-	struct sia_state *st = sim->arbiter_state;
+	struct sia_state *st = state;
 
 	if (st) {
 		hb_type_groups_free(&st->g);
@@ -83,23 +83,23 @@ static void sia_free(struct hb_sim *sim)
 		free(st->active);
 		free(st);
 	}
-	sim->arbiter_state = NULL;
 }
 
-static struct sia_state *sia_state_new(struct hb_sim *sim, struct hb_error *err)
+static int sia_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)
 {
 	const struct hb_cluster *cl = sim->cl;
 	struct sia_state *st = calloc(1, sizeof(*st));
+
+	(void)opts;
 	if (!st)
 		goto oom;
-	sim->arbiter_state = st;
 	hb_sia_opts_default(&st->opts);
 	st->active = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1), sizeof(int));
 	if (!st->active)
 		goto oom;
 	if (hb_type_groups_init(&st->g, cl, err) < 0) {
-		sia_free(sim);
-		return NULL;
+		sia_free(st);
+		return -1;
 	}
 	for (int t = 0; t < st->g.ntypes; t++)
 		st->nconfigs += hb_sia_type_nconfigs(st->g.types[t].nnodes, st->g.types[t].per_node);
@@ -109,24 +109,17 @@ static struct sia_state *sia_state_new(struct hb_sim *sim, struct hb_error *err)
 	st->nconfigs = 0;
 	for (int t = 0; t < st->g.ntypes; t++)
 		hb_sia_type_configs(t, st->g.types[t].nnodes, st->g.types[t].per_node, st->configs, &st->nconfigs);
-	return st;
+	*state = st;
+	return 0;
 oom:
-	sia_free(sim);
-	hb_runtime_error(err, "sia: out of memory");
-	return NULL;
+	sia_free(st);
+	return hb_runtime_error(err, "sia: out of memory");
 }
 
-static struct sia_state *state(struct hb_sim *sim, struct hb_error *err)
+static int sia_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	return sim->arbiter_state ? sim->arbiter_state : sia_state_new(sim, err);
-}
+	struct sia_state *st = state;
 
-static int sia_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
-{
-	struct sia_state *st = state(sim, err);
-
-	if (!st)
-		return -1;
 	if (job->agent != &hb_agent_pollux)
 		return hb_input_error(err, "sia: job %s runs agent %s; Sia needs the pollux agent (it schedules on "
 				      "the goodput functions the agents report)", job->name, job->agent->name);
@@ -136,15 +129,12 @@ static int sia_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_err
 	return 0; /* it waits for the next round */
 }
 
-static double sia_round_s(const struct hb_sim *sim)
+static double sia_round_s(const struct hb_sim *sim, const void *state)
 {
-	const struct sia_state *st = sim->arbiter_state;
+	const struct sia_state *st = state;
 
-	if (st)
-		return st->opts.round_s;
-	struct hb_sia_opts o;
-	hb_sia_opts_default(&o);
-	return o.round_s;
+	(void)sim;
+	return st->opts.round_s;
 }
 
 /* The configuration a job holds now (-1: none, or none of the set). */
@@ -286,9 +276,9 @@ static int place(struct hb_sim *sim, const struct sia_state *st, struct hb_sim_j
 	return failed;
 }
 
-static int sia_round(struct hb_sim *sim, struct hb_error *err)
+static int sia_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	struct sia_state *st = state(sim, err);
+	struct sia_state *st = state;
 	struct hb_sia_problem pb;
 	struct hb_milp_opts mo;
 	struct hb_sim_job **jobs = NULL;
@@ -297,8 +287,6 @@ static int sia_round(struct hb_sim *sim, struct hb_error *err)
 	double *G = NULL, *restart = NULL;
 	unsigned char *pinned = NULL;
 
-	if (!st)
-		return -1;
 	for (int a = 0; a < st->nactive; a++) /* drop finished jobs */
 		if (sim->jobs[st->active[a]].state != HB_JOB_DONE)
 			st->active[J++] = st->active[a];
@@ -397,11 +385,12 @@ const struct hb_arbiter_ops hb_arbiter_sia = {
 	.name = "sia",
 	.summary = "Sia: 60 s rounds, one configuration (GPU type, nodes, GPUs) per job by an integer program "
 		   "over normalised goodputs (p = -0.5, lambda 1.1, restart factor), GLPK",
+	.init = sia_init,
+	.free = sia_free,
 	.on_arrival = sia_arrival,
 	.on_finish = NULL,       /* freed GPUs are reassigned at the next round */
 	.round_s = sia_round_s,
 	.on_round = sia_round,
-	.free_state = sia_free,
 	.on_requeue = hb_arbiter_requeue_round,
 	.no_capacity = "sia's configuration set is built from the whole cluster's nodes; it does not follow "
 		       "capacity that comes and goes yet",

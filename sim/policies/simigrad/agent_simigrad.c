@@ -90,9 +90,10 @@ int hb_simigrad_decide(const struct hb_perf *perf, const int *alloc, const struc
 	return 0;
 }
 
-static long simigrad_interval(const struct hb_sim *sim, const struct hb_sim_job *job)
+static long simigrad_interval(const struct hb_sim *sim, const void *state, const struct hb_sim_job *job)
 {
-	return hb_agent_interval(sim, job);
+	(void)state;
+	return hb_agent_interval(sim, NULL, job);
 }
 
 static double similarity_overhead_s(const struct hb_sim *sim, const struct hb_sim_job *job, const int *alloc,
@@ -101,23 +102,25 @@ static double similarity_overhead_s(const struct hb_sim *sim, const struct hb_si
 	return sim->opts.similarity_cost ? hb_sim_similarity_cost_s(sim, job, alloc) / (double)p : 0.0;
 }
 
-static void simigrad_free_state(struct hb_sim_job *job)
+static void simigrad_free_job(void *state, struct hb_sim_job *job)
 {
+	(void)state;
 	free(job->agent_state);
 	job->agent_state = NULL;
 }
 
-static int simigrad_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int simigrad_start(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct simigrad_state *st = calloc(1, sizeof(*st));
 	struct hb_job_config cfg;
 	char why[96];
 	int rc;
 
+	(void)state;
 	if (!st)
 		return hb_runtime_error(err, "simigrad %s: out of memory", job->name);
 	job->agent_state = st;
-	st->p = hb_agent_interval(sim, job);
+	st->p = hb_agent_interval(sim, NULL, job);
 	if (st->p < 1)
 		return hb_input_error(err, "simigrad %s: adaptation interval %ld must be >= 1", job->name, st->p);
 	if (job->min_gbs < 1 || job->max_gbs < job->min_gbs)
@@ -140,7 +143,7 @@ static int simigrad_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_
 	return rc;
 }
 
-static int simigrad_on_adapt(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int simigrad_on_adapt(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct simigrad_state *st = job->agent_state;
 	const struct hb_simigrad_params sp = {
@@ -155,6 +158,7 @@ static int simigrad_on_adapt(struct hb_sim *sim, struct hb_sim_job *job, struct 
 	long replay;
 	int rc = 0;
 
+	(void)state;
 	hb_job_config_init(&cfg, job->perf->nnodes);
 	if (!cfg.alloc)
 		return hb_runtime_error(err, "simigrad %s: out of memory", job->name);
@@ -199,5 +203,5 @@ const struct hb_agent_ops hb_agent_simigrad = {
 	.on_adapt = simigrad_on_adapt,
 	.on_epoch_end = NULL,
 	.on_round = NULL,
-	.free_state = simigrad_free_state,
+	.free_job = simigrad_free_job,
 };

@@ -24,13 +24,14 @@
 #include "policy.h"
 #include "sim.h"
 
-static int static_start(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int static_start(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct hb_job_config cfg;
 	long target = job->req_batch > 0 ? job->req_batch : job->min_gbs;
 	char why[128];
 	int rc;
 
+	(void)state;
 	hb_job_config_init(&cfg, job->perf->nnodes);
 	if (!cfg.alloc)
 		return hb_runtime_error(err, "static %s: out of memory", job->name);
@@ -60,5 +61,5 @@ const struct hb_agent_ops hb_agent_static = {
 	.on_adapt = NULL,
 	.on_epoch_end = NULL,
 	.on_round = NULL,
-	.free_state = NULL,
+	.free_job = NULL,
 };

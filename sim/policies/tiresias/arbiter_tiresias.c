@@ -55,9 +55,9 @@ struct tiresias_state {
 	int njobs;             /* size of the per-job arrays (sim->njobs at creation) */
 };
 
-static void tiresias_free(struct hb_sim *sim)
+static void tiresias_free(void *state)
 {
-	struct tiresias_state *st = sim->arbiter_state;
+	struct tiresias_state *st = state;
 
 	if (st) {
 		free(st->order);
@@ -67,17 +67,14 @@ static void tiresias_free(struct hb_sim *sim)
 		free(st->none);
 		free(st);
 	}
-	sim->arbiter_state = NULL;
 }
 
-static struct tiresias_state *state(struct hb_sim *sim, struct hb_error *err)
+static int tiresias_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)
 {
-	struct tiresias_state *st = sim->arbiter_state;
+	struct tiresias_state *st = calloc(1, sizeof(*st));
 	size_t nj = (size_t)(sim->njobs > 0 ? sim->njobs : 1);
 
-	if (st)
-		return st;
-	st = calloc(1, sizeof(*st));
+	(void)opts;
 	if (st) {
 		st->order = calloc(nj, sizeof(int));
 		st->queue = calloc(nj, 1);
@@ -87,13 +84,11 @@ static struct tiresias_state *state(struct hb_sim *sim, struct hb_error *err)
 		st->njobs = sim->njobs;
 	}
 	if (!st || !st->order || !st->queue || !st->select || !st->grant || !st->none) {
-		sim->arbiter_state = st;
-		tiresias_free(sim);
-		hb_runtime_error(err, "tiresias: out of memory");
-		return NULL;
+		tiresias_free(st);
+		return hb_runtime_error(err, "tiresias: out of memory");
 	}
-	sim->arbiter_state = st;
-	return st;
+	*state = st;
+	return 0;
 }
 
 static int holds_gpus(const struct hb_sim_job *job)
@@ -101,24 +96,11 @@ static int holds_gpus(const struct hb_sim_job *job)
 	return job->state == HB_JOB_RUNNING || job->state == HB_JOB_RESTARTING;
 }
 
-/* GPU-seconds held up to now: the simulator integrates gpu_s only up to
- * t_last, so add the stretch since then for a job that holds GPUs. */
-static double attained_gpu_s(const struct hb_sim *sim, const struct hb_sim_job *job)
+static int tiresias_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	double now = hb_sim_now(sim), s = job->gpu_s;
-
-	if (holds_gpus(job) && now > job->t_last)
-		s += (now - job->t_last) * job->cfg.ngpus;
-	return s;
-}
-
-static int tiresias_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
-{
-	struct tiresias_state *st = state(sim, err);
+	struct tiresias_state *st = state;
 	int want = hb_arbiter_job_gpus(sim, job);
 
-	if (!st)
-		return -1;
 	if (want > sim->cl->ngpus)
 		return hb_input_error(err, "tiresias: job %s asks for %d GPUs, cluster %s has %d", job->name, want,
 				      sim->cl->name, sim->cl->ngpus);
@@ -130,9 +112,10 @@ static int tiresias_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct h
 	return 0; /* it waits for the next round */
 }
 
-static double tiresias_round_s(const struct hb_sim *sim)
+static double tiresias_round_s(const struct hb_sim *sim, const void *state)
 {
 	(void)sim;
+	(void)state;
 	return TIRESIAS_ROUND_S;
 }
 
@@ -148,7 +131,7 @@ static void update_queues(struct hb_sim *sim, struct tiresias_state *st)
 		if (job->state == HB_JOB_DONE)
 			continue;
 		st->order[k++] = job->id;
-		a = attained_gpu_s(sim, job);
+		a = hb_sim_attained_gpu_s(sim, job);
 		if (st->queue[job->id] == 0 && a >= TIRESIAS_THRESHOLD_GPU_S) {
 			st->queue[job->id] = 1;
 			hb_sim_note(sim, job, "demote", "tiresias: attained %.0f GPU-s >= %.0f, moved to Q1", a,
@@ -158,13 +141,11 @@ static void update_queues(struct hb_sim *sim, struct tiresias_state *st)
 	st->n = k;
 }
 
-static int tiresias_round(struct hb_sim *sim, struct hb_error *err)
+static int tiresias_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	struct tiresias_state *st = state(sim, err);
+	struct tiresias_state *st = state;
 	int left;
 
-	if (!st)
-		return -1;
 	update_queues(sim, st);
 	/* Select in priority order, skipping jobs that do not fit. */
 	left = hb_sim_online_gpus(sim); /* less what a capacity series withdrew */
@@ -211,10 +192,11 @@ const struct hb_arbiter_ops hb_arbiter_tiresias = {
 	.name = "tiresias",
 	.summary = "Tiresias 2D-LAS: two queues on attained GPU time (16 GPU-h), FIFO within a queue, "
 		   "preemptive, 60 s rounds",
+	.init = tiresias_init,
+	.free = tiresias_free,
 	.on_arrival = tiresias_arrival,
 	.on_finish = NULL,   /* freed GPUs are reassigned at the next round */
 	.round_s = tiresias_round_s,
 	.on_round = tiresias_round,
-	.free_state = tiresias_free,
 	.on_requeue = hb_arbiter_requeue_round, /* a preempted job is in Q0/Q1 still: the next round decides */
 };

@@ -13,7 +13,7 @@
  * nodes of that type (a capacity scheduler runs the jobs that fit; the
  * head does not block the others).
  *
- * sim->opts.yarn_head_only (sim --yarn-head-only) is the artifact's
+ * head_only (yarn_cs_opts.h; sim --yarn-head-only) is the artifact's
  * FifoPolicy instead ([A] other_policy.py, notes §4.5 caveat): it looks at
  * the head of the queue only and stops, and its queue keeps running jobs,
  * so one job runs at a time.
@@ -26,6 +26,7 @@
 
 #include "policy.h"
 #include "sim.h"
+#include "yarn_cs_opts.h" /* hb_yarn_cs_opts: head_only */
 
 struct yarn_state {
 	int *queue;              /* waiting job ids, by arrival (ties: id) */
@@ -35,9 +36,9 @@ struct yarn_state {
 	int *grant;              /* scratch, nnodes */
 };
 
-static void yarn_free(struct hb_sim *sim)
+static void yarn_free(void *state)
 {
-	struct yarn_state *st = sim->arbiter_state;
+	struct yarn_state *st = state;
 
 	if (st) {
 		free(st->queue);
@@ -45,32 +46,27 @@ static void yarn_free(struct hb_sim *sim)
 		free(st->grant);
 		free(st);
 	}
-	sim->arbiter_state = NULL;
 }
 
-static struct yarn_state *state(struct hb_sim *sim, struct hb_error *err)
+static int yarn_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)
 {
-	struct yarn_state *st = sim->arbiter_state;
+	struct yarn_state *st = calloc(1, sizeof(*st));
 
-	if (st)
-		return st;
-	st = calloc(1, sizeof(*st));
+	(void)opts;
 	if (st) {
 		st->njobs = sim->njobs;
 		st->queue = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1), sizeof(int));
 		st->type = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1), sizeof(int));
 		st->grant = calloc((size_t)(sim->cl->nnodes > 0 ? sim->cl->nnodes : 1), sizeof(int));
 	}
-	sim->arbiter_state = st;
 	if (!st || !st->queue || !st->type || !st->grant) {
-		yarn_free(sim);
-		hb_runtime_error(err, "yarn-cs: out of memory");
-		return NULL;
+		yarn_free(st);
+		return hb_runtime_error(err, "yarn-cs: out of memory");
 	}
-	return st;
+	*state = st;
+	return 0;
 }
 
-/* GPUs of catalog type gpu in the cluster, and free now. */
 static int type_gpus(const struct hb_sim *sim, int gpu, int free_only)
 {
 	int n = 0;
@@ -131,7 +127,7 @@ static int drain(struct hb_sim *sim, struct yarn_state *st, struct hb_error *err
 	for (int q = 0; q < st->n; q++) {
 		struct hb_sim_job *job = &sim->jobs[st->queue[q]];
 		int gpu = st->type[job->id], rc;
-		int blocked = sim->opts.yarn_head_only && (q > 0 || running(sim));
+		int blocked = hb_yarn_cs_opts(sim)->head_only && (q > 0 || running(sim));
 
 		if (blocked || !place_type(sim, gpu, hb_arbiter_job_gpus(sim, job), st->grant)) {
 			st->queue[k++] = job->id;
@@ -160,12 +156,10 @@ static void enqueue(struct hb_sim *sim, struct yarn_state *st, int id)
 	st->n++;
 }
 
-static int yarn_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int yarn_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	struct yarn_state *st = state(sim, err);
+	struct yarn_state *st = state;
 
-	if (!st)
-		return -1;
 	if (job->id < 0 || job->id >= st->njobs || st->n >= st->njobs)
 		return hb_runtime_error(err, "yarn-cs: job %s (id %d) was added after the run started", job->name, job->id);
 	/* The type depends on the job and the whole cluster only: decided
@@ -177,37 +171,31 @@ static int yarn_arrival(struct hb_sim *sim, struct hb_sim_job *job, struct hb_er
 	return drain(sim, st, err);
 }
 
-static int yarn_finish(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int yarn_finish(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	struct yarn_state *st = state(sim, err);
-
 	(void)job;
-	return st ? drain(sim, st, err) : -1;
+	return drain(sim, state, err);
 }
 
-static int yarn_requeue(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+static int yarn_requeue(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
-	struct yarn_state *st = state(sim, err);
-
-	if (!st)
-		return -1;
-	enqueue(sim, st, job->id);
+	(void)err;
+	enqueue(sim, state, job->id);
 	return 0; /* the engine calls on_capacity next: the queue drains then */
 }
 
-static int yarn_capacity(struct hb_sim *sim, struct hb_error *err)
+static int yarn_capacity(struct hb_sim *sim, void *state, struct hb_error *err)
 {
-	struct yarn_state *st = state(sim, err);
-
-	return st ? drain(sim, st, err) : -1;
+	return drain(sim, state, err);
 }
 
 const struct hb_arbiter_ops hb_arbiter_yarn_cs = {
 	.name = "yarn-cs",
 	.summary = "YARN-CS: FIFO, gang, every job on GPUs of one type (its preferred type when it fits)",
+	.init = yarn_init,
+	.free = yarn_free,
 	.on_arrival = yarn_arrival,
 	.on_finish = yarn_finish,
-	.free_state = yarn_free,
 	.on_requeue = yarn_requeue,
 	.on_capacity = yarn_capacity,
 };

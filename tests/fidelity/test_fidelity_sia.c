@@ -1,0 +1,137 @@
+/* Sia fidelity (`sim --fidelity sia`, sim/fidelity.h) without Sia's data:
+ * the artifact's per-application constants, and one CIFAR-10 job under
+ * gavel-tput on the jabas-quickstart cluster (built-in analytic profiles)
+ * with and without the mode: submitted at a round's time it starts in that
+ * round, its first start costs CIFAR-10's 50 s rescale without counting as
+ * a restart, and its running time is 1.8x (SLOWDOWNS) hetbatch's own on
+ * the same configuration. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "default_db.h"
+#include "fidelity.h"
+#include "policy.h"
+#include "sim.h"
+
+static struct hb_catalog cat;
+static struct hb_profdb *db;
+
+static void test_sia_constants(void **state)
+{
+	int f = -1;
+
+	(void)state;
+	assert_int_equal(hb_fidelity_parse("sia", &f), 0);
+	assert_int_equal(f, HB_FIDELITY_SIA);
+	assert_string_equal(hb_fidelity_name(HB_FIDELITY_SIA), "sia");
+	assert_int_equal(hb_fidelity_parse("Sia", &f), -1);
+	/* applications.py Application.__init__ */
+	assert_true(hb_fid_sia_rescale_s("cifar10") == 50.0);
+	assert_true(hb_fid_sia_rescale_s("deepspeech2") == 25.0);
+	assert_true(hb_fid_sia_rescale_s("bert") == 120.0);
+	assert_true(hb_fid_sia_rescale_s("yolov3") == 80.0);
+	assert_true(hb_fid_sia_rescale_s("imagenet") == 250.0);
+	assert_true(hb_fid_sia_rescale_s("ncf") == 15.0);
+	assert_true(hb_fid_sia_rescale_s("resnet50") == 30.0);
+	assert_true(hb_fid_sia_rescale_s(NULL) == 30.0);
+	/* simulator_config.py SLOWDOWNS; a model it does not know is not slowed */
+	assert_true(hb_fid_sia_slowdown("cifar10") == 1.8);
+	assert_true(hb_fid_sia_slowdown("ncf") == 1.5);
+	assert_true(hb_fid_sia_slowdown("imagenet") == 1.2);
+	assert_true(hb_fid_sia_slowdown("yolov3") == 1.2);
+	assert_true(hb_fid_sia_slowdown("bert") == 1.2);
+	assert_true(hb_fid_sia_slowdown("deepspeech2") == 1.2);
+	assert_true(hb_fid_sia_slowdown("gpt2") == 1.0);
+	assert_true(hb_fidelity_round_arrivals(HB_FIDELITY_SIA));
+	assert_true(hb_fidelity_round_arrivals(HB_FIDELITY_POLLUX));
+	assert_false(hb_fidelity_round_arrivals(HB_FIDELITY_NONE));
+}
+
+/* One 4-GPU CIFAR-10 job at batch 512 submitted at t = 360 s (Gavel's
+ * first round), run to completion under `fidelity`. */
+static void run_one(struct hb_sim *s, int fidelity)
+{
+	const struct hb_policy *p = hb_policy_find("gavel-tput");
+	const struct hb_cluster *cl = hb_catalog_cluster(&cat, "jabas-quickstart");
+	const struct hb_model *m = hb_catalog_model(&cat, "cifar10");
+	struct hb_sim_opts o;
+	struct hb_error err = { 0 };
+	int id;
+
+	assert_non_null(p);
+	assert_non_null(cl);
+	assert_non_null(m);
+	hb_sim_opts_default(&o);
+	o.quiet = 1;
+	o.fidelity = fidelity;
+	if (fidelity == HB_FIDELITY_SIA)
+		o.reconfig_s = o.gns_overhead = 0.0; /* what `sim --fidelity sia` sets */
+	if (hb_sim_init(s, &cat, cl, db, "gavel-tput", &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	hb_sim_set_arbiter(s, p->shared);
+	if (hb_sim_add_job(s, m, p->agent, 360.0, &id, &err) < 0)
+		fail_msg("%s", err.msg);
+	hb_sim_job_request(&s->jobs[id], 4, 512);
+	if (hb_sim_run(s, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(s->jobs[id].state, HB_JOB_DONE);
+}
+
+static void test_sia_engine(void **state)
+{
+	struct hb_sim own, sia;
+
+	(void)state;
+	run_one(&own, HB_FIDELITY_NONE);
+	run_one(&sia, HB_FIDELITY_SIA);
+	/* hetbatch: the arrival pops after the 360 s round and waits for the
+	 * next; Sia's simulator schedules it in the round of its submission. */
+	assert_true(fabs(own.jobs[0].start_s - 720.0) < 1e-6);
+	assert_true(fabs(sia.jobs[0].start_s - 360.0) < 1e-6);
+	/* The first start's rescale, not a restart (num_restarts None -> 0). */
+	assert_int_equal(sia.jobs[0].restarts, 0);
+	assert_true(fabs(sia.jobs[0].overhead_s - 50.0) < 1e-6);
+	/* Same configuration, progress at 1 / 1.8 of the rate (within 1 %: the
+	 * noise scale is frozen between milestones, which fall elsewhere). */
+	assert_int_equal(sia.jobs[0].cfg.ngpus, own.jobs[0].cfg.ngpus);
+	assert_int_equal(sia.jobs[0].cfg.global_bs, own.jobs[0].cfg.global_bs);
+	assert_true(fabs(sia.jobs[0].eff / own.jobs[0].eff * 1.8 - 1.0) < 1e-2);
+	assert_true(fabs(sia.jobs[0].run_s / own.jobs[0].run_s - 1.8) < 1.8e-2);
+	hb_sim_free(&own);
+	hb_sim_free(&sia);
+}
+
+static int setup(void **state)
+{
+	struct hb_error err = { 0 };
+
+	(void)state;
+	if (hb_catalog_load_builtin(&cat, &err) < 0 || hb_default_profdb(&cat, NULL, &db, &err) < 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	hb_profdb_close(db);
+	hb_catalog_free(&cat);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sia_constants),
+		cmocka_unit_test(test_sia_engine),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
