@@ -358,6 +358,7 @@ struct hb_sim {
 
 	struct hb_sim_job *jobs;
 	int njobs;
+	int cap_jobs;                   /* entries allocated in jobs (>= njobs) */
 
 	/* Per-model shared models (index parallel to cat->models). */
 	struct hb_perf **perf;
