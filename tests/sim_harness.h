@@ -66,13 +66,11 @@ static inline void hb_harness_open(struct hb_harness *h, const char *cluster, co
  * would (before the first job). */
 static inline void hb_harness_knob(struct hb_harness *h, const char *name, const char *value)
 {
-	const struct hb_pknob *k = NULL;
+	const struct hb_pknob_table *owner = NULL;
+	const struct hb_pknob *k = hb_policy_knob_find(name, &owner);
 	double v;
 
-	if (h->policy->options)
-		for (k = h->policy->options->knobs; k->name && strcmp(k->name, name) != 0; k++)
-			;
-	if (!k || !k->name)
+	if (!k || !h->policy->options || owner != h->policy->options)
 		fail_msg("harness: policy %s has no option %s", h->policy->name, name);
 	if (hb_pknob_parse(k, value, &v, &h->err) < 0 || hb_pknob_set(&h->so.knobs, k, v, &h->err) < 0)
 		fail_msg("harness: %s", h->err.msg);

@@ -76,8 +76,11 @@ static int las_init(struct hb_sim *sim, const void *opts, void **state, struct h
 	st->arrived = calloc((size_t)st->cap, 1);
 	st->grant = calloc((size_t)(nn > 0 ? nn : 1), sizeof(int));
 	st->none = calloc((size_t)(nn > 0 ? nn : 1), sizeof(int));
-	if (!st->order || !st->attained || !st->arrival || !st->arrived || !st->grant || !st->none)
+	if (!st->order || !st->attained || !st->arrival || !st->arrived || !st->grant || !st->none) {
+		las_free(st); /* a failed init releases what it made: free is not called */
+		*state = NULL;
 		return hb->error(err, "las: out of memory");
+	}
 	return 0;
 }
 

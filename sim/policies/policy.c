@@ -75,24 +75,16 @@ struct extra_block {
 static struct extra_block *extra;
 static int nextra;
 
-static int nbuiltin(void)
-{
-	int n = 0;
-
-	while (hb_policies[n].name)
-		n++;
-	return n;
-}
+/* Built-in policies: the table less its terminator. */
+#define NBUILTIN ((int)(sizeof(hb_policies) / sizeof(hb_policies[0])) - 1)
 
 const struct hb_policy *hb_policy_at(int i)
 {
-	int nb = nbuiltin();
-
 	if (i < 0)
 		return NULL;
-	if (i < nb)
+	if (i < NBUILTIN)
 		return &hb_policies[i];
-	i -= nb;
+	i -= NBUILTIN;
 	for (int b = 0; b < nextra; b++) {
 		if (i < extra[b].n)
 			return &extra[b].p[i];
@@ -101,13 +93,19 @@ const struct hb_policy *hb_policy_at(int i)
 	return NULL;
 }
 
+/* p's place found by its address in its own block (one pass, no
+ * hb_policy_at per entry), the next entry by that place. */
 const struct hb_policy *hb_policy_next(const struct hb_policy *p)
 {
-	const struct hb_policy *q;
+	int base = NBUILTIN;
 
-	for (int i = 0; (q = hb_policy_at(i)); i++)
-		if (q == p)
+	for (int i = 0; i < NBUILTIN; i++)
+		if (&hb_policies[i] == p)
 			return hb_policy_at(i + 1);
+	for (int b = 0; b < nextra; base += extra[b].n, b++)
+		for (int i = 0; i < extra[b].n; i++)
+			if (&extra[b].p[i] == p)
+				return hb_policy_at(base + i + 1);
 	return NULL;
 }
 

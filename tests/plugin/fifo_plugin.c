@@ -33,10 +33,13 @@ static int fifo_init(struct hb_sim *sim, const void *opts, void **state, struct 
 	int nj = hb->njobs(sim), nn = hb->nnodes(sim);
 
 	(void)opts;
-	*state = st;
+	*state = NULL;
 	if (!st || !(st->queue = calloc((size_t)(nj > 0 ? nj : 1), sizeof(int))) ||
-	    !(st->grant = calloc((size_t)(nn > 0 ? nn : 1), sizeof(int))))
+	    !(st->grant = calloc((size_t)(nn > 0 ? nn : 1), sizeof(int)))) {
+		fifo_free(st); /* a failed init releases what it made */
 		return hb->error(err, "fifo-plugin: out of memory");
+	}
+	*state = st;
 	return 0;
 }
 
