@@ -283,23 +283,17 @@ int hetbatch_sweep(hetbatch *h, const char *config, const char *out, const char 
 
 int hetbatch_command(hetbatch *h, const char *const *argv)
 {
-	static const struct {
-		const char *name;
-		hb_cmd_fn *fn;
-	} cmds[] = {
-		{ "catalog", cmd_catalog }, { "profile", cmd_profile }, { "import", cmd_import },
-		{ "plan", cmd_plan },       { "forecast", cmd_forecast }, { "sim", cmd_sim },
-		{ "sweep", cmd_sweep },
-	};
+	const struct hb_cmd *c;
 
 	if (need(h, "command", "a subcommand", argv ? argv[0] : NULL) < 0)
 		return HETBATCH_ERR;
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (strcmp(argv[0], cmds[i].name) == 0)
-			return call(h, cmds[i].fn, argv, 1, argv + 1);
+	/* the executable's own table (cli/commands.c); live starts MPI ranks
+	 * and measures devices, which an embedding process is not for */
+	if ((c = hb_cli_command(argv[0])) && strcmp(c->name, "live") != 0)
+		return call(h, c->fn, argv, 1, argv + 1);
 	h->code = HB_EINPUT;
-	snprintf(h->msg, sizeof(h->msg), "unknown subcommand '%s' (catalog, profile, import, plan, forecast, sim, sweep)",
-		 argv[0]);
+	snprintf(h->msg, sizeof(h->msg), "%s subcommand '%s' (every one of `hetbatch --help` but live)",
+		 c ? "not an embeddable" : "unknown", argv[0]);
 	return HETBATCH_ERR;
 }
 

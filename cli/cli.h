@@ -6,7 +6,7 @@
  *      it parses its own options (getopt_long, argv[0] is the subcommand name),
  *      prints its --help with examples, calls library code, and returns an exit code;
  *   2. declare it below;
- *   3. add a row to the commands[] table in cli/hetbatch.c (the help text is
+ *   3. add a row to the hb_cli_commands[] table in cli/commands.c (the help text is
  *      generated from that table);
  *   4. add the file to cli/meson.build and a test under tests/.
  *
@@ -41,6 +41,12 @@ struct hb_cmd {
 	hb_cmd_fn *fn;
 	const char *summary;   /* one line for `hetbatch --help` */
 };
+
+/* The subcommands, in help order (commands.c), their count, and the one
+ * named name (NULL if none). */
+extern const struct hb_cmd hb_cli_commands[];
+extern const int hb_cli_ncommands;
+const struct hb_cmd *hb_cli_command(const char *name);
 
 /* The status mode a command's progress uses: never under -q. */
 enum hb_status_mode hb_cli_status(const struct hb_cli *cli);
@@ -84,6 +90,7 @@ int cmd_forecast(int argc, char **argv, struct hb_cli *cli);
 int cmd_sim(int argc, char **argv, struct hb_cli *cli);
 int cmd_sweep(int argc, char **argv, struct hb_cli *cli);
 int cmd_live(int argc, char **argv, struct hb_cli *cli);
+int cmd_version(int argc, char **argv, struct hb_cli *cli);
 
 /* The measuring and comparing modes of `profile` (cli/profile_measure.c)
  * and `profile allreduce` (cli/profile_allreduce.c). */

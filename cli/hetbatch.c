@@ -1,5 +1,6 @@
 /*
- * hetbatch.c: the `hetbatch` command: global options and the subcommand table.
+ * hetbatch.c: the `hetbatch` command: global options, then the subcommand
+ * of the table (commands.c).
  *
  * Global options (-v, -q, --seed N) may appear before or after the
  * subcommand; they are taken out of argv before the subcommand sees it, so no
@@ -19,42 +20,6 @@
 #include "strutil.h"
 #include "suggest.h"
 
-static int cmd_version(int argc, char **argv, struct hb_cli *cli)
-{
-	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		printf("usage: hetbatch version\n"
-		       "\n"
-		       "Print hetbatch's version and the features this build has: the CUDA\n"
-		       "toolkit (GPU profiling and live runs on GPUs) and MPI (live runs, sweeps on\n"
-		       "MPI ranks).  'hetbatch --version' does the same.\n"
-		       "\n"
-		       "Example:\n"
-		       "  hetbatch version\n"
-		       "\n"
-		       "Exit status: 0 ok, 2 usage error.\n");
-		return 0;
-	}
-	if (argc > 1)
-		return hb_cli_usage(cli, "version", "takes no arguments, got '%s'", argv[1]);
-	printf("hetbatch %s (CUDA toolkit at build: %s, MPI: %s)\n", HB_VERSION, HB_HAVE_GPU ? "yes" : "no",
-	       HB_HAVE_MPI ? "yes" : "no");
-	return 0;
-}
-
-static const struct hb_cmd commands[] = {
-	{ "catalog", cmd_catalog, "list GPU types, DNN models and cluster presets" },
-	{ "profile", cmd_profile, "fill a profile database: the analytic model, or measured (--backend)" },
-	{ "import", cmd_import, "load published or measured profiles into the profile database" },
-	{ "plan", cmd_plan, "plan one job: IIDP configuration, DDP and OptPerf baselines, auto-scaling" },
-	{ "forecast", cmd_forecast, "forecast the next epoch's global batch trajectory" },
-	{ "version", cmd_version, "print the version and build features" },
-	{ "sim", cmd_sim, "simulate policies on one job (dedicated cluster) or a job trace (shared cluster)" },
-	{ "sweep", cmd_sweep, "what-if studies over clusters, loads, policies and seeds" },
-	{ "live", cmd_live, "run a plan on real devices under mpirun; predicted against measured" },
-	/* new subcommands go above this line */
-};
-
-#define NCOMMANDS ((int)(sizeof(commands) / sizeof(commands[0])))
 
 /* A word that names no subcommand: the closest ones and the full list. */
 static int unknown_subcommand(const struct hb_cli *cli, const char *word)
@@ -65,10 +30,10 @@ static int unknown_subcommand(const struct hb_cli *cli, const char *word)
 
 	hb_suggest_init(&s, word);
 	hb_suggest_add(&s, "help"); /* a word the dispatcher takes too */
-	for (int i = 0; i < NCOMMANDS; i++) {
-		hb_suggest_add(&s, commands[i].name);
+	for (int i = 0; i < hb_cli_ncommands; i++) {
+		hb_suggest_add(&s, hb_cli_commands[i].name);
 		len += (size_t)snprintf(list + len, len < sizeof(list) ? sizeof(list) - len : 0, "%s%s", i ? ", " : "",
-					commands[i].name);
+					hb_cli_commands[i].name);
 	}
 	hb_suggest_format(&s, "", hint, sizeof(hint));
 	return hb_cli_usage(cli, NULL, "unknown subcommand '%s'%s\nSubcommands: %s", word, hint, list);
@@ -82,8 +47,8 @@ static void usage(FILE *out)
 		"Plan, simulate and cost DNN training on heterogeneous GPU clusters.\n"
 		"\n"
 		"Subcommands:\n");
-	for (int i = 0; i < NCOMMANDS; i++)
-		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	for (int i = 0; i < hb_cli_ncommands; i++)
+		fprintf(out, "  %-10s %s\n", hb_cli_commands[i].name, hb_cli_commands[i].summary);
 	fprintf(out,
 		"\n"
 		"Global options:\n"
@@ -195,19 +160,19 @@ int main(int argc, char **argv)
 			char help[] = "--help";
 			char *sub[3] = { argv[2], help, NULL };
 
-			for (int i = 0; i < NCOMMANDS; i++)
-				if (strcmp(argv[2], commands[i].name) == 0)
-					return commands[i].fn(2, sub, &cli);
+			for (int i = 0; i < hb_cli_ncommands; i++)
+				if (strcmp(argv[2], hb_cli_commands[i].name) == 0)
+					return hb_cli_commands[i].fn(2, sub, &cli);
 			return unknown_subcommand(&cli, argv[2]);
 		}
 		usage(stdout);
 		return 0;
 	}
 	if (strcmp(argv[1], "--version") == 0)
-		return cmd_version(1, argv + 1, &cli);
-	for (int i = 0; i < NCOMMANDS; i++)
-		if (strcmp(argv[1], commands[i].name) == 0) {
-			int rc = commands[i].fn(argc - 1, argv + 1, &cli);
+		return hb_cli_command("version")->fn(1, argv + 1, &cli);
+	for (int i = 0; i < hb_cli_ncommands; i++)
+		if (strcmp(argv[1], hb_cli_commands[i].name) == 0) {
+			int rc = hb_cli_commands[i].fn(argc - 1, argv + 1, &cli);
 
 			hb_plugin_unload_all(); /* --policy-plugin's files, if the command loaded any */
 
