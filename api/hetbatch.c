@@ -26,6 +26,7 @@
 #include "db.h"
 #include "hetbatch.h"
 #include "interrupt.h" /* defines: hb_interrupt_reset */
+#include "plugin.h"    /* defines: hb_plugin_add, hb_plugin_remove */
 
 #define MAX_ARGS 256  /* a command line's words, options included */
 #define ERROR_PREFIX "hetbatch: error: "
@@ -40,6 +41,30 @@ struct hetbatch {
 
 /* The commands share stdio, optind and the interrupt flag: one at a time. */
 static pthread_mutex_t call_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Set while this thread runs a call: a policy callback calling back into
+ * the API would wait forever on call_lock, so such a call is refused. */
+static _Thread_local int in_call;
+
+/* Take call_lock, or refuse a call made from inside a running one. */
+static int enter(hetbatch *h)
+{
+	if (in_call) {
+		h->code = HB_EINPUT;
+		snprintf(h->msg, sizeof(h->msg), "a hetbatch call cannot be made from inside a running call "
+			 "(a policy's callback)");
+		return -1;
+	}
+	pthread_mutex_lock(&call_lock);
+	in_call = 1;
+	return 0;
+}
+
+static void leave(void)
+{
+	in_call = 0;
+	pthread_mutex_unlock(&call_lock);
+}
 
 hetbatch *hetbatch_open(void)
 {
@@ -155,9 +180,10 @@ static int run(hetbatch *h, hb_cmd_fn *fn, int argc, char **argv)
 	struct hb_error err = { 0 };
 	int rc;
 
-	pthread_mutex_lock(&call_lock);
+	if (enter(h) < 0)
+		return HETBATCH_ERR;
 	if (hb_capture_begin(&h->cap, &saved, &err) < 0) {
-		pthread_mutex_unlock(&call_lock);
+		leave();
 		h->code = err.code;
 		snprintf(h->msg, sizeof(h->msg), "%s", err.msg);
 		return HETBATCH_ERR;
@@ -171,7 +197,7 @@ static int run(hetbatch *h, hb_cmd_fn *fn, int argc, char **argv)
 		rc = hb_cli_interrupted(&cli, argv[0], "stopped; its temporaries were removed");
 	hb_capture_end(&h->cap, &saved);
 	hb_interrupt_reset();
-	pthread_mutex_unlock(&call_lock);
+	leave();
 
 	split_stderr(h);
 	if (rc == 0) {
@@ -336,4 +362,34 @@ done:
 	h->code = rc == HETBATCH_OK ? HB_OK : err.code;
 	snprintf(h->msg, sizeof(h->msg), "%s", rc == HETBATCH_OK ? "" : err.msg);
 	return rc;
+}
+
+int hetbatch_register_policies(hetbatch *h, const struct hb_plugin *pl, const char *origin)
+{
+	struct hb_error err = { 0 };
+	int rc;
+
+	hb_capture_free(&h->cap);
+	if (enter(h) < 0)
+		return HETBATCH_ERR;
+	rc = hb_plugin_add(pl, origin, &err);
+	leave();
+	h->code = rc < 0 ? err.code : HB_OK;
+	snprintf(h->msg, sizeof(h->msg), "%s", rc < 0 ? err.msg : "");
+	return rc < 0 ? HETBATCH_ERR : HETBATCH_OK;
+}
+
+int hetbatch_unregister_policies(hetbatch *h, const struct hb_plugin *pl)
+{
+	int rc;
+
+	hb_capture_free(&h->cap);
+	if (enter(h) < 0)
+		return HETBATCH_ERR;
+	rc = hb_plugin_remove(pl);
+	leave();
+	h->code = rc < 0 ? HB_EINPUT : HB_OK;
+	snprintf(h->msg, sizeof(h->msg), "%s", rc < 0 ? "unregister: those policies were not registered by "
+		 "hetbatch_register_policies" : "");
+	return rc < 0 ? HETBATCH_ERR : HETBATCH_OK;
 }

@@ -113,6 +113,21 @@ int hetbatch_results(hetbatch *h, const char *dir);
  * name; its output and errors are kept as theirs. */
 int hetbatch_command(hetbatch *h, const char *const *argv);
 
+/* Policies the embedding program defines in memory (the Python package's
+ * hetbatch.register_policy): pl is a descriptor of hetbatch/policy.h, as
+ * a plugin file exports, whose callbacks are the program's; its policies
+ * join the registry, with the checks a --policy-plugin file gets, until
+ * hetbatch_unregister_policies(h, pl) or the process's end, so that every
+ * later call (sim, sweep, catalog's policy list) runs them beside the
+ * built-in ones.  origin names the definition in messages and in results'
+ * policy_plugins ("python:las.py:LAS").  pl and everything it points to
+ * must stay valid while registered.  Neither may be called from inside a
+ * running call (a policy's callback): that fails with HETBATCH_EINPUT, as
+ * does any call made from there. */
+struct hb_plugin;
+int hetbatch_register_policies(hetbatch *h, const struct hb_plugin *pl, const char *origin);
+int hetbatch_unregister_policies(hetbatch *h, const struct hb_plugin *pl);
+
 #ifdef __cplusplus
 }
 #endif

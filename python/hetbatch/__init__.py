@@ -12,6 +12,7 @@ command) in this process, with the GIL released:
                      policies="fifo,tiresias", out="runs/t")
     r = hetbatch.read_results("runs/t")                   # r.jobs, r.events, r.timeseries, r.summary
     hetbatch.plot.jct_cdf(r)
+    hetbatch.register_policy(MyPolicy)                    # a hetbatch.Policy subclass (policy.py)
 
 Errors raise hetbatch.Error (hetbatch.InputError, also a ValueError, for
 bad input) whose message is the one the command prints.  Every call takes
@@ -25,9 +26,11 @@ import tempfile
 from . import _capi
 from ._capi import Error, InputError
 from ._frames import Results, frame, _read_db, _read_csvs
+from .policy import Policy, Sim, Job, EngineError, register_policy, unregister_policy
 
 __version__ = _capi.version()
 __all__ = ["catalog", "plan", "sim", "sweep", "read_results", "command", "plot", "Error", "InputError",
+           "Policy", "Sim", "Job", "EngineError", "register_policy", "unregister_policy",
            "Results", "__version__"]
 
 

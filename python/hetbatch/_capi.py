@@ -37,10 +37,79 @@ int hetbatch_sim_trace(hetbatch *h, const char *cluster, const char *trace, cons
 int hetbatch_sweep(hetbatch *h, const char *config, const char *out, const char *const *opts);
 int hetbatch_results(hetbatch *h, const char *dir);
 int hetbatch_command(hetbatch *h, const char *const *argv);
+struct hb_plugin;
+int hetbatch_register_policies(hetbatch *h, const struct hb_plugin *pl, const char *origin);
+int hetbatch_unregister_policies(hetbatch *h, const struct hb_plugin *pl);
+"""
+
+# include/hetbatch/policy.h, version 1: what a Python policy (policy.py)
+# fills and calls.  python/tests/test_capi.py checks the fields against the
+# header.
+POLICY_CDEF = """
+struct hb_sim;
+struct hb_sim_job;
+struct hb_error;
+struct hb_pknob_table;
+struct hb_arbiter_ops {
+    const char *name;
+    const char *summary;
+    int (*init)(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err);
+    void (*free)(void *state);
+    int (*on_arrival)(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err);
+    int (*on_finish)(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err);
+    double (*round_s)(const struct hb_sim *sim, const void *state);
+    int (*on_round)(struct hb_sim *sim, void *state, struct hb_error *err);
+    void (*offer)(const struct hb_sim *sim, const void *state, const struct hb_sim_job *job, int *offer,
+                  int *max_gpus);
+    int (*on_release)(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err);
+    int (*on_revoke)(struct hb_sim *sim, void *state, const int *need, struct hb_error *err);
+    int (*on_requeue)(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err);
+    int (*on_capacity)(struct hb_sim *sim, void *state, struct hb_error *err);
+    const char *no_capacity;
+};
+struct hb_plugin_policy {
+    const char *name;
+    const char *summary;
+    const char *agent_of;
+    const struct hb_arbiter_ops *arbiter;
+    const struct hb_pknob_table *options;
+};
+struct hb_policy_api;
+struct hb_plugin {
+    int api_version;
+    const char *name;
+    const struct hb_plugin_policy *policies;
+    const struct hb_policy_api **api;
+};
+struct hb_policy_api {
+    int version;
+    double (*now)(const struct hb_sim *sim);
+    int (*nnodes)(const struct hb_sim *sim);
+    int (*node_gpus)(const struct hb_sim *sim, int node);
+    int (*node_free)(const struct hb_sim *sim, int node);
+    int (*cluster_gpus)(const struct hb_sim *sim);
+    int (*online_gpus)(const struct hb_sim *sim);
+    int (*njobs)(const struct hb_sim *sim);
+    struct hb_sim_job *(*job)(struct hb_sim *sim, int id);
+    int (*job_id)(const struct hb_sim_job *job);
+    const char *(*job_name)(const struct hb_sim_job *job);
+    int (*job_state)(const struct hb_sim_job *job);
+    double (*job_arrival_s)(const struct hb_sim_job *job);
+    int (*job_gpus)(const struct hb_sim *sim, const struct hb_sim_job *job);
+    int (*job_held)(const struct hb_sim_job *job);
+    double (*job_attained_gpu_s)(const struct hb_sim *sim, const struct hb_sim_job *job);
+    double (*job_progress)(const struct hb_sim_job *job);
+    int (*place)(const struct hb_sim *sim, int n, int *grant);
+    int (*start_job)(struct hb_sim *sim, struct hb_sim_job *job, const int *grant, struct hb_error *err);
+    int (*regrant)(struct hb_sim *sim, struct hb_sim_job *job, const int *grant, struct hb_error *err);
+    int (*drop_job)(struct hb_sim *sim, struct hb_sim_job *job, const char *why, struct hb_error *err);
+    void (*note)(struct hb_sim *sim, const struct hb_sim_job *job, const char *kind, const char *text);
+    int (*error)(struct hb_error *err, const char *msg);
+};
 """
 
 ffi = cffi.FFI()
-ffi.cdef(CDEF)
+ffi.cdef(CDEF.replace("struct hb_plugin;\n", "") + POLICY_CDEF)
 
 
 def _library_path():
@@ -82,6 +151,11 @@ class InputError(Error, ValueError):
 
 _tls = threading.local()
 
+# Exceptions raised by Python policies' methods during the running call
+# (policy.py): the call's Error is raised from the first.  The library
+# runs one call at a time, so one list serves every thread.
+pending_causes = []
+
 
 def _handle():
     """One C session per Python thread: a handle's output and message are
@@ -107,7 +181,11 @@ def _strings(words):
 
 
 def _cstr(s):
-    return ffi.NULL if s is None else str(s).encode()
+    return ffi.NULL if s is None else s if isinstance(s, ffi.CData) else str(s).encode()
+
+
+# Calls whose last argument is not an opts array.
+_NO_OPTS = ("hetbatch_catalog", "hetbatch_results", "hetbatch_register_policies", "hetbatch_unregister_policies")
 
 
 def call(fn_name, *args, opts=None, seed=None):
@@ -119,7 +197,8 @@ def call(fn_name, *args, opts=None, seed=None):
     keep, arr = _strings(opts)
     cargs = [_cstr(a) if not isinstance(a, int) else a for a in args]
     fn = getattr(lib, fn_name)
-    if opts is None and fn_name in ("hetbatch_catalog", "hetbatch_results"):
+    del pending_causes[:]
+    if opts is None and fn_name in _NO_OPTS:
         rc = fn(h, *cargs)
     else:
         rc = fn(h, *cargs, arr)
@@ -130,12 +209,18 @@ def call(fn_name, *args, opts=None, seed=None):
     if rc != 0:
         code = lib.hetbatch_errcode(h)
         msg = ffi.string(lib.hetbatch_errmsg(h)).decode(errors="replace")
+        cause = pending_causes[0] if pending_causes else None
+        del pending_causes[:]
         if code == lib.HETBATCH_EINTR:
             raise KeyboardInterrupt(msg)
-        raise (InputError if code == lib.HETBATCH_EINPUT else Error)(msg, code, log)
+        raise (InputError if code == lib.HETBATCH_EINPUT else Error)(msg, code, log) from cause
     n = lib.hetbatch_output_len(h)
     return ffi.unpack(lib.hetbatch_output(h), n).decode(errors="replace"), log
 
 
 def version():
     return ffi.string(lib.hetbatch_version()).decode()
+
+
+# They are hetbatch.Error and hetbatch.InputError to their users.
+Error.__module__ = InputError.__module__ = "hetbatch"

@@ -20,8 +20,10 @@
 #define HB_PLUGIN_SYMBOL "hetbatch_plugin"
 
 struct plugin {
-	char *path;        /* as given */
-	void *handle;      /* dlopen's */
+	char *path;        /* as given (a file, or the embedding caller's origin) */
+	void *handle;      /* dlopen's; NULL for a descriptor the caller made in memory */
+	const struct hb_plugin *desc;
+	struct hb_policy *reg;  /* its registry entries (the registry frees them) */
 };
 
 /* The process's plugins, in load order (plugin.h: loaded at a command's
@@ -123,14 +125,49 @@ static void fill(struct hb_policy *p, const struct hb_plugin_policy *q, const ch
 	p->origin = path;
 }
 
+/* Check pl (version, API slot, policies) and register its policies under
+ * origin; handle (dlopen's, or NULL) is closed by unload_all. */
+static int add(const struct hb_plugin *pl, const char *origin, void *handle, struct hb_error *err)
+{
+	struct hb_policy *reg = NULL;
+	struct plugin *grown;
+	char *kept = NULL;
+	int n = 0;
+
+	if (pl->api_version != HB_POLICY_API_VERSION)
+		return hb_input_error(err, "%s: built against policy API version %d, this hetbatch has version %d: "
+				      "rebuild it against this hetbatch's hetbatch/policy.h", origin, pl->api_version,
+				      HB_POLICY_API_VERSION);
+	if (!pl->api)
+		return hb_input_error(err, "%s: its descriptor has no API slot (declare it with HB_PLUGIN_EXPORT)",
+				      origin);
+	if (check(origin, pl, &n, err) < 0)
+		return -1;
+	grown = realloc(plugins, (size_t)(nplugins + 1) * sizeof(*plugins));
+	if (grown)
+		plugins = grown;
+	if (!grown || !(kept = strdup(origin)) || !(reg = calloc((size_t)n, sizeof(*reg)))) {
+		free(kept);
+		return hb_runtime_error(err, "%s: out of memory", origin);
+	}
+	for (int i = 0; i < n; i++)
+		fill(&reg[i], &pl->policies[i], kept);
+	if (hb_policy_register(reg, n, err) < 0) {
+		free(reg);
+		free(kept);
+		return -1;
+	}
+	*pl->api = &hb_plugin_host_api;
+	plugins[nplugins] = (struct plugin){ kept, handle, pl, reg };
+	nplugins++;
+	return 0;
+}
+
 int hb_plugin_load(const char *path, struct hb_error *err)
 {
 	const struct hb_plugin *pl;
-	struct hb_policy *reg = NULL;
-	struct plugin *grown;
-	char *open_as, *kept = NULL;
+	char *open_as;
 	void *h;
-	int n = 0;
 
 	if (!path || !*path)
 		return hb_input_error(err, "--policy-plugin: empty file name");
@@ -158,50 +195,43 @@ int hb_plugin_load(const char *path, struct hb_error *err)
 		return hb_input_error(err, "%s: no symbol '%s': not a hetbatch policy plugin (see "
 				      "examples/policy-plugin/)", path, HB_PLUGIN_SYMBOL);
 	}
-	if (pl->api_version != HB_POLICY_API_VERSION) {
-		int v = pl->api_version;
-
-		dlclose(h);
-		return hb_input_error(err, "%s: built against policy API version %d, this hetbatch has version %d: "
-				      "rebuild it against this hetbatch's hetbatch/policy.h", path, v,
-				      HB_POLICY_API_VERSION);
-	}
-	if (!pl->api) {
-		dlclose(h);
-		return hb_input_error(err, "%s: its descriptor has no API slot (declare it with HB_PLUGIN_EXPORT)", path);
-	}
-	if (check(path, pl, &n, err) < 0) {
+	if (add(pl, path, h, err) < 0) {
 		dlclose(h);
 		return -1;
 	}
-	grown = realloc(plugins, (size_t)(nplugins + 1) * sizeof(*plugins));
-	if (grown)
-		plugins = grown;
-	if (!grown || !(kept = strdup(path)) || !(reg = calloc((size_t)n, sizeof(*reg)))) {
-		free(kept);
-		dlclose(h);
-		return hb_runtime_error(err, "%s: out of memory", path);
-	}
-	for (int i = 0; i < n; i++)
-		fill(&reg[i], &pl->policies[i], kept);
-	if (hb_policy_register(reg, n, err) < 0) {
-		free(reg);
-		free(kept);
-		dlclose(h);
-		return -1;
-	}
-	*pl->api = &hb_plugin_host_api;
-	plugins[nplugins].path = kept;
-	plugins[nplugins].handle = h;
-	nplugins++;
 	return 0;
+}
+
+int hb_plugin_add(const struct hb_plugin *pl, const char *origin, struct hb_error *err)
+{
+	if (!pl || !origin || !*origin)
+		return hb_input_error(err, "policy registration: no descriptor or no origin");
+	for (int i = 0; i < nplugins; i++)
+		if (plugins[i].desc == pl)
+			return 0; /* the same descriptor again */
+	return add(pl, origin, NULL, err);
+}
+
+int hb_plugin_remove(const struct hb_plugin *pl)
+{
+	for (int i = 0; i < nplugins; i++) {
+		if (plugins[i].desc != pl || plugins[i].handle)
+			continue;
+		hb_policy_unregister(plugins[i].reg);
+		free(plugins[i].path);
+		memmove(&plugins[i], &plugins[i + 1], (size_t)(nplugins - i - 1) * sizeof(*plugins));
+		nplugins--;
+		return 0;
+	}
+	return -1;
 }
 
 void hb_plugin_unload_all(void)
 {
 	hb_policy_unregister_plugins();
 	for (int i = nplugins - 1; i >= 0; i--) {
-		dlclose(plugins[i].handle);
+		if (plugins[i].handle)
+			dlclose(plugins[i].handle);
 		free(plugins[i].path);
 	}
 	free(plugins);

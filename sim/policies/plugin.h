@@ -15,6 +15,7 @@
 
 #include "error.h"
 
+struct hb_plugin;
 struct hb_policy_api;
 
 /* Load the plugin at path (a name without '/' is taken in the current
@@ -23,6 +24,13 @@ struct hb_policy_api;
  * shared object, missing, a library it needs missing), no hetbatch_plugin
  * symbol, another API version, an invalid or duplicate policy. */
 int hb_plugin_load(const char *path, struct hb_error *err);
+/* Register the policies of a descriptor made in memory by the embedding
+ * program (the Python package's policies: api/hetbatch.h), with the checks
+ * of hb_plugin_load; origin names it in messages and results (its
+ * "file").  The same descriptor twice is a no-op.  hb_plugin_remove drops
+ * such a descriptor's policies again (0), or -1 when pl is not one. */
+int hb_plugin_add(const struct hb_plugin *pl, const char *origin, struct hb_error *err);
+int hb_plugin_remove(const struct hb_plugin *pl);
 /* Plugins loaded so far, and the file of the i-th (load order). */
 int hb_plugin_count(void);
 const char *hb_plugin_path(int i);

@@ -122,6 +122,17 @@ int hb_policy_register(const struct hb_policy *p, int n, struct hb_error *err)
 	return 0;
 }
 
+void hb_policy_unregister(const struct hb_policy *p)
+{
+	for (int b = 0; b < nextra; b++)
+		if (extra[b].p == p) {
+			free((void *)extra[b].p);
+			memmove(&extra[b], &extra[b + 1], (size_t)(nextra - b - 1) * sizeof(*extra));
+			nextra--;
+			return;
+		}
+}
+
 void hb_policy_unregister_plugins(void)
 {
 	for (int b = 0; b < nextra; b++)

@@ -139,6 +139,8 @@ const struct hb_policy *hb_policy_find(const char *name);
  * must outlive them.  Drop them all again: hb_policy_unregister_plugins. */
 int hb_policy_register(const struct hb_policy *p, int n, struct hb_error *err);
 void hb_policy_unregister_plugins(void);
+/* Drop the one block that hb_policy_register was given as p (and free it). */
+void hb_policy_unregister(const struct hb_policy *p);
 /* For an unknown name: "; did you mean 'jabas'?" (the closest policy names
  * by edit distance), or "" when none is close.  Returns buf. */
 char *hb_policy_suggest(const char *name, char *buf, size_t size);
