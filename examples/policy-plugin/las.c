@@ -37,8 +37,10 @@ struct las {
 	int *order;              /* scratch: job ids of a round, by priority */
 	double *attained;        /* scratch: per job id, GPU-seconds held at this round */
 	double *arrival;         /* scratch: per job id, its arrival time */
-	unsigned char *arrived;  /* per job id: 1 once on_arrival saw it (not by time: arrivals at a
-				    round's instant come after the round) */
+	int *live;               /* ids of the jobs on_arrival saw and no round found finished yet (not
+				    by time: arrivals at a round's instant come after the round), so a
+				    round costs the jobs in the system, not the trace's length */
+	int nlive;
 	int *grant;              /* scratch: one placement, nnodes entries */
 	int *none;               /* all-zero grant: suspends a job */
 	int cap;                 /* entries of order and attained */
@@ -53,7 +55,7 @@ static void las_free(void *state)
 	free(st->order);
 	free(st->attained);
 	free(st->arrival);
-	free(st->arrived);
+	free(st->live);
 	free(st->grant);
 	free(st->none);
 	free(st);
@@ -73,10 +75,10 @@ static int las_init(struct hb_sim *sim, const void *opts, void **state, struct h
 	st->order = calloc((size_t)st->cap, sizeof(int));
 	st->attained = calloc((size_t)st->cap, sizeof(double));
 	st->arrival = calloc((size_t)st->cap, sizeof(double));
-	st->arrived = calloc((size_t)st->cap, 1);
+	st->live = calloc((size_t)st->cap, sizeof(int));
 	st->grant = calloc((size_t)(nn > 0 ? nn : 1), sizeof(int));
 	st->none = calloc((size_t)(nn > 0 ? nn : 1), sizeof(int));
-	if (!st->order || !st->attained || !st->arrival || !st->arrived || !st->grant || !st->none) {
+	if (!st->order || !st->attained || !st->arrival || !st->live || !st->grant || !st->none) {
 		las_free(st); /* a failed init releases what it made: free is not called */
 		*state = NULL;
 		return hb->error(err, "las: out of memory");
@@ -91,9 +93,9 @@ static int las_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, 
 
 	if (hb->job_gpus(sim, job) > hb->cluster_gpus(sim))
 		return hb->error(err, "las: a job asks for more GPUs than the cluster has");
-	if (id < 0 || id >= st->cap)
+	if (id < 0 || id >= st->cap || st->nlive >= st->cap)
 		return hb->error(err, "las: a job was added after the run started");
-	st->arrived[id] = 1;
+	st->live[st->nlive++] = id;
 	return 0; /* it waits for the next round */
 }
 
@@ -130,18 +132,21 @@ static int by_service(const void *a, const void *b)
 static int las_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
 	struct las *st = state;
-	int n = 0, left = hb->online_gpus(sim), nj = hb->njobs(sim);
+	int n = 0, left = hb->online_gpus(sim);
 
-	for (int id = 0; id < nj && id < st->cap; id++) {
+	for (int i = 0; i < st->nlive; i++) {
+		int id = st->live[i];
 		struct hb_sim_job *job = hb->job(sim, id);
 		int s = hb->job_state(job);
 
-		if (!st->arrived[id] || s == HB_JOB_DONE || s == HB_JOB_DROPPED)
+		if (s == HB_JOB_DONE || s == HB_JOB_DROPPED)
 			continue;
 		st->attained[id] = hb->job_attained_gpu_s(sim, job);
 		st->arrival[id] = hb->job_arrival_s(job);
+		st->live[n] = id; /* keep it for the next round */
 		st->order[n++] = id;
 	}
+	st->nlive = n;
 	sorting = st;
 	qsort(st->order, (size_t)n, sizeof(int), by_service);
 	/* Selected jobs keep a positive sign; the others are negated (-1 - id). */
