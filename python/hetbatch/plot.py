@@ -55,17 +55,42 @@ def jct_cdf(r, ax=None):
     return ax
 
 
+# Events after which a job holds no GPUs until its next time-series sample.
+_RELEASES = {"preempt": 0, "revoke": 0, "done": 2, "drop": 2}
+
+
 def gpus_series(r):
-    """{policy: (t_s, gpus)}: GPUs held by all jobs at each sample time of
-    each run, a job's count holding until its next sample."""
+    """{policy: (t_s, gpus)}: GPUs held by all jobs, a step function that
+    changes at each t_s.  A job holds the ngpus of its latest `timeseries`
+    sample (one is written at every start, restart, resize and resume)
+    until a preempt, revoke, done or drop event; at one instant a release
+    comes before a sample, except a job's done, which comes after its last
+    sample.  Its integral is the jobs' GPU-hours (jobs.gpu_hours).  A set
+    written with --events summary has no samples: then the binned
+    `utilisation` times summary.json's cluster_gpus."""
+    import pandas as pd
     r = _results(r)
-    ts = r.timeseries
+    ts, ev = r.timeseries, r.events
     out = {}
-    if ts is None or len(ts) == 0:
+    if ts is not None and len(ts) and ev is not None:
+        rel = ev[ev["kind"].astype(str).isin(list(_RELEASES)) & (ev["job"] >= 0)]
+        for pol, g in _by_policy(ts):
+            e = rel[rel["policy"] == pol] if "policy" in rel.columns else rel
+            steps = pd.concat([
+                pd.DataFrame({"t_s": g["t_s"].to_numpy(), "job": g["job"].to_numpy(), "order": 1,
+                              "n": g["ngpus"].to_numpy(dtype=float)}),
+                pd.DataFrame({"t_s": e["t_s"].to_numpy(), "job": e["job"].to_numpy(),
+                              "order": e["kind"].astype(str).map(_RELEASES).to_numpy(), "n": 0.0}),
+            ]).sort_values(["job", "t_s", "order"], kind="stable")
+            steps["delta"] = steps["n"] - steps.groupby("job")["n"].shift(fill_value=0.0)
+            total = steps.groupby("t_s")["delta"].sum().sort_index().cumsum()
+            out[pol] = (total.index.to_numpy(), total.to_numpy())
         return out
-    for pol, g in _by_policy(ts):
-        wide = g.pivot_table(index="t_s", columns="job", values="ngpus", aggfunc="last").sort_index().ffill()
-        out[pol] = (wide.index.to_numpy(), wide.fillna(0).sum(axis=1).to_numpy())
+    u = r.tables.get("utilisation")
+    gpus = (r.summary_json or {}).get("cluster_gpus") if hasattr(r, "summary_json") else None
+    if u is not None and len(u) and gpus:
+        for pol, g in _by_policy(u):
+            out[pol] = (g["t_s"].to_numpy(), g["util"].to_numpy() * gpus)
     return out
 
 
@@ -74,7 +99,7 @@ def gpus_over_time(r, ax=None):
     ax = _ax(ax)
     series = gpus_series(r)
     if not series:
-        raise ValueError("%s: no time series (written with --events summary?)" % r.dir)
+        raise ValueError("%s: no time series and no utilisation table to draw GPUs over time from" % r.dir)
     for pol, (t, n) in series.items():
         ax.step(t / 3600.0, n, where="post", label=pol)
     ax.set_xlabel("simulated time (h)")
