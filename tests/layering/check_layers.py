@@ -66,7 +66,7 @@ ALLOWED = {
     # the C API runs the subcommands in-process (api/hetbatch.c)
     "api": LIBRARY + ["cli"],
     "scripts": LIBRARY + ["tests"],
-    "tests": LIBRARY + ["scripts", "fuzz"],
+    "tests": LIBRARY + ["scripts", "fuzz", "api"],  # tests/api calls the C API
     "fuzz": LIBRARY + ["tests"],
 }
 
