@@ -80,16 +80,21 @@ static void gpu_free(struct gpu *g)
 {
 	if (!g->ready)
 		return;
-	cudaSetDevice(g->dev);
-	if (g->comm)
-		ncclCommDestroy(g->comm);
-	if (g->buf)
-		cudaFree(g->buf);
-	if (g->start)
-		cudaEventDestroy(g->start);
-	if (g->stop)
-		cudaEventDestroy(g->stop);
-	cudaStreamDestroy(g->stream);
+	/* Teardown: the sweep's outcome is decided and gpu_free cannot report.
+	 * On another device than g's the destroys would fail or act there:
+	 * without cudaSetDevice they are skipped, as the reducer's close does. */
+	if (cudaSetDevice(g->dev) == cudaSuccess) {
+		if (g->comm)
+			(void)ncclCommDestroy(g->comm);  /* teardown (above) */
+		if (g->buf)
+			(void)cudaFree(g->buf);  /* teardown */
+		if (g->start)
+			(void)cudaEventDestroy(g->start);  /* teardown */
+		if (g->stop)
+			(void)cudaEventDestroy(g->stop);  /* teardown */
+		(void)cudaStreamDestroy(g->stream);  /* teardown */
+	}
+	(void)cudaGetLastError();  /* leave no teardown failure to a later launch check */
 	memset(g, 0, sizeof(*g));
 }
 
@@ -103,7 +108,7 @@ static int launch(struct gpu *g, int ng, size_t count, struct hb_error *err)
 	for (int i = 0; i < ng; i++)
 		if ((r = ncclAllReduce(g[i].buf, g[i].buf, count, ncclFloat, ncclSum, g[i].comm, g[i].stream)) !=
 		    ncclSuccess) {
-			ncclGroupEnd();
+			(void)ncclGroupEnd();  /* closes the group; ncclAllReduce's error is the one to report */
 			return nccl_error(err, "ncclAllReduce", r);
 		}
 	if ((r = ncclGroupEnd()) != ncclSuccess)
@@ -116,7 +121,8 @@ static int record(struct gpu *g, int ng, int stop, struct hb_error *err)
 	for (int i = 0; i < ng; i++) {
 		cudaError_t e;
 
-		cudaSetDevice(g[i].dev);
+		if ((e = cudaSetDevice(g[i].dev)) != cudaSuccess)
+			return cuda_error(err, "cudaSetDevice", g[i].dev, e);
 		if ((e = cudaEventRecord(stop ? g[i].stop : g[i].start, g[i].stream)) != cudaSuccess)
 			return cuda_error(err, "cudaEventRecord", g[i].dev, e);
 	}
@@ -128,7 +134,8 @@ static int sync_all(struct gpu *g, int ng, struct hb_error *err)
 	for (int i = 0; i < ng; i++) {
 		cudaError_t e;
 
-		cudaSetDevice(g[i].dev);
+		if ((e = cudaSetDevice(g[i].dev)) != cudaSuccess)
+			return cuda_error(err, "cudaSetDevice", g[i].dev, e);
 		if ((e = cudaStreamSynchronize(g[i].stream)) != cudaSuccess)
 			return cuda_error(err, "cudaStreamSynchronize", g[i].dev, e);
 	}
@@ -239,6 +246,7 @@ int hb_allreduce_nccl_sweep(const struct hb_ar_team *t, const struct hb_ar_confi
 	/* the communicator */
 	if (t->mpi) {
 		ncclUniqueId id;
+		cudaError_t e;
 
 		memset(&id, 0, sizeof(id));
 		if (t->rank == 0 && (r = ncclGetUniqueId(&id)) != ncclSuccess)
@@ -246,8 +254,10 @@ int hb_allreduce_nccl_sweep(const struct hb_ar_team *t, const struct hb_ar_confi
 		if (hb_ar_team_agree(t, rc, err) < 0)
 			goto out;
 		hb_ar_team_bcast(t, &id, (int)sizeof(id));
-		cudaSetDevice(g[0].dev);
-		if ((r = ncclCommInitRank(&g[0].comm, t->size, id, t->rank)) != ncclSuccess)
+		/* the communicator belongs to the device current at its creation */
+		if ((e = cudaSetDevice(g[0].dev)) != cudaSuccess)
+			rc = cuda_error(err, "cudaSetDevice", g[0].dev, e);
+		else if ((r = ncclCommInitRank(&g[0].comm, t->size, id, t->rank)) != ncclSuccess)
 			rc = nccl_error(err, "ncclCommInitRank", r);
 		res->n_gpus = t->size;
 	} else {
@@ -306,7 +316,7 @@ static const struct timespec poll_pause = { 0, 50000 };  /* 50 us between polls 
 static void reducer_abort(struct hb_ar_nccl_reducer *nr)
 {
 	if (nr->comm)
-		ncclCommAbort(nr->comm);
+		(void)ncclCommAbort(nr->comm);  /* giving up already: the failure that led here is reported */
 	nr->comm = NULL;
 }
 
@@ -352,7 +362,7 @@ static int reducer_query(struct hb_ar_nccl_reducer *nr, cudaError_t e, const cha
 	if (e == cudaSuccess)
 		return 1;
 	if (e == cudaErrorNotReady) {
-		(void)cudaGetLastError();
+		(void)cudaGetLastError();  /* "not ready" as the last error (above) */
 		return 0;
 	}
 	return reducer_cuda_fail(nr, err, what, e);
@@ -460,17 +470,18 @@ void hb_ar_nccl_reducer_close(struct hb_ar_nccl_reducer *nr)
 		return;
 	if (cudaSetDevice(nr->dev) == cudaSuccess) {
 		/* hb_ar_reducer_close waited for every sum: nothing in flight */
+		/* teardown: close cannot report, and nothing is left to undo */
 		if (nr->comm)
-			ncclCommDestroy(nr->comm);
+			(void)ncclCommDestroy(nr->comm);  /* teardown (above) */
 		for (int i = 0; i < HB_AR_REDUCER_MAX_INFLIGHT; i++)
 			if (nr->done[i])
-				cudaEventDestroy(nr->done[i]);
+				(void)cudaEventDestroy(nr->done[i]);  /* teardown */
 		if (nr->probe)
-			cudaFree(nr->probe);
+			(void)cudaFree(nr->probe);  /* teardown */
 		if (nr->stream)
-			cudaStreamDestroy(nr->stream);
+			(void)cudaStreamDestroy(nr->stream);  /* teardown */
 	}
-	(void)cudaGetLastError();
+	(void)cudaGetLastError();  /* leave no teardown failure to a later launch check */
 	free(nr);
 }
 

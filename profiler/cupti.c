@@ -239,7 +239,7 @@ static void disable_kinds(size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		cuptiActivityDisable(traced_kinds[i]);
+		(void)cuptiActivityDisable(traced_kinds[i]);  /* undoing or shutting down: nothing to report to */
 }
 
 int hb_cupti_init(size_t device_buffer_bytes, struct hb_error *err)
@@ -353,9 +353,11 @@ void hb_cupti_shutdown(void)
 	active = tracer.active;
 	pthread_mutex_unlock(&tracer.lock);
 	if (active) {
-		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		/* The records are freed below either way: the flush only lets
+		 * CUPTI hand back its buffers before it is finalised. */
+		(void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		disable_kinds(NKINDS);
-		cuptiFinalize();
+		(void)cuptiFinalize();  /* shutdown cannot report; the process's exit detaches CUPTI anyway */
 	}
 	pthread_mutex_lock(&tracer.lock);
 	tracer.active = 0;

@@ -77,7 +77,7 @@ struct hb_event {
  * kernel launch check does not report it again (sticky errors stay). */
 static int cuda_fail(struct hb_error *err, const char *what, cudaError_t rc)
 {
-	(void)cudaGetLastError();
+	(void)cudaGetLastError();  /* its value is rc, reported below */
 	return hb_runtime_error(err, "cuda backend: %s: %s (%s)", what, cudaGetErrorString(rc), cudaGetErrorName(rc));
 }
 
@@ -155,8 +155,8 @@ static void cuda_close(struct hb_device *d)
 		return;
 	if (d->nallocs && cudaSetDevice(d->index) == cudaSuccess)
 		for (size_t i = 0; i < d->nallocs; i++)
-			cudaFree(d->allocs[i].ptr);
-	(void)cudaGetLastError();
+			(void)cudaFree(d->allocs[i].ptr);  /* teardown: close cannot report */
+	(void)cudaGetLastError();  /* and leaves no teardown failure to a later launch check */
 	free(d->allocs);
 	pthread_mutex_destroy(&d->mu);
 	free(d);
@@ -283,7 +283,7 @@ static int cuda_mem_alloc(struct hb_device *d, size_t bytes, void **ptr, struct 
 	if (rc != cudaSuccess)
 		return cuda_fail(err, "cudaMalloc", rc);
 	if (lost) {
-		cudaFree(p);
+		(void)cudaFree(p);  /* unwinding: the host-memory failure is the one to report */
 		return hb_runtime_error(err, "cuda backend: out of host memory recording an allocation");
 	}
 	*ptr = p;
@@ -357,8 +357,8 @@ static int cuda_stream_create(struct hb_device *d, struct hb_stream **out, struc
 		st = cb->set_math_mode(s->blas, CUBLAS_DEFAULT_MATH);  /* FP32, no TF32 */
 	if (st != CUBLAS_STATUS_SUCCESS) {
 		if (s->blas)
-			cb->destroy(s->blas);
-		cudaStreamDestroy(s->s);
+			(void)cb->destroy(s->blas);  /* unwinding: the first failure is the one reported */
+		(void)cudaStreamDestroy(s->s);  /* unwinding, likewise */
 		free(s);
 		return blas_fail(err, cb, "cublasCreate", st);
 	}
@@ -371,10 +371,10 @@ static void cuda_stream_destroy(struct hb_stream *s)
 	if (!s)
 		return;
 	if (cudaSetDevice(s->dev->index) == cudaSuccess) {
-		s->cb->destroy(s->blas);
-		cudaStreamDestroy(s->s);
+		(void)s->cb->destroy(s->blas);  /* teardown: stream_destroy cannot report */
+		(void)cudaStreamDestroy(s->s);  /* teardown, likewise */
 	}
-	(void)cudaGetLastError();
+	(void)cudaGetLastError();  /* leave no teardown failure to a later launch check */
 	free(s);
 }
 
@@ -416,7 +416,7 @@ static void cuda_event_destroy(struct hb_event *e)
 	if (!e)
 		return;
 	if (cudaSetDevice(e->index) != cudaSuccess || cudaEventDestroy(e->e) != cudaSuccess)
-		(void)cudaGetLastError();
+		(void)cudaGetLastError();  /* event_destroy cannot report; keep the next launch check clean */
 	free(e);
 }
 

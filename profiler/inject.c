@@ -354,12 +354,16 @@ static int write_trace(const char *path)
 	uint32_t *corrs = NULL, version = 0;
 	size_t i, nrec = 0;
 	size_t dropped = 0;
+	CUptiResult r;
 	FILE *f;
 	int ok;
 
 	if (cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS)
 		st.dropped += (long)dropped;
-	cuptiGetVersion(&version);
+	if ((r = cuptiGetVersion(&version)) != CUPTI_SUCCESS) {
+		fprintf(stderr, TAG "cuptiGetVersion: %s (%d); the trace says cupti 0\n", res_name(r), (int)r);
+		version = 0;
+	}
 	device_name(st.nd ? st.d[0].device : 0, dev, sizeof(dev));
 	corrs = malloc((st.nd ? st.nd : 1) * sizeof(*corrs));
 	if (!corrs) {
@@ -423,6 +427,23 @@ static int write_trace(const char *path)
 	return 0;
 }
 
+/* Flush CUPTI's buffers (not under the lock: the completed callback takes
+ * it).  A failed flush leaves records in CUPTI's buffers that the trace
+ * will lack: counted as one dropped record, as consume() counts an
+ * unreadable buffer, so the point is not kept as complete. */
+static void flush_all(void)
+{
+	CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+
+	if (r == CUPTI_SUCCESS)
+		return;
+	fprintf(stderr, TAG "cuptiActivityFlushAll(FLUSH_FORCED): %s (%d); records still in CUPTI's buffers are lost: "
+		"counted as 1 dropped record\n", res_name(r), (int)r);
+	pthread_mutex_lock(&st.lock);
+	st.dropped++;
+	pthread_mutex_unlock(&st.lock);
+}
+
 /* Flush CUPTI's buffers and write the trace, once.  Callers synchronise
  * the device first (records of unfinished work are lost).  0 on success
  * (or when already written), -1 when tracing is off or writing failed. */
@@ -437,8 +458,7 @@ API int hb_inject_finish(void)
 		return rc;
 	}
 	pthread_mutex_unlock(&st.lock);
-	/* not under the lock: the completed callback takes it */
-	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	flush_all();
 	pthread_mutex_lock(&st.lock);
 	rc = st.written ? 0 : write_trace(st.out);
 	st.written = 1;
@@ -497,7 +517,7 @@ API int hb_inject_write_to(const char *path)
 		return -1;
 	}
 	pthread_mutex_unlock(&st.lock);
-	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	flush_all();
 	pthread_mutex_lock(&st.lock);
 	rc = write_trace(path);
 	reset_records();
@@ -570,7 +590,7 @@ API int InitializeInjection(void)
 			fprintf(stderr, TAG "cuptiActivityEnable(%s): %s (%d): not tracing\n", kind_names[i], res_name(r),
 				(int)r);
 			while (i-- > 0)
-				cuptiActivityDisable(kinds[i]);
+				(void)cuptiActivityDisable(kinds[i]);  /* undoing: the failure above is reported */
 			return 1;
 		}
 	}

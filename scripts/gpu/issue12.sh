@@ -4,7 +4,7 @@
 # CPU machine first (BUILD_DIR=build sh scripts/build.sh: gpu=auto compiles
 # the CUDA backend and libhetbatch_inject.so), carry the build dir, then:
 #
-#   scripts/gpu/issue12.sh [--dry-run] [--build DIR] [--out DIR] [--quick]
+#   scripts/gpu/issue12.sh [--dry-run [--allow-cpu-build]] [--build DIR] [--out DIR] [--quick]
 #
 # Stages (each under `timeout`; a failing stage is reported and the next
 # one runs; set -u):
@@ -22,8 +22,14 @@
 #                 one GPU, with the measured profiles -> $OUT/live/
 # Everything goes under $OUT (default: $OUT from the device runner, else
 # ./issue12-out); a summary with each stage's status and time is printed
-# and kept in $OUT/summary.txt.  --dry-run prints the commands, runs none,
-# and checks only that the build is there.  --quick: fewer points (a
+# and kept in $OUT/summary.txt.  --dry-run prints the commands and runs
+# none of them: scripts/gpu/dry_check.py checks each instead (the
+# subcommand and every option are in hetbatch's help, models and clusters
+# are in the catalog, every file read exists or an earlier stage writes it,
+# the plans are rehearsed on the analytic profiles, the shell and Python
+# parts parse) and the exit status says whether all is well; the test
+# suite runs it (tests/gpu_free).  --allow-cpu-build: a dry run on a build
+# without the CUDA backend (no injection library) checks the rest.  --quick: fewer points (a
 # rehearsal).  --only LIST (comma list of cuda,events,torch,compare,live):
 # run just those stages (preflight always runs).  The limits below add up
 # to more than one device call may run (600 s), so a session with the usual
@@ -32,12 +38,14 @@
 set -u
 BUILD=build
 DRY=0
+ALLOW_CPU=0
 QUICK=0
 ONLY=
 OUTDIR=${OUT:-issue12-out}
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--dry-run) DRY=1 ;;
+	--allow-cpu-build) ALLOW_CPU=1 ;;
 	--quick) QUICK=1 ;;
 	--only) ONLY=,$2,; shift ;;
 	--build) BUILD=$2; shift ;;
@@ -47,22 +55,28 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+[ $ALLOW_CPU = 0 ] || [ $DRY = 1 ] || { echo "issue12.sh: --allow-cpu-build goes with --dry-run" >&2; exit 2; }
+mkdir -p "$OUTDIR" || exit 1
+OUTDIR=$(cd "$OUTDIR" && pwd)
 cd "$(dirname "$0")/../.." || exit 1
-H=$PWD/$BUILD/cli/hetbatch
-INJ=$PWD/$BUILD/profiler/libhetbatch_inject.so
+case "$BUILD" in /*) B=$BUILD ;; *) B=$PWD/$BUILD ;; esac
+H=$B/cli/hetbatch
+INJ=$B/profiler/libhetbatch_inject.so
+WORKER=$B/profiler/torch_worker.py
 if [ ! -x "$H" ]; then
 	echo "issue12.sh: no $H: build first (BUILD_DIR=$BUILD sh scripts/build.sh) and carry $BUILD" >&2
 	exit 1
 fi
-if [ ! -f "$INJ" ]; then
+if [ ! -f "$INJ" ] && [ $ALLOW_CPU = 0 ]; then
 	echo "issue12.sh: no $INJ: the build has no CUDA backend (configure with -Dgpu=enabled)" >&2
 	exit 1
 fi
-mkdir -p "$OUTDIR" || exit 1
-OUTDIR=$(cd "$OUTDIR" && pwd)
 export HETBATCH_CACHE=$OUTDIR/cache HETBATCH_DATA=$OUTDIR/no-user-db
 SUMMARY=$OUTDIR/summary.txt
 : >"$SUMMARY"
+# the dry run's record of every command: stage, argument count, arguments, NUL-separated
+CMDS=$OUTDIR/dry-run.cmds
+[ $DRY = 0 ] || : >"$CMDS"
 
 MODELS_CUDA="resnet50 vit bert-large gnmt gpt3-xl llama2-7b"
 if [ $QUICK = 1 ]; then ITERS="--warmup 3 --iters 10"; TITERS="--warmup 2 --iters 5"; else
@@ -82,6 +96,7 @@ stage() {
 	echo "== $name (limit ${secs}s): $*"
 	if [ $DRY = 1 ]; then
 		printf '%-10s %s\n' "$name" "dry run: $*" >>"$SUMMARY"
+		printf '%s\0' "$name" "$#" "$@" >>"$CMDS"
 		return 0
 	fi
 	t0=$(date +%s)
@@ -114,11 +129,13 @@ stage events 90 "$H" profile --backend cuda --no-cupti --models resnet50,bert-la
 # 3. real models through the injection library
 for m in $MODELS_CUDA; do
 	stage "torch-$m" 100 "$H" profile --backend torch --models "$m" $(scale_of "$m") --local-bs "$(lbs_of "$m")" \
-		--vsw 1,2,4 $TITERS --trace-dir "$OUTDIR/traces" --timeout 95 --db "$OUTDIR/torch.db"
+		--vsw 1,2,4 $TITERS --trace-dir "$OUTDIR/traces" --timeout 95 --worker "$WORKER" --inject "$INJ" \
+		--db "$OUTDIR/torch.db"
 done
 
-# 4. synthetic against real, and the tracing overhead (sqlite3 via python)
-stage compare 30 python3 - "$OUTDIR" <<'PY'
+# 4. synthetic against real, and the tracing overhead (sqlite3 via python;
+# a file, not stdin, so that the dry run can compile it)
+cat >"$OUTDIR/compare.py" <<'PY'
 import os, sqlite3, sys
 out = sys.argv[1]
 def rows(db, src):
@@ -145,6 +162,7 @@ with open(os.path.join(out, "compare.txt"), "w") as f:
     for k in sorted(set(syn) & set(ev)):
         w("%-12s lbs %4d vsw %d: %.3f" % (k + (syn[k][1] / ev[k][1],)))
 PY
+stage compare 30 python3 "$OUTDIR/compare.py" "$OUTDIR"
 
 # 5. live on the one GPU: plans from the measured profiles, >= 10 configurations.
 # One GPU holds no JABAS pair, so the planner's IIDP rows put both groups on
@@ -180,7 +198,14 @@ echo "$LIVE_CONFIGS" | while read -r m gbs method extra; do
 		'$H' live --plan '$OUTDIR/live/plan-$k.json' --method $method --backend cuda --iters 20 --warmup 5 \
 		--db '$OUTDIR/cuda.db' --out '$OUTDIR/live/res-$k'"
 done
-[ $DRY = 1 ] || FAILED=$(grep -c -E "FAILED|TIMED OUT" "$SUMMARY")
+if [ $DRY = 1 ]; then
+	echo
+	set --
+	[ $ALLOW_CPU = 1 ] && set -- --allow-missing "$INJ"
+	python3 scripts/gpu/dry_check.py --hetbatch "$H" --cmds "$CMDS" --work "$OUTDIR/dry-run" "$@"
+	exit $?
+fi
+FAILED=$(grep -c -E "FAILED|TIMED OUT" "$SUMMARY")
 
 echo
 echo "== summary ($OUTDIR/summary.txt); device: $( [ $DRY = 1 ] && echo 'dry run' || nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null)"
