@@ -77,11 +77,12 @@ def _read_db(path):
     con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
     try:
         # Tables and views: events is a view over the compact `event` rows
-        # (with its kind's name from `event_kind`), which are read through
+        # (with its kind's name from `event_kind`, its detail rebuilt from
+        # `event_tpl` and `event_num`), which are read through
         # it rather than twice.
         names = [r[0] for r in con.execute(
             "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' "
-            "AND name NOT IN ('event', 'event_kind') ORDER BY rowid")]
+            "AND name NOT IN ('event', 'event_kind', 'event_tpl', 'event_num') ORDER BY rowid")]
         tables = {}
         meta = {}
         for n in names:

@@ -46,15 +46,15 @@ run() {
 		--out "$o" "$@" > "$o.table"
 	# results.db by content, not layout (issue 43 changed how events are
 	# stored, not what they say): every table and view's columns and rows,
-	# in their scan order; `event` and `event_kind` are seen through the
-	# view `events`.  events.csv and timeseries.csv (only with --csv since
+	# in their scan order; `event`, `event_kind`, `event_tpl` and
+	# `event_num` are seen through the view `events`.  events.csv and timeseries.csv (only with --csv since
 	# then) hold those same rows, and the manifest names the files: both go.
 	python3 - "$o/results.db" "$o/results.sql" <<'PY'
 import sqlite3, sys
 con = sqlite3.connect(sys.argv[1])
 names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
-                                   "AND name NOT LIKE 'sqlite_%' AND name NOT IN ('event', 'event_kind') "
-                                   "ORDER BY name")]
+                                   "AND name NOT LIKE 'sqlite_%' AND name NOT IN ('event', 'event_kind', "
+                                   "'event_tpl', 'event_num') ORDER BY name")]
 with open(sys.argv[2], "w") as f:
     for n in names:
         cur = con.execute('SELECT * FROM "%s"' % n)

@@ -42,11 +42,32 @@ static const char *const schema =
 	 * by name, in (run_id, seq) order: the rows and columns of the table
 	 * `events` of earlier sets, so SQL written for those keeps working. */
 	"CREATE TABLE event_kind(kind INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+	/* A detail sentence is mostly the same words around other numbers
+	 * (a Pollux restart: 230 bytes, of which 13 numbers and the
+	 * allocation): it is stored as a template of event_tpl, its numbers
+	 * as they were printed (n1..n10 here, n11.. in event_num) and its
+	 * allocation (a configuration event's "alloc ..." words) in detail;
+	 * the view puts them back together (results_db.c, split_detail).
+	 * A detail that does not fit (tpl NULL) is kept whole in detail. */
+	"CREATE TABLE event_tpl(tpl INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);"
 	"CREATE TABLE event(run_id INTEGER NOT NULL REFERENCES runs(run_id), seq INTEGER NOT NULL, t REAL NOT NULL,"
 	" job INTEGER NOT NULL, kind INTEGER NOT NULL REFERENCES event_kind(kind), detail TEXT NOT NULL,"
+	" tpl INTEGER REFERENCES event_tpl(tpl), n1, n2, n3, n4, n5, n6, n7, n8, n9, n10, PRIMARY KEY(run_id, seq))"
+	" WITHOUT ROWID;"
+	"CREATE TABLE event_num(run_id INTEGER NOT NULL, seq INTEGER NOT NULL, n11, n12, n13, n14, n15, n16,"
 	" PRIMARY KEY(run_id, seq)) WITHOUT ROWID;"
 	"CREATE VIEW events AS SELECT e.run_id AS run_id, e.seq AS seq, e.t AS t, e.job AS job,"
-	" (SELECT k.name FROM event_kind AS k WHERE k.kind = e.kind) AS kind, e.detail AS detail FROM event AS e;"
+	" (SELECT k.name FROM event_kind AS k WHERE k.kind = e.kind) AS kind,"
+	" CASE WHEN e.tpl IS NULL THEN e.detail ELSE"
+	" replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace("
+	"replace(replace(replace(replace((SELECT p.text FROM event_tpl AS p WHERE p.tpl = e.tpl),"
+	" char(1), coalesce(e.n1, '')), char(2), coalesce(e.n2, '')), char(3), coalesce(e.n3, '')),"
+	" char(4), coalesce(e.n4, '')), char(5), coalesce(e.n5, '')), char(6), coalesce(e.n6, '')),"
+	" char(7), coalesce(e.n7, '')), char(8), coalesce(e.n8, '')), char(9), coalesce(e.n9, '')),"
+	" char(10), coalesce(e.n10, '')), char(11), coalesce(x.n11, '')), char(12), coalesce(x.n12, '')),"
+	" char(13), coalesce(x.n13, '')), char(14), coalesce(x.n14, '')), char(15), coalesce(x.n15, '')),"
+	" char(16), coalesce(x.n16, '')), char(17), e.detail) END AS detail"
+	" FROM event AS e LEFT JOIN event_num AS x ON x.run_id = e.run_id AND x.seq = e.seq;"
 	"CREATE TABLE timeseries(run_id INTEGER NOT NULL REFERENCES runs(run_id), seq INTEGER NOT NULL,"
 	" t REAL NOT NULL, job INTEGER NOT NULL, global_bs INTEGER, local_bs INTEGER, ngpus INTEGER, iter_s REAL,"
 	" progress_frac REAL, phi REAL, similarity REAL, cost_usd REAL, epoch INTEGER, PRIMARY KEY(run_id, seq))"
@@ -105,7 +126,7 @@ static const char *const insert_sql[ST_N] = {
 	"INSERT INTO runs VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
 	"INSERT INTO jobs VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
 	" ?19, ?20, ?21, ?22, ?23, ?24)",
-	"INSERT INTO event VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+	"INSERT INTO event VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
 	"INSERT INTO timeseries VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
 	"INSERT INTO summary VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
 };
@@ -292,19 +313,26 @@ static int kind_code(struct hb_results_stream *st, const char *kind, struct hb_e
 /* Copy the event and sample rows of the database attached as `part` (a
  * run's own, results.h "Runs on threads") into db's, in key order.  Codes
  * of the fixed kinds are the same in both; when the part has others, its
- * rows are recoded by name. */
+ * rows are recoded by name.  Templates are recoded by their text, the
+ * part's new ones added in the part's order, which is the order in which
+ * writing the run into db itself would have added them. */
 int hb_res_db_copy_part(struct hb_results_stream *st, struct hb_error *err)
 {
-	static const char *const plain =
-		"INSERT INTO main.event SELECT * FROM part.event ORDER BY run_id, seq;"
-		"INSERT INTO main.timeseries SELECT * FROM part.timeseries ORDER BY run_id, seq;";
-	static const char *const recoded =
+	static const char *const head =
 		"INSERT OR IGNORE INTO main.event_kind(name) SELECT name FROM part.event_kind ORDER BY kind;"
-		"INSERT INTO main.event SELECT e.run_id, e.seq, e.t, e.job,"
-		" (SELECT m.kind FROM main.event_kind AS m WHERE m.name = p.name), e.detail"
-		" FROM part.event AS e JOIN part.event_kind AS p ON p.kind = e.kind ORDER BY e.run_id, e.seq;"
+		"INSERT OR IGNORE INTO main.event_tpl(text) SELECT text FROM part.event_tpl ORDER BY tpl;"
+		"INSERT INTO main.event SELECT e.run_id, e.seq, e.t, e.job, ";
+	static const char *const plain_kind = "e.kind";
+	static const char *const recoded_kind =
+		"(SELECT m.kind FROM main.event_kind AS m, part.event_kind AS p WHERE p.kind = e.kind AND m.name = p.name)";
+	static const char *const tail =
+		", e.detail, (SELECT m.tpl FROM main.event_tpl AS m, part.event_tpl AS p"
+		" WHERE p.tpl = e.tpl AND m.text = p.text), e.n1, e.n2, e.n3, e.n4, e.n5, e.n6, e.n7, e.n8, e.n9, e.n10"
+		" FROM part.event AS e ORDER BY e.run_id, e.seq;"
+		"INSERT INTO main.event_num SELECT * FROM part.event_num ORDER BY run_id, seq;"
 		"INSERT INTO main.timeseries SELECT * FROM part.timeseries ORDER BY run_id, seq;";
 	sqlite3_stmt *q;
+	char sql[2048];
 	int others = 0;
 
 	if (hb_db_prepare(st->db, "SELECT count(*) FROM part.event_kind WHERE kind > ?1", &q, err) < 0)
@@ -314,7 +342,9 @@ int hb_res_db_copy_part(struct hb_results_stream *st, struct hb_error *err)
 		others = sqlite3_column_int(q, 0);
 	sqlite3_finalize(q);
 	hb_res_db_kinds_reset(st);
-	return hb_db_exec(st->db, others ? recoded : plain, err);
+	hb_res_db_tpls_reset(st);
+	snprintf(sql, sizeof(sql), "%s%s%s", head, others ? recoded_kind : plain_kind, tail);
+	return hb_db_exec(st->db, sql, err);
 }
 
 /* ---- the streamed rows ------------------------------------------------------------------ */
@@ -343,6 +373,8 @@ int hb_res_db_open(struct hb_results_stream *st, struct hb_error *err)
 	    hb_db_exec(st->db, st->trace ? schema_trace : schema_single, err) < 0 ||
 	    fill_kinds(st->db, err) < 0 ||
 	    hb_db_prepare(st->db, insert_sql[ST_EVENT], &st->ins_event, err) < 0 ||
+	    hb_db_prepare(st->db, "INSERT INTO event_num VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &st->ins_num,
+			  err) < 0 ||
 	    hb_db_prepare(st->db, insert_sql[ST_SAMPLE], &st->ins_sample, err) < 0) {
 		hb_error_at_path(err, st->db_tmp, st->db_path);
 		return -1;
@@ -350,13 +382,226 @@ int hb_res_db_open(struct hb_results_stream *st, struct hb_error *err)
 	return 0;
 }
 
+/* ---- detail templates ------------------------------------------------------------------- */
+
+/* A detail split for results.db: the template (its numbers replaced by the
+ * bytes 1, 2, ... in order, its free text by TPL_FREE), the numbers' spans
+ * and the free text's.  The view `events` undoes it with replace(). */
+#define TPL_FREE 17
+/* Numbers kept in the row of `event` (n1..n10), the rest in event_num: a
+ * Pollux restart says 10 different ones, an epoch 3; each column costs a
+ * row that does not use it one byte. */
+#define TPL_IN_EVENT 10
+
+struct span {
+	const char *p;
+	size_t n;
+};
+
+struct split {
+	char tpl[HB_RES_TPL_MAX];
+	struct span num[HB_RES_TPL_NUMS];
+	int nnum;
+	struct span free;        /* n 0 and p NULL: none */
+};
+
+static int word_char(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static int digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* The length of the number printf wrote at s (-?D+(.D+)?(e[+-]?D+)?), 0
+ * when there is none; a number is one only standing alone (not inside a
+ * word such as p40x8 or 4GPU). */
+static size_t number_at(const char *d, const char *s)
+{
+	const char *q = s;
+
+	if (s > d && word_char(s[-1]))
+		return 0;
+	if (*q == '-')
+		q++;
+	if (!digit(*q))
+		return 0;
+	while (digit(*q))
+		q++;
+	if (q[0] == '.' && digit(q[1]))
+		for (q++; digit(*q); q++)
+			;
+	if ((q[0] == 'e' || q[0] == 'E') && (digit(q[1]) || ((q[1] == '+' || q[1] == '-') && digit(q[2])))) {
+		q += q[1] == '+' || q[1] == '-' ? 2 : 1;
+		while (digit(*q))
+			q++;
+	}
+	return word_char(*q) ? 0 : (size_t)(q - s);
+}
+
+/* Split detail d; 0 when it has no template (kept whole): a byte the
+ * template uses as a mark, more numbers than a template holds, a template
+ * too long, or digits left in the template.  That last rule keeps the
+ * templates few whatever the detail says (names with digits, such as the
+ * cluster's nodes, stay in detail) and makes the split a function of the
+ * text alone, so a set's templates are the same for any -j.
+ * A configuration event (sim.c apply_note: "...; B_L %d, alloc A, iteration
+ * %.0f, iter_s %.9g") keeps its allocation A, node names and counts, as the
+ * free text. */
+static int split_detail(const char *d, struct split *x)
+{
+	const char *bl = strstr(d, "; B_L "), *a = bl ? strstr(bl, ", alloc ") : NULL, *it = NULL;
+	size_t used = 0;
+
+	x->nnum = 0;
+	x->free.p = NULL;
+	x->free.n = 0;
+	for (const char *c = d; *c; c++)
+		if ((unsigned char)*c <= TPL_FREE)
+			return 0;
+	if (a) {
+		a += strlen(", alloc ");
+		for (const char *q = strstr(a, ", iteration "); q; q = strstr(q + 1, ", iteration "))
+			it = q;
+		if (it) {
+			x->free.p = a;
+			x->free.n = (size_t)(it - a);
+		}
+	}
+	for (const char *c = d; *c;) {
+		size_t n;
+
+		if (used + 2 > sizeof(x->tpl))
+			return 0;
+		if (c == x->free.p) {
+			x->tpl[used++] = TPL_FREE;
+			c += x->free.n;
+		} else if ((n = number_at(d, c)) > 0) {
+			int k = 0;
+
+			/* a number said again (a Pollux restart's GPUs, thrice)
+			 * is its first mark again: replace() fills every one */
+			while (k < x->nnum && (x->num[k].n != n || memcmp(x->num[k].p, c, n) != 0))
+				k++;
+			if (k == HB_RES_TPL_NUMS)
+				return 0;
+			if (k == x->nnum) {
+				x->num[k].p = c;
+				x->num[k].n = n;
+				x->nnum++;
+			}
+			x->tpl[used++] = (char)(k + 1);
+			c += n;
+		} else if (digit(*c)) {
+			return 0;
+		} else {
+			x->tpl[used++] = *c++;
+		}
+	}
+	x->tpl[used] = '\0';
+	return 1;
+}
+
+/* Bind number sp at i: an integer when printf's text is the integer's own
+ * (SQLite gives the same text back), else the text as printed. */
+static void bind_number(sqlite3_stmt *st, int i, const struct span *sp)
+{
+	const char *p = sp->p, *q = p + (*p == '-');
+	size_t nd = sp->n - (size_t)(q - p);
+	sqlite3_int64 v = 0;
+	int canon = nd <= 18 && (nd == 1 || q[0] != '0') && !(*p == '-' && nd == 1 && q[0] == '0');
+
+	for (size_t k = 0; canon && k < nd; k++) {
+		if (!digit(q[k]))
+			canon = 0;
+		else
+			v = v * 10 + (q[k] - '0');
+	}
+	if (canon)
+		sqlite3_bind_int64(st, i, *p == '-' ? -v : v);
+	else
+		sqlite3_bind_text(st, i, p, (int)sp->n, SQLITE_STATIC);
+}
+
+static unsigned tpl_hash(const char *s)
+{
+	unsigned h = 2166136261u; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+void hb_res_db_tpls_reset(struct hb_results_stream *st)
+{
+	struct hb_res_tpls *t = &st->tpls;
+
+	for (int i = 0; i < HB_RES_TPL_CACHE; i++)
+		free(t->slot[i].text);
+	sqlite3_finalize(t->find);
+	sqlite3_finalize(t->add);
+	memset(t, 0, sizeof(*t));
+}
+
+int hb_res_db_tpl_mark(struct hb_results_stream *st, int *mark, struct hb_error *err)
+{
+	sqlite3_stmt *q;
+	int rc;
+
+	if (hb_db_prepare(st->db, "SELECT coalesce(max(tpl), 0) FROM event_tpl", &q, err) < 0)
+		return -1;
+	rc = sqlite3_step(q);
+	*mark = rc == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
+	sqlite3_finalize(q);
+	return rc == SQLITE_ROW ? 0 : hb_runtime_error(err, "cannot read event_tpl: %s", sqlite3_errmsg(st->db));
+}
+
+/* The code of template text in st's database, added when new. */
+static int tpl_code(struct hb_results_stream *st, const char *text, struct hb_error *err)
+{
+	struct hb_res_tpls *t = &st->tpls;
+	unsigned h = tpl_hash(text);
+	int i = (int)(h & (HB_RES_TPL_CACHE - 1)), code = -1;
+	char *copy;
+
+	if (t->slot[i].id && t->slot[i].hash == h && strcmp(t->slot[i].text, text) == 0)
+		return t->slot[i].id;
+	if ((!t->find && hb_db_prepare(st->db, "SELECT tpl FROM event_tpl WHERE text = ?1", &t->find, err) < 0) ||
+	    (!t->add && hb_db_prepare(st->db, "INSERT INTO event_tpl(text) VALUES(?1)", &t->add, err) < 0))
+		return -1;
+	sqlite3_bind_text(t->find, 1, text, -1, SQLITE_STATIC);
+	if (sqlite3_step(t->find) == SQLITE_ROW)
+		code = sqlite3_column_int(t->find, 0);
+	sqlite3_reset(t->find);
+	sqlite3_clear_bindings(t->find);
+	if (code < 0) {
+		sqlite3_bind_text(t->add, 1, text, -1, SQLITE_STATIC);
+		if (step(st->db, t->add, err) < 0)
+			return -1;
+		code = (int)sqlite3_last_insert_rowid(st->db);
+	}
+	if ((copy = strdup(text))) { /* the cache is only a shortcut */
+		free(t->slot[i].text);
+		t->slot[i].text = copy;
+		t->slot[i].hash = h;
+		t->slot[i].id = code;
+	}
+	return code;
+}
+
 /* One event of the current run, its seq-th. */
 int hb_res_db_event(struct hb_results_stream *st, size_t seq, const struct hb_sim_event_rec *e, struct hb_error *err)
 {
 	sqlite3_stmt *s = st->ins_event;
-	int code = kind_code(st, e->kind, err);
+	const char *detail = e->detail ? e->detail : "";
+	int code = kind_code(st, e->kind, err), tpl = 0;
+	struct split x;
 
 	if (code < 0)
+		return -1;
+	if (detail[0] && split_detail(detail, &x) && (tpl = tpl_code(st, x.tpl, err)) < 0)
 		return -1;
 	sqlite3_bind_int(s, 1, st->run_id);
 	sqlite3_bind_int64(s, 2, (sqlite3_int64)seq);
@@ -364,7 +609,23 @@ int hb_res_db_event(struct hb_results_stream *st, size_t seq, const struct hb_si
 	sqlite3_bind_int(s, 4, e->job);
 	sqlite3_bind_int(s, 5, code);
 	/* bound static: the text lives until the row is stepped */
-	sqlite3_bind_text(s, 6, e->detail ? e->detail : "", -1, SQLITE_STATIC);
+	if (tpl == 0) {
+		sqlite3_bind_text(s, 6, detail, -1, SQLITE_STATIC);
+		return step(st->db, s, err);
+	}
+	sqlite3_bind_text(s, 6, x.free.p ? x.free.p : "", (int)x.free.n, SQLITE_STATIC);
+	sqlite3_bind_int(s, 7, tpl);
+	for (int i = 0; i < x.nnum && i < TPL_IN_EVENT; i++)
+		bind_number(s, 8 + i, &x.num[i]);
+	if (step(st->db, s, err) < 0)
+		return -1;
+	if (x.nnum <= TPL_IN_EVENT)
+		return 0;
+	s = st->ins_num;
+	sqlite3_bind_int(s, 1, st->run_id);
+	sqlite3_bind_int64(s, 2, (sqlite3_int64)seq);
+	for (int i = TPL_IN_EVENT; i < x.nnum; i++)
+		bind_number(s, 3 + i - TPL_IN_EVENT, &x.num[i]);
 	return step(st->db, s, err);
 }
 

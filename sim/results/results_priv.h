@@ -108,6 +108,24 @@ struct hb_res_kinds {
 	sqlite3_stmt *find, *add;         /* SELECT / INSERT on event_kind, prepared on first use */
 };
 
+/* ---- detail templates (results_db.c) ------------------------------------------ */
+
+/* results.db stores a detail sentence as a template (table event_tpl) and
+ * its numbers; the templates met are cached here by a hash of their text,
+ * so that most events find theirs without a query. */
+#define HB_RES_TPL_CACHE 256   /* slots, a power of two */
+#define HB_RES_TPL_MAX 512     /* longest template stored (bytes with the NUL) */
+#define HB_RES_TPL_NUMS 16     /* numbers a template holds at most */
+
+struct hb_res_tpls {
+	struct {
+		unsigned hash;
+		int id;              /* event_tpl.tpl; 0: slot unused */
+		char *text;
+	} slot[HB_RES_TPL_CACHE];
+	sqlite3_stmt *find, *add;    /* SELECT / INSERT on event_tpl, prepared on first use */
+};
+
 /* ---- the stream (results_stream.c) -------------------------------------------- */
 
 struct hb_results_stream {
@@ -118,8 +136,10 @@ struct hb_results_stream {
 	int csv;                      /* 1: also events.csv and timeseries.csv (--csv) */
 	sqlite3 *db;                  /* the staged database, inside a transaction */
 	char db_path[4096], db_tmp[4200];
-	sqlite3_stmt *ins_event, *ins_sample;
+	sqlite3_stmt *ins_event, *ins_num, *ins_sample;
 	struct hb_res_kinds kinds;    /* event kind codes beyond the fixed list */
+	struct hb_res_tpls tpls;      /* detail templates met */
+	int tpl_mark;                 /* the highest template code when the current run began */
 	long pending;                 /* rows since the last commit */
 	struct stage sg;              /* events.csv and timeseries.csv (with csv), then the end's files */
 	FILE *fev, *fts;              /* those two; NULL without csv */
@@ -149,6 +169,10 @@ int hb_res_db_open(struct hb_results_stream *st, struct hb_error *err);
 /* Forget the kind codes cached beyond the fixed list (after a merge gave
  * the database new ones) and the statements that found them. */
 void hb_res_db_kinds_reset(struct hb_results_stream *st);
+/* The same for the detail templates (a merge may give them new codes). */
+void hb_res_db_tpls_reset(struct hb_results_stream *st);
+/* The highest template code in st's database (0: none yet). */
+int hb_res_db_tpl_mark(struct hb_results_stream *st, int *mark, struct hb_error *err);
 /* Copy the event and sample rows of the database attached as `part` into
  * st's (inside a transaction the caller opened). */
 int hb_res_db_copy_part(struct hb_results_stream *st, struct hb_error *err);

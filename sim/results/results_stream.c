@@ -80,9 +80,11 @@ static int stream_fail(struct hb_results_stream *st, struct hb_error *err)
 static void stream_finalize(struct hb_results_stream *st)
 {
 	sqlite3_finalize(st->ins_event);
+	sqlite3_finalize(st->ins_num);
 	sqlite3_finalize(st->ins_sample);
-	st->ins_event = st->ins_sample = NULL;
+	st->ins_event = st->ins_num = st->ins_sample = NULL;
 	hb_res_db_kinds_reset(st);
+	hb_res_db_tpls_reset(st);
 }
 
 static void stream_free(struct hb_results_stream *st)
@@ -183,6 +185,11 @@ int hb_results_stream_begin(struct hb_results_stream *st, int run_id, const char
 	hb_strlcpy(st->model, model, sizeof(st->model));
 	hb_strlcpy(st->policy, policy, sizeof(st->policy));
 	st->count[2 * (run_id - 1)] = st->count[2 * (run_id - 1) + 1] = 0;
+	/* the templates before the run, to keep if it fails */
+	if (hb_res_db_tpl_mark(st, &st->tpl_mark, err) < 0) {
+		hb_error_at_path(err, st->db_tmp, st->db_path);
+		return stream_fail(st, err);
+	}
 	if (!st->csv)
 		return 0;
 	st->ev_off = ftello(st->fev);
@@ -268,10 +275,14 @@ int hb_results_stream_end(struct hb_results_stream *st, int ok, struct hb_error 
 	if (id == 0)
 		return 0;
 	if (!ok) {
-		char sql[128];
+		char sql[256];
 
-		snprintf(sql, sizeof(sql), "DELETE FROM event WHERE run_id = %d; DELETE FROM timeseries WHERE run_id = %d;",
-			 id, id);
+		/* and the templates only its rows used, as if it had not run
+		 * (a run on a thread that fails is not merged at all) */
+		snprintf(sql, sizeof(sql), "DELETE FROM event WHERE run_id = %d; DELETE FROM event_num WHERE run_id = %d;"
+			 " DELETE FROM event_tpl WHERE tpl > %d; DELETE FROM timeseries WHERE run_id = %d;",
+			 id, id, st->tpl_mark, id);
+		hb_res_db_tpls_reset(st);
 		st->count[2 * (id - 1)] = st->count[2 * (id - 1) + 1] = 0;
 		if (hb_db_exec(st->db, sql, err) < 0) {
 			hb_error_at_path(err, st->db_tmp, st->db_path);
