@@ -17,9 +17,11 @@ class LAS(hetbatch.Policy):
     name = "las-py"
     summary = "LAS (Python): least attained GPU-seconds first, preemptive rounds; fixed GPUs and batch"
     agent = "fifo"  # each job keeps its requested GPUs and batch
-    round_s = 300.0
+    options = {"las-py-round": hetbatch.Knob(300.0, "the Python LAS's seconds between rounds (default 300)",
+                                             min=1, max=86400, unit="s")}
 
     def __init__(self, sim):
+        self.round_s = self.opts["las-py-round"]
         self.arrived = []  # jobs on_arrival saw, not by time: arrivals at a round's instant come after it
 
     def on_arrival(self, sim, job):

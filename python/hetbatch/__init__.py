@@ -26,11 +26,11 @@ import tempfile
 from . import _capi
 from ._capi import Error, InputError
 from ._frames import Results, frame, _read_db, _read_csvs
-from .policy import Policy, Sim, Job, EngineError, register_policy, unregister_policy
+from .policy import Policy, Knob, Sim, Job, EngineError, register_policy, unregister_policy
 
 __version__ = _capi.version()
 __all__ = ["catalog", "plan", "sim", "sweep", "read_results", "command", "plot", "Error", "InputError",
-           "Policy", "Sim", "Job", "EngineError", "register_policy", "unregister_policy",
+           "Policy", "Knob", "Sim", "Job", "EngineError", "register_policy", "unregister_policy",
            "Results", "__version__"]
 
 

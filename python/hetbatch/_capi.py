@@ -49,7 +49,25 @@ POLICY_CDEF = """
 struct hb_sim;
 struct hb_sim_job;
 struct hb_error;
-struct hb_pknob_table;
+struct hb_pknob {
+    const char *name;
+    const char *key;
+    const char *sweep;
+    int type;
+    size_t offset;
+    double min, max;
+    const char *unit;
+    const char *what;
+    const char *const *words;
+    const char *metavar;
+    const char *help;
+    unsigned flags;
+};
+struct hb_pknob_table {
+    const struct hb_pknob *knobs;
+    size_t size;
+    const void *defaults;
+};
 struct hb_arbiter_ops {
     const char *name;
     const char *summary;

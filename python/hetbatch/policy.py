@@ -44,6 +44,29 @@ _CALLBACKS = {
 }
 
 
+class Knob:
+    """An option of a Python policy (struct hb_pknob): a `sim` option
+    --NAME (the key of Policy.options), a results key and a sweep knob, as
+    a built-in policy's options are.  The type is the default's: a float
+    (a number in [min, max]), an int (an integer in [min, max]) or a bool
+    (a flag given without a value).  The run's values are the instance's
+    `opts` dict, by the same names, when __init__ runs."""
+
+    def __init__(self, default, help, min=None, max=None, unit=None, key=None, sweep=None, metavar=None):
+        if isinstance(default, bool):
+            self.type = 0  # HB_PKNOB_FLAG
+        elif isinstance(default, int):
+            self.type = 4  # HB_PKNOB_INT
+        elif isinstance(default, float):
+            self.type = 3  # HB_PKNOB_DOUBLE
+        else:
+            raise TypeError("Knob: the default must be a float, an int or a bool, got %r" % (default,))
+        if self.type != 0 and (min is None or max is None or not min <= default <= max):
+            raise ValueError("Knob: a number needs min <= default <= max, got %r <= %r <= %r" % (min, default, max))
+        self.default, self.help, self.min, self.max = default, help, min, max
+        self.unit, self.key, self.sweep, self.metavar = unit, key, sweep, metavar
+
+
 class EngineError(RuntimeError):
     """A call of Sim failed in the engine (its message is already the
     run's); letting it propagate stops the run with that message."""
@@ -166,7 +189,8 @@ class Policy:
     Attributes: name (required), summary, agent (the built-in policy whose
     job agent runs: "fifo" keeps each job's GPUs and batch, "pollux" tunes
     its batch), round_s, no_capacity (why it cannot run with --capacity,
-    or None).  Define on_arrival(sim, job) and any of on_finish,
+    or None), options ({"NAME": Knob(...)}: its `sim --NAME` options; a
+    run's values are self.opts).  Define on_arrival(sim, job) and any of on_finish,
     on_round(sim), on_release, on_requeue, on_capacity(sim),
     on_revoke(sim, need)."""
     name = None
@@ -174,6 +198,8 @@ class Policy:
     agent = "fifo"
     round_s = 0.0
     no_capacity = None
+    options = {}  # option name ("las-py-round") -> Knob
+    opts = {}     # the run's option values, by the same names (set before __init__)
 
     def __init__(self, sim):
         pass
@@ -206,6 +232,7 @@ class _Registration:
         pols[0].summary = self._str(cls.summary or "%s (Python)" % cls.name)
         pols[0].agent_of = self._str(cls.agent)
         pols[0].arbiter = ops
+        pols[0].options = self._options(cls.options or {})
         self.desc = ffi.new("struct hb_plugin *")
         self.desc.api_version = API_VERSION
         self.desc.name = self._str("python:" + cls.__qualname__)
@@ -213,6 +240,73 @@ class _Registration:
         self.desc.api = api_slot
         self.keep += [ops, pols]
         self.origin = "python:%s.%s" % (cls.__module__, cls.__qualname__)
+
+    def _options(self, options):
+        """The knob table of options: each value in an 8-byte slot of the
+        options struct (a double, or an int), in the dict's order.  Classes
+        that share one options dict (a subclass that inherits it) share its
+        table, as C policies of one arbiter share theirs, so their options
+        do not clash."""
+        if not options:
+            return ffi.NULL
+        if id(options) in _tables and _tables[id(options)][0] is options:
+            _, table, self.knobs = _tables[id(options)]
+            return table
+        n = len(options)
+        keep = []
+
+        def cstr(text):
+            c = ffi.new("char[]", str(text).encode())
+            keep.append(c)
+            return c
+
+        knobs = ffi.new("struct hb_pknob[]", n + 1)
+        defaults = ffi.new("char[]", 8 * n)
+        self.knobs = []  # (name, type, offset)
+        for i, (name, k) in enumerate(options.items()):
+            if not isinstance(k, Knob):
+                raise _capi.InputError("register_policy: %s.options[%r] is not a hetbatch.Knob" % (
+                    self.cls.__qualname__, name), 2)
+            kn = knobs[i]
+            kn.name = cstr(name)
+            under = name.replace("-", "_")
+            kn.key = cstr(k.key or (under + ("_" + k.unit if k.unit else "")))
+            kn.sweep = cstr(k.sweep or under)
+            kn.type, kn.offset = k.type, 8 * i
+            kn.help = cstr(k.help)
+            kn.flags = 1  # HB_PKNOB_SHARED_ONLY: an arbiter's option means something only in a trace replay
+            if k.type == 3:
+                ffi.cast("double *", defaults + 8 * i)[0] = k.default
+            else:
+                ffi.cast("int *", defaults + 8 * i)[0] = int(k.default)
+            if k.type != 0:
+                kn.min, kn.max = k.min, k.max
+                kn.metavar = cstr(k.metavar or ("S" if k.unit == "s" else "N"))
+                if k.unit:
+                    kn.unit = cstr(k.unit)
+            self.knobs.append((name, k.type, 8 * i))
+        table = ffi.new("struct hb_pknob_table *")
+        table.knobs, table.size, table.defaults = knobs, 8 * n, defaults
+        keep += [knobs, defaults, table]
+        _tables[id(options)] = (options, table, self.knobs)  # for the process: a registered policy may hold it
+        _keep_tables.append(keep)
+        return table
+
+    def _values(self, opts):
+        """The run's option values from its options struct (NULL: defaults)."""
+        if not getattr(self, "knobs", None):
+            return {}
+        base = ffi.cast("char *", opts)
+        out = {}
+        for name, typ, off in self.knobs:
+            if opts == ffi.NULL:
+                out[name] = self.cls.options[name].default
+            elif typ == 3:
+                out[name] = ffi.cast("double *", base + off)[0]
+            else:
+                v = ffi.cast("int *", base + off)[0]
+                out[name] = bool(v) if typ == 0 else v
+        return out
 
     def _str(self, s):
         c = ffi.new("char[]", str(s).encode())
@@ -237,7 +331,10 @@ class _Registration:
         try:
             sim = Sim(self.api_slot[0], sim_p)
             sim._err = err
-            run = (self.cls(sim), sim)
+            pol = self.cls.__new__(self.cls)
+            pol.opts = self._values(opts)
+            pol.__init__(sim)
+            run = (pol, sim)
         except BaseException as e:  # noqa: B036 (KeyboardInterrupt too stops the run, with a message)
             state[0] = ffi.NULL
             return self._fail(None, err, "__init__", e)
@@ -286,6 +383,8 @@ class _Registration:
 
 
 _registered = {}  # policy name -> _Registration
+_tables = {}      # id(options dict) -> (the dict, its knob table, its slots)
+_keep_tables = []  # what those tables point to
 
 
 def register_policy(cls):

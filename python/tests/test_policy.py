@@ -279,3 +279,48 @@ def test_register_again_replaces(las):
     hetbatch.unregister_policy("temp-py")
     with pytest.raises(hetbatch.InputError, match="unknown policy 'temp-py'"):
         hetbatch.sim("demo", synthetic="poisson", synth={"rate": 12, "hours": 0.5}, policies="temp-py")
+
+
+def test_options_are_sim_options(las, c_las):
+    """las-py's Knob is `sim --las-py-round`: the same round as the C
+    plugin's --las-round gives the same jobs; bad values are refused as a
+    built-in option's are; results record it among the knobs."""
+    df = hetbatch.sim("pollux-t4", trace=shared_file(*WORKLOAD), policies="las,las-py",
+                      opts=["--policy-plugin", c_las, "--las-round", "900", "--las-py-round", "900"])
+    res = df.attrs["results"]
+    assert rows(res, "jobs", "las") == rows(res, "jobs", "las-py")
+    default = hetbatch.sim("pollux-t4", trace=shared_file(*WORKLOAD), policies="las-py")
+    assert df["sched_rounds"].iloc[1] < default["sched_rounds"].iloc[0]
+    knobs = json.loads(res.meta["knobs_json"])
+    assert knobs["las_py_round_s"] == 900 and knobs["las_round_s"] == 900
+    with pytest.raises(hetbatch.InputError, match="las-py-round"):
+        hetbatch.sim("pollux-t4", trace=shared_file(*WORKLOAD), policies="las-py", opts=["--las-py-round", "0"])
+    with pytest.raises(hetbatch.InputError, match="las-py-round"):
+        hetbatch.sim("pollux-t4", model="resnet50", policies="fifo", opts=["--las-py-round", "60"])
+
+
+def test_knob_checks():
+    with pytest.raises(ValueError, match="min <= default <= max"):
+        hetbatch.Knob(5.0, "x", min=10, max=20)
+    with pytest.raises(TypeError):
+        hetbatch.Knob("five", "x")
+
+    class BadOpt(hetbatch.Policy):
+        name = "bad-opt-py"
+        options = {"round": 300}
+
+        def on_arrival(self, sim, job):
+            pass
+
+    with pytest.raises(hetbatch.InputError, match="not a hetbatch.Knob"):
+        hetbatch.register_policy(BadOpt)
+
+    class Clash(BadOpt):
+        name = "clash-opt-py"
+        options = {"load": hetbatch.Knob(1.0, "clashes with sim --load", min=0, max=9)}
+
+    with pytest.raises(hetbatch.InputError, match="load"):
+        hetbatch.register_policy(Clash)
+        hetbatch.sim("demo", synthetic="poisson", synth={"rate": 12, "hours": 0.5}, policies="clash-opt-py")
+    if "clash-opt-py" in hetbatch.policy._registered:
+        hetbatch.unregister_policy("clash-opt-py")
