@@ -2,10 +2,13 @@
  * arbiter_util.c: GPU-type groups and grant hand-out for round-based
  * arbiters (arbiter_util.h).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "arbiter_util.h"
+#include "fidelity.h" /* hb_fid_iterations */
+#include "stats.h"    /* hb_stats_phi, hb_stats_efficiency */
 
 void hb_type_groups_free(struct hb_type_groups *g)
 {
@@ -136,4 +139,51 @@ fail:
 	free(zero);
 	free(done);
 	return -1;
+}
+
+void hb_arbiter_progress_now(const struct hb_sim *sim, const struct hb_sim_job *job, double *progress,
+			     double *epoch_samples)
+{
+	double now = hb_sim_now(sim), per = job->cfg.iter_s + job->cfg.overhead_per_iter_s, di, b;
+
+	*progress = job->progress;
+	*epoch_samples = job->epoch_samples;
+	if (job->state != HB_JOB_RUNNING || now <= job->t_last || !(per > 0))
+		return;
+	di = (now - job->t_last) / per;
+	b = (double)job->cfg.global_bs;
+	*progress += di * b * job->eff;
+	*epoch_samples += di * b;
+	if (*epoch_samples > job->model->dataset_size)
+		*epoch_samples = job->model->dataset_size;
+}
+
+double hb_arbiter_oracle_iters(const struct hb_sim_job *job, long batch, double progress, double epoch_samples)
+{
+	double b = (double)batch, D = job->model->dataset_size, n = 0.0, p = progress, s = epoch_samples;
+
+	while (p < job->target) {
+		double phi = hb_stats_phi(job->stats, p / job->target, b);
+		double e = hb_stats_efficiency(job->stats, phi, b), left, to_end;
+
+		if (!(e > 0) || !(b > 0))
+			return INFINITY;
+		left = (job->target - p) / (b * e);
+		to_end = s < D ? (D - s) / b : 0.0;
+		if (left <= to_end)
+			return n + left;
+		n += to_end;
+		p += to_end * b * e;
+		s = 0.0;
+	}
+	return n;
+}
+
+double hb_arbiter_fid_iters(const struct hb_sim_job *job, long batch)
+{
+	long last = job->fid->max_epochs - 1;
+
+	if (last <= job->epoch)
+		return 1.0;
+	return hb_fid_iterations(job->fid, (double)batch, last) - hb_fid_iterations(job->fid, (double)batch, job->epoch);
 }

@@ -1,7 +1,8 @@
 /*
  * arbiter_util.h: what round-based arbiters over GPU types share (Sia,
  * Gavel: sim/policies/sia/, sim/policies/gavel/): the cluster's nodes
- * grouped by GPU type, and handing a round's grants out.
+ * grouped by GPU type, and handing a round's grants out; and the oracle of
+ * a job's remaining work (Optimus, Gavel's finish-time fairness).
  */
 #ifndef HB_ARBITER_UTIL_H
 #define HB_ARBITER_UTIL_H
@@ -39,5 +40,23 @@ int hb_arbiter_holds_gpus(const struct hb_sim_job *job);
  * in messages and events.  The grants must fit the cluster together. */
 int hb_arbiter_apply_grants(struct hb_sim *sim, struct hb_sim_job **jobs, int J, const int *grant, const char *who,
 			    int *changed, struct hb_error *err);
+
+/* A job's progress (M0-equivalent samples) and samples into its epoch now:
+ * the simulator integrates them up to t_last only; a running job has
+ * advanced at its frozen rate since. */
+void hb_arbiter_progress_now(const struct hb_sim *sim, const struct hb_sim_job *job, double *progress,
+			     double *epoch_samples);
+
+/* The oracle (Optimus+Oracle, Gavel's remaining steps): iterations the job
+ * still needs at a fixed batch from (progress, epoch_samples), epoch by
+ * epoch with phi (so E) frozen at each epoch start, as the simulator
+ * advances a job whose agent never changes its configuration; INFINITY
+ * when it would never finish. */
+double hb_arbiter_oracle_iters(const struct hb_sim_job *job, long batch, double progress, double epoch_samples);
+
+/* Pollux fidelity's oracle (the artifact's optimus.py): the validation
+ * runs' iteration count at the batch from the job's current epoch to its
+ * completion epoch, 1 once there. */
+double hb_arbiter_fid_iters(const struct hb_sim_job *job, long batch);
 
 #endif

@@ -38,6 +38,7 @@ const struct hb_policy hb_policies[] = {
 	{ "gavel", &hb_agent_static, &hb_arbiter_gavel, "Gavel max-min fairness (heterogeneity-aware LP, GLPK), 360 s rounds; fixed GPUs and batch", NULL, NULL },
 	{ "gavel-tput", &hb_agent_static, &hb_arbiter_gavel_tput, "Gavel max-sum throughput LP (Sia's Gavel baseline), 360 s rounds; fixed GPUs and batch", NULL, NULL },
 	{ "gavel-fifo", &hb_agent_static, &hb_arbiter_gavel_fifo, "Gavel FIFO (fifo_perf: fastest type that fits, in arrival order), 360 s rounds; fixed GPUs and batch", NULL, NULL },
+	{ "gavel-ftf", &hb_agent_static, &hb_arbiter_gavel_ftf, "Gavel finish-time fairness (min max rho vs the isolated 1/n share, bisection on GLPK LPs), 360 s rounds; fixed GPUs and batch", NULL, NULL },
 	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };
 

@@ -86,6 +86,7 @@ extern const struct hb_arbiter_ops hb_arbiter_sia;
 extern const struct hb_arbiter_ops hb_arbiter_gavel;
 extern const struct hb_arbiter_ops hb_arbiter_gavel_tput;
 extern const struct hb_arbiter_ops hb_arbiter_gavel_fifo;
+extern const struct hb_arbiter_ops hb_arbiter_gavel_ftf;
 
 /* ---- the policies' options (NAME/NAME_opts.c, policy_knob.h) ------------------ */
 

@@ -4,7 +4,8 @@
  * running job uses exactly its grant; Sia grants only configurations of its
  * set (one type; 1, 2 or 4 GPUs on one node here), starts a new job on one
  * GPU and grows it at most 2x per round; Gavel time-shares three 4-GPU
- * jobs on two 4-GPU types so that all three run before any finishes;
+ * jobs on two 4-GPU types so that all three run before any finishes
+ * (max-min and finish-time fairness);
  * gavel-fifo starts jobs in arrival order; a job larger than every type
  * runs on the largest; the same seed gives the same finish times. */
 #include <math.h>
@@ -129,17 +130,18 @@ static void test_sia_configurations_and_scale_up(void **state)
 
 /* Three 4-GPU jobs, two 4-GPU types: max-min fairness gives each 2/3 of a
  * type's time, which the mechanism realises by rotating, so every job has
- * started before the first one finishes. */
+ * started before the first one finishes; so does finish-time fairness
+ * (equal jobs arriving together: equal rho at equal shares). */
 static void test_gavel_time_sharing(void **state)
 {
 	static const double t[3] = { 0, 0, 0 };
 	static const int g[3] = { 4, 4, 4 };
 	static const long bs[3] = { 0, 0, 0 };
 	const struct hb_model *m[3] = { m_cifar, m_cifar, m_cifar };
-	const char *pol[2] = { "gavel", "gavel-tput" };
+	const char *pol[3] = { "gavel", "gavel-tput", "gavel-ftf" };
 
 	(void)state;
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 3; k++) {
 		struct hb_sim s;
 		double first_finish = HUGE_VAL, last_start = 0;
 
@@ -149,7 +151,7 @@ static void test_gavel_time_sharing(void **state)
 			last_start = fmax(last_start, s.jobs[j].start_s);
 			assert_int_equal(s.jobs[j].cfg.ngpus, 4);
 		}
-		if (k == 0)
+		if (k != 1)
 			assert_true(last_start < first_finish);
 		assert_true(fabs(fmod(last_start, 360.0)) < 1e-9); /* rounds of 360 s */
 		hb_sim_free(&s);

@@ -2,7 +2,9 @@
  * max-min fairness and max-sum-throughput LPs against a grid over every
  * time-fraction matrix of 2 jobs x 2 types (step 1/40) and 3 jobs x 2 types
  * (step 1/10), the answers' feasibility and objective, types a job cannot
- * use, and malformed input refused. */
+ * use, and malformed input refused; finish-time fairness likewise: the
+ * isolated share by hand, one and two jobs by hand, the bisection against
+ * the same grids (min over the grid of max rho), refused input. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -193,6 +195,195 @@ static void test_malformed(void **state)
 	assert_non_null(strstr(err.msg, "capacity -1"));
 }
 
+/* ---- finish-time fairness ---- */
+
+static void test_isolated(void **state)
+{
+	/* isolated.py: Xiso = W_j / (M sf_m), rows over 1 scaled down. */
+	static const double T[4] = { 4, 1, 0, 2 };
+	static const int sf[2] = { 1, 2 }, W[2] = { 1, 3 };
+	struct hb_gavel_problem pb = { 2, 2, T, sf, NULL, W };
+	struct hb_error err = { 0 };
+	double xiso[4], iso[2];
+
+	(void)state;
+	assert_int_equal(hb_gavel_isolated(&pb, xiso, iso, &err), 0);
+	/* Job 0: (0.5, 1.5) sums to 2 -> (0.25, 0.75); job 1: (0.25, 0.75) as is. */
+	assert_true(fabs(xiso[0] - 0.25) < 1e-15 && fabs(xiso[1] - 0.75) < 1e-15);
+	assert_true(fabs(xiso[2] - 0.25) < 1e-15 && fabs(xiso[3] - 0.75) < 1e-15);
+	assert_true(fabs(iso[0] - 1.75) < 1e-15);
+	assert_true(fabs(iso[1] - 1.5) < 1e-15); /* type 0 counts in the share though job 1 cannot use it */
+}
+
+static void test_ftf_by_hand(void **state)
+{
+	static const double T1[2] = { 4, 1 }, T2[2] = { 1, 1 };
+	static const int sf1[1] = { 1 }, W1[2] = { 1, 3 }, sf2[2] = { 1, 1 }, W2[1] = { 1 };
+	double e[2] = { 0, 0 }, c[2] = { 0, 0 }, R[2] = { 7, 1 }, x[4], rho;
+	struct hb_gavel_problem pb1 = { 1, 2, T1, sf1, NULL, W1 }, pb2 = { 2, 1, T2, sf2, NULL, W2 };
+	struct hb_gavel_ftf f = { e, c, R };
+	struct hb_error err = { 0 };
+
+	(void)state;
+	/* One job: I = 1.75, D = 7 / 1.75 = 4; all of type 0 gives 7 / 4 s:
+	 * rho = 1.75 / 4. */
+	assert_int_equal(hb_gavel_finish_time_fairness(&pb1, &f, NULL, x, &rho, &err), 0);
+	assert_true(fabs(rho - 0.4375) < 1e-6);
+	assert_true(x[0] > 1 - 1e-5 && x[1] < 1e-5);
+	/* Two equal jobs on one GPU, R = 1 each at rate 1: I = 1/2, D = 2;
+	 * halves give rho = (1 / 0.5) / 2 = 1. */
+	R[0] = 1;
+	assert_int_equal(hb_gavel_finish_time_fairness(&pb2, &f, NULL, x, &rho, &err), 0);
+	assert_true(fabs(rho - 1.0) < 1e-6);
+	assert_true(fabs(x[0] - 0.5) < 1e-4 && fabs(x[1] - 0.5) < 1e-4);
+	/* Job 0 waited 2 s already with nothing done (c = 0): its rho is
+	 * (2 + 1 / x0) / 2 and job 1's (1 / x1) / 2, equal at x0 = 1 / 2 +
+	 * (sqrt(5) - 1) / 2 - 1 / 2... solve 2 + 1/x0 = 1/(1 - x0):
+	 * 2 x0^2 = 1 -> x0 = 1/sqrt(2), rho = (2 + sqrt 2) / 2. */
+	e[0] = 2;
+	assert_int_equal(hb_gavel_finish_time_fairness(&pb2, &f, NULL, x, &rho, &err), 0);
+	assert_true(fabs(rho - (2 + sqrt(2)) / 2) < 1e-5);
+	assert_true(fabs(x[0] - 1 / sqrt(2)) < 1e-4);
+	/* A job with no work left has a constant rho e / c and takes nothing. */
+	R[1] = 0;
+	c[1] = 4;
+	e[1] = 8;
+	assert_int_equal(hb_gavel_finish_time_fairness(&pb2, &f, NULL, x, &rho, &err), 0);
+	assert_true(fabs(rho - 2.0) < 1e-6); /* 8 / 4 beats job 0's best, (2 + 1) / 2 */
+	assert_true(hb_gavel_feasible(&pb2, x, 1e-9));
+}
+
+/* max rho of x over the jobs with one. */
+static double ftf_value(const struct hb_gavel_problem *pb, const struct hb_gavel_ftf *f, const double *iso,
+			const double *x)
+{
+	double v = 0;
+
+	for (int m = 0; m < pb->njobs; m++) {
+		double r = hb_gavel_ftf_rho(pb, f, iso, x, m);
+		if (!isnan(r) && r > v)
+			v = r;
+	}
+	return v;
+}
+
+/* Least max rho over the grid of step 1/steps. */
+static double ftf_grid_best(const struct hb_gavel_problem *pb, const struct hb_gavel_ftf *f, const double *iso,
+			    int steps)
+{
+	int K = pb->njobs * pb->ntypes, digit[8] = { 0 };
+	double x[8], best = HUGE_VAL;
+
+	for (;;) {
+		for (int k = 0; k < K; k++)
+			x[k] = (double)digit[k] / steps;
+		if (hb_gavel_feasible(pb, x, 1e-12)) {
+			double v = ftf_value(pb, f, iso, x);
+			best = v < best ? v : best;
+		}
+		int k = 0;
+		while (k < K && ++digit[k] > steps)
+			digit[k++] = 0;
+		if (k == K)
+			break;
+	}
+	return best;
+}
+
+static void ftf_grid_case(int njobs, int steps, int trials, uint64_t seed)
+{
+	struct hb_rng rng;
+
+	hb_rng_seed(&rng, seed, 0);
+	for (int trial = 0; trial < trials; trial++) {
+		double T[8], x[8], xg[8], iso[4], e[4], c[4], R[4], z, best, floor_v;
+		int sf[4], W[2], rc;
+		struct hb_gavel_problem pb = { njobs, 2, T, sf, NULL, W };
+		struct hb_gavel_ftf f = { e, c, R };
+		struct hb_error err = { 0 };
+
+		W[0] = 1 + (int)hb_rng_below(&rng, 4);
+		W[1] = 1 + (int)hb_rng_below(&rng, 4);
+		for (int m = 0; m < njobs; m++) {
+			sf[m] = 1 + (int)hb_rng_below(&rng, 2);
+			for (int j = 0; j < 2; j++)
+				T[m * 2 + j] = hb_rng_below(&rng, 6) == 0 ? 0.0 : 0.2 + 5 * hb_rng_uniform(&rng);
+			if (T[m * 2] == 0 && T[m * 2 + 1] == 0)
+				T[m * 2] = 1.0;
+			if (sf[m] > W[0] && sf[m] > W[1])
+				sf[m] = 1;
+			e[m] = hb_rng_below(&rng, 3) == 0 ? 0.0 : 2000 * hb_rng_uniform(&rng);
+			c[m] = e[m] * hb_rng_uniform(&rng);
+			R[m] = hb_rng_below(&rng, 8) == 0 ? 0.0 : 100 + 5000 * hb_rng_uniform(&rng);
+		}
+		rc = hb_gavel_finish_time_fairness(&pb, &f, NULL, x, &z, &err);
+		if (hb_gavel_isolated(&pb, NULL, iso, &err) < 0) {
+			assert_int_equal(rc, -1); /* a job that fits no type it can run on */
+			assert_int_equal(err.code, HB_EINPUT);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		assert_true(hb_gavel_feasible(&pb, x, 1e-4));
+		/* The objective is x's own max rho: no better than the optimum. */
+		assert_true(fabs(ftf_value(&pb, &f, iso, x) - z) <= 1e-9 * z);
+		best = ftf_grid_best(&pb, &f, iso, steps);
+		/* No grid point beats it (up to the bisection's 1e-7 and x's
+		 * 1e-5 rounding) ... */
+		assert_true(z <= best * (1 + 1e-4));
+		/* ... and x floored to the grid is a grid point (feasible: the
+		 * constraints only bound sums from above), so the grid's best
+		 * is at most its value. */
+		for (int k = 0; k < njobs * 2; k++)
+			xg[k] = floor(x[k] * steps + 1e-9) / steps;
+		assert_true(hb_gavel_feasible(&pb, xg, 1e-12));
+		floor_v = ftf_value(&pb, &f, iso, xg);
+		assert_true(best <= floor_v * (1 + 1e-12));
+	}
+}
+
+static void test_ftf_grid_2x2(void **state)
+{
+	(void)state;
+	ftf_grid_case(2, 40, 16, 11);
+}
+
+static void test_ftf_grid_3x2(void **state)
+{
+	(void)state;
+	ftf_grid_case(3, 10, 8, 13);
+}
+
+static void test_ftf_malformed(void **state)
+{
+	double T[2] = { 1, 0 }, e[1] = { 0 }, c[1] = { 0 }, R[1] = { 5 }, x[2];
+	int sf[1] = { 3 }, W[2] = { 2, 8 };
+	struct hb_gavel_problem pb = { 1, 2, T, sf, NULL, W };
+	struct hb_gavel_ftf f = { e, c, R };
+	struct hb_error err = { 0 };
+
+	(void)state;
+	/* Infeasible: 3 GPUs, more than type 0 has, and type 1 cannot run it. */
+	assert_int_equal(hb_gavel_finish_time_fairness(&pb, &f, NULL, x, NULL, &err), -1);
+	assert_int_equal(err.code, HB_EINPUT);
+	assert_non_null(strstr(err.msg, "job 0 (3 GPUs) can run on no GPU type"));
+	sf[0] = 1;
+	R[0] = -1;
+	assert_int_equal(hb_gavel_finish_time_fairness(&pb, &f, NULL, x, NULL, &err), -1);
+	assert_int_equal(err.code, HB_EINPUT);
+	assert_non_null(strstr(err.msg, "job 0: work left -1"));
+	R[0] = 5;
+	e[0] = NAN;
+	assert_int_equal(hb_gavel_finish_time_fairness(&pb, &f, NULL, x, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, "time since arrival"));
+	e[0] = 0;
+	c[0] = -3;
+	assert_int_equal(hb_gavel_finish_time_fairness(&pb, &f, NULL, x, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, "isolated time -3"));
+	c[0] = 0;
+	assert_int_equal(hb_gavel_finish_time_fairness(&pb, NULL, NULL, x, NULL, &err), -1);
+	assert_int_equal(err.code, HB_EINPUT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +392,11 @@ int main(void)
 		cmocka_unit_test(test_grid_3x2),
 		cmocka_unit_test(test_unusable_type),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_isolated),
+		cmocka_unit_test(test_ftf_by_hand),
+		cmocka_unit_test(test_ftf_grid_2x2),
+		cmocka_unit_test(test_ftf_grid_3x2),
+		cmocka_unit_test(test_ftf_malformed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

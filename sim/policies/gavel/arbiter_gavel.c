@@ -10,8 +10,24 @@
  * throughput (max_sum_throughput.py, the Gavel baseline of Sia's study,
  * `gavel-tput`); FIFO (fifo.py, fifo_perf: in arrival order, each job on
  * the fastest type that still has room for it, X = 1 there, stopping at
- * the first that fits nowhere, `gavel-fifo`).  The LPs are
- * solver/gavel_lp.h on GLPK.
+ * the first that fits nowhere, `gavel-fifo`); finish-time fairness
+ * (finish_time_fairness.py:FinishTimeFairnessPolicyWithPerf, Themis' rho
+ * made heterogeneity-aware, `gavel-ftf`).  The LPs are solver/gavel_lp.h
+ * on GLPK.
+ *
+ * Finish-time fairness's inputs, as scheduler.py:_get_allocation_state
+ * feeds them at each recomputation: the time since arrival; the work left,
+ * the oracle's (Gavel's simulator knows each job's total steps): the
+ * iterations still needed at the job's batch (hb_arbiter_oracle_iters, or
+ * the Pollux fidelity's hb_arbiter_fid_iters) times the batch, in samples
+ * as T is, or in steps with --fidelity sia where T is steps/s; a job the
+ * trace stops after a run time (--duration-from-trace) counts its run
+ * seconds left at rate 1 on every type it can use, since its type does not
+ * change when it ends.  The cumulative isolated time grows at each
+ * recomputation by the work done since the previous one over the isolated
+ * throughput of that one, as the artifact's policy object keeps it.  When
+ * the solver fails, the artifact falls back to the isolated share; so
+ * does this.
  *
  * A job asking for more GPUs than the largest type has runs on all of
  * that type (an event says so).
@@ -62,9 +78,9 @@
 #include "policy.h"
 #include "sim.h"
 
-enum gavel_kind { GAVEL_MAXMIN = 0, GAVEL_TPUT = 1, GAVEL_FIFO = 2 };
+enum gavel_kind { GAVEL_MAXMIN = 0, GAVEL_TPUT = 1, GAVEL_FIFO = 2, GAVEL_FTF = 3 };
 
-static const char *const kind_name[] = { "gavel", "gavel-tput", "gavel-fifo" };
+static const char *const kind_name[] = { "gavel", "gavel-tput", "gavel-fifo", "gavel-ftf" };
 
 void hb_gavel_opts_default(struct hb_gavel_opts *o)
 {
@@ -86,6 +102,10 @@ struct gavel_state {
 	double *job_time;        /* s received on each type (plus round/2) */
 	int *scale;              /* GPUs per job */
 	double *worker_time;     /* per type */
+	/* Finish-time fairness, per job id (the artifact policy's own state): */
+	double *iso_elapsed;     /* cumulative isolated time, s */
+	double *prev_left;       /* work left at the last computation; < 0: none yet */
+	double *prev_iso;        /* isolated throughput then */
 };
 
 static void gavel_free(void *state)
@@ -100,6 +120,9 @@ static void gavel_free(void *state)
 		free(st->job_time);
 		free(st->scale);
 		free(st->worker_time);
+		free(st->iso_elapsed);
+		free(st->prev_left);
+		free(st->prev_iso);
 		free(st);
 	}
 }
@@ -126,10 +149,16 @@ static int gavel_init_kind(struct hb_sim *sim, int kind, void **state, struct hb
 	st->job_time = calloc(nj * T, sizeof(double));
 	st->scale = calloc(nj, sizeof(int));
 	st->worker_time = calloc(T, sizeof(double));
-	if (!st->active || !st->tput || !st->x || !st->job_time || !st->scale || !st->worker_time) {
+	st->iso_elapsed = calloc(nj, sizeof(double));
+	st->prev_left = malloc(nj * sizeof(double));
+	st->prev_iso = calloc(nj, sizeof(double));
+	if (!st->active || !st->tput || !st->x || !st->job_time || !st->scale || !st->worker_time ||
+	    !st->iso_elapsed || !st->prev_left || !st->prev_iso) {
 		gavel_free(st);
 		return hb_runtime_error(err, "%s: out of memory", kind_name[kind]);
 	}
+	for (size_t k = 0; k < nj; k++)
+		st->prev_left[k] = -1.0;
 	*state = st;
 	return 0;
 }
@@ -234,6 +263,79 @@ static void fifo_allocation(struct gavel_state *st, double *x)
 	free(room);
 }
 
+/* Work left of job (see the file's comment); *unit_rate: counted in run
+ * seconds (rate 1 wherever it runs). */
+static int work_left(const struct hb_sim *sim, const struct gavel_state *st, const struct hb_sim_job *job,
+		     double *left, int *unit_rate, struct hb_error *err)
+{
+	long b = job->req_batch > 0 ? job->req_batch : job->min_gbs;
+	double p, es, it;
+
+	*unit_rate = job->duration_s > 0;
+	if (*unit_rate) {
+		*left = job->duration_s > job->run_s ? job->duration_s - job->run_s : 0.0;
+		return 0;
+	}
+	hb_arbiter_progress_now(sim, job, &p, &es);
+	it = job->fid ? hb_arbiter_fid_iters(job, b) : hb_arbiter_oracle_iters(job, b, p, es);
+	if (!isfinite(it))
+		return hb_runtime_error(err, "%s: job %s: the oracle finds it never finishes at batch %ld",
+					kind_name[st->kind], job->name, b);
+	*left = sim->opts.fidelity == HB_FIDELITY_SIA ? it : it * (double)b;
+	return 0;
+}
+
+/* Finish-time fairness over pb (tp rewritten for run-time jobs): x, its
+ * inputs from the jobs now, and the artifact's state carried on. */
+static int ftf_allocation(struct hb_sim *sim, struct gavel_state *st, struct hb_gavel_problem *pb, double *tp,
+			  const struct hb_milp_opts *mo, double *x, struct hb_error *err)
+{
+	int M = pb->njobs, T = pb->ntypes, rc = -1;
+	double *e = malloc(sizeof(double) * (size_t)M), *c = malloc(sizeof(double) * (size_t)M);
+	double *R = malloc(sizeof(double) * (size_t)M), *iso = malloc(sizeof(double) * (size_t)M);
+	struct hb_gavel_ftf f = { e, c, R };
+
+	if (!e || !c || !R || !iso) {
+		hb_runtime_error(err, "%s: out of memory", kind_name[st->kind]);
+		goto out;
+	}
+	for (int a = 0; a < M; a++) {
+		int id = st->active[a], unit;
+		struct hb_sim_job *job = &sim->jobs[id];
+
+		if (work_left(sim, st, job, &R[a], &unit, err) < 0)
+			goto out;
+		if (unit)
+			for (int j = 0; j < T; j++)
+				tp[(size_t)a * T + j] = tp[(size_t)a * T + j] > 0 ? 1.0 : 0.0;
+		e[a] = hb_sim_now(sim) - job->arrival_s;
+		if (st->prev_left[id] >= 0 && st->prev_iso[id] > 0)
+			st->iso_elapsed[id] += (st->prev_left[id] - R[a]) / st->prev_iso[id];
+		c[a] = st->iso_elapsed[id];
+	}
+	if (hb_gavel_isolated(pb, NULL, iso, err) < 0)
+		goto out;
+	for (int a = 0; a < M; a++) {
+		st->prev_left[st->active[a]] = R[a];
+		st->prev_iso[st->active[a]] = iso[a];
+	}
+	if (hb_gavel_finish_time_fairness(pb, &f, mo, x, NULL, err) < 0) {
+		if (err->code == HB_EINPUT)
+			goto out;
+		hb_sim_note(sim, NULL, "sched", "%s: LP: %s; the isolated share instead", kind_name[st->kind], err->msg);
+		hb_error_clear(err);
+		if (hb_gavel_isolated(pb, x, NULL, err) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	free(e);
+	free(c);
+	free(R);
+	free(iso);
+	return rc;
+}
+
 /* Recompute X for the active jobs. */
 static int recompute(struct hb_sim *sim, struct gavel_state *st, struct hb_error *err)
 {
@@ -258,6 +360,11 @@ static int recompute(struct hb_sim *sim, struct gavel_state *st, struct hb_error
 	mo.time_limit_s = st->opts.time_limit_s;
 	if (st->kind == GAVEL_FIFO) {
 		fifo_allocation(st, x);
+	} else if (st->kind == GAVEL_FTF) {
+		if (ftf_allocation(sim, st, &pb, tp, &mo, x, err) < 0) {
+			rc = -1;
+			goto out;
+		}
 	} else if ((st->kind == GAVEL_MAXMIN ? hb_gavel_max_min_fairness(&pb, &mo, x, NULL, err)
 					     : hb_gavel_max_sum_throughput(&pb, &mo, x, NULL, err)) < 0) {
 		if (err->code == HB_EINPUT) { /* the data admit no answer: a bug here */
@@ -463,3 +570,6 @@ GAVEL_OPS(gavel_tput, GAVEL_TPUT, "gavel-tput",
 	  "Gavel: max-sum-throughput LP over per-type throughputs, 360 s rounds (Sia's Gavel baseline)");
 GAVEL_OPS(gavel_fifo, GAVEL_FIFO, "gavel-fifo",
 	  "Gavel: FIFO on the fastest GPU type with room (fifo_perf), 360 s rounds");
+GAVEL_OPS(gavel_ftf, GAVEL_FTF, "gavel-ftf",
+	  "Gavel: finish-time fairness (minimise the largest Themis rho against the isolated 1/n share), "
+	  "360 s rounds");

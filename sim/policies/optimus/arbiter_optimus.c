@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "agent_util.h"    /* hb_agent_fid_iter_s */
+#include "arbiter_util.h"  /* hb_arbiter_oracle_iters, hb_arbiter_progress_now */
 #include "ddp.h"           /* hb_ddp_plan: iteration time and realised batch at k GPUs */
 #include "fidelity.h"
 #include "policy.h"
@@ -155,48 +156,6 @@ static long job_batch(const struct hb_sim_job *job)
 	return job->req_batch > 0 ? job->req_batch : job->min_gbs;
 }
 
-/* Progress and epoch position now: the simulator integrates them up to
- * t_last only; a running job has advanced at its frozen rate since. */
-static void progress_now(const struct hb_sim *sim, const struct hb_sim_job *job, struct optimus_job *oj)
-{
-	double now = hb_sim_now(sim), per = job->cfg.iter_s + job->cfg.overhead_per_iter_s, di, b;
-
-	oj->progress = job->progress;
-	oj->epoch_samples = job->epoch_samples;
-	if (job->state != HB_JOB_RUNNING || now <= job->t_last || !(per > 0))
-		return;
-	di = (now - job->t_last) / per;
-	b = (double)job->cfg.global_bs;
-	oj->progress += di * b * job->eff;
-	oj->epoch_samples += di * b;
-	if (oj->epoch_samples > job->model->dataset_size)
-		oj->epoch_samples = job->model->dataset_size;
-}
-
-/* The oracle: iterations still needed at a fixed batch, epoch by epoch with
- * phi (so E) frozen at each epoch start, as the simulator advances a job
- * whose agent never changes its configuration. */
-static double oracle_iters(const struct hb_sim_job *job, long batch, double progress, double epoch_samples)
-{
-	double b = (double)batch, D = job->model->dataset_size, n = 0.0, p = progress, s = epoch_samples;
-
-	while (p < job->target) {
-		double phi = hb_stats_phi(job->stats, p / job->target, b);
-		double e = hb_stats_efficiency(job->stats, phi, b), left, to_end;
-
-		if (!(e > 0) || !(b > 0))
-			return INFINITY;
-		left = (job->target - p) / (b * e);
-		to_end = s < D ? (D - s) / b : 0.0;
-		if (left <= to_end)
-			return n + left;
-		n += to_end;
-		p += to_end * b * e;
-		s = 0.0;
-	}
-	return n;
-}
-
 /* k GPUs packed on the fewest nodes of the empty cluster. */
 static void canonical_alloc(const struct hb_sim *sim, const struct optimus_state *st, int k, int *alloc)
 {
@@ -209,21 +168,10 @@ static void canonical_alloc(const struct hb_sim *sim, const struct optimus_state
 	}
 }
 
-/* Pollux fidelity (optimus.py): the oracle is the validation runs' iteration
- * count at the job's requested batch, from the job's current epoch to its
- * completion epoch (1 once there), whatever k; the step time at k is the
- * artifact's true one on k GPUs packed 4 to a node, with its batch rule
- * (at least one extra micro-step on one GPU: predict_step_time). */
-static double fid_remaining_iters(const struct hb_sim_job *job)
-{
-	long last = job->fid->max_epochs - 1;
-	double b = (double)job_batch(job);
-
-	if (last <= job->epoch)
-		return 1.0;
-	return hb_fid_iterations(job->fid, b, last) - hb_fid_iterations(job->fid, b, job->epoch);
-}
-
+/* Pollux fidelity (optimus.py): the step time at k is the artifact's true
+ * one on k GPUs packed 4 to a node, with its batch rule (at least one extra
+ * micro-step on one GPU: predict_step_time); the oracle's iterations are
+ * hb_arbiter_fid_iters'. */
 static double fid_step_s(const struct hb_sim *sim, struct optimus_state *st, const struct hb_sim_job *job, int k)
 {
 	int atomic, accum;
@@ -324,7 +272,7 @@ static int remaining_s(const struct hb_sim *sim, struct optimus_state *st, const
 	if (iters < 0) {
 		int slot = oj->nmemo % OPTIMUS_MEMO;
 
-		iters = oracle_iters(job, gbs, oj->progress, oj->epoch_samples);
+		iters = hb_arbiter_oracle_iters(job, gbs, oj->progress, oj->epoch_samples);
 		oj->memo_b[slot] = gbs;
 		oj->memo_iters[slot] = iters;
 		oj->nmemo++;
@@ -364,7 +312,7 @@ static int allocate(struct hb_sim *sim, struct optimus_state *st, struct hb_erro
 		oj->nmemo = 0;
 		oj->max_gpus = (int)(cap < 1 ? 1 : cap > sim->cl->ngpus ? sim->cl->ngpus : cap);
 		if (job->fid) {
-			oj->fid_iters = fid_remaining_iters(job);
+			oj->fid_iters = hb_arbiter_fid_iters(job, job_batch(job));
 			/* simulator.py get_optimus_job_info pins NCF to one replica. */
 			if (job->fid->pinned_batch > 0)
 				oj->max_gpus = 1;
@@ -374,7 +322,7 @@ static int allocate(struct hb_sim *sim, struct optimus_state *st, struct hb_erro
 		left -= oj->count;
 		if (oj->count == 0)
 			continue;
-		progress_now(sim, job, oj);
+		hb_arbiter_progress_now(sim, job, &oj->progress, &oj->epoch_samples);
 		if (remaining_s(sim, st, job, 1, &oj->r_now, err) < 0 || refresh_next(sim, st, job, err) < 0)
 			return -1;
 		if (!isfinite(oj->r_now))
