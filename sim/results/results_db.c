@@ -447,9 +447,10 @@ static size_t number_at(const char *d, const char *s)
  * templates few whatever the detail says (names with digits, such as the
  * cluster's nodes, stay in detail) and makes the split a function of the
  * text alone, so a set's templates are the same for any -j.
- * A configuration event (sim.c apply_note: "...; B_L %d, alloc A, iteration
- * %.0f, iter_s %.9g") keeps its allocation A, node names and counts, as the
- * free text. */
+ * A configuration event (sim.c apply_note: "..., pace P; B_L %d, alloc A,
+ * iteration %.0f, iter_s %.9g") keeps its pacing node P and allocation A,
+ * node names and counts (from P, or from A when it names no pacing node, up
+ * to ", iteration"), as the free text. */
 static int split_detail(const char *d, struct split *x)
 {
 	const char *bl = strstr(d, "; B_L "), *a = bl ? strstr(bl, ", alloc ") : NULL, *it = NULL;
@@ -462,12 +463,16 @@ static int split_detail(const char *d, struct split *x)
 		if ((unsigned char)*c <= TPL_FREE)
 			return 0;
 	if (a) {
+		/* the node the step time is paced by ("pace p40x8-0; B_L 40,
+		 * alloc ..."), when the configuration names one, starts it */
+		const char *pace = strstr(d, ", pace ");
+
 		a += strlen(", alloc ");
 		for (const char *q = strstr(a, ", iteration "); q; q = strstr(q + 1, ", iteration "))
 			it = q;
 		if (it) {
-			x->free.p = a;
-			x->free.n = (size_t)(it - a);
+			x->free.p = pace && pace < bl ? pace + strlen(", pace ") : a;
+			x->free.n = (size_t)(it - x->free.p);
 		}
 	}
 	for (const char *c = d; *c;) {
