@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <sys/types.h>  /* off_t */
 
 #include <cjson/cJSON.h>
@@ -20,6 +21,8 @@
 /* ---- summary rows (results.c) --------------------------------------------- */
 
 /* One row per (run, job), or one per run that cannot run: every writer's. */
+struct hb_res_writer; /* results_writer.c */
+
 struct srow {
 	int run_id;                      /* 1-based position in r->runs */
 	const struct hb_run_result *run;
@@ -150,7 +153,37 @@ struct hb_results_stream {
 	size_t *count;                /* per run: events, samples written (2 per run) */
 	int ncount;                   /* runs with room in count */
 	struct hb_error fail;         /* the first write failure (code HB_OK: none) */
+	struct hb_res_writer *w;      /* the writer thread of its rows, NULL until the first */
+	/* A file of the end written on a thread while the database's last
+	 * tables are (hb_trace_results_commit: jobs.csv); joined by commit
+	 * before the files are checked, and by abort. */
+	pthread_t file_th;
+	int file_on;
 };
+
+/* ---- the writer thread (results_writer.c) ------------------------------------------ */
+
+/* A stream's events and samples are queued for a thread of their own,
+ * which writes them in order with hb_res_stream_put_*; the stream's own
+ * thread touches the database and CSV files only after a drain.  Queue
+ * errors and a write that failed on the writer come back from the next
+ * queue or drain call. */
+int hb_res_writer_event(struct hb_results_stream *st, size_t seq, const struct hb_sim_event_rec *e,
+			struct hb_error *err);
+int hb_res_writer_sample(struct hb_results_stream *st, size_t seq, const struct hb_sim_sample *x,
+			 struct hb_error *err);
+/* Wait until every queued row is written: 0, or the writer's failure. */
+int hb_res_writer_drain(struct hb_results_stream *st, struct hb_error *err);
+/* Wait for the file the end writes on a thread (st->file_on), if any. */
+void hb_res_stream_join_file(struct hb_results_stream *st);
+/* Stop and free the writer (rows not yet handed to it are dropped). */
+void hb_res_writer_stop(struct hb_results_stream *st);
+/* On the writer: the run's seq-th event / sample into the CSV file and
+ * the database, committing every few thousand rows. */
+int hb_res_stream_put_event(struct hb_results_stream *st, size_t seq, const struct hb_sim_event_rec *e,
+			    struct hb_error *err);
+int hb_res_stream_put_sample(struct hb_results_stream *st, size_t seq, const struct hb_sim_sample *x,
+			     struct hb_error *err);
 
 /* The end for both modes: the database's last rows (tv: a trace replay's
  * tables instead of `summary`), the staged files, every file in place.

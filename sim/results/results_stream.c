@@ -87,8 +87,17 @@ static void stream_finalize(struct hb_results_stream *st)
 	hb_res_db_tpls_reset(st);
 }
 
+void hb_res_stream_join_file(struct hb_results_stream *st)
+{
+	if (st->file_on)
+		pthread_join(st->file_th, NULL);
+	st->file_on = 0;
+}
+
 static void stream_free(struct hb_results_stream *st)
 {
+	hb_res_writer_stop(st);
+	hb_res_stream_join_file(st);
 	stream_finalize(st);
 	if (st->db) {
 		hb_db_rollback(st->db);
@@ -102,6 +111,8 @@ void hb_results_stream_abort(struct hb_results_stream *st)
 {
 	if (!st)
 		return;
+	hb_res_writer_stop(st); /* before the files it writes go */
+	hb_res_stream_join_file(st);
 	hb_res_stage_abort(&st->sg, 0);
 	stream_finalize(st);
 	if (st->db) {
@@ -179,6 +190,8 @@ int hb_results_stream_begin(struct hb_results_stream *st, int run_id, const char
 	}
 	if (run_id < 1 || st->run_id != 0)
 		return hb_runtime_error(err, "results: run %d begins while run %d is open", run_id, st->run_id);
+	if (hb_res_writer_drain(st, err) < 0)
+		return stream_fail(st, err);
 	if (count_room(st, run_id, err) < 0)
 		return -1;
 	st->run_id = run_id;
@@ -201,7 +214,9 @@ int hb_results_stream_begin(struct hb_results_stream *st, int run_id, const char
 	return 0;
 }
 
-/* A row went into the database: commit every STREAM_BATCH_ROWS. */
+/* On the writer: a row went into the database; commit every
+ * STREAM_BATCH_ROWS.  (The writer reports a failure through its own
+ * state, never st->fail, which is the stream's thread's.) */
 static int stream_row(struct hb_results_stream *st, struct hb_error *err)
 {
 	if (++st->pending < STREAM_BATCH_ROWS)
@@ -209,9 +224,33 @@ static int stream_row(struct hb_results_stream *st, struct hb_error *err)
 	st->pending = 0;
 	if (hb_db_commit(st->db, err) < 0 || hb_db_begin(st->db, err) < 0) {
 		hb_error_at_path(err, st->db_tmp, st->db_path);
-		return stream_fail(st, err);
+		return -1;
 	}
 	return 0;
+}
+
+int hb_res_stream_put_event(struct hb_results_stream *st, size_t seq, const struct hb_sim_event_rec *e,
+			    struct hb_error *err)
+{
+	if (st->fev)
+		hb_res_event_csv_row(st->fev, st->run_id, st->model, st->policy, e);
+	if (hb_res_db_event(st, seq, e, err) < 0) {
+		hb_error_at_path(err, st->db_tmp, st->db_path);
+		return -1;
+	}
+	return stream_row(st, err);
+}
+
+int hb_res_stream_put_sample(struct hb_results_stream *st, size_t seq, const struct hb_sim_sample *x,
+			     struct hb_error *err)
+{
+	if (st->fts)
+		hb_res_sample_csv_row(st->fts, st->run_id, st->model, st->policy, x);
+	if (hb_res_db_sample(st, seq, x, err) < 0) {
+		hb_error_at_path(err, st->db_tmp, st->db_path);
+		return -1;
+	}
+	return stream_row(st, err);
 }
 
 int hb_results_stream_event(struct hb_results_stream *st, const struct hb_sim_event_rec *e, struct hb_error *err)
@@ -225,14 +264,10 @@ int hb_results_stream_event(struct hb_results_stream *st, const struct hb_sim_ev
 	if (st->run_id == 0 || !hb_events_level_keeps(st->level, e->kind))
 		return 0;
 	n = &st->count[2 * (st->run_id - 1)];
-	if (st->fev)
-		hb_res_event_csv_row(st->fev, st->run_id, st->model, st->policy, e);
-	if (hb_res_db_event(st, *n, e, err) < 0) {
-		hb_error_at_path(err, st->db_tmp, st->db_path);
+	if (hb_res_writer_event(st, *n, e, err) < 0)
 		return stream_fail(st, err);
-	}
 	(*n)++;
-	return stream_row(st, err);
+	return 0;
 }
 
 int hb_results_stream_sample(struct hb_results_stream *st, const struct hb_sim_sample *x, struct hb_error *err)
@@ -247,14 +282,10 @@ int hb_results_stream_sample(struct hb_results_stream *st, const struct hb_sim_s
 	if (st->run_id == 0 || st->level != HB_EVENTS_ALL)
 		return 0;
 	n = &st->count[2 * (st->run_id - 1) + 1];
-	if (st->fts)
-		hb_res_sample_csv_row(st->fts, st->run_id, st->model, st->policy, x);
-	if (hb_res_db_sample(st, *n, x, err) < 0) {
-		hb_error_at_path(err, st->db_tmp, st->db_path);
+	if (hb_res_writer_sample(st, *n, x, err) < 0)
 		return stream_fail(st, err);
-	}
 	(*n)++;
-	return stream_row(st, err);
+	return 0;
 }
 
 /* Cut f back to off (the rows of a run that stopped with an error). */
@@ -267,6 +298,8 @@ int hb_results_stream_end(struct hb_results_stream *st, int ok, struct hb_error 
 {
 	int id = st->run_id;
 
+	if (st->fail.code == HB_OK && hb_res_writer_drain(st, err) < 0)
+		stream_fail(st, err);
 	st->run_id = 0;
 	if (st->fail.code != HB_OK) {
 		*err = st->fail;
@@ -307,6 +340,9 @@ int hb_res_stream_commit(struct hb_results_stream *st, const struct hb_results *
 {
 	int fd;
 
+	if (st->fail.code == HB_OK && hb_res_writer_drain(st, err) < 0)
+		stream_fail(st, err);
+	hb_res_writer_stop(st);
 	if (st->fail.code != HB_OK) {
 		*err = st->fail;
 		goto fail;
@@ -333,6 +369,7 @@ int hb_res_stream_commit(struct hb_results_stream *st, const struct hb_results *
 		goto fail;
 	}
 	close(fd);
+	hb_res_stream_join_file(st);
 	if (hb_res_stage_check(&st->sg, err) < 0)
 		goto fail;
 	if (rename(st->db_tmp, st->db_path) != 0) {
@@ -451,6 +488,11 @@ int hb_results_stream_merge(struct hb_results_stream *st, struct hb_results_stre
 {
 	int id = p->run_id, rc = -1;
 
+	if (st->fail.code == HB_OK && hb_res_writer_drain(st, err) < 0)
+		stream_fail(st, err);
+	if (p->fail.code == HB_OK && hb_res_writer_drain(p, err) < 0)
+		stream_fail(p, err);
+	hb_res_writer_stop(p);
 	if (st->fail.code != HB_OK) {
 		*err = st->fail;
 		goto out;
