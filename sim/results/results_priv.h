@@ -139,6 +139,7 @@ struct hb_results_stream {
 	int csv;                      /* 1: also events.csv and timeseries.csv (--csv) */
 	sqlite3 *db;                  /* the staged database, inside a transaction */
 	char db_path[4096], db_tmp[4200];
+	char vac_tmp[4200];           /* the compacted copy commit makes ("": none yet) */
 	sqlite3_stmt *ins_event, *ins_num, *ins_sample;
 	struct hb_res_kinds kinds;    /* event kind codes beyond the fixed list */
 	struct hb_res_tpls tpls;      /* detail templates met */

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -121,6 +122,8 @@ void hb_results_stream_abort(struct hb_results_stream *st)
 		st->db = NULL;
 	}
 	remove(st->db_tmp);
+	if (st->vac_tmp[0])
+		remove(st->vac_tmp);
 	stream_rmdirs(st);
 	stream_free(st);
 }
@@ -333,6 +336,39 @@ int hb_results_stream_end(struct hb_results_stream *st, int ok, struct hb_error 
 	return 0;
 }
 
+/* The staged database copied by VACUUM INTO st->vac_tmp: its pages
+ * packed (rows inserted one by one into WITHOUT ROWID tables leave a
+ * tenth of each page empty: Pollux's whole philly.csv, 140 -> 126 MB)
+ * and laid out by content alone, so a set's results.db is the same bytes
+ * however its rows came (streamed, or merged from runs on threads).  The
+ * copy is made new, never through a link, as the staged file is. */
+static int stream_compact(struct hb_results_stream *st, struct hb_error *err)
+{
+	struct stat made;
+	sqlite3_stmt *q = NULL;
+	int rc;
+
+	if ((size_t)snprintf(st->vac_tmp, sizeof(st->vac_tmp), "%s.vacuum.tmp.%ld", st->db_path, (long)getpid()) >=
+	    sizeof(st->vac_tmp))
+		return hb_input_error(err, "%s: output path too long", st->dir);
+	if (hb_create_file(st->vac_tmp, &made, err) < 0)
+		return -1;
+	if (hb_db_prepare(st->db, "VACUUM INTO ?1", &q, err) < 0) {
+		remove(st->vac_tmp);
+		return -1;
+	}
+	sqlite3_bind_text(q, 1, st->vac_tmp, -1, SQLITE_STATIC);
+	rc = hb_db_step_done(st->db, q, err);
+	sqlite3_finalize(q);
+	if (rc < 0 || !hb_same_file(st->vac_tmp, &made)) {
+		if (rc == 0)
+			hb_runtime_error(err, "%s: %s was replaced while being written", st->db_path, st->vac_tmp);
+		remove(st->vac_tmp);
+		return -1;
+	}
+	return 0;
+}
+
 /* The end for both modes: the database's last rows, the staged files,
  * every file in place.  Frees st. */
 int hb_res_stream_commit(struct hb_results_stream *st, const struct hb_results *r, const struct srow *rows,
@@ -350,7 +386,7 @@ int hb_res_stream_commit(struct hb_results_stream *st, const struct hb_results *
 	if (hb_res_db_finish(st->db, r, rows, nrows, tv, st->count, st->ncount, lv, st->db_tmp, err) < 0)
 		goto fail;
 	stream_finalize(st);
-	if (hb_db_commit(st->db, err) < 0) {
+	if (hb_db_commit(st->db, err) < 0 || stream_compact(st, err) < 0) {
 		hb_error_at_path(err, st->db_tmp, st->db_path);
 		goto fail;
 	}
@@ -360,6 +396,11 @@ int hb_res_stream_commit(struct hb_results_stream *st, const struct hb_results *
 		goto fail;
 	}
 	st->db = NULL;
+	if (rename(st->vac_tmp, st->db_tmp) != 0) {
+		hb_runtime_error(err, "%s: cannot move the compacted copy into place: %s", st->db_path,
+				 strerror(errno));
+		goto fail;
+	}
 	/* synchronous=OFF above: the whole file reaches the disk here, once. */
 	fd = open(st->db_tmp, O_RDONLY);
 	if (fd < 0 || fsync(fd) != 0) {
