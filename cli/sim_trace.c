@@ -375,15 +375,19 @@ static void trace_task(void *arg, int i)
 	struct hb_sim *sim = &c->sims[i];
 	struct hb_error err = { 0 };
 	struct watch w = { p, i };
+	struct hb_results_stream *stream; /* its records' destination, NULL without --out */
 	double t0 = hb_now(), c0;
 
 	if (!c->inited[i])
 		return; /* no shared arbiter: its row says so */
-	if (p->out && hb_results_stream_part(p->out, i + 1, &s->part, &err) < 0) {
+	/* On one thread the replays run in table order, so each streams into
+	 * the set itself; a part would only be copied in again after it. */
+	if (p->out && p->threads > 1 && hb_results_stream_part(p->out, i + 1, &s->part, &err) < 0) {
 		s->fatal = err;
 		return;
 	}
-	if (hb_trace_run_stream(ru, sim, s->part, i + 1, &err) < 0) {
+	stream = p->threads > 1 ? s->part : p->out;
+	if (hb_trace_run_stream(ru, sim, stream, i + 1, &err) < 0) {
 		s->fatal = err;
 		return;
 	}
@@ -394,10 +398,16 @@ static void trace_task(void *arg, int i)
 	ru->cpu_s = hb_sim_cmd_cpu_now() - c0;
 	ru->wall_s = hb_now() - t0;
 	hb_sim_watch(sim, NULL, NULL); /* w goes out of scope */
-	/* A failed write stops the run with the part's error: that is the
+	/* A failed write stops the run with the stream's error: that is the
 	 * command's failure, not the policy's. */
-	if (s->part && hb_results_stream_failure(s->part)) {
-		s->fatal = *hb_results_stream_failure(s->part);
+	if (stream && hb_results_stream_failure(stream)) {
+		s->fatal = *hb_results_stream_failure(stream);
+		return;
+	}
+	/* the set's own stream: the run's rows stay, or go if it failed */
+	if (stream && stream == p->out &&
+	    hb_results_stream_end(stream, s->rc == 0 && !hb_interrupted(), &err) < 0) {
+		s->fatal = err;
 		return;
 	}
 	if (s->rc < 0 || hb_interrupted())
