@@ -64,7 +64,13 @@ enum hb_fidelity {
  *     Cluster.step: step, then schedule every job submitted by now);
  *   - no reconfiguration or GNS cost (Job.step charges neither);
  *   - Gavel's throughput is steps per second x 1 / SLOWDOWN, not samples
- *     per second (gavel.py GavelPolicy.predict_throughput), in its LP.
+ *     per second (gavel.py GavelPolicy.predict_throughput), in its LP;
+ *   - each GPU type's measured steps are looked up as the artifact does
+ *     (applications.py Application.get_throughput, one Application per
+ *     type: the placement by its least rotation, else the 3-D
+ *     interpolation; hb_perf_measured_use_artifact on every type's set,
+ *     sim.c).  Without the mode the same rows time one-type allocations
+ *     with hetbatch's own fallback (hb_perf_measured_of, perfmodel.h).
  */
 
 /* One validation run of the artifact: per-epoch statistics at one batch. */

@@ -484,9 +484,15 @@ static int model_state(struct hb_sim *sim, const struct hb_model *m, int *idx, s
 			return -1;
 		hb_model_bounds(m, sim->cl->name, NULL, &min_gbs, &max_gbs);
 		hb_fid_set_local_range(sim->fid[k], sim->perf[k]->measured, m, sim->perf[k]->min_lbs, max_gbs);
-		if (sim->perf[k]->measured && hb_perf_measured_use_artifact(sim->perf[k]->measured, err) < 0)
-			return -1;
 	}
+	/* The artifacts' lookup of measured steps (a placement, else their 3-D
+	 * interpolation): Pollux's simulator and Sia's, which keeps Pollux's
+	 * applications.py once per GPU type. */
+	if (sim->opts.fidelity == HB_FIDELITY_POLLUX || sim->opts.fidelity == HB_FIDELITY_SIA)
+		for (int g = 0; sim->perf[k]->measured_gpu && g < sim->perf[k]->ngpus; g++)
+			if (sim->perf[k]->measured_gpu[g] &&
+			    hb_perf_measured_use_artifact(sim->perf[k]->measured_gpu[g], err) < 0)
+				return -1;
 	return 0;
 }
 

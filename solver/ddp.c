@@ -59,42 +59,46 @@ static int model_time_n(const struct hb_perf *p, const int *alloc, int ng, int n
 
 /*
  * Measured steps (perf_measured.h) are the truth of the layouts they cover
- * (one GPU type: every node is as slow as the others).  A layout they do
- * not cover (Optimus's 17 GPUs on 5 nodes: placements stop at 16 GPUs,
- * scalability has 6, 8, 12 and 16 nodes) gets the model's time scaled by
- * measured / model at the nearest measured layout and the same batch, so
- * the model's optimism where measurements exist does not favour layouts
- * where they do not (Pollux's artifact interpolates linearly over (nodes,
- * replicas, m) there instead).
+ * (one GPU type, gpu: every node of it is as slow as the others).  A layout
+ * they do not cover (Optimus's 17 GPUs on 5 nodes: placements stop at 16
+ * GPUs, scalability has 6, 8, 12 and 16 nodes) gets the model's time scaled
+ * by measured / model at the nearest measured layout and the same batch,
+ * that layout laid on the first nodes of the type, so the model's optimism
+ * where measurements exist does not favour layouts where they do not
+ * (Pollux's artifact interpolates linearly over (nodes, replicas, m) there
+ * instead).
  */
-static int measured_time(const struct hb_perf *p, const int *alloc, int local_bs, int ga_steps, double *iter_s,
-			 int *found, struct hb_error *err)
+static int measured_time(const struct hb_perf *p, const struct hb_perf_measured *m, int gpu, const int *alloc,
+			 int local_bs, int ga_steps, double *iter_s, int *found, struct hb_error *err)
 {
-	int ref[64] = { 0 }, counts[64], nref = 0;
+	int counts[64], nref = 0;
 	double meas, model_ref, model_q;
 
 	*found = 0;
-	if (hb_perf_measured_step(p->measured, alloc, p->nnodes, local_bs, ga_steps, iter_s)) {
+	if (hb_perf_measured_step(m, alloc, p->nnodes, local_bs, ga_steps, iter_s)) {
 		*found = 1;
 		return 0;
 	}
-	if (!hb_perf_measured_nearest(p->measured, alloc, p->nnodes, local_bs, ga_steps, counts, 64, &nref, &meas) ||
-	    nref > p->nnodes)
+	if (!hb_perf_measured_nearest(m, alloc, p->nnodes, local_bs, ga_steps, counts, 64, &nref, &meas))
 		return 0;
-	/* The reference layout on the first nodes (one GPU type: any will do). */
-	for (int i = 0; i < nref; i++)
-		ref[i] = counts[i] <= p->nodes[i].ngpus ? counts[i] : p->nodes[i].ngpus;
 	{
 		int *r = calloc((size_t)p->nnodes, sizeof(int));
 		struct hb_error ref_err = { 0 };
-		int bad;
+		int bad, k = 0;
 
 		if (!r)
 			return hb_runtime_error(err, "DDP model: out of memory");
-		memcpy(r, ref, sizeof(int) * (size_t)(nref < 64 ? nref : 64));
+		/* The reference layout on the type's first nodes (any will do);
+		 * a type with fewer nodes than the layout leaves the query to the
+		 * model alone. */
+		for (int i = 0; i < p->nnodes && k < nref; i++)
+			if (p->nodes[i].gpu == gpu) {
+				r[i] = counts[k] <= p->nodes[i].ngpus ? counts[k] : p->nodes[i].ngpus;
+				k++;
+			}
 		/* A reference the model cannot time (no fit for its links) leaves
 		 * the query to the model alone. */
-		bad = model_time(p, r, local_bs, ga_steps, &model_ref, NULL, &ref_err) != 0;
+		bad = k < nref || model_time(p, r, local_bs, ga_steps, &model_ref, NULL, &ref_err) != 0;
 		free(r);
 		if (bad)
 			return 0;
@@ -111,7 +115,8 @@ static int measured_time(const struct hb_perf *p, const int *alloc, int local_bs
 int hb_ddp_iter_time(const struct hb_perf *p, const int *alloc, int local_bs, int ga_steps, double *iter_s,
 		     int *slowest_node, struct hb_error *err)
 {
-	int ng, nn, found = 0;
+	const struct hb_perf_measured *m;
+	int ng, nn, found = 0, gpu;
 
 	if (!p->prepared)
 		return hb_input_error(err, "DDP model: perf model %s is not prepared", p->model);
@@ -119,8 +124,8 @@ int hb_ddp_iter_time(const struct hb_perf *p, const int *alloc, int local_bs, in
 		return hb_input_error(err, "DDP model: %d GA steps", ga_steps);
 	if (hb_perf_alloc_gpus(p, alloc, &ng, &nn, err) != 0)
 		return -1;
-	if (p->measured) {
-		if (measured_time(p, alloc, local_bs, ga_steps, iter_s, &found, err) != 0)
+	if ((m = hb_perf_measured_of(p, alloc, &gpu))) {
+		if (measured_time(p, m, gpu, alloc, local_bs, ga_steps, iter_s, &found, err) != 0)
 			return -1;
 		if (found) {
 			if (slowest_node)

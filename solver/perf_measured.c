@@ -249,6 +249,8 @@ int hb_perf_measured_load(struct hb_profdb *db, const char *model, const char *g
 		hb_runtime_error(err, "measured profiles of %s: out of memory", model);
 		goto out;
 	}
+	pthread_mutex_init(&m->nd_lock, NULL);
+	atomic_init(&m->nd_tried, 0);
 	for (int i = 0; i < np; i++) {
 		int counts[24], n = 0, nodes, replicas;
 		char key[24];
@@ -310,19 +312,29 @@ out:
 
 int hb_perf_measured_use_artifact(struct hb_perf_measured *m, struct hb_error *err)
 {
+	(void)err; /* nothing can fail before a lookup needs the triangulation */
+	m->artifact = 1;
+	return 0;
+}
+
+const struct hb_interp3 *hb_perf_measured_nd(const struct hb_perf_measured *cm)
+{
+	/* The cache fields only; the measurements stay as loaded. */
+	struct hb_perf_measured *m = (struct hb_perf_measured *)cm;
 	struct hb_error ignored;
 
-	m->artifact = 1;
-	if (m->nd || m->nd_n < 4)
-		return 0;
-	m->nd = calloc(1, sizeof(*m->nd));
-	if (!m->nd)
-		return hb_runtime_error(err, "measured profiles: out of memory");
-	if (hb_interp3_build(m->nd, m->nd_xyz, m->nd_val, m->nd_n, &ignored) < 0) {
+	if (atomic_load_explicit(&m->nd_tried, memory_order_acquire))
+		return m->nd;
+	pthread_mutex_lock(&m->nd_lock);
+	if (!atomic_load_explicit(&m->nd_tried, memory_order_relaxed) && m->nd_n >= 4 &&
+	    (m->nd = calloc(1, sizeof(*m->nd))) &&
+	    hb_interp3_build(m->nd, m->nd_xyz, m->nd_val, m->nd_n, &ignored) < 0) {
 		free(m->nd); /* degenerate: no 3-D fallback, as the artifact would have none */
 		m->nd = NULL;
 	}
-	return 0;
+	atomic_store_explicit(&m->nd_tried, 1, memory_order_release);
+	pthread_mutex_unlock(&m->nd_lock);
+	return m->nd;
 }
 
 void hb_perf_measured_free(struct hb_perf_measured *m)
@@ -342,6 +354,7 @@ void hb_perf_measured_free(struct hb_perf_measured *m)
 	free(m->nd);
 	free(m->nd_xyz);
 	free(m->nd_val);
+	pthread_mutex_destroy(&m->nd_lock);
 	free(m);
 }
 
@@ -382,6 +395,7 @@ int hb_perf_measured_step(const struct hb_perf_measured *m, const int *counts, i
 static int artifact_step(const struct hb_perf_measured *m, const int *counts, int n, enum hb_place_order order,
 			 int local_bs, double *step, double *sync)
 {
+	const struct hb_interp3 *nd;
 	char key[24];
 	int v[64], k = 0, replicas = 0, knodes, kreplicas;
 	double q[3], val[HB_INTERP3_NVAL];
@@ -404,7 +418,7 @@ static int artifact_step(const struct hb_perf_measured *m, const int *counts, in
 	q[0] = k < 16 ? k : 16;
 	q[1] = replicas;
 	q[2] = local_bs;
-	if (!m->nd || !hb_interp3_eval(m->nd, q, val))
+	if (!(nd = hb_perf_measured_nd(m)) || !hb_interp3_eval(nd, q, val))
 		return 0;
 	*step = val[0];
 	*sync = val[1];

@@ -24,6 +24,9 @@
 #ifndef HB_PERF_MEASURED_H
 #define HB_PERF_MEASURED_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "error.h"
 
 struct hb_interp3;
@@ -60,17 +63,28 @@ struct hb_perf_measured {
 	/* The artifact's point set over (nodes, replicas, local batch): every
 	 * placement triple's mean, ascending, then the scalability rows in the
 	 * order they were imported.  Kept from the load (nd_n points, owned)
-	 * until hb_perf_measured_use_artifact triangulates it into nd, NULL
-	 * when there are fewer than 4 points or they span no volume (owned);
-	 * only the fidelity mode pays for the triangulation. */
+	 * and triangulated into nd by the first artifact lookup that finds no
+	 * measured placement (hb_perf_measured_nd), NULL when there are fewer
+	 * than 4 points or they span no volume (owned).  Only the fidelity
+	 * modes pay for the triangulation, and only for the sets that need it:
+	 * building one per GPU type x model up front was 43 % of a Gavel
+	 * replay of Sia's workloads, whose layouts are mostly measured. */
 	double *nd_xyz, *nd_val;
 	int nd_n;
 	struct hb_interp3 *nd;
+	atomic_int nd_tried;      /* 1 once the triangulation was attempted (release/acquire) */
+	pthread_mutex_t nd_lock;  /* one builder when threads share the set (a sweep's models) */
 };
 
-/* Switch m to the artifact's lookup (Pollux fidelity), triangulating its
- * point set on the first call. */
+/* Switch m to the artifact's lookup (Pollux and Sia fidelity); its point
+ * set is triangulated when a lookup first needs it. */
 int hb_perf_measured_use_artifact(struct hb_perf_measured *m, struct hb_error *err);
+
+/* m's triangulation, built on the first call (thread-safe; m is logically
+ * const: the triangulation is a cache of its points); NULL when it has
+ * none (fewer than 4 points, no volume, or out of memory, which the
+ * artifact's lookup treats as no fallback, as a degenerate set). */
+const struct hb_interp3 *hb_perf_measured_nd(const struct hb_perf_measured *m);
 
 /* Load the rows of (model, gpu) from db; *out is NULL when there are none. */
 int hb_perf_measured_load(struct hb_profdb *db, const char *model, const char *gpu, struct hb_perf_measured **out,

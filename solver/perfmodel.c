@@ -37,7 +37,9 @@ void hb_perf_free(struct hb_perf *p)
 	free(p->gpus);
 	free(p->nodes);
 	free(p->bucket_bytes);
-	hb_perf_measured_free(p->measured);
+	for (int i = 0; p->measured_gpu && i < p->ngpus; i++)
+		hb_perf_measured_free(p->measured_gpu[i]);
+	free(p->measured_gpu);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -454,10 +456,21 @@ int hb_perf_load(struct hb_profdb *db, const struct hb_catalog *cat, const struc
 		if (hb_perf_add_node(p, nd->name, gi, nd->ngpus, &intra, &inter, err) != 0)
 			goto fail;
 	}
-	/* One GPU type: its measured DDP steps, if any were imported. */
-	if (!opts->no_measured && p->ngpus == 1 &&
-	    hb_perf_measured_load(db, model->name, p->gpus[0].name, &p->measured, err) != 0)
-		goto fail;
+	/* Each GPU type's measured DDP steps, if any were imported: the truth
+	 * of the one-type layouts they cover, also on a cluster of several
+	 * types (a measured T4 row times a T4-only allocation beside A100
+	 * nodes as it does on a T4 cluster). */
+	if (!opts->no_measured && p->ngpus > 0) {
+		if (!(p->measured_gpu = calloc((size_t)p->ngpus, sizeof(*p->measured_gpu)))) {
+			hb_runtime_error(err, "perf model %s: out of memory", model->name);
+			goto fail;
+		}
+		for (int g = 0; g < p->ngpus; g++)
+			if (hb_perf_measured_load(db, model->name, p->gpus[g].name, &p->measured_gpu[g], err) != 0)
+				goto fail;
+		if (p->ngpus == 1)
+			p->measured = p->measured_gpu[0];
+	}
 	if (hb_profdb_get_buckets(db, model->name, &bytes, &nb, err) != 0)
 		goto fail;
 	if (nb > 0) {
@@ -784,6 +797,28 @@ static int iter_time(const struct hb_perf *p, const struct hb_perf_lbs *l, int n
 		return -1;
 	*iter_s = hb_perf_iter_s(&k, n_ga);
 	return 0;
+}
+
+struct hb_perf_measured *hb_perf_measured_of(const struct hb_perf *p, const int *alloc, int *gpu)
+{
+	int g = -1;
+
+	if (gpu)
+		*gpu = -1;
+	if (!p->measured_gpu)
+		return NULL;
+	for (int i = 0; i < p->nnodes; i++) {
+		if (alloc[i] == 0)
+			continue;
+		if (g >= 0 && p->nodes[i].gpu != g)
+			return NULL;
+		g = p->nodes[i].gpu;
+	}
+	if (g < 0 || !p->measured_gpu[g])
+		return NULL;
+	if (gpu)
+		*gpu = g;
+	return p->measured_gpu[g];
 }
 
 int hb_perf_iter_time(const struct hb_perf *p, const int *alloc, int node, int local_bs, int n_vsw, int n_ga,

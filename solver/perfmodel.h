@@ -160,9 +160,16 @@ struct hb_perf {
 	int sync;                   /* HB_SYNC_OWS or HB_SYNC_SWS */
 	double tau;                 /* 1 (SWS) or b_l / sum b (OWS) */
 	int prepared;               /* 1 once prepare succeeded */
-	/* Measured DDP step times (perf_measured.h) on a one-type cluster:
-	 * hb_ddp_iter_time's ground truth where they cover a layout; NULL when
-	 * the database has none.  Owned. */
+	/* Measured DDP step times (perf_measured.h) per GPU type, indexed as
+	 * gpus[] (ngpus entries, NULL where the database has none for the
+	 * type; the array NULL when opts.no_measured): hb_ddp_iter_time's
+	 * ground truth where they cover a layout whose GPUs are all of that
+	 * type, as Sia's simulator reads each type's placements
+	 * (applications.py Application.get_throughput, one Application per
+	 * type).  Owned. */
+	struct hb_perf_measured **measured_gpu;
+	/* One-type cluster: measured_gpu[0] (not owned again), else NULL;
+	 * kept for the one-type readers (Pollux fidelity). */
 	struct hb_perf_measured *measured;
 };
 
@@ -251,6 +258,12 @@ int hb_perf_comm_eval_n(const struct hb_perf *p, int node, int n_gpus, int n_nod
 /* Coefficients of one GPU at (l, n_vsw) with communication c and overlap factor tau. */
 int hb_perf_coef_eval(const struct hb_perf *p, const struct hb_perf_lbs *l, const struct hb_perf_comm *c,
 		      int n_vsw, double tau, struct hb_perf_coef *out, struct hb_error *err);
+/* The measured steps that time allocation alloc (p->nnodes entries): the
+ * set of the one GPU type its nodes are all of, NULL when it mixes types,
+ * uses no GPU or its type has none.  *gpu (may be NULL) receives the type's
+ * index into p->gpus (-1 with NULL). */
+struct hb_perf_measured *hb_perf_measured_of(const struct hb_perf *p, const int *alloc, int *gpu);
+
 /* Convenience: predicted per-GPU iteration time of node `node` in alloc. */
 int hb_perf_iter_time(const struct hb_perf *p, const int *alloc, int node, int local_bs, int n_vsw, int n_ga,
 		      double *iter_s, struct hb_error *err);

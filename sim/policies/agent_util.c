@@ -80,11 +80,13 @@ int hb_agent_fid_iter_s(const struct hb_sim_job *job, const int *alloc, int node
 	int slowest;
 
 	const enum hb_place_order order = node_order ? HB_PLACE_AS_GIVEN : HB_PLACE_DESCENDING;
+	/* the allocation's type's rows, as the artifact's per-type Application */
+	const struct hb_perf_measured *m = hb_perf_measured_of(perf, alloc, NULL);
 
-	if (hb_perf_measured_step_ordered(perf->measured, alloc, perf->nnodes, order, atomic, accum, iter_s)) {
+	if (hb_perf_measured_step_ordered(m, alloc, perf->nnodes, order, atomic, accum, iter_s)) {
 		/* step - sync: what one extra micro-step costs (Job.step's accum_time). */
-		if (accum_s && hb_perf_measured_step_ordered(perf->measured, alloc, perf->nnodes, order, atomic, 0, &t0) &&
-		    hb_perf_measured_step_ordered(perf->measured, alloc, perf->nnodes, order, atomic, 1, &t1))
+		if (accum_s && hb_perf_measured_step_ordered(m, alloc, perf->nnodes, order, atomic, 0, &t0) &&
+		    hb_perf_measured_step_ordered(m, alloc, perf->nnodes, order, atomic, 1, &t1))
 			*accum_s = t1 - t0;
 		return 0;
 	}

@@ -117,9 +117,11 @@ static void test_step_times(void **state)
 	(void)state;
 	assert_int_equal(hb_perf_measured_load(db, "imagenet", "t4", &m, &err), 0);
 	assert_non_null(m);
-	assert_null(m->nd); /* only the fidelity mode triangulates */
+	assert_null(m->nd); /* only the fidelity mode triangulates, */
 	assert_int_equal(hb_perf_measured_use_artifact(m, &err), 0);
-	assert_non_null(m->nd);
+	assert_null(m->nd); /* and only when a lookup needs it */
+	assert_non_null(hb_perf_measured_nd(m));
+	assert_ptr_equal(hb_perf_measured_nd(m), m->nd);
 	step_is(m, p6, 6, 134, 0.74533214221398048, 0.059926544268925977);
 	step_is(m, p9, 9, 107, 0.68334568879183588, 0.12669123025781967);
 	step_is(m, p5, 5, 178, 0.92609612748429582, 0.073654865641207309);

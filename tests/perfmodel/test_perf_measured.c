@@ -6,7 +6,10 @@
  * model scaled by measured / model at the nearest measured layout.  In the
  * artifact's mode the placement is keyed as Pollux's simulator keys it:
  * the allocation list's order at its least rotation, so "2244" and "2424"
- * stay apart. */
+ * stay apart.  On a cluster of several GPU types each type's rows time the
+ * allocations all of that type (Sia's simulator, one Application per type),
+ * as they would on a one-type cluster, and under the artifact's lookup an
+ * unmeasured layout of the type gets its 3-D interpolation. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +21,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "analytic_gen.h"
 #include "catalog.h"
 #include "ddp.h"
 #include "perf_measured.h"
@@ -29,14 +33,15 @@ static char path[64];
 static struct hb_catalog cat;
 static struct hb_profdb *db;
 
-static void put_place_of(const char *model, const char *placement, int lbs, double step, double sync)
+static void put_place_on(const char *model, const char *gpu, const char *placement, int lbs, double step,
+			 double sync)
 {
 	struct hb_placement_row r;
 	struct hb_error err = { 0 };
 
 	memset(&r, 0, sizeof(r));
 	hb_strlcpy(r.model, model, sizeof(r.model));
-	hb_strlcpy(r.gpu, "t4", sizeof(r.gpu));
+	hb_strlcpy(r.gpu, gpu, sizeof(r.gpu));
 	hb_strlcpy(r.placement, placement, sizeof(r.placement));
 	hb_strlcpy(r.source, "import:pollux", sizeof(r.source));
 	r.local_bs = lbs;
@@ -45,19 +50,25 @@ static void put_place_of(const char *model, const char *placement, int lbs, doub
 	assert_int_equal(hb_profdb_put_placement(db, &r, &err), 0);
 }
 
+static void put_place_of(const char *model, const char *placement, int lbs, double step, double sync)
+{
+	put_place_on(model, "t4", placement, lbs, step, sync);
+}
+
 static void put_place(const char *placement, int lbs, double step, double sync)
 {
 	put_place_of("cifar10", placement, lbs, step, sync);
 }
 
-static void put_scal(int nodes, int replicas, int lbs, double step, double sync)
+static void put_scal_on(const char *model, const char *gpu, int nodes, int replicas, int lbs, double step,
+			double sync)
 {
 	struct hb_scalability_row r;
 	struct hb_error err = { 0 };
 
 	memset(&r, 0, sizeof(r));
-	hb_strlcpy(r.model, "cifar10", sizeof(r.model));
-	hb_strlcpy(r.gpu, "t4", sizeof(r.gpu));
+	hb_strlcpy(r.model, model, sizeof(r.model));
+	hb_strlcpy(r.gpu, gpu, sizeof(r.gpu));
 	hb_strlcpy(r.source, "import:pollux", sizeof(r.source));
 	r.num_nodes = nodes;
 	r.num_replicas = replicas;
@@ -65,6 +76,11 @@ static void put_scal(int nodes, int replicas, int lbs, double step, double sync)
 	r.step_s = step;
 	r.sync_s = sync;
 	assert_int_equal(hb_profdb_put_scalability(db, &r, &err), 0);
+}
+
+static void put_scal(int nodes, int replicas, int lbs, double step, double sync)
+{
+	put_scal_on("cifar10", "t4", nodes, replicas, lbs, step, sync);
 }
 
 static int setup(void **state)
@@ -155,6 +171,10 @@ static void test_measured_ground_truth(void **state)
 	assert_int_equal(hb_profdb_commit(db, &err), 0);
 	load("pollux-t4", &p);
 	assert_non_null(p.measured);
+	/* one type: the per-type array's only entry, nothing else changes */
+	assert_int_equal(p.ngpus, 1);
+	assert_ptr_equal(p.measured, p.measured_gpu[0]);
+	assert_ptr_equal(hb_perf_measured_of(&p, a44, NULL), p.measured);
 
 	/* rotations are one layout; duplicates averaged: (0.20 + 0.22) / 2 */
 	assert_int_equal(hb_ddp_iter_time(&p, a13, 64, 0, &t, &node, &err), 0);
@@ -250,11 +270,205 @@ static void test_artifact_rotation_key(void **state)
 	hb_perf_measured_free(m);
 }
 
+/* Analytic compute rows and all-reduce fits of deepspeech2 for the GPUs of
+ * jabas-quickstart and sia-hetero, so the perf model can time every layout
+ * and the measured rows below are the only other input. */
+static void analytic_deepspeech2(void)
+{
+	static const char *const gpus[] = { "v100", "p100", "t4", "a100-40gb", "rtx-2080ti" };
+	static const char *const models[] = { "deepspeech2" };
+	struct hb_analytic_request req = { gpus, 5, models, 1, NULL, NULL };
+	struct hb_analytic_stats st;
+	struct hb_error err = { 0 };
+	static int done;
+
+	if (done++)
+		return;
+	if (hb_analytic_generate(&cat, &req, db, &st, &err) != 0)
+		fail_msg("%s", err.msg);
+}
+
+static void load_model(const char *cluster, const char *model, int no_measured, struct hb_perf *p)
+{
+	struct hb_error err = { 0 };
+	struct hb_perf_opts o;
+
+	hb_perf_opts_default(&o);
+	o.no_measured = no_measured;
+	if (hb_perf_load(db, &cat, hb_catalog_cluster(&cat, cluster), hb_catalog_model(&cat, model), &o, p, &err) !=
+	    0)
+		fail_msg("%s", err.msg);
+}
+
+/* Two GPU types (jabas-quickstart: node 0 four V100, node 1 four P100),
+ * measured rows for P100 only: an all-P100 allocation is timed by them as
+ * on a P100 cluster (Sia's simulator: one Application per type,
+ * applications.py get_throughput); V100 and mixed allocations keep the
+ * model; an unmeasured P100 layout scales the model by measured / model at
+ * the nearest measured layout, that layout laid on the P100 node. */
+static void test_per_type_on_two_types(void **state)
+{
+	struct hb_error err = { 0 };
+	struct hb_perf p, q;
+	int p4[2] = { 0, 4 }, p2[2] = { 0, 2 }, p3[2] = { 0, 3 }, v4[2] = { 4, 0 }, mix[2] = { 2, 2 };
+	int g = -2, node = -1;
+	double t, m;
+
+	(void)state;
+	analytic_deepspeech2();
+	assert_int_equal(hb_profdb_begin(db, &err), 0);
+	put_place_on("deepspeech2", "p100", "4", 20, 0.30, 0.05);
+	put_place_on("deepspeech2", "p100", "4", 40, 0.50, 0.09);
+	put_place_on("deepspeech2", "p100", "2", 20, 0.20, 0.03);
+	assert_int_equal(hb_profdb_commit(db, &err), 0);
+	load_model("jabas-quickstart", "deepspeech2", 0, &p);
+	load_model("jabas-quickstart", "deepspeech2", 1, &q);
+	assert_int_equal(p.ngpus, 2);
+	assert_null(p.measured); /* the one-type pointer stays NULL */
+	assert_non_null(p.measured_gpu);
+	assert_null(q.measured_gpu);
+	assert_string_equal(p.gpus[p.nodes[1].gpu].name, "p100");
+	assert_null(p.measured_gpu[p.nodes[0].gpu]);
+	assert_non_null(hb_perf_measured_of(&p, p4, &g));
+	assert_int_equal(g, p.nodes[1].gpu);
+	assert_null(hb_perf_measured_of(&p, mix, &g));
+	assert_int_equal(g, -1);
+	assert_null(hb_perf_measured_of(&p, v4, NULL));
+
+	/* the measured row itself, the slowest (only) node the P100 one */
+	assert_int_equal(hb_ddp_iter_time(&p, p4, 20, 0, &t, &node, &err), 0);
+	assert_float_equal(t, 0.30, 1e-12);
+	assert_int_equal(node, 1);
+	assert_int_equal(hb_ddp_iter_time(&p, p2, 20, 0, &t, NULL, &err), 0);
+	assert_float_equal(t, 0.20, 1e-12);
+	/* linear in the local batch: 30 is halfway, step 0.40, sync 0.07;
+	 * one extra micro-step adds step - sync */
+	assert_int_equal(hb_ddp_iter_time(&p, p4, 30, 0, &t, NULL, &err), 0);
+	assert_float_equal(t, 0.40, 1e-12);
+	assert_int_equal(hb_ddp_iter_time(&p, p4, 30, 1, &t, NULL, &err), 0);
+	assert_float_equal(t, 0.40 + (0.40 - 0.07), 1e-12);
+	/* and it differs from the model, or the checks above prove nothing */
+	assert_int_equal(hb_ddp_iter_time(&q, p4, 20, 0, &m, NULL, &err), 0);
+	assert_true(fabs(m - 0.30) > 1e-3);
+
+	/* V100 (nothing measured) and the mixed allocation: the model's time */
+	assert_int_equal(hb_ddp_iter_time(&q, v4, 20, 0, &m, NULL, &err), 0);
+	assert_int_equal(hb_ddp_iter_time(&p, v4, 20, 0, &t, NULL, &err), 0);
+	assert_float_equal(t, m, 1e-15);
+	assert_int_equal(hb_ddp_iter_time(&q, mix, 20, 0, &m, NULL, &err), 0);
+	assert_int_equal(hb_ddp_iter_time(&p, mix, 20, 0, &t, NULL, &err), 0);
+	assert_float_equal(t, m, 1e-15);
+
+	/* "3" on P100 is not measured: nearest "4" (|ln 3/4| < |ln 3/2|),
+	 * its reference on node 1, the P100 node, not node 0 */
+	{
+		double m3, m4;
+
+		assert_int_equal(hb_ddp_iter_time(&q, p3, 20, 0, &m3, NULL, &err), 0);
+		assert_int_equal(hb_ddp_iter_time(&q, p4, 20, 0, &m4, NULL, &err), 0);
+		assert_int_equal(hb_ddp_iter_time(&p, p3, 20, 0, &t, NULL, &err), 0);
+		assert_float_equal(t, m3 * 0.30 / m4, 1e-12);
+	}
+	hb_perf_free(&q);
+	hb_perf_free(&p);
+}
+
+/* The same rows timed on a cluster of that one type and on a cluster of
+ * several: one truth (sia-hetero's T4 nodes against pollux-t4's). */
+static void test_per_type_same_as_one_type(void **state)
+{
+	struct hb_error err = { 0 };
+	struct hb_perf one, het;
+	int a4[16] = { 4 }, a44[16] = { 4, 4 }, h4[11] = { 4 }, h44[11] = { 4, 4 };
+	double t1, th;
+
+	(void)state;
+	analytic_deepspeech2();
+	assert_int_equal(hb_profdb_begin(db, &err), 0);
+	put_place_on("deepspeech2", "t4", "4", 20, 0.61, 0.11);
+	put_place_on("deepspeech2", "t4", "4", 40, 0.93, 0.13);
+	put_place_on("deepspeech2", "t4", "44", 20, 0.95, 0.42);
+	assert_int_equal(hb_profdb_commit(db, &err), 0);
+	load_model("pollux-t4", "deepspeech2", 0, &one);
+	load_model("sia-hetero", "deepspeech2", 0, &het);
+	assert_int_equal(het.ngpus, 3);
+	assert_string_equal(het.gpus[het.nodes[0].gpu].name, "t4");
+	for (int lbs = 20; lbs <= 40; lbs += 10) {
+		assert_int_equal(hb_ddp_iter_time(&one, a4, lbs, 2, &t1, NULL, &err), 0);
+		assert_int_equal(hb_ddp_iter_time(&het, h4, lbs, 2, &th, NULL, &err), 0);
+		assert_float_equal(th, t1, 1e-15);
+	}
+	assert_int_equal(hb_ddp_iter_time(&one, a44, 20, 0, &t1, NULL, &err), 0);
+	assert_int_equal(hb_ddp_iter_time(&het, h44, 20, 0, &th, NULL, &err), 0);
+	assert_float_equal(t1, 0.95, 1e-12);
+	assert_float_equal(th, 0.95, 1e-12);
+	hb_perf_free(&het);
+	hb_perf_free(&one);
+}
+
+/* The artifact's lookup per type (sim --fidelity sia): on sia-hetero, A100
+ * rows laid out so that the step is affine in (nodes, replicas, local
+ * batch), step = 0.1 + 0.02 N + 0.01 K + 0.005 m: a measured placement
+ * reads its row, an unmeasured one inside the points' hull gets the 3-D
+ * linear interpolation (applications.py get_throughput,
+ * LinearNDInterpolator), which reproduces an affine function exactly
+ * whatever the triangulation. */
+static double affine_step(int nodes, int replicas, int lbs)
+{
+	return 0.1 + 0.02 * nodes + 0.01 * replicas + 0.005 * lbs;
+}
+
+static void test_per_type_artifact_interp(void **state)
+{
+	static const char *const keys[] = { "1", "2", "4", "8", "22", "44", "88", "111", "888" };
+	struct hb_error err = { 0 };
+	struct hb_perf p;
+	struct hb_perf_measured *m;
+	/* sia-hetero: nodes 0-5 T4, 6-7 A100 (8 each), 8-10 RTX */
+	int a8[11] = { 0, 0, 0, 0, 0, 0, 8 }, a51[11] = { 0, 0, 0, 0, 0, 0, 5, 1 };
+	int rtx2[11] = { [8] = 2 };
+	double t, sync;
+
+	(void)state;
+	analytic_deepspeech2();
+	assert_int_equal(hb_profdb_begin(db, &err), 0);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		int nodes = (int)strlen(keys[i]), replicas = 0;
+
+		for (int k = 0; k < nodes; k++)
+			replicas += keys[i][k] - '0';
+		for (int lbs = 20; lbs <= 40; lbs += 20) {
+			sync = 0.01 * replicas;
+			put_place_on("deepspeech2", "a100-40gb", keys[i], lbs, affine_step(nodes, replicas, lbs), sync);
+		}
+	}
+	assert_int_equal(hb_profdb_commit(db, &err), 0);
+	load_model("sia-hetero", "deepspeech2", 0, &p);
+	assert_non_null(m = hb_perf_measured_of(&p, a8, NULL));
+	assert_null(hb_perf_measured_of(&p, rtx2, NULL)); /* nothing measured on RTX */
+	assert_int_equal(hb_perf_measured_use_artifact(m, &err), 0);
+	/* a measured placement: its row, linear in the local batch */
+	assert_int_equal(hb_ddp_iter_time(&p, a8, 30, 0, &t, NULL, &err), 0);
+	assert_float_equal(t, affine_step(1, 8, 30), 1e-12);
+	/* "51" (2 nodes, 6 GPUs, inside the hull: "111" and "888" bound it) is
+	 * not measured: the interpolation at (2, 6, 30), where hetbatch's own
+	 * lookup scales the model at the nearest layout "44" instead */
+	assert_int_equal(hb_ddp_iter_time(&p, a51, 30, 0, &t, NULL, &err), 0);
+	assert_float_equal(t, affine_step(2, 6, 30), 1e-9);
+	/* and with one micro-step more: step + (step - sync), sync = 0.06 there */
+	assert_int_equal(hb_ddp_iter_time(&p, a51, 30, 1, &t, NULL, &err), 0);
+	assert_float_equal(t, 2 * affine_step(2, 6, 30) - 0.06, 1e-9);
+	hb_perf_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_measured_ground_truth),
 		cmocka_unit_test(test_artifact_rotation_key),
+		cmocka_unit_test(test_per_type_on_two_types),
+		cmocka_unit_test(test_per_type_same_as_one_type),
+		cmocka_unit_test(test_per_type_artifact_interp),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
