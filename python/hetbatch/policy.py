@@ -31,6 +31,9 @@ from ._capi import ffi
 
 PENDING, RUNNING, RESTARTING, DONE, SUSPENDED, DROPPED = range(6)
 API_VERSION = 1  # HB_POLICY_API_VERSION of include/hetbatch/policy.h
+# enum hb_pknob_type and HB_PKNOB_SHARED_ONLY of the same header
+_FLAG, _DOUBLE, _INT = 0, 3, 4
+_SHARED_ONLY = 1
 
 # Methods a subclass may define, and the C callback type of each.
 _CALLBACKS = {
@@ -54,14 +57,14 @@ class Knob:
 
     def __init__(self, default, help, min=None, max=None, unit=None, key=None, sweep=None, metavar=None):
         if isinstance(default, bool):
-            self.type = 0  # HB_PKNOB_FLAG
+            self.type = _FLAG
         elif isinstance(default, int):
-            self.type = 4  # HB_PKNOB_INT
+            self.type = _INT
         elif isinstance(default, float):
-            self.type = 3  # HB_PKNOB_DOUBLE
+            self.type = _DOUBLE
         else:
             raise TypeError("Knob: the default must be a float, an int or a bool, got %r" % (default,))
-        if self.type != 0 and (min is None or max is None or not min <= default <= max):
+        if self.type != _FLAG and (min is None or max is None or not min <= default <= max):
             raise ValueError("Knob: a number needs min <= default <= max, got %r <= %r <= %r" % (min, default, max))
         self.default, self.help, self.min, self.max = default, help, min, max
         self.unit, self.key, self.sweep, self.metavar = unit, key, sweep, metavar
@@ -274,12 +277,12 @@ class _Registration:
             kn.sweep = cstr(k.sweep or under)
             kn.type, kn.offset = k.type, 8 * i
             kn.help = cstr(k.help)
-            kn.flags = 1  # HB_PKNOB_SHARED_ONLY: an arbiter's option means something only in a trace replay
-            if k.type == 3:
+            kn.flags = _SHARED_ONLY  # an arbiter's option means something only in a trace replay
+            if k.type == _DOUBLE:
                 ffi.cast("double *", defaults + 8 * i)[0] = k.default
             else:
                 ffi.cast("int *", defaults + 8 * i)[0] = int(k.default)
-            if k.type != 0:
+            if k.type != _FLAG:
                 kn.min, kn.max = k.min, k.max
                 kn.metavar = cstr(k.metavar or ("S" if k.unit == "s" else "N"))
                 if k.unit:
@@ -301,11 +304,11 @@ class _Registration:
         for name, typ, off in self.knobs:
             if opts == ffi.NULL:
                 out[name] = self.cls.options[name].default
-            elif typ == 3:
+            elif typ == _DOUBLE:
                 out[name] = ffi.cast("double *", base + off)[0]
             else:
                 v = ffi.cast("int *", base + off)[0]
-                out[name] = bool(v) if typ == 0 else v
+                out[name] = bool(v) if typ == _FLAG else v
         return out
 
     def _str(self, s):
@@ -318,7 +321,7 @@ class _Registration:
         self.keep.append(c)
         return c
 
-    def _fail(self, sim, err, where, exc):
+    def _fail(self, err, where, exc):
         """Stop the run: the exception becomes the run's message and the
         raised Error's __cause__."""
         if isinstance(exc, EngineError):
@@ -334,10 +337,12 @@ class _Registration:
             pol = self.cls.__new__(self.cls)
             pol.opts = self._values(opts)
             pol.__init__(sim)
+            if not isinstance(pol.round_s, (int, float)) or not pol.round_s >= 0:
+                raise ValueError("round_s must be a number of seconds >= 0, got %r" % (pol.round_s,))
             run = (pol, sim)
         except BaseException as e:  # noqa: B036 (KeyboardInterrupt too stops the run, with a message)
             state[0] = ffi.NULL
-            return self._fail(None, err, "__init__", e)
+            return self._fail(err, "__init__", e)
         h = ffi.new_handle(run)
         self.runs[int(ffi.cast("uintptr_t", h))] = h
         state[0] = h
@@ -347,39 +352,32 @@ class _Registration:
         self.runs.pop(int(ffi.cast("uintptr_t", state)), None)
 
     def _round_s(self, sim_p, state):
-        return float(ffi.from_handle(state)[0].round_s or 0.0)
+        return float(ffi.from_handle(state)[0].round_s)  # checked by _init
 
     def _method(self, meth):
-        def job_cb(sim_p, state, job_p, err):
-            pol, sim = ffi.from_handle(state)
-            sim._err = err
-            try:
-                getattr(pol, meth)(sim, sim.jobs[sim._api.job_id(job_p)])
-                return 0
-            except BaseException as e:  # noqa: B036
-                return self._fail(sim, err, meth, e)
-
-        def sim_cb(sim_p, state, err):
-            pol, sim = ffi.from_handle(state)
-            sim._err = err
-            try:
-                getattr(pol, meth)(sim)
-                return 0
-            except BaseException as e:  # noqa: B036
-                return self._fail(sim, err, meth, e)
-
-        def revoke_cb(sim_p, state, need, err):
-            pol, sim = ffi.from_handle(state)
-            sim._err = err
-            try:
-                pol.on_revoke(sim, list(need[0:sim.nnodes]))
-                return 0
-            except BaseException as e:  # noqa: B036
-                return self._fail(sim, err, meth, e)
-
+        """The C callback of method meth: its arguments after (sim, state)
+        and before err made Python's, the method called, 0, or -1 with
+        the exception as the run's error."""
         if meth == "on_revoke":
-            return revoke_cb
-        return sim_cb if meth in ("on_round", "on_capacity") else job_cb
+            def args(sim, need):
+                return (list(need[0:sim.nnodes]),)
+        elif meth in ("on_round", "on_capacity"):
+            def args(sim):
+                return ()
+        else:
+            def args(sim, job_p):
+                return (sim.jobs[sim._api.job_id(job_p)],)
+
+        def cb(sim_p, state, *rest):
+            pol, sim = ffi.from_handle(state)
+            err = sim._err = rest[-1]
+            try:
+                getattr(pol, meth)(sim, *args(sim, *rest[:-1]))
+                return 0
+            except BaseException as e:  # noqa: B036 (KeyboardInterrupt too stops the run, with a message)
+                return self._fail(err, meth, e)
+
+        return cb
 
 
 _registered = {}  # policy name -> _Registration

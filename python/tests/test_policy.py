@@ -80,6 +80,10 @@ def test_api_version_matches_header():
     header = open(source_file("include", "hetbatch", "policy.h")).read()
     v = int(re.search(r"#define HB_POLICY_API_VERSION (\d+)", header).group(1))
     assert hetbatch.policy.API_VERSION == v
+    pk = hetbatch.policy
+    for name, value in (("HB_PKNOB_FLAG", pk._FLAG), ("HB_PKNOB_DOUBLE", pk._DOUBLE), ("HB_PKNOB_INT", pk._INT)):
+        assert int(re.search(r"\b%s = (\d+)" % name, header).group(1)) == value, name
+    assert int(re.search(r"#define HB_PKNOB_SHARED_ONLY (\d+)u", header).group(1)) == pk._SHARED_ONLY
 
 
 # ---- the same rule in C and in Python ------------------------------------------
@@ -217,6 +221,22 @@ def test_engine_refusal_keeps_the_engine_message():
             hetbatch.unregister_policy("short-py")
 
 
+def test_bad_round_s_fails_the_run():
+    class BadRound(hetbatch.Policy):
+        name = "bad-round-py"
+        round_s = "often"
+
+        def on_arrival(self, sim, job):
+            pass
+
+    hetbatch.register_policy(BadRound)
+    try:
+        with pytest.raises(hetbatch.Error, match="bad-round-py: __init__: ValueError: round_s must be"):
+            hetbatch.sim("demo", synthetic="poisson", synth={"rate": 12, "hours": 0.5}, policies="bad-round-py")
+    finally:
+        hetbatch.unregister_policy("bad-round-py")
+
+
 def test_no_call_from_inside_a_callback():
     class Reentrant(hetbatch.Policy):
         name = "reentrant-py"
@@ -324,3 +344,32 @@ def test_knob_checks():
         hetbatch.sim("demo", synthetic="poisson", synth={"rate": 12, "hours": 0.5}, policies="clash-opt-py")
     if "clash-opt-py" in hetbatch.policy._registered:
         hetbatch.unregister_policy("clash-opt-py")
+
+
+def test_capacity_callbacks(las, tmp_path):
+    """on_revoke gets the GPUs needed per node, on_capacity runs when
+    GPUs come back: a capacity series that takes every GPU of the demo
+    cluster away for an hour, half an hour in, and returns them."""
+    seen = {"revoke": [], "capacity": 0}
+
+    class Elastic(las.LAS):
+        name = "capacity-py"
+
+        def on_revoke(self, sim, need):
+            seen["revoke"].append(list(need))
+            assert len(need) == sim.nnodes and all(n >= 0 for n in need)
+
+        def on_capacity(self, sim):
+            seen["capacity"] += 1
+
+    cap = tmp_path / "cap.csv"
+    cap.write_text("time_s,gpu,available\n1800,v100,0\n1800,t4,0\n5400,v100,2\n5400,t4,2\n")
+    hetbatch.register_policy(Elastic)
+    try:
+        df = hetbatch.sim("demo", synthetic="poisson", synth={"rate": 12, "hours": 0.5}, policies="capacity-py",
+                          opts=["--capacity", str(cap)])
+    finally:
+        hetbatch.unregister_policy("capacity-py")
+    assert df["completed"].iloc[0] == df["jobs"].iloc[0]
+    assert seen["capacity"] >= 1
+    assert seen["revoke"] and all(sum(n) > 0 for n in seen["revoke"])

@@ -154,16 +154,16 @@ static struct wrec *slot(struct hb_results_stream *st, size_t len, struct hb_err
 {
 	struct wbatch *b;
 
+	if (len > WBATCH_TEXT) {
+		hb_runtime_error(err, "results: an event's detail of %zu bytes", len);
+		return NULL;
+	}
 	if (!st->w && writer_start(st, err) < 0)
 		return NULL;
 	b = &st->w->b[st->w->cur];
 	if ((b->n == WBATCH_RECS || b->used + len > WBATCH_TEXT) && hand_off(st->w, err) < 0)
 		return NULL;
 	b = &st->w->b[st->w->cur];
-	if (len > WBATCH_TEXT) {
-		hb_runtime_error(err, "results: an event's detail of %zu bytes", len);
-		return NULL;
-	}
 	return &b->rec[b->n++];
 }
 
