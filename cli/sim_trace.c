@@ -664,7 +664,11 @@ int hb_sim_cmd_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 		rc = hb_cli_fail(cli, &err);
 		goto out;
 	}
-	nran = trace_run_all(cli, &c, !a->no_fairness, a->jobs, out, &first_fail, &err);
+	/* no more threads than replays: one replay streams straight into the
+	 * set (a part would only be copied in after it, and its fairness
+	 * reference runs go on its own thread either way) */
+	nran = trace_run_all(cli, &c, !a->no_fairness, a->jobs < c.nruns || c.nruns < 1 ? a->jobs : c.nruns, out, &first_fail,
+			     &err);
 	if (nran < 0) {
 		rc = hb_cli_fail(cli, &err);
 		goto out;

@@ -249,8 +249,31 @@ int hb_csv_long_range(struct hb_csv *c, int col, long lo, long hi, long *out, st
 
 void hb_csv_put_num(FILE *f, double v)
 {
-	if (isfinite(v))
-		fprintf(f, "%.9g", hb_no_neg_zero(v, -1));
+	char d[HB_FMT_G9_MAX];
+	long long k;
+	int n;
+
+	if (!isfinite(v))
+		return;
+	v = hb_no_neg_zero(v, -1);
+	/* a whole number under 1e9 is its digits under %.9g: a trace's
+	 * jobs.csv holds a million (seconds, counts) */
+	if (v > -1e9 && v < 1e9 && (double)(k = (long long)v) == v) {
+		char *p = d + sizeof(d);
+		int neg = k < 0;
+
+		if (neg)
+			k = -k;
+		do
+			*--p = (char)('0' + k % 10);
+		while ((k /= 10) > 0);
+		if (neg)
+			*--p = '-';
+		fwrite(p, 1, (size_t)(d + sizeof(d) - p), f);
+		return;
+	}
+	n = hb_fmt_g9(d, v);
+	fwrite(d, 1, (size_t)n, f);
 }
 
 void hb_csv_put_str(FILE *f, const char *s)

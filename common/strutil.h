@@ -45,6 +45,11 @@ char *hb_trim(char *s);
  * -1 for "%g"-style output, where only -0.0 itself prints as "-0". */
 double hb_no_neg_zero(double v, int decimals);
 
+/* v as snprintf(out, HB_FMT_G9_MAX, "%.9g", v) writes it, the same bytes,
+ * about ten times faster (numfmt.c); returns the length. */
+#define HB_FMT_G9_MAX 32
+int hb_fmt_g9(char *out, double v);
+
 /* Length of the well-formed UTF-8 sequence at s (n bytes available): 1 to
  * 4, or 0 when the bytes there are not UTF-8 (a stray continuation byte,
  * an overlong form, a surrogate, a code point above U+10FFFF, a cut

@@ -228,14 +228,21 @@ static void note_whole(struct hb_sim *sim, const struct hb_sim_job *job, const c
 
 static void note_whole(struct hb_sim *sim, const struct hb_sim_job *job, const char *kind, const char *fmt, ...)
 {
-	char *text;
+	char buf[1024], *text;
 	va_list ap;
 	int n;
 
+	/* formatted once when it fits (it nearly always does), twice when not */
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (n < 0 || !(text = malloc((size_t)n + 1)))
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(buf)) {
+		note_store(sim, job, kind, buf);
+		return;
+	}
+	if (!(text = malloc((size_t)n + 1)))
 		return; /* records are best effort under memory exhaustion */
 	va_start(ap, fmt);
 	vsnprintf(text, (size_t)n + 1, fmt, ap);
@@ -962,7 +969,7 @@ static void apply_note(struct hb_sim *sim, const struct hb_sim_job *job, const s
 	const struct hb_cluster *cl = sim->cl;
 	const int *lbs = cfg->local_bs == 0 ? cfg->gpu_local_bs : NULL;
 	size_t cap = 1, cap_lbs = 1, used = 0, used_lbs = 0;
-	char *alloc, *per_gpu;
+	char *alloc, *per_gpu, iter_s[HB_FMT_G9_MAX];
 	int need = note_need(sim, kind);
 
 	if (need != NOTE_TEXT) {
@@ -971,8 +978,13 @@ static void apply_note(struct hb_sim *sim, const struct hb_sim_job *job, const s
 		return;
 	}
 	for (int i = 0; i < cl->nnodes; i++) {
-		cap += strlen(cl->nodes[i].name) + 16;
-		cap_lbs += lbs ? strlen(cl->nodes[i].name) + 16 + (size_t)cfg->alloc[i] * 12 : 0;
+		size_t n;
+
+		if (cfg->alloc[i] <= 0) /* a big cluster's nodes are mostly idle */
+			continue;
+		n = strlen(cl->nodes[i].name) + 16;
+		cap += n;
+		cap_lbs += lbs ? n + (size_t)cfg->alloc[i] * 12 : 0;
 	}
 	alloc = malloc(cap);
 	per_gpu = malloc(cap_lbs);
@@ -994,10 +1006,11 @@ static void apply_note(struct hb_sim *sim, const struct hb_sim_job *job, const s
 		for (int k = 0; k < cfg->alloc[i]; k++)
 			used_lbs += (size_t)snprintf(per_gpu + used_lbs, cap_lbs - used_lbs, "%s%d", k ? "," : "", *lbs++);
 	}
+	hb_fmt_g9(iter_s, cfg->iter_s); /* "%.9g", the same bytes */
 	note_whole(sim, job, kind,
-		   "%s; B_G %ld, %d GPUs, %.4f s/iter: %s; B_L %d, alloc %s%s, iteration %.0f, iter_s %.9g",
+		   "%s; B_G %ld, %d GPUs, %.4f s/iter: %s; B_L %d, alloc %s%s, iteration %.0f, iter_s %s",
 		   why ? why : "", cfg->global_bs, cfg->ngpus, cfg->iter_s + cfg->overhead_per_iter_s, cfg->layout,
-		   cfg->local_bs, alloc, per_gpu, job->iters, cfg->iter_s);
+		   cfg->local_bs, alloc, per_gpu, job->iters, iter_s);
 	free(alloc);
 	free(per_gpu);
 }

@@ -376,11 +376,90 @@ static void test_numbers_never_print_negative_zero(void **state)
 	buf[n] = '\0';
 	fclose(f);
 	assert_string_equal(buf, "0,-1e-300");
+	/* whole numbers take a path of their own: the same text as %.9g */
+	{
+		static const double v[] = { 0,	       1,	  -1,	     7,		   235696,    -235696,
+					    999999999, -999999999, 1e9,	      -1e9,	   1e15,      123456789012.0,
+					    0.5,       -0.5,	   1e-9,      70260.0551,  4.5e8,     2.0 / 3.0 };
+		char want[64], got[64];
+
+		for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+			f = fopen(tmp_path("num.csv"), "w+b");
+			assert_non_null(f);
+			hb_csv_put_num(f, v[i]);
+			rewind(f);
+			n = fread(got, 1, sizeof(got) - 1, f);
+			got[n] = '\0';
+			fclose(f);
+			snprintf(want, sizeof(want), "%.9g", v[i]);
+			assert_string_equal(got, want);
+		}
+	}
 	snprintf(buf, sizeof(buf), "%.2f %.2f %.2f %.1f", hb_no_neg_zero(-0.001, 2), hb_no_neg_zero(-0.005, 2),
 		 hb_no_neg_zero(-0.0, 2), hb_no_neg_zero(-0.04, 1));
 	assert_string_equal(buf, "0.00 -0.01 0.00 0.0");
 	assert_true(signbit(hb_no_neg_zero(-0.0, -1)) == 0);
 	assert_true(hb_no_neg_zero(-1e-300, -1) == -1e-300);
+}
+
+/* hb_fmt_g9 against its oracle, printf's "%.9g": random bit patterns over
+ * every magnitude, short decimals (a price, a time in ms), values at and
+ * beside the ties of the ninth digit, powers of ten and their neighbours. */
+static void check_g9(double v)
+{
+	char want[64], got[HB_FMT_G9_MAX];
+	int n = hb_fmt_g9(got, v);
+
+	snprintf(want, sizeof(want), "%.9g", v);
+	if (strcmp(got, want) != 0 || n != (int)strlen(want))
+		fail_msg("hb_fmt_g9(%.17g) = '%s' (%d), printf '%s'", v, got, n, want);
+}
+
+static void test_fmt_g9_is_printf(void **state)
+{
+	uint64_t s = 0x9e3779b97f4a7c15u;
+	static const double edge[] = { 0.0, -0.0, 1e-4, 9.9999999999e-5, 1e15, 999999999999999.9, 1e9, 999999999.5,
+				       999999999.4, 999999999.6, 99999999.95, 0.5, 1.5, 2.5, 1e-5, 123456789.5,
+				       1234567895.0, 0.000123456789, 0.0001234567895, 1e14, 9.999999995e14,
+				       INFINITY, -INFINITY, NAN, 5e-324, 1.7976931348623157e308 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++) {
+		check_g9(edge[i]);
+		check_g9(-edge[i]);
+	}
+	for (int i = 0; i < 300000; i++) {
+		double u, v;
+		uint64_t bits;
+
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		u = (double)(s >> 11) / 9007199254740992.0; /* [0, 1) */
+		/* any bit pattern (finite) */
+		bits = s;
+		memcpy(&v, &bits, sizeof(v));
+		if (isfinite(v))
+			check_g9(v);
+		/* log-uniform over 1e-6 .. 1e16 */
+		v = pow(10.0, -6.0 + 22.0 * u);
+		check_g9(v);
+		check_g9(-v);
+		/* a short decimal: k / 10^d */
+		check_g9((double)(s % 100000000u) / pow(10.0, (double)(s >> 60)));
+		/* a tie of the ninth digit and its neighbours: (2k + 1) / 2 * 10^p */
+		v = ((double)(100000000 + (s >> 20) % 900000000u) + 0.5) * pow(10.0, (double)((int)(s >> 59) - 12));
+		check_g9(v);
+		check_g9(nextafter(v, 0.0));
+		check_g9(nextafter(v, INFINITY));
+	}
+	for (int p = -6; p <= 16; p++) {
+		double t = pow(10.0, p);
+
+		check_g9(t);
+		check_g9(nextafter(t, 0.0));
+		check_g9(nextafter(t, INFINITY));
+	}
 }
 
 static int setup(void **state)
@@ -412,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_utf8_sequences),
 		cmocka_unit_test(test_json_output_is_valid_and_has_no_negative_zero),
 		cmocka_unit_test(test_numbers_never_print_negative_zero),
+		cmocka_unit_test(test_fmt_g9_is_printf),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
