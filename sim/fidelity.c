@@ -72,6 +72,18 @@ static int build_runs(struct hb_fid_model *f, const struct hb_gradstats_row *row
 	return 0;
 }
 
+int hb_fid_model_available(struct hb_profdb *db, const struct hb_model *m)
+{
+	struct hb_gradstats_row *rows = NULL;
+	struct hb_error ignored = { 0 };
+	int n = 0;
+
+	if (!db || hb_profdb_get_gradstats(db, m->name, &rows, &n, &ignored) < 0)
+		n = 0;
+	free(rows);
+	return n > 0;
+}
+
 int hb_fid_model_load(struct hb_fid_model *f, struct hb_profdb *db, const struct hb_model *m, struct hb_error *err)
 {
 	struct hb_gradstats_row *rows = NULL;

@@ -53,7 +53,14 @@ enum hb_fidelity {
  * Sia fidelity (`sim --fidelity sia`): where Sia's simulator (SOSP'23,
  * github.com/siasosp23/artifacts, sia-simulator/; scripts/repro/sia-artifact
  * describes it) models a thing differently from hetbatch, and only there;
- * hetbatch's progress model, agents and performance model stay:
+ * hetbatch's agents and performance model stay:
+ *   - progress in the statistical epochs above where the profile database
+ *     holds the model's validation runs (hb_fid_model_available), without
+ *     Pollux's batch rule in the agents (sim.h, job->fid_agents);
+ *   - a fixed batch split as Job.update_local_bsz does, with the
+ *     placement's own largest measured local batch on its GPU type
+ *     (hb_agent_sia_fixed_config), and Gavel's placer (arbiter_gavel.c,
+ *     place_artifact);
  *   - a rescale of the application's own length (Application.__init__'s
  *     rescale_time, hb_fid_sia_rescale_s) on the first start and on every
  *     restart (job.py Job.reallocate, Job.migrate);
@@ -98,6 +105,9 @@ struct hb_fid_model {
  * max_epochs epochs. */
 int hb_fid_model_load(struct hb_fid_model *f, struct hb_profdb *db, const struct hb_model *m, struct hb_error *err);
 void hb_fid_model_free(struct hb_fid_model *f);
+/* 1 when db holds validation runs (gradstats) of model m, else 0 (also
+ * when it cannot be read: hb_fid_model_load then says why). */
+int hb_fid_model_available(struct hb_profdb *db, const struct hb_model *m);
 
 /* The artifact's per-GPU batch range (Application.min_local_bsz and
  * max_local_bsz): the measured placements' smallest and largest local

@@ -482,7 +482,11 @@ static int model_state(struct hb_sim *sim, const struct hb_model *m, int *idx, s
 	hb_model_bounds(m, sim->cl->name, &sim->stats[k]->gamma, NULL, NULL);
 	if (sim->db && hb_stats_load_gradstats(sim->stats[k], sim->db, &used, err) < 0)
 		return -1;
-	if (sim->opts.fidelity == HB_FIDELITY_POLLUX) {
+	/* The artifact's statistical epochs: Pollux fidelity needs them;
+	 * Sia fidelity uses them where `import sia` stored the model's
+	 * validation runs, and keeps hetbatch's progress model elsewhere. */
+	if (sim->opts.fidelity == HB_FIDELITY_POLLUX ||
+	    (sim->opts.fidelity == HB_FIDELITY_SIA && hb_fid_model_available(sim->db, m))) {
 		if (!(sim->fid[k] = calloc(1, sizeof(struct hb_fid_model))))
 			return hb_runtime_error(err, "simulator: out of memory");
 		long min_gbs, max_gbs;
@@ -629,6 +633,7 @@ int hb_sim_add_job(struct hb_sim *sim, const struct hb_model *m, const struct hb
 	job->solver = sim->solver[k];
 	job->stats = sim->stats[k];
 	job->fid = sim->fid[k];
+	job->fid_agents = job->fid && sim->opts.fidelity == HB_FIDELITY_POLLUX;
 	job->fid_rate = sim->opts.fidelity == HB_FIDELITY_SIA ? 1.0 / hb_fid_sia_slowdown(m->name) : 1.0;
 	hb_model_bounds(m, sim->cl->name, &job->gamma, &job->min_gbs, &job->max_gbs);
 	/* Fidelity: progress in M0-equivalent samples of the artifact's M0. */

@@ -179,7 +179,14 @@ struct hb_sim_job {
 	struct hb_perf *perf;    /* prepared perf model on the cluster */
 	struct hb_iidp_solver *solver;  /* IIDP solver over perf */
 	struct hb_stats *stats;  /* convergence model */
-	const struct hb_fid_model *fid; /* Pollux fidelity's epochs and statistics; NULL when off */
+	/* The artifact's statistical epochs and gradient statistics (Pollux and
+	 * Sia fidelity: the engine's progress, phi and epochs), NULL when off;
+	 * fid_agents 1 when the agents and arbiters also follow Pollux's
+	 * simulator with it (its batch rule and per-GPU range, one per model,
+	 * its step lookup), which Sia fidelity does not: Sia's simulator keeps
+	 * one Application, and so one batch range, per GPU type. */
+	const struct hb_fid_model *fid;
+	int fid_agents;
 	double fid_rate;         /* progress-rate factor of the fidelity mode (Sia: 1 / SLOWDOWN), else 1 */
 	long min_gbs, max_gbs;   /* batch bounds on this cluster (overrides applied) */
 	double gamma;            /* similarity threshold on this cluster */

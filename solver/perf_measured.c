@@ -462,6 +462,46 @@ found:
 	return 1;
 }
 
+int hb_perf_measured_max_local(const struct hb_perf_measured *m, const int *counts, int n, enum hb_place_order order)
+{
+	char key[24];
+	int v[64], k = 0, replicas = 0, knodes, kreplicas, best = 0;
+
+	if (!m)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (counts[i] > 0) {
+			if (k < 64)
+				v[k] = counts[i];
+			k++;
+			replicas += counts[i];
+		}
+	if (k == 0)
+		return 0;
+	if (order == HB_PLACE_DESCENDING && k <= 64)
+		qsort(v, (size_t)k, sizeof(int), cmp_desc);
+	if (k <= 64 && rotation_key(v, k, key, sizeof(key), &knodes, &kreplicas) == 0)
+		for (int i = 0; i < m->naplace; i++)
+			if (strcmp(m->aplace[i].key, key) == 0 && m->aplace[i].npts > 0)
+				return m->aplace[i].pts[m->aplace[i].npts - 1].local_bs; /* ascending */
+	for (int i = 0; i < m->nscal; i++)
+		if (m->scal[i].nodes >= k && m->scal[i].replicas >= replicas && m->scal[i].npts > 0 &&
+		    m->scal[i].pts[m->scal[i].npts - 1].local_bs > best)
+			best = m->scal[i].pts[m->scal[i].npts - 1].local_bs;
+	return best;
+}
+
+int hb_perf_measured_max_local_replicas(const struct hb_perf_measured *m, int replicas)
+{
+	int best = 0;
+
+	for (int i = 0; m && i < m->naplace; i++)
+		if (m->aplace[i].replicas == replicas && m->aplace[i].npts > 0 &&
+		    m->aplace[i].pts[m->aplace[i].npts - 1].local_bs > best)
+			best = m->aplace[i].pts[m->aplace[i].npts - 1].local_bs;
+	return best;
+}
+
 int hb_perf_measured_nearest(const struct hb_perf_measured *m, const int *counts, int n, int local_bs, int ga_steps,
 			     int *ref, int max, int *nref, double *iter_s)
 {

@@ -110,6 +110,17 @@ enum hb_place_order {
 int hb_perf_measured_step_ordered(const struct hb_perf_measured *m, const int *counts, int n, enum hb_place_order order,
 				  int local_bs, int ga_steps, double *iter_s);
 
+/* The artifact's largest local batch for a placement (applications.py
+ * Application.get_max_local_bsz): the largest measured at counts' nonzero
+ * entries in `order`, keyed by their least rotation as the rows are read,
+ * else the largest of the scalability rows of at least as many nodes and
+ * replicas; 0 when neither has one. */
+int hb_perf_measured_max_local(const struct hb_perf_measured *m, const int *counts, int n, enum hb_place_order order);
+
+/* The largest local batch measured at any placement of `replicas` GPUs
+ * (Job.update_local_bsz's memory correction), 0 when none has that many. */
+int hb_perf_measured_max_local_replicas(const struct hb_perf_measured *m, int replicas);
+
 /* The measured layout nearest to counts (in |ln nodes ratio| + |ln GPUs
  * ratio|, ties to placements, then to the first loaded) among those
  * measured around local_bs: its GPUs per node (descending; a scalability

@@ -110,7 +110,7 @@ int hb_agent_fid_config(const struct hb_sim_job *job, const int *alloc, long tar
 
 	for (int i = 0; i < perf->nnodes; i++)
 		n += alloc[i];
-	if (!job->fid)
+	if (!job->fid_agents)
 		return hb_runtime_error(err, "fidelity configuration of %s outside Pollux fidelity", job->name);
 	b = hb_fid_batch(target_gbs, n, job->fid->max_local, job->max_gbs, (long)job->fid->m0, &atomic, &accum);
 	if (b < 1)
@@ -132,6 +132,46 @@ int hb_agent_fid_config(const struct hb_sim_job *job, const int *alloc, long tar
 	snprintf(cfg->layout, sizeof(cfg->layout), "DDP B_L %d x %d GPUs, GA %d (Pollux artifact's batch rule)", atomic,
 		 n, accum);
 	return 0;
+}
+
+int hb_agent_sia_fixed_config(const struct hb_sim_job *job, const int *alloc, long target_gbs, int predict,
+			      struct hb_job_config *cfg, struct hb_error *err)
+{
+	const struct hb_perf *perf = job->perf;
+	const struct hb_perf_measured *m = hb_perf_measured_of(perf, alloc, NULL);
+	int n = 0, atomic, accum, max_local, cap;
+	long b;
+
+	if (!job->fid || !m)
+		return 0;
+	for (int i = 0; i < perf->nnodes; i++)
+		n += alloc[i];
+	if ((max_local = hb_perf_measured_max_local(m, alloc, perf->nnodes, HB_PLACE_DESCENDING)) < 1)
+		return 0;
+	/* Application.max_batch_size: the largest validated batch */
+	b = hb_fid_batch(target_gbs, n, max_local, job->fid->runs[job->fid->nruns - 1].batch,
+			 predict ? 0 : (long)job->fid->m0, &atomic, &accum);
+	if (b < 1)
+		return 0;
+	/* "correct self.atomic_bsz to take into account memory constraints" */
+	if (!predict && (cap = hb_perf_measured_max_local_replicas(m, n)) > 0 && atomic > cap) {
+		atomic = cap;
+		b = (long)n * atomic * (accum + 1);
+	}
+	if (cfg->alloc != alloc)
+		memcpy(cfg->alloc, alloc, sizeof(int) * (size_t)perf->nnodes);
+	if (hb_agent_fid_iter_s(job, alloc, 0, atomic, accum, &cfg->iter_s, NULL, err) < 0) {
+		hb_error_prefix(err, "%s: B_L %d x %d GPUs, GA %d", job->name, atomic, n, accum);
+		return -1;
+	}
+	cfg->ngpus = n;
+	cfg->global_bs = b;
+	cfg->local_bs = atomic;
+	cfg->overhead_per_iter_s = 0.0;
+	cfg->eff_factor = 1.0;
+	snprintf(cfg->layout, sizeof(cfg->layout), "DDP B_L %d x %d GPUs, GA %d (Sia artifact's batch rule)", atomic, n,
+		 accum);
+	return 1;
 }
 
 double hb_agent_gns_overhead_s(const struct hb_sim *sim, const struct hb_sim_job *job, double iter_s)

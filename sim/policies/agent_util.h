@@ -63,6 +63,18 @@ int hb_agent_ddp_config(const struct hb_perf *perf, const int *alloc, long targe
  * range) and the iteration time of that layout:
  * hb_ddp_iter_time, i.e. the measured placements where they cover it.
  * Fills cfg like hb_agent_ddp_config. */
+/* Sia fidelity's batch for a job at a fixed global batch (job.py
+ * Job.update_local_bsz without batch tuning): hb_fid_batch's split with
+ * the placement's own largest measured local batch on the allocation's GPU
+ * type (Application.get_max_local_bsz), capped by the largest measured at
+ * that many replicas and by the largest validated batch, timed by that
+ * type's measured steps.  1 and *cfg set; 0 when it does not apply (no
+ * validation runs, or an allocation of mixed types or without measured
+ * rows: hetbatch's DDP plan then), -1 on error.  predict 1: the split
+ * Sia's Gavel predicts throughputs with (gavel.py predict_throughput): an
+ * extra micro-step on one GPU whatever the batch, no memory correction. */
+int hb_agent_sia_fixed_config(const struct hb_sim_job *job, const int *alloc, long target_gbs, int predict,
+			      struct hb_job_config *cfg, struct hb_error *err);
 int hb_agent_fid_config(const struct hb_sim_job *job, const int *alloc, long target_gbs, struct hb_job_config *cfg,
 			struct hb_error *err);
 

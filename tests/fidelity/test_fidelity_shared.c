@@ -274,6 +274,64 @@ static void test_pollux_ncf_pinned(void **state)
 		    job_field(ours, "pollux", "ncf-2", "finish_s") - job_field(ours, "pollux", "ncf-2", "start_s") + 1e-6);
 }
 
+/* Sia fidelity's split of a fixed batch (job.py Job.update_local_bsz, no
+ * batch tuning), worked out here from the imported rows as the artifact
+ * does it, against what gavel-tput's jobs run: one job at a time on empty
+ * T4 nodes (one node, or two whole ones), so each placement is known. */
+static void test_sia_fixed_batch(void **state)
+{
+	static const struct {
+		int k;
+		long b;
+	} job[] = { { 1, 128 }, { 1, 512 }, { 2, 1000 }, { 4, 2048 }, { 3, 4096 }, { 8, 4096 }, { 4, 600 } };
+	const int nj = (int)(sizeof(job) / sizeof(job[0]));
+	struct hb_perf_measured *m = NULL;
+	struct hb_fid_model f;
+	struct hb_error err = { 0 };
+	char path[1200], ours[1200];
+	FILE *t;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/fixed.csv", tmpdir);
+	assert_non_null(t = fopen(path, "w"));
+	fprintf(t, "name,time,application,num_replicas,batch_size\n");
+	for (int i = 0; i < nj; i++)
+		fprintf(t, "cifar10-%d,%d,cifar10,%d,%ld\n", i, 100000 * i, job[i].k, job[i].b);
+	fclose(t);
+	assert_int_equal(run("-q sim --cluster pollux-t4 --trace '%s' --db '%s' --no-fairness --fidelity sia "
+			     "--policy gavel-tput --out sf",
+			     path, dbpath),
+			 0);
+	snprintf(ours, sizeof(ours), "%s/sf/jobs.csv", tmpdir);
+	assert_int_equal(hb_perf_measured_load(db, "cifar10", "t4", &m, &err), 0);
+	assert_non_null(m);
+	assert_int_equal(hb_fid_model_load(&f, db, hb_catalog_model(&cat, "cifar10"), &err), 0);
+	for (int i = 0; i < nj; i++) {
+		int counts[2] = { job[i].k < 4 ? job[i].k : 4, job[i].k > 4 ? job[i].k - 4 : 0 };
+		long k = job[i].k, local = (job[i].b + k - 1) / k, max_local, accum, atomic, cap, max_b;
+		char name[32];
+
+		max_local = hb_perf_measured_max_local(m, counts, 2, HB_PLACE_DESCENDING);
+		assert_true(max_local > 0);
+		accum = (local + max_local - 1) / max_local - 1;
+		if (k == 1 && job[i].b > (long)f.m0 && accum < 1)
+			accum = 1;
+		atomic = (local + accum) / (accum + 1);
+		cap = hb_perf_measured_max_local_replicas(m, (int)k);
+		if (cap > 0 && atomic > cap)
+			atomic = cap;
+		max_b = f.runs[f.nruns - 1].batch;
+		if (atomic > max_b / (k * (accum + 1)))
+			atomic = max_b / (k * (accum + 1));
+		snprintf(name, sizeof(name), "cifar10-%d", i);
+		if (job_field(ours, "gavel-tput", name, "final_gbs") != (double)(k * atomic * (accum + 1)))
+			fail_msg("%s (%ld GPUs, B %ld): B %g, the artifact's %ld x %ld x %ld", name, k, job[i].b,
+				 job_field(ours, "gavel-tput", name, "final_gbs"), atomic, k, accum + 1);
+	}
+	hb_fid_model_free(&f);
+	hb_perf_measured_free(m);
+}
+
 int main(void)
 {
 	const char *s = getenv("HB_SHARED");
@@ -283,6 +341,7 @@ int main(void)
 		cmocka_unit_test(test_step_times),
 		cmocka_unit_test(test_sim_against_artifact),
 		cmocka_unit_test(test_pollux_ncf_pinned),
+		cmocka_unit_test(test_sia_fixed_batch),
 	};
 	int rc;
 

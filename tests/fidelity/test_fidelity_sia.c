@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "default_db.h"
@@ -106,6 +107,58 @@ static void test_sia_engine(void **state)
 	hb_sim_free(&sia);
 }
 
+/* The start's allocation of job id under gavel-tput on pollux-t4, two
+ * 3-GPU CIFAR-10 jobs submitted at 0 and 400 s. */
+static void start_alloc(int fidelity, int id, char *out, size_t n)
+{
+	const struct hb_policy *p = hb_policy_find("gavel-tput");
+	struct hb_sim s;
+	struct hb_sim_opts o;
+	struct hb_error err = { 0 };
+	int ids[2];
+
+	hb_sim_opts_default(&o);
+	o.quiet = 1;
+	o.fidelity = fidelity;
+	if (hb_sim_init(&s, &cat, hb_catalog_cluster(&cat, "pollux-t4"), db, "gavel-tput", &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	hb_sim_set_arbiter(&s, p->shared);
+	for (int k = 0; k < 2; k++) {
+		if (hb_sim_add_job(&s, hb_catalog_model(&cat, "cifar10"), p->agent, 400.0 * k, &ids[k], &err) < 0)
+			fail_msg("%s", err.msg);
+		hb_sim_job_request(&s.jobs[ids[k]], 3, 384);
+	}
+	if (hb_sim_run(&s, &err) < 0)
+		fail_msg("%s", err.msg);
+	out[0] = '\0';
+	for (size_t e = 0; e < s.nevents; e++)
+		if (s.events[e].job == ids[id] && strcmp(s.events[e].kind, "start") == 0) {
+			const char *a = strstr(s.events[e].detail, "alloc ");
+
+			assert_non_null(a);
+			snprintf(out, n, "%.*s", (int)strcspn(a + 6, ","), a + 6);
+			break;
+		}
+	hb_sim_free(&s);
+}
+
+/* Sia's Gavel places a job from a cursor over the type's GPUs that only
+ * moves forward (gavel.py assign_workers_to_job): the second 3-GPU job
+ * takes the first node's last GPU and two of the next, where hetbatch's
+ * placer takes the emptiest node. */
+static void test_sia_gavel_placer(void **state)
+{
+	char a[128], b[128];
+
+	(void)state;
+	start_alloc(HB_FIDELITY_SIA, 0, a, sizeof(a));
+	start_alloc(HB_FIDELITY_SIA, 1, b, sizeof(b));
+	assert_string_equal(a, "g4dn-0=3");
+	assert_string_equal(b, "g4dn-0=1 g4dn-1=2");
+	start_alloc(HB_FIDELITY_NONE, 1, b, sizeof(b));
+	assert_string_equal(b, "g4dn-1=3");
+}
+
 static int setup(void **state)
 {
 	struct hb_error err = { 0 };
@@ -131,6 +184,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sia_constants),
 		cmocka_unit_test(test_sia_engine),
+		cmocka_unit_test(test_sia_gavel_placer),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -270,6 +270,43 @@ static void test_artifact_rotation_key(void **state)
 	hb_perf_measured_free(m);
 }
 
+/* Application.get_max_local_bsz: the placement's own largest local batch
+ * (least rotation of the order given), else the largest scalability row
+ * of at least as many nodes and replicas; and the memory correction's
+ * largest local batch at a replica count. */
+static void test_artifact_max_local(void **state)
+{
+	struct hb_error err = { 0 };
+	struct hb_perf_measured *m = NULL;
+	int c4[1] = { 4 }, c22[2] = { 2, 2 }, c121[3] = { 1, 2, 1 }, c8[2] = { 4, 4 }, c44[3] = { 4, 4, 4 };
+
+	(void)state;
+	assert_int_equal(hb_profdb_begin(db, &err), 0);
+	put_place_on("bert", "t4", "4", 8, 0.5, 0.1);
+	put_place_on("bert", "t4", "4", 24, 1.0, 0.1);
+	put_place_on("bert", "t4", "22", 12, 1.2, 0.3);
+	put_place_on("bert", "t4", "112", 6, 1.4, 0.3); /* 1 1 2's least rotation */
+	put_scal_on("bert", "t4", 2, 8, 16, 2.0, 0.5);
+	put_scal_on("bert", "t4", 4, 16, 10, 2.5, 0.6);
+	put_scal_on("bert", "t4", 1, 2, 99, 0.3, 0.0); /* too few nodes and replicas for 4 4 */
+	assert_int_equal(hb_profdb_commit(db, &err), 0);
+	assert_int_equal(hb_perf_measured_load(db, "bert", "t4", &m, &err), 0);
+	assert_non_null(m);
+	assert_int_equal(hb_perf_measured_max_local(m, c4, 1, HB_PLACE_DESCENDING), 24);
+	assert_int_equal(hb_perf_measured_max_local(m, c22, 2, HB_PLACE_DESCENDING), 12);
+	/* 1 2 1 -> least rotation "112", measured */
+	assert_int_equal(hb_perf_measured_max_local(m, c121, 3, HB_PLACE_AS_GIVEN), 6);
+	/* 4 4 unmeasured: the rows of >= 2 nodes and >= 8 replicas, 16 and 10 */
+	assert_int_equal(hb_perf_measured_max_local(m, c8, 2, HB_PLACE_DESCENDING), 16);
+	/* 4 4 4 (3 nodes, 12): only the 4-node, 16-replica row */
+	assert_int_equal(hb_perf_measured_max_local(m, c44, 3, HB_PLACE_DESCENDING), 10);
+	assert_int_equal(hb_perf_measured_max_local(m, c4, 0, HB_PLACE_DESCENDING), 0);
+	/* replicas 4: "4" (24), "22" (12), "112" (6) */
+	assert_int_equal(hb_perf_measured_max_local_replicas(m, 4), 24);
+	assert_int_equal(hb_perf_measured_max_local_replicas(m, 8), 0); /* no placement of 8 */
+	hb_perf_measured_free(m);
+}
+
 /* Analytic compute rows and all-reduce fits of deepspeech2 for the GPUs of
  * jabas-quickstart and sia-hetero, so the perf model can time every layout
  * and the measured rows below are the only other input. */
@@ -466,6 +503,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_measured_ground_truth),
 		cmocka_unit_test(test_artifact_rotation_key),
+		cmocka_unit_test(test_artifact_max_local),
 		cmocka_unit_test(test_per_type_on_two_types),
 		cmocka_unit_test(test_per_type_same_as_one_type),
 		cmocka_unit_test(test_per_type_artifact_interp),

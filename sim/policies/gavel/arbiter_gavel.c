@@ -106,6 +106,14 @@ struct gavel_state {
 	double *iso_elapsed;     /* cumulative isolated time, s */
 	double *prev_left;       /* work left at the last computation; < 0: none yet */
 	double *prev_iso;        /* isolated throughput then */
+	/* Sia fidelity's placer (place_artifact), per job id: the GPUs
+	 * (global indices, gpu_off[node] + slot) it held last round in the
+	 * order they were given, scale[id] of them, and their type, -1 when it
+	 * was not scheduled. */
+	int **wk, *wk_type;      /* wk NULL without the mode; wk[id] made at arrival */
+	int *gpu_off;            /* per node: its first GPU's global index */
+	int ngpus;
+	size_t nj;               /* entries of the per-job arrays */
 };
 
 static void gavel_free(void *state)
@@ -123,6 +131,11 @@ static void gavel_free(void *state)
 		free(st->iso_elapsed);
 		free(st->prev_left);
 		free(st->prev_iso);
+		for (size_t k = 0; st->wk && k < st->nj; k++)
+			free(st->wk[k]);
+		free(st->wk);
+		free(st->wk_type);
+		free(st->gpu_off);
 		free(st);
 	}
 }
@@ -152,13 +165,26 @@ static int gavel_init_kind(struct hb_sim *sim, int kind, void **state, struct hb
 	st->iso_elapsed = calloc(nj, sizeof(double));
 	st->prev_left = malloc(nj * sizeof(double));
 	st->prev_iso = calloc(nj, sizeof(double));
+	st->wk_type = malloc(nj * sizeof(int));
+	st->gpu_off = calloc((size_t)(sim->cl->nnodes > 0 ? sim->cl->nnodes : 1), sizeof(int));
 	if (!st->active || !st->tput || !st->x || !st->job_time || !st->scale || !st->worker_time ||
-	    !st->iso_elapsed || !st->prev_left || !st->prev_iso) {
+	    !st->iso_elapsed || !st->prev_left || !st->prev_iso || !st->wk_type || !st->gpu_off) {
 		gavel_free(st);
 		return hb_runtime_error(err, "%s: out of memory", kind_name[kind]);
 	}
-	for (size_t k = 0; k < nj; k++)
+	for (size_t k = 0; k < nj; k++) {
 		st->prev_left[k] = -1.0;
+		st->wk_type[k] = -1;
+	}
+	for (int n = 0; n < sim->cl->nnodes; n++) {
+		st->gpu_off[n] = st->ngpus;
+		st->ngpus += sim->cl->nodes[n].ngpus;
+	}
+	st->nj = nj;
+	if (sim->opts.fidelity == HB_FIDELITY_SIA && !(st->wk = calloc(nj, sizeof(int *)))) {
+		gavel_free(st);
+		return hb_runtime_error(err, "%s: out of memory", kind_name[kind]);
+	}
 	*state = st;
 	return 0;
 }
@@ -187,7 +213,13 @@ static int job_tput(struct hb_sim *sim, const struct gavel_state *st, struct hb_
 		cfg.alloc[n] = k;
 		left -= k;
 	}
-	rc = hb_agent_ddp_config(job->perf, cfg.alloc, target, &cfg, NULL, err);
+	/* Sia fidelity: the artifact's own split and step lookup where its
+	 * data cover the job (hb_agent_sia_fixed_config), else hetbatch's */
+	rc = sim->opts.fidelity == HB_FIDELITY_SIA ? hb_agent_sia_fixed_config(job, cfg.alloc, target, 1, &cfg, err) : 0;
+	if (rc == 0)
+		rc = hb_agent_ddp_config(job->perf, cfg.alloc, target, &cfg, NULL, err);
+	else if (rc > 0)
+		rc = 0;
 	if (rc == 0 && cfg.iter_s > 0 && sim->opts.fidelity == HB_FIDELITY_SIA)
 		*out = 1.0 / (cfg.iter_s * hb_fid_sia_slowdown(job->model->name)); /* steps/s (predict_throughput) */
 	else if (rc == 0 && cfg.iter_s > 0)
@@ -233,6 +265,8 @@ static int gavel_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job
 		return hb_input_error(err, "%s: job %s (%s, %d GPUs, batch %ld) fits no GPU type of cluster %s",
 				      kind_name[kind], job->name, job->model->name, st->scale[job->id],
 				      job->req_batch > 0 ? job->req_batch : job->min_gbs, sim->cl->name);
+	if (st->wk && !(st->wk[job->id] = malloc(sizeof(int) * (size_t)st->scale[job->id])))
+		return hb_runtime_error(err, "%s: out of memory", kind_name[kind]);
 	st->active[st->nactive++] = job->id;
 	st->changed = 1;
 	return 0; /* it waits for the next round */
@@ -438,11 +472,150 @@ static void place_on_type(const struct hb_sim *sim, const struct hb_type_group *
 	}
 }
 
+/* Sia fidelity's placement (sia-simulator/gavel.py,
+ * schedule_jobs_on_workers and assign_workers_to_job): per type, scale
+ * factors from the largest, the jobs of each in the order they were
+ * chosen (sel[a], the queue's); first every job whose GPUs of last round
+ * on this type are all still free keeps them, then each other job takes
+ * GPUs in index order from a cursor over the type's nodes that only moves
+ * forward through the round (a GPU kept by another job is passed over),
+ * so a gang can straddle two partly used nodes where hetbatch's placer
+ * would take the emptiest.  A job the cursor cannot serve (the artifact
+ * raises there) is placed by place_on_type.  g: J x N grants. */
+static int place_artifact(const struct hb_sim *sim, struct gavel_state *st, struct hb_sim_job **jobs, int J,
+			  const int *chosen, const int *sel, int *g, struct hb_error *err)
+{
+	int N = sim->cl->nnodes, *taken = calloc((size_t)(st->ngpus > 0 ? st->ngpus : 1), sizeof(int));
+	int *order = malloc(sizeof(int) * (size_t)(J > 0 ? J : 1)), *pos = calloc((size_t)(N > 0 ? N : 1), sizeof(int));
+	int *got = calloc((size_t)(J > 0 ? J : 1), sizeof(int)), *free_n = malloc(sizeof(int) * (size_t)(N > 0 ? N : 1));
+	int rc = -1;
+
+	if (!taken || !order || !pos || !got || !free_n) {
+		hb_runtime_error(err, "%s: out of memory", kind_name[st->kind]);
+		goto out;
+	}
+	for (int j = 0; j < st->T; j++) {
+		const struct hb_type_group *ty = &st->g.types[j];
+		int no = 0, cur = 0;
+
+		/* this type's jobs by scale factor, descending, then sel (stable) */
+		for (int a = 0; a < J; a++)
+			if (chosen[a] == j)
+				order[no++] = a;
+		for (int x = 1; x < no; x++)
+			for (int y = x; y > 0; y--) {
+				int p = order[y - 1], q = order[y], sp = st->scale[jobs[p]->id], sq = st->scale[jobs[q]->id];
+
+				if (sp > sq || (sp == sq && sel[p] < sel[q]))
+					break;
+				order[y - 1] = q;
+				order[y] = p;
+			}
+		for (int k = 0; k < ty->nnodes; k++)
+			pos[k] = 0;
+		for (int lo = 0; lo < no;) {
+			int sf = st->scale[jobs[order[lo]]->id], hi = lo;
+
+			while (hi < no && st->scale[jobs[order[hi]]->id] == sf)
+				hi++;
+			/* keep: last round's GPUs on this type, all still free */
+			for (int x = lo; x < hi; x++) {
+				int a = order[x], id = jobs[a]->id, ok = st->wk_type[id] == j;
+
+				for (int k = 0; ok && k < sf; k++) {
+					int w = st->wk[id][k], n = 0;
+
+					while (n + 1 < N && st->gpu_off[n + 1] <= w)
+						n++;
+					ok = !taken[w] && w - st->gpu_off[n] < hb_sim_node_online(sim, n);
+				}
+				if (!ok)
+					continue;
+				for (int k = 0; k < sf; k++)
+					taken[st->wk[id][k]] = 1;
+				got[a] = 1;
+			}
+			/* the others: from the cursor on */
+			for (int x = lo; x < hi; x++) {
+				int a = order[x], id = jobs[a]->id, c = 0;
+
+				if (got[a])
+					continue;
+				while (c < sf && cur < ty->nnodes) {
+					int n = ty->nodes[cur], w;
+
+					if (pos[cur] >= hb_sim_node_online(sim, n)) {
+						cur++;
+						continue;
+					}
+					w = st->gpu_off[n] + pos[cur]++;
+					if (!taken[w]) {
+						st->wk[id][c++] = w;
+						taken[w] = 1;
+					}
+				}
+				if (c == sf) {
+					got[a] = 1;
+					continue;
+				}
+				for (int k = 0; k < c; k++) /* give them back: placed below */
+					taken[st->wk[id][k]] = 0;
+				got[a] = -1;
+			}
+			lo = hi;
+		}
+	}
+	/* grants; the cursor's misses placed hetbatch's way on what is left */
+	for (int n = 0; n < N; n++) {
+		int on = hb_sim_node_online(sim, n);
+
+		free_n[n] = on;
+		for (int s = 0; s < on; s++)
+			free_n[n] -= taken[st->gpu_off[n] + s];
+	}
+	for (int a = 0; a < J; a++) {
+		int id = jobs[a]->id;
+
+		if (got[a] == 1)
+			for (int k = 0; k < st->scale[id]; k++) {
+				int w = st->wk[id][k], n = 0;
+
+				while (n + 1 < N && st->gpu_off[n + 1] <= w)
+					n++;
+				g[(size_t)a * N + n]++;
+			}
+	}
+	for (int a = 0; a < J; a++) {
+		int id = jobs[a]->id, k = 0;
+
+		if (got[a] != -1)
+			continue;
+		place_on_type(sim, &st->g.types[chosen[a]], jobs[a], st->scale[id], free_n, g + (size_t)a * N);
+		for (int n = 0; n < N; n++) /* its GPUs: the first free slots of each node */
+			for (int s = 0, left = g[(size_t)a * N + n]; s < sim->cl->nodes[n].ngpus && left > 0; s++)
+				if (!taken[st->gpu_off[n] + s]) {
+					taken[st->gpu_off[n] + s] = 1;
+					st->wk[id][k++] = st->gpu_off[n] + s;
+					left--;
+				}
+	}
+	for (int a = 0; a < J; a++)
+		st->wk_type[jobs[a]->id] = chosen[a];
+	rc = 0;
+out:
+	free(taken);
+	free(order);
+	free(pos);
+	free(got);
+	free(free_n);
+	return rc;
+}
+
 static int gavel_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
 	struct gavel_state *st = state;
 	int J = 0, T = st->T, N = sim->cl->nnodes, rc = -1, changed = 0, ne = 0, kind = st->kind;
-	int *room = NULL, *chosen = NULL, *grant = NULL, *free_n = NULL;
+	int *room = NULL, *chosen = NULL, *grant = NULL, *free_n = NULL, *sel = NULL;
 	struct entry *q = NULL;
 	struct hb_sim_job **jobs = NULL;
 
@@ -463,7 +636,8 @@ static int gavel_round(struct hb_sim *sim, void *state, struct hb_error *err)
 	grant = calloc((size_t)J * (size_t)(N > 0 ? N : 1), sizeof(int));
 	free_n = malloc(sizeof(int) * (size_t)(N > 0 ? N : 1));
 	jobs = malloc(sizeof(*jobs) * (size_t)J);
-	if (!q || !room || !chosen || !grant || !free_n || !jobs) {
+	sel = malloc(sizeof(int) * (size_t)J);
+	if (!q || !room || !chosen || !grant || !free_n || !jobs || !sel) {
 		hb_runtime_error(err, "%s: out of memory", kind_name[kind]);
 		goto out;
 	}
@@ -498,12 +672,15 @@ static int gavel_round(struct hb_sim *sim, void *state, struct hb_error *err)
 		if (chosen[q[e].a] >= 0 || sf > room[q[e].j] || (kind == GAVEL_FIFO && !(q[e].prio > 0)))
 			continue;
 		chosen[q[e].a] = q[e].j;
+		sel[q[e].a] = e;
 		room[q[e].j] -= sf;
 	}
 	/* Placement: per type, largest scale factor first (a stable pass per size). */
 	for (int n = 0; n < N; n++)
 		free_n[n] = hb_sim_node_online(sim, n);
-	for (int j = 0; j < T; j++) {
+	if (st->wk && place_artifact(sim, st, jobs, J, chosen, sel, grant, err) < 0)
+		goto out;
+	for (int j = 0; !st->wk && j < T; j++) {
 		int top = 0;
 
 		for (int a = 0; a < J; a++)
@@ -532,6 +709,7 @@ out:
 	free(grant);
 	free(free_n);
 	free(jobs);
+	free(sel);
 	return rc;
 }
 

@@ -256,7 +256,7 @@ static int remaining_s(const struct hb_sim *sim, struct optimus_state *st, const
 	long gbs;
 	int found;
 
-	if (job->fid) {
+	if (job->fid_agents) {
 		*out = fid_step_s(sim, st, job, k) * oj->fid_iters;
 		return 0;
 	}
@@ -311,7 +311,7 @@ static int allocate(struct hb_sim *sim, struct optimus_state *st, struct hb_erro
 
 		oj->nmemo = 0;
 		oj->max_gpus = (int)(cap < 1 ? 1 : cap > sim->cl->ngpus ? sim->cl->ngpus : cap);
-		if (job->fid) {
+		if (job->fid_agents) {
 			oj->fid_iters = hb_arbiter_fid_iters(job, job_batch(job));
 			/* simulator.py get_optimus_job_info pins NCF to one replica. */
 			if (job->fid->pinned_batch > 0)

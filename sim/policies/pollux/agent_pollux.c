@@ -539,7 +539,7 @@ static int make_config(struct hb_sim *sim, struct hb_sim_job *job, const int *al
 		return hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
 	memcpy(cfg->alloc, alloc, sizeof(int) * (size_t)sim->cl->nnodes);
 	if (alloc_shape(job, alloc, &nodes, &gpus, err) < 0 ||
-	    (job->fid ? hb_agent_fid_iter_s(job, alloc, 1, local_bs, accum_steps, &cfg->iter_s, NULL, err)
+	    (job->fid_agents ? hb_agent_fid_iter_s(job, alloc, 1, local_bs, accum_steps, &cfg->iter_s, NULL, err)
 		      : hb_ddp_iter_time(job->perf, alloc, local_bs, accum_steps, &cfg->iter_s, NULL, err)) < 0) {
 		hb_job_config_free(cfg);
 		return -1;
@@ -689,7 +689,7 @@ static int types_prepare(struct hb_sim *sim, struct hb_sim_job *job, struct poll
 			st->types[t].compute_scale = t == st->ref_type ? 1.0 : u[t] / umax;
 	/* Pollux fidelity: the artifact's per-GPU batch range is its measured
 	 * placements' (Application.min_local_bsz, max_local_bsz). */
-	for (int t = 0; job->fid && t < nt; t++)
+	for (int t = 0; job->fid_agents && t < nt; t++)
 		if (st->types[t].usable) {
 			st->types[t].min_local_bsz = job->fid->min_local;
 			st->types[t].max_local_bsz = job->fid->max_local;
@@ -771,7 +771,7 @@ static int measure(struct hb_sim *sim, struct hb_sim_job *job, const struct poll
 	double iter_s, compute_s = 0.0;
 	int ng, nn; /* the allocation's GPUs and nodes */
 
-	if (job->fid) {
+	if (job->fid_agents) {
 		/* Pollux fidelity: the artifact's agent records the true step and
 		 * sync times of what it ran, noise-free (Job.update_params). */
 		if (hb_agent_fid_iter_s(job, alloc, 1, local_bs, accum_steps, &iter_s, &compute_s, err) < 0)
@@ -1177,7 +1177,7 @@ static int choose(const struct hb_sim *sim, struct hb_sim_job *job, const struct
 	int *lbs = NULL, nl = 0, rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (job->fid)
+	if (job->fid_agents)
 		return choose_fid(job, theta, grad, alloc, out, err);
 	if (alloc_shape(job, alloc, &out->num_nodes, &out->num_replicas, err) < 0 ||
 	    feasible_lbs(sim, job, alloc, &lbs, &nl, err) < 0)
@@ -1267,7 +1267,7 @@ static int start_on(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_st
 	int *lbs = NULL, nl = 0, nodes, gpus, local_bs = 0;
 	long s = 0, maxl;
 
-	if (job->fid) {
+	if (job->fid_agents) {
 		/* Job.update_local_bsz before any profile: max(M0, min_local K),
 		 * or NCF's pinned batch, by the artifact's split. */
 		long target;

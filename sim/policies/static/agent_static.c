@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "agent_util.h"   /* hb_agent_alloc_granted, hb_agent_ddp_config */
+#include "fidelity.h"     /* HB_FIDELITY_SIA */
 #include "policy.h"
 #include "sim.h"
 
@@ -37,8 +38,11 @@ static int static_start(struct hb_sim *sim, void *state, struct hb_sim_job *job,
 		return hb_runtime_error(err, "static %s: out of memory", job->name);
 	hb_agent_alloc_granted(job, cfg.alloc);
 	/* Pollux fidelity: TunedJobs' batch as the artifact splits it. */
-	if (job->fid)
+	if (job->fid_agents)
 		rc = hb_agent_fid_config(job, cfg.alloc, target, &cfg, err);
+	else if (sim->opts.fidelity == HB_FIDELITY_SIA &&
+		 (rc = hb_agent_sia_fixed_config(job, cfg.alloc, target, 0, &cfg, err)) != 0)
+		rc = rc < 0 ? -1 : 0; /* Sia fidelity: its simulator's split, where it applies */
 	else
 		rc = hb_agent_ddp_config(job->perf, cfg.alloc, target, &cfg, NULL, err);
 	if (rc < 0) {
