@@ -392,26 +392,38 @@ int hb_perf_measured_step(const struct hb_perf_measured *m, const int *counts, i
 /* The artifact's lookup: the placement at its least rotation of counts in
  * order, else the 3-D interpolation over (nodes capped at 16, replicas,
  * local_bs). */
+/* The artifact's placement of counts (nonzero entries in `order`): its
+ * nodes *k and GPUs *replicas, and its key (least rotation) into key[24];
+ * 1 when there is a key, 0 when not (no GPU, more than 64 nodes, a node of
+ * more than 9 GPUs: *k and *replicas still hold). */
+static int artifact_key(const int *counts, int n, enum hb_place_order order, char *key, int *k, int *replicas)
+{
+	int v[64], knodes, kreplicas;
+
+	*k = *replicas = 0;
+	for (int i = 0; i < n; i++)
+		if (counts[i] > 0) {
+			if (*k < 64)
+				v[*k] = counts[i];
+			(*k)++;
+			*replicas += counts[i];
+		}
+	if (*k == 0 || *k > 64)
+		return 0;
+	if (order == HB_PLACE_DESCENDING)
+		qsort(v, (size_t)*k, sizeof(int), cmp_desc);
+	return rotation_key(v, *k, key, 24, &knodes, &kreplicas) == 0;
+}
+
 static int artifact_step(const struct hb_perf_measured *m, const int *counts, int n, enum hb_place_order order,
 			 int local_bs, double *step, double *sync)
 {
 	const struct hb_interp3 *nd;
 	char key[24];
-	int v[64], k = 0, replicas = 0, knodes, kreplicas;
+	int k, replicas;
 	double q[3], val[HB_INTERP3_NVAL];
 
-	for (int i = 0; i < n; i++)
-		if (counts[i] > 0) {
-			if (k < 64)
-				v[k] = counts[i];
-			k++;
-			replicas += counts[i];
-		}
-	if (order == HB_PLACE_DESCENDING && k <= 64)
-		qsort(v, (size_t)k, sizeof(int), cmp_desc);
-	/* the key's own counts are not needed (and partial when it fails: a
-	 * node of more than 9 GPUs); the interpolation below reads k, replicas */
-	if (k <= 64 && rotation_key(v, k, key, sizeof(key), &knodes, &kreplicas) == 0)
+	if (artifact_key(counts, n, order, key, &k, &replicas))
 		for (int i = 0; i < m->naplace; i++)
 			if (strcmp(m->aplace[i].key, key) == 0 && interp(&m->aplace[i], local_bs, step, sync))
 				return 1;
@@ -465,26 +477,15 @@ found:
 int hb_perf_measured_max_local(const struct hb_perf_measured *m, const int *counts, int n, enum hb_place_order order)
 {
 	char key[24];
-	int v[64], k = 0, replicas = 0, knodes, kreplicas, best = 0;
+	int k, replicas, best = 0;
 
 	if (!m)
 		return 0;
-	for (int i = 0; i < n; i++)
-		if (counts[i] > 0) {
-			if (k < 64)
-				v[k] = counts[i];
-			k++;
-			replicas += counts[i];
-		}
-	if (k == 0)
-		return 0;
-	if (order == HB_PLACE_DESCENDING && k <= 64)
-		qsort(v, (size_t)k, sizeof(int), cmp_desc);
-	if (k <= 64 && rotation_key(v, k, key, sizeof(key), &knodes, &kreplicas) == 0)
+	if (artifact_key(counts, n, order, key, &k, &replicas))
 		for (int i = 0; i < m->naplace; i++)
 			if (strcmp(m->aplace[i].key, key) == 0 && m->aplace[i].npts > 0)
 				return m->aplace[i].pts[m->aplace[i].npts - 1].local_bs; /* ascending */
-	for (int i = 0; i < m->nscal; i++)
+	for (int i = 0; k > 0 && i < m->nscal; i++)
 		if (m->scal[i].nodes >= k && m->scal[i].replicas >= replicas && m->scal[i].npts > 0 &&
 		    m->scal[i].pts[m->scal[i].npts - 1].local_bs > best)
 			best = m->scal[i].pts[m->scal[i].npts - 1].local_bs;

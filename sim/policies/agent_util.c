@@ -101,6 +101,30 @@ int hb_agent_fid_iter_s(const struct hb_sim_job *job, const int *alloc, int node
 	return 0;
 }
 
+/* cfg for an artifact's split (atomic x n GPUs, accum extra micro-steps,
+ * realised batch b) on alloc, timed by the artifact's lookup
+ * (perf->measured->artifact: a measured placement, else its 3-D
+ * interpolation; the perf model only where neither covers the layout);
+ * whose: "Pollux" or "Sia", for the layout's text. */
+static int artifact_config(const struct hb_sim_job *job, const int *alloc, int n, int atomic, int accum, long b,
+			   const char *whose, struct hb_job_config *cfg, struct hb_error *err)
+{
+	if (cfg->alloc != alloc)
+		memcpy(cfg->alloc, alloc, sizeof(int) * (size_t)job->perf->nnodes);
+	if (hb_agent_fid_iter_s(job, alloc, 0, atomic, accum, &cfg->iter_s, NULL, err) < 0) {
+		hb_error_prefix(err, "%s: B_L %d x %d GPUs, GA %d", job->name, atomic, n, accum);
+		return -1;
+	}
+	cfg->ngpus = n;
+	cfg->global_bs = b;
+	cfg->local_bs = atomic;
+	cfg->overhead_per_iter_s = 0.0;
+	cfg->eff_factor = 1.0;
+	snprintf(cfg->layout, sizeof(cfg->layout), "DDP B_L %d x %d GPUs, GA %d (%s artifact's batch rule)", atomic, n,
+		 accum, whose);
+	return 0;
+}
+
 int hb_agent_fid_config(const struct hb_sim_job *job, const int *alloc, long target_gbs, struct hb_job_config *cfg,
 			struct hb_error *err)
 {
@@ -115,23 +139,7 @@ int hb_agent_fid_config(const struct hb_sim_job *job, const int *alloc, long tar
 	b = hb_fid_batch(target_gbs, n, job->fid->max_local, job->max_gbs, (long)job->fid->m0, &atomic, &accum);
 	if (b < 1)
 		return hb_input_error(err, "%s: no batch for B_G %ld on %d GPUs", job->name, target_gbs, n);
-	if (cfg->alloc != alloc)
-		memcpy(cfg->alloc, alloc, sizeof(int) * (size_t)perf->nnodes);
-	/* The artifact's lookup (perf->measured->artifact): a measured
-	 * placement, else its 3-D interpolation; the perf model only where
-	 * neither covers the layout. */
-	if (hb_agent_fid_iter_s(job, alloc, 0, atomic, accum, &cfg->iter_s, NULL, err) < 0) {
-		hb_error_prefix(err, "%s: B_L %d x %d GPUs, GA %d", job->name, atomic, n, accum);
-		return -1;
-	}
-	cfg->ngpus = n;
-	cfg->global_bs = b;
-	cfg->local_bs = atomic;
-	cfg->overhead_per_iter_s = 0.0;
-	cfg->eff_factor = 1.0;
-	snprintf(cfg->layout, sizeof(cfg->layout), "DDP B_L %d x %d GPUs, GA %d (Pollux artifact's batch rule)", atomic,
-		 n, accum);
-	return 0;
+	return artifact_config(job, alloc, n, atomic, accum, b, "Pollux", cfg, err);
 }
 
 int hb_agent_sia_fixed_config(const struct hb_sim_job *job, const int *alloc, long target_gbs, int predict,
@@ -158,20 +166,7 @@ int hb_agent_sia_fixed_config(const struct hb_sim_job *job, const int *alloc, lo
 		atomic = cap;
 		b = (long)n * atomic * (accum + 1);
 	}
-	if (cfg->alloc != alloc)
-		memcpy(cfg->alloc, alloc, sizeof(int) * (size_t)perf->nnodes);
-	if (hb_agent_fid_iter_s(job, alloc, 0, atomic, accum, &cfg->iter_s, NULL, err) < 0) {
-		hb_error_prefix(err, "%s: B_L %d x %d GPUs, GA %d", job->name, atomic, n, accum);
-		return -1;
-	}
-	cfg->ngpus = n;
-	cfg->global_bs = b;
-	cfg->local_bs = atomic;
-	cfg->overhead_per_iter_s = 0.0;
-	cfg->eff_factor = 1.0;
-	snprintf(cfg->layout, sizeof(cfg->layout), "DDP B_L %d x %d GPUs, GA %d (Sia artifact's batch rule)", atomic, n,
-		 accum);
-	return 1;
+	return artifact_config(job, alloc, n, atomic, accum, b, "Sia", cfg, err) < 0 ? -1 : 1;
 }
 
 double hb_agent_gns_overhead_s(const struct hb_sim *sim, const struct hb_sim_job *job, double iter_s)
