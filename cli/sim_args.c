@@ -128,7 +128,7 @@ static void usage(FILE *out)
 		"                       of single-job runs and of replays of at most\n"
 		"                       10000 jobs), summary (the default above 10000 jobs),\n"
 		"                       summary (job-level events only: arrival, admit,\n"
-		"                       start, restart, resize, preempt, drop, done; no\n"
+		"                       start, restart, resize, move, preempt, drop, done; no\n"
 		"                       per-round or per-epoch event such as reconfig,\n"
 		"                       epoch, adapt, sched; no time-series sample) or none\n"
 		"                       (neither: the events and timeseries tables and files\n"

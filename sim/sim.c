@@ -1026,24 +1026,65 @@ int hb_sim_apply(struct hb_sim *sim, struct hb_sim_job *job, const struct hb_job
 	return hb_sim_apply_cost(sim, job, cfg, how, -1.0, why, err);
 }
 
+/* Sia fidelity: whether the new configuration only moves the job to other
+ * GPUs of the same type in the same shape (its GPUs per node, in node
+ * order), which Sia's simulator does not count as a change (cluster.py
+ * Cluster.optimize_policy calls Job.reallocate, which rescales only when
+ * the placement tuple differs).  A job resumed from a suspension always
+ * restarts there (Job.migrate from no cluster). */
+static int same_shape_move(const struct hb_sim *sim, const struct hb_sim_job *job, const struct hb_job_config *cfg)
+{
+	const int *a = job->cfg.alloc, *b = cfg->alloc;
+	int i = 0, k = 0, N = sim->cl->nnodes, ta = -1, tb = -1;
+
+	if (sim->opts.fidelity != HB_FIDELITY_SIA || !job->started || job->resumed || !a || !b)
+		return 0;
+	for (;;) {
+		while (i < N && a[i] <= 0)
+			i++;
+		while (k < N && b[k] <= 0)
+			k++;
+		if (i == N || k == N)
+			return i == N && k == N && ta >= 0;
+		if (a[i] != b[k])
+			return 0;
+		if (ta < 0) {
+			ta = sim->cl->nodes[i].gpu;
+			tb = sim->cl->nodes[k].gpu;
+			if (ta != tb)
+				return 0;
+		}
+		if (sim->cl->nodes[i].gpu != ta || sim->cl->nodes[k].gpu != tb)
+			return 0;
+		i++;
+		k++;
+	}
+}
+
 int hb_sim_apply_cost(struct hb_sim *sim, struct hb_sim_job *job, const struct hb_job_config *cfg, int how,
 		      double pause_s, const char *why, struct hb_error *err)
 {
 	double now = sim->eng.now, pause = 0.0;
 	const char *kind = "start";
+	int move;
 
 	if (cfg->ngpus < 1 || cfg->global_bs < 1 || !(cfg->iter_s > 0) || !(cfg->eff_factor > 0))
 		return hb_runtime_error(err, "simulator: job %s: agent %s gave an invalid configuration (%d GPUs, B_G %ld, "
 					     "iteration %g s)", job->name, job->agent->name, cfg->ngpus, cfg->global_bs,
 					cfg->iter_s);
 	advance(sim, job, now);
+	move = how != HB_APPLY_INPLACE && same_shape_move(sim, job, cfg);
 	if (hb_job_config_copy(&job->cfg, cfg, sim->cl->nnodes) < 0)
 		return hb_runtime_error(err, "simulator: out of memory");
 	job->price_per_h = hb_sim_price_per_hour(sim, job->cfg.alloc);
 	if (how == HB_APPLY_START && job->started)
 		how = HB_APPLY_RESTART; /* resumed after preemption or on a new grant */
 	job->started = 1;
-	if (how == HB_APPLY_RESTART) {
+	if (move) {
+		/* the rescale under way, if any, goes on where it was */
+		pause = job->restart_until > now ? job->restart_until - now : 0.0;
+		kind = "move";
+	} else if (how == HB_APPLY_RESTART) {
 		pause = hb_sim_restart_s(sim, job);
 		job->restarts++;
 		kind = "restart";
@@ -1438,6 +1479,9 @@ int hb_sim_regrant(struct hb_sim *sim, struct hb_sim_job *job, const int *grant,
 			    job->progress / job->target);
 		return 0;
 	}
+	job->resumed = job->state == HB_JOB_SUSPENDED;
+	if (job->state != HB_JOB_RESTARTING)
+		job->restart_until = sim->eng.now; /* none left to carry over (same_shape_move) */
 	job->state = HB_JOB_PENDING; /* apply() below sets RUNNING or RESTARTING */
 	if (job->agent->on_grant)
 		return job->agent->on_grant(sim, hb_sim_agent_state(sim, job), job, err);

@@ -171,6 +171,7 @@ struct hb_sim_job {
 	int *grant;              /* GPUs per node the arbiter gives the job, owned */
 	int ngrant;              /* sum of grant */
 	double start_s;          /* first start (queueing delay = start_s - arrival_s) */
+	int resumed;             /* 1 when the grant hb_sim_regrant last made ended a suspension */
 	int started;             /* 1 once the first configuration was applied: a later
 				    start (after preemption or a new grant) is a restart */
 	int preemptions;         /* times the arbiter suspended the job */

@@ -55,7 +55,8 @@ enum { K_OTHER = 0, K_APPLY, K_STOP };
 /* What an event says about the GPUs its job holds afterwards. */
 static int event_class(const char *kind)
 {
-	if (strcmp(kind, "start") == 0 || strcmp(kind, "restart") == 0 || strcmp(kind, "reconfig") == 0)
+	if (strcmp(kind, "start") == 0 || strcmp(kind, "restart") == 0 || strcmp(kind, "reconfig") == 0 ||
+	    strcmp(kind, "move") == 0)
 		return K_APPLY;
 	if (strcmp(kind, "preempt") == 0 || strcmp(kind, "done") == 0)
 		return K_STOP;

@@ -47,7 +47,7 @@ const char *hb_events_level_name(enum hb_events_level lv)
 int hb_events_level_keeps(enum hb_events_level lv, const char *kind)
 {
 	static const char *const job_level[] = { "arrival", "admit", "start", "restart", "resize",
-						 "preempt", "drop", "done", NULL };
+						 "preempt", "drop", "done", "move", NULL };
 
 	if (lv == HB_EVENTS_ALL)
 		return 1;

@@ -49,7 +49,7 @@
  *            single-job runs and of replays of at most
  *            HB_EVENTS_ALL_MAX_JOBS jobs: hb_events_level_default)
  *   summary  the job-level events only: arrival, admit, start, restart,
- *            resize, preempt, drop and done (a job's life and every change
+ *            resize, move, preempt, drop and done (a job's life and every change
  *            of the GPUs it holds); not the per-round and per-epoch ones
  *            (reconfig, epoch, adapt, offer, autoscale, sched, scale,
  *            demote); no time-series sample

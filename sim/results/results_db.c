@@ -244,7 +244,7 @@ static int db_summary(sqlite3 *db, sqlite3_stmt *s, const struct srow *x, struct
 static const char *const fixed_kinds[] = {
 	"arrival", "admit", "start", "restart", "reconfig", "resize", "preempt", "resume",
 	"drop", "done", "epoch", "adapt", "offer", "autoscale", "sched", "scale",
-	"demote", "grant", "fallback", "shrink", "revoke", "capacity",
+	"demote", "grant", "fallback", "shrink", "revoke", "capacity", "move",
 };
 #define NFIXED_KINDS ((int)(sizeof(fixed_kinds) / sizeof(fixed_kinds[0])))
 

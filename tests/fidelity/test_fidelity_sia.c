@@ -159,6 +159,46 @@ static void test_sia_gavel_placer(void **state)
 	assert_string_equal(b, "g4dn-1=3");
 }
 
+/* A job moved to other GPUs of its type in the same shape pays nothing and
+ * is not restarted (Job.reallocate rescales only when the placement tuple
+ * changes): a 4-GPU job arriving at 400 s takes the first node from Sia's
+ * Gavel's cursor before the 3-GPU job there can keep it, which goes to the
+ * next node's first three. */
+static void test_sia_same_shape_move(void **state)
+{
+	const struct hb_policy *p = hb_policy_find("gavel-tput");
+	struct hb_sim s;
+	struct hb_sim_opts o;
+	struct hb_error err = { 0 };
+	int ids[2], moves = 0;
+
+	(void)state;
+	hb_sim_opts_default(&o);
+	o.quiet = 1;
+	o.fidelity = HB_FIDELITY_SIA;
+	if (hb_sim_init(&s, &cat, hb_catalog_cluster(&cat, "pollux-t4"), db, "gavel-tput", &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	hb_sim_set_arbiter(&s, p->shared);
+	for (int k = 0; k < 2; k++) {
+		if (hb_sim_add_job(&s, hb_catalog_model(&cat, "cifar10"), p->agent, 400.0 * k, &ids[k], &err) < 0)
+			fail_msg("%s", err.msg);
+		hb_sim_job_request(&s.jobs[ids[k]], k ? 4 : 3, 384);
+	}
+	if (hb_sim_run(&s, &err) < 0)
+		fail_msg("%s", err.msg);
+	for (size_t e = 0; e < s.nevents; e++)
+		if (s.events[e].job == ids[0] && strcmp(s.events[e].kind, "move") == 0) {
+			assert_non_null(strstr(s.events[e].detail, "alloc g4dn-1=3,"));
+			assert_true(fabs(s.events[e].t - 720.0) < 1e-9);
+			moves++;
+		}
+	assert_int_equal(moves, 1);
+	assert_int_equal(s.jobs[ids[0]].restarts, 0);
+	/* the first start's rescale only (50 s for CIFAR-10), none for the move */
+	assert_true(fabs(s.jobs[ids[0]].overhead_s - 50.0) < 1e-6);
+	hb_sim_free(&s);
+}
+
 static int setup(void **state)
 {
 	struct hb_error err = { 0 };
@@ -185,6 +225,7 @@ int main(void)
 		cmocka_unit_test(test_sia_constants),
 		cmocka_unit_test(test_sia_engine),
 		cmocka_unit_test(test_sia_gavel_placer),
+		cmocka_unit_test(test_sia_same_shape_move),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
