@@ -9,12 +9,15 @@
 
 #include "gavel_lp.h"
 
-static int runnable(const struct hb_gavel_problem *pb, int m, int j)
+int hb_gavel_runnable(const struct hb_gavel_problem *pb, int m, int j)
 {
 	return pb->tput[(size_t)m * pb->ntypes + j] > 0 && pb->scale[m] <= pb->capacity[j];
 }
 
-static int check(const struct hb_gavel_problem *pb, struct hb_error *err)
+#define runnable hb_gavel_runnable
+#define check hb_gavel_check
+
+int hb_gavel_check(const struct hb_gavel_problem *pb, struct hb_error *err)
 {
 	if (pb->njobs < 0 || pb->ntypes < 1 || !pb->capacity || (pb->njobs > 0 && (!pb->tput || !pb->scale)))
 		return hb_input_error(err, "gavel: %d jobs, %d GPU types: not a problem", pb->njobs, pb->ntypes);

@@ -73,6 +73,19 @@ int hb_gavel_max_min_fairness(const struct hb_gavel_problem *pb, const struct hb
 int hb_gavel_max_sum_throughput(const struct hb_gavel_problem *pb, const struct hb_milp_opts *o, double *x,
 				double *objective, struct hb_error *err);
 
+/* The same program solved as the Sia artifact's ECOS solves it, by an
+ * interior-point method (gavel_center.c): where the optimum is not unique,
+ * x near the analytic centre of the optimal face (ties split evenly)
+ * instead of a vertex; rounded to 1e-5 as the artifact does.  Input errors
+ * as hb_gavel_max_sum_throughput; HB_ERUNTIME if it does not converge. */
+int hb_gavel_max_sum_throughput_center(const struct hb_gavel_problem *pb, double *x, double *objective,
+				       struct hb_error *err);
+
+/* 0, or HB_EINPUT naming what makes pb no problem (the solvers' check). */
+int hb_gavel_check(const struct hb_gavel_problem *pb, struct hb_error *err);
+/* 1 when job m can run on type j (throughput > 0, enough GPUs). */
+int hb_gavel_runnable(const struct hb_gavel_problem *pb, int m, int j);
+
 /* Finish-time fairness's per-job inputs (njobs entries each, borrowed). */
 struct hb_gavel_ftf {
 	const double *elapsed_s;     /* e_m: now - arrival, s (>= 0) */

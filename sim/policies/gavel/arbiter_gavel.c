@@ -400,7 +400,9 @@ static int recompute(struct hb_sim *sim, struct gavel_state *st, struct hb_error
 			goto out;
 		}
 	} else if ((st->kind == GAVEL_MAXMIN ? hb_gavel_max_min_fairness(&pb, &mo, x, NULL, err)
-					     : hb_gavel_max_sum_throughput(&pb, &mo, x, NULL, err)) < 0) {
+		    /* Sia fidelity: ECOS's interior point, not a vertex (gavel_lp.h) */
+		    : sim->opts.fidelity == HB_FIDELITY_SIA ? hb_gavel_max_sum_throughput_center(&pb, x, NULL, err)
+							    : hb_gavel_max_sum_throughput(&pb, &mo, x, NULL, err)) < 0) {
 		if (err->code == HB_EINPUT) { /* the data admit no answer: a bug here */
 			rc = -1;
 			goto out;
