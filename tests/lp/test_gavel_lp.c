@@ -149,6 +149,99 @@ static void test_grid_3x2(void **state)
 
 /* A job that cannot use a type gets no time there, even when it would help
  * the others (the LP fixes those cells at 0). */
+/* The interior-point max-sum solver (gavel_center.c) against GLPK's
+ * simplex, its oracle: the same optimum (within the 1e-5 rounding of x)
+ * and a feasible x, over random problems of up to 40 jobs and 4 types,
+ * ties included (throughputs drawn from a few values). */
+static void test_center_matches_simplex(void **state)
+{
+	struct hb_rng rng;
+
+	(void)state;
+	hb_rng_seed(&rng, 42, 0);
+	for (int trial = 0; trial < 300; trial++) {
+		int M = 1 + (int)hb_rng_below(&rng, 40), T = 1 + (int)hb_rng_below(&rng, 4), sf[40], W[4];
+		double tp[160], x[160], xc[160], z, zc, vc = 0, scale = 0;
+		struct hb_gavel_problem pb = { M, T, tp, sf, NULL, W };
+		struct hb_error err = { 0 };
+
+		for (int j = 0; j < T; j++)
+			W[j] = 1 + (int)hb_rng_below(&rng, 24);
+		for (int m = 0; m < M; m++) {
+			int any = 0;
+
+			sf[m] = 1 + (int)hb_rng_below(&rng, 8);
+			for (int j = 0; j < T; j++) {
+				/* few distinct values: ties everywhere */
+				tp[m * T + j] = hb_rng_below(&rng, 5) == 0 ? 0.0 : 0.5 * (1 + (int)hb_rng_below(&rng, 4));
+				any |= tp[m * T + j] > 0 && sf[m] <= W[j];
+			}
+			if (!any) {
+				sf[m] = 1;
+				tp[m * T] = 1.0;
+			}
+		}
+		assert_int_equal(hb_gavel_max_sum_throughput(&pb, NULL, x, &z, &err), 0);
+		if (hb_gavel_max_sum_throughput_center(&pb, xc, &zc, &err) != 0)
+			fail_msg("trial %d (%d jobs, %d types): %s", trial, M, T, err.msg);
+		/* rounding x to 1e-5 (the artifact's) can overfill a type by
+		 * 5e-6 per job's GPU; beyond that is the solver's */
+		{
+			double over = 0.0, tol = 1e-9;
+
+			for (int m = 0; m < M; m++)
+				tol += 5e-6 * sf[m];
+			for (int j = 0; j < T; j++) {
+				double used = 0.0;
+
+				for (int m = 0; m < M; m++)
+					used += sf[m] * xc[m * T + j];
+				over = fmax(over, used - W[j]);
+			}
+			if (over > tol)
+				fail_msg("trial %d: a type overfilled by %g GPUs (rounding allows %g)", trial, over, tol);
+			assert_true(hb_gavel_feasible(&pb, xc, 1e-4 + tol));
+		}
+		for (int k = 0; k < M * T; k++) {
+			vc += tp[k] * xc[k];
+			scale += tp[k];
+		}
+		assert_true(fabs(vc - zc) < 1e-9 * (1 + scale));
+		if (fabs(zc - z) > 1e-4 * (1 + scale))
+			fail_msg("trial %d (%d jobs, %d types): interior point %.9g, simplex %.9g", trial, M, T, zc, z);
+	}
+}
+
+/* Ties split evenly, where simplex takes a vertex: two identical jobs
+ * and room for one (x 0.5 each), one job and two types as fast (0.5 on
+ * each), and a job the capacity does not bind (1, all on its faster type). */
+static void test_center_splits_ties(void **state)
+{
+	double tp2[2] = { 3.0, 3.0 }, x2[2], tp3[2] = { 2.0, 2.0 }, x3[2], tp4[4] = { 1.0, 4.0, 4.0, 1.0 }, x4[4];
+	int sf2[2] = { 4, 4 }, w2[1] = { 4 }, sf3[1] = { 2 }, w3[2] = { 8, 8 }, sf4[2] = { 1, 1 }, w4[2] = { 1, 1 };
+	struct hb_gavel_problem two = { 2, 1, tp2, sf2, NULL, w2 }, one = { 1, 2, tp3, sf3, NULL, w3 };
+	struct hb_gavel_problem cross = { 2, 2, tp4, sf4, NULL, w4 };
+	struct hb_error err = { 0 };
+
+	(void)state;
+	assert_int_equal(hb_gavel_max_sum_throughput_center(&two, x2, NULL, &err), 0);
+	assert_float_equal(x2[0], 0.5, 1e-5);
+	assert_float_equal(x2[1], 0.5, 1e-5);
+	assert_int_equal(hb_gavel_max_sum_throughput_center(&one, x3, NULL, &err), 0);
+	assert_float_equal(x3[0], 0.5, 1e-5);
+	assert_float_equal(x3[1], 0.5, 1e-5);
+	/* a unique optimum: each job all on the type where it is fast */
+	assert_int_equal(hb_gavel_max_sum_throughput_center(&cross, x4, NULL, &err), 0);
+	assert_float_equal(x4[0], 0.0, 1e-5);
+	assert_float_equal(x4[1], 1.0, 1e-5);
+	assert_float_equal(x4[2], 1.0, 1e-5);
+	assert_float_equal(x4[3], 0.0, 1e-5);
+	/* refused as the simplex path refuses */
+	sf3[0] = 0;
+	assert_int_equal(hb_gavel_max_sum_throughput_center(&one, x3, NULL, &err), -1);
+	assert_int_equal(err.code, HB_EINPUT);
+}
+
 static void test_unusable_type(void **state)
 {
 	static const double T[4] = { 0, 3, 1, 1 };
@@ -391,6 +484,8 @@ int main(void)
 		cmocka_unit_test(test_grid_2x2),
 		cmocka_unit_test(test_grid_3x2),
 		cmocka_unit_test(test_unusable_type),
+		cmocka_unit_test(test_center_matches_simplex),
+		cmocka_unit_test(test_center_splits_ties),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_isolated),
 		cmocka_unit_test(test_ftf_by_hand),
