@@ -247,6 +247,19 @@ int hb_csv_long_range(struct hb_csv *c, int col, long lo, long hi, long *out, st
 	return 0;
 }
 
+void hb_csv_put_int(FILE *f, long v)
+{
+	char d[24], *p = d + sizeof(d);
+	unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) > 0);
+	if (v < 0)
+		*--p = '-';
+	fwrite(p, 1, (size_t)(d + sizeof(d) - p), f);
+}
+
 void hb_csv_put_num(FILE *f, double v)
 {
 	char d[HB_FMT_G9_MAX];
@@ -259,17 +272,7 @@ void hb_csv_put_num(FILE *f, double v)
 	/* a whole number under 1e9 is its digits under %.9g: a trace's
 	 * jobs.csv holds a million (seconds, counts) */
 	if (v > -1e9 && v < 1e9 && (double)(k = (long long)v) == v) {
-		char *p = d + sizeof(d);
-		int neg = k < 0;
-
-		if (neg)
-			k = -k;
-		do
-			*--p = (char)('0' + k % 10);
-		while ((k /= 10) > 0);
-		if (neg)
-			*--p = '-';
-		fwrite(p, 1, (size_t)(d + sizeof(d) - p), f);
+		hb_csv_put_int(f, (long)k);
 		return;
 	}
 	n = hb_fmt_g9(d, v);

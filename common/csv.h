@@ -73,6 +73,9 @@ int hb_csv_check_width(struct hb_csv *c, struct hb_error *err);
  * of a dollar amount), a negative zero as 0; nothing (an empty field) when
  * not finite. */
 void hb_csv_put_num(FILE *f, double v);
+/* An integer, as "%ld" prints it (without printf: a trace's jobs.csv has
+ * a million). */
+void hb_csv_put_int(FILE *f, long v);
 /* A text field, quoted when it holds a comma, quote or line break (quotes
  * doubled); line breaks become spaces since hetbatch's reader takes no field
  * across lines. */

@@ -975,18 +975,24 @@ static void apply_note(struct hb_sim *sim, const struct hb_sim_job *job, const s
 	const int *lbs = cfg->local_bs == 0 ? cfg->gpu_local_bs : NULL;
 	size_t cap = 1, cap_lbs = 1, used = 0, used_lbs = 0;
 	char *alloc, *per_gpu, iter_s[HB_FMT_G9_MAX];
-	int need = note_need(sim, kind);
+	int need = note_need(sim, kind), on[64], non = 0;
 
 	if (need != NOTE_TEXT) {
 		if (need == NOTE_BARE)
 			note_store(sim, job, kind, "");
 		return;
 	}
+	/* The nodes used, in order, walked once: a big cluster's nodes are
+	 * mostly idle (384 on philly, one or two used); on[] holds up to 64,
+	 * past that every node is visited again. */
 	for (int i = 0; i < cl->nnodes; i++) {
 		size_t n;
 
-		if (cfg->alloc[i] <= 0) /* a big cluster's nodes are mostly idle */
+		if (cfg->alloc[i] <= 0)
 			continue;
+		if (non < 64)
+			on[non] = i;
+		non++;
 		n = strlen(cl->nodes[i].name) + 16;
 		cap += n;
 		cap_lbs += lbs ? n + (size_t)cfg->alloc[i] * 12 : 0;
@@ -999,7 +1005,8 @@ static void apply_note(struct hb_sim *sim, const struct hb_sim_job *job, const s
 		return; /* records are best effort under memory exhaustion */
 	}
 	alloc[0] = per_gpu[0] = '\0';
-	for (int i = 0; i < cl->nnodes; i++) {
+	for (int k = 0, i; k < (non <= 64 ? non : cl->nnodes); k++) {
+		i = non <= 64 ? on[k] : k;
 		if (cfg->alloc[i] <= 0)
 			continue;
 		used += (size_t)snprintf(alloc + used, cap - used, "%s%s=%d", used ? " " : "", cl->nodes[i].name,

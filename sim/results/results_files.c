@@ -376,13 +376,19 @@ static void write_trace_jobs_csv(FILE *f, const struct hb_trace_results *r)
 
 			hb_job_metrics(job, &m);
 			hb_res_trace_job(ru, j, &t);
-			fprintf(f, "%d,", i + 1);
+			hb_csv_put_int(f, i + 1);
+			fputc(',', f);
 			hb_csv_put_str(f, ru->policy);
-			fprintf(f, ",%d,", j);
+			fputc(',', f);
+			hb_csv_put_int(f, j);
+			fputc(',', f);
 			hb_csv_put_str(f, job->name);
 			fputc(',', f);
 			hb_csv_put_str(f, job->model->name);
-			fprintf(f, ",%d,%ld", job->req_gpus, job->req_batch);
+			fputc(',', f);
+			hb_csv_put_int(f, job->req_gpus);
+			fputc(',', f);
+			hb_csv_put_int(f, job->req_batch);
 			put_sep_num(f, job->arrival_s);
 			put_sep_num(f, job->started ? job->start_s : NAN);
 			put_sep_num(f, t.finish_s);
@@ -390,16 +396,22 @@ static void write_trace_jobs_csv(FILE *f, const struct hb_trace_results *r)
 			put_sep_num(f, t.queue_s);
 			put_sep_num(f, m.gpu_hours);
 			put_sep_num(f, m.cost_usd);
-			fprintf(f, ",%d,%d", job->restarts, job->preemptions);
+			fputc(',', f);
+			hb_csv_put_int(f, job->restarts);
+			fputc(',', f);
+			hb_csv_put_int(f, job->preemptions);
 			put_sep_num(f, m.mean_gbs);
-			fprintf(f, ",%ld", m.final_gbs);
+			fputc(',', f);
+			hb_csv_put_int(f, m.final_gbs);
 			put_sep_num(f, t.javg);
 			fputc(',', f);
 			if (t.ref_gpus > 0)
-				fprintf(f, "%d", t.ref_gpus);
+				hb_csv_put_int(f, t.ref_gpus);
 			put_sep_num(f, t.ref_jct_s);
 			put_sep_num(f, t.rho);
-			fprintf(f, ",%d\n", job->stopped_at_duration);
+			fputc(',', f);
+			hb_csv_put_int(f, job->stopped_at_duration);
+			fputc('\n', f);
 		}
 	}
 }

@@ -425,6 +425,30 @@ static void test_events_levels(void **state)
 	}
 }
 
+/* --events summary keeps exactly the job-level kinds (results.h), of every
+ * kind docs/outputs.md lists and a few it does not; all keeps all, none
+ * none. */
+static void test_summary_kinds(void **state)
+{
+	static const char *const kept[] = { "arrival", "admit", "start", "restart", "resize", "move", "preempt",
+					    "drop", "done" };
+	static const char *const dropped[] = { "reconfig", "resume", "epoch", "adapt", "offer", "autoscale",
+					       "sched", "scale", "demote", "grant", "fallback", "shrink",
+					       "revoke", "capacity", "", "a", "arrivals", "star", "moved", "x" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		assert_true(hb_events_level_keeps(HB_EVENTS_SUMMARY, kept[i]));
+		assert_true(hb_events_level_keeps(HB_EVENTS_ALL, kept[i]));
+		assert_false(hb_events_level_keeps(HB_EVENTS_NONE, kept[i]));
+	}
+	for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++) {
+		if (hb_events_level_keeps(HB_EVENTS_SUMMARY, dropped[i]))
+			fail_msg("summary keeps '%s'", dropped[i]);
+		assert_true(hb_events_level_keeps(HB_EVENTS_ALL, dropped[i]));
+	}
+}
+
 static void test_failed_run_writes_no_row(void **state)
 {
 	char path[1024], *s;
@@ -620,6 +644,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_streamed_equals_in_memory),
 		cmocka_unit_test(test_events_levels),
+		cmocka_unit_test(test_summary_kinds),
 		cmocka_unit_test(test_failed_run_writes_no_row),
 		cmocka_unit_test(test_parts_merged_in_order),
 		cmocka_unit_test(test_abort_leaves_nothing),
