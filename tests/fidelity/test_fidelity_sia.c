@@ -107,29 +107,36 @@ static void test_sia_engine(void **state)
 	hb_sim_free(&sia);
 }
 
-/* The start's allocation of job id under gavel-tput on pollux-t4, two
- * 3-GPU CIFAR-10 jobs submitted at 0 and 400 s. */
-static void start_alloc(int fidelity, int id, char *out, size_t n)
+/* Run two CIFAR-10 jobs of k0 and k1 GPUs (batch 384) submitted at 0 and
+ * 400 s under gavel-tput on pollux-t4 with `fidelity`; ids[] their ids. */
+static void two_jobs(struct hb_sim *s, int fidelity, int k0, int k1, int *ids)
 {
 	const struct hb_policy *p = hb_policy_find("gavel-tput");
-	struct hb_sim s;
 	struct hb_sim_opts o;
 	struct hb_error err = { 0 };
-	int ids[2];
 
 	hb_sim_opts_default(&o);
 	o.quiet = 1;
 	o.fidelity = fidelity;
-	if (hb_sim_init(&s, &cat, hb_catalog_cluster(&cat, "pollux-t4"), db, "gavel-tput", &o, &err) < 0)
+	if (hb_sim_init(s, &cat, hb_catalog_cluster(&cat, "pollux-t4"), db, "gavel-tput", &o, &err) < 0)
 		fail_msg("%s", err.msg);
-	hb_sim_set_arbiter(&s, p->shared);
+	hb_sim_set_arbiter(s, p->shared);
 	for (int k = 0; k < 2; k++) {
-		if (hb_sim_add_job(&s, hb_catalog_model(&cat, "cifar10"), p->agent, 400.0 * k, &ids[k], &err) < 0)
+		if (hb_sim_add_job(s, hb_catalog_model(&cat, "cifar10"), p->agent, 400.0 * k, &ids[k], &err) < 0)
 			fail_msg("%s", err.msg);
-		hb_sim_job_request(&s.jobs[ids[k]], 3, 384);
+		hb_sim_job_request(&s->jobs[ids[k]], k ? k1 : k0, 384);
 	}
-	if (hb_sim_run(&s, &err) < 0)
+	if (hb_sim_run(s, &err) < 0)
 		fail_msg("%s", err.msg);
+}
+
+/* The start's allocation of job id, two 3-GPU jobs (two_jobs). */
+static void start_alloc(int fidelity, int id, char *out, size_t n)
+{
+	struct hb_sim s;
+	int ids[2];
+
+	two_jobs(&s, fidelity, 3, 3, ids);
 	out[0] = '\0';
 	for (size_t e = 0; e < s.nevents; e++)
 		if (s.events[e].job == ids[id] && strcmp(s.events[e].kind, "start") == 0) {
@@ -166,26 +173,11 @@ static void test_sia_gavel_placer(void **state)
  * next node's first three. */
 static void test_sia_same_shape_move(void **state)
 {
-	const struct hb_policy *p = hb_policy_find("gavel-tput");
 	struct hb_sim s;
-	struct hb_sim_opts o;
-	struct hb_error err = { 0 };
 	int ids[2], moves = 0;
 
 	(void)state;
-	hb_sim_opts_default(&o);
-	o.quiet = 1;
-	o.fidelity = HB_FIDELITY_SIA;
-	if (hb_sim_init(&s, &cat, hb_catalog_cluster(&cat, "pollux-t4"), db, "gavel-tput", &o, &err) < 0)
-		fail_msg("%s", err.msg);
-	hb_sim_set_arbiter(&s, p->shared);
-	for (int k = 0; k < 2; k++) {
-		if (hb_sim_add_job(&s, hb_catalog_model(&cat, "cifar10"), p->agent, 400.0 * k, &ids[k], &err) < 0)
-			fail_msg("%s", err.msg);
-		hb_sim_job_request(&s.jobs[ids[k]], k ? 4 : 3, 384);
-	}
-	if (hb_sim_run(&s, &err) < 0)
-		fail_msg("%s", err.msg);
+	two_jobs(&s, HB_FIDELITY_SIA, 3, 4, ids);
 	for (size_t e = 0; e < s.nevents; e++)
 		if (s.events[e].job == ids[0] && strcmp(s.events[e].kind, "move") == 0) {
 			assert_non_null(strstr(s.events[e].detail, "alloc g4dn-1=3,"));
