@@ -41,14 +41,14 @@ struct ipm {
 	/* directions */
 	double *dx, *dw, *dy, *dzx, *dzw;
 	/* scratch */
-	double *rpx, *rd, *rdw, *rxz, *rwz, *dX, *dW, *a, *rhs, *S, *v;
+	double *rpx, *rd, *rdw, *rxz, *rwz, *dX, *dW, *a, *S, *v;
 };
 
 static void ipm_free(struct ipm *p)
 {
 	double **d[] = { &p->c,	  &p->b,   &p->sf,  &p->x,   &p->w,  &p->y,   &p->zx, &p->zw, &p->dx,
 			 &p->dw,  &p->dy,  &p->dzx, &p->dzw, &p->rpx, &p->rd,  &p->rdw, &p->rxz, &p->rwz,
-			 &p->dX,  &p->dW,  &p->a,   &p->rhs, &p->S,   &p->v };
+			 &p->dX,  &p->dW,  &p->a,   &p->S,   &p->v };
 
 	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
 		free(*d[i]);
@@ -147,10 +147,10 @@ static int direction(struct ipm *p)
 {
 	int K = p->K, R = p->R;
 
-	/* du = D (A' dy) + Z^-1 (rxz - U rd) ... written out per block */
+	/* (A D A') dy = rp - A Z^-1 (rxz - U rd); then dz = rd - A' dy and
+	 * du = Z^-1 (rxz - U dz) */
 	for (int r = 0; r < R; r++)
 		p->dy[r] = p->rpx[r];
-	/* rhs = rp - A Z^-1 (rxz - U rd) */
 	for (int k = 0; k < K; k++) {
 		double t = (p->rxz[k] - p->x[k] * p->rd[k]) / p->zx[k];
 
@@ -209,7 +209,7 @@ int hb_gavel_max_sum_throughput_center(const struct hb_gavel_problem *pb, double
 	{
 		size_t K = (size_t)(p.K > 0 ? p.K : 1), R = (size_t)p.R;
 		double **d[] = { &p.c, &p.x, &p.zx, &p.dx, &p.dzx, &p.rd, &p.rxz, &p.dX };
-		double **e[] = { &p.b, &p.w, &p.y, &p.zw, &p.dw, &p.dy, &p.dzw, &p.rpx, &p.rdw, &p.rwz, &p.dW, &p.rhs };
+		double **e[] = { &p.b, &p.w, &p.y, &p.zw, &p.dw, &p.dy, &p.dzw, &p.rpx, &p.rdw, &p.rwz, &p.dW };
 
 		p.pm = malloc(sizeof(int) * K);
 		p.pj = malloc(sizeof(int) * K);
@@ -222,7 +222,7 @@ int hb_gavel_max_sum_throughput_center(const struct hb_gavel_problem *pb, double
 		p.S = calloc((size_t)T * (size_t)T, sizeof(double));
 		p.v = calloc((size_t)T, sizeof(double));
 		if (!p.pm || !p.pj || !p.c || !p.x || !p.zx || !p.dx || !p.dzx || !p.rd || !p.rxz || !p.dX || !p.b ||
-		    !p.w || !p.y || !p.zw || !p.dw || !p.dy || !p.dzw || !p.rpx || !p.rdw || !p.rwz || !p.dW || !p.rhs ||
+		    !p.w || !p.y || !p.zw || !p.dw || !p.dy || !p.dzw || !p.rpx || !p.rdw || !p.rwz || !p.dW ||
 		    !p.sf || !p.a || !p.S || !p.v) {
 			hb_runtime_error(err, "gavel: out of memory");
 			goto out;

@@ -14,9 +14,6 @@ int hb_gavel_runnable(const struct hb_gavel_problem *pb, int m, int j)
 	return pb->tput[(size_t)m * pb->ntypes + j] > 0 && pb->scale[m] <= pb->capacity[j];
 }
 
-#define runnable hb_gavel_runnable
-#define check hb_gavel_check
-
 int hb_gavel_check(const struct hb_gavel_problem *pb, struct hb_error *err)
 {
 	if (pb->njobs < 0 || pb->ntypes < 1 || !pb->capacity || (pb->njobs > 0 && (!pb->tput || !pb->scale)))
@@ -36,7 +33,7 @@ int hb_gavel_check(const struct hb_gavel_problem *pb, struct hb_error *err)
 
 			if (!(t >= 0 && isfinite(t)))
 				return hb_input_error(err, "gavel: job %d, GPU type %d: throughput %g is not >= 0", m, j, t);
-			any |= runnable(pb, m, j);
+			any |= hb_gavel_runnable(pb, m, j);
 		}
 		if (!any)
 			return hb_input_error(err, "gavel: job %d (%d GPUs) can run on no GPU type", m, pb->scale[m]);
@@ -48,7 +45,7 @@ int hb_gavel_proportional(const struct hb_gavel_problem *pb, double *prop, struc
 {
 	double total = 0.0;
 
-	if (check(pb, err) < 0)
+	if (hb_gavel_check(pb, err) < 0)
 		return -1;
 	for (int j = 0; j < pb->ntypes; j++)
 		total += pb->capacity[j];
@@ -77,7 +74,7 @@ int hb_gavel_feasible(const struct hb_gavel_problem *pb, const double *x, double
 		for (int j = 0; j < pb->ntypes; j++) {
 			double v = x[(size_t)m * pb->ntypes + j];
 
-			if (v < -tol || v > 1 + tol || (v > tol && !runnable(pb, m, j)))
+			if (v < -tol || v > 1 + tol || (v > tol && !hb_gavel_runnable(pb, m, j)))
 				return 0;
 			s += v;
 		}
@@ -104,8 +101,8 @@ static int base_lp(struct hb_milp *lp, const struct hb_gavel_problem *pb, const 
 
 	for (int m = 0; m < M; m++)
 		for (int j = 0; j < T; j++)
-			if (hb_milp_add_col(lp, 0.0, runnable(pb, m, j) ? 1.0 : 0.0, obj ? obj[(size_t)m * T + j] : 0.0, 0,
-					    NULL, err) < 0)
+			if (hb_milp_add_col(lp, 0.0, hb_gavel_runnable(pb, m, j) ? 1.0 : 0.0,
+					    obj ? obj[(size_t)m * T + j] : 0.0, 0, NULL, err) < 0)
 				return -1;
 	for (int m = 0; m < M; m++) {
 		for (int j = 0; j < T; j++) {
@@ -155,7 +152,7 @@ int hb_gavel_max_min_fairness(const struct hb_gavel_problem *pb, const struct hb
 	double *prop = NULL, *val = NULL;
 	int *idx = NULL;
 
-	if (check(pb, err) < 0)
+	if (hb_gavel_check(pb, err) < 0)
 		return -1;
 	if (M == 0) {
 		if (objective)
@@ -210,7 +207,7 @@ int hb_gavel_max_sum_throughput(const struct hb_gavel_problem *pb, const struct 
 	int *idx = NULL;
 	double *val = NULL;
 
-	if (check(pb, err) < 0)
+	if (hb_gavel_check(pb, err) < 0)
 		return -1;
 	if (M == 0) {
 		if (objective)
@@ -243,7 +240,7 @@ int hb_gavel_isolated(const struct hb_gavel_problem *pb, double *xiso, double *i
 {
 	int M = pb->njobs, T = pb->ntypes;
 
-	if (check(pb, err) < 0)
+	if (hb_gavel_check(pb, err) < 0)
 		return -1;
 	for (int m = 0; m < M; m++) {
 		double row = 0.0, t = 0.0;
@@ -308,7 +305,7 @@ int hb_gavel_finish_time_fairness(const struct hb_gavel_problem *pb, const struc
 	double *iso = NULL, *val = NULL, *trial = NULL, lo = 0.0, up, best;
 	int *idx = NULL, *row = NULL;
 
-	if (check(pb, err) < 0)
+	if (hb_gavel_check(pb, err) < 0)
 		return -1;
 	if (M > 0 && (!f || !f->elapsed_s || !f->iso_elapsed_s || !f->remaining))
 		return hb_input_error(err, "gavel finish-time fairness: no per-job times");
@@ -341,7 +338,7 @@ int hb_gavel_finish_time_fairness(const struct hb_gavel_problem *pb, const struc
 		goto out;
 	for (int m = 0; m < M; m++) /* time on a type the job cannot use is no time */
 		for (int j = 0; j < T; j++)
-			if (!runnable(pb, m, j))
+			if (!hb_gavel_runnable(pb, m, j))
 				x[(size_t)m * T + j] = 0.0;
 	best = up = ftf_max_rho(pb, f, iso, x);
 	/* Lower bound: every job alone, at its best rate on one type
@@ -354,7 +351,7 @@ int hb_gavel_finish_time_fairness(const struct hb_gavel_problem *pb, const struc
 		for (int j = 0; j < T; j++) {
 			double share = (double)pb->capacity[j] / pb->scale[m], t = pb->tput[(size_t)m * T + j];
 
-			if (runnable(pb, m, j) && t * (share < 1 ? share : 1) > most)
+			if (hb_gavel_runnable(pb, m, j) && t * (share < 1 ? share : 1) > most)
 				most = t * (share < 1 ? share : 1);
 		}
 		r = f->remaining[m] > 0 ? (f->elapsed_s[m] + f->remaining[m] / most) / d : f->elapsed_s[m] / d;
