@@ -1042,29 +1042,22 @@ int hb_sim_apply(struct hb_sim *sim, struct hb_sim_job *job, const struct hb_job
 static int same_shape_move(const struct hb_sim *sim, const struct hb_sim_job *job, const struct hb_job_config *cfg)
 {
 	const int *a = job->cfg.alloc, *b = cfg->alloc;
-	int i = 0, k = 0, N = sim->cl->nnodes, ta = -1, tb = -1;
+	int i = 0, k = 0, N = sim->cl->nnodes, type = -1;
 
 	if (sim->opts.fidelity != HB_FIDELITY_SIA || !job->started || job->resumed || !a || !b)
 		return 0;
-	for (;;) {
+	/* the used nodes of both, pairwise: the same counts, all of one type */
+	for (;; i++, k++) {
 		while (i < N && a[i] <= 0)
 			i++;
 		while (k < N && b[k] <= 0)
 			k++;
 		if (i == N || k == N)
-			return i == N && k == N && ta >= 0;
-		if (a[i] != b[k])
+			return i == N && k == N && type >= 0;
+		if (type < 0)
+			type = sim->cl->nodes[i].gpu;
+		if (a[i] != b[k] || sim->cl->nodes[i].gpu != type || sim->cl->nodes[k].gpu != type)
 			return 0;
-		if (ta < 0) {
-			ta = sim->cl->nodes[i].gpu;
-			tb = sim->cl->nodes[k].gpu;
-			if (ta != tb)
-				return 0;
-		}
-		if (sim->cl->nodes[i].gpu != ta || sim->cl->nodes[k].gpu != tb)
-			return 0;
-		i++;
-		k++;
 	}
 }
 

@@ -112,6 +112,7 @@ struct gavel_state {
 	 * was not scheduled. */
 	int **wk, *wk_type;      /* wk NULL without the mode; wk[id] made at arrival */
 	int *gpu_off;            /* per node: its first GPU's global index */
+	int *gpu_node;           /* per global GPU index: its node */
 	int ngpus;
 	size_t nj;               /* entries of the per-job arrays */
 };
@@ -136,6 +137,7 @@ static void gavel_free(void *state)
 		free(st->wk);
 		free(st->wk_type);
 		free(st->gpu_off);
+		free(st->gpu_node);
 		free(st);
 	}
 }
@@ -181,10 +183,15 @@ static int gavel_init_kind(struct hb_sim *sim, int kind, void **state, struct hb
 		st->ngpus += sim->cl->nodes[n].ngpus;
 	}
 	st->nj = nj;
-	if (sim->opts.fidelity == HB_FIDELITY_SIA && !(st->wk = calloc(nj, sizeof(int *)))) {
+	if (sim->opts.fidelity == HB_FIDELITY_SIA &&
+	    (!(st->wk = calloc(nj, sizeof(int *))) ||
+	     !(st->gpu_node = malloc(sizeof(int) * (size_t)(st->ngpus > 0 ? st->ngpus : 1))))) {
 		gavel_free(st);
 		return hb_runtime_error(err, "%s: out of memory", kind_name[kind]);
 	}
+	for (int n = 0; st->gpu_node && n < sim->cl->nnodes; n++)
+		for (int s = 0; s < sim->cl->nodes[n].ngpus; s++)
+			st->gpu_node[st->gpu_off[n] + s] = n;
 	*state = st;
 	return 0;
 }
@@ -525,10 +532,8 @@ static int place_artifact(const struct hb_sim *sim, struct gavel_state *st, stru
 				int a = order[x], id = jobs[a]->id, ok = st->wk_type[id] == j;
 
 				for (int k = 0; ok && k < sf; k++) {
-					int w = st->wk[id][k], n = 0;
+					int w = st->wk[id][k], n = st->gpu_node[w];
 
-					while (n + 1 < N && st->gpu_off[n + 1] <= w)
-						n++;
 					ok = !taken[w] && w - st->gpu_off[n] < hb_sim_node_online(sim, n);
 				}
 				if (!ok)
@@ -579,13 +584,8 @@ static int place_artifact(const struct hb_sim *sim, struct gavel_state *st, stru
 		int id = jobs[a]->id;
 
 		if (got[a] == 1)
-			for (int k = 0; k < st->scale[id]; k++) {
-				int w = st->wk[id][k], n = 0;
-
-				while (n + 1 < N && st->gpu_off[n + 1] <= w)
-					n++;
-				g[(size_t)a * N + n]++;
-			}
+			for (int k = 0; k < st->scale[id]; k++)
+				g[(size_t)a * N + st->gpu_node[st->wk[id][k]]]++;
 	}
 	for (int a = 0; a < J; a++) {
 		int id = jobs[a]->id, k = 0;
