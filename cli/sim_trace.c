@@ -482,8 +482,15 @@ static int trace_stop(void *arg)
 static int trace_run_all(struct hb_cli *cli, struct trace_cmd *c, int fairness, int threads,
 			 struct hb_results_stream *out, struct hb_error *first_fail, struct hb_error *fatal)
 {
-	struct trace_pool p = { .cli = cli, .c = c, .out = out, .fairness = fairness, .threads = threads,
-				.first_fail = first_fail };
+	struct trace_pool p;
+
+	/* no more threads than replays: one replay streams straight into the
+	 * set (a part would only be copied in after it, and its fairness
+	 * reference runs go on its own thread either way) */
+	if (c->nruns > 0 && threads > c->nruns)
+		threads = c->nruns;
+	p = (struct trace_pool){ .cli = cli, .c = c, .out = out, .fairness = fairness, .threads = threads,
+				 .first_fail = first_fail };
 
 	p.slot = calloc((size_t)c->nruns, sizeof(*p.slot));
 	if (!p.slot || pthread_mutex_init(&p.mu, NULL) != 0) {
@@ -664,11 +671,7 @@ int hb_sim_cmd_trace(struct hb_cli *cli, const struct sim_args *a, const struct 
 		rc = hb_cli_fail(cli, &err);
 		goto out;
 	}
-	/* no more threads than replays: one replay streams straight into the
-	 * set (a part would only be copied in after it, and its fairness
-	 * reference runs go on its own thread either way) */
-	nran = trace_run_all(cli, &c, !a->no_fairness, a->jobs < c.nruns || c.nruns < 1 ? a->jobs : c.nruns, out, &first_fail,
-			     &err);
+	nran = trace_run_all(cli, &c, !a->no_fairness, a->jobs, out, &first_fail, &err);
 	if (nran < 0) {
 		rc = hb_cli_fail(cli, &err);
 		goto out;

@@ -373,7 +373,7 @@ static int stream_compact(struct hb_results_stream *st, struct hb_error *err)
 /* Whether commit compacts: only a set of several runs can come in more
  * than one way (-j N merges their parts), and VACUUM re-inserts every row,
  * which on one whole-trace replay (Pollux's philly.csv under tiresias,
- * 82,247 jobs) costs about 0.3 CPU-s for 10 % of the file (39 -> 35 MB).
+ * 82,247 jobs) costs about 0.3 CPU-s for 10 % of the file (38 -> 35 MB).
  * One run is always streamed straight into the set (the trace command
  * gives it one thread), in one order, so its bytes are already a function
  * of its rows. */
