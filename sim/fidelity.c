@@ -212,21 +212,22 @@ static void stats_at(const struct hb_fid_model *f, double batch, long epoch, dou
 void hb_fid_set_local_range(struct hb_fid_model *f, const struct hb_perf_measured *m, const struct hb_model *model,
 			    long min_lbs, long max_gbs)
 {
-	int lo = 0, hi = 0;
+	int lo, hi;
 
-	for (int i = 0; m && i < m->nplace; i++)
-		for (int k = 0; k < m->place[i].npts; k++) {
-			int b = m->place[i].pts[k].local_bs;
-
-			if (lo == 0 || b < lo)
-				lo = b;
-			if (b > hi)
-				hi = b;
-		}
+	hb_perf_measured_local_range(m, &lo, &hi);
 	if (model->max_lbs > 0 && (hi == 0 || model->max_lbs < hi))
 		hi = (int)model->max_lbs;
 	f->min_local = lo > 0 ? lo : (int)min_lbs;
 	f->max_local = hi > 0 ? hi : (int)max_gbs;
+}
+
+void hb_fid_sia_local_range(const struct hb_perf_measured *m, const char *model, const char *gpu, int *lo, int *hi)
+{
+	hb_perf_measured_local_range(m, lo, hi);
+	/* Application.__init__: "if self.name == 'deepspeech2' and
+	 * cluster_suffix == 'rtx'", the one explicit cap of Sia's table */
+	if (*hi > 57 && strcmp(model, "deepspeech2") == 0 && strcmp(gpu, "rtx-2080ti") == 0)
+		*hi = 57;
 }
 
 double hb_fid_gain(const struct hb_fid_model *f, double batch, long epoch)
@@ -304,11 +305,12 @@ struct sia_app {
 	const char *name;
 	double rescale_s;  /* Application.rescale_time */
 	double slowdown;   /* SLOWDOWNS[app] */
+	double penalty_s;  /* sia.py get_restart_penalty */
 };
 
 static const struct sia_app sia_apps[] = {
-	{ "cifar10", 50.0, 1.8 },  { "deepspeech2", 25.0, 1.2 }, { "bert", 120.0, 1.2 },
-	{ "yolov3", 80.0, 1.2 },   { "imagenet", 250.0, 1.2 },   { "ncf", 15.0, 1.5 },
+	{ "cifar10", 50.0, 1.8, 30.0 },   { "deepspeech2", 25.0, 1.2, 25.0 }, { "bert", 120.0, 1.2, 120.0 },
+	{ "yolov3", 80.0, 1.2, 45.0 },    { "imagenet", 250.0, 1.2, 250.0 },  { "ncf", 15.0, 1.5, 30.0 },
 };
 
 static const struct sia_app *sia_app(const char *model)
@@ -324,6 +326,13 @@ double hb_fid_sia_rescale_s(const char *model)
 	const struct sia_app *a = sia_app(model);
 
 	return a ? a->rescale_s : 30.0; /* Application.__init__'s else branch */
+}
+
+double hb_fid_sia_restart_penalty_s(const char *model)
+{
+	const struct sia_app *a = sia_app(model);
+
+	return a ? a->penalty_s : 30.0; /* get_restart_penalty's else branch */
 }
 
 double hb_fid_sia_slowdown(const char *model)

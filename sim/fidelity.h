@@ -117,6 +117,12 @@ int hb_fid_model_available(struct hb_profdb *db, const struct hb_model *m);
 void hb_fid_set_local_range(struct hb_fid_model *f, const struct hb_perf_measured *m, const struct hb_model *model,
 			    long min_lbs, long max_gbs);
 
+/* Sia's per-GPU-type batch range (applications.py Application.__init__,
+ * one Application per type): the type's measured placements' smallest and
+ * largest local batch, DeepSpeech2 on the RTX 2080Ti capped at 57 as
+ * there; both 0 without measurements. */
+void hb_fid_sia_local_range(const struct hb_perf_measured *m, const char *model, const char *gpu, int *lo, int *hi);
+
 /* M0-iterations one iteration at global batch `batch` adds in epoch
  * `epoch` (batch clamped to the validated range, epoch to the runs). */
 double hb_fid_gain(const struct hb_fid_model *f, double batch, long epoch);
@@ -141,6 +147,11 @@ long hb_fid_batch(long batch, int n, int max_local, long max_batch, long m0, int
  * (applications.py Application.__init__): cifar10 50, deepspeech2 25,
  * bert 120, yolov3 80, imagenet 250, ncf 15, any other 30. */
 double hb_fid_sia_rescale_s(const char *model);
+
+/* The restart cost S of Sia's policy's restart factor (sia.py
+ * get_restart_penalty), not the simulated rescale above: cifar10 30,
+ * deepspeech2 25, bert 120, yolov3 45, imagenet 250, any other 30. */
+double hb_fid_sia_restart_penalty_s(const char *model);
 
 /* Sia's simulator's slowdown of a model (simulator_config.py SLOWDOWNS):
  * cifar10 1.8, ncf 1.5, imagenet, yolov3, bert, deepspeech2 1.2; 1 for a

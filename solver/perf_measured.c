@@ -503,6 +503,36 @@ int hb_perf_measured_max_local_replicas(const struct hb_perf_measured *m, int re
 	return best;
 }
 
+double hb_perf_measured_one_gpu_rate(const struct hb_perf_measured *m)
+{
+	int lbs = 0;
+	double step = 0.0;
+
+	for (int i = 0; m && i < m->naplace; i++)
+		if (m->aplace[i].replicas == 1)
+			for (int k = 0; k < m->aplace[i].npts; k++) {
+				if (m->aplace[i].pts[k].local_bs > lbs)
+					lbs = m->aplace[i].pts[k].local_bs;
+				if (m->aplace[i].pts[k].step_s > step)
+					step = m->aplace[i].pts[k].step_s;
+			}
+	return lbs > 0 && step > 0 ? (double)lbs / step : 0.0;
+}
+
+void hb_perf_measured_local_range(const struct hb_perf_measured *m, int *lo, int *hi)
+{
+	*lo = *hi = 0;
+	for (int i = 0; m && i < m->nplace; i++)
+		for (int k = 0; k < m->place[i].npts; k++) {
+			int b = m->place[i].pts[k].local_bs;
+
+			if (*lo == 0 || b < *lo)
+				*lo = b;
+			if (b > *hi)
+				*hi = b;
+		}
+}
+
 int hb_perf_measured_nearest(const struct hb_perf_measured *m, const int *counts, int n, int local_bs, int ga_steps,
 			     int *ref, int max, int *nref, double *iter_s)
 {

@@ -121,6 +121,17 @@ int hb_perf_measured_max_local(const struct hb_perf_measured *m, const int *coun
  * (Job.update_local_bsz's memory correction), 0 when none has that many. */
 int hb_perf_measured_max_local_replicas(const struct hb_perf_measured *m, int replicas);
 
+/* Samples per second of one GPU as Sia's simulator rates a GPU type for
+ * its throughput projection (cluster.py Cluster.compute_throughput_ratios):
+ * the largest local batch over the largest step time among the one-GPU
+ * placements; 0 when m has none. */
+double hb_perf_measured_one_gpu_rate(const struct hb_perf_measured *m);
+
+/* The smallest and largest local batch of m's placements
+ * (applications.py Application.min_local_bsz, max_local_bsz); both 0 when
+ * m has none. */
+void hb_perf_measured_local_range(const struct hb_perf_measured *m, int *lo, int *hi);
+
 /* The measured layout nearest to counts (in |ln nodes ratio| + |ln GPUs
  * ratio|, ties to placements, then to the first loaded) among those
  * measured around local_bs: its GPUs per node (descending; a scalability

@@ -142,12 +142,12 @@ int hb_agent_fid_config(const struct hb_sim_job *job, const int *alloc, long tar
 	return artifact_config(job, alloc, n, atomic, accum, b, "Pollux", cfg, err);
 }
 
-int hb_agent_sia_fixed_config(const struct hb_sim_job *job, const int *alloc, long target_gbs, int predict,
-			      struct hb_job_config *cfg, struct hb_error *err)
+long hb_agent_sia_split(const struct hb_sim_job *job, const int *alloc, long target_gbs, int predict, int *atomic,
+			int *accum)
 {
 	const struct hb_perf *perf = job->perf;
 	const struct hb_perf_measured *m = hb_perf_measured_of(perf, alloc, NULL);
-	int n = 0, atomic, accum, max_local, cap;
+	int n = 0, max_local, cap;
 	long b;
 
 	if (!job->fid || !m)
@@ -158,14 +158,27 @@ int hb_agent_sia_fixed_config(const struct hb_sim_job *job, const int *alloc, lo
 		return 0;
 	/* Application.max_batch_size: the largest validated batch */
 	b = hb_fid_batch(target_gbs, n, max_local, job->fid->runs[job->fid->nruns - 1].batch,
-			 predict ? 0 : (long)job->fid->m0, &atomic, &accum);
+			 predict ? 0 : (long)job->fid->m0, atomic, accum);
 	if (b < 1)
 		return 0;
 	/* "correct self.atomic_bsz to take into account memory constraints" */
-	if (!predict && (cap = hb_perf_measured_max_local_replicas(m, n)) > 0 && atomic > cap) {
-		atomic = cap;
-		b = (long)n * atomic * (accum + 1);
+	if (!predict && (cap = hb_perf_measured_max_local_replicas(m, n)) > 0 && *atomic > cap) {
+		*atomic = cap;
+		b = (long)n * *atomic * (*accum + 1);
 	}
+	return b;
+}
+
+int hb_agent_sia_fixed_config(const struct hb_sim_job *job, const int *alloc, long target_gbs, int predict,
+			      struct hb_job_config *cfg, struct hb_error *err)
+{
+	int n = 0, atomic, accum;
+	long b = hb_agent_sia_split(job, alloc, target_gbs, predict, &atomic, &accum);
+
+	if (b < 1)
+		return 0;
+	for (int i = 0; i < job->perf->nnodes; i++)
+		n += alloc[i];
 	return artifact_config(job, alloc, n, atomic, accum, b, "Sia", cfg, err) < 0 ? -1 : 1;
 }
 

@@ -58,11 +58,6 @@ int hb_agent_owns_cluster(const struct hb_sim *sim, const struct hb_sim_job *job
 int hb_agent_ddp_config(const struct hb_perf *perf, const int *alloc, long target_gbs, struct hb_job_config *cfg,
 			struct hb_ddp_result *plan, struct hb_error *err);
 
-/* Pollux fidelity (sim --fidelity pollux, fidelity.h): the artifact's batch
- * rule for target_gbs on alloc (hb_fid_batch within job->fid's per-GPU
- * range) and the iteration time of that layout:
- * hb_ddp_iter_time, i.e. the measured placements where they cover it.
- * Fills cfg like hb_agent_ddp_config. */
 /* Sia fidelity's batch for a job at a fixed global batch (job.py
  * Job.update_local_bsz without batch tuning): hb_fid_batch's split with
  * the placement's own largest measured local batch on the allocation's GPU
@@ -75,6 +70,16 @@ int hb_agent_ddp_config(const struct hb_perf *perf, const int *alloc, long targe
  * extra micro-step on one GPU whatever the batch, no memory correction. */
 int hb_agent_sia_fixed_config(const struct hb_sim_job *job, const int *alloc, long target_gbs, int predict,
 			      struct hb_job_config *cfg, struct hb_error *err);
+/* hb_agent_sia_fixed_config's split alone: the realised global batch, and
+ * *atomic, *accum (extra micro-steps); 0 when it does not apply. */
+long hb_agent_sia_split(const struct hb_sim_job *job, const int *alloc, long target_gbs, int predict, int *atomic,
+			int *accum);
+
+/* Pollux fidelity (sim --fidelity pollux, fidelity.h): the artifact's batch
+ * rule for target_gbs on alloc (hb_fid_batch within job->fid's per-GPU
+ * range) and the iteration time of that layout:
+ * hb_ddp_iter_time, i.e. the measured placements where they cover it.
+ * Fills cfg like hb_agent_ddp_config. */
 int hb_agent_fid_config(const struct hb_sim_job *job, const int *alloc, long target_gbs, struct hb_job_config *cfg,
 			struct hb_error *err);
 

@@ -194,6 +194,7 @@
 #include "ddp.h"       /* hb_ddp_iter_time: the DDP layout's true time */
 #include "fidelity.h"  /* Pollux fidelity: the artifact's batch split */
 #include "goodput.h"   /* theta_sys fit, efficiency, (m, s) argmax */
+#include "perf_measured.h" /* Sia fidelity: each type's one-GPU rate */
 #include "policy.h"
 #include "sim.h"
 
@@ -223,6 +224,7 @@
 /* One observed configuration: AdaptDL keys its profile by placement and
  * batch and averages repeated measurements. */
 struct pollux_obs {
+	int type;            /* GPU type it ran on under Sia fidelity (per-type fits), else -1 */
 	int num_nodes;       /* N: nodes holding a worker */
 	int num_replicas;    /* K: GPUs */
 	int local_bs;        /* m */
@@ -279,7 +281,17 @@ struct pollux_state {
 	/* Shared clusters (see the top). */
 	struct hb_pollux_type *types; /* per GPU type of job->perf, NULL until needed */
 	int ref_type;             /* reference type of theta_sys */
-	int fitted;               /* 1: theta holds a fit of the history */
+	/* Sia fidelity (types_prepare sets it): one theta_sys per GPU type,
+	 * types[t].theta, fitted to that type's observations alone, which are
+	 * noise-free and unconverted (Sia's simulator, job.py Job.update_params;
+	 * "Sia fidelity" at hb_pollux_agent_report).  theta then mirrors the
+	 * type the job runs on, for the notes. */
+	int per_type;
+	struct type_fit {
+		size_t fit_nobs;  /* the type's observations when types[t].theta was fitted */
+		unsigned priors;  /* the priors that fit pinned (the next refit's warm start) */
+	} *tfit;                  /* [perf->ngpus] when per_type */
+	int fitted;               /* 1: theta holds a fit of the history (per_type: some type's) */
 	struct hb_goodput_params theta; /* last fit, on the reference type */
 	size_t fit_nobs;          /* nobs when theta was fitted */
 	unsigned theta_priors;    /* the priors theta's fit pinned (the next refit's warm start) */
@@ -353,6 +365,7 @@ static void pollux_free_job(void *state, struct hb_sim_job *job)
 	free(st->obs);
 	free(st->order);
 	free(st->types);
+	free(st->tfit);
 	for (int i = 0; i < FEASIBLE_MEMO; i++)
 		free(st->feasible[i].lbs);
 	memo_tables_free(&st->memo);
@@ -532,6 +545,11 @@ static int alloc_shape(const struct hb_sim_job *job, const int *alloc, int *node
 static int make_config(struct hb_sim *sim, struct hb_sim_job *job, const int *alloc, int local_bs, int accum_steps,
 		       struct hb_job_config *cfg, struct hb_error *err)
 {
+	const struct pollux_state *st = job->agent_state;
+	/* Sia fidelity: its lookup, which interpolates any local batch
+	 * (Application.get_throughput); the order is moot for its
+	 * configurations (one node, or whole nodes) */
+	const int fid_time = job->fid_agents || (st && st->per_type), order = job->fid_agents;
 	int nodes, gpus;
 
 	hb_job_config_init(cfg, sim->cl->nnodes);
@@ -539,7 +557,7 @@ static int make_config(struct hb_sim *sim, struct hb_sim_job *job, const int *al
 		return hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
 	memcpy(cfg->alloc, alloc, sizeof(int) * (size_t)sim->cl->nnodes);
 	if (alloc_shape(job, alloc, &nodes, &gpus, err) < 0 ||
-	    (job->fid_agents ? hb_agent_fid_iter_s(job, alloc, 1, local_bs, accum_steps, &cfg->iter_s, NULL, err)
+	    (fid_time ? hb_agent_fid_iter_s(job, alloc, order, local_bs, accum_steps, &cfg->iter_s, NULL, err)
 		      : hb_ddp_iter_time(job->perf, alloc, local_bs, accum_steps, &cfg->iter_s, NULL, err)) < 0) {
 		hb_job_config_free(cfg);
 		return -1;
@@ -694,11 +712,35 @@ static int types_prepare(struct hb_sim *sim, struct hb_sim_job *job, struct poll
 			st->types[t].min_local_bsz = job->fid->min_local;
 			st->types[t].max_local_bsz = job->fid->max_local;
 		}
+	/* Sia fidelity: per-type fits ("Sia fidelity" at
+	 * hb_pollux_agent_report), each type's batch range and one-GPU rate
+	 * from its own measured placements (one Application per type). */
+	st->per_type = sim->opts.fidelity == HB_FIDELITY_SIA && job->fid && shared_mode(sim);
+	if (st->per_type && !(st->tfit = calloc((size_t)(nt > 0 ? nt : 1), sizeof(*st->tfit)))) {
+		hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
+		goto done;
+	}
+	for (int t = 0; st->per_type && t < nt; t++) {
+		const struct hb_perf_measured *m = perf->measured_gpu ? perf->measured_gpu[t] : NULL;
+		int lo, hi;
+
+		if (!st->types[t].usable)
+			continue;
+		hb_fid_sia_local_range(m, job->model->name, perf->gpus[t].name, &lo, &hi);
+		if (lo > 0) {
+			st->types[t].min_local_bsz = lo;
+			st->types[t].max_local_bsz = hi;
+		}
+		st->types[t].rate = hb_perf_measured_one_gpu_rate(m);
+	}
 	rc = 0;
 done:
 	if (rc < 0) {
 		free(st->types);
 		st->types = NULL;
+		free(st->tfit);
+		st->tfit = NULL;
+		st->per_type = 0;
 	}
 	free(first);
 	free(one);
@@ -730,6 +772,8 @@ static struct hb_goodput_params theta_on(const struct pollux_state *st, const st
 	struct hb_goodput_params p = st->theta;
 	int t = slowest_type(st->types, perf, alloc);
 
+	if (st->per_type)
+		return t >= 0 ? st->types[t].theta : p;
 	if (t >= 0 && t != st->ref_type) {
 		p.alpha_c *= st->types[t].compute_scale;
 		p.beta_c *= st->types[t].compute_scale;
@@ -739,12 +783,20 @@ static struct hb_goodput_params theta_on(const struct pollux_state *st, const st
 
 /* ---- observations and the fit ---------------------------------------------- */
 
-static struct pollux_obs *find_obs(struct pollux_state *st, int nodes, int gpus, int local_bs, int accum_steps)
+/* The type an observation on alloc is filed under: its GPU type under Sia
+ * fidelity's per-type fits, else -1 (one history). */
+static int obs_type(const struct pollux_state *st, const struct hb_perf *perf, const int *alloc)
+{
+	return st->per_type && st->types ? slowest_type(st->types, perf, alloc) : -1;
+}
+
+static struct pollux_obs *find_obs(struct pollux_state *st, int type, int nodes, int gpus, int local_bs,
+				   int accum_steps)
 {
 	for (size_t i = 0; i < st->nobs; i++) {
 		struct pollux_obs *e = &st->obs[i];
 
-		if (e->num_nodes == nodes && e->num_replicas == gpus && e->local_bs == local_bs &&
+		if (e->type == type && e->num_nodes == nodes && e->num_replicas == gpus && e->local_bs == local_bs &&
 		    e->accum_steps == accum_steps)
 			return e;
 	}
@@ -771,10 +823,12 @@ static int measure(struct hb_sim *sim, struct hb_sim_job *job, const struct poll
 	double iter_s, compute_s = 0.0;
 	int ng, nn; /* the allocation's GPUs and nodes */
 
-	if (job->fid_agents) {
-		/* Pollux fidelity: the artifact's agent records the true step and
-		 * sync times of what it ran, noise-free (Job.update_params). */
-		if (hb_agent_fid_iter_s(job, alloc, 1, local_bs, accum_steps, &iter_s, &compute_s, err) < 0)
+	if (job->fid_agents || st->per_type) {
+		/* Pollux and Sia fidelity: the artifact's agent records the true
+		 * step and sync times of what it ran, noise-free, Sia's on its
+		 * own type, unconverted (Job.update_params). */
+		if (hb_agent_fid_iter_s(job, alloc, job->fid_agents, local_bs, accum_steps, &iter_s, &compute_s,
+					err) < 0)
 			return -1;
 		*iter_out = iter_s;
 		*compute_out = compute_s;
@@ -825,7 +879,7 @@ static int observe(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_sta
 	    measure(sim, job, st, alloc, st->local_bs, st->accum_steps, obs_rng(sim, job, st), &iter_s, &compute_s,
 		    err) < 0)
 		return -1;
-	o = find_obs(st, nodes, gpus, st->local_bs, st->accum_steps);
+	o = find_obs(st, obs_type(st, job->perf, alloc), nodes, gpus, st->local_bs, st->accum_steps);
 	if (!o) {
 		if (st->nobs == st->cap_obs) {
 			size_t cap = st->cap_obs ? 2 * st->cap_obs : 16;
@@ -838,6 +892,7 @@ static int observe(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_sta
 		}
 		o = &st->obs[st->nobs++];
 		memset(o, 0, sizeof(*o));
+		o->type = obs_type(st, job->perf, alloc);
 		o->num_nodes = nodes;
 		o->num_replicas = gpus;
 		o->local_bs = st->local_bs;
@@ -1022,14 +1077,14 @@ static void spec_post(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_
 	double iter_s, compute_s;
 	const size_t n = st->nobs + 1;
 
-	if (!shared_mode(sim) || hb_pool_threads(sim->pool) < 2 || job->cfg.ngpus < 1)
-		return;
+	if (!shared_mode(sim) || st->per_type || hb_pool_threads(sim->pool) < 2 || job->cfg.ngpus < 1)
+		return; /* per_type: refresh_types fits what it needs itself */
 	if (sp && sp->posted) {
 		hb_pool_claim(st->pool, &sp->bg); /* made for a configuration no longer run */
 		sp->posted = 0;
 	}
 	if (alloc_shape(job, alloc, &nodes, &gpus, &scratch) < 0 ||
-	    find_obs(st, nodes, gpus, st->local_bs, st->accum_steps))
+	    find_obs(st, obs_type(st, job->perf, alloc), nodes, gpus, st->local_bs, st->accum_steps))
 		return; /* no new observation, so no refit */
 	rng = *obs_rng(sim, job, st); /* a copy: the stream moves when observe() draws */
 	if (measure(sim, job, st, alloc, st->local_bs, st->accum_steps, &rng, &iter_s, &compute_s, &scratch) < 0)
@@ -1056,7 +1111,7 @@ static void spec_post(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_
 		return;
 	if (st->nobs)
 		memcpy(h, st->obs, st->nobs * sizeof(*h)); /* st->obs is NULL before the first */
-	h[st->nobs] = (struct pollux_obs){ .num_nodes = nodes, .num_replicas = gpus, .local_bs = st->local_bs,
+	h[st->nobs] = (struct pollux_obs){ .type = obs_type(st, job->perf, alloc), .num_nodes = nodes, .num_replicas = gpus, .local_bs = st->local_bs,
 					   .accum_steps = st->accum_steps, .iter_sum = iter_s,
 					   .compute_sum = compute_s, .count = 1 };
 	if (st->fitted && theta_predicts(&st->theta, h, st->fit_nobs, n)) {
@@ -1070,6 +1125,53 @@ static void spec_post(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_
 	sp->posted = hb_pool_post(sim->pool, &sp->bg, spec_task, sp);
 }
 
+/* Sia fidelity: refit every GPU type whose observations grew since its
+ * fit, on its observations alone, warm from its previous fit, and never
+ * skipped (Job.update_params refits on every new profile key). */
+static int refresh_types(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, struct hb_error *err)
+{
+	const int nt = job->perf->ngpus;
+	const int cur = job->cfg.ngpus > 0 ? slowest_type(st->types, job->perf, job->cfg.alloc) : -1;
+	struct hb_goodput_sample *smp = calloc(st->nobs, sizeof(*smp));
+
+	if (!smp)
+		return hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
+	for (int t = 0; t < nt; t++) {
+		struct hb_pollux_type *ty = &st->types[t];
+		struct hb_goodput_fit_options opt;
+		struct hb_goodput_params init_copy;
+		struct hb_goodput_fit_result fr;
+		size_t n = 0;
+
+		for (size_t i = 0; i < st->nobs; i++)
+			if (st->obs[i].type == t)
+				fit_samples(&st->obs[i], 1, &smp[n++]);
+		if (n == 0 || n == st->tfit[t].fit_nobs)
+			continue;
+		fit_options(sim, job, st, ty->fitted ? &ty->theta : NULL, st->tfit[t].priors, &init_copy, &opt);
+		if (hb_goodput_fit(smp, n, &opt, &fr, err) < 0) {
+			free(smp);
+			hb_error_prefix(err, "%s: job %s: theta_sys fit on %s", job->agent->name, job->name,
+					job->perf->gpus[t].name);
+			return -1;
+		}
+		ty->theta = fr.params;
+		ty->fitted = 1;
+		st->tfit[t].priors = fr.priors;
+		st->tfit[t].fit_nobs = n;
+		st->decisions++;
+		st->fits++;
+	}
+	free(smp);
+	st->fit_nobs = st->nobs;
+	for (int t = nt - 1; t >= 0; t--)
+		if (st->types[t].fitted && (!st->fitted || t == cur)) {
+			st->theta = st->types[t].theta; /* the current type's, else the last fitted */
+			st->fitted = 1;
+		}
+	return 0;
+}
+
 /* Shared clusters: refit when the history grew since the last fit, unless
  * theta already predicts what was added (then it counts as fitted and
  * nothing the scheduler reads changes: theta, priors and fits stay). */
@@ -1079,6 +1181,8 @@ static int refresh_fit(struct hb_sim *sim, struct hb_sim_job *job, struct pollux
 
 	if (st->nobs == 0 || st->nobs == st->fit_nobs)
 		return 0;
+	if (st->per_type)
+		return refresh_types(sim, job, st, err);
 	if (st->fitted && theta_predicts_new(st)) {
 		st->fit_nobs = st->nobs;
 		st->refits_skipped++;
@@ -1106,7 +1210,7 @@ static int shared_observe(struct hb_sim *sim, struct hb_sim_job *job, struct pol
 		return 0;
 	if (alloc_shape(job, job->cfg.alloc, &nodes, &gpus, err) < 0)
 		return -1;
-	if (find_obs(st, nodes, gpus, st->local_bs, st->accum_steps))
+	if (find_obs(st, obs_type(st, job->perf, job->cfg.alloc), nodes, gpus, st->local_bs, st->accum_steps))
 		return 0;
 	return observe(sim, job, st, err);
 }
@@ -1154,6 +1258,59 @@ static int choose_fid(struct hb_sim_job *job, const struct hb_goodput_params *th
 	count = (long)out->num_replicas * (out->accum_steps + 1);
 	if (job->max_gbs / count < out->local_bs)
 		out->local_bs = (int)(job->max_gbs / count);
+	if (out->local_bs < 1)
+		return 0;
+	out->global_bs = (long)out->local_bs * count;
+	out->feasible = 1;
+	return 0;
+}
+
+/* Sia fidelity (job.py Job.update_local_bsz, batch tuning on): on a GPU
+ * type with a fit, the goodput argmax of that type's theta_sys over its
+ * per-GPU range up to the placement's largest measured local batch
+ * (Application.get_max_local_bsz) and the largest validated batch, the
+ * atomic batch then corrected to the largest measured at that many
+ * replicas and capped at max_batch / (K (s + 1)); on a type without one
+ * yet, max(M0, min_local K) by the artifact's split (hb_agent_sia_split). */
+static int choose_sia(struct hb_sim_job *job, const struct pollux_state *st, const struct hb_grad_params *grad,
+		      const int *alloc, struct pollux_choice *out, struct hb_error *err)
+{
+	const struct hb_perf_measured *m = hb_perf_measured_of(job->perf, alloc, NULL);
+	const long app_max = job->fid->runs[job->fid->nruns - 1].batch;
+	const int t = slowest_type(st->types, job->perf, alloc);
+	struct hb_goodput_limits lim;
+	int max_local, cap;
+	long count;
+
+	if (alloc_shape(job, alloc, &out->num_nodes, &out->num_replicas, err) < 0)
+		return -1;
+	if (t < 0)
+		return 0;
+	if (!st->types[t].fitted) {
+		long target = st->types[t].min_local_bsz * out->num_replicas;
+
+		if (target < (long)job->fid->m0)
+			target = (long)job->fid->m0;
+		out->global_bs = hb_agent_sia_split(job, alloc, target, 0, &out->local_bs, &out->accum_steps);
+		out->feasible = out->global_bs > 0;
+		return 0;
+	}
+	max_local = m ? hb_perf_measured_max_local(m, alloc, job->perf->nnodes, HB_PLACE_DESCENDING) : 0;
+	if (max_local < 1)
+		max_local = (int)st->types[t].max_local_bsz;
+	hb_goodput_limits_default(&lim, app_max, st->types[t].min_local_bsz, max_local);
+	if (hb_goodput_argmax(&st->types[t].theta, grad, &lim, out->num_nodes, out->num_replicas, &out->argmax,
+			      err) < 0)
+		return -1;
+	if (!out->argmax.feasible)
+		return 0;
+	out->accum_steps = out->argmax.accum_steps;
+	out->local_bs = (int)out->argmax.local_bsz;
+	if ((cap = hb_perf_measured_max_local_replicas(m, out->num_replicas)) > 0 && out->local_bs > cap)
+		out->local_bs = cap;
+	count = (long)out->num_replicas * (out->accum_steps + 1);
+	if (app_max / count < out->local_bs)
+		out->local_bs = (int)(app_max / count);
 	if (out->local_bs < 1)
 		return 0;
 	out->global_bs = (long)out->local_bs * count;
@@ -1259,6 +1416,18 @@ static void note_decision(struct hb_sim *sim, const struct hb_sim_job *job, cons
 
 /* ---- start --------------------------------------------------------------- */
 
+static int shared_choose(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, const int *alloc,
+			 struct pollux_choice *c, struct hb_error *err);
+
+/* The first node alloc uses (0 when empty). */
+static int first_node(const int *alloc, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (alloc[i] > 0)
+			return i;
+	return 0;
+}
+
 /* minB_G on alloc: the fewest micro-steps, then the feasible B_L nearest to
  * minB_G / (K (s+1)) that keeps B_G in [minB_G, maxB_G]. */
 static int start_on(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, const int *alloc,
@@ -1267,6 +1436,19 @@ static int start_on(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_st
 	int *lbs = NULL, nl = 0, nodes, gpus, local_bs = 0;
 	long s = 0, maxl;
 
+	if (st->per_type) {
+		/* Sia fidelity: the executor's batch on this type (choose_sia) */
+		struct pollux_choice c;
+
+		if (shared_choose(sim, job, st, alloc, &c, err) < 0)
+			return -1;
+		if (!c.feasible)
+			return hb_input_error(err, "%s: job %s: no batch on %d GPUs of %s", job->agent->name,
+					      job->name, c.num_replicas,
+					      sim->cat->gpus[sim->cl->nodes[first_node(alloc, sim->cl->nnodes)].gpu].name);
+		return apply(sim, job, st, alloc, c.local_bs, c.accum_steps, HB_APPLY_START, "start at Sia's batch",
+			     err);
+	}
 	if (job->fid_agents) {
 		/* Job.update_local_bsz before any profile: max(M0, min_local K),
 		 * or NCF's pinned batch, by the artifact's split. */
@@ -1319,7 +1501,8 @@ static int pollux_start(struct hb_sim *sim, void *state, struct hb_sim_job *job,
 	int *alloc, rc;
 
 	(void)state;
-	if (state_new(job, &st, err) < 0)
+	if (state_new(job, &st, err) < 0 ||
+	    (sim->opts.fidelity == HB_FIDELITY_SIA && shared_mode(sim) && types_prepare(sim, job, st, err) < 0))
 		return -1;
 	alloc = calloc((size_t)sim->cl->nnodes, sizeof(*alloc));
 	if (!alloc)
@@ -1414,8 +1597,13 @@ static int shared_choose(struct hb_sim *sim, struct hb_sim_job *job, struct poll
 	struct hb_grad_params grad = hb_grad_params_from_phi(phi, job->stats->m0);
 	struct hb_goodput_params theta = theta_on(st, job->perf, alloc);
 
-	if (choose(sim, job, &theta, &grad, alloc, 0, job->min_gbs, c, err) < 0)
+	if (st->per_type) {
+		memset(c, 0, sizeof(*c));
+		if (choose_sia(job, st, &grad, alloc, c, err) < 0)
+			return -1;
+	} else if (choose(sim, job, &theta, &grad, alloc, 0, job->min_gbs, c, err) < 0) {
 		return -1;
+	}
 	note_decision(sim, job, &theta, phi, c);
 	return 0;
 }
@@ -1523,7 +1711,7 @@ static int pollux_on_grant(struct hb_sim *sim, void *state, struct hb_sim_job *j
 	if (!alloc)
 		return hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
 	hb_agent_alloc_granted(job, alloc);
-	rc = st->fitted ? shared_choose(sim, job, st, alloc, &c, err) : 0;
+	rc = st->fitted || st->per_type ? shared_choose(sim, job, st, alloc, &c, err) : 0;
 	if (rc == 0 && c.feasible) {
 		char why[128];
 
@@ -1535,6 +1723,20 @@ static int pollux_on_grant(struct hb_sim *sim, void *state, struct hb_sim_job *j
 	}
 	free(alloc);
 	return rc;
+}
+
+/* ---- the round (Sia fidelity) ------------------------------------------------- */
+
+int hb_pollux_agent_retune(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err)
+{
+	struct pollux_state *st = job->agent_state;
+	struct pollux_choice c;
+
+	if (job->agent != &hb_agent_pollux || !st || !st->per_type || job->state != HB_JOB_RUNNING)
+		return 0;
+	if (shared_update(sim, job, st, err) < 0 || shared_choose(sim, job, st, job->cfg.alloc, &c, err) < 0)
+		return -1;
+	return retune(sim, job, st, &c, err);
 }
 
 /* ---- the report to PolluxSched (agent_pollux.h) --------------------------------- */
@@ -1557,6 +1759,7 @@ int hb_pollux_agent_report(struct hb_sim *sim, struct hb_sim_job *job, struct hb
 	if (refresh_fit(sim, job, st, err) < 0)
 		return -1;
 	out->fitted = st->fitted;
+	out->per_type = st->per_type;
 	out->theta = st->theta;
 	b = job->started && job->cfg.global_bs > 0 ? job->cfg.global_bs : job->min_gbs;
 	out->grad = hb_grad_params_from_phi(hb_sim_phi(sim, job, (double)b), job->stats->m0);
@@ -1660,6 +1863,15 @@ int hb_pollux_report_argmax(const struct hb_pollux_report *r, int type, int num_
 	if (type < 0 || type >= r->ntypes || !r->types[type].usable) {
 		memset(out, 0, sizeof(*out));
 		return 0;
+	}
+	if (r->per_type) {
+		/* Sia fidelity: the type's own fit, its own batch range */
+		if (!r->types[type].fitted)
+			return hb_input_error(err, "pollux report: no theta_sys fitted on GPU type %d to evaluate %d "
+					      "GPUs on %d nodes", type, num_replicas, num_nodes);
+		l.min_local_bsz = r->types[type].min_local_bsz;
+		l.max_local_bsz = r->types[type].max_local_bsz;
+		return hb_goodput_argmax(&r->types[type].theta, &r->grad, &l, num_nodes, num_replicas, out, err);
 	}
 	slot = memo_slot(r, type, num_nodes, num_replicas, &have, &table);
 	if (slot && *have) {

@@ -34,11 +34,19 @@ struct hb_pollux_type {
 				    0 when not usable */
 	long min_local_bsz;      /* smallest feasible per-GPU batch m (0 when not usable) */
 	long max_local_bsz;      /* largest feasible per-GPU batch m (0 when not usable) */
+	/* Sia fidelity only (hb_pollux_report.per_type): */
+	int fitted;              /* 1: theta is fitted to this type's observations */
+	struct hb_goodput_params theta; /* theta_sys on this type (valid when fitted) */
+	double rate;             /* one GPU's samples/s as Sia projects by
+				    (hb_perf_measured_one_gpu_rate); 0 unknown */
 };
 
 /* The goodput function of one job at the current time. */
 struct hb_pollux_report {
-	int fitted;              /* 0: nothing observed yet (the scheduler's perfect-scaling prior) */
+	int fitted;              /* 0: nothing observed yet (the scheduler's perfect-scaling prior);
+				    per_type: some type has a fit */
+	int per_type;            /* Sia fidelity: one theta_sys per GPU type, types[t].theta
+				    (hb_pollux_report_argmax uses the type's own, unscaled) */
 	struct hb_goodput_params theta; /* theta_sys on the reference type (valid when fitted) */
 	struct hb_grad_params grad;     /* gradient statistics at the job's current B_G (true phi,
 					   noise-free, as the artifact's simulator; pollux.md §8.1.5) */
@@ -70,6 +78,13 @@ struct hb_pollux_report {
 int hb_pollux_agent_report(struct hb_sim *sim, struct hb_sim_job *job, struct hb_pollux_report *out,
 			   struct hb_error *err);
 
+/* Sia fidelity (report per_type): re-pick the batch of a RUNNING job for
+ * the GPUs it holds, as Sia's executor does after every simulated step
+ * (job.py Job.step ends each chunk with update_local_bsz), recording first
+ * what it ran; an in-place change, no restart.  0 and nothing done for any
+ * other job.  For arbiters, at each round before they read reports. */
+int hb_pollux_agent_retune(struct hb_sim *sim, struct hb_sim_job *job, struct hb_error *err);
+
 /* 1 when theta predicts one observation within tol log units: |log(pred /
  * measured)| <= tol for T_iter and, when compute_s > 0, for T_grad.  The
  * agent skips a refit while this holds for every new observation (agent_pollux.c,
@@ -83,8 +98,10 @@ int hb_pollux_slowest_type(const struct hb_pollux_report *r, const struct hb_per
 
 /* Best (m, s) of the report on num_replicas GPUs over num_nodes nodes, all
  * of GPU type `type` (see the top): hb_goodput_argmax with alpha_c, beta_c
- * scaled by the type's compute factor and the type's per-GPU batch range.
- * out->feasible = 0 (goodput 0) for an unusable type.  Requires fitted. */
+ * scaled by the type's compute factor and the type's per-GPU batch range;
+ * per_type: with the type's own theta_sys, unscaled.  out->feasible = 0
+ * (goodput 0) for an unusable type.  Requires fitted (per_type: the type's
+ * fit). */
 int hb_pollux_report_argmax(const struct hb_pollux_report *r, int type, int num_nodes, int num_replicas,
 			    struct hb_goodput_config *out, struct hb_error *err);
 

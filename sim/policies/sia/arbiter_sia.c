@@ -47,6 +47,7 @@
 
 #include "agent_pollux.h"   /* hb_pollux_agent_report, hb_pollux_report_argmax */
 #include "arbiter_util.h"   /* hb_type_groups, hb_arbiter_apply_grants */
+#include "fidelity.h"       /* Sia fidelity: its restart penalty table */
 #include "goodput.h"        /* hb_goodput_exploration_cap */
 #include "policy.h"
 #include "sia_mip.h"        /* the round program */
@@ -164,10 +165,19 @@ static int goodput_row(struct hb_sim *sim, const struct sia_state *st, struct hb
 	struct hb_pollux_report rep;
 	struct hb_goodput_limits lim;
 	long min_local = 0;
-	int cap;
+	int cap, src = -1;
 
 	if (hb_pollux_agent_report(sim, job, &rep, err) < 0)
 		return -1;
+	/* Sia fidelity: a type without a fit borrows the first fitted type's,
+	 * in the cluster's column order (sia.py _compute_goodputs_v2 with
+	 * --project_throughputs) */
+	for (int k = 0; rep.per_type && rep.fitted && k < st->g.ntypes && src < 0; k++) {
+		int pt = job->perf->nodes[st->g.types[k].nodes[0]].gpu;
+
+		if (pt >= 0 && pt < rep.ntypes && rep.types[pt].usable && rep.types[pt].fitted)
+			src = k;
+	}
 	for (int t = 0; t < rep.ntypes; t++)
 		if (rep.types[t].usable && (min_local == 0 || rep.types[t].min_local_bsz < min_local))
 			min_local = rep.types[t].min_local_bsz;
@@ -186,6 +196,20 @@ static int goodput_row(struct hb_sim *sim, const struct sia_state *st, struct hb
 			continue;
 		if (!rep.fitted) {
 			row[c] = k->gpus == 1 ? 1.0 : 0.0; /* note A3: every type's 1-GPU column ties */
+			continue;
+		}
+		if (rep.per_type && !rep.types[ptype].fitted) {
+			/* goodput_B(ceil(K / R_B) nodes, K) x rate(A) / rate(B) */
+			const struct hb_type_group *sg = src >= 0 ? &st->g.types[src] : NULL;
+			int sp = sg ? job->perf->nodes[sg->nodes[0]].gpu : -1;
+
+			if (!sg || !(rep.types[ptype].rate > 0 && rep.types[sp].rate > 0))
+				continue;
+			if (hb_pollux_report_argmax(&rep, sp, (k->gpus + sg->per_node - 1) / sg->per_node, k->gpus,
+						    &gc, err) < 0)
+				return -1;
+			row[c] = gc.feasible && gc.goodput > 0 ? gc.goodput * rep.types[ptype].rate / rep.types[sp].rate
+							       : 0.0;
 			continue;
 		}
 		if (hb_pollux_report_argmax(&rep, ptype, k->nodes, k->gpus, &gc, err) < 0)
@@ -314,10 +338,13 @@ static int sia_round(struct hb_sim *sim, void *state, struct hb_error *err)
 	}
 	for (int i = 0; i < J; i++) {
 		struct hb_sim_job *job = &sim->jobs[st->active[i]];
-		double S = st->opts.restart_penalty_s >= 0 ? st->opts.restart_penalty_s : hb_sim_restart_s(sim, job);
+		double S = st->opts.restart_penalty_s >= 0	   ? st->opts.restart_penalty_s
+			   : sim->opts.fidelity == HB_FIDELITY_SIA ? hb_fid_sia_restart_penalty_s(job->model->name)
+								   : hb_sim_restart_s(sim, job);
 
 		jobs[i] = job;
-		if (goodput_row(sim, st, job, G + (size_t)i * C, err) < 0)
+		/* Sia fidelity: the executor re-picks its batch after every step */
+		if (hb_pollux_agent_retune(sim, job, err) < 0 || goodput_row(sim, st, job, G + (size_t)i * C, err) < 0)
 			goto out;
 		prev[i] = current_config(st, sim, job);
 		if (prev[i] >= 0 && !(G[(size_t)i * C + prev[i]] > 0))
