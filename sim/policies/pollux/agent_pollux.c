@@ -790,6 +790,14 @@ static int obs_type(const struct pollux_state *st, const struct hb_perf *perf, c
 	return st->per_type && st->types ? slowest_type(st->types, perf, alloc) : -1;
 }
 
+/* The extra micro-steps an observation is filed under: Sia fidelity's
+ * profile keys (N, K, m) and records one step without accumulation, step
+ * and sync time (Job.update_params), so its samples have s = 0. */
+static int obs_accum(const struct pollux_state *st)
+{
+	return st->per_type ? 0 : st->accum_steps;
+}
+
 static struct pollux_obs *find_obs(struct pollux_state *st, int type, int nodes, int gpus, int local_bs,
 				   int accum_steps)
 {
@@ -876,10 +884,10 @@ static int observe(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_sta
 	struct pollux_obs *o = NULL;
 
 	if (alloc_shape(job, alloc, &nodes, &gpus, err) < 0 ||
-	    measure(sim, job, st, alloc, st->local_bs, st->accum_steps, obs_rng(sim, job, st), &iter_s, &compute_s,
+	    measure(sim, job, st, alloc, st->local_bs, obs_accum(st), obs_rng(sim, job, st), &iter_s, &compute_s,
 		    err) < 0)
 		return -1;
-	o = find_obs(st, obs_type(st, job->perf, alloc), nodes, gpus, st->local_bs, st->accum_steps);
+	o = find_obs(st, obs_type(st, job->perf, alloc), nodes, gpus, st->local_bs, obs_accum(st));
 	if (!o) {
 		if (st->nobs == st->cap_obs) {
 			size_t cap = st->cap_obs ? 2 * st->cap_obs : 16;
@@ -896,7 +904,7 @@ static int observe(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_sta
 		o->num_nodes = nodes;
 		o->num_replicas = gpus;
 		o->local_bs = st->local_bs;
-		o->accum_steps = st->accum_steps;
+		o->accum_steps = obs_accum(st);
 	}
 	o->iter_sum += iter_s;
 	o->compute_sum += compute_s;
@@ -1210,7 +1218,7 @@ static int shared_observe(struct hb_sim *sim, struct hb_sim_job *job, struct pol
 		return 0;
 	if (alloc_shape(job, job->cfg.alloc, &nodes, &gpus, err) < 0)
 		return -1;
-	if (find_obs(st, obs_type(st, job->perf, job->cfg.alloc), nodes, gpus, st->local_bs, st->accum_steps))
+	if (find_obs(st, obs_type(st, job->perf, job->cfg.alloc), nodes, gpus, st->local_bs, obs_accum(st)))
 		return 0;
 	return observe(sim, job, st, err);
 }
@@ -1271,16 +1279,22 @@ static int choose_fid(struct hb_sim_job *job, const struct hb_goodput_params *th
  * (Application.get_max_local_bsz) and the largest validated batch, the
  * atomic batch then corrected to the largest measured at that many
  * replicas and capped at max_batch / (K (s + 1)); on a type without one
- * yet, max(M0, min_local K) by the artifact's split (hb_agent_sia_split). */
-static int choose_sia(struct hb_sim_job *job, const struct pollux_state *st, const struct hb_grad_params *grad,
-		      const int *alloc, struct pollux_choice *out, struct hb_error *err)
+ * yet, max(M0, min_local K) by the artifact's split (hb_agent_sia_split).
+ * Where the type's measurements do not cover the layout (outside the
+ * convex hull the artifact interpolates in, where its lookup has no
+ * value), the nearest profiled local batch below, which hetbatch's model
+ * times. */
+static int choose_sia(const struct hb_sim *sim, struct hb_sim_job *job, const struct pollux_state *st,
+		      const struct hb_grad_params *grad, const int *alloc, struct pollux_choice *out,
+		      struct hb_error *err)
 {
 	const struct hb_perf_measured *m = hb_perf_measured_of(job->perf, alloc, NULL);
 	const long app_max = job->fid->runs[job->fid->nruns - 1].batch;
 	const int t = slowest_type(st->types, job->perf, alloc);
 	struct hb_goodput_limits lim;
-	int max_local, cap;
+	int max_local, cap, *lbs = NULL, nl = 0;
 	long count;
+	double step;
 
 	if (alloc_shape(job, alloc, &out->num_nodes, &out->num_replicas, err) < 0)
 		return -1;
@@ -1291,26 +1305,40 @@ static int choose_sia(struct hb_sim_job *job, const struct pollux_state *st, con
 
 		if (target < (long)job->fid->m0)
 			target = (long)job->fid->m0;
-		out->global_bs = hb_agent_sia_split(job, alloc, target, 0, &out->local_bs, &out->accum_steps);
-		out->feasible = out->global_bs > 0;
-		return 0;
+		if (hb_agent_sia_split(job, alloc, target, 0, &out->local_bs, &out->accum_steps) < 1)
+			return 0;
+	} else {
+		max_local = m ? hb_perf_measured_max_local(m, alloc, job->perf->nnodes, HB_PLACE_DESCENDING) : 0;
+		if (max_local < 1)
+			max_local = (int)st->types[t].max_local_bsz;
+		hb_goodput_limits_default(&lim, app_max, st->types[t].min_local_bsz, max_local);
+		if (hb_goodput_argmax(&st->types[t].theta, grad, &lim, out->num_nodes, out->num_replicas,
+				      &out->argmax, err) < 0)
+			return -1;
+		if (!out->argmax.feasible)
+			return 0;
+		out->accum_steps = out->argmax.accum_steps;
+		out->local_bs = (int)out->argmax.local_bsz;
+		if ((cap = hb_perf_measured_max_local_replicas(m, out->num_replicas)) > 0 && out->local_bs > cap)
+			out->local_bs = cap;
+		count = (long)out->num_replicas * (out->accum_steps + 1);
+		if (app_max / count < out->local_bs)
+			out->local_bs = (int)(app_max / count);
 	}
-	max_local = m ? hb_perf_measured_max_local(m, alloc, job->perf->nnodes, HB_PLACE_DESCENDING) : 0;
-	if (max_local < 1)
-		max_local = (int)st->types[t].max_local_bsz;
-	hb_goodput_limits_default(&lim, app_max, st->types[t].min_local_bsz, max_local);
-	if (hb_goodput_argmax(&st->types[t].theta, grad, &lim, out->num_nodes, out->num_replicas, &out->argmax,
-			      err) < 0)
-		return -1;
-	if (!out->argmax.feasible)
-		return 0;
-	out->accum_steps = out->argmax.accum_steps;
-	out->local_bs = (int)out->argmax.local_bsz;
-	if ((cap = hb_perf_measured_max_local_replicas(m, out->num_replicas)) > 0 && out->local_bs > cap)
-		out->local_bs = cap;
 	count = (long)out->num_replicas * (out->accum_steps + 1);
-	if (app_max / count < out->local_bs)
-		out->local_bs = (int)(app_max / count);
+	if (out->local_bs >= 1 &&
+	    !hb_perf_measured_step_ordered(m, alloc, job->perf->nnodes, HB_PLACE_DESCENDING, out->local_bs,
+					   out->accum_steps, &step)) {
+		if (feasible_lbs(sim, job, alloc, &lbs, &nl, err) < 0)
+			return -1;
+		const int want = out->local_bs;
+
+		out->local_bs = 0;
+		for (int i = 0; i < nl; i++) /* ascending */
+			if (lbs[i] <= want)
+				out->local_bs = lbs[i];
+		free(lbs);
+	}
 	if (out->local_bs < 1)
 		return 0;
 	out->global_bs = (long)out->local_bs * count;
@@ -1599,7 +1627,7 @@ static int shared_choose(struct hb_sim *sim, struct hb_sim_job *job, struct poll
 
 	if (st->per_type) {
 		memset(c, 0, sizeof(*c));
-		if (choose_sia(job, st, &grad, alloc, c, err) < 0)
+		if (choose_sia(sim, job, st, &grad, alloc, c, err) < 0)
 			return -1;
 	} else if (choose(sim, job, &theta, &grad, alloc, 0, job->min_gbs, c, err) < 0) {
 		return -1;
@@ -1888,6 +1916,23 @@ int hb_pollux_report_argmax(const struct hb_pollux_report *r, int type, int num_
 		*slot = *out;
 		*have = 1;
 	}
+	return 0;
+}
+
+int hb_pollux_report_projected(const struct hb_pollux_report *r, int type, int src, int src_per_node,
+			       int num_replicas, struct hb_goodput_config *out, struct hb_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (!r->per_type || type < 0 || type >= r->ntypes || src < 0 || src >= r->ntypes || src_per_node < 1)
+		return hb_input_error(err, "pollux report: no projection from GPU type %d to %d (%d per node)", src,
+				      type, src_per_node);
+	if (!r->types[type].usable || !(r->types[type].rate > 0 && r->types[src].rate > 0))
+		return 0;
+	if (hb_pollux_report_argmax(r, src, (num_replicas + src_per_node - 1) / src_per_node, num_replicas, out,
+				    err) < 0)
+		return -1;
+	out->goodput *= r->types[type].rate / r->types[src].rate;
+	out->throughput *= r->types[type].rate / r->types[src].rate;
 	return 0;
 }
 

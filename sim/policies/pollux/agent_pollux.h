@@ -105,4 +105,14 @@ int hb_pollux_slowest_type(const struct hb_pollux_report *r, const struct hb_per
 int hb_pollux_report_argmax(const struct hb_pollux_report *r, int type, int num_nodes, int num_replicas,
 			    struct hb_goodput_config *out, struct hb_error *err);
 
+/* Sia fidelity (per_type): the goodput of num_replicas GPUs of `type`
+ * projected from type src's fit (sia.py _compute_goodputs_v2 with
+ * --project_throughputs): src's argmax on ceil(K / src_per_node) nodes and
+ * K GPUs, goodput and throughput times rate(type) / rate(src), the ratio
+ * of their one-GPU rates (Cluster.compute_throughput_ratios).  out zeroed
+ * (infeasible) when either rate is unknown or type is unusable; an input
+ * error outside per_type.  Requires src's fit. */
+int hb_pollux_report_projected(const struct hb_pollux_report *r, int type, int src, int src_per_node,
+			       int num_replicas, struct hb_goodput_config *out, struct hb_error *err);
+
 #endif

@@ -200,16 +200,12 @@ static int goodput_row(struct hb_sim *sim, const struct sia_state *st, struct hb
 		}
 		if (rep.per_type && !rep.types[ptype].fitted) {
 			/* goodput_B(ceil(K / R_B) nodes, K) x rate(A) / rate(B) */
-			const struct hb_type_group *sg = src >= 0 ? &st->g.types[src] : NULL;
-			int sp = sg ? job->perf->nodes[sg->nodes[0]].gpu : -1;
-
-			if (!sg || !(rep.types[ptype].rate > 0 && rep.types[sp].rate > 0))
+			if (src < 0)
 				continue;
-			if (hb_pollux_report_argmax(&rep, sp, (k->gpus + sg->per_node - 1) / sg->per_node, k->gpus,
-						    &gc, err) < 0)
+			if (hb_pollux_report_projected(&rep, ptype, job->perf->nodes[st->g.types[src].nodes[0]].gpu,
+						       st->g.types[src].per_node, k->gpus, &gc, err) < 0)
 				return -1;
-			row[c] = gc.feasible && gc.goodput > 0 ? gc.goodput * rep.types[ptype].rate / rep.types[sp].rate
-							       : 0.0;
+			row[c] = gc.feasible && gc.goodput > 0 ? gc.goodput : 0.0;
 			continue;
 		}
 		if (hb_pollux_report_argmax(&rep, ptype, k->nodes, k->gpus, &gc, err) < 0)
