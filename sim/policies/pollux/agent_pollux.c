@@ -181,6 +181,21 @@
  *    one extra micro-step per sample on one GPU of type X at the largest
  *    local batch every usable type can run (what observe() measures as
  *    T_grad), i.e. profiled relative speeds as in Gavel (pollux.md A17).
+ *
+ * Sia fidelity (`sim --fidelity sia` on a shared cluster, a model with
+ * validation runs; Sia's simulator, siasosp23/artifacts sia-simulator/,
+ * extends Pollux's with one Application per GPU type):
+ *  - one theta_sys per GPU type (types[t].theta), fitted to that type's
+ *    observations alone (job.py Job.update_params), refitted whenever they
+ *    grow (no skip, no fit made ahead);
+ *  - an observation is filed once per (type, N, K, m) as one step without
+ *    accumulation, its step and sync times the artifact's lookup's,
+ *    noise-free and unconverted (obs_accum, measure);
+ *  - the batch is Job.update_local_bsz's (choose_sia), re-picked at epoch
+ *    ends, on grants and every round (hb_pollux_agent_retune);
+ *  - each type's batch range is its placements', and its one-GPU rate
+ *    (types[t].rate) is what Sia's arbiter projects unfitted types by
+ *    (hb_pollux_report_projected).
  */
 #include <math.h>
 #include <stdint.h>
@@ -284,7 +299,7 @@ struct pollux_state {
 	/* Sia fidelity (types_prepare sets it): one theta_sys per GPU type,
 	 * types[t].theta, fitted to that type's observations alone, which are
 	 * noise-free and unconverted (Sia's simulator, job.py Job.update_params;
-	 * "Sia fidelity" at hb_pollux_agent_report).  theta then mirrors the
+	 * "Sia fidelity" at the top).  theta then mirrors the
 	 * type the job runs on, for the notes. */
 	int per_type;
 	struct type_fit {
@@ -712,9 +727,9 @@ static int types_prepare(struct hb_sim *sim, struct hb_sim_job *job, struct poll
 			st->types[t].min_local_bsz = job->fid->min_local;
 			st->types[t].max_local_bsz = job->fid->max_local;
 		}
-	/* Sia fidelity: per-type fits ("Sia fidelity" at
-	 * hb_pollux_agent_report), each type's batch range and one-GPU rate
-	 * from its own measured placements (one Application per type). */
+	/* Sia fidelity: per-type fits ("Sia fidelity" at the top), each
+	 * type's batch range and one-GPU rate from its own measured
+	 * placements (one Application per type). */
 	st->per_type = sim->opts.fidelity == HB_FIDELITY_SIA && job->fid && shared_mode(sim);
 	if (st->per_type && !(st->tfit = calloc((size_t)(nt > 0 ? nt : 1), sizeof(*st->tfit)))) {
 		hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);

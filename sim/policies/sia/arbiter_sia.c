@@ -10,21 +10,31 @@
  *     one node and whole nodes beyond (§3.2, solver/sia_mip.h).
  *  2. Goodput of every active job on every configuration from its Pollux
  *     report (agent_pollux.h): theta_sys fitted on what the job ran,
- *     converted to each GPU type by the type's compute factor (hetbatch's
- *     per-type performance model stands in for Sia's per-type fits and its
- *     1-GPU ratio projection, §3.1 "Bootstrapping"; note sia.md 2.4), the
+ *     converted to each GPU type by the type's compute factor (without
+ *     --fidelity sia, hetbatch's per-type performance model stands in for
+ *     Sia's per-type fits and its 1-GPU ratio projection, §3.1
+ *     "Bootstrapping"), the
  *     (m, s) argmax of hb_pollux_report_argmax at the job's gradient
  *     statistics.  Configurations beyond the 2x scale-up cap
  *     (hb_goodput_exploration_cap, §3.1 "Job Scaling policy") or without a
  *     feasible batch are invalid.  A job with nothing observed yet offers
- *     only each type's 1-GPU configuration, valued 1 (artifact, note A3).
- *     Each row is normalised to a minimum of 1 (§3.3).
+ *     only each type's 1-GPU configuration, valued 1 (artifact sia.py
+ *     SiaPolicy.optimize_mip with sia_read_throughputs_before_first_run
+ *     False).
+ *     Each row is normalised to a minimum of 1 (§3.3).  Under --fidelity
+ *     sia the agent fits each GPU type on its own and a type without a fit
+ *     is projected from the first fitted one in column order by their
+ *     one-GPU rates (artifact sia.py _compute_goodputs_v2 with
+ *     --project_throughputs; hb_pollux_report_projected); each running
+ *     job first re-picks its batch (hb_pollux_agent_retune), and S is the
+ *     artifact's get_restart_penalty.
  *  3. The program of sia_mip.h with the restart factor of Eq. 2 (S_i =
  *     the job's restart cost in this simulator unless set), jobs still
  *     restarting pinned to their configuration (artifact
  *     preserve_ckpt_allocs), solved by GLPK within a time limit; past it
  *     the incumbent is used, and with no incumbent (or a solver failure)
- *     every job keeps its allocation this round (note A10).
+ *     every job keeps its allocation this round (the artifact uses a
+ *     non-optimal CBC answer as is; hetbatch's choice where there is none).
  *  4. Placement per type: jobs by GPU count, largest first; multi-node
  *     jobs take whole free nodes, the rest the fullest node that fits
  *     (best fit); a job whose (type, GPUs) is unchanged prefers its own
@@ -195,7 +205,7 @@ static int goodput_row(struct hb_sim *sim, const struct sia_state *st, struct hb
 		if (ptype < 0 || ptype >= rep.ntypes || !rep.types[ptype].usable || k->gpus > cap)
 			continue;
 		if (!rep.fitted) {
-			row[c] = k->gpus == 1 ? 1.0 : 0.0; /* note A3: every type's 1-GPU column ties */
+			row[c] = k->gpus == 1 ? 1.0 : 0.0; /* every type's 1-GPU column ties */
 			continue;
 		}
 		if (rep.per_type && !rep.types[ptype].fitted) {
@@ -367,7 +377,7 @@ static int sia_round(struct hb_sim *sim, void *state, struct hb_error *err)
 	mo.time_limit_s = st->opts.time_limit_s;
 	mo.mip_gap = st->opts.mip_gap;
 	if (hb_sia_solve(&pb, &mo, choice, NULL, &status, err) < 0) {
-		/* Keep every allocation this round (note A10); a malformed
+		/* Keep every allocation this round (the top, item 3); a malformed
 		 * problem is a bug, not the solver's outcome. */
 		if (status == HB_MILP_NO_SOLUTION || status == HB_MILP_ERROR) {
 			hb_sim_note(sim, NULL, "sched", "sia: solver: %s; allocations kept", err->msg);
