@@ -1288,6 +1288,14 @@ static int choose_fid(struct hb_sim_job *job, const struct hb_goodput_params *th
 	return 0;
 }
 
+/* The job's choose() table; NULL (no table: plain argmax) before its state exists. */
+static struct hb_goodput_cands *choose_table(struct hb_sim_job *job)
+{
+	struct pollux_state *st = job->agent_state;
+
+	return st ? &st->choose_table : NULL;
+}
+
 /* Sia fidelity (job.py Job.update_local_bsz, batch tuning on): on a GPU
  * type with a fit, the goodput argmax of that type's theta_sys over its
  * per-GPU range up to the placement's largest measured local batch
@@ -1327,8 +1335,8 @@ static int choose_sia(const struct hb_sim *sim, struct hb_sim_job *job, const st
 		if (max_local < 1)
 			max_local = (int)st->types[t].max_local_bsz;
 		hb_goodput_limits_default(&lim, app_max, st->types[t].min_local_bsz, max_local);
-		if (hb_goodput_argmax(&st->types[t].theta, grad, &lim, out->num_nodes, out->num_replicas,
-				      &out->argmax, err) < 0)
+		if (hb_goodput_argmax_cached(&st->types[t].theta, grad, &lim, out->num_nodes, out->num_replicas,
+					     choose_table(job), &out->argmax, err) < 0)
 			return -1;
 		if (!out->argmax.feasible)
 			return 0;
@@ -1359,14 +1367,6 @@ static int choose_sia(const struct hb_sim *sim, struct hb_sim_job *job, const st
 	out->global_bs = (long)out->local_bs * count;
 	out->feasible = 1;
 	return 0;
-}
-
-/* The job's choose() table; NULL (no table: plain argmax) before its state exists. */
-static struct hb_goodput_cands *choose_table(struct hb_sim_job *job)
-{
-	struct pollux_state *st = job->agent_state;
-
-	return st ? &st->choose_table : NULL;
 }
 
 static int choose(const struct hb_sim *sim, struct hb_sim_job *job, const struct hb_goodput_params *theta,
@@ -1914,7 +1914,11 @@ int hb_pollux_report_argmax(const struct hb_pollux_report *r, int type, int num_
 					      "GPUs on %d nodes", type, num_replicas, num_nodes);
 		l.min_local_bsz = r->types[type].min_local_bsz;
 		l.max_local_bsz = r->types[type].max_local_bsz;
-		return hb_goodput_argmax(&r->types[type].theta, &r->grad, &l, num_nodes, num_replicas, out, err);
+		/* the memo's results are keyed by one theta: only its candidate
+		 * tables, which keep their own keys, are used */
+		(void)memo_slot(r, type, num_nodes, num_replicas, &have, &table);
+		return hb_goodput_argmax_cached(&r->types[type].theta, &r->grad, &l, num_nodes, num_replicas, table,
+						out, err);
 	}
 	slot = memo_slot(r, type, num_nodes, num_replicas, &have, &table);
 	if (slot && *have) {
