@@ -5,6 +5,10 @@ JSON record per scheduling round) into one CSV row per job: what hetbatch's
 comparison with Sia's simulator reads.
 
     extract.py LOG... > jobs.csv          (LOG named POLICY-TRACE-K.log)
+    extract.py --run N LOG... > reruns.csv
+                                          the same rows after a leading run
+                                          column (N >= 2: another run of
+                                          workloads jobs.csv holds as run 1)
     extract.py --summary-json LOG...      the artifact's summary.json for
                                           those logs (its utils/print_run_stats.py
                                           reads it; one policy per call)
@@ -84,16 +88,17 @@ def fmt(x):
     return "%d" % x if float(x) == int(x) else "%.3f" % x
 
 
-def main(paths):
-    print("trace,workload,policy,job,application,submit_s,start_s,restarts,gpu_s,gpu_s_by_type,first_type,"
-          "finish_s,jct_s")
+def main(paths, run=None):
+    pre = "" if run is None else "%d," % run
+    print(("" if run is None else "run,") + "trace,workload,policy,job,application,submit_s,start_s,restarts,gpu_s,"
+          "gpu_s_by_type,first_type,finish_s,jct_s")
     for path in paths:
         policy, trace, workload = parse_name(path)
         for name, d in read_log(path).items():
             if d["finish"] is None:
                 continue
             by_type = ";".join("%s:%s" % (t, fmt(s)) for t, s in sorted(d["gpu_s"].items()))
-            print("%s,%s,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s,%s" % (
+            print(pre + "%s,%s,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s,%s" % (
                 trace, workload, policy, name, app_of(name), fmt(d["submit"]),
                 fmt(d["start"]) if d["start"] is not None else "", d["restarts"],
                 fmt(sum(d["gpu_s"].values())), by_type, d["first_type"] or "", fmt(d["finish"]),
@@ -165,6 +170,10 @@ if __name__ == "__main__":
         from_stdout(sys.argv[2:])
     elif len(sys.argv) == 3 and sys.argv[1] == "--stats":
         stats(sys.argv[2])
+    elif len(sys.argv) > 3 and sys.argv[1] == "--run":
+        if not sys.argv[2].isdigit() or int(sys.argv[2]) < 2:
+            sys.exit("extract.py: --run: '%s' is not a whole number >= 2 (run 1 is jobs.csv)" % sys.argv[2])
+        main(sys.argv[3:], int(sys.argv[2]))
     elif len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
         main(sys.argv[1:])
     else:
