@@ -77,7 +77,8 @@ static void usage(FILE *out)
 		"                     leaves one GPU out of IIDP's pairs; DDP and OptPerf\n"
 		"                     use all K; a single GPU in all runs both of IIDP's\n"
 		"                     groups, 2 x VSW threads),\n"
-		"                     e.g. 'node0,node1:2' or 'v100'; default: all\n"
+		"                     e.g. 'node0,node1:2' or 'v100'; default: all but\n"
+		"                     each node's odd GPU (all when that leaves none)\n"
 		"  --db FILE          profile database (default: the built-in analytic one,\n"
 		"                     generated once into the cache)\n"
 		"  --sync auto|ows|sws  weight synchronisation (default auto: the artifact's rule)\n"
@@ -125,8 +126,14 @@ static int parse_gpus(const struct hb_catalog *cat, const struct hb_cluster *cl,
 	int n;
 
 	if (!spec) {
+		int total = 0;
+
+		/* IIDP's pairs on every node; nodes of one GPU each hold none,
+		 * so then every GPU (IIDP's row says why it has none). */
 		for (int i = 0; i < cl->nnodes; i++)
-			alloc[i] = cl->nodes[i].ngpus - cl->nodes[i].ngpus % 2;
+			total += alloc[i] = cl->nodes[i].ngpus - cl->nodes[i].ngpus % 2;
+		for (int i = 0; total == 0 && i < cl->nnodes; i++)
+			alloc[i] = cl->nodes[i].ngpus;
 		return 0;
 	}
 	if (hb_strlcpy(buf, spec, sizeof(buf)) >= sizeof(buf))

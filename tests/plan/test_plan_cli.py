@@ -148,6 +148,22 @@ def main():
     check("note: IIDP plans global batch %d, not the 2048 asked for" % got in t.stdout, "rounding note: %s" % t.stdout)
     check(json.loads(run("plan", "--cluster", "jabas-a", "--model", "resnet50", "--gbs", "2048",
                          "--json").stdout)["iidp"]["rounded"] is False, "an exact batch is not rounded")
+    # nodes of one GPU each hold no IIDP pair: the default then plans DDP
+    # and OptPerf on every GPU, and IIDP says why it has no plan (it was
+    # "allocation: no GPU allocated", exit 2)
+    ones = os.path.join(tmp, "ones.json")
+    with open(ones, "w") as f:
+        json.dump({"name": "ones", "display": "two 1-GPU nodes", "storage_bw": 1e9, "restart_latency_s": 2,
+                   "intra_link": "pcie3-x16", "intra_bw": 15.75e9, "inter_link": "eth-10g", "inter_bw": 1.25e9,
+                   "groups": [{"name": "a", "gpu": "v100", "nodes": 1, "gpus_per_node": 1},
+                              {"name": "b", "gpu": "v100", "nodes": 1, "gpus_per_node": 1}],
+                   "source": "test_plan_cli"}, f)
+    j = json.loads(run("plan", "--cluster", ones, "--model", "resnet50", "--gbs", "128", "--json").stdout)
+    req = j["baselines_on_requested_gpus"]
+    ddp = req["ddp"]
+    check(not j["iidp"]["found"] and "2-GPU allocation unit" in j["iidp"].get("why", ""),
+          "1-GPU nodes: IIDP says why it has no plan: %r" % j["iidp"])
+    check(ddp["found"] and sum(g["gpus"] for g in req["gpus"]) == 2, "1-GPU nodes: DDP on both GPUs: %r" % req)
     print("plan cli: all checks passed")
 
 
