@@ -4,7 +4,7 @@
 # backend, with profiles measured here.  Not part of the test suite: it
 # prints medians and errors and judges nothing.
 #
-#   scripts/bench/live.sh [--quick] [--per-core] [--repeats R] [--keep]
+#   scripts/bench/live.sh [--quick] [--per-core] [--netns [--rate R]] [--repeats R] [--keep]
 #
 #  1. In a temporary directory, for each sharing level K the rows need (see
 #     below), a database cpu-sK.db: `hetbatch profile --backend cpu --share
@@ -52,8 +52,19 @@
 # "sh" column gives K; a plan that uses fewer GPUs than its cluster has
 # (so another K) is skipped with a message.
 #
-# Options: --quick (5 configurations, one round of 5 timed iterations),
-# --repeats R, --keep (keep the temporary directory and print its path).
+#   --netns     the per-core mode across hosts (root): two test clusters of
+#               network namespaces (scripts/netns-cluster), A = 2 namespaces
+#               of 2 cpu devices, B = 4 of 1, every link shaped to --rate R
+#               (default 1gbit); the inter-node all-reduce fit measured over
+#               A's link (`profile allreduce` across two namespaces) into the
+#               profiles; every row runs across 2 to 4 namespaces with `live
+#               --map`, DIR/mpirun launching one rank per device, rank r on
+#               core r mod cores (mpirun's own binding is per host, and every
+#               namespace shares this host's cores).  Both clusters are
+#               taken down at the end.
+# Options: --quick (5 configurations, one round of 5 timed iterations; 3
+# with --netns), --repeats R, --keep (keep the temporary directory and print
+# its path).
 # Environment: HETBATCH (the binary; default build/cli/hetbatch, built if
 # missing), MPIRUN (default mpirun; --oversubscribe is passed, and
 # --allow-run-as-root as root).  Needs mpirun able to start 2 processes.
@@ -61,18 +72,23 @@
 # shows in the +-% column, the speed check and the background line.
 set -eu
 cd "$(dirname "$0")/../.."
-QUICK=0 PERCORE=0 KEEP=0 REPEATS=
+QUICK=0 PERCORE=0 KEEP=0 REPEATS= NETNS=0 RATE=1gbit
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) QUICK=1 ;;
 	--per-core) PERCORE=1 ;;
+	--netns) NETNS=1 PERCORE=1 ;;
+	--rate)
+		[ $# -ge 2 ] || { echo "live.sh: --rate needs a tc rate (1gbit, 200mbit, ...)" >&2; exit 2; }
+		RATE=$2
+		shift ;;
 	--keep) KEEP=1 ;;
 	--repeats)
 		[ $# -ge 2 ] && [ "$2" -ge 1 ] 2>/dev/null || { echo "live.sh: --repeats needs a count >= 1" >&2; exit 2; }
 		REPEATS=$2
 		shift ;;
 	-h | --help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-	*) echo "live.sh: unknown option '$1' (--quick, --per-core, --repeats R, --keep)" >&2; exit 2 ;;
+	*) echo "live.sh: unknown option '$1' (--quick, --per-core, --netns, --rate R, --repeats R, --keep)" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -87,7 +103,12 @@ H=$HETBATCH
 export OMPI_MCA_plm_rsh_agent="${OMPI_MCA_plm_rsh_agent-}"
 MPI="${MPIRUN:-mpirun} --oversubscribe"
 [ "$(id -u)" = 0 ] && MPI="$MPI --allow-run-as-root"
-if [ $PERCORE = 1 ]; then
+if [ $NETNS = 1 ]; then
+	[ "$(id -u)" = 0 ] || { echo "live.sh: --netns needs root (network namespaces)" >&2; exit 2; }
+	BIND="--bind-to none" # rank r on core r mod cores, by bind.sh below
+	PIN="taskset -c 0"
+	MODE="per-core across network namespaces at $RATE (device = one core; rank r on core r mod cores)"
+elif [ $PERCORE = 1 ]; then
 	BIND="--map-by core --bind-to core:overload-allowed"
 	PIN="taskset -c 0"
 	MODE="per-core (device = one core; ranks bound to cores)"
@@ -109,11 +130,19 @@ $MPI -np 2 true </dev/null >/dev/null 2>&1 || {
 }
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/hb-live-bench.XXXXXX")
+ROOT=$PWD
+NSA=hba$(($$ % 10000)) NSB=hbb$(($$ % 10000)) # netns-cluster prefixes: at most 8 characters
+netns_down() {
+	[ $NETNS = 1 ] || return 0
+	"$ROOT/scripts/netns-cluster" down --prefix "$NSA" --dir "$T/nsA" >/dev/null 2>&1 || true
+	"$ROOT/scripts/netns-cluster" down --prefix "$NSB" --dir "$T/nsB" >/dev/null 2>&1 || true
+}
 if [ $KEEP = 1 ]; then
-	trap 'echo "kept: $T"' EXIT
+	trap 'netns_down; echo "kept: $T"' EXIT
 else
-	trap 'rm -rf "$T"' EXIT
+	trap 'netns_down; rm -rf "$T"' EXIT
 fi
+trap 'exit 1' INT TERM HUP
 cd "$T"
 t_start=$(date +%s.%N)
 # busy (user nice system irq softirq) and steal jiffies, for the background line
@@ -134,7 +163,7 @@ ranks_of() { # cluster [plan options]
 	if [ -n "$g" ]; then
 		echo "$g" | tr ',' '\n' | awk -F: '{ n += $2 } END { print n }'
 	else
-		case $1 in bench-1x2) echo 2 ;; bench-2x2) echo 4 ;; *) echo 2 ;; esac
+		case $1 in bench-1x2) echo 2 ;; bench-2x2 | nsA | nsB) echo 4 ;; *) echo 2 ;; esac
 	fi
 }
 profile_db() { # K
@@ -146,9 +175,19 @@ profile_db() { # K
 	$MPI -np 2 $BIND "$H" -q profile allreduce --backend cpu --link shm --sizes 16K,32K,64K,128K,256K \
 		--iters 50 --db "cpu-s$1.db" </dev/null >"allreduce-s$1.log" 2>&1 ||
 		{ cat "allreduce-s$1.log" >&2; exit 1; }
+	if [ $NETNS = 1 ]; then
+		# the inter-node link of both clusters (the same class, tcp-netns-R)
+		"$T/nsA/mpirun" -np 2 --host "${NSA}0,${NSA}1" "$H" -q profile allreduce --backend cpu \
+			--cluster "$T/nsA/cluster.json" --sizes 16K,32K,64K,128K,256K --iters 50 --db "cpu-s$1.db" \
+			</dev/null >"allreduce-inter-s$1.log" 2>&1 || { cat "allreduce-inter-s$1.log" >&2; exit 1; }
+	fi
 	echo "profile, 1 of $1 sharing (ms per iteration of all VSWs; mean of $PITERS):"
 	sed -n '/ lbs  vsw/,/^$/p' "profile-s$1.log" | sed '/^$/d; s/^/  /'
-	echo "all-reduce: $(grep 't_ms =' "allreduce-s$1.log"); inter-node (tcp-loopback): analytic fit"
+	if [ $NETNS = 1 ]; then
+		echo "all-reduce: $(grep 't_ms =' "allreduce-s$1.log"); $(grep 't_ms =' "allreduce-inter-s$1.log")"
+	else
+		echo "all-reduce: $(grep 't_ms =' "allreduce-s$1.log"); inter-node (tcp-loopback): analytic fit"
+	fi
 }
 # ---- 2. clusters and the configurations -------------------------------
 python3 - <<'EOF'
@@ -170,7 +209,39 @@ EOF
 #   2x2 iidp 128: VSW 1; 192: VSW 1 + 2; 384: VSW 3; ddp 512: GA 1; optperf 192: 48 x 4
 # "--gpus node0:1" and "node0:2,node1:1" make one- and three-rank rows
 # (IIDP runs GPU pairs, so only DDP and OptPerf rows have them).
-if [ $QUICK = 1 ]; then
+if [ $NETNS = 1 ]; then
+	A0=${NSA}0 A1=${NSA}1 B0=${NSB}0 B1=${NSB}1 B2=${NSB}2
+	for c in "A $NSA 2 2" "B $NSB 4 1"; do
+		set -- $c
+		"$ROOT/scripts/netns-cluster" up "$3" --slots "$4" --rate "$RATE" --prefix "$2" --dir "$T/ns$1" \
+			>"netns-$1.log" 2>&1 || { cat "netns-$1.log" >&2; exit 1; }
+		ln -sf "$T/ns$1/cluster.json" "ns$1.json"
+	done
+	# rank r on core r mod cores: mpirun binds per host, and the
+	# namespaces share this host's cores
+	printf '#!/bin/sh\nexec taskset -c $((${OMPI_COMM_WORLD_RANK:-0} %% %s)) "$@"\n' "$CORES" >bind.sh
+	chmod +x bind.sh
+	if [ $QUICK = 1 ]; then
+		CONFIGS="nsA 128 iidp
+nsA 128 ddp --gpus $A0:1,$A1:1
+nsB 128 ddp"
+	else
+		CONFIGS="nsA 128 iidp
+nsA 192 iidp
+nsA 384 iidp
+nsA 512 ddp
+nsA 192 optperf
+nsA 96 ddp --gpus $A0:2,$A1:1
+nsA 128 optperf --gpus $A0:2,$A1:1
+nsA 64 ddp --gpus $A0:1,$A1:1
+nsA 128 ddp --gpus $A0:1,$A1:1
+nsA 64 optperf --gpus $A0:1,$A1:1
+nsB 128 ddp
+nsB 256 ddp
+nsB 128 optperf
+nsB 96 ddp --gpus $B0:1,$B1:1,$B2:1"
+	fi
+elif [ $QUICK = 1 ]; then
 	CONFIGS="bench-1x2 64 iidp
 bench-1x2 128 iidp
 bench-1x2 384 ddp
@@ -225,6 +296,9 @@ if not s.get("found"):
 v = list(nodes.values())
 j = lambda k: "+".join(str(int(x[k])) for x in v)
 print(sum(int(x[0]) for x in v), j(1), j(2), j(3), sum(int(x[0] * x[1]) for x in v))
+# for --netns: mpirun's --host (each node is a namespace of its name) and live's --map
+sys.stderr.write(",".join("%s:%d" % (n, x[0]) for n, x in nodes.items()) + " "
+                 + ",".join("%s=%s" % (n, n) for n in nodes) + "\n")
 EOF
 }
 
@@ -239,23 +313,33 @@ echo "$CONFIGS" | while read -r cl gbs method popts; do
 	K=$(share_of_ranks "$(ranks_of "$cl" "$popts")")
 	[ -f "$plan" ] || "$H" -q plan --cluster "$cl.json" --model cifar10 --gbs "$gbs" --db "cpu-s$K.db" $popts \
 		--out "$plan" >/dev/null 2>"plan$k.err" || { echo "plan $cl $gbs: $(cat "plan$k.err")" >&2; continue; }
-	d=$(describe "$plan" "$method") || { echo "$cl gbs $gbs: no $method row in the plan" >&2; continue; }
+	d=$(describe "$plan" "$method" 2>"where$k.txt") || { echo "$cl gbs $gbs: no $method row in the plan" >&2; continue; }
 	set -- $d
 	if [ "$(share_of_ranks "$1")" != "$K" ]; then
 		echo "$cl gbs $gbs $method: the plan runs $1 ranks, not $(ranks_of "$cl" "$popts"); its profile assumed $K per device; skipped" >&2
 		continue
 	fi
 	label="$cl gbs $gbs${popts:+ $(echo "$popts" | sed 's/--sync //; s/--gpus //')}"
-	printf '%s\t%s\t%s\t%s\t%s %s\n' "$k" "$label" "$method" "$plan" "$d" "$K" >>configs.tsv
+	printf '%s\t%s\t%s\t%s\t%s %s\t%s\n' "$k" "$label" "$method" "$plan" "$d" "$K" "$(cat "where$k.txt")" \
+		>>configs.tsv
 done
 : >runs.tsv
 r=0
 while [ $r -lt "$REPEATS" ]; do
 	r=$((r + 1))
-	while IFS="$(printf '\t')" read -r k label method plan d; do
+	while IFS="$(printf '\t')" read -r k label method plan d where; do
 		set -- $d
+		LAUNCH="$MPI -np $1 $BIND"
+		LIVEOPTS=
+		if [ $NETNS = 1 ]; then
+			n=$1
+			set -- $where
+			case $label in nsA*) ns=nsA ;; *) ns=nsB ;; esac
+			LAUNCH="$T/$ns/mpirun -np $n --host $1 $T/bind.sh"
+			LIVEOPTS="--map $2"
+		fi
 		t0=$(date +%s.%N)
-		if $MPI -np "$1" $BIND "$H" -q live --plan "$plan" --method "$method" --scale $SCALE \
+		if $LAUNCH "$H" -q live --plan "$plan" --method "$method" --scale $SCALE $LIVEOPTS \
 			--iters $ITERS --warmup $WARMUP --out "res$k-$r" </dev/null >"live$k-$r.log" 2>&1; then
 			t1=$(date +%s.%N)
 			printf '%s\tres%s-%s\t%s\n' "$k" "$k" "$r" "$(awk "BEGIN { print $t1 - $t0 }")" >>runs.tsv
@@ -281,7 +365,8 @@ print("%-36s %-7s %5s %5s %5s %5s %4s %2s %9s %9s %5s %8s %9s %8s %6s"
       % ("config", "method", "ranks", "VSW", "GA", "B_L", "load", "sh", "pred_ms", "meas_ms", "+-%", "error",
          "comp_ms", "post_ms", "run_s"))
 errs, byshare = [], {}
-for k, label, method, plan, d in csv.reader(open("configs.tsv"), delimiter="\t"):
+for row in csv.reader(open("configs.tsv"), delimiter="\t"):
+    k, label, method, plan, d = row[:5]
     if k not in runs:
         continue
     ranks, vsw, ga, lbs, threads, share = d.split()
