@@ -18,6 +18,8 @@ two of them, then:
              rank's final checkpoint byte-identical
   database   after all of it the profile database passes integrity_check,
              and the failed runs added no prediction rows
+  adaptive   `live --policy simigrad --relaunch-every-epoch` with DIR/mpirun
+             as its launcher: 3 ranks on the 3 hosts, relaunched once
   sweep      `mpirun -np 2 sweep` over two namespaces writes the same bytes
              as `sweep -j 1` on this host
 and down leaves no namespace or link of the prefix.  The accuracy of the
@@ -228,6 +230,15 @@ def main():
         if after - before != 4:
             failed.append("runs with prediction rows: %d before the faults, %d after; want 4 more (the runs that "
                           "finished)" % (before, after))
+
+        # an adaptive run relaunched across the three hosts at every epoch
+        r = hb("live", "--policy", "simigrad", "--model", "cifar10", "--cluster", os.path.join(cdir, "cluster.json"),
+               "--db", "p.db", "--out", "adapt", "--epochs", "2", "--dataset-size", "1024", "--relaunch-every-epoch",
+               "--launcher", os.path.join(cdir, "mpirun") + " -x ASAN_OPTIONS", timeout=300)
+        if r.returncode != 0 or "1 relaunches" not in r.stdout + r.stderr:
+            failed.append("live --policy simigrad across hosts: exit %d:\n%s%s" % (r.returncode, r.stdout, r.stderr))
+        elif "3 ranks" not in r.stdout + r.stderr:
+            failed.append("live --policy simigrad: not 3 ranks on the 3 hosts:\n%s%s" % (r.stdout, r.stderr))
 
         # a sweep over two hosts against -j 1 here
         r = hb("-q", "sweep", SWEEP, "-j", "1", "--out", "sw1", timeout=300)
