@@ -317,6 +317,39 @@ static void test_reference_type_without_mode(void **state)
 	hb_sim_free(&sim);
 }
 
+/* PolluxSched under --fidelity sia keeps the agent's one reference-type
+ * fit (its arbiter reads one theta): two CIFAR-10 jobs finish.  With the
+ * per-type fits it failed on the first type without one ("no theta_sys
+ * fitted on GPU type 1"). */
+static void test_pollux_keeps_one_fit(void **state)
+{
+	const struct hb_policy *p = hb_policy_find("pollux");
+	struct hb_sim sim;
+	struct hb_sim_opts o;
+	struct hb_error err = { 0 };
+	int id;
+
+	(void)state;
+	assert_non_null(p);
+	hb_sim_opts_default(&o);
+	o.quiet = 1;
+	o.fidelity = HB_FIDELITY_SIA;
+	o.reconfig_s = o.gns_overhead = 0.0;
+	if (hb_sim_init(&sim, &cat, hb_catalog_cluster(&cat, "sia-hetero"), db, "pollux", &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	hb_sim_set_arbiter(&sim, p->shared);
+	for (int k = 0; k < 2; k++) {
+		if (hb_sim_add_job(&sim, hb_catalog_model(&cat, "cifar10"), p->agent, 100.0 * k, &id, &err) < 0)
+			fail_msg("%s", err.msg);
+		hb_sim_job_request(&sim.jobs[id], 4, 4096);
+	}
+	if (hb_sim_run(&sim, &err) < 0)
+		fail_msg("%s", err.msg);
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(sim.jobs[k].state, HB_JOB_DONE);
+	hb_sim_free(&sim);
+}
+
 /* ---- made-up rows ---------------------------------------------------------- */
 
 static void test_range_and_rate(void **state)
@@ -372,6 +405,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_per_type_fits),
 		cmocka_unit_test(test_reference_type_without_mode),
+		cmocka_unit_test(test_pollux_keeps_one_fit),
 		cmocka_unit_test(test_range_and_rate),
 	};
 	char dir[1200];

@@ -184,7 +184,8 @@
  *
  * Sia fidelity (`sim --fidelity sia` on a shared cluster, a model with
  * validation runs; Sia's simulator, siasosp23/artifacts sia-simulator/,
- * extends Pollux's with one Application per GPU type):
+ * extends Pollux's with one Application per GPU type; not under
+ * PolluxSched, which reads one theta and keeps the reference type):
  *  - one theta_sys per GPU type (types[t].theta), fitted to that type's
  *    observations alone (job.py Job.update_params), refitted whenever they
  *    grow (no skip, no fit made ahead);
@@ -730,7 +731,8 @@ static int types_prepare(struct hb_sim *sim, struct hb_sim_job *job, struct poll
 	/* Sia fidelity: per-type fits ("Sia fidelity" at the top), each
 	 * type's batch range and one-GPU rate from its own measured
 	 * placements (one Application per type). */
-	st->per_type = sim->opts.fidelity == HB_FIDELITY_SIA && job->fid && shared_mode(sim);
+	st->per_type = sim->opts.fidelity == HB_FIDELITY_SIA && job->fid && shared_mode(sim) &&
+		       sim->arbiter != &hb_arbiter_pollux;
 	if (st->per_type && !(st->tfit = calloc((size_t)(nt > 0 ? nt : 1), sizeof(*st->tfit)))) {
 		hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
 		goto done;
