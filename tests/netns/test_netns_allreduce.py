@@ -18,43 +18,18 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 
-ROOT = os.environ.get("HB_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
-SCRIPT = os.path.join(ROOT, "scripts", "netns-cluster")
-HETBATCH = os.environ.get("HETBATCH", os.path.join(ROOT, "build", "cli", "hetbatch"))
+from netns_util import HETBATCH, SCRIPT, names_with_prefix, require_netns, sh, skip
+
 PREFIX = "hbq%d" % (os.getpid() % 100000)  # unique per test run, <= 8 characters
 RATE, K = "100mbit", 12.5e6
 LO, HI = 0.60, 1.05
 
 
-def skip(why):
-    print("skipped: " + why)
-    sys.exit(77)
-
-
-def sh(args, **kw):
-    return subprocess.run(args, capture_output=True, text=True, **kw)
-
-
-def names_with_prefix():
-    ns = [l.split()[0] for l in sh(["ip", "netns", "list"]).stdout.splitlines() if l.strip()]
-    links = [l.split(":")[1].strip() for l in sh(["ip", "-o", "link"]).stdout.splitlines()]
-    return [n for n in ns + links if n.startswith(PREFIX)]
-
-
 def main():
-    if os.geteuid() != 0:
-        skip("not root: network namespaces need root")
-    for tool in ("ip", "tc", "mpirun"):
-        if sh(["sh", "-c", "command -v " + tool]).returncode != 0:
-            skip("no '%s' on PATH" % tool)
-    probe = PREFIX + "p"
-    if sh(["ip", "netns", "add", probe]).returncode != 0:
-        skip("'ip netns add' fails here")
-    sh(["ip", "netns", "del", probe])
+    require_netns(PREFIX)
 
     work = tempfile.mkdtemp(prefix="hb-netns-test.")
     cdir = os.path.join(work, "cluster")
@@ -114,7 +89,7 @@ def main():
             failed.append("busbw %.4g B/s is %.3f x the shaped rate, outside [%.2f, %.2f]" % (busbw, busbw / K, LO, HI))
     finally:
         down()
-        left = names_with_prefix()
+        left = names_with_prefix(PREFIX)
         if left:
             failed.append("after down: left %s" % left)
         if os.path.exists(cdir):

@@ -40,28 +40,12 @@ import tempfile
 import threading
 import time
 
-ROOT = os.environ.get("HB_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
-SCRIPT = os.path.join(ROOT, "scripts", "netns-cluster")
-HETBATCH = os.environ.get("HETBATCH", os.path.join(ROOT, "build", "cli", "hetbatch"))
+from netns_util import HETBATCH, ROOT, SCRIPT, names_with_prefix, require_netns, sh
+
 SWEEP = os.path.join(ROOT, "examples", "sweep-demo.json")
 PREFIX = "hbv%d" % (os.getpid() % 10000)  # unique per test run, <= 8 characters
 RATE, BURST = "1gbit", "250000b"  # the script's tbf burst at 1gbit
 N0, N1, N2 = PREFIX + "0", PREFIX + "1", PREFIX + "2"
-
-
-def skip(why):
-    print("skipped: " + why)
-    sys.exit(77)
-
-
-def sh(args, **kw):
-    return subprocess.run(args, capture_output=True, text=True, **kw)
-
-
-def names_with_prefix():
-    ns = [l.split()[0] for l in sh(["ip", "netns", "list"]).stdout.splitlines() if l.strip()]
-    links = [l.split(":")[1].strip() for l in sh(["ip", "-o", "link"]).stdout.splitlines()]
-    return [n for n in ns + links if n.startswith(PREFIX)]
 
 
 def live_ranks_left():
@@ -74,15 +58,7 @@ failed = []
 
 
 def main():
-    if os.geteuid() != 0:
-        skip("not root: network namespaces need root")
-    for tool in ("ip", "tc", "mpirun", "pgrep"):
-        if sh(["sh", "-c", "command -v " + tool]).returncode != 0:
-            skip("no '%s' on PATH" % tool)
-    probe = PREFIX + "p"
-    if sh(["ip", "netns", "add", probe]).returncode != 0:
-        skip("'ip netns add' fails here")
-    sh(["ip", "netns", "del", probe])
+    require_netns(PREFIX, ("ip", "tc", "mpirun", "pgrep"))
 
     work = tempfile.mkdtemp(prefix="hb-netns-live.")
     cdir = os.path.join(work, "cluster")
@@ -253,7 +229,7 @@ def main():
             print("sweep across %s, %s: the same bytes as -j 1 (%.1f s)" % (N0, N1, secs))
     finally:
         down()
-        left = names_with_prefix()
+        left = names_with_prefix(PREFIX)
         if left:
             failed.append("after down: left %s" % left)
         if failed:
