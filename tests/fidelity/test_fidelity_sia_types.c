@@ -350,6 +350,51 @@ static void test_pollux_keeps_one_fit(void **state)
 	hb_sim_free(&sim);
 }
 
+/* Sia's arbiter under the mode on a database whose A100 and 2080Ti have
+ * no measured placements (Pollux's T4 rows over the analytic profiles): a
+ * job sent to them starts at the profiled local batch nearest the first
+ * batch instead of failing ("no batch on 1 GPUs of rtx-2080ti"), and the
+ * trace finishes. */
+static void test_types_without_placements(void **state)
+{
+	const struct hb_policy *p = hb_policy_find("sia");
+	struct hb_profdb *mix;
+	struct hb_import_stats st;
+	struct hb_sim sim;
+	struct hb_sim_opts o;
+	struct hb_error err = { 0 };
+	char path[1200], dir[1200];
+	int id;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(run("-q profile --analytic --db '%s/mix.db' --gpus t4,a100-40gb,rtx-2080ti", tmpdir), 0);
+	snprintf(path, sizeof(path), "%s/mix.db", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/data/pollux/profiles", shared);
+	assert_int_equal(hb_profdb_open(path, 0, &mix, &err), 0);
+	memset(&st, 0, sizeof(st));
+	if (hb_import_pollux(mix, &cat, dir, &st, &err) < 0)
+		fail_msg("%s", err.msg);
+	hb_sim_opts_default(&o);
+	o.quiet = 1;
+	o.fidelity = HB_FIDELITY_SIA;
+	o.reconfig_s = o.gns_overhead = 0.0;
+	if (hb_sim_init(&sim, &cat, hb_catalog_cluster(&cat, "sia-hetero"), mix, "sia", &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	hb_sim_set_arbiter(&sim, p->shared);
+	for (int k = 0; k < 3; k++) {
+		if (hb_sim_add_job(&sim, hb_catalog_model(&cat, "cifar10"), p->agent, 50.0 * k, &id, &err) < 0)
+			fail_msg("%s", err.msg);
+		hb_sim_job_request(&sim.jobs[id], 4, 4096);
+	}
+	if (hb_sim_run(&sim, &err) < 0)
+		fail_msg("%s", err.msg);
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(sim.jobs[k].state, HB_JOB_DONE);
+	hb_sim_free(&sim);
+	hb_profdb_close(mix);
+}
+
 /* ---- made-up rows ---------------------------------------------------------- */
 
 static void test_range_and_rate(void **state)
@@ -406,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_per_type_fits),
 		cmocka_unit_test(test_reference_type_without_mode),
 		cmocka_unit_test(test_pollux_keeps_one_fit),
+		cmocka_unit_test(test_types_without_placements),
 		cmocka_unit_test(test_range_and_rate),
 	};
 	char dir[1200];

@@ -1304,7 +1304,9 @@ static struct hb_goodput_cands *choose_table(struct hb_sim_job *job)
  * (Application.get_max_local_bsz) and the largest validated batch, the
  * atomic batch then corrected to the largest measured at that many
  * replicas and capped at max_batch / (K (s + 1)); on a type without one
- * yet, max(M0, min_local K) by the artifact's split (hb_agent_sia_split).
+ * yet, max(M0, min_local K) by the artifact's split (hb_agent_sia_split;
+ * on a type without measured placements, the profiled local batch nearest
+ * it).
  * Where the type's measurements do not cover the layout (outside the
  * convex hull the artifact interpolates in, where its lookup has no
  * value), the nearest profiled local batch below, which hetbatch's model
@@ -1330,8 +1332,17 @@ static int choose_sia(const struct hb_sim *sim, struct hb_sim_job *job, const st
 
 		if (target < (long)job->fid->m0)
 			target = (long)job->fid->m0;
-		if (hb_agent_sia_split(job, alloc, target, 0, &out->local_bs, &out->accum_steps) < 1)
-			return 0;
+		if (hb_agent_sia_split(job, alloc, target, 0, &out->local_bs, &out->accum_steps) < 1) {
+			/* no measured placements of the type: the profiled local
+			 * batch nearest target / K, no accumulation */
+			if (feasible_lbs(sim, job, alloc, &lbs, &nl, err) < 0)
+				return -1;
+			out->accum_steps = 0;
+			out->local_bs = nearest_lbs(lbs, nl, (double)target / out->num_replicas, out->num_replicas, 0, 1,
+						    app_max);
+			free(lbs);
+			lbs = NULL;
+		}
 	} else {
 		max_local = m ? hb_perf_measured_max_local(m, alloc, job->perf->nnodes, HB_PLACE_DESCENDING) : 0;
 		if (max_local < 1)
