@@ -317,37 +317,45 @@ static void test_reference_type_without_mode(void **state)
 	hb_sim_free(&sim);
 }
 
+/* njobs 4-GPU CIFAR-10 jobs at batch 4096, one every `spacing` s, under
+ * `policy`'s arbiter and agent on sia-hetero with --fidelity sia over
+ * database d: every one must finish. */
+static void run_cifar_jobs(const char *policy, struct hb_profdb *d, int njobs, double spacing)
+{
+	const struct hb_policy *p = hb_policy_find(policy);
+	struct hb_sim sim;
+	struct hb_sim_opts o;
+	struct hb_error err = { 0 };
+	int id;
+
+	assert_non_null(p);
+	hb_sim_opts_default(&o);
+	o.quiet = 1;
+	o.fidelity = HB_FIDELITY_SIA;
+	o.reconfig_s = o.gns_overhead = 0.0;
+	if (hb_sim_init(&sim, &cat, hb_catalog_cluster(&cat, "sia-hetero"), d, policy, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	hb_sim_set_arbiter(&sim, p->shared);
+	for (int k = 0; k < njobs; k++) {
+		if (hb_sim_add_job(&sim, hb_catalog_model(&cat, "cifar10"), p->agent, spacing * k, &id, &err) < 0)
+			fail_msg("%s", err.msg);
+		hb_sim_job_request(&sim.jobs[id], 4, 4096);
+	}
+	if (hb_sim_run(&sim, &err) < 0)
+		fail_msg("%s: %s", policy, err.msg);
+	for (int k = 0; k < njobs; k++)
+		assert_int_equal(sim.jobs[k].state, HB_JOB_DONE);
+	hb_sim_free(&sim);
+}
+
 /* PolluxSched under --fidelity sia keeps the agent's one reference-type
  * fit (its arbiter reads one theta): two CIFAR-10 jobs finish.  With the
  * per-type fits it failed on the first type without one ("no theta_sys
  * fitted on GPU type 1"). */
 static void test_pollux_keeps_one_fit(void **state)
 {
-	const struct hb_policy *p = hb_policy_find("pollux");
-	struct hb_sim sim;
-	struct hb_sim_opts o;
-	struct hb_error err = { 0 };
-	int id;
-
 	(void)state;
-	assert_non_null(p);
-	hb_sim_opts_default(&o);
-	o.quiet = 1;
-	o.fidelity = HB_FIDELITY_SIA;
-	o.reconfig_s = o.gns_overhead = 0.0;
-	if (hb_sim_init(&sim, &cat, hb_catalog_cluster(&cat, "sia-hetero"), db, "pollux", &o, &err) < 0)
-		fail_msg("%s", err.msg);
-	hb_sim_set_arbiter(&sim, p->shared);
-	for (int k = 0; k < 2; k++) {
-		if (hb_sim_add_job(&sim, hb_catalog_model(&cat, "cifar10"), p->agent, 100.0 * k, &id, &err) < 0)
-			fail_msg("%s", err.msg);
-		hb_sim_job_request(&sim.jobs[id], 4, 4096);
-	}
-	if (hb_sim_run(&sim, &err) < 0)
-		fail_msg("%s", err.msg);
-	for (int k = 0; k < 2; k++)
-		assert_int_equal(sim.jobs[k].state, HB_JOB_DONE);
-	hb_sim_free(&sim);
+	run_cifar_jobs("pollux", db, 2, 100.0);
 }
 
 /* Sia's arbiter under the mode on a database whose A100 and 2080Ti have
@@ -357,17 +365,12 @@ static void test_pollux_keeps_one_fit(void **state)
  * trace finishes. */
 static void test_types_without_placements(void **state)
 {
-	const struct hb_policy *p = hb_policy_find("sia");
 	struct hb_profdb *mix;
 	struct hb_import_stats st;
-	struct hb_sim sim;
-	struct hb_sim_opts o;
 	struct hb_error err = { 0 };
 	char path[1200], dir[1200];
-	int id;
 
 	(void)state;
-	assert_non_null(p);
 	assert_int_equal(run("-q profile --analytic --db '%s/mix.db' --gpus t4,a100-40gb,rtx-2080ti", tmpdir), 0);
 	snprintf(path, sizeof(path), "%s/mix.db", tmpdir);
 	snprintf(dir, sizeof(dir), "%s/data/pollux/profiles", shared);
@@ -375,23 +378,7 @@ static void test_types_without_placements(void **state)
 	memset(&st, 0, sizeof(st));
 	if (hb_import_pollux(mix, &cat, dir, &st, &err) < 0)
 		fail_msg("%s", err.msg);
-	hb_sim_opts_default(&o);
-	o.quiet = 1;
-	o.fidelity = HB_FIDELITY_SIA;
-	o.reconfig_s = o.gns_overhead = 0.0;
-	if (hb_sim_init(&sim, &cat, hb_catalog_cluster(&cat, "sia-hetero"), mix, "sia", &o, &err) < 0)
-		fail_msg("%s", err.msg);
-	hb_sim_set_arbiter(&sim, p->shared);
-	for (int k = 0; k < 3; k++) {
-		if (hb_sim_add_job(&sim, hb_catalog_model(&cat, "cifar10"), p->agent, 50.0 * k, &id, &err) < 0)
-			fail_msg("%s", err.msg);
-		hb_sim_job_request(&sim.jobs[id], 4, 4096);
-	}
-	if (hb_sim_run(&sim, &err) < 0)
-		fail_msg("%s", err.msg);
-	for (int k = 0; k < 3; k++)
-		assert_int_equal(sim.jobs[k].state, HB_JOB_DONE);
-	hb_sim_free(&sim);
+	run_cifar_jobs("sia", mix, 3, 50.0);
 	hb_profdb_close(mix);
 }
 
