@@ -1109,7 +1109,7 @@ static void spec_post(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_
 		sp->posted = 0;
 	}
 	if (alloc_shape(job, alloc, &nodes, &gpus, &scratch) < 0 ||
-	    find_obs(st, obs_type(st, job->perf, alloc), nodes, gpus, st->local_bs, st->accum_steps))
+	    find_obs(st, -1, nodes, gpus, st->local_bs, st->accum_steps))
 		return; /* no new observation, so no refit */
 	rng = *obs_rng(sim, job, st); /* a copy: the stream moves when observe() draws */
 	if (measure(sim, job, st, alloc, st->local_bs, st->accum_steps, &rng, &iter_s, &compute_s, &scratch) < 0)
@@ -1136,7 +1136,8 @@ static void spec_post(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_
 		return;
 	if (st->nobs)
 		memcpy(h, st->obs, st->nobs * sizeof(*h)); /* st->obs is NULL before the first */
-	h[st->nobs] = (struct pollux_obs){ .type = obs_type(st, job->perf, alloc), .num_nodes = nodes, .num_replicas = gpus, .local_bs = st->local_bs,
+	h[st->nobs] = (struct pollux_obs){ .type = -1, /* one history: spec_post never runs per_type */
+					   .num_nodes = nodes, .num_replicas = gpus, .local_bs = st->local_bs,
 					   .accum_steps = st->accum_steps, .iter_sum = iter_s,
 					   .compute_sum = compute_s, .count = 1 };
 	if (st->fitted && theta_predicts(&st->theta, h, st->fit_nobs, n)) {
@@ -1319,7 +1320,7 @@ static int choose_sia(const struct hb_sim *sim, struct hb_sim_job *job, const st
 	const long app_max = job->fid->runs[job->fid->nruns - 1].batch;
 	const int t = slowest_type(st->types, job->perf, alloc);
 	struct hb_goodput_limits lim;
-	int max_local, cap, *lbs = NULL, nl = 0;
+	int max_local, cap, want, *lbs = NULL, nl = 0;
 	long count;
 	double step;
 
@@ -1357,18 +1358,16 @@ static int choose_sia(const struct hb_sim *sim, struct hb_sim_job *job, const st
 		out->local_bs = (int)out->argmax.local_bsz;
 		if ((cap = hb_perf_measured_max_local_replicas(m, out->num_replicas)) > 0 && out->local_bs > cap)
 			out->local_bs = cap;
-		count = (long)out->num_replicas * (out->accum_steps + 1);
-		if (app_max / count < out->local_bs)
-			out->local_bs = (int)(app_max / count);
 	}
 	count = (long)out->num_replicas * (out->accum_steps + 1);
+	if (app_max / count < out->local_bs)
+		out->local_bs = (int)(app_max / count); /* a no-op for the split, which caps the same */
 	if (out->local_bs >= 1 &&
 	    !hb_perf_measured_step_ordered(m, alloc, job->perf->nnodes, HB_PLACE_DESCENDING, out->local_bs,
 					   out->accum_steps, &step)) {
 		if (feasible_lbs(sim, job, alloc, &lbs, &nl, err) < 0)
 			return -1;
-		const int want = out->local_bs;
-
+		want = out->local_bs;
 		out->local_bs = 0;
 		for (int i = 0; i < nl; i++) /* ascending */
 			if (lbs[i] <= want)

@@ -175,7 +175,7 @@ static int goodput_row(struct hb_sim *sim, const struct sia_state *st, struct hb
 	struct hb_pollux_report rep;
 	struct hb_goodput_limits lim;
 	long min_local = 0;
-	int cap, src = -1;
+	int cap, src = -1, src_per_node = 0; /* src: the projection's perf GPU type */
 
 	if (hb_pollux_agent_report(sim, job, &rep, err) < 0)
 		return -1;
@@ -185,8 +185,10 @@ static int goodput_row(struct hb_sim *sim, const struct sia_state *st, struct hb
 	for (int k = 0; rep.per_type && rep.fitted && k < st->g.ntypes && src < 0; k++) {
 		int pt = job->perf->nodes[st->g.types[k].nodes[0]].gpu;
 
-		if (pt >= 0 && pt < rep.ntypes && rep.types[pt].usable && rep.types[pt].fitted)
-			src = k;
+		if (pt >= 0 && pt < rep.ntypes && rep.types[pt].usable && rep.types[pt].fitted) {
+			src = pt;
+			src_per_node = st->g.types[k].per_node;
+		}
 	}
 	for (int t = 0; t < rep.ntypes; t++)
 		if (rep.types[t].usable && (min_local == 0 || rep.types[t].min_local_bsz < min_local))
@@ -212,8 +214,7 @@ static int goodput_row(struct hb_sim *sim, const struct sia_state *st, struct hb
 			/* goodput_B(ceil(K / R_B) nodes, K) x rate(A) / rate(B) */
 			if (src < 0)
 				continue;
-			if (hb_pollux_report_projected(&rep, ptype, job->perf->nodes[st->g.types[src].nodes[0]].gpu,
-						       st->g.types[src].per_node, k->gpus, &gc, err) < 0)
+			if (hb_pollux_report_projected(&rep, ptype, src, src_per_node, k->gpus, &gc, err) < 0)
 				return -1;
 			row[c] = gc.feasible && gc.goodput > 0 ? gc.goodput : 0.0;
 			continue;
