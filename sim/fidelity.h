@@ -77,7 +77,11 @@ enum hb_fidelity {
  *     type: the placement by its least rotation, else the 3-D
  *     interpolation; hb_perf_measured_use_artifact on every type's set,
  *     sim.c).  Without the mode the same rows time one-type allocations
- *     with hetbatch's own fallback (hb_perf_measured_of, perfmodel.h).
+ *     with hetbatch's own fallback (hb_perf_measured_of, perfmodel.h);
+ *   - PolluxSched is the heterogeneity-unaware Pollux Sia compares against
+ *     (multi_simulator_unaware.py; sim/policies/pollux/pollux_vnodes.h):
+ *     4-GPU virtual nodes, one throughput fit over every type, minority
+ *     types dropped from each job's allocation.
  */
 
 /* One validation run of the artifact: per-epoch statistics at one batch. */

@@ -348,14 +348,100 @@ static void run_cifar_jobs(const char *policy, struct hb_profdb *d, int njobs, d
 	hb_sim_free(&sim);
 }
 
-/* PolluxSched under --fidelity sia keeps the agent's one reference-type
- * fit (its arbiter reads one theta): two CIFAR-10 jobs finish.  With the
- * per-type fits it failed on the first type without one ("no theta_sys
- * fitted on GPU type 1"). */
-static void test_pollux_keeps_one_fit(void **state)
+/* PolluxSched under --fidelity sia is Sia's heterogeneity-unaware Pollux
+ * (sim/policies/pollux/pollux_vnodes.h), checked after each of its rounds
+ * by a wrapper that keeps its name (the agent's merged fit follows the
+ * name): no job holds GPUs of two types or more than 16 GPUs (the T4s'
+ * 24, A100s' 16, 2080Tis' 24: max_num_replicas), every fitted job's
+ * theta_sys is one fit shared by every type, and some job ran on two
+ * types over its life with that one fit (the same observations, one per
+ * (N, K, m) whatever the type). */
+static struct {
+	int rounds, mixed, over, checked, not_merged, dropped_notes;
+	unsigned *types_used; /* per job: bit per catalog GPU type it held */
+} uw;
+
+static int uw_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
+	if (hb_arbiter_pollux.on_round(sim, state, err) < 0)
+		return -1;
+	uw.rounds++;
+	for (int j = 0; j < sim->njobs; j++) {
+		struct hb_sim_job *job = &sim->jobs[j];
+		struct hb_pollux_report rep;
+		unsigned used = 0;
+		int first = -1;
+
+		if (job->state != HB_JOB_RUNNING && job->state != HB_JOB_RESTARTING)
+			continue;
+		for (int n = 0; n < sim->cl->nnodes; n++)
+			if (job->grant[n] > 0)
+				used |= 1u << sim->cl->nodes[n].gpu;
+		uw.mixed += (used & (used - 1)) != 0;
+		uw.over += job->ngrant > 16;
+		uw.types_used[j] |= used;
+		if (job->state != HB_JOB_RUNNING || hb_pollux_agent_report(sim, job, &rep, err) < 0)
+			continue;
+		if (!rep.fitted)
+			continue;
+		uw.checked++;
+		for (int t = 0; t < rep.ntypes; t++) {
+			if (!rep.types[t].usable)
+				continue;
+			if (first < 0)
+				first = t;
+			if (!rep.types[t].fitted ||
+			    memcmp(&rep.types[t].theta, &rep.types[first].theta, sizeof(rep.theta)) != 0)
+				uw.not_merged++;
+		}
+	}
+	return 0;
+}
+
+static void test_pollux_unaware(void **state)
+{
+	struct hb_arbiter_ops wrap = hb_arbiter_pollux;
+	struct hb_sim sim;
+	struct hb_sim_opts o;
+	struct hb_error err = { 0 };
+	int id, multi = 0;
+
 	(void)state;
-	run_cifar_jobs("pollux", db, 2, 100.0);
+	memset(&uw, 0, sizeof(uw));
+	wrap.on_round = uw_round;
+	hb_sim_opts_default(&o);
+	o.quiet = 1;
+	o.fidelity = HB_FIDELITY_SIA;
+	o.reconfig_s = o.gns_overhead = 0.0;
+	if (hb_sim_init(&sim, &cat, hb_catalog_cluster(&cat, "sia-hetero"), db, "pollux", &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	hb_sim_set_arbiter(&sim, &wrap);
+	for (int k = 0; k < 12; k++) {
+		if (hb_sim_add_job(&sim, hb_catalog_model(&cat, "cifar10"), &hb_agent_pollux, 30.0 * k, &id, &err) < 0)
+			fail_msg("%s", err.msg);
+		hb_sim_job_request(&sim.jobs[id], 4, 4096);
+	}
+	uw.types_used = calloc((size_t)sim.njobs, sizeof(unsigned));
+	assert_non_null(uw.types_used);
+	if (hb_sim_run(&sim, &err) < 0)
+		fail_msg("pollux: %s", err.msg);
+	for (int k = 0; k < sim.njobs; k++) {
+		assert_int_equal(sim.jobs[k].state, HB_JOB_DONE);
+		multi += (uw.types_used[k] & (uw.types_used[k] - 1)) != 0;
+	}
+	for (size_t e = 0; e < sim.nevents; e++)
+		uw.dropped_notes += strstr(sim.events[e].detail, "minority types dropped") != NULL;
+	print_message("pollux unaware: %d rounds, %d fitted reports, %d jobs on two types, %d rounds with drops\n",
+		      uw.rounds, uw.checked, multi, uw.dropped_notes);
+	assert_true(uw.rounds > 10);
+	assert_int_equal(uw.mixed, 0);
+	assert_int_equal(uw.over, 0);
+	assert_true(uw.checked > 0);
+	assert_int_equal(uw.not_merged, 0);
+	assert_true(multi > 0);
+	assert_true(uw.dropped_notes > 0);
+	free(uw.types_used);
+	hb_sim_free(&sim);
 }
 
 /* Sia's arbiter under the mode on a database whose A100 and 2080Ti have
@@ -437,7 +523,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_per_type_fits),
 		cmocka_unit_test(test_reference_type_without_mode),
-		cmocka_unit_test(test_pollux_keeps_one_fit),
+		cmocka_unit_test(test_pollux_unaware),
 		cmocka_unit_test(test_types_without_placements),
 		cmocka_unit_test(test_range_and_rate),
 	};

@@ -184,8 +184,7 @@
  *
  * Sia fidelity (`sim --fidelity sia` on a shared cluster, a model with
  * validation runs; Sia's simulator, siasosp23/artifacts sia-simulator/,
- * extends Pollux's with one Application per GPU type; not under
- * PolluxSched, which reads one theta and keeps the reference type):
+ * extends Pollux's with one Application per GPU type):
  *  - one theta_sys per GPU type (types[t].theta), fitted to that type's
  *    observations alone (job.py Job.update_params), refitted whenever they
  *    grow (no skip, no fit made ahead);
@@ -197,6 +196,10 @@
  *  - each type's batch range is its placements', and its one-GPU rate
  *    (types[t].rate) is what Sia's arbiter projects unfitted types by
  *    (hb_pollux_report_projected).
+ * Under PolluxSched the same mode is Sia's heterogeneity-unaware Pollux
+ * (pollux_vnodes.h): the observations above, but of every type in one
+ * history and one fit (merged, refresh_merged), which every type's batch
+ * choice reads with its own batch range.
  */
 #include <math.h>
 #include <stdint.h>
@@ -303,6 +306,13 @@ struct pollux_state {
 	 * "Sia fidelity" at the top).  theta then mirrors the
 	 * type the job runs on, for the notes. */
 	int per_type;
+	/* Sia fidelity under PolluxSched: Sia's heterogeneity-unaware Pollux
+	 * (pollux_vnodes.h), whose job keeps ONE theta_sys fitted to the
+	 * observations of every type it ran on, one per (N, K, m) whatever
+	 * the type, the first kept (job.py Job.update_params with h_unaware:
+	 * profiles is one dict); every usable type's theta is that fit, each
+	 * type keeps its own batch range.  per_type is set too. */
+	int merged;
 	struct type_fit {
 		size_t fit_nobs;  /* the type's observations when types[t].theta was fitted */
 		unsigned priors;  /* the priors that fit pinned (the next refit's warm start) */
@@ -731,8 +741,9 @@ static int types_prepare(struct hb_sim *sim, struct hb_sim_job *job, struct poll
 	/* Sia fidelity: per-type fits ("Sia fidelity" at the top), each
 	 * type's batch range and one-GPU rate from its own measured
 	 * placements (one Application per type). */
-	st->per_type = sim->opts.fidelity == HB_FIDELITY_SIA && job->fid && shared_mode(sim) &&
-		       sim->arbiter != &hb_arbiter_pollux;
+	st->per_type = sim->opts.fidelity == HB_FIDELITY_SIA && job->fid && shared_mode(sim);
+	/* PolluxSched by name, so that a wrapped one (its tests) counts too */
+	st->merged = st->per_type && sim->arbiter && strcmp(sim->arbiter->name, hb_arbiter_pollux.name) == 0;
 	if (st->per_type && !(st->tfit = calloc((size_t)(nt > 0 ? nt : 1), sizeof(*st->tfit)))) {
 		hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
 		goto done;
@@ -758,6 +769,7 @@ done:
 		free(st->tfit);
 		st->tfit = NULL;
 		st->per_type = 0;
+		st->merged = 0;
 	}
 	free(first);
 	free(one);
@@ -801,10 +813,11 @@ static struct hb_goodput_params theta_on(const struct pollux_state *st, const st
 /* ---- observations and the fit ---------------------------------------------- */
 
 /* The type an observation on alloc is filed under: its GPU type under Sia
- * fidelity's per-type fits, else -1 (one history). */
+ * fidelity's per-type fits, else -1 (one history; also Sia's unaware
+ * Pollux's, merged). */
 static int obs_type(const struct pollux_state *st, const struct hb_perf *perf, const int *alloc)
 {
-	return st->per_type && st->types ? slowest_type(st->types, perf, alloc) : -1;
+	return st->per_type && !st->merged && st->types ? slowest_type(st->types, perf, alloc) : -1;
 }
 
 /* The extra micro-steps an observation is filed under: Sia fidelity's
@@ -1198,6 +1211,39 @@ static int refresh_types(struct hb_sim *sim, struct hb_sim_job *job, struct poll
 	return 0;
 }
 
+/* Sia's unaware Pollux (merged): one fit of every observation, warm from
+ * the last, never skipped, copied to every usable type (state's merged). */
+static int refresh_merged(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, struct hb_error *err)
+{
+	struct hb_goodput_fit_options opt;
+	struct hb_goodput_params init_copy;
+	struct hb_goodput_fit_result fr;
+	struct hb_goodput_sample *smp = calloc(st->nobs, sizeof(*smp));
+
+	if (!smp)
+		return hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
+	fit_samples(st->obs, st->nobs, smp);
+	fit_options(sim, job, st, st->fitted ? &st->theta : NULL, st->theta_priors, &init_copy, &opt);
+	if (hb_goodput_fit(smp, st->nobs, &opt, &fr, err) < 0) {
+		free(smp);
+		hb_error_prefix(err, "%s: job %s: theta_sys fit", job->agent->name, job->name);
+		return -1;
+	}
+	free(smp);
+	st->theta = fr.params;
+	st->theta_priors = fr.priors;
+	st->fitted = 1;
+	st->fit_nobs = st->nobs;
+	st->decisions++;
+	st->fits++;
+	for (int t = 0; t < job->perf->ngpus; t++)
+		if (st->types[t].usable) {
+			st->types[t].theta = fr.params;
+			st->types[t].fitted = 1;
+		}
+	return 0;
+}
+
 /* Shared clusters: refit when the history grew since the last fit, unless
  * theta already predicts what was added (then it counts as fitted and
  * nothing the scheduler reads changes: theta, priors and fits stay). */
@@ -1207,6 +1253,8 @@ static int refresh_fit(struct hb_sim *sim, struct hb_sim_job *job, struct pollux
 
 	if (st->nobs == 0 || st->nobs == st->fit_nobs)
 		return 0;
+	if (st->merged)
+		return refresh_merged(sim, job, st, err);
 	if (st->per_type)
 		return refresh_types(sim, job, st, err);
 	if (st->fitted && theta_predicts_new(st)) {

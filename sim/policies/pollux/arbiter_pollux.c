@@ -91,6 +91,22 @@
  *    evaluations and matings on the pool; its header has the rules,
  *    docs/policies/pollux.md what each cost and saved.
  *
+ * Sia's unaware view (`--fidelity sia`): the Pollux that Sia's simulator
+ * compares against (pollux_vnodes.h; cluster_unaware.py ClusterUnaware):
+ *  - the search's columns are the cluster cut into vnodes of the smallest
+ *    node's GPU count, all of them every round (no searched-node choice,
+ *    no skipped rounds), FITNESS's scale vnodes / GPUs;
+ *  - every vnode is the first node's GPU type for SPEEDUP and the fair
+ *    share (get_unaware_job_info reads applications["aws"]), the jobs'
+ *    one throughput fit over all types (agent_pollux.c, merged), and the
+ *    exploration cap is also at most the GPUs of the smallest type
+ *    (max_num_replicas: 16 on Sia's cluster);
+ *  - the answer is repaired, each job keeping its majority type's GPUs
+ *    (hb_vnodes_drop_minority), and the repaired rows are the next round's
+ *    current allocation; a job restarts when its GPUs per real node
+ *    change (Job.reallocate, Job.migrate), and before each round every
+ *    running job re-picks its batch (hb_pollux_agent_retune).
+ *
  * Capacity that comes and goes (sim --capacity, capacity.h; Pollux has
  * none of its own): a column's capacity is its node's online GPUs
  * (hb_sim_node_online), and G (fair share, exploration cap) is the online
@@ -116,6 +132,8 @@
 #include <string.h>
 
 #include "agent_pollux.h"   /* hb_pollux_agent_report, hb_pollux_report_argmax */
+#include "fidelity.h"       /* HB_FIDELITY_SIA: Sia's unaware view */
+#include "pollux_vnodes.h"  /* its virtual nodes and repair */
 #include "pollux_ga.h"      /* the search: hb_pollux_search_packed */
 #include "goodput.h"        /* hb_goodput_fitness, hb_goodput_restart_factor, exploration cap */
 #include "policy.h"
@@ -160,6 +178,15 @@ struct pollux_arb {
 	int *shape;               /* per node: the first node of its shape (same_shape) */
 	long rounds;              /* rounds with active jobs */
 	long searched;            /* of them, searched */
+	/* Sia fidelity: Sia's heterogeneity-unaware Pollux ("Sia's unaware
+	 * view" at the top).  The search's columns are vn's vnodes. */
+	int unaware;
+	struct hb_vnodes vn;
+	double *tflops;           /* per catalog GPU type: FP32 TFLOPS (the repair's tie) */
+	int type_cap;             /* GPUs of the type with the fewest (max_num_replicas) */
+	int **vrow;               /* per job id: its repaired vnode row (vn.n), NULL before its first */
+	int nvrow;                /* entries of vrow */
+	long dropped;             /* GPUs the repair left idle, summed over rounds */
 };
 
 /* One job's inputs to a searched round (skip detection). */
@@ -178,6 +205,8 @@ struct round_job {
 	struct hb_pollux_report rep;
 	double attained;          /* GPU-seconds held so far */
 	int fair_k;               /* GPUs of the fair share */
+	int type;                 /* GPU type of the fair share: the report's reference type, in
+				     Sia's unaware view the first node's */
 	double base_goodput;      /* goodput on the fair share; 0: perfect-scaling prior */
 	int memo_k;               /* memo covers K in [0, memo_k] */
 	/* Goodput by (type, one node or several, K); < 0 unknown.  The search
@@ -211,6 +240,37 @@ static int same_shape(const struct hb_node *a, const struct hb_node *b)
 	return a->gpu == b->gpu && a->ngpus == b->ngpus && a->intra_bw == b->intra_bw &&
 	       a->inter_bw == b->inter_bw && strcmp(a->intra_link, b->intra_link) == 0 &&
 	       strcmp(a->inter_link, b->inter_link) == 0;
+}
+
+static void pollux_free(void *state);
+
+/* Sia's unaware view: the vnodes, the types' ranks and GPU counts. */
+static int unaware_init(struct hb_sim *sim, struct pollux_arb *st, struct hb_error *err)
+{
+	const struct hb_cluster *cl = sim->cl;
+	int *per_type;
+
+	st->unaware = 1;
+	if (hb_vnodes_init(&st->vn, cl, err) < 0)
+		return -1;
+	st->tflops = calloc((size_t)(sim->cat->ngpus > 0 ? sim->cat->ngpus : 1), sizeof(double));
+	st->vrow = calloc((size_t)(sim->njobs > 0 ? sim->njobs : 1), sizeof(*st->vrow));
+	st->nvrow = sim->njobs;
+	per_type = calloc((size_t)(sim->cat->ngpus > 0 ? sim->cat->ngpus : 1), sizeof(int));
+	if (!st->tflops || !st->vrow || !per_type) {
+		free(per_type);
+		return hb_runtime_error(err, "pollux: out of memory");
+	}
+	for (int t = 0; t < sim->cat->ngpus; t++)
+		st->tflops[t] = sim->cat->gpus[t].fp32_tflops;
+	for (int n = 0; n < cl->nnodes; n++)
+		per_type[cl->nodes[n].gpu] += cl->nodes[n].ngpus;
+	st->type_cap = 0;
+	for (int t = 0; t < sim->cat->ngpus; t++)
+		if (per_type[t] > 0 && (st->type_cap == 0 || per_type[t] < st->type_cap))
+			st->type_cap = per_type[t];
+	free(per_type);
+	return 0;
 }
 
 static int pollux_init(struct hb_sim *sim, const void *opts, void **state, struct hb_error *err)
@@ -248,6 +308,11 @@ static int pollux_init(struct hb_sim *sim, const void *opts, void **state, struc
 	}
 	hb_rng_seed(&st->rng, sim->opts.seed, POLLUX_GA_STREAM);
 	*state = st;
+	if (sim->opts.fidelity == HB_FIDELITY_SIA && unaware_init(sim, st, err) < 0) {
+		pollux_free(st);
+		*state = NULL;
+		return -1;
+	}
 	return 0;
 }
 
@@ -360,8 +425,8 @@ static int round_speedup(const struct round *r, int j, const int *row, int *cell
 }
 
 /* The job's share of the round: report, fair-share baseline, memo. */
-static int round_job_init(struct hb_sim *sim, struct round_job *rj, int njobs, int *max_replicas,
-			  double *factor, struct hb_error *err)
+static int round_job_init(struct hb_sim *sim, const struct pollux_arb *st, struct round_job *rj, int njobs,
+			  int *max_replicas, double *factor, struct hb_error *err)
 {
 	struct hb_sim_job *job = rj->job;
 	struct hb_goodput_limits lim;
@@ -374,6 +439,16 @@ static int round_job_init(struct hb_sim *sim, struct round_job *rj, int njobs, i
 	if (rj->rep.ref_type < 0)
 		return hb_input_error(err, "pollux: job %s: model %s fits no GPU type of cluster %s (with GNS monitoring)",
 				      job->name, job->model->name, sim->cl->name);
+	rj->type = rj->rep.ref_type;
+	if (st->unaware) {
+		/* Sia's unaware view: every vnode is the first node's type
+		 * (ClusterUnaware.get_unaware_job_info reads applications["aws"],
+		 * its first cluster), when the job can run there */
+		int t = job->perf->nodes[0].gpu;
+
+		if (rj->rep.types[t].usable)
+			rj->type = t;
+	}
 	rj->fair_k = (G + njobs - 1) / njobs;
 	rj->base_goodput = 0.0;
 	if (rj->rep.fitted) {
@@ -384,7 +459,7 @@ static int round_job_init(struct hb_sim *sim, struct round_job *rj, int njobs, i
 		 * hundreds of GPUs above the limit, and walking them down was 3 of
 		 * every 4 calls of hb_pollux_report_argmax (k stays >= 1 so that
 		 * the same call still reports invalid limits). */
-		long ml = rj->rep.types[rj->rep.ref_type].min_local_bsz;
+		long ml = rj->rep.types[rj->type].min_local_bsz;
 		int k0 = rj->fair_k;
 
 		if (ml > 0 && rj->rep.limits.max_bsz / ml < k0)
@@ -392,7 +467,7 @@ static int round_job_init(struct hb_sim *sim, struct round_job *rj, int njobs, i
 		for (int k = k0; k >= 1; k--) {
 			struct hb_goodput_config c;
 
-			if (hb_pollux_report_argmax(&rj->rep, rj->rep.ref_type, 1, k, &c, err) < 0)
+			if (hb_pollux_report_argmax(&rj->rep, rj->type, 1, k, &c, err) < 0)
 				return -1;
 			if (c.feasible && c.goodput > 0) {
 				rj->base_goodput = c.goodput;
@@ -406,11 +481,17 @@ static int round_job_init(struct hb_sim *sim, struct round_job *rj, int njobs, i
 	for (int t = 0; t < rj->rep.ntypes; t++)
 		if (rj->rep.types[t].usable && (min_local == 0 || rj->rep.types[t].min_local_bsz < min_local))
 			min_local = rj->rep.types[t].min_local_bsz;
+	if (st->unaware)
+		min_local = rj->rep.types[rj->type].min_local_bsz;
 	lim = rj->rep.limits;
 	lim.min_local_bsz = min_local;
 	cap = hb_goodput_exploration_cap(rj->rep.max_replicas_seen, &lim);
 	if (rj->rep.replica_cap > 0 && cap > rj->rep.replica_cap)
 		cap = rj->rep.replica_cap;
+	/* Sia's unaware view: at most the GPUs of the smallest type
+	 * (multi_simulator_unaware.py max_num_replicas) */
+	if (st->unaware && cap > st->type_cap)
+		cap = st->type_cap;
 	*max_replicas = cap < G ? cap : G;
 	*factor = hb_goodput_restart_factor(hb_sim_now(sim) - job->arrival_s, job->restarts, POLLUX_DELTA_S);
 	rj->memo_k = *max_replicas;
@@ -775,6 +856,67 @@ static int round_jobs(struct pollux_arb *st, struct round *r)
 	return 0;
 }
 
+/* Sia's unaware view: every vnode is a column, every round. */
+static int unaware_columns(const struct pollux_arb *st, struct round *r)
+{
+	r->cols = malloc(sizeof(int) * (size_t)st->vn.n);
+	r->node_col = malloc(sizeof(int) * (size_t)st->vn.n);
+	if (!r->cols || !r->node_col)
+		return -1;
+	for (int k = 0; k < st->vn.n; k++)
+		r->cols[k] = r->node_col[k] = k;
+	r->ncols = st->vn.n;
+	return 0;
+}
+
+/* A vnode's online GPUs: its node's, filled into the node's vnodes in
+ * order (hb_vnodes_from_nodes's order). */
+static int unaware_capacity(const struct hb_sim *sim, const struct pollux_arb *st, int k)
+{
+	int n = st->vn.node[k], left = hb_sim_node_online(sim, n) - (k - st->vn.first[n]) * st->vn.per;
+
+	return left <= 0 ? 0 : left < st->vn.per ? left : st->vn.per;
+}
+
+/* The job's current vnode row: the repaired row it was given, while its
+ * grant is still what that row says (a revocation changes it), else its
+ * grant filled into vnodes.  tmp has the cluster's nodes. */
+static void unaware_base(const struct hb_sim *sim, const struct pollux_arb *st, const struct hb_sim_job *job,
+			 int *tmp, int *row)
+{
+	const int N = sim->cl->nnodes;
+	const int *v = st->vrow[job->id];
+
+	if (v) {
+		hb_vnodes_to_nodes(&st->vn, v, N, tmp);
+		if (memcmp(tmp, job->grant, sizeof(int) * (size_t)N) == 0) {
+			memcpy(row, v, sizeof(int) * (size_t)st->vn.n);
+			return;
+		}
+	}
+	hb_vnodes_from_nodes(&st->vn, job->grant, N, row);
+}
+
+/* The search's answer repaired (pollux_vnodes.h) and kept per job, and
+ * its node rows into full (J x nodes); returns the GPUs dropped. */
+static long unaware_repair(const struct hb_sim *sim, struct pollux_arb *st, const struct round *r,
+			   const int *best, int *full)
+{
+	const int N = sim->cl->nnodes, V = st->vn.n;
+	long dropped = 0;
+
+	for (int j = 0; j < r->njobs; j++) {
+		const int id = r->jobs[j].job->id;
+
+		if (!st->vrow[id] && !(st->vrow[id] = malloc(sizeof(int) * (size_t)V)))
+			return -1;
+		memcpy(st->vrow[id], best + (size_t)j * V, sizeof(int) * (size_t)V);
+		dropped += hb_vnodes_drop_minority(&st->vn, st->tflops, st->vrow[id]);
+		hb_vnodes_to_nodes(&st->vn, st->vrow[id], N, full + (size_t)j * N);
+	}
+	return dropped;
+}
+
 static int pollux_round(struct hb_sim *sim, void *state, struct hb_error *err)
 {
 	struct pollux_arb *st = state;
@@ -795,6 +937,11 @@ static int pollux_round(struct hb_sim *sim, void *state, struct hb_error *err)
 		return 0;
 	}
 	st->rounds++;
+	/* Sia's unaware view: each job first re-picks its batch, as the
+	 * executor does after every step (Job.step, update_local_bsz) */
+	for (int j = 0; st->unaware && j < r.njobs; j++)
+		if (hb_pollux_agent_retune(sim, r.jobs[j].job, err) < 0)
+			goto done;
 	for (int j = 0; j < r.njobs; j++)
 		r.jobs[j].attained = attained_service(sim, r.jobs[j].job);
 	qsort(r.jobs, (size_t)r.njobs, sizeof(*r.jobs), cmp_service);
@@ -805,9 +952,9 @@ static int pollux_round(struct hb_sim *sim, void *state, struct hb_error *err)
 	if (!maxr || !factor || !cur)
 		goto oom;
 	for (int j = 0; j < r.njobs; j++)
-		if (round_job_init(sim, &r.jobs[j], r.njobs, &maxr[j], &factor[j], err) < 0)
+		if (round_job_init(sim, st, &r.jobs[j], r.njobs, &maxr[j], &factor[j], err) < 0)
 			goto done;
-	if (choose_columns(st, &r, maxr) < 0)
+	if ((st->unaware ? unaware_columns(st, &r) : choose_columns(st, &r, maxr)) < 0)
 		goto oom;
 	nc = r.ncols;
 	if (nc == 0) { /* every GPU withdrawn (--capacity): nothing to search, every job waits */
@@ -819,10 +966,19 @@ static int pollux_round(struct hb_sim *sim, void *state, struct hb_error *err)
 	if (!base || !capacity)
 		goto oom;
 	for (int k = 0; k < nc; k++)
-		capacity[k] = hb_sim_node_online(sim, r.cols[k]);
-	for (int j = 0; j < r.njobs; j++)
-		for (int k = 0; k < nc; k++)
-			base[(size_t)j * nc + k] = r.jobs[j].job->grant[r.cols[k]];
+		capacity[k] = st->unaware ? unaware_capacity(sim, st, k) : hb_sim_node_online(sim, r.cols[k]);
+	if (st->unaware) {
+		if (!(full = malloc(sizeof(int) * (size_t)N)))
+			goto oom;
+		for (int j = 0; j < r.njobs; j++)
+			unaware_base(sim, st, r.jobs[j].job, full, base + (size_t)j * nc);
+		free(full);
+		full = NULL;
+	} else {
+		for (int j = 0; j < r.njobs; j++)
+			for (int k = 0; k < nc; k++)
+				base[(size_t)j * nc + k] = r.jobs[j].job->grant[r.cols[k]];
+	}
 	for (int j = 0; j < r.njobs; j++) {
 		const struct hb_perf_node *node = r.jobs[j].job->perf->nodes;
 
@@ -830,11 +986,13 @@ static int pollux_round(struct hb_sim *sim, void *state, struct hb_error *err)
 		if (!r.jobs[j].col_type)
 			goto oom;
 		for (int k = 0; k < nc; k++)
-			r.jobs[j].col_type[k] = node[r.cols[k]].gpu;
+			r.jobs[j].col_type[k] = st->unaware ? r.jobs[j].type : node[r.cols[k]].gpu;
 	}
-	if (round_inputs(&r, maxr, factor, base, cur, err) < 0)
+	/* Sia's unaware view searches every round (the artifact does; its
+	 * repair makes "kept every allocation" a vnode question) */
+	if (!st->unaware && round_inputs(&r, maxr, factor, base, cur, err) < 0)
 		goto done;
-	if (round_unchanged(st, cur, r.njobs)) {
+	if (!st->unaware && round_unchanged(st, cur, r.njobs)) {
 		rc = 0;
 		goto done;
 	}
@@ -847,7 +1005,8 @@ static int pollux_round(struct hb_sim *sim, void *state, struct hb_error *err)
 	pb.factor = factor;
 	pb.p = POLLUX_P;
 	pb.eps = POLLUX_EPS;
-	pb.scale = (double)N / (double)sim->cl->ngpus; /* the whole cluster's, searched nodes or not */
+	/* the whole cluster's, searched nodes or not; vnodes in the unaware view */
+	pb.scale = (double)(st->unaware ? st->vn.n : N) / (double)sim->cl->ngpus;
 	pb.max_nodes_per_job = POLLUX_MAX_NODES;
 	pb.speedup = NULL; /* the search only needs cells */
 	pb.speedup_cells = round_speedup_cells;
@@ -867,9 +1026,20 @@ static int pollux_round(struct hb_sim *sim, void *state, struct hb_error *err)
 	full = calloc((size_t)r.njobs * (size_t)N, sizeof(int));
 	if (!full)
 		goto oom;
-	for (int j = 0; j < r.njobs; j++)
-		for (int k = 0; k < nc; k++)
-			full[(size_t)j * N + r.cols[k]] = res.best[(size_t)j * nc + k];
+	if (st->unaware) {
+		long dropped = unaware_repair(sim, st, &r, res.best, full);
+
+		if (dropped < 0)
+			goto oom;
+		st->dropped += dropped;
+		if (dropped > 0)
+			hb_sim_note(sim, NULL, "sched", "pollux: %ld GPUs of minority types dropped (Sia's unaware view)",
+				    dropped);
+	} else {
+		for (int j = 0; j < r.njobs; j++)
+			for (int k = 0; k < nc; k++)
+				full[(size_t)j * N + r.cols[k]] = res.best[(size_t)j * nc + k];
+	}
 	if (apply_matrix(sim, &r, full, &changed, err) < 0)
 		goto done;
 	if (changed > 0)
@@ -921,6 +1091,12 @@ static void pollux_free(void *state)
 		free(st->front_ids);
 		free(st->front_cols);
 		free(st->last);
+		if (st->vrow)
+			for (int j = 0; j < st->nvrow; j++)
+				free(st->vrow[j]);
+		free(st->vrow);
+		free(st->tflops);
+		hb_vnodes_free(&st->vn);
 		free(st);
 	}
 }
