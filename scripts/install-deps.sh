@@ -4,7 +4,7 @@
 # Works as root or through sudo.
 set -eu
 
-PKGS="gcc meson ninja-build pkgconf python3 python3-venv libgsl-dev libqhull-dev libsqlite3-dev libcjson-dev libcmocka-dev gnuplot-nox libopenblas-dev libglpk-dev libopenmpi-dev openmpi-bin"
+PKGS="gcc meson ninja-build pkgconf python3 python3-venv libgsl-dev libqhull-dev libsqlite3-dev libcjson-dev libcmocka-dev gnuplot-nox libopenblas-dev libglpk-dev liblbfgsb-dev libopenmpi-dev openmpi-bin"
 [ "${1:-}" = "--fuzz" ] && PKGS="$PKGS clang libclang-rt-14-dev"
 
 missing=""

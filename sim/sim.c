@@ -1447,6 +1447,8 @@ int hb_sim_drop_job(struct hb_sim *sim, struct hb_sim_job *job, const char *why,
 	return 0;
 }
 
+static int regrant_tail(struct hb_sim *sim, struct hb_sim_job *job, int n, struct hb_error *err);
+
 int hb_sim_regrant(struct hb_sim *sim, struct hb_sim_job *job, const int *grant, struct hb_error *err)
 {
 	int n = 0, dedicated = sim->arbiter == &hb_arbiter_dedicated;
@@ -1471,6 +1473,12 @@ int hb_sim_regrant(struct hb_sim *sim, struct hb_sim_job *job, const int *grant,
 		job->grant[i] = grant[i];
 	}
 	job->ngrant = n;
+	return regrant_tail(sim, job, n, err);
+}
+
+/* hb_sim_regrant once job->grant holds the new grant of n GPUs. */
+static int regrant_tail(struct hb_sim *sim, struct hb_sim_job *job, int n, struct hb_error *err)
+{
 	job->gen++; /* cancels the pending milestone or restart end */
 	if (n == 0) {
 		job->state = HB_JOB_SUSPENDED;
@@ -1493,6 +1501,59 @@ int hb_sim_regrant(struct hb_sim *sim, struct hb_sim_job *job, const int *grant,
 				sim->policy ? sim->policy : job->agent->name, job->model->name, sim->cl->name, n);
 		return -1;
 	}
+	return 0;
+}
+
+int hb_sim_regrant_all(struct hb_sim *sim, struct hb_sim_job **jobs, const int *grants, int n, struct hb_error *err)
+{
+	const int N = sim->cl->nnodes;
+	int *need = calloc((size_t)(N > 0 ? N : 1), sizeof(int)), *ng = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+
+	if (!need || !ng) {
+		free(need);
+		free(ng);
+		return hb_runtime_error(err, "simulator: out of memory");
+	}
+	for (int j = 0; j < n; j++) {
+		const struct hb_sim_job *job = jobs[j];
+
+		ng[j] = 0;
+		if (job->ngrant == 0 || !(job->state == HB_JOB_RUNNING || job->state == HB_JOB_RESTARTING)) {
+			free(need);
+			free(ng);
+			return hb_input_error(err, "simulator: job %s holds no GPUs to trade", job->name);
+		}
+		for (int i = 0; i < N; i++) {
+			need[i] += grants[(size_t)j * N + i] - job->grant[i];
+			ng[j] += grants[(size_t)j * N + i];
+		}
+		if (ng[j] == 0) {
+			free(need);
+			free(ng);
+			return hb_input_error(err, "simulator: job %s traded for no GPUs", job->name);
+		}
+	}
+	for (int i = 0; i < N; i++)
+		if (need[i] > sim->free_gpus[i]) {
+			free(need);
+			free(ng);
+			return 1;
+		}
+	for (int j = 0; j < n; j++) {
+		advance(sim, jobs[j], sim->eng.now);
+		for (int i = 0; i < N; i++) {
+			sim->free_gpus[i] += jobs[j]->grant[i] - grants[(size_t)j * N + i];
+			jobs[j]->grant[i] = grants[(size_t)j * N + i];
+		}
+		jobs[j]->ngrant = ng[j];
+	}
+	free(need);
+	for (int j = 0; j < n; j++)
+		if (regrant_tail(sim, jobs[j], ng[j], err) < 0) {
+			free(ng);
+			return -1;
+		}
+	free(ng);
 	return 0;
 }
 

@@ -465,6 +465,13 @@ int hb_sim_start_job(struct hb_sim *sim, struct hb_sim_job *job, const int *gran
  * restart.  An all-zero grant suspends the job (HB_JOB_SUSPENDED: no GPUs,
  * no cost, progress kept); a grant on a suspended job resumes it. */
 int hb_sim_regrant(struct hb_sim *sim, struct hb_sim_job *job, const int *grant, struct hb_error *err);
+/* Regrant n started jobs at once (grants: n rows of the cluster's nodes,
+ * none all-zero): every old grant is released before any new one is
+ * taken, so jobs may trade GPUs, which one at a time they cannot; then
+ * each job goes on as hb_sim_regrant's does, in order.  Returns 1 and
+ * does nothing when the new grants do not fit the free GPUs plus the
+ * old ones; an input error for a job that holds no GPUs. */
+int hb_sim_regrant_all(struct hb_sim *sim, struct hb_sim_job **jobs, const int *grants, int n, struct hb_error *err);
 /* What the arbiter lets a running job re-choose among (struct
  * hb_arbiter_ops.offer): offer[nnodes] and *max_gpus. */
 void hb_sim_offer(const struct hb_sim *sim, const struct hb_sim_job *job, int *offer, int *max_gpus);

@@ -276,6 +276,10 @@ enum hb_goodput_prior {
 enum hb_goodput_fit_method {
 	HB_FIT_LM = 0,   /* Levenberg-Marquardt: a damped Newton model, damped Gauss-Newton as fallback */
 	HB_FIT_BFGS = 1, /* GSL's BFGS (the former minimiser; the tests' oracle) */
+	HB_FIT_LBFGSB = 2, /* the artifacts' own: L-BFGS-B 3.0 (liblbfgsb) on the natural
+			      parameters, bounded, with scipy.optimize.minimize's settings
+			      for tol = 1e-5 (Sia's fit_perf_params); ONE start, the
+			      artifact's point: restarts and init are not read */
 };
 
 struct hb_goodput_fit_options {

@@ -52,6 +52,19 @@
  *    BFGS's objective by >1e-4 in 6 % of Philly's fits (11 % of workload
  *    1's), >1 % in 1.7 %, worst 2.4x.  Kept in the form below.
  *
+ * L-BFGS-B (options.method HB_FIT_LBFGSB, run_lbfgsb): what Sia's
+ * simulator runs (siasosp23/artifacts sia-simulator/goodput.py
+ * fit_perf_params: scipy.optimize.minimize with bounds and tol=1e-5, so
+ * L-BFGS-B with m = 10, ftol = gtol = 1e-5, at most 15000 iterations and
+ * evaluations, 20 line-search steps), from its one initial point, each
+ * pinned parameter a variable whose bounds are equal.  The code is
+ * Nocedal and Morales' L-BFGS-B 3.0 from Debian (liblbfgsb), which scipy
+ * 1.11 vendors with that line-search cap made a parameter.  Its ftol is
+ * relative to max(|f|, 1), and the objective is a few hundredths, so it
+ * stops once a step gains less than 1e-5: well above the minimum the other
+ * minimisers reach on the same samples, where the artifact's decisions
+ * come from (used under --fidelity sia).
+ *
  * Minimiser (options.method): Levenberg-Marquardt on a Newton model with a
  * Gauss-Newton fallback and a step cap (run_lm), the default since issue 14;
  * BFGS (run_bfgs, GSL's vector_bfgs2 with scipy's stop rules), the former
@@ -72,6 +85,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <float.h>
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_fit.h>
@@ -647,6 +662,68 @@ static double run_bfgs(struct fit_problem *fp, gsl_vector *u, int max_iter, int 
 	return best;
 }
 
+/* L-BFGS-B 3.0 (liblbfgsb, Fortran; reverse communication): task and
+ * csave are CHARACTER*60, passed with their lengths last; LOGICAL is a
+ * 4-byte int under gfortran. */
+extern void setulb_(const int *n, const int *m, double *x, const double *l, const double *u, const int *nbd,
+		    double *f, double *g, const double *factr, const double *pgtol, double *wa, int *iwa,
+		    char *task, const int *iprint, char *csave, int *lsave, int *isave, double *dsave,
+		    size_t task_len, size_t csave_len);
+
+#define LBFGSB_M 10        /* scipy's maxcor */
+#define LBFGSB_TOL 1e-5    /* Sia's tol: scipy's ftol and gtol */
+#define LBFGSB_MAXITER 15000
+#define LBFGSB_MAXFUN 15000
+
+/* One L-BFGS-B run on all seven natural parameters from x (pinned ones
+ * with equal bounds), as scipy's _minimize_lbfgsb drives it; x holds the
+ * result.  Returns the objective there; *failed on an abnormal stop. */
+static double run_lbfgsb(struct fit_problem *fp, const int *pinned, double *x, int *iterations, int *failed)
+{
+	const int n = HB_GP_NPARAMS, m = LBFGSB_M, iprint = -1;
+	const double factr = LBFGSB_TOL / DBL_EPSILON, pgtol = LBFGSB_TOL;
+	double lo[HB_GP_NPARAMS], hi[HB_GP_NPARAMS], g[HB_GP_NPARAMS], f = 0.0, dsave[29];
+	double wa[2 * LBFGSB_M * HB_GP_NPARAMS + 5 * HB_GP_NPARAMS + 11 * LBFGSB_M * LBFGSB_M + 8 * LBFGSB_M];
+	int nbd[HB_GP_NPARAMS], iwa[3 * HB_GP_NPARAMS], lsave[4], isave[44], nfev = 0, nit = 0;
+	char task[60], csave[60];
+
+	for (int i = 0; i < n; i++) {
+		lo[i] = i == HB_GP_GAMMA ? HB_GOODPUT_GAMMA_MIN : LB;
+		hi[i] = i == HB_GP_GAMMA ? HB_GOODPUT_GAMMA_MAX : INFINITY;
+		if (pinned[i])
+			lo[i] = hi[i] = x[i];
+		nbd[i] = isinf(hi[i]) ? 1 : 2; /* lower only, or both */
+		x[i] = x[i] < lo[i] ? lo[i] : x[i] > hi[i] ? hi[i] : x[i]; /* scipy clips x0 */
+	}
+	memset(task, ' ', sizeof(task));
+	memcpy(task, "START", 5);
+	memset(csave, ' ', sizeof(csave));
+	for (;;) {
+		setulb_(&n, &m, x, lo, hi, nbd, &f, g, &factr, &pgtol, wa, iwa, task, &iprint, csave, lsave, isave,
+			dsave, sizeof(task), sizeof(csave));
+		if (strncmp(task, "FG", 2) == 0) {
+			f = objective(fp, x, g, NULL, NULL, NULL);
+			nfev++;
+			if (!isfinite(f)) {
+				*failed = 1;
+				return f;
+			}
+		} else if (strncmp(task, "NEW_X", 5) == 0) {
+			nit++;
+			if (nit >= LBFGSB_MAXITER || nfev > LBFGSB_MAXFUN) {
+				memset(task, ' ', sizeof(task));
+				memcpy(task, "STOP", 4);
+			}
+		} else {
+			break; /* CONVERGENCE, STOP, WARNING or ERROR */
+		}
+	}
+	*iterations += nit;
+	if (strncmp(task, "ERROR", 5) == 0 || strncmp(task, "ABNORMAL", 8) == 0)
+		*failed = strncmp(task, "ERROR", 5) == 0; /* abnormal line search: scipy keeps x */
+	return objective(fp, x, NULL, NULL, NULL, NULL);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Priors and starting points                                                */
 
@@ -856,7 +933,8 @@ int hb_goodput_fit(const struct hb_goodput_sample *samples, size_t n,
 	}
 	if (check_samples(samples, n, err))
 		return -1;
-	if (opt->restarts < 0 || opt->max_iter < 1 || (opt->method != HB_FIT_LM && opt->method != HB_FIT_BFGS))
+	if (opt->restarts < 0 || opt->max_iter < 1 ||
+	    (opt->method != HB_FIT_LM && opt->method != HB_FIT_BFGS && opt->method != HB_FIT_LBFGSB))
 		return hb_input_error(err, "goodput fit: options: restarts '%d', max_iter '%d', "
 				      "method '%d': need restarts >= 0, max_iter >= 1 and a "
 				      "hb_goodput_fit_method", opt->restarts, opt->max_iter, opt->method);
@@ -919,7 +997,13 @@ int hb_goodput_fit(const struct hb_goodput_sample *samples, size_t n,
 		return hb_runtime_error(err, "goodput fit: out of memory");
 	}
 	hb_rng_seed(&rng, opt->seed, HB_STREAM_FIT);
-	for (int start = 0; start < 2 + opt->restarts; start++) {
+	if (opt->method == HB_FIT_LBFGSB) {
+		/* the artifact's one start (see the top) */
+		memcpy(best_x, base, sizeof(best_x));
+		best_f = run_lbfgsb(&fp, pinned, best_x, &iterations, &failed);
+		starts = 1;
+	}
+	for (int start = 0; start < 2 + opt->restarts && opt->method != HB_FIT_LBFGSB; start++) {
 		double x0[HB_GP_NPARAMS], f;
 
 		memcpy(x0, base, sizeof(x0));

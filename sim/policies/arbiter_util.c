@@ -59,6 +59,39 @@ int hb_arbiter_holds_gpus(const struct hb_sim_job *job)
 	return job->state == HB_JOB_RUNNING || job->state == HB_JOB_RESTARTING;
 }
 
+/* The jobs not done that hold GPUs, regranted at once (hb_sim_regrant_all):
+ * 0 done (each marked), 1 when their grants do not fit together, -1 on an
+ * error. */
+static int trade(struct hb_sim *sim, struct hb_sim_job **jobs, int J, const int *grant, unsigned char *done,
+		 struct hb_error *err)
+{
+	const int N = sim->cl->nnodes;
+	struct hb_sim_job **set = malloc(sizeof(*set) * (size_t)(J > 0 ? J : 1));
+	int *g = malloc(sizeof(int) * (size_t)(J > 0 ? J : 1) * (size_t)(N > 0 ? N : 1)), *idx = malloc(sizeof(int) * (size_t)(J > 0 ? J : 1));
+	int n = 0, rc;
+
+	if (!set || !g || !idx) {
+		free(set);
+		free(g);
+		free(idx);
+		return hb_runtime_error(err, "arbiter: out of memory");
+	}
+	for (int i = 0; i < J; i++)
+		if (!done[i] && hb_arbiter_holds_gpus(jobs[i])) {
+			set[n] = jobs[i];
+			idx[n] = i;
+			memcpy(g + (size_t)n * N, grant + (size_t)i * N, sizeof(int) * (size_t)N);
+			n++;
+		}
+	rc = n > 0 ? hb_sim_regrant_all(sim, set, g, n, err) : 1;
+	for (int k = 0; rc == 0 && k < n; k++)
+		done[idx[k]] = 1;
+	free(set);
+	free(g);
+	free(idx);
+	return rc;
+}
+
 int hb_arbiter_apply_grants(struct hb_sim *sim, struct hb_sim_job **jobs, int J, const int *grant, const char *who,
 			    int *changed, struct hb_error *err)
 {
@@ -117,6 +150,18 @@ int hb_arbiter_apply_grants(struct hb_sim *sim, struct hb_sim_job **jobs, int J,
 				goto fail;
 			done[i] = 1;
 			moved++;
+		}
+		if (left > 0 && moved == 0 && sim->opts.fidelity == HB_FIDELITY_SIA) {
+			/* Sia's simulator hands out a round's allocations at once
+			 * (cluster.py Cluster.optimize_policy): the jobs that wait on
+			 * each other's GPUs trade them, each a move or a restart by
+			 * its own change, none suspended. */
+			int rc = trade(sim, jobs, J, grant, done, err);
+
+			if (rc < 0)
+				goto fail;
+			if (rc == 0)
+				continue;
 		}
 		if (left > 0 && moved == 0) {
 			int i = 0;

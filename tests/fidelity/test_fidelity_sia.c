@@ -14,6 +14,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
+
+#include "arbiter_util.h"
 #include "default_db.h"
 #include "fidelity.h"
 #include "policy.h"
@@ -191,6 +194,115 @@ static void test_sia_same_shape_move(void **state)
 	hb_sim_free(&s);
 }
 
+/* Sia's simulator hands a round's allocations out at once (cluster.py
+ * Cluster.optimize_policy), so two jobs may trade GPUs: a scripted
+ * arbiter starts a 4-GPU job on each of the first two nodes of pollux-t4,
+ * then swaps them (hb_arbiter_apply_grants).  Under the mode both move
+ * (same type, same shape: no restart, no suspension); without it one job
+ * is suspended to free the other's GPUs and resumed, a restart.  And
+ * hb_sim_regrant_all refuses a trade that does not fit, changing nothing. */
+static int swap_round_no;
+
+static int swap_arrival(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
+{
+	(void)sim;
+	(void)state;
+	(void)job;
+	(void)err;
+	return 0; /* placed by the next round */
+}
+
+static double swap_round_s(const struct hb_sim *sim, const void *state)
+{
+	(void)sim;
+	(void)state;
+	return 120.0;
+}
+
+static int swap_round(struct hb_sim *sim, void *state, struct hb_error *err)
+{
+	struct hb_sim_job *jobs[2] = { &sim->jobs[0], &sim->jobs[1] };
+	int N = sim->cl->nnodes, changed, rc, *g;
+
+	(void)state;
+	if (swap_round_no++ > 1 || jobs[0]->state == HB_JOB_DONE || jobs[1]->state == HB_JOB_DONE)
+		return 0;
+	if (!(g = calloc((size_t)(2 * N), sizeof(int))))
+		return hb_runtime_error(err, "out of memory");
+	/* round 0: job 0 on node 0, job 1 on node 1; round 1: swapped */
+	g[swap_round_no == 1 ? 0 : 1] = 4;
+	g[N + (swap_round_no == 1 ? 1 : 0)] = 4;
+	if (swap_round_no == 2) {
+		/* a trade over capacity: both on node 0 */
+		int bad[2 * 64] = { 0 }, keep0 = jobs[0]->grant[1];
+
+		assert_true(N <= 64);
+		bad[0] = bad[N] = 4;
+		assert_int_equal(hb_sim_regrant_all(sim, jobs, bad, 2, err), 1);
+		assert_int_equal(jobs[0]->grant[1], keep0);
+	}
+	rc = hb_arbiter_apply_grants(sim, jobs, 2, g, "swap", &changed, err);
+	free(g);
+	return rc;
+}
+
+static void swap_run(struct hb_sim *s, int fidelity)
+{
+	static const struct hb_arbiter_ops swap = {
+		.name = "swap", .summary = "test", .on_arrival = swap_arrival, .round_s = swap_round_s,
+		.on_round = swap_round,
+		.on_requeue = hb_arbiter_requeue_round,
+	};
+	const struct hb_policy *p = hb_policy_find("gavel-tput");
+	struct hb_sim_opts o;
+	struct hb_error err = { 0 };
+	int id;
+
+	swap_round_no = 0;
+	hb_sim_opts_default(&o);
+	o.quiet = 1;
+	o.fidelity = fidelity;
+	if (hb_sim_init(s, &cat, hb_catalog_cluster(&cat, "pollux-t4"), db, "gavel-tput", &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	hb_sim_set_arbiter(s, &swap);
+	for (int k = 0; k < 2; k++) {
+		if (hb_sim_add_job(s, hb_catalog_model(&cat, "cifar10"), p->agent, 0.0, &id, &err) < 0)
+			fail_msg("%s", err.msg);
+		hb_sim_job_request(&s->jobs[id], 4, 512);
+	}
+	if (hb_sim_run(s, &err) < 0)
+		fail_msg("%s", err.msg);
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(s->jobs[k].state, HB_JOB_DONE);
+}
+
+static int count_kind(const struct hb_sim *s, const char *kind)
+{
+	int n = 0;
+
+	for (size_t e = 0; e < s->nevents; e++)
+		n += s->events[e].job >= 0 && strcmp(s->events[e].kind, kind) == 0;
+	return n;
+}
+
+static void test_sia_trade(void **state)
+{
+	struct hb_sim s;
+
+	(void)state;
+	swap_run(&s, HB_FIDELITY_SIA);
+	assert_int_equal(count_kind(&s, "move"), 2);
+	assert_int_equal(count_kind(&s, "preempt"), 0);
+	assert_int_equal(s.jobs[0].restarts + s.jobs[1].restarts, 0);
+	assert_int_equal(s.jobs[0].preemptions + s.jobs[1].preemptions, 0);
+	hb_sim_free(&s);
+	swap_run(&s, HB_FIDELITY_NONE);
+	assert_int_equal(count_kind(&s, "preempt"), 1);
+	assert_int_equal(s.jobs[0].preemptions + s.jobs[1].preemptions, 1);
+	assert_true(s.jobs[0].restarts + s.jobs[1].restarts >= 2);
+	hb_sim_free(&s);
+}
+
 static int setup(void **state)
 {
 	struct hb_error err = { 0 };
@@ -218,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_sia_engine),
 		cmocka_unit_test(test_sia_gavel_placer),
 		cmocka_unit_test(test_sia_same_shape_move),
+		cmocka_unit_test(test_sia_trade),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -969,6 +969,12 @@ static void fit_options(const struct hb_sim *sim, const struct hb_sim_job *job, 
 	 * then mixes it with SplitMix64), so every fit draws its own restarts. */
 	opt->seed = sim->opts.seed ^ (0x9E3779B97F4A7C15ULL * (uint64_t)(job->id + 1)) ^
 		    (0xBF58476D1CE4E5B9ULL * (uint64_t)(st->decisions + 1));
+	if (st->per_type) {
+		/* Sia fidelity: the artifact's own fit, one L-BFGS-B from its
+		 * fixed point (goodput.py fit_perf_params; goodput_fit.c) */
+		opt->method = HB_FIT_LBFGSB;
+		return;
+	}
 	if (init) {
 		/* A refit: warm start, no random restarts (see "Fit cadence"). */
 		*init_copy = *init;
