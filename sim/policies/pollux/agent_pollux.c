@@ -1526,7 +1526,7 @@ static void note_decision(struct hb_sim *sim, const struct hb_sim_job *job, cons
 /* ---- start --------------------------------------------------------------- */
 
 static int shared_choose(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, const int *alloc,
-			 struct pollux_choice *c, struct hb_error *err);
+			 int epoch_end, struct pollux_choice *c, struct hb_error *err);
 
 /* The first node alloc uses (0 when empty). */
 static int first_node(const int *alloc, int n)
@@ -1549,7 +1549,7 @@ static int start_on(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_st
 		/* Sia fidelity: the executor's batch on this type (choose_sia) */
 		struct pollux_choice c;
 
-		if (shared_choose(sim, job, st, alloc, &c, err) < 0)
+		if (shared_choose(sim, job, st, alloc, 0, &c, err) < 0)
 			return -1;
 		if (!c.feasible)
 			return hb_input_error(err, "%s: job %s: no batch on %d GPUs of %s", job->agent->name,
@@ -1698,11 +1698,18 @@ static int retune(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_stat
 }
 
 /* Shared clusters: the fitted argmax on alloc (its slowest type) without the
- * never-decrease floor, B_G in [minB_G, maxB_G] (the top).  Requires a fit. */
+ * never-decrease floor, B_G in [minB_G, maxB_G] (the top).  Requires a fit.
+ * epoch_end: the choice at the end of an epoch; under Sia fidelity it reads
+ * the gradient statistics of the epoch that ended, as the artifact's does
+ * (job.py Job.step records get_grad_stats(batch, epoch) at the start of
+ * each chunk, and update_local_bsz at its end, after the epoch count has
+ * moved, reads them). */
 static int shared_choose(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, const int *alloc,
-			 struct pollux_choice *c, struct hb_error *err)
+			 int epoch_end, struct pollux_choice *c, struct hb_error *err)
 {
-	double phi = hb_sim_phi(sim, job, (double)job->cfg.global_bs);
+	double phi = st->per_type && epoch_end && job->fid && job->epoch > 0
+			     ? hb_fid_phi(job->fid, (double)job->cfg.global_bs, job->epoch - 1)
+			     : hb_sim_phi(sim, job, (double)job->cfg.global_bs);
 	struct hb_grad_params grad = hb_grad_params_from_phi(phi, job->stats->m0);
 	struct hb_goodput_params theta = theta_on(st, job->perf, alloc);
 
@@ -1731,7 +1738,7 @@ static int pollux_on_epoch_end(struct hb_sim *sim, void *state, struct hb_sim_jo
 			return -1;
 		if (!st->fitted)
 			return 0;
-		if (shared_choose(sim, job, st, job->cfg.alloc, &c, err) < 0)
+		if (shared_choose(sim, job, st, job->cfg.alloc, 1, &c, err) < 0)
 			return -1;
 		return retune(sim, job, st, &c, err);
 	}
@@ -1820,7 +1827,7 @@ static int pollux_on_grant(struct hb_sim *sim, void *state, struct hb_sim_job *j
 	if (!alloc)
 		return hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
 	hb_agent_alloc_granted(job, alloc);
-	rc = st->fitted || st->per_type ? shared_choose(sim, job, st, alloc, &c, err) : 0;
+	rc = st->fitted || st->per_type ? shared_choose(sim, job, st, alloc, 0, &c, err) : 0;
 	if (rc == 0 && c.feasible) {
 		char why[128];
 
@@ -1843,7 +1850,7 @@ int hb_pollux_agent_retune(struct hb_sim *sim, struct hb_sim_job *job, struct hb
 
 	if (job->agent != &hb_agent_pollux || !st || !st->per_type || job->state != HB_JOB_RUNNING)
 		return 0;
-	if (shared_update(sim, job, st, err) < 0 || shared_choose(sim, job, st, job->cfg.alloc, &c, err) < 0)
+	if (shared_update(sim, job, st, err) < 0 || shared_choose(sim, job, st, job->cfg.alloc, 0, &c, err) < 0)
 		return -1;
 	return retune(sim, job, st, &c, err);
 }
