@@ -1325,6 +1325,9 @@ int hb_sim_arbiter_init(struct hb_sim *sim, struct hb_error *err)
 
 	if (sim->arbiter_ready)
 		return 0;
+	if (!sim->arbiter->on_arrival)
+		return hb_input_error(err, "simulator: arbiter %s has no on_arrival callback, which every arbiter "
+				      "needs (include/hetbatch/policy.h)", sim->arbiter->name ? sim->arbiter->name : "(unnamed)");
 	if (sim->arbiter->init && sim->arbiter->init(sim, sim->policy_opts, &st, err) < 0)
 		return -1;
 	sim->arbiter_state = st;

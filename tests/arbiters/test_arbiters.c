@@ -348,6 +348,24 @@ static void test_lifecycle_init_failure_fails_run(void **state)
 	assert_int_equal(life.frees, 0);
 }
 
+/* An arbiter without the one required callback (on_arrival) is an input
+ * error naming it, before any job arrives, not a crash at the first one. */
+static void test_arbiter_without_on_arrival(void **state)
+{
+	static const struct hb_arbiter_ops bare = { .name = "bare", .summary = "test" };
+	struct hb_sim sim;
+	struct hb_error err = { 0 };
+
+	(void)state;
+	init(&sim, &bare);
+	add(&sim, 0.0, 4);
+	assert_int_equal(hb_sim_run(&sim, &err), -1);
+	assert_int_equal(err.code, HB_EINPUT);
+	assert_non_null(strstr(err.msg, "arbiter bare has no on_arrival"));
+	assert_int_equal(sim.jobs[0].state, HB_JOB_PENDING);
+	hb_sim_free(&sim);
+}
+
 static int setup(void **state)
 {
 	struct hb_error err = { 0 };
@@ -383,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_lifecycle_init_once_free_once),
 		cmocka_unit_test(test_lifecycle_explicit_init_and_replace),
 		cmocka_unit_test(test_lifecycle_init_failure_fails_run),
+		cmocka_unit_test(test_arbiter_without_on_arrival),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
