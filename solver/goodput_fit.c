@@ -82,11 +82,10 @@
  * parameter, which changes decisions as any last-bits change does (agent_
  * pollux.c, "Fit cadence", for what that does to the mean JCT).
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <float.h>
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_fit.h>
@@ -719,8 +718,8 @@ static double run_lbfgsb(struct fit_problem *fp, const int *pinned, double *x, i
 		}
 	}
 	*iterations += nit;
-	if (strncmp(task, "ERROR", 5) == 0 || strncmp(task, "ABNORMAL", 8) == 0)
-		*failed = strncmp(task, "ERROR", 5) == 0; /* abnormal line search: scipy keeps x */
+	if (strncmp(task, "ERROR", 5) == 0)
+		*failed = 1; /* bad input; an ABNORMAL line search stops with x kept, as scipy does */
 	return objective(fp, x, NULL, NULL, NULL, NULL);
 }
 

@@ -6,7 +6,7 @@
  *  - the repair (fix_allocations_by_dropping) against an oracle written
  *    from the artifact's Python, Counter.most_common's stable order and
  *    all, on every row of 0-2 GPUs over a 6-vnode cluster of three types
- *    (729 rows), and on hand-made rows;
+ *    (729 rows), on hand-made rows, and on one of ten types;
  *  - vnode rows to node rows and back. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -173,6 +173,27 @@ static void test_repair_by_hand(void **state)
 	assert_int_equal(f[0] + f[3], 4);
 }
 
+/* Any number of types: on a row over ten types the tenth, with the most
+ * GPUs, is kept. */
+static void test_repair_many_types(void **state)
+{
+	int node[10], first[10], type[10], row[10];
+	double tflops[10];
+	const struct hb_vnodes v = { .per = 4, .n = 10, .node = node, .first = first, .type = type };
+
+	(void)state;
+	for (int k = 0; k < 10; k++) {
+		node[k] = first[k] = type[k] = k;
+		tflops[k] = 10.0 - k; /* the tenth is the slowest: no tie to break */
+		row[k] = 1;
+	}
+	row[9] = 3;
+	assert_int_equal(hb_vnodes_drop_minority(&v, tflops, row), 9);
+	for (int k = 0; k < 9; k++)
+		assert_int_equal(row[k], 0);
+	assert_int_equal(row[9], 3);
+}
+
 static void test_node_rows(void **state)
 {
 	const struct hb_cluster *cl = hb_catalog_cluster(&cat, "sia-hetero");
@@ -209,6 +230,7 @@ int main(void)
 		cmocka_unit_test(test_not_a_multiple),
 		cmocka_unit_test(test_repair_against_oracle),
 		cmocka_unit_test(test_repair_by_hand),
+		cmocka_unit_test(test_repair_many_types),
 		cmocka_unit_test(test_node_rows),
 	};
 

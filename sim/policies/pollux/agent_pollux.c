@@ -187,7 +187,8 @@
  * extends Pollux's with one Application per GPU type):
  *  - one theta_sys per GPU type (types[t].theta), fitted to that type's
  *    observations alone (job.py Job.update_params), refitted whenever they
- *    grow (no skip, no fit made ahead);
+ *    grow (no skip, no fit made ahead), each fit the artifact's own
+ *    L-BFGS-B from its fixed point (goodput.py fit_perf_params; fit_sia);
  *  - an observation is filed once per (type, N, K, m) as one step without
  *    accumulation, its step and sync times the artifact's lookup's,
  *    noise-free and unconverted (obs_accum, measure);
@@ -315,7 +316,6 @@ struct pollux_state {
 	int merged;
 	struct type_fit {
 		size_t fit_nobs;  /* the type's observations when types[t].theta was fitted */
-		unsigned priors;  /* the priors that fit pinned (the next refit's warm start) */
 	} *tfit;                  /* [perf->ngpus] when per_type */
 	int fitted;               /* 1: theta holds a fit of the history (per_type: some type's) */
 	struct hb_goodput_params theta; /* last fit, on the reference type */
@@ -1170,9 +1170,29 @@ static void spec_post(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_
 	sp->posted = hb_pool_post(sim->pool, &sp->bg, spec_task, sp);
 }
 
+/* Sia fidelity's fit of n samples (on: the GPU type, for the message, or
+ * NULL): the artifact's own, from its fixed point every time (fit_options
+ * picks HB_FIT_LBFGSB under per_type; no warm start). */
+static int fit_sia(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st,
+		   const struct hb_goodput_sample *smp, size_t n, const char *on, struct hb_goodput_fit_result *fr,
+		   struct hb_error *err)
+{
+	struct hb_goodput_fit_options opt;
+
+	fit_options(sim, job, st, NULL, 0, NULL, &opt);
+	if (hb_goodput_fit(smp, n, &opt, fr, err) < 0) {
+		hb_error_prefix(err, "%s: job %s: theta_sys fit%s%s", job->agent->name, job->name, on ? " on " : "",
+				on ? on : "");
+		return -1;
+	}
+	st->decisions++;
+	st->fits++;
+	return 0;
+}
+
 /* Sia fidelity: refit every GPU type whose observations grew since its
- * fit, on its observations alone, warm from its previous fit, and never
- * skipped (Job.update_params refits on every new profile key). */
+ * fit, on its observations alone, never skipped (Job.update_params
+ * refits on every new profile key). */
 static int refresh_types(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, struct hb_error *err)
 {
 	const int nt = job->perf->ngpus;
@@ -1183,8 +1203,6 @@ static int refresh_types(struct hb_sim *sim, struct hb_sim_job *job, struct poll
 		return hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
 	for (int t = 0; t < nt; t++) {
 		struct hb_pollux_type *ty = &st->types[t];
-		struct hb_goodput_fit_options opt;
-		struct hb_goodput_params init_copy;
 		struct hb_goodput_fit_result fr;
 		size_t n = 0;
 
@@ -1193,19 +1211,13 @@ static int refresh_types(struct hb_sim *sim, struct hb_sim_job *job, struct poll
 				fit_samples(&st->obs[i], 1, &smp[n++]);
 		if (n == 0 || n == st->tfit[t].fit_nobs)
 			continue;
-		fit_options(sim, job, st, ty->fitted ? &ty->theta : NULL, st->tfit[t].priors, &init_copy, &opt);
-		if (hb_goodput_fit(smp, n, &opt, &fr, err) < 0) {
+		if (fit_sia(sim, job, st, smp, n, job->perf->gpus[t].name, &fr, err) < 0) {
 			free(smp);
-			hb_error_prefix(err, "%s: job %s: theta_sys fit on %s", job->agent->name, job->name,
-					job->perf->gpus[t].name);
 			return -1;
 		}
 		ty->theta = fr.params;
 		ty->fitted = 1;
-		st->tfit[t].priors = fr.priors;
 		st->tfit[t].fit_nobs = n;
-		st->decisions++;
-		st->fits++;
 	}
 	free(smp);
 	st->fit_nobs = st->nobs;
@@ -1217,31 +1229,24 @@ static int refresh_types(struct hb_sim *sim, struct hb_sim_job *job, struct poll
 	return 0;
 }
 
-/* Sia's unaware Pollux (merged): one fit of every observation, warm from
- * the last, never skipped, copied to every usable type (state's merged). */
+/* Sia's unaware Pollux (merged): one fit of every observation, never
+ * skipped, copied to every usable type (state's merged). */
 static int refresh_merged(struct hb_sim *sim, struct hb_sim_job *job, struct pollux_state *st, struct hb_error *err)
 {
-	struct hb_goodput_fit_options opt;
-	struct hb_goodput_params init_copy;
 	struct hb_goodput_fit_result fr;
 	struct hb_goodput_sample *smp = calloc(st->nobs, sizeof(*smp));
+	int rc;
 
 	if (!smp)
 		return hb_runtime_error(err, "%s: job %s: out of memory", job->agent->name, job->name);
 	fit_samples(st->obs, st->nobs, smp);
-	fit_options(sim, job, st, st->fitted ? &st->theta : NULL, st->theta_priors, &init_copy, &opt);
-	if (hb_goodput_fit(smp, st->nobs, &opt, &fr, err) < 0) {
-		free(smp);
-		hb_error_prefix(err, "%s: job %s: theta_sys fit", job->agent->name, job->name);
-		return -1;
-	}
+	rc = fit_sia(sim, job, st, smp, st->nobs, NULL, &fr, err);
 	free(smp);
+	if (rc < 0)
+		return -1;
 	st->theta = fr.params;
-	st->theta_priors = fr.priors;
 	st->fitted = 1;
 	st->fit_nobs = st->nobs;
-	st->decisions++;
-	st->fits++;
 	for (int t = 0; t < job->perf->ngpus; t++)
 		if (st->types[t].usable) {
 			st->types[t].theta = fr.params;

@@ -186,7 +186,6 @@ struct pollux_arb {
 	int type_cap;             /* GPUs of the type with the fewest (max_num_replicas) */
 	int **vrow;               /* per job id: its repaired vnode row (vn.n), NULL before its first */
 	int nvrow;                /* entries of vrow */
-	long dropped;             /* GPUs the repair left idle, summed over rounds */
 };
 
 /* One job's inputs to a searched round (skip detection). */
@@ -1031,7 +1030,6 @@ static int pollux_round(struct hb_sim *sim, void *state, struct hb_error *err)
 
 		if (dropped < 0)
 			goto oom;
-		st->dropped += dropped;
 		if (dropped > 0)
 			hb_sim_note(sim, NULL, "sched", "pollux: %ld GPUs of minority types dropped (Sia's unaware view)",
 				    dropped);
@@ -1046,12 +1044,15 @@ static int pollux_round(struct hb_sim *sim, void *state, struct hb_error *err)
 		hb_sim_note(sim, NULL, "sched", "pollux: %d of %d jobs re-allocated, fitness %.6g, utility %.4g",
 			    changed, r.njobs, res.fitness, res.utility);
 	/* Remember what this search saw; a round that changed allocations is
-	 * never the base of a skip (the next search may refine it). */
-	free(st->last);
-	st->last = cur;
-	cur = NULL;
-	st->last_njobs = r.njobs;
-	st->last_settled = changed == 0;
+	 * never the base of a skip (the next search may refine it).  Sia's
+	 * unaware view never skips, and cur was not filled. */
+	if (!st->unaware) {
+		free(st->last);
+		st->last = cur;
+		cur = NULL;
+		st->last_njobs = r.njobs;
+		st->last_settled = changed == 0;
+	}
 	rc = 0;
 	goto done;
 oom:

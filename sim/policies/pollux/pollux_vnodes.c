@@ -54,45 +54,42 @@ void hb_vnodes_free(struct hb_vnodes *v)
 
 int hb_vnodes_drop_minority(const struct hb_vnodes *v, const double *tflops, int *row)
 {
-	/* Types in order of first appearance with their GPU counts; a row
-	 * holds few types, so a short list does (the GPUs of a ninth type,
-	 * never the majority's, are dropped). */
-	int types[8], counts[8], nt = 0, overflow = 0, keep, dropped = 0;
+	/* Counter(types).most_common(): count descending, ties in the order
+	 * the types first appear along the row.  Each type is represented by
+	 * its first vnode k in the row; visiting those in order and keeping
+	 * the strictly larger count finds the first two of that order (a row
+	 * has few nonzero cells: the search caps a job's nodes). */
+	int first = -1, second = -1, keep, dropped = 0;
+	long cf = 0, cs = 0;
 
 	for (int k = 0; k < v->n; k++) {
-		int t = 0;
+		int seen = 0;
+		long c = 0;
 
 		if (row[k] <= 0)
 			continue;
-		while (t < nt && types[t] != v->type[k])
-			t++;
-		if (t == nt) {
-			if (nt == (int)(sizeof(types) / sizeof(types[0]))) {
-				overflow = 1;
-				continue;
-			}
-			types[nt] = v->type[k];
-			counts[nt++] = 0;
+		for (int e = 0; e < k && !seen; e++)
+			seen = row[e] > 0 && v->type[e] == v->type[k];
+		if (seen)
+			continue;
+		for (int e = k; e < v->n; e++)
+			if (row[e] > 0 && v->type[e] == v->type[k])
+				c += row[e];
+		if (first < 0 || c > cf) {
+			second = first;
+			cs = cf;
+			first = k;
+			cf = c;
+		} else if (second < 0 || c > cs) {
+			second = k;
+			cs = c;
 		}
-		counts[t] += row[k];
 	}
-	if (nt == 0 || (nt == 1 && !overflow))
-		return 0;
-	/* most_common(): descending count, ties in first-appearance order
-	 * (a stable sort); then only the first two are compared. */
-	{
-		int first = 0, second = -1;
-
-		for (int t = 1; t < nt; t++)
-			if (counts[t] > counts[first])
-				first = t;
-		for (int t = 0; t < nt; t++)
-			if (t != first && (second < 0 || counts[t] > counts[second]))
-				second = t;
-		keep = types[first];
-		if (second >= 0 && counts[second] == counts[first] && tflops[types[second]] > tflops[types[first]])
-			keep = types[second];
-	}
+	if (second < 0)
+		return 0; /* no GPUs, or one type */
+	keep = v->type[first];
+	if (cs == cf && tflops[v->type[second]] > tflops[keep])
+		keep = v->type[second];
 	for (int k = 0; k < v->n; k++)
 		if (row[k] > 0 && v->type[k] != keep) {
 			dropped += row[k];
