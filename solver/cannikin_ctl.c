@@ -197,6 +197,31 @@ int hb_cannikin_ctl_model(const struct hb_cannikin_ctl *c, struct hb_optperf_nod
 	return hb_optperf_validate(cl, err);
 }
 
+int hb_cannikin_ctl_prop_model(const struct hb_cannikin_ctl *c, struct hb_optperf_node *nodes,
+			       struct hb_optperf_cluster *cl, struct hb_error *err)
+{
+	if (c->epochs < 1)
+		return hb_input_error(err, "cannikin controller: no epoch measured; the proportional model needs one "
+				      "(Cannikin §4.2, Eq. 8)");
+	for (size_t i = 0; i < c->n; i++) {
+		const struct hb_cannikin_ctl_node *nd = &c->node[i];
+		const size_t k = nd->npts - 1;
+
+		memset(&nodes[i], 0, sizeof(nodes[i]));
+		nodes[i].fwd_per_sample_s = nd->a_s[k] / nd->b[k];
+		nodes[i].bwd_per_sample_s = nd->p_s[k] / nd->b[k];
+		nodes[i].min_batch = nd->min_batch;
+		nodes[i].max_batch = nd->max_batch;
+	}
+	memset(cl, 0, sizeof(*cl));
+	cl->n = c->n;
+	cl->node = nodes;
+	cl->gamma = hb_ivw_mean(&c->gamma);
+	cl->overlap_comm_s = hb_ivw_mean(&c->overlap);
+	cl->last_comm_s = hb_ivw_mean(&c->last);
+	return hb_optperf_validate(cl, err);
+}
+
 /* Solve and round on cl: the integer min-max split of total. */
 static int solve_split(const struct hb_optperf_cluster *cl, long total, long *local, struct hb_error *err)
 {

@@ -8,7 +8,9 @@
  *            assigning local batch size for each node");
  *   epoch 2: Eq. 8, each node's batch in inverse proportion to the per-sample
  *            compute time it measured in epoch 1, t_sample = t_compute / b,
- *            which gives every node a second distinct local batch;
+ *            which gives every node a second distinct local batch, of the
+ *            total the adaptive-batch engine picks for that epoch on the
+ *            proportional model (hb_cannikin_ctl_prop_model);
  *   epoch 3 on: each node's lines a(b) = q·b + s and P(b) = k·b + m (Eq. 3)
  *            fitted to all its (b, a, P) measurements, γ, T_o and T_u
  *            combined over nodes by inverse-variance weighting (§4.5, §5.3),
@@ -94,6 +96,19 @@ int hb_cannikin_ctl_observe(struct hb_cannikin_ctl *c, const long *local, const 
  * and *cl pointing at it. */
 int hb_cannikin_ctl_model(const struct hb_cannikin_ctl *c, struct hb_optperf_node *nodes,
 			  struct hb_optperf_cluster *cl, struct hb_error *err);
+
+/* The model Cannikin can rank total batches by after one epoch (phase EQ8
+ * or later): each node's lines through the origin at its last measurement,
+ * a(b) = (a_s/b)·b and P(b) = (p_s/b)·b, and the IVW γ, T_o, T_u.  Its
+ * min-max split is Eq. 8's (the proportional model), and it is the model
+ * AdaptDL, on which Cannikin is built, extrapolates from one local batch
+ * (adaptdl/goodput.py fit_perf_params fixes alpha_c at its lower bound when
+ * a single batch was observed).  §4.5 computes OptPerf_init "for all batch
+ * size candidates after the initial epoch", and Eq. 8 splits "the total
+ * batch size for the upcoming epoch": epoch 2's B is chosen on this model.
+ * nodes[] (n entries, caller's) and *cl pointing at it. */
+int hb_cannikin_ctl_prop_model(const struct hb_cannikin_ctl *c, struct hb_optperf_node *nodes,
+			       struct hb_optperf_cluster *cl, struct hb_error *err);
 
 /* 1 when every node has measured at least two distinct local batches, so
  * both its lines are identified; 0 otherwise (identical GPUs: Eq. 8 repeats

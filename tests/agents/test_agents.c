@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "agent_util.h"
+#include "cannikin_ctl.h"
 #include "catalog.h"
 #include "ddp.h"
 #include "default_db.h"
@@ -661,6 +662,135 @@ static void test_optperf_run(void **state)
 	hb_sim_free(&b.sim);
 }
 
+/* Goodput of total b on cl at noise scale phi (0 when cl cannot hold b). */
+static double goodput_on(const struct hb_optperf_cluster *cl, double phi, double m0, long b)
+{
+	struct hb_optperf_solution sol;
+	struct hb_error err = { 0 };
+	double *real = malloc(cl->n * sizeof(double)), g;
+
+	assert_non_null(real);
+	assert_int_equal(hb_optperf_solve(cl, b, real, &sol, &err), 0);
+	g = (double)b * (phi + m0) / (phi + (double)b) / sol.iter_s;
+	free(real);
+	return g;
+}
+
+/* Cannikin's learning epochs on jabas-a's four GPU types (§4.2): epoch 1
+ * runs static DDP's realisation of minB_G evenly; epoch 2 the goodput
+ * argmax of the proportional model of epoch 1's measurements (the brute
+ * scan above, 1.05 hysteresis) split by Eq. 8, as a controller fed the same
+ * measurements splits it; epoch 3 the fitted model's choice. */
+static long check_learning_epochs(struct fx *f, const char *cluster, const char *model, long *b1_out)
+{
+	const struct hb_model *saved = f->model;
+	struct run a;
+	struct hb_error err = { 0 };
+	struct hb_job_config ddp;
+	struct hb_optperf_input op;
+	struct hb_cannikin_ctl ctl;
+	struct hb_cannikin_comm_obs comm;
+	struct hb_optperf_node *pn;
+	struct hb_optperf_cluster prop;
+	const struct hb_sim_event_rec *e2 = NULL;
+	long b1, b2, *local;
+	double phi = -1, *a_s, *p_s, *dl, m0, g1, g2, gbest, want_iter;
+	int alloc[NODES_A], found = 0;
+	const char *q;
+
+	assert_non_null(f->model = hb_catalog_model(&f->cat, model));
+	run_policy(f, cluster, &hb_agent_optperf, 7, &a);
+	f->model = saved;
+	m0 = a.job->stats->m0;
+	hb_agent_alloc_granted(a.job, alloc);
+	hb_job_config_init(&ddp, a.job->perf->nnodes);
+	assert_int_equal(hb_agent_ddp_config(a.job->perf, alloc, a.job->min_gbs, &ddp, NULL, &err), 0);
+	b1 = ddp.global_bs;
+	hb_job_config_free(&ddp);
+	assert_int_equal(a.sim.samples[0].global_bs, b1);
+
+	for (size_t i = 0; i < a.sim.nevents && !e2; i++)
+		if (!strcmp(a.sim.events[i].kind, "reconfig") && !strncmp(a.sim.events[i].detail, "epoch 2: B ", 11))
+			e2 = &a.sim.events[i];
+	assert_non_null(e2);
+	assert_int_equal(sscanf(e2->detail, "epoch 2: B %ld", &b2), 1);
+	assert_non_null(q = strstr(e2->detail, "proportional model: phi "));
+	assert_int_equal(sscanf(q, "proportional model: phi %lf", &phi), 1);
+
+	/* The same measurements, fed to a controller of our own. */
+	assert_int_equal(hb_optperf_from_perf(a.job->perf, alloc, &op, &err), 0);
+	assert_int_equal(hb_cannikin_ctl_init(&ctl, &op.cl, &err), 0);
+	local = malloc(op.cl.n * sizeof(*local));
+	a_s = malloc(op.cl.n * sizeof(double));
+	p_s = malloc(op.cl.n * sizeof(double));
+	dl = malloc(op.cl.n * sizeof(double));
+	pn = calloc(op.cl.n, sizeof(*pn));
+	assert_true(local && a_s && p_s && dl && pn);
+	assert_int_equal(hb_cannikin_ctl_split(&ctl, b1, local, &err), 0);
+	for (size_t i = 0; i < op.cl.n; i++) {
+		const struct hb_optperf_node *nd = &op.cl.node[i];
+
+		assert_int_equal(local[i], b1 / (long)op.cl.n); /* even */
+		a_s[i] = nd->fwd_per_sample_s * (double)local[i] + nd->fwd_fixed_s;
+		p_s[i] = nd->bwd_per_sample_s * (double)local[i] + nd->bwd_fixed_s;
+	}
+	comm = (struct hb_cannikin_comm_obs){ .gamma = op.cl.gamma, .overlap_s = op.cl.overlap_comm_s,
+					      .last_s = op.cl.last_comm_s };
+	assert_int_equal(hb_cannikin_ctl_observe(&ctl, local, a_s, p_s, &comm, 1, &err), 0);
+	assert_int_equal(hb_cannikin_ctl_prop_model(&ctl, pn, &prop, &err), 0);
+
+	/* B: the argmax when it beats B1 by 1.05, else B1 (phi is read back
+	 * rounded to an integer, hence the 1e-3 slack on goodputs). */
+	(void)brute_argmax(&prop, phi, m0, a.job->min_gbs, a.job->max_gbs, &gbest);
+	g1 = goodput_on(&prop, phi, m0, b1);
+	g2 = goodput_on(&prop, phi, m0, b2);
+	if (b2 != b1) {
+		assert_true(g2 >= gbest * (1 - 1e-3));
+		assert_true(g2 > 1.05 * g1 * (1 - 1e-3));
+	} else {
+		assert_true(gbest <= 1.05 * g1 * (1 + 1e-3));
+	}
+
+	/* The split: Eq. 8's, seen in the iteration time the sample records. */
+	assert_int_equal(hb_cannikin_ctl_split(&ctl, b2, local, &err), 0);
+	for (size_t i = 0; i < op.cl.n; i++)
+		dl[i] = (double)local[i];
+	want_iter = hb_optperf_iter_time(&op.cl, dl) * 1.143;
+	for (size_t i = 0; i < a.sim.nsamples; i++)
+		if (a.sim.samples[i].t == e2->t && a.sim.samples[i].global_bs == b2) {
+			assert_true(rel_diff(a.sim.samples[i].iter_s, want_iter) < 1e-9);
+			found = 1;
+		}
+	assert_true(found);
+	assert_true(local[0] != local[op.cl.n - 1]); /* unequal: the GPU types differ */
+	print_message("optperf %s %s: epoch 1 B %ld even, epoch 2 B %ld (phi %.0f) by Eq. 8\n", cluster, model, b1,
+		      b2, phi);
+
+	free(local);
+	free(a_s);
+	free(p_s);
+	free(dl);
+	free(pn);
+	hb_cannikin_ctl_free(&ctl);
+	hb_optperf_input_free(&op);
+	hb_sim_free(&a.sim);
+	*b1_out = b1;
+	return b2;
+}
+
+static void test_optperf_learning_epochs(void **state)
+{
+	struct fx *f = *state;
+	long b1 = 0, b2;
+
+	/* ResNet-50 on jabas-a: the argmax does not beat B1 by 1.05, B stays. */
+	b2 = check_learning_epochs(f, "jabas-a", "resnet50", &b1);
+	assert_int_equal(b2, b1);
+	/* CIFAR-10 on demo (2 V100 + 2 T4): it does, B grows in epoch 2. */
+	b2 = check_learning_epochs(f, "demo", "cifar10", &b1);
+	assert_true(b2 > b1);
+}
+
 static void test_demo_runs(void **state)
 {
 	struct fx *f = *state;
@@ -695,6 +825,7 @@ int main(void)
 		cmocka_unit_test(test_static_run),
 		cmocka_unit_test(test_simigrad_run),
 		cmocka_unit_test(test_optperf_run),
+		cmocka_unit_test(test_optperf_learning_epochs),
 		cmocka_unit_test(test_demo_runs),
 	};
 

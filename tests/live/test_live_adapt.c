@@ -340,15 +340,16 @@ static void test_schedule_optperf(void **state)
 	assert_int_equal(run("sim --cluster demo --model cifar10 --policy optperf --db demo.db --out simo"), 0);
 	assert_int_equal(replay("simo --job 0 --db demo.db --max-configs 2", "repo", r, 8), 2);
 	/* the simulator's first two (Cannikin's learning epochs, §4.2): B 128
-	 * split evenly, then B 128 split by Eq. 8 (fast 42+42, slow 22+22) */
+	 * split evenly, then the B* of epoch 1's proportional model, 210,
+	 * split by Eq. 8 (fast 69+69, slow 36+36) */
 	assert_int_equal(r[0].gbs, 128);
-	assert_int_equal(r[1].gbs, 128);
+	assert_int_equal(r[1].gbs, 210);
 	assert_string_equal(r[0].change, "start");
 	assert_string_equal(r[1].change, "inplace");
 	for (int i = 0; i < 2; i++)
 		assert_true(r[i].gpus == 4 && r[i].iters == 2);
 	traj = slurp_in("repo", "trajectory.csv", &len);
-	assert_non_null(strstr(traj, ",optperf,\"OptPerf B 128: fast:2x42 slow:2x22\","));
+	assert_non_null(strstr(traj, ",optperf,\"OptPerf B 210: fast:2x69 slow:2x36\","));
 	free(traj);
 }
 

@@ -359,6 +359,58 @@ static void test_ctl_one_distinct_batch(void **state)
 	hb_cannikin_ctl_free(&c);
 }
 
+/* Epoch 2's model (hb_cannikin_ctl_prop_model): none before an epoch; after
+ * epoch 1 each node's lines through the origin at what it measured, the
+ * communication as observed, and Eq. 8's split is its min-max split at any
+ * total, not only the epoch's own (B changes for epoch 2). */
+static void test_ctl_prop_model(void **state)
+{
+	struct hb_cannikin_ctl c;
+	struct hb_error err = { 0 };
+	struct hb_optperf_node pn[3];
+	struct hb_optperf_cluster prop;
+	long local[3], want[3];
+	double real[3];
+	struct hb_optperf_solution sol;
+
+	(void)state;
+	assert_int_equal(hb_cannikin_ctl_init(&c, &truth, &err), 0);
+	assert_int_equal(hb_cannikin_ctl_prop_model(&c, pn, &prop, &err), -1);
+	assert_non_null(strstr(err.msg, "no epoch measured"));
+	assert_int_equal(hb_cannikin_ctl_split(&c, 90, local, &err), 0);
+	measure_truth(&c, local);
+	assert_int_equal(hb_cannikin_ctl_prop_model(&c, pn, &prop, &err), 0);
+	for (int i = 0; i < 3; i++) {
+		const struct hb_optperf_node *t = &truth_nodes[i];
+
+		assert_true(fabs(pn[i].fwd_per_sample_s - (t->fwd_per_sample_s + t->fwd_fixed_s / 30)) < 1e-15);
+		assert_true(fabs(pn[i].bwd_per_sample_s - (t->bwd_per_sample_s + t->bwd_fixed_s / 30)) < 1e-15);
+		assert_true(pn[i].fwd_fixed_s == 0 && pn[i].bwd_fixed_s == 0);
+		assert_int_equal(pn[i].max_batch, 400);
+	}
+	assert_true(prop.gamma == truth.gamma && prop.overlap_comm_s == truth.overlap_comm_s &&
+		    prop.last_comm_s == truth.last_comm_s);
+	for (long total = 90; total <= 900; total += 270) {
+		struct hb_optperf_node only[3];
+		struct hb_optperf_cluster compute = { 3, only, 0, 0, 0 };
+
+		/* The min-max split of compute alone (no communication) is Eq. 8's. */
+		for (int i = 0; i < 3; i++) {
+			only[i] = pn[i];
+			only[i].fwd_per_sample_s += only[i].bwd_per_sample_s;
+			only[i].bwd_per_sample_s = 0;
+		}
+		assert_int_equal(hb_cannikin_ctl_split(&c, total, local, &err), 0);
+		assert_int_equal(hb_optperf_solve(&compute, total, real, &sol, &err), 0);
+		assert_int_equal(hb_optperf_round(&compute, total, real, want, NULL, &err), 0);
+		/* (the same real split; its rounding may break a tie otherwise) */
+		assert_int_equal(sum_of(local, 3), total);
+		for (int i = 0; i < 3; i++)
+			assert_true(labs(local[i] - want[i]) <= 1);
+	}
+	hb_cannikin_ctl_free(&c);
+}
+
 static void test_ivw(void **state)
 {
 	struct hb_ivw w = { 0 };
@@ -405,6 +457,7 @@ int main(void)
 		cmocka_unit_test(test_lbbsp_bad_input),
 		cmocka_unit_test(test_ctl_epochs),
 		cmocka_unit_test(test_ctl_one_distinct_batch),
+		cmocka_unit_test(test_ctl_prop_model),
 		cmocka_unit_test(test_ivw),
 		cmocka_unit_test(test_ctl_bad_input),
 	};

@@ -24,11 +24,13 @@
  *    model uses (hb_optperf_from_perf); cfg.iter_s is the Eq. 7 time of the
  *    split on it.  Cannikin itself starts with no model
  *    (solver/cannikin_ctl.h): epoch 1 runs the job's initial batch (minB_G,
- *    the user's B₀) with an even split, epoch 2 the same B with Eq. 8's
- *    split, and from the end of epoch 2 each GPU's lines are fitted to what
- *    it measured (two distinct local batches per GPU) and B* and r_opt are
- *    chosen on that fitted model every epoch.  B cannot change before a
- *    model exists (the candidates are ranked by OptPerf(B)).  Measurements
+ *    the user's B₀, as static DDP realises it on these GPUs) with an even
+ *    split; epoch 2 the B* of the proportional model of epoch 1's
+ *    measurements (each GPU's per-sample times, the model Eq. 8 balances;
+ *    §4.5 ranks every candidate "after the initial epoch") with Eq. 8's
+ *    split; from the end of epoch 2 each GPU's lines are fitted to what it
+ *    measured (two distinct local batches per GPU) and B* and r_opt are
+ *    chosen on that fitted model every epoch.  Measurements
  *    are exact (the truth is itself linear), so from epoch 3 the fitted
  *    model equals the truth and the choice is the profile's OptPerf.
  *  - A GPU that measured only one local batch (identical GPUs: Eq. 8
@@ -369,13 +371,14 @@ static int measure(struct optperf_state *st, struct hb_error *err)
 	return rc;
 }
 
-/* Apply total b with the controller's split of the current phase. */
+/* Apply total b with the controller's split of the current phase; note
+ * (may be NULL) says how b was chosen. */
 static int apply_phase_split(struct hb_sim *sim, struct hb_sim_job *job, struct optperf_state *st, long b, int how,
-			     struct hb_error *err)
+			     const char *note, struct hb_error *err)
 {
 	struct hb_cannikin_input in = { .perf = job->perf, .stats = job->stats, .alloc = st->alloc };
 	struct hb_job_config cfg;
-	char why[160];
+	char why[400];
 	int rc;
 
 	if (hb_cannikin_ctl_split(&st->ctl, b, st->local, err) < 0)
@@ -385,11 +388,55 @@ static int apply_phase_split(struct hb_sim *sim, struct hb_sim_job *job, struct 
 		return hb_runtime_error(err, "optperf %s: out of memory", job->name);
 	if ((rc = fill_config(&in, &st->truth, b, st->local, &cfg, err)) == 0) {
 		cfg.overhead_per_iter_s = hb_agent_gns_overhead_s(sim, job, cfg.iter_s);
-		snprintf(why, sizeof(why), "epoch %ld: B %ld, %s (no performance model yet, §4.2)", job->epoch + 1, b,
-			 hb_cannikin_ctl_phase(&st->ctl) == HB_CANNIKIN_EVEN ? "even split" : "Eq. 8 split");
+		snprintf(why, sizeof(why), "epoch %ld: B %ld, %s (no performance model yet, §4.2)%s%s", job->epoch + 1,
+			 b, hb_cannikin_ctl_phase(&st->ctl) == HB_CANNIKIN_EVEN ? "even split" : "Eq. 8 split",
+			 note ? "; B on the proportional model: " : "", note ? note : "");
 		rc = hb_sim_apply(sim, job, &cfg, how, why, err);
 	}
 	hb_job_config_free(&cfg);
+	return rc;
+}
+
+/* Epoch 2: the total batch on the proportional model of epoch 1's
+ * measurements (hb_cannikin_ctl_prop_model: §4.5's OptPerf_init "after the
+ * initial epoch", AdaptDL's one-batch extrapolation) with AdaptDL's 1.05
+ * hysteresis, split by Eq. 8 (§4.2: "B is the total batch size for the
+ * upcoming epoch"). */
+static int choose_eq8(struct hb_sim *sim, struct hb_sim_job *job, struct optperf_state *st, struct hb_error *err)
+{
+	struct hb_optperf_node *nodes = calloc(st->truth.cl.n, sizeof(*nodes));
+	struct hb_optperf_cluster prop;
+	const long cur = job->cfg.global_bs;
+	struct hb_cannikin_input in = {
+		.perf = job->perf,
+		.stats = job->stats,
+		.alloc = st->alloc,
+		.phi = hb_sim_phi(sim, job, (double)cur),
+		.m0 = job->stats->m0,
+		.min_gbs = job->min_gbs,
+		.max_gbs = job->max_gbs,
+		.cur_gbs = cur,
+		.speedup_threshold = HB_CANNIKIN_SPEEDUP_THRESHOLD,
+		.model = &prop,
+	};
+	struct hb_cannikin_decision d;
+	struct hb_job_config cfg;
+	int rc = -1;
+
+	hb_job_config_init(&cfg, job->perf->nnodes);
+	if (!nodes || !cfg.alloc) {
+		hb_runtime_error(err, "optperf %s: out of memory", job->name);
+		goto out;
+	}
+	if (hb_cannikin_ctl_prop_model(&st->ctl, nodes, &prop, err) < 0 ||
+	    hb_cannikin_decide(&in, &cfg, NULL, &d, err) < 0)
+		goto out;
+	rc = apply_phase_split(sim, job, st, d.apply ? d.choice.batch : cur, HB_APPLY_INPLACE, d.why, err);
+out:
+	if (rc < 0)
+		hb_error_prefix(err, "optperf %s on %s, epoch %ld", job->name, sim->cl->name, job->epoch);
+	hb_job_config_free(&cfg);
+	free(nodes);
 	return rc;
 }
 
@@ -451,8 +498,13 @@ out:
 	return rc;
 }
 
-/* Epoch 1 runs at the job's initial batch (Cannikin starts from the user's
- * B₀, Table 5, like AdaptDL), clipped into what the GPUs hold. */
+/* Epoch 1 runs at the job's initial batch as static DDP and LB-BSP run it
+ * on the same GPUs: hb_agent_ddp_config's realisation of minB_G (equal local
+ * batches on the profile's grid, the first batch the pollux agent takes
+ * too), so that the four systems of Cannikin §5.1 start alike from the
+ * user's B₀ (Table 5) and differ in what they do next.  Where DDP has no
+ * plan (no grid batch fits), minB_G itself; either clipped into what the
+ * GPUs hold and [minB_G, maxB_G]. */
 static int optperf_start(struct hb_sim *sim, void *state, struct hb_sim_job *job, struct hb_error *err)
 {
 	struct optperf_state *st;
@@ -486,8 +538,22 @@ static int optperf_start(struct hb_sim *sim, void *state, struct hb_sim_job *job
 			       job->name, st->truth.cl.n, hi, job->min_gbs);
 		goto fail;
 	}
-	b = job->min_gbs < lo ? lo : job->min_gbs;
-	if (apply_phase_split(sim, job, st, b, HB_APPLY_START, err) < 0)
+	b = job->min_gbs;
+	{
+		struct hb_job_config ddp;
+		struct hb_error derr = { 0 }; /* no DDP plan is not an error here: minB_G then */
+
+		hb_job_config_init(&ddp, job->perf->nnodes);
+		if (ddp.alloc && hb_agent_ddp_config(job->perf, st->alloc, job->min_gbs, &ddp, NULL, &derr) == 0 &&
+		    ddp.global_bs <= job->max_gbs)
+			b = ddp.global_bs;
+		hb_job_config_free(&ddp);
+	}
+	if (b > hi)
+		b = hi;
+	if (b < lo)
+		b = lo;
+	if (apply_phase_split(sim, job, st, b, HB_APPLY_START, NULL, err) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -506,7 +572,7 @@ static int optperf_on_epoch_end(struct hb_sim *sim, void *state, struct hb_sim_j
 	if (measure(st, err) < 0)
 		return -1;
 	if (hb_cannikin_ctl_phase(&st->ctl) == HB_CANNIKIN_EQ8)
-		return apply_phase_split(sim, job, st, job->cfg.global_bs, HB_APPLY_INPLACE, err);
+		return choose_eq8(sim, job, st, err);
 	return choose_on_model(sim, job, st, err);
 }
 
