@@ -173,6 +173,20 @@ static void fit_line(const double *x, const double *y, size_t n, double *slope, 
 	*icpt = c0 > 0 ? c0 : 0.0;
 }
 
+/* Both models share the communication terms: the inverse-variance-weighted
+ * means of what every epoch measured. */
+static int finish_model(const struct hb_cannikin_ctl *c, struct hb_optperf_node *nodes,
+			struct hb_optperf_cluster *cl, struct hb_error *err)
+{
+	memset(cl, 0, sizeof(*cl));
+	cl->n = c->n;
+	cl->node = nodes;
+	cl->gamma = hb_ivw_mean(&c->gamma);
+	cl->overlap_comm_s = hb_ivw_mean(&c->overlap);
+	cl->last_comm_s = hb_ivw_mean(&c->last);
+	return hb_optperf_validate(cl, err);
+}
+
 int hb_cannikin_ctl_model(const struct hb_cannikin_ctl *c, struct hb_optperf_node *nodes,
 			  struct hb_optperf_cluster *cl, struct hb_error *err)
 {
@@ -188,13 +202,7 @@ int hb_cannikin_ctl_model(const struct hb_cannikin_ctl *c, struct hb_optperf_nod
 		nodes[i].min_batch = nd->min_batch;
 		nodes[i].max_batch = nd->max_batch;
 	}
-	memset(cl, 0, sizeof(*cl));
-	cl->n = c->n;
-	cl->node = nodes;
-	cl->gamma = hb_ivw_mean(&c->gamma);
-	cl->overlap_comm_s = hb_ivw_mean(&c->overlap);
-	cl->last_comm_s = hb_ivw_mean(&c->last);
-	return hb_optperf_validate(cl, err);
+	return finish_model(c, nodes, cl, err);
 }
 
 int hb_cannikin_ctl_prop_model(const struct hb_cannikin_ctl *c, struct hb_optperf_node *nodes,
@@ -213,13 +221,7 @@ int hb_cannikin_ctl_prop_model(const struct hb_cannikin_ctl *c, struct hb_optper
 		nodes[i].min_batch = nd->min_batch;
 		nodes[i].max_batch = nd->max_batch;
 	}
-	memset(cl, 0, sizeof(*cl));
-	cl->n = c->n;
-	cl->node = nodes;
-	cl->gamma = hb_ivw_mean(&c->gamma);
-	cl->overlap_comm_s = hb_ivw_mean(&c->overlap);
-	cl->last_comm_s = hb_ivw_mean(&c->last);
-	return hb_optperf_validate(cl, err);
+	return finish_model(c, nodes, cl, err);
 }
 
 /* Solve and round on cl: the integer min-max split of total. */

@@ -397,6 +397,30 @@ static int apply_phase_split(struct hb_sim *sim, struct hb_sim_job *job, struct 
 	return rc;
 }
 
+/* What hb_cannikin_decide needs, on model, at the job's current batch;
+ * cur_local is the split in use, or NULL where Eq. 8 will replace it. */
+static struct hb_cannikin_input decide_input(struct hb_sim *sim, struct hb_sim_job *job,
+					     const struct optperf_state *st, const struct hb_optperf_cluster *model,
+					     const long *cur_local)
+{
+	const long cur = job->cfg.global_bs;
+	const struct hb_cannikin_input in = {
+		.perf = job->perf,
+		.stats = job->stats,
+		.alloc = st->alloc,
+		.phi = hb_sim_phi(sim, job, (double)cur),
+		.m0 = job->stats->m0,
+		.min_gbs = job->min_gbs,
+		.max_gbs = job->max_gbs,
+		.cur_gbs = cur,
+		.speedup_threshold = HB_CANNIKIN_SPEEDUP_THRESHOLD,
+		.model = model,
+		.cur_local = cur_local,
+	};
+
+	return in;
+}
+
 /* Epoch 2: the total batch on the proportional model of epoch 1's
  * measurements (hb_cannikin_ctl_prop_model: §4.5's OptPerf_init "after the
  * initial epoch", AdaptDL's one-batch extrapolation) with AdaptDL's 1.05
@@ -407,18 +431,7 @@ static int choose_eq8(struct hb_sim *sim, struct hb_sim_job *job, struct optperf
 	struct hb_optperf_node *nodes = calloc(st->truth.cl.n, sizeof(*nodes));
 	struct hb_optperf_cluster prop;
 	const long cur = job->cfg.global_bs;
-	struct hb_cannikin_input in = {
-		.perf = job->perf,
-		.stats = job->stats,
-		.alloc = st->alloc,
-		.phi = hb_sim_phi(sim, job, (double)cur),
-		.m0 = job->stats->m0,
-		.min_gbs = job->min_gbs,
-		.max_gbs = job->max_gbs,
-		.cur_gbs = cur,
-		.speedup_threshold = HB_CANNIKIN_SPEEDUP_THRESHOLD,
-		.model = &prop,
-	};
+	const struct hb_cannikin_input in = decide_input(sim, job, st, &prop, NULL);
 	struct hb_cannikin_decision d;
 	struct hb_job_config cfg;
 	int rc = -1;
@@ -445,20 +458,7 @@ static int choose_on_model(struct hb_sim *sim, struct hb_sim_job *job, struct op
 {
 	struct hb_optperf_node *nodes = calloc(st->truth.cl.n, sizeof(*nodes));
 	struct hb_optperf_cluster model;
-	long cur = job->cfg.global_bs;
-	struct hb_cannikin_input in = {
-		.perf = job->perf,
-		.stats = job->stats,
-		.alloc = st->alloc,
-		.phi = hb_sim_phi(sim, job, (double)cur),
-		.m0 = job->stats->m0,
-		.min_gbs = job->min_gbs,
-		.max_gbs = job->max_gbs,
-		.cur_gbs = cur,
-		.speedup_threshold = HB_CANNIKIN_SPEEDUP_THRESHOLD,
-		.model = &model,
-		.cur_local = st->local,
-	};
+	struct hb_cannikin_input in = decide_input(sim, job, st, &model, st->local);
 	struct hb_cannikin_decision d;
 	struct hb_job_config cfg;
 	long *split = malloc(st->truth.cl.n * sizeof(*split));
