@@ -676,11 +676,11 @@ static double goodput_on(const struct hb_optperf_cluster *cl, double phi, double
 	return g;
 }
 
-/* Cannikin's learning epochs on jabas-a's four GPU types (§4.2): epoch 1
+/* Cannikin's learning epochs on a cluster of mixed GPU types (§4.2): epoch 1
  * runs static DDP's realisation of minB_G evenly; epoch 2 the goodput
  * argmax of the proportional model of epoch 1's measurements (the brute
  * scan above, 1.05 hysteresis) split by Eq. 8, as a controller fed the same
- * measurements splits it; epoch 3 the fitted model's choice. */
+ * measurements splits it.  Returns epoch 2's B; *b1_out gets epoch 1's. */
 static long check_learning_epochs(struct fx *f, const char *cluster, const char *model, long *b1_out)
 {
 	const struct hb_model *saved = f->model;
@@ -755,7 +755,8 @@ static long check_learning_epochs(struct fx *f, const char *cluster, const char 
 	assert_int_equal(hb_cannikin_ctl_split(&ctl, b2, local, &err), 0);
 	for (size_t i = 0; i < op.cl.n; i++)
 		dl[i] = (double)local[i];
-	want_iter = hb_optperf_iter_time(&op.cl, dl) * 1.143;
+	want_iter = hb_optperf_iter_time(&op.cl, dl);
+	want_iter += hb_agent_gns_overhead_s(&a.sim, a.job, want_iter); /* the sample's time includes it */
 	for (size_t i = 0; i < a.sim.nsamples; i++)
 		if (a.sim.samples[i].t == e2->t && a.sim.samples[i].global_bs == b2) {
 			assert_true(rel_diff(a.sim.samples[i].iter_s, want_iter) < 1e-9);
