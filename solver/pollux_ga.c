@@ -21,7 +21,8 @@
  * 3 rounds in a row without a new matrix; on clusters of more than 16
  * nodes it ends after the generation whose evaluations reach 2e6 J x N
  * cells (hb_pollux_search_cells); mutation step 3 draws the gaps between
- * raised cells (geometric, the same distribution as a coin per cell);
+ * raised cells (geometric, the same distribution as a coin per cell); a
+ * mating's crossover coin (pymoo's prob 0.9) comes from its own stream;
  * mating m of a round draws from a stream seeded by (one draw of the
  * caller's stream per round, m), so the offspring are the same for any
  * thread count.
@@ -43,6 +44,7 @@
 #define MUT_RESET_P 0.1            /* [ART] mutation 1: row back to the base */
 #define MUT_ZERO_ROW_P 0.1         /* [ART] mutation 2: row chosen for zeroing */
 #define MUT_ZERO_ELEM_P 0.1        /* [ART] mutation 2: element zeroed */
+#define CROSSOVER_P 0.9            /* pymoo's Crossover prob: a mating's children are crossed, else its parents' copies */
 #define POLLUX_STALE_GENERATIONS 5 /* x (jobs + 1): generations without a better FITNESS end the search */
 /* Work of one search, in matrix cells evaluated (J x N per evaluation, what
  * the artifact's numpy evaluation reads): above it the search ends after the
@@ -206,6 +208,8 @@ struct scratch {
 	int *rowsum;    /* J: GPUs of each row */
 	int *dlist;     /* J: rows spanning several nodes */
 	int *colsum;    /* N: GPUs used per node, valid where cmark is cstamp (0 elsewhere) */
+	int *holders;   /* N: rows with a cell on the node, valid where colsum is (col_sums; col_add
+			   leaves it, so mutation (3) reads the counts before its raises) */
 	int *cmark;     /* N: stamps of colsum */
 	int cstamp;
 	int *touched;   /* N: the columns colsum is valid on, ntouched */
@@ -233,6 +237,7 @@ static void scratch_free(struct scratch *s)
 	free(s->rowsum);
 	free(s->dlist);
 	free(s->colsum);
+	free(s->holders);
 	free(s->cmark);
 	free(s->touched);
 	free(s->perm);
@@ -260,6 +265,7 @@ static int scratch_new(const struct hb_pollux_problem *pb, struct scratch *s)
 	s->rowsum = malloc(j * sizeof(int));
 	s->dlist = malloc(j * sizeof(int));
 	s->colsum = malloc(n * sizeof(int));
+	s->holders = malloc(n * sizeof(int));
 	s->cmark = calloc(n, sizeof(int));
 	s->touched = malloc(n * sizeof(int));
 	s->perm = malloc(n * sizeof(int));
@@ -275,7 +281,7 @@ static int scratch_new(const struct hb_pollux_problem *pb, struct scratch *s)
 	for (size_t k = 0; k < (size_t)pb->njobs * (size_t)pb->nnodes; k++)
 		nnz += pb->base[k] > 0;
 	s->pbase = malloc(((size_t)pb->njobs + 1 + 2 * (size_t)nnz) * sizeof(int));
-	if (!s->spd || !s->fac || !s->rowsum || !s->dlist || !s->colsum || !s->cmark || !s->touched || !s->perm ||
+	if (!s->spd || !s->fac || !s->rowsum || !s->dlist || !s->colsum || !s->holders || !s->cmark || !s->touched || !s->perm ||
 	    !s->ibits || !s->ipre || !s->eidx || !s->zbits || !s->mark || !s->room || !s->newc ||
 	    !s->dense || !s->pbase) {
 		scratch_free(s);
@@ -312,9 +318,11 @@ static void col_sums(struct scratch *s, const struct work *w, int J, int N)
 			if (s->cmark[n] != s->cstamp) {
 				s->cmark[n] = s->cstamp;
 				s->colsum[n] = 0;
+				s->holders[n] = 0;
 				s->touched[s->ntouched++] = n;
 			}
 			s->colsum[n] += w->val[(size_t)j * N + i];
+			s->holders[n]++;
 		}
 }
 
@@ -324,6 +332,7 @@ static void col_add(struct scratch *s, int n, int v)
 	if (s->cmark[n] != s->cstamp) {
 		s->cmark[n] = s->cstamp;
 		s->colsum[n] = 0;
+		s->holders[n] = 0;
 		s->touched[s->ntouched++] = n;
 	}
 	s->colsum[n] += v;
@@ -631,23 +640,23 @@ static int elig_at(const struct scratch *s, int k)
 }
 
 /* Mutation (3) on row j (see mutate): the row's own cells on the c1
- * eligible nodes first, then its empty eligible cells at geometric gaps. */
+ * eligible nodes first, each with p1 + p2 - p1 p2, then its empty eligible
+ * cells at geometric gaps of Bernoulli(p1) (log1 = log(1 - p1)). */
 static void raise_row(const struct hb_pollux_problem *pb, struct scratch *s, struct work *w, int j,
-		      struct coins *c, int c1, double log1)
+		      struct coins *c, int c1, double p1, double log1)
 {
 	const int N = pb->nnodes, *cap = pb->capacity;
 	int *col = w->col + (size_t)j * N, *val = w->val + (size_t)j * N, *own = s->perm, c2 = 0, zeros, next, m = 0;
-	uint64_t t12;
 
 	for (int i = 0; i < w->cnt[j]; i++)
 		if (s->eidx[col[i]] >= 0)
 			own[c2++] = i; /* cells in column order, so in eligible order too */
 	zeros = c1 - c2;
-	t12 = c2 > 0 ? coin_threshold(1.0 / c1 + 1.0 / c2 - 1.0 / c1 / c2) : 0;
 	for (int a = 0; a < c2; a++) {
 		int i = own[a];
+		double p2 = 1.0 / s->holders[col[i]];
 
-		if (coin(c, t12)) {
+		if (coin(c, coin_threshold(p1 + p2 - p1 * p2))) {
 			int add = (int)hb_rng_below(c->rng, (uint64_t)(cap[col[i]] - val[i] + 1));
 
 			val[i] += add;
@@ -690,9 +699,14 @@ static void raise_row(const struct hb_pollux_problem *pb, struct scratch *s, str
  * 0.1, (2) rows chosen with probability 0.1 get each element zeroed with
  * probability 0.1, (3) elements on nodes with a free GPU raised to a uniform
  * value between their own and the node's capacity, with probability p1 + p2 -
- * p1 p2 (p1 = 1 / nodes with a free GPU, p2 = 1 / such nodes where the job
- * already runs, 0 where it does not).  The free GPUs of (3) are counted once,
- * after (2), as the artifact's vectorised code does.  The cells where the
+ * p1 p2.  Both are per node, normalised over the jobs (Problem._mutation
+ * sums its masks over axis 1 of pop x jobs x nodes): p1 = 1 / the jobs a
+ * replica of which fits the node's free GPUs, which is every job (a
+ * replica is one GPU), so 1 / J; p2 = 1 / the jobs with a cell on the
+ * node, 0 for a job without one.  So a round of many jobs raises few cells
+ * of each row (about eligible nodes / J), and one of few jobs several.
+ * The free GPUs and the holders of (3) are counted once, after (2), as the
+ * artifact's vectorised code does.  The cells where the
  * job does not run succeed with p1 each: the gaps between successes are
  * geometric, drawn directly instead of one coin per cell (the same
  * distribution, a draw per success rather than per node, which matters on
@@ -719,9 +733,9 @@ static void mutate(const struct hb_pollux_problem *pb, struct scratch *s, struct
 	c1 = N - s->ninel;
 	if (c1 == 0)
 		return;
-	log1 = c1 > 1 ? log1p(-1.0 / c1) : 0.0;
+	log1 = J > 1 ? log1p(-1.0 / J) : 0.0;
 	for (int j = 0; j < J; j++)
-		raise_row(pb, s, w, j, &c, c1, log1);
+		raise_row(pb, s, w, j, &c, c1, 1.0 / J, log1);
 }
 
 /* Single-point crossover over jobs: rows before the point are swapped. */
@@ -1433,7 +1447,16 @@ static void mate_task(void *ctx, int m, int worker)
 	hb_rng_seed(&rng, g->mbase, (uint64_t)m);
 	pa = tournament(g, g->sel[4 * m], g->sel[4 * m + 1], &rng);
 	pbi = tournament(g, g->sel[4 * m + 2], g->sel[4 * m + 3], &rng);
-	crossover(pb, g->x + (size_t)pa * g->L, g->x + (size_t)pbi * g->L, &child[0], &child[1], &rng);
+	/* pymoo crosses a mating's parents with probability CROSSOVER_P and
+	 * otherwise passes them on as they are (mutation follows either way). */
+	if (hb_rng_uniform(&rng) < CROSSOVER_P) {
+		crossover(pb, g->x + (size_t)pa * g->L, g->x + (size_t)pbi * g->L, &child[0], &child[1], &rng);
+	} else {
+		for (int j = 0; j < pb->njobs; j++) {
+			row_unpack(g->x + (size_t)pa * g->L, pb->njobs, j, &child[0], pb->nnodes);
+			row_unpack(g->x + (size_t)pbi * g->L, pb->njobs, j, &child[1], pb->nnodes);
+		}
+	}
 	for (int k = 0; k < 2; k++) {
 		int *c = g->kids + (size_t)(2 * m + k) * g->L;
 

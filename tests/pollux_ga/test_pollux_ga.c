@@ -4,8 +4,9 @@
  * must be mutually non-dominated, feasible, and on that front (a point the
  * search calls non-dominated that some feasible matrix dominates is a
  * sorting bug); its best FITNESS must be the true maximum.  Repair must
- * make any matrix feasible and leave feasible ones alone, and crossover's
- * children must take each row from one parent. */
+ * make any matrix feasible and leave feasible ones alone, crossover's
+ * children must take each row from one parent, and mutation must raise
+ * cells at the artifact's per-node rates. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -234,12 +235,69 @@ static void test_crossover_rows_from_parents(void **state)
 	}
 }
 
+/* Mutation (3)'s rates against the artifact's Problem._mutation
+ * (simulator/pollux.py, osdi21-artifact), whose masks are normalised over
+ * the jobs axis: p1 = 1 / J on every node with a free GPU, p2 = 1 / the
+ * jobs holding the node.  Four jobs, three 4-GPU nodes, job 0 holding 2
+ * GPUs and job 1 one on node 0, the matrix equal to the base.  Rates of
+ * 200,000 runs of the artifact's code (numpy, seed 1) and their exact
+ * values:
+ *  - job 2 on node 1 (empty) > 0: 0.2012; p1 x 4/5 = 0.2
+ *  - job 3 on node 2 (empty) > 0: 0.2001; 0.2
+ *  - job 0 on node 0 (2) > 2: 0.4155; p = 1/4 + 1/2 - 1/8, raised to
+ *    U{2..4}: 0.99 (0.99 x 0.625 + 0.01) 2/3 + 0.01 x 0.25 x 2/5 = 0.416
+ *    (step (2) zeroes a cell with 0.01)
+ *  - job 1 on node 0 (1) > 1: 0.4686; about 0.625 x 3/4 = 0.469
+ * Normalising over nodes instead (1 / 3 eligible nodes) gives 0.267 and
+ * 0.66 for the first and third. */
+static int flat_speedup(void *ctx, int job, const int *row, double *out, struct hb_error *err)
+{
+	(void)ctx;
+	(void)job;
+	(void)err;
+	*out = row[0] + row[1] + row[2];
+	return 0;
+}
+
+static void test_mutation_rates_match_artifact(void **state)
+{
+	const int J = 4, N = 3, T = 40000;
+	int cap[3] = { 4, 4, 4 }, base[12] = { 0 }, maxr[4] = { 12, 12, 12, 12 }, a[12];
+	double factor[4] = { 1, 1, 1, 1 };
+	long c21 = 0, c32 = 0, c00 = 0, c10 = 0;
+	struct hb_pollux_problem pb = { J, N, cap, base, maxr, factor, -1.0, 1e-3, 0.5, 2, flat_speedup, NULL,
+					NULL, NULL };
+	struct hb_error err = { 0 };
+	struct hb_rng rng;
+
+	(void)state;
+	base[0 * 3 + 0] = 2;
+	base[1 * 3 + 0] = 1;
+	hb_rng_seed(&rng, 6113, 0);
+	for (int t = 0; t < T; t++) {
+		memcpy(a, base, sizeof(a));
+		assert_int_equal(hb_pollux_mutate(&pb, a, &rng, &err), 0);
+		c21 += a[2 * 3 + 1] > 0;
+		c32 += a[3 * 3 + 2] > 0;
+		c00 += a[0 * 3 + 0] > 2;
+		c10 += a[1 * 3 + 0] > 1;
+	}
+	print_message("mutation rates %.4f %.4f %.4f %.4f (artifact 0.2012 0.2001 0.4155 0.4686)\n",
+		      (double)c21 / T, (double)c32 / T, (double)c00 / T, (double)c10 / T);
+	/* 4 standard deviations of a 40,000-run rate near 0.2-0.5 */
+	assert_true(fabs((double)c21 / T - 0.200) < 0.01);
+	assert_true(fabs((double)c32 / T - 0.200) < 0.01);
+	assert_true(fabs((double)c00 / T - 0.416) < 0.01);
+	assert_true(fabs((double)c10 / T - 0.469) < 0.01);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_front_matches_enumeration),
 		cmocka_unit_test(test_repair_feasible_and_idempotent),
 		cmocka_unit_test(test_crossover_rows_from_parents),
+		cmocka_unit_test(test_mutation_rates_match_artifact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
