@@ -784,7 +784,8 @@ static void cap_row(const struct hb_pollux_problem *pb, struct scratch *s, struc
 }
 
 /* Pollux §3.2 [ART] repair: (a) one multi-node job per node, the first in
- * job order; (b) each job's GPUs capped at max_replicas and its nodes at
+ * job order, later jobs' cells on a node with a second one zeroed too;
+ * (b) each job's GPUs capped at max_replicas and its nodes at
  * max_nodes_per_job, walking its nodes in random order; (c) node capacity by
  * cumulative sum in job order; (d) min_replicas is 0: nothing.  Each step
  * only touches what violates its constraint (a step with nothing to fix
@@ -810,21 +811,45 @@ static void repair(const struct hb_pollux_problem *pb, struct scratch *s, struct
 		if (w->cnt[j] > 1)
 			s->dlist[ndist++] = j;
 	}
-	/* (a), row by row: a node is taken by the first multi-node job on it. */
+	/* (a): on a node where a second multi-node job has a cell, that job's
+	 * cell and the cell of every job after it in job order are zeroed,
+	 * single-node ones included: the artifact's mask.cumsum(axis=1) > 1
+	 * counts, at each row, the multi-node jobs on the node up to it.
+	 * room[n] is the row of node n's second multi-node job (J: none). */
 	if (ndist > 1) {
+		int second = 0;
+
 		stamp = next_stamp(s, N);
 		for (int k = 0; k < ndist; k++) {
-			int j = s->dlist[k], *col = w->col + (size_t)j * N, *val = w->val + (size_t)j * N;
+			int j = s->dlist[k], *col = w->col + (size_t)j * N;
 
 			for (int i = 0; i < w->cnt[j]; i++) {
-				if (s->mark[col[i]] == stamp) {
-					s->colsum[col[i]] -= val[i];
+				int n = col[i];
+
+				if (s->mark[n] != stamp) {
+					s->mark[n] = stamp;
+					s->room[n] = J;
+				} else if (s->room[n] == J) {
+					s->room[n] = j;
+					second = 1;
+				}
+			}
+		}
+		for (int j = second ? s->dlist[0] : J; j < J; j++) {
+			int *col = w->col + (size_t)j * N, *val = w->val + (size_t)j * N, cut = 0;
+
+			for (int i = 0; i < w->cnt[j]; i++) {
+				int n = col[i];
+
+				if (s->mark[n] == stamp && s->room[n] <= j) {
+					s->colsum[n] -= val[i];
 					s->rowsum[j] -= val[i];
 					val[i] = 0;
+					cut = 1;
 				}
-				s->mark[col[i]] = stamp;
 			}
-			row_compact(w, j, N);
+			if (cut)
+				row_compact(w, j, N);
 		}
 	}
 	for (int j = 0; j < J; j++)

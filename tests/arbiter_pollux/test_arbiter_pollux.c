@@ -345,7 +345,10 @@ static void ref_mutate(const struct hb_pollux_problem *pb, struct ref_scratch *s
 
 
 /* pollux.md §3.2 [ART] repair: (a) one multi-node job per node, the first in
- * job order; (b) each job's GPUs capped at max_replicas and its nodes at
+ * job order, and from the second one on the node every later job's cell
+ * there zeroed too, single-node ones included (Problem._repair's
+ * mask.cumsum(axis=1) > 1, written here as it is: a count per node in job
+ * order); (b) each job's GPUs capped at max_replicas and its nodes at
  * max_nodes_per_job, walking its nodes in random order; (c) node capacity by
  * cumulative sum in job order; (d) min_replicas is 0: nothing.  Each step
  * only touches what violates its constraint (a step with nothing to fix
@@ -372,17 +375,19 @@ static void ref_repair(const struct hb_pollux_problem *pb, struct ref_scratch *s
 		if (nz > 1)
 			s->dlist[ndist++] = j;
 	}
-	/* (a), row by row: a node is taken by the first multi-node job on it. */
+	/* (a): the multi-node jobs on node n up to row j, counted before any
+	 * cell is zeroed; a cell where the count exceeds 1 is zeroed. */
 	if (ndist > 1) {
 		for (int n = 0; n < N; n++)
-			s->elig[n] = 0; /* 1: a multi-node job is on node n */
-		for (int k = 0; k < ndist; k++) {
-			int j = s->dlist[k], *row = a + (size_t)j * N, lost = 0, gone = 0;
+			s->elig[n] = 0; /* multi-node jobs on node n so far */
+		for (int j = 0; j < J; j++) {
+			int *row = a + (size_t)j * N, lost = 0, gone = 0, multi = s->rownz[j] > 1;
 
 			for (int n = 0; n < N; n++) {
-				int v = row[n], pos = v > 0, kill = pos & s->elig[n];
+				int v = row[n], kill;
 
-				s->elig[n] |= pos;
+				s->elig[n] += multi && v > 0;
+				kill = v > 0 && s->elig[n] > 1;
 				row[n] = kill ? 0 : v;
 				lost += kill ? v : 0;
 				gone += kill;
@@ -749,7 +754,9 @@ static void test_search_pool_identity(void **state)
 		hb_pool_destroy(pools[t - 1]);
 }
 
-/* Interference avoidance keeps the first distributed job in job order. */
+/* Interference avoidance keeps the first distributed job in job order, and
+ * on a node with a second one zeroes every later job's cell, as the
+ * artifact's Problem._repair does (numpy on these rows: [[1 1] [0 0] [0 0]]). */
 static void test_repair_interference_order(void **state)
 {
 	struct toy t = { { 1, 1 } };
@@ -758,8 +765,8 @@ static void test_repair_interference_order(void **state)
 	struct hb_pollux_problem pb = { 3, 2, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t, NULL, NULL };
 	int a[6] = { 1, 1,   /* job 0: distributed, first in order: keeps both nodes */
 		     2, 2,   /* job 1: distributed: loses both nodes to job 0 */
-		     0, 3 }; /* job 2: single-node: stays, capacity permitting */
-	int want[6] = { 1, 1, 0, 0, 0, 3 };
+		     0, 3 }; /* job 2: single-node, after job 1 on node 1: zeroed too */
+	int want[6] = { 1, 1, 0, 0, 0, 0 };
 	struct hb_rng rng;
 
 	(void)state;
