@@ -64,6 +64,12 @@ void hb_pollux_ga_opts_default(struct hb_pollux_ga_opts *o)
 	o->max_mating_rounds = POLLUX_MATING_ROUNDS;
 	o->stale_generations = POLLUX_STALE_GENERATIONS;
 	o->max_cell_evals = POLLUX_SEARCH_CELLS;
+	o->bounded_raises = 0;
+}
+
+int hb_pollux_bounded_raises(int cluster_nodes)
+{
+	return cluster_nodes > HB_POLLUX_MAX_NODES;
 }
 
 double hb_pollux_search_cells(int cluster_nodes, int njobs, int ncols, const struct hb_pollux_ga_opts *o)
@@ -705,6 +711,9 @@ static void raise_row(const struct hb_pollux_problem *pb, struct scratch *s, str
  * replica is one GPU), so 1 / J; p2 = 1 / the jobs with a cell on the
  * node, 0 for a job without one.  So a round of many jobs raises few cells
  * of each row (about eligible nodes / J), and one of few jobs several.
+ * bounded (clusters beyond the artifact's 16 nodes): p1 = 1 / max(J,
+ * eligible nodes), at most one raised cell a row on average, as repair
+ * cuts a row to its cap anyway.
  * The free GPUs and the holders of (3) are counted once, after (2), as the
  * artifact's vectorised code does.  The cells where the
  * job does not run succeed with p1 each: the gaps between successes are
@@ -713,12 +722,13 @@ static void raise_row(const struct hb_pollux_problem *pb, struct scratch *s, str
  * large clusters).  Successes land after the job's own cells are raised, on
  * the values the row had before.  The column sums (s->colsum on s->touched)
  * are kept current through (3), so that repair need not recount them. */
-static void mutate(const struct hb_pollux_problem *pb, struct scratch *s, struct work *w, struct hb_rng *rng)
+static void mutate(const struct hb_pollux_problem *pb, struct scratch *s, struct work *w, struct hb_rng *rng,
+		   int bounded)
 {
 	const uint64_t reset = coin_threshold(MUT_RESET_P), zrow = coin_threshold(MUT_ZERO_ROW_P),
 		       zelem = coin_threshold(MUT_ZERO_ELEM_P);
 	const int J = pb->njobs, N = pb->nnodes;
-	int c1;
+	int c1, over;
 	struct coins c = { rng, 0, 0 };
 	double log1;
 
@@ -733,9 +743,10 @@ static void mutate(const struct hb_pollux_problem *pb, struct scratch *s, struct
 	c1 = N - s->ninel;
 	if (c1 == 0)
 		return;
-	log1 = J > 1 ? log1p(-1.0 / J) : 0.0;
+	over = bounded && c1 > J ? c1 : J;
+	log1 = over > 1 ? log1p(-1.0 / over) : 0.0;
 	for (int j = 0; j < J; j++)
-		raise_row(pb, s, w, j, &c, c1, 1.0 / J, log1);
+		raise_row(pb, s, w, j, &c, c1, 1.0 / over, log1);
 }
 
 /* Single-point crossover over jobs: rows before the point are swapped. */
@@ -887,7 +898,7 @@ static void repair(const struct hb_pollux_problem *pb, struct scratch *s, struct
 
 /* The dense operators of arbiter_pollux.h: each round-trips through the
  * sparse ones the search uses. */
-static int dense_op(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng, int which,
+static int dense_op(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng, int which, int bounded,
 		    struct hb_error *err)
 {
 	struct scratch s;
@@ -906,7 +917,7 @@ static int dense_op(const struct hb_pollux_problem *pb, int *alloc, struct hb_rn
 	if (which)
 		repair(pb, &s, &w, rng, 0);
 	else
-		mutate(pb, &s, &w, rng);
+		mutate(pb, &s, &w, rng, bounded);
 	work_pack(&w, pb->njobs, pb->nnodes, p);
 	dense_from_packed(p, pb->njobs, pb->nnodes, alloc);
 	work_free(&w);
@@ -915,14 +926,15 @@ static int dense_op(const struct hb_pollux_problem *pb, int *alloc, struct hb_rn
 	return 0;
 }
 
-int hb_pollux_mutate(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng, struct hb_error *err)
+int hb_pollux_mutate(const struct hb_pollux_problem *pb, int *alloc, const struct hb_pollux_ga_opts *o,
+		     struct hb_rng *rng, struct hb_error *err)
 {
-	return dense_op(pb, alloc, rng, 0, err);
+	return dense_op(pb, alloc, rng, 0, o && o->bounded_raises, err);
 }
 
 int hb_pollux_repair(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng, struct hb_error *err)
 {
-	return dense_op(pb, alloc, rng, 1, err);
+	return dense_op(pb, alloc, rng, 1, 0, err);
 }
 
 void hb_pollux_crossover(const struct hb_pollux_problem *pb, const int *a, const int *b, int *c0, int *c1,
@@ -1485,7 +1497,7 @@ static void mate_task(void *ctx, int m, int worker)
 	for (int k = 0; k < 2; k++) {
 		int *c = g->kids + (size_t)(2 * m + k) * g->L;
 
-		mutate(pb, s, &child[k], &rng);
+		mutate(pb, s, &child[k], &rng, g->o->bounded_raises);
 		repair(pb, s, &child[k], &rng, 1);
 		work_pack(&child[k], pb->njobs, pb->nnodes, c);
 		g->kh[2 * m + k] = hb_pollux_hash(c, hb_pollux_packed_len(c, pb->njobs));

@@ -96,6 +96,10 @@ struct hb_pollux_ga_opts {
 				    FITNESS (5; 0 runs every generation, as the artifact) */
 	double max_cell_evals;   /* > 0: stop after the generation where evaluations x J x N reach this
 				    (2e6, at scale mostly; 0: no limit, as the artifact) */
+	int bounded_raises;      /* 1: mutation (3) raises a free node's cell with 1 / max(J, nodes
+				    with a free GPU), at most one raised cell a row on average;
+				    0: with 1 / J, as the artifact (the default; the arbiter sets 1
+				    on clusters of more than 16 nodes, hb_pollux_bounded_raises) */
 };
 
 void hb_pollux_ga_opts_default(struct hb_pollux_ga_opts *o);
@@ -107,6 +111,10 @@ void hb_pollux_ga_opts_default(struct hb_pollux_ga_opts *o);
  * stays "no limit". */
 double hb_pollux_search_cells(int cluster_nodes, int njobs, int ncols, const struct hb_pollux_ga_opts *o);
 
+/* bounded_raises for a cluster of cluster_nodes nodes: 0 up to the
+ * artifact's 16, 1 beyond. */
+int hb_pollux_bounded_raises(int cluster_nodes);
+
 /* FITNESS and UTILITY of one allocation (which need not be feasible). */
 int hb_pollux_evaluate(const struct hb_pollux_problem *pb, const int *alloc, double *fitness, double *utility,
 		       struct hb_error *err);
@@ -115,8 +123,10 @@ int hb_pollux_feasible(const struct hb_pollux_problem *pb, const int *alloc);
 /* The artifact's operators, in place (the search's own, exposed for tests).
  * Mutation may leave a matrix infeasible; repair makes any matrix feasible
  * (negative entries count as 0) and leaves a feasible one as it is.
- * Crossover writes two children of a and b.  0, or -1 without memory. */
-int hb_pollux_mutate(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng, struct hb_error *err);
+ * Crossover writes two children of a and b.  Mutation reads o's
+ * bounded_raises (NULL: the defaults).  0, or -1 without memory. */
+int hb_pollux_mutate(const struct hb_pollux_problem *pb, int *alloc, const struct hb_pollux_ga_opts *o,
+		     struct hb_rng *rng, struct hb_error *err);
 void hb_pollux_crossover(const struct hb_pollux_problem *pb, const int *a, const int *b, int *c0, int *c1,
 			 struct hb_rng *rng);
 int hb_pollux_repair(const struct hb_pollux_problem *pb, int *alloc, struct hb_rng *rng, struct hb_error *err);

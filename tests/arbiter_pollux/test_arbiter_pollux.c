@@ -193,8 +193,8 @@ static void test_repair_always_feasible(void **state)
 		/* The operators' output, repaired, is feasible too. */
 		assert_int_equal(hb_pollux_repair(pb, b, &rng, NULL), 0);
 		hb_pollux_crossover(pb, a, b, c0, c1, &rng);
-		assert_int_equal(hb_pollux_mutate(pb, c0, &rng, NULL), 0);
-		assert_int_equal(hb_pollux_mutate(pb, c1, &rng, NULL), 0);
+		assert_int_equal(hb_pollux_mutate(pb, c0, NULL, &rng, NULL), 0);
+		assert_int_equal(hb_pollux_mutate(pb, c1, NULL, &rng, NULL), 0);
 		for (int k = 0; k < L; k++)
 			assert_true(c0[k] >= 0 && c1[k] >= 0 && c0[k] <= 64 && c1[k] <= 64);
 		assert_int_equal(hb_pollux_repair(pb, c0, &rng, NULL), 0);
@@ -464,7 +464,7 @@ static void test_sparse_operators_match_dense(void **state)
 		r2 = rng;
 		if (trial % 2) {
 			ref_mutate(pb, &s, a, &r1);
-			assert_int_equal(hb_pollux_mutate(pb, b, &r2, NULL), 0);
+			assert_int_equal(hb_pollux_mutate(pb, b, NULL, &r2, NULL), 0);
 		} else {
 			ref_repair(pb, &s, a, &r1);
 			assert_int_equal(hb_pollux_repair(pb, b, &r2, NULL), 0);
@@ -524,7 +524,7 @@ static void test_sparse_operators_match_dense_wide(void **state)
 		r2 = rng;
 		if (trial % 2) {
 			ref_mutate(&pb, &s, a, &r1);
-			assert_int_equal(hb_pollux_mutate(&pb, b, &r2, NULL), 0);
+			assert_int_equal(hb_pollux_mutate(&pb, b, NULL, &r2, NULL), 0);
 		} else {
 			ref_repair(&pb, &s, a, &r1);
 			assert_int_equal(hb_pollux_repair(&pb, b, &r2, NULL), 0);
@@ -953,7 +953,7 @@ static void test_mutation_raise_rates(void **state)
 	hb_rng_seed(&rng, 11, 6);
 	for (int k = 0; k < TRIALS; k++) {
 		memcpy(a, base, sizeof(a));
-		assert_int_equal(hb_pollux_mutate(&pb, a, &rng, NULL), 0);
+		assert_int_equal(hb_pollux_mutate(&pb, a, NULL, &rng, NULL), 0);
 		for (int c = 0; c < J * N; c++)
 			sum[c] += a[c];
 	}
@@ -972,6 +972,43 @@ static void test_mutation_raise_rates(void **state)
 	/* All 158 cells: sd 0.00063; 8 sd. */
 	if (fabs(total - want) > 0.005)
 		fail_msg("mean increment over the free cells %.5f, want %.5f", total, want);
+}
+
+/* Beyond 16 nodes (bounded_raises) a free cell is raised with 1 / max(J,
+ * nodes with a free GPU): here 1 / 40, a mean increment of 0.05. */
+static void test_mutation_bounded_raises(void **state)
+{
+	enum { J = 4, N = 40, TRIALS = 20000, CAP = 4 };
+	int cap[N], base[J * N] = { 0 }, maxr[J] = { 1000, 1000, 1000, 1000 }, a[J * N], cells = 0;
+	double factor[J] = { 1.0, 1.0, 1.0, 1.0 }, total = 0.0, want = (1.0 / N) * CAP / 2.0;
+	struct toy t = { { 0 } };
+	struct hb_pollux_problem pb = { J, N, cap, base, maxr, factor, -1.0, 1e-3, 0.25, 16, toy_speedup, &t, NULL, NULL };
+	struct hb_pollux_ga_opts o;
+	struct hb_rng rng;
+
+	(void)state;
+	hb_pollux_ga_opts_default(&o);
+	assert_int_equal(o.bounded_raises, 0);
+	assert_int_equal(hb_pollux_bounded_raises(16), 0);
+	assert_int_equal(hb_pollux_bounded_raises(17), 1);
+	o.bounded_raises = 1;
+	for (int n = 0; n < N; n++)
+		cap[n] = CAP;
+	base[0] = base[1] = 2;
+	hb_rng_seed(&rng, 12, 6);
+	for (int k = 0; k < TRIALS; k++) {
+		memcpy(a, base, sizeof(a));
+		assert_int_equal(hb_pollux_mutate(&pb, a, &o, &rng, NULL), 0);
+		for (int c = 0; c < J * N; c++)
+			if (base[c] == 0) {
+				total += a[c];
+				cells++;
+			}
+	}
+	total /= cells;
+	/* 158 cells: sd of the mean sqrt((6 / 40 - want^2) / (158 x 20000)) = 0.00022; 9 sd. */
+	if (fabs(total - want) > 0.002)
+		fail_msg("bounded: mean increment over the free cells %.5f, want %.5f", total, want);
 }
 
 /* ---- GA core: the re-allocation penalty ---------------------------------------- */
@@ -1654,6 +1691,7 @@ int main(void)
 		cmocka_unit_test(test_ga_matches_brute_force),
 		cmocka_unit_test(test_ga_stops_when_stale),
 		cmocka_unit_test(test_mutation_raise_rates),
+		cmocka_unit_test(test_mutation_bounded_raises),
 		cmocka_unit_test(test_restart_penalty),
 		cmocka_unit_test(test_report_types),
 		cmocka_unit_test(test_agent_keeps_history_across_grants),

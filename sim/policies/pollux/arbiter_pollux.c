@@ -82,7 +82,10 @@
  *    gets fewer raised free nodes than on the whole cluster; searching every
  *    node instead moved Pollux's mean JCT by at most 1.3 % (workloads 1-4,
  *    seeds 1-2, load 1) and 1.4 % (workloads-2.0 workload 1), within the
- *    spread of seeds.
+ *    spread of seeds.  On clusters of more than 16 nodes the rate is
+ *    1 / max(J, nodes with a free GPU) (hb_pollux_bounded_raises): a round
+ *    of few jobs on hundreds of free columns would raise dozens of cells a
+ *    row that repair then cuts to the job's cap.
  *  - Skipped rounds: a round keeps every allocation without searching when
  *    the last search kept every allocation too and since then no job
  *    arrived or finished, and for every job the exploration cap, the number
@@ -1019,6 +1022,7 @@ static int pollux_round(struct hb_sim *sim, void *state, struct hb_error *err)
 		goto oom;
 	hb_pollux_ga_opts_default(&ga);
 	ga.max_cell_evals = hb_pollux_search_cells(N, pb.njobs, pb.nnodes, &ga);
+	ga.bounded_raises = hb_pollux_bounded_raises(N);
 	if (hb_pollux_search_packed(&pb, init, init_off, init ? st->nfront : 0, &ga, &st->rng, &res, err) < 0)
 		goto done;
 	st->searched++;
